@@ -1,0 +1,42 @@
+"""xcviz: see how XLA auto-clustering splits a model, why ops fall back, and what crosses each boundary."""
+from __future__ import annotations
+
+__version__ = "0.1.0"
+__all__ = ["load", "cluster", "stats", "run", "validate", "XcvizError"]
+
+from .errors import XcvizError
+
+
+def load(path, **kw):
+    """Load a graph file (.yaml, .json, ONNX JSON, .onnx) into a verified Graph."""
+    from .loaders import load as _load
+
+    return _load(path, **kw)
+
+
+def cluster(graph, **kw):
+    """Cluster a graph; keyword arguments are ClusterOptions fields. Returns a Clustering."""
+    from .clustering import ClusterOptions, run_clustering
+
+    return run_clustering(graph, ClusterOptions(**kw))
+
+
+def stats(graph, clustering, hardware=None):
+    """Coverage, boundary bytes, launches and estimated speedup of a clustering."""
+    from .cost import compute_stats, load_hardware
+
+    return compute_stats(graph, clustering, load_hardware(hardware, clustering.options.device))
+
+
+def run(graph, inputs=None, mode="hybrid", **kw):
+    """Execute a graph (hybrid | native | jit); returns {output name: numpy array}."""
+    from .execute import run_graph
+
+    return run_graph(graph, inputs, mode=mode, **kw)
+
+
+def validate(graph, **kw):
+    """JIT-compile every kept cluster with JAX and compare it with the native reference."""
+    from .jit import validate_graph
+
+    return validate_graph(graph, **kw)

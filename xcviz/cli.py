@@ -1,0 +1,141 @@
+"""The command line: parse, call the library, render. The only module that prints or writes files."""
+from __future__ import annotations
+
+import sys
+
+import typer
+
+from .cli_common import (
+    DEFAULT_MAX_FILE_BYTES, DEFAULT_MAX_NODES, Allow, AllowUnknown, Debug, Deny, Device, Dims, GraphArg, Hardware,
+    Json, MaxFileBytes, MaxNodes, MaxSize, MinSize, Output, Strategy, SupportedOps, analyse, app, emit_json,
+    emit_renderable,
+)
+from .errors import BAD_INPUT, INTERNAL, XcvizError
+
+
+@app.command()
+def cluster(graph: GraphArg, strategy: Strategy = "mark", device: Device = "cpu", min_cluster_size: MinSize = None,
+            max_cluster_size: MaxSize = None, allow: Allow = None, deny: Deny = None, supported_ops: SupportedOps = None,
+            allow_unknown: AllowUnknown = False, hardware: Hardware = None, dim: Dims = None, json: Json = False,
+            output: Output = None, limit: int = typer.Option(200, help="rows per table (all rows with --json)"),
+            max_nodes: MaxNodes = DEFAULT_MAX_NODES, max_file_bytes: MaxFileBytes = DEFAULT_MAX_FILE_BYTES,
+            debug: Debug = False) -> None:
+    """Clusters, fallback nodes with their reasons, refused merges, and a one-line summary."""
+    g, c, s = analyse(graph, strategy=strategy, device=device, min_cluster_size=min_cluster_size,
+                      max_cluster_size=max_cluster_size, allow=allow, deny=deny, supported_ops=supported_ops,
+                      allow_unknown=allow_unknown, hardware=hardware, dims=dim, max_nodes=max_nodes,
+                      max_file_bytes=max_file_bytes)
+    if json:
+        from .report import cluster_report
+
+        emit_json(cluster_report(g, c, s), output)
+    else:
+        from .render.tables import cluster_view
+
+        emit_renderable(cluster_view(g, c, s, limit=limit), output)
+
+
+@app.command()
+def stats(graph: GraphArg, strategy: Strategy = "mark", device: Device = "cpu", min_cluster_size: MinSize = None,
+          max_cluster_size: MaxSize = None, allow: Allow = None, deny: Deny = None, supported_ops: SupportedOps = None,
+          allow_unknown: AllowUnknown = False, hardware: Hardware = None, dim: Dims = None, json: Json = False,
+          output: Output = None, max_nodes: MaxNodes = DEFAULT_MAX_NODES,
+          max_file_bytes: MaxFileBytes = DEFAULT_MAX_FILE_BYTES, debug: Debug = False) -> None:
+    """Coverage, boundary bytes, kernel launches before/after, estimated speedup."""
+    g, c, s = analyse(graph, strategy=strategy, device=device, min_cluster_size=min_cluster_size,
+                      max_cluster_size=max_cluster_size, allow=allow, deny=deny, supported_ops=supported_ops,
+                      allow_unknown=allow_unknown, hardware=hardware, dims=dim, max_nodes=max_nodes,
+                      max_file_bytes=max_file_bytes)
+    if json:
+        from .report import stats_report
+
+        emit_json(stats_report(g, c, s), output)
+    else:
+        from .render.tables import stats_table
+
+        emit_renderable(stats_table(g, c, s), output)
+
+
+@app.command()
+def explain(graph: GraphArg, node: str = typer.Argument(..., help="node name", show_default=False),
+            strategy: Strategy = "mark", device: Device = "cpu", min_cluster_size: MinSize = None,
+            max_cluster_size: MaxSize = None, allow: Allow = None, deny: Deny = None,
+            supported_ops: SupportedOps = None, allow_unknown: AllowUnknown = False, dim: Dims = None,
+            json: Json = False, output: Output = None, debug: Debug = False) -> None:
+    """The story of one node: candidate or not, every merge tried, and where it ended up."""
+    from .clustering.explain import story
+    from .errors import did_you_mean
+
+    g, c, s = analyse(graph, strategy=strategy, device=device, min_cluster_size=min_cluster_size,
+                      max_cluster_size=max_cluster_size, allow=allow, deny=deny, supported_ops=supported_ops,
+                      allow_unknown=allow_unknown, dims=dim)
+    i = g.index.get(node)
+    if i is None:
+        raise XcvizError(f"no node named {node!r}", where=graph, hint=did_you_mean(node, g.index) or "see `xcviz cluster`")
+    st = story(g, c, i)
+    if json:
+        st = dict(st, schema_version=1, steps=[{"phase": x.phase, "merged": x.merged, "producer_side": x.producer_side,
+                                                "consumer_side": x.consumer_side, "reason": x.reason, "path": x.path}
+                                               for x in st["steps"]])
+        emit_json(st, output)
+    else:
+        from .render.tables import explain_view
+
+        emit_renderable(explain_view(st), output)
+
+
+@app.command()
+def ops(json: Json = False, output: Output = None, debug: Debug = False) -> None:
+    """The op registry: canonical names, aliases, and whether XLA compiles each op per device."""
+    from .ops import DEVICES, REGISTRY
+
+    if json:
+        emit_json({"schema_version": 1, "ops": [
+            {"name": o.name, "aliases": list(o.aliases), "groups": sorted(o.groups),
+             "compilable": {d: o.compilable_on(d) for d in DEVICES}, "reason": o.reason, "attrs": _jsonable(o.attrs),
+             "doc": o.doc} for o in REGISTRY]}, output)
+    else:
+        from .render.tables import ops_table
+
+        emit_renderable(ops_table(REGISTRY), output)
+
+
+def _jsonable(attrs: dict) -> dict:
+    return {k: v for k, v in attrs.items() if v is None or isinstance(v, (int, float, str, bool, list))}
+
+
+def main(argv: list[str] | None = None) -> None:
+    """Entry point: one line on stderr and exit 2 for bad input, 1 for internal errors (traceback with --debug)."""
+    args = sys.argv[1:] if argv is None else argv
+    debug = "--debug" in args
+    try:
+        app(args=args, standalone_mode=False, prog_name="xcviz")
+    except XcvizError as e:
+        if debug:
+            raise
+        _fail(str(e), e.code)
+    except KeyboardInterrupt:
+        _fail("interrupted", 130)
+    except SystemExit:
+        raise
+    except Exception as e:  # noqa: BLE001 - the one place that turns surprises into a clean message
+        import click
+
+        if isinstance(e, click.exceptions.Abort):
+            _fail("aborted", 130)
+        if isinstance(e, click.ClickException):
+            if debug:
+                raise
+            e.show()
+            sys.exit(e.exit_code if e.exit_code else BAD_INPUT)
+        if debug:
+            raise
+        _fail(f"internal error: {e.__class__.__name__}: {e} (this is a bug in xcviz; rerun with --debug and report it)", INTERNAL)
+
+
+def _fail(message: str, code: int) -> None:
+    from rich.console import Console
+    from rich.text import Text
+
+    Console(file=sys.stderr, highlight=False, soft_wrap=True).print(Text("error: ", style="bold red") + Text(message))
+    sys.exit(code)

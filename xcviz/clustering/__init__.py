@@ -1,0 +1,18 @@
+"""Clustering strategies: `mark` (TensorFlow's MarkForCompilationPass) and `greedy` (the seed's demo)."""
+from __future__ import annotations
+
+from .options import STRATEGIES, ClusterOptions, find_candidates, normalize_device  # noqa: F401
+from .result import Attempt, Clustering  # noqa: F401
+
+
+def run_clustering(graph, opts: ClusterOptions | None = None) -> Clustering:
+    """Pure: graph + options -> Clustering (clusters, per-node decisions, merge attempts)."""
+    opts = opts or ClusterOptions()
+    cands = find_candidates(graph, opts)
+    if opts.strategy == "greedy":
+        from .greedy import list_order_greedy
+
+        return list_order_greedy(graph, cands, opts)
+    from .mark import mark_for_compilation
+
+    return mark_for_compilation(graph, cands, opts)

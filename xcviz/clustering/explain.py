@@ -1,0 +1,68 @@
+"""The story of one node: candidate or not, every merge its cluster took part in, and the outcome."""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from .result import PHASE_NAMES, Clustering
+
+
+@dataclass
+class Step:
+    phase: str
+    merged: bool
+    producer_side: list[str]     # members of the producer-side cluster at that moment
+    consumer_side: list[str]
+    reason: str | None = None
+    path: list[str] = field(default_factory=list)
+
+    def text(self) -> str:
+        a, b = _group(self.producer_side), _group(self.consumer_side)
+        if self.merged:
+            return f"{self.phase}: merged {a} -> {b}"
+        return f"{self.phase}: refused {a} -> {b}: {self.reason}"
+
+
+def _group(names: list[str]) -> str:
+    if len(names) == 1:
+        return names[0]
+    if len(names) <= 4:
+        return "{" + ", ".join(names) + "}"
+    return "{" + ", ".join(names[:3]) + f", ... {len(names) - 3} more" + "}"
+
+
+def replay(clustering: Clustering, n: int, focus: int | None = None):
+    """Yield (attempt, producer members, consumer members) in order; members as node positions."""
+    parent = list(range(n))
+    members = {i: [i] for i in range(n)}
+
+    def find(v: int) -> int:
+        while parent[v] != v:
+            parent[v] = parent[parent[v]]
+            v = parent[v]
+        return v
+
+    for a in clustering.attempts:
+        ra, rb = find(a.src), find(a.dst)
+        if focus is None or find(focus) in (ra, rb):
+            yield a, sorted(members[ra]), sorted(members[rb])
+        if a.merged and ra != rb:
+            parent[rb] = ra
+            members[ra] = members[ra] + members.pop(rb)
+
+
+def story(graph, clustering: Clustering, i: int) -> dict:
+    names = [nd.name for nd in graph.nodes]
+    steps = [Step(PHASE_NAMES.get(a.phase, str(a.phase)), a.merged, [names[v] for v in p], [names[v] for v in c],
+                  a.reason, [names[v] for v in a.path])
+             for a, p, c in replay(clustering, len(names), focus=i)]
+    k = clustering.cluster_of[i]
+    return {
+        "node": names[i], "op": graph.nodes[i].op, "op_type": graph.nodes[i].op_type,
+        "device": clustering.device[i], "candidate": clustering.candidate[i],
+        "not_candidate_reason": None if clustering.candidate[i] else clustering.reason[i],
+        "steps": steps,
+        "cluster": clustering.cluster_id(k) if k >= 0 else None,
+        "cluster_nodes": [names[v] for v in clustering.clusters[k]] if k >= 0 else [],
+        "reason": clustering.reason[i] if k < 0 else None,
+        "reason_code": clustering.code[i] if k < 0 else None,
+    }

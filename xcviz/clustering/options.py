@@ -1,0 +1,123 @@
+"""Clustering options (the pass's fields) and the support set they define."""
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+
+from ..errors import XcvizError
+from ..ops import DEVICES, REGISTRY
+
+STRATEGIES = ("mark", "greedy")
+DEFAULT_MIN_CLUSTER_SIZE = 4
+
+
+@dataclass(frozen=True)
+class ClusterOptions:
+    strategy: str = "mark"
+    device: str = "cpu"
+    min_cluster_size: int | None = None   # None: 4 for mark (TF's default), 1 for the seed's greedy
+    max_cluster_size: int | None = None   # None: unlimited
+    allow: frozenset[str] = frozenset()
+    deny: frozenset[str] = frozenset()
+    supported_ops: frozenset[str] | None = None  # replaces the built-in support set
+    record: bool = True                   # keep every merge attempt (explain, frames)
+
+    def __post_init__(self) -> None:
+        if self.strategy not in STRATEGIES:
+            raise XcvizError(f"unknown strategy {self.strategy!r}", hint="use --strategy mark or --strategy greedy")
+        if self.device not in DEVICES:
+            raise XcvizError(f"unknown device {self.device!r}", hint="use --device cpu, gpu or tpu")
+        for key in ("min_cluster_size", "max_cluster_size"):
+            v = getattr(self, key)
+            if v is not None and v < 0:
+                raise XcvizError(f"{key.replace('_', '-')} must be >= 0, got {v}")
+        object.__setattr__(self, "allow", _canon(self.allow))
+        object.__setattr__(self, "deny", _canon(self.deny))
+        if self.supported_ops is not None:
+            object.__setattr__(self, "supported_ops", _canon(self.supported_ops, keep_raw=True))
+
+    @property
+    def min_size(self) -> int:
+        if self.min_cluster_size is not None:
+            return self.min_cluster_size
+        return DEFAULT_MIN_CLUSTER_SIZE if self.strategy == "mark" else 1
+
+    @property
+    def max_size(self) -> float:
+        return float("inf") if self.max_cluster_size is None else self.max_cluster_size
+
+
+def _canon(names, keep_raw: bool = False) -> frozenset[str]:
+    out = set()
+    for n in names:
+        n = str(n).strip()
+        if not n:
+            continue
+        opdef = REGISTRY.get(n)
+        if opdef is not None:
+            out.add(opdef.name)
+        if opdef is None or keep_raw:
+            out.add(n)
+    return frozenset(out)
+
+
+_DEVICE_RE = re.compile(r"(?:/?(?:job:[^/]*/)?(?:replica:\d+/)?(?:task:\d+/)?device:)?([A-Za-z_]+)(?::(\d+))?$")
+
+
+def normalize_device(spec: str | None, default: str) -> tuple[str, str]:
+    """('gpu', 'gpu:0') from 'gpu', 'GPU:0', '/device:GPU:0', 'cuda:1'; the default when None."""
+    if not spec:
+        return default, f"{default}:0"
+    m = _DEVICE_RE.match(spec.strip())
+    kind = (m.group(1) if m else spec).lower()
+    kind = {"cuda": "gpu", "xla_gpu": "gpu", "xla_cpu": "cpu", "xla_tpu": "tpu"}.get(kind, kind)
+    idx = m.group(2) if m and m.group(2) else "0"
+    return kind, f"{kind}:{idx}"
+
+
+@dataclass
+class Candidates:
+    """Per node: candidate or the first reason it is not (code for styling, text for people)."""
+
+    ok: list[bool] = field(default_factory=list)
+    code: list[str | None] = field(default_factory=list)
+    reason: list[str | None] = field(default_factory=list)
+    device: list[str] = field(default_factory=list)
+
+
+def find_candidates(graph, opts: ClusterOptions) -> Candidates:
+    c = Candidates()
+    supported = opts.supported_ops
+    for node in graph.nodes:
+        kind, dev = normalize_device(node.device, opts.device)
+        c.device.append(dev)
+        code, why = _reject(node, kind, opts, supported)
+        c.ok.append(code is None)
+        c.code.append(code)
+        c.reason.append(why)
+    return c
+
+
+def _reject(node, kind: str, opts: ClusterOptions, supported) -> tuple[str | None, str | None]:
+    if node.compile is False:
+        return "forced", "forced off (compile: false)"
+    opdef = REGISTRY.ops.get(node.op) if node.known else None
+    if opdef is not None and "source" in opdef.groups and not opdef.devices:
+        return "argument", opdef.reason
+    if opdef is not None and opdef.name == "const" and isinstance(node.attrs.get("value"), str):
+        return "unsupported", "string constant (XLA has no string type)"
+    if kind not in DEVICES:
+        return "device", f"no XLA device for {node.device!r}"
+    if supported is not None:
+        if node.op in supported or node.op_type in supported:
+            return None, None
+        return "unsupported", f"not in the supported-ops file ({node.op_type})"
+    if node.op in opts.deny or node.op_type in opts.deny:
+        return "denied", f"denied by --deny ({node.op_type})"
+    if node.op in opts.allow or node.op_type in opts.allow:
+        return None, None
+    if opdef is None:
+        return "unknown", node.note or f"unknown op {node.op_type}"
+    if not opdef.compilable_on(kind):
+        return "unsupported", f"unsupported on {kind}: {opdef.why_not(kind)}"
+    return None, None

@@ -1,0 +1,69 @@
+"""What a clustering pass returns: clusters, per-node decisions and every merge attempt, as data."""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from .options import ClusterOptions
+
+PHASE_NAMES = {0: "phase 0 (shape consumers)", 1: "phase 1", 2: "phase 2", -1: "greedy"}
+
+
+@dataclass(frozen=True, slots=True)
+class Attempt:
+    """One try to contract the edge between the clusters represented by nodes `src` and `dst`."""
+
+    phase: int
+    src: int                    # representative node (position) of the producer-side cluster
+    dst: int                    # representative node of the consumer-side cluster
+    merged: bool
+    reason: str | None = None   # why refused
+    code: str | None = None     # cycle, device, scope, max-size, cross-device
+    path: tuple[int, ...] = ()  # for a cycle: the nodes of the blocking path
+
+
+@dataclass
+class Clustering:
+    options: ClusterOptions
+    clusters: list[list[int]]            # kept clusters, node positions in topological order
+    cluster_of: list[int]                # cluster index per node, -1 when not clustered
+    candidate: list[bool]
+    code: list[str | None]               # reason code per node (None when clustered)
+    reason: list[str | None]             # reason text per node
+    device: list[str]
+    attempts: list[Attempt] = field(default_factory=list)
+    groups: list[list[int]] = field(default_factory=list)  # every final group (kept or dropped), with size
+
+    @property
+    def strategy(self) -> str:
+        return self.options.strategy
+
+    def cluster_id(self, k: int) -> str:
+        return f"cluster_{k}"
+
+    def refused(self) -> list[Attempt]:
+        return [a for a in self.attempts if not a.merged]
+
+
+def finish(opts: ClusterOptions, graph, cands, groups: list[tuple[list[int], int, bool]],
+           attempts: list[Attempt]) -> Clustering:
+    """Apply the minimum-size rule and name kept clusters in order of their first member.
+
+    `groups` holds (members, effective size, forced) for every group the strategy formed."""
+    n = len(graph.nodes)
+    cluster_of = [-1] * n
+    code = list(cands.code)
+    reason = list(cands.reason)
+    ordered = sorted(((sorted(m), e, f) for m, e, f in groups), key=lambda t: t[0][0])
+    kept: list[list[int]] = []
+    min_size = opts.min_size
+    for members, eff, forced in ordered:
+        if eff >= min_size or forced:
+            for v in members:
+                cluster_of[v] = len(kept)
+            kept.append(members)
+        else:
+            for v in members:
+                code[v] = "min-size"
+                reason[v] = f"cluster below minimum size ({eff} < {min_size})"
+    return Clustering(opts, kept, cluster_of, list(cands.ok), code, reason, list(cands.device), attempts,
+                      [m for m, _, _ in ordered])

@@ -1,0 +1,45 @@
+"""Safe output: atomic writes (temp file in the target folder, then rename), never over an input file."""
+from __future__ import annotations
+
+import os
+import tempfile
+
+from .errors import XcvizError
+
+_inputs: set[str] = set()
+
+
+def protect(path: str) -> None:
+    """Remember a file read by this run, so no output may replace it."""
+    _inputs.add(os.path.realpath(path))
+
+
+def check_target(path: str) -> None:
+    real = os.path.realpath(path)
+    if real in _inputs:
+        raise XcvizError("refusing to write over an input file", where=path, hint="choose another output path")
+    if os.path.isdir(path):
+        raise XcvizError("output path is a directory", where=path, hint="give a file name, e.g. -o report.json")
+    folder = os.path.dirname(os.path.abspath(path))
+    if not os.path.isdir(folder):
+        raise XcvizError("output folder does not exist", where=path)
+    if not os.access(folder, os.W_OK):
+        raise XcvizError("output folder is not writable", where=path)
+
+
+def write_atomic(path: str, data: bytes | str) -> None:
+    check_target(path)
+    if isinstance(data, str):
+        data = data.encode("utf-8")
+    folder = os.path.dirname(os.path.abspath(path))
+    fd, tmp = tempfile.mkstemp(prefix=".xcviz-", suffix=".tmp", dir=folder)
+    try:
+        with os.fdopen(fd, "wb") as f:
+            f.write(data)
+        os.replace(tmp, path)
+    except BaseException:
+        try:
+            os.unlink(tmp)
+        except OSError:
+            pass
+        raise

@@ -1,0 +1,190 @@
+"""The small IR: tensor types, nodes and graphs, in topological order, with unique names."""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Iterator, Mapping, Sequence
+
+# Element sizes in bytes of every dtype xcviz knows (ONNX and NumPy spellings map here).
+DTYPE_SIZES: dict[str, int] = {
+    "float64": 8, "float32": 4, "float16": 2, "bfloat16": 2,
+    "int64": 8, "int32": 4, "int16": 2, "int8": 1,
+    "uint64": 8, "uint32": 4, "uint16": 2, "uint8": 1,
+    "bool": 1, "complex64": 8, "complex128": 16, "string": 0,
+    "float8_e4m3fn": 1, "float8_e5m2": 1,
+}
+DTYPE_ALIASES = {
+    "f64": "float64", "f32": "float32", "f16": "float16", "bf16": "bfloat16",
+    "i64": "int64", "i32": "int32", "i16": "int16", "i8": "int8",
+    "u64": "uint64", "u32": "uint32", "u16": "uint16", "u8": "uint8",
+    "double": "float64", "float": "float32", "half": "float16", "long": "int64", "int": "int32",
+}
+
+Dim = int | str  # a str is a symbolic dimension ("batch")
+Shape = tuple[Dim, ...]
+
+
+def canonical_dtype(name: str) -> str | None:
+    key = str(name).lower()
+    key = DTYPE_ALIASES.get(key, key)
+    return key if key in DTYPE_SIZES else None
+
+
+@dataclass(frozen=True, slots=True)
+class TensorType:
+    """Shape (None = unknown rank; str dims are symbolic) and dtype (None = unknown)."""
+
+    shape: Shape | None = None
+    dtype: str | None = None
+
+    def numel(self, dims: Mapping[str, int] | None = None) -> int | None:
+        if self.shape is None:
+            return None
+        n = 1
+        for d in self.shape:
+            if isinstance(d, str):
+                if not dims or d not in dims:
+                    return None
+                d = dims[d]
+            n *= d
+        return n
+
+    def nbytes(self, dims: Mapping[str, int] | None = None) -> int | None:
+        n = self.numel(dims)
+        if n is None or self.dtype is None:
+            return None
+        return n * DTYPE_SIZES[self.dtype]
+
+    def bind(self, dims: Mapping[str, int]) -> "TensorType":
+        if self.shape is None or not dims:
+            return self
+        return TensorType(tuple(dims.get(d, d) if isinstance(d, str) else d for d in self.shape), self.dtype)
+
+    def __str__(self) -> str:
+        dt = self.dtype or "?"
+        if self.shape is None:
+            return f"{dt}[?]"
+        return f"{dt}[{','.join(str(d) for d in self.shape)}]"
+
+
+def parse_ref(ref: str) -> tuple[str, int]:
+    """'node' -> ('node', 0); 'node:2' -> ('node', 2). Names may contain ':' if not followed by digits."""
+    head, sep, tail = ref.rpartition(":")
+    if sep and head and tail.isdigit():
+        return head, int(tail)
+    return ref, 0
+
+
+def format_ref(name: str, index: int) -> str:
+    return name if index == 0 else f"{name}:{index}"
+
+
+@dataclass(slots=True)
+class Value:
+    """A graph input (activation or weight) with its type; `data` holds a constant's values when known."""
+
+    name: str
+    type: TensorType = field(default_factory=TensorType)
+    data: object | None = None  # numpy array for initializers / constants
+
+
+@dataclass(slots=True)
+class Node:
+    name: str
+    op: str                      # canonical op name from the registry (or the raw name of an opaque op)
+    op_type: str                 # the op name as written in the source file
+    inputs: tuple[str, ...] = ()  # tensor refs: "node", "node:k", or a graph input name
+    control_inputs: tuple[str, ...] = ()
+    attrs: dict = field(default_factory=dict)
+    device: str | None = None
+    compile: bool | None = None
+    scope: str | None = None
+    outputs: list[TensorType] = field(default_factory=list)
+    known: bool = True           # False: opaque op unknown to the registry
+    note: str | None = None      # loader's reason for an opaque op ("custom op com.x::Y")
+    where: str | None = None     # location in the source file, for messages
+
+    def out(self, k: int = 0) -> TensorType:
+        return self.outputs[k] if k < len(self.outputs) else TensorType()
+
+
+@dataclass(slots=True)
+class Graph:
+    name: str
+    inputs: list[Value] = field(default_factory=list)
+    nodes: list[Node] = field(default_factory=list)
+    outputs: list[str] = field(default_factory=list)
+    source: str | None = None      # file name as given (never made absolute)
+    dims: dict[str, int] = field(default_factory=dict)  # bound symbolic dimensions
+    _index: dict[str, int] | None = field(default=None, repr=False)
+
+    # -- lookups ---------------------------------------------------------
+    @property
+    def index(self) -> dict[str, int]:
+        """Node name -> position in topological order."""
+        if self._index is None or len(self._index) != len(self.nodes):
+            self._index = {n.name: i for i, n in enumerate(self.nodes)}
+        return self._index
+
+    def node(self, name: str) -> Node:
+        return self.nodes[self.index[name]]
+
+    def input_map(self) -> dict[str, Value]:
+        return {v.name: v for v in self.inputs}
+
+    def tensor_type(self, ref: str) -> TensorType:
+        name, k = parse_ref(ref)
+        i = self.index.get(name)
+        if i is not None:
+            return self.nodes[i].out(k)
+        for v in self.inputs:
+            if v.name == ref:
+                return v.type
+        return TensorType()
+
+    def users(self) -> list[list[int]]:
+        """For each node, the positions of the nodes consuming any of its outputs (data edges)."""
+        idx = self.index
+        users: list[list[int]] = [[] for _ in self.nodes]
+        for j, n in enumerate(self.nodes):
+            for ref in n.inputs:
+                i = idx.get(parse_ref(ref)[0])
+                if i is not None:
+                    users[i].append(j)
+        return users
+
+    def data_edges(self) -> Iterator[tuple[str, int]]:
+        """(tensor ref, consumer position) for every data input of every node."""
+        for j, n in enumerate(self.nodes):
+            for ref in n.inputs:
+                yield ref, j
+
+    def is_node_ref(self, ref: str) -> bool:
+        return parse_ref(ref)[0] in self.index
+
+
+def bind_dims(graph: Graph, dims: Mapping[str, int]) -> None:
+    """Record bindings for symbolic dimensions (used by every byte count)."""
+    graph.dims.update(dims)
+
+
+def topo_order(n: int, preds: Sequence[Sequence[int]]) -> list[int] | None:
+    """Kahn's algorithm, stable (prefers file order); None if there is a cycle."""
+    import heapq
+
+    indeg = [0] * n
+    succ: list[list[int]] = [[] for _ in range(n)]
+    for v in range(n):
+        for u in preds[v]:
+            succ[u].append(v)
+            indeg[v] += 1
+    ready = [v for v in range(n) if indeg[v] == 0]
+    heapq.heapify(ready)
+    order = []
+    while ready:
+        u = heapq.heappop(ready)
+        order.append(u)
+        for v in succ[u]:
+            indeg[v] -= 1
+            if indeg[v] == 0:
+                heapq.heappush(ready, v)
+    return order if len(order) == n else None

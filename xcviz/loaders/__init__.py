@@ -1,0 +1,83 @@
+"""Load a graph file of any supported format: detect it from suffix and content, then build and verify."""
+from __future__ import annotations
+
+import os
+from typing import Mapping
+
+from ..errors import XcvizError
+from ..ir import Graph
+from .build import finalize
+
+DEFAULT_MAX_FILE_BYTES = 2 * 1024**3
+
+
+def _read(path: str, max_bytes: int) -> bytes:
+    if not os.path.exists(path):
+        raise XcvizError("file not found", where=path, hint="check the path; example graphs live in graphs/")
+    if os.path.isdir(path):
+        raise XcvizError("is a directory, not a graph file", where=path)
+    size = os.path.getsize(path)
+    if size > max_bytes:
+        raise XcvizError(f"file is {size} bytes, over the limit of {max_bytes}", where=path,
+                         hint="raise it with --max-file-bytes")
+    try:
+        with open(path, "rb") as f:
+            return f.read()
+    except OSError as e:
+        raise XcvizError(f"cannot read file: {e.strerror}", where=path) from None
+
+
+def detect_format(path: str, data: bytes) -> str:
+    """'yaml', 'json', 'onnx' (binary) from the suffix, falling back on a look at the content."""
+    ext = os.path.splitext(path)[1].lower()
+    if ext in (".onnx", ".pb"):
+        return "onnx"
+    if ext in (".yaml", ".yml"):
+        return "yaml"
+    if ext == ".json":
+        return "json"
+    head = data[:64].lstrip()
+    if head.startswith((b"{", b"[")):
+        return "json"
+    if b"\x00" in data[:1024] or (data[:1] and data[0] == 0x08):
+        return "onnx"
+    return "yaml"
+
+
+def _decode(data: bytes, path: str) -> str:
+    try:
+        return data.decode("utf-8-sig")
+    except UnicodeDecodeError as e:
+        raise XcvizError(f"file is not valid UTF-8 (byte {e.start})", where=path,
+                         hint="graph files are UTF-8 text, or binary .onnx models") from None
+
+
+def load(path: str, *, allow_unknown: bool = False, dims: Mapping[str, int] | None = None,
+         max_file_bytes: int = DEFAULT_MAX_FILE_BYTES, max_nodes: int | None = None) -> Graph:
+    """Read, convert, resolve ops, order, verify and infer shapes. Never executes anything from the file."""
+    path = str(path)
+    data = _read(path, max_file_bytes)
+    if not data.strip():
+        raise XcvizError("file is empty", where=path, hint="a graph needs at least `nodes:`")
+    fmt = detect_format(path, data)
+    onnx_model = False
+    if fmt == "onnx":
+        from .onnx_model import graph_from_model, read_onnx_bytes
+
+        model = read_onnx_bytes(data, path, os.path.dirname(os.path.abspath(path)))
+        graph, onnx_model = graph_from_model(model, path), True
+    else:
+        text = _decode(data, path)
+        from . import schema
+
+        obj = schema.parse_json(text, path) if fmt == "json" else schema.parse_yaml(text, path)
+        if isinstance(obj, dict) and ("graph" in obj or "irVersion" in obj or "opsetImport" in obj) and "nodes" not in obj:
+            from .onnx_model import graph_from_model, read_onnx_json
+
+            graph, onnx_model = graph_from_model(read_onnx_json(obj, text, path), path), True
+        else:
+            graph = schema.graph_from_mapping(obj, path)
+    if max_nodes is not None and len(graph.nodes) > max_nodes:
+        raise XcvizError(f"graph has {len(graph.nodes)} nodes, over the limit of {max_nodes}", where=path,
+                         hint="raise it with --max-nodes")
+    return finalize(graph, allow_unknown=allow_unknown or onnx_model, onnx=onnx_model, dims=dims)

@@ -1,0 +1,239 @@
+"""Turn a freshly read Graph into a verified one: resolve ops, check references, order, infer shapes."""
+from __future__ import annotations
+
+from typing import Mapping
+
+import numpy as np
+
+from ..errors import XcvizError, did_you_mean
+from ..ir import Graph, Node, TensorType, parse_ref, topo_order
+from ..ops import REGISTRY
+from ..ops.rules import Ctx, ShapeError, fmt
+
+
+def _resolve_ops(graph: Graph, allow_unknown: bool, onnx: bool) -> None:
+    for node in graph.nodes:
+        opdef = None if node.note else REGISTRY.get(node.op_type)
+        if opdef is not None:
+            node.op = opdef.name
+            n_in = len(node.inputs)
+            if n_in < opdef.min_inputs or (opdef.max_inputs is not None and n_in > opdef.max_inputs):
+                want = (f"{opdef.min_inputs}" if opdef.max_inputs == opdef.min_inputs
+                        else f"{opdef.min_inputs}..{opdef.max_inputs if opdef.max_inputs is not None else 'n'}")
+                raise XcvizError(f"{node.op_type} takes {want} inputs, got {n_in}", where=node.where,
+                                 hint=opdef.doc or "see `xcviz ops`")
+            _check_attr_types(node, opdef.attrs)
+            continue
+        node.known = False
+        if onnx:
+            node.note = node.note or f"no XLA lowering in xcviz for {node.op_type}"
+        elif allow_unknown:
+            node.note = f"unknown op {node.op_type}"
+        else:
+            REGISTRY.lookup(node.op_type, where=node.where)  # raises with a did-you-mean
+
+
+def _check_attr_types(node: Node, defaults: dict) -> None:
+    for key, value in node.attrs.items():
+        default = defaults.get(key)
+        if default is None or value is None:
+            continue
+        ok = True
+        if isinstance(default, bool) or isinstance(default, int):
+            ok = isinstance(value, (int, bool, np.integer))
+        elif isinstance(default, float):
+            ok = isinstance(value, (int, float, np.floating, np.integer)) and not isinstance(value, bool)
+        elif isinstance(default, str):
+            ok = isinstance(value, str)
+        if not ok:
+            raise XcvizError(f"attribute {key!r} must be {type(default).__name__}, got {type(value).__name__} {value!r}"[:300],
+                             where=node.where, hint=f"e.g. {key}: {default!r}")
+
+
+def _num_outputs(graph: Graph) -> list[int]:
+    """How many outputs each node has: the op's fixed count, else as declared or referenced."""
+    referenced = [0] * len(graph.nodes)
+    idx = graph.index
+    refs = [r for n in graph.nodes for r in n.inputs] + list(graph.outputs)
+    for ref in refs:
+        name, k = parse_ref(ref)
+        i = idx.get(name)
+        if i is not None and k + 1 > referenced[i]:
+            referenced[i] = k + 1
+    counts = []
+    for i, node in enumerate(graph.nodes):
+        opdef = REGISTRY.ops.get(node.op) if node.known else None
+        fixed = opdef.num_outputs if opdef is not None else None
+        counts.append(fixed if fixed is not None else max(len(node.outputs), referenced[i], 1))
+    return counts
+
+
+def _check_refs(graph: Graph, counts: list[int]) -> list[list[int]]:
+    """Every reference names a node output in range or a graph input; returns predecessor lists."""
+    idx = graph.index
+    if len(idx) != len(graph.nodes):
+        seen: set[str] = set()
+        for node in graph.nodes:
+            if node.name in seen:
+                raise XcvizError(f"duplicate node name {node.name!r}", where=node.where, hint="node names must be unique")
+            seen.add(node.name)
+    input_names = set()
+    for v in graph.inputs:
+        if v.name in input_names:
+            raise XcvizError(f"duplicate graph input {v.name!r}", where=graph.source)
+        input_names.add(v.name)
+        if v.name in idx:
+            raise XcvizError(f"{v.name!r} is both a graph input and a node", where=graph.node(v.name).where,
+                             hint="rename one of them")
+    preds: list[list[int]] = []
+    for j, node in enumerate(graph.nodes):
+        p = []
+        for ref in node.inputs:
+            if not ref or ref in input_names:
+                continue
+            name, k = parse_ref(ref)
+            i = idx.get(name)
+            if i is None:
+                hint = did_you_mean(name, list(idx) + list(input_names)) or "declare it under `inputs:` or add the node"
+                raise XcvizError(f"input {ref!r} is not defined", where=node.where, hint=hint)
+            if i == j:
+                raise XcvizError("node consumes its own output", where=node.where, hint="a graph must be acyclic")
+            if k >= counts[i]:
+                raise XcvizError(f"input {ref!r} asks for output {k} but {name!r} ({graph.nodes[i].op_type}) has {counts[i]}",
+                                 where=node.where, hint=f"use {name}:0 .. {name}:{counts[i] - 1}")
+            p.append(i)
+        for ref in node.control_inputs:
+            i = idx.get(ref)
+            if i is None:
+                raise XcvizError(f"control input {ref!r} is not a node", where=node.where,
+                                 hint=did_you_mean(ref, idx) or "control inputs name nodes")
+            if i == j:
+                raise XcvizError("node has itself as a control input", where=node.where)
+            p.append(i)
+        preds.append(p)
+    for ref in graph.outputs:
+        if ref in input_names:
+            continue
+        name, k = parse_ref(ref)
+        i = idx.get(name)
+        if i is None or k >= counts[i]:
+            raise XcvizError(f"graph output {ref!r} does not exist", where=graph.source,
+                             hint=did_you_mean(name, idx) or "list node names under `outputs:`")
+    return preds
+
+
+def _find_cycle(preds: list[list[int]], order_len: int, graph: Graph) -> list[str]:
+    """Names along one cycle (for the error message), found iteratively."""
+    n = len(preds)
+    color = [0] * n
+    for start in range(n):
+        if color[start]:
+            continue
+        stack = [(start, iter(preds[start]))]
+        color[start] = 1
+        path = [start]
+        while stack:
+            v, it = stack[-1]
+            nxt = next(it, None)
+            if nxt is None:
+                color[v] = 2
+                stack.pop()
+                path.pop()
+            elif color[nxt] == 1:
+                cyc = path[path.index(nxt):]
+                return [graph.nodes[i].name for i in reversed(cyc)]
+            elif color[nxt] == 0:
+                color[nxt] = 1
+                stack.append((nxt, iter(preds[nxt])))
+                path.append(nxt)
+    return []
+
+
+def _order(graph: Graph, preds: list[list[int]]) -> None:
+    if all(i < j for j, p in enumerate(preds) for i in p):
+        return
+    order = topo_order(len(preds), preds)
+    if order is None:
+        cyc = _find_cycle(preds, 0, graph)
+        raise XcvizError("the graph has a cycle: " + " -> ".join(cyc + cyc[:1]), where=graph.source,
+                         hint="a computation graph must be a DAG; break the loop or use a Loop op")
+    graph.nodes = [graph.nodes[i] for i in order]
+    graph._index = None
+
+
+def _merge(inferred: TensorType, given: TensorType, node: Node, k: int) -> TensorType:
+    if given.shape is None and given.dtype is None:
+        return inferred
+    shape = inferred.shape
+    if given.shape is not None:
+        if shape is None:
+            shape = given.shape
+        elif len(shape) != len(given.shape):
+            raise XcvizError(f"output {k} is declared {fmt(given.shape)} but {node.op_type} produces {fmt(shape)}",
+                             where=node.where, hint="fix the declared shape or the inputs")
+        else:
+            dims = []
+            for a, b in zip(shape, given.shape):
+                if isinstance(a, int) and isinstance(b, int) and a != b:
+                    raise XcvizError(f"output {k} is declared {fmt(given.shape)} but {node.op_type} produces {fmt(shape)}",
+                                     where=node.where, hint="fix the declared shape or the inputs")
+                dims.append(a if isinstance(a, int) else b)
+            shape = tuple(dims)
+    dtype = inferred.dtype or given.dtype
+    return TensorType(shape, dtype)
+
+
+def infer_shapes(graph: Graph) -> None:
+    """Fill every node's output types from its op's rule; file-given types must agree."""
+    counts = _num_outputs(graph)
+    idx = graph.index
+    consts: dict[str, object] = {v.name: v.data for v in graph.inputs if v.data is not None}
+    in_types = {v.name: v.type for v in graph.inputs}
+    for i, node in enumerate(graph.nodes):
+        n_out = counts[i]
+        types = []
+        cvals = []
+        for ref in node.inputs:
+            if not ref:
+                types.append(TensorType())
+                cvals.append(None)
+                continue
+            t = in_types.get(ref)
+            if t is None:
+                name, k = parse_ref(ref)
+                t = graph.nodes[idx[name]].out(k)
+            types.append(t)
+            cvals.append(consts.get(ref))
+        given = list(node.outputs) + [TensorType()] * (n_out - len(node.outputs))
+        opdef = REGISTRY.ops.get(node.op) if node.known else None
+        if opdef is None:
+            node.outputs = given[:n_out]
+            continue
+        attrs = {**opdef.attrs, **node.attrs}
+        ctx = Ctx(types, attrs, cvals, given, n_out)
+        try:
+            inferred = opdef.infer(ctx)
+        except ShapeError as e:
+            raise XcvizError(str(e), where=node.where, hint="fix the input shapes or the node's attributes") from None
+        except (TypeError, ValueError, IndexError, KeyError, ZeroDivisionError, OverflowError) as e:
+            raise XcvizError(f"cannot apply {node.op_type} to inputs {', '.join(map(str, types))}: {e}",
+                             where=node.where, hint="check the node's attributes and input shapes") from None
+        inferred = list(inferred) + [TensorType()] * (n_out - len(inferred))
+        node.outputs = [_merge(inferred[k], given[k], node, k) for k in range(n_out)]
+        if opdef.name == "const" and node.attrs.get("value") is not None:
+            try:
+                consts[node.name] = np.asarray(node.attrs["value"])
+            except (TypeError, ValueError):
+                pass
+
+
+def finalize(graph: Graph, *, allow_unknown: bool = False, onnx: bool = False,
+             dims: Mapping[str, int] | None = None) -> Graph:
+    _resolve_ops(graph, allow_unknown, onnx)
+    counts = _num_outputs(graph)
+    preds = _check_refs(graph, counts)
+    _order(graph, preds)
+    infer_shapes(graph)
+    if dims:
+        graph.dims.update(dims)
+    return graph

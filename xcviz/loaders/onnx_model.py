@@ -1,0 +1,171 @@
+"""ONNX models (binary .onnx and the protobuf JSON form) -> Graph, with ONNX shape inference."""
+from __future__ import annotations
+
+import os
+from typing import Any
+
+from ..errors import XcvizError
+from ..ir import Graph, Node, TensorType, Value, canonical_dtype
+
+STANDARD_DOMAINS = ("", "ai.onnx", "ai.onnx.ml")
+
+
+def _dtype(elem_type: int) -> str | None:
+    import onnx
+
+    if not elem_type:
+        return None
+    try:
+        np_dtype = onnx.helper.tensor_dtype_to_np_dtype(elem_type)
+    except Exception:  # noqa: BLE001 - unknown enum value in a hostile file
+        return None
+    return "bfloat16" if elem_type == onnx.TensorProto.BFLOAT16 else canonical_dtype(str(np_dtype)) or (
+        "string" if elem_type == onnx.TensorProto.STRING else None)
+
+
+def _value_type(vi) -> TensorType:
+    t = vi.type.tensor_type
+    if not vi.type.HasField("tensor_type"):
+        return TensorType()
+    shape = None
+    if t.HasField("shape"):
+        dims = []
+        for d in t.shape.dim:
+            if d.HasField("dim_value"):
+                dims.append(int(d.dim_value))
+            elif d.dim_param:
+                dims.append(d.dim_param)
+            else:
+                dims.append("?")
+        shape = tuple(dims)
+    return TensorType(shape, _dtype(t.elem_type))
+
+
+def _attr(a) -> Any:
+    import onnx
+    from onnx import numpy_helper
+
+    v = onnx.helper.get_attribute_value(a)
+    if isinstance(v, bytes):
+        return v.decode("utf-8", "replace")
+    if isinstance(v, onnx.TensorProto):
+        return numpy_helper.to_array(v)
+    if isinstance(v, list):
+        return [x.decode("utf-8", "replace") if isinstance(x, bytes) else x for x in v
+                if not isinstance(x, (onnx.GraphProto, onnx.TensorProto))]
+    if isinstance(v, onnx.GraphProto):
+        return f"<subgraph {v.name}>"
+    return v
+
+
+def check_external_data(model, folder: str, source: str) -> None:
+    """Refuse external-data locations that escape the model's folder (absolute, '..', symlinks)."""
+    from onnx.external_data_helper import _get_all_tensors, uses_external_data
+
+    root = os.path.realpath(folder)
+    for tensor in _get_all_tensors(model):
+        if not uses_external_data(tensor):
+            continue
+        location = next((e.value for e in tensor.external_data if e.key == "location"), "")
+        target = os.path.realpath(os.path.join(root, location))
+        if os.path.isabs(location) or not (target == root or target.startswith(root + os.sep)):
+            raise XcvizError(f"external data of tensor {tensor.name!r} points outside the model's folder ({location!r})",
+                             where=source, hint="keep external data files beside the model")
+        if not os.path.isfile(target):
+            raise XcvizError(f"external data file {location!r} of tensor {tensor.name!r} is missing", where=source)
+
+
+def read_onnx_bytes(data: bytes, source: str, folder: str):
+    import onnx
+    from google.protobuf.message import DecodeError
+
+    model = onnx.ModelProto()
+    try:
+        model.ParseFromString(data)
+    except (DecodeError, RuntimeError, ValueError) as e:
+        raise XcvizError(f"not a valid ONNX protobuf ({e.__class__.__name__})", where=source,
+                         hint="the file may be truncated or not an ONNX model") from None
+    if not model.HasField("graph"):
+        raise XcvizError("ONNX model has no graph", where=source, hint="the file may be truncated or not an ONNX model")
+    check_external_data(model, folder, source)
+    from onnx.external_data_helper import load_external_data_for_model
+
+    try:
+        load_external_data_for_model(model, folder)
+    except Exception as e:  # noqa: BLE001
+        raise XcvizError(f"cannot read external data: {e}", where=source) from None
+    return model
+
+
+def read_onnx_json(data: dict, text: str, source: str):
+    import onnx
+    from google.protobuf import json_format
+
+    model = onnx.ModelProto()
+    try:
+        json_format.Parse(text, model)
+    except json_format.ParseError as e:
+        raise XcvizError(f"not a valid ONNX JSON model: {e}", where=source,
+                         hint="expected protobuf json_format of a ModelProto (graph.node[].opType, ...)") from None
+    return model
+
+
+def graph_from_model(model, source: str) -> Graph:
+    import onnx
+    from onnx import numpy_helper
+
+    for opset in model.opset_import:
+        if opset.domain not in STANDARD_DOMAINS and not opset.domain.startswith("com.") and opset.domain:
+            pass  # custom domains are allowed; their ops fall back
+    try:
+        inferred = onnx.shape_inference.infer_shapes(model, strict_mode=False, data_prop=True)
+    except Exception:  # noqa: BLE001 - inference is a bonus; the file's own types still count
+        inferred = model
+    g = inferred.graph
+    types: dict[str, TensorType] = {}
+    for vi in list(g.input) + list(g.value_info) + list(g.output):
+        types[vi.name] = _value_type(vi)
+
+    inputs: list[Value] = []
+    seen_inputs = set()
+    for init in g.initializer:
+        try:
+            arr = numpy_helper.to_array(init)
+        except Exception as e:  # noqa: BLE001
+            raise XcvizError(f"cannot read initializer {init.name!r}: {e}", where=source) from None
+        dt = canonical_dtype(str(arr.dtype)) or _dtype(init.data_type)
+        inputs.append(Value(init.name, TensorType(tuple(int(d) for d in arr.shape), dt), data=arr))
+        seen_inputs.add(init.name)
+    for vi in g.input:
+        if vi.name not in seen_inputs:
+            inputs.insert(len(inputs), Value(vi.name, types.get(vi.name, TensorType())))
+            seen_inputs.add(vi.name)
+    # graph inputs first (activations), then weights: a stable, readable order
+    inputs.sort(key=lambda v: v.data is not None)
+
+    producer: dict[str, str] = {}
+    names: set[str] = set()
+    nodes: list[Node] = []
+    for i, n in enumerate(g.node):
+        base = n.name or f"{n.op_type}_{i}"
+        name, k = base, 1
+        while name in names:
+            name, k = f"{base}_{k}", k + 1
+        names.add(name)
+        for j, out in enumerate(n.output):
+            if out:
+                producer[out] = name if j == 0 else f"{name}:{j}"
+        domain = n.domain or ""
+        attrs = {a.name: _attr(a) for a in n.attribute}
+        note = None
+        if domain not in STANDARD_DOMAINS:
+            note = f"custom op {domain}::{n.op_type}"
+        outputs = [types.get(o, TensorType()) if o else TensorType() for o in n.output]
+        nodes.append(Node(name=name, op=n.op_type, op_type=n.op_type, inputs=tuple(n.input), attrs=attrs,
+                          outputs=outputs, note=note, where=f"{source}: node #{i} {name!r} ({n.op_type})"))
+    # rewrite tensor names into xcviz refs
+    for node in nodes:
+        node.inputs = tuple(producer.get(t, t) if t else "" for t in node.inputs)
+    outputs = [producer.get(o.name, o.name) for o in g.output]
+    name = g.name or (os.path.basename(source).split(".")[0] if source else "model")
+    return Graph(name=name, inputs=inputs, nodes=nodes, outputs=outputs, source=source)

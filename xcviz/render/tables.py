@@ -1,0 +1,165 @@
+"""Rich renderables for the terminal. Data in, renderables out; user strings are never parsed as markup."""
+from __future__ import annotations
+
+from rich.console import Group
+from rich.table import Table
+from rich.text import Text
+
+from ..clustering import Clustering
+from ..cost import Stats
+from ..ir import Graph
+from .units import fmt_bytes, fmt_pct, fmt_speedup
+
+# One hue per cluster, the same everywhere (terminal, SVG, HTML): Okabe-Ito, colorblind-safe.
+CLUSTER_COLORS = ["#0072B2", "#009E73", "#E69F00", "#CC79A7", "#56B4E9", "#D55E00", "#F0E442", "#000000"]
+FALLBACK = "#D62728"
+BOUNDARY = "#FFB000"
+MAX_LIST = 8
+
+
+def cluster_color(k: int) -> str:
+    return CLUSTER_COLORS[k % len(CLUSTER_COLORS)]
+
+
+def _names(items: list[str], limit: int = MAX_LIST) -> str:
+    if len(items) <= limit:
+        return " ".join(items)
+    return " ".join(items[:limit]) + f" … (+{len(items) - limit})"
+
+
+def title(graph: Graph, clustering: Clustering) -> str:
+    o = clustering.options
+    return f"{graph.name}: {o.strategy}, {o.device}, min size {o.min_size}"
+
+
+def clusters_table(graph: Graph, clustering: Clustering, stats: Stats, limit: int | None = None) -> Table:
+    t = Table(title=Text(f"Clusters ({title(graph, clustering)})"), title_justify="left", header_style="bold")
+    for col in ("id", "nodes", "ops", "entry → exit", "bytes in", "bytes out", "est. speedup"):
+        t.add_column(col, justify="right" if col.startswith(("bytes", "est")) else "left", overflow="fold",
+                     no_wrap=col in ("id", "bytes in", "bytes out"))
+    details = stats.clusters_detail if limit is None else stats.clusters_detail[:limit]
+    for k, c in enumerate(details):
+        color = cluster_color(k)
+        ops = " ".join(f"{op}×{n}" if n > 1 else op for op, n in c.ops.items())
+        t.add_row(Text(c.id, style=f"bold {color}"), Text(_names(c.nodes)), Text(ops),
+                  Text(f"{_names(c.entry_points, 4)} → {_names(c.exit_points, 4)}"),
+                  Text(fmt_bytes(c.boundary_bytes_in), style=BOUNDARY), Text(fmt_bytes(c.boundary_bytes_out), style=BOUNDARY),
+                  Text(fmt_speedup(c.speedup_estimate)))
+    if limit is not None and len(stats.clusters_detail) > limit:
+        t.caption = f"{len(stats.clusters_detail) - limit} more clusters (use --json for all)"
+    return t
+
+
+def fallback_table(graph: Graph, clustering: Clustering, limit: int | None = None) -> Table:
+    t = Table(title=Text("Fallback (runs natively)"), title_justify="left", header_style="bold")
+    for col in ("node", "op", "reason"):
+        t.add_column(col, overflow="fold")
+    rows = [i for i, k in enumerate(clustering.cluster_of) if k < 0]
+    for i in rows if limit is None else rows[:limit]:
+        node = graph.nodes[i]
+        t.add_row(Text(node.name, style=FALLBACK), Text(node.op_type), Text(clustering.reason[i] or ""))
+    if limit is not None and len(rows) > limit:
+        t.caption = f"{len(rows) - limit} more fallback nodes (use --json for all)"
+    return t
+
+
+def summary_line(stats: Stats) -> Text:
+    s = stats
+    text = Text()
+    text.append(f"{s.clusters} cluster{'s' if s.clusters != 1 else ''}", style="bold")
+    text.append(f" · coverage {s.clustered_nodes}/{s.nodes} ops ({fmt_pct(s.coverage)})")
+    if s.coverage_flops is not None:
+        text.append(f", {fmt_pct(s.coverage_flops)} of FLOPs")
+    text.append(" · ")
+    text.append(fmt_bytes(s.boundary_bytes), style=BOUNDARY)
+    text.append(" cross boundaries · est. speedup ")
+    text.append(fmt_speedup(s.speedup_estimate), style="bold")
+    text.append(f" ({s.hardware})")
+    return text
+
+
+def cluster_view(graph: Graph, clustering: Clustering, stats: Stats, limit: int | None = None) -> Group:
+    parts = []
+    if clustering.clusters:
+        parts.append(clusters_table(graph, clustering, stats, limit))
+    else:
+        parts.append(Text(f"No cluster kept ({title(graph, clustering)})", style="bold"))
+    if stats.fallback_nodes:
+        parts += [Text(""), fallback_table(graph, clustering, limit)]
+    refused = [a for a in clustering.attempts if not a.merged]
+    if refused:
+        names = [n.name for n in graph.nodes]
+        t = Table(title=Text("Merges refused"), title_justify="left", header_style="bold")
+        for col in ("phase", "edge", "reason"):
+            t.add_column(col, overflow="fold")
+        shown = refused if limit is None else refused[:limit]
+        for a in shown:
+            t.add_row(Text(str(a.phase)), Text(f"{names[a.src]} → {names[a.dst]}"), Text(a.reason or ""))
+        if len(shown) < len(refused):
+            t.caption = f"{len(refused) - len(shown)} more (use --json for all)"
+        parts += [Text(""), t]
+    parts += [Text(""), summary_line(stats)]
+    return Group(*parts)
+
+
+def stats_table(graph: Graph, clustering: Clustering, stats: Stats) -> Group:
+    s = stats
+    t = Table(title=Text(f"Stats ({title(graph, clustering)}, {s.hardware})"), title_justify="left",
+              show_header=False)
+    t.add_column("metric", style="bold")
+    t.add_column("value", justify="right")
+    rows = [
+        ("ops", str(s.nodes)),
+        ("clusters", str(s.clusters)),
+        ("clustered ops", f"{s.clustered_nodes}"),
+        ("fallback ops", f"{s.fallback_nodes}"),
+        ("coverage η (ops)", fmt_pct(s.coverage)),
+        ("coverage (FLOPs)", fmt_pct(s.coverage_flops)),
+        ("boundary edges |∂C|", str(s.boundary_edges)),
+        ("boundary bytes D", fmt_bytes(s.boundary_bytes)),
+        ("kernel launches", f"{s.kernel_launches_before} → {s.kernel_launches_after}"),
+        ("est. speedup S", fmt_speedup(s.speedup_estimate)),
+    ]
+    for k, v in rows:
+        t.add_row(k, Text(v))
+    return Group(t, Text(""), summary_line(s))
+
+
+def ops_table(registry, device: str | None = None) -> Table:
+    from ..ops import DEVICES
+
+    t = Table(title=Text(f"Op registry ({len(registry)} ops)"), title_justify="left", header_style="bold")
+    t.add_column("op")
+    t.add_column("aliases", overflow="fold")
+    for d in DEVICES:
+        t.add_column(d, justify="center")
+    t.add_column("note", overflow="fold")
+    for op in registry:
+        marks = [Text("✓", style="green") if op.compilable_on(d) else Text("✗", style=FALLBACK) for d in DEVICES]
+        t.add_row(Text(op.name, style="bold"), Text(", ".join(op.aliases)), *marks, Text(op.reason or op.doc))
+    return t
+
+
+def explain_view(s: dict) -> Group:
+    head = Text()
+    head.append(s["node"], style="bold")
+    head.append(f"  ({s['op_type']} → {s['op']}, {s['device']})")
+    lines = [head]
+    if s["candidate"]:
+        lines.append(Text("  candidate: yes"))
+    else:
+        lines.append(Text(f"  candidate: no, {s['not_candidate_reason']}", style=FALLBACK))
+    if s["steps"]:
+        lines.append(Text(f"  merges tried ({len(s['steps'])}):"))
+        for st in s["steps"]:
+            line = Text("    ")
+            line.append("✓ " if st.merged else "✗ ", style="green" if st.merged else FALLBACK)
+            line.append(st.text())
+            lines.append(line)
+    elif s["candidate"]:
+        lines.append(Text("  merges tried: none (no neighbouring candidate)"))
+    if s["cluster"]:
+        lines.append(Text(f"  result: in {s['cluster']} with {len(s['cluster_nodes'])} nodes: {_names(s['cluster_nodes'])}", style="bold green"))
+    else:
+        lines.append(Text(f"  result: falls back, {s['reason']}", style=f"bold {FALLBACK}"))
+    return Group(*lines)

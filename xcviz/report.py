@@ -1,0 +1,97 @@
+"""The machine-readable report (JSON schema version 1): plain data built from a clustering and its stats."""
+from __future__ import annotations
+
+from .clustering import Clustering
+from .cost import Stats
+from .ir import Graph
+from .clustering.result import PHASE_NAMES
+
+SCHEMA_VERSION = 1
+
+
+def _num(x: float | None, digits: int = 6) -> float | None:
+    return None if x is None else round(float(x), digits)
+
+
+def graph_info(graph: Graph) -> dict:
+    return {
+        "name": graph.name,
+        "source": graph.source,
+        "nodes": len(graph.nodes),
+        "inputs": [{"name": v.name, "shape": _shape(v.type.shape), "dtype": v.type.dtype} for v in graph.inputs],
+        "outputs": list(graph.outputs),
+        "dims": dict(sorted(graph.dims.items())),
+    }
+
+
+def _shape(shape):
+    return None if shape is None else list(shape)
+
+
+def options_info(clustering: Clustering, hardware: str | None) -> dict:
+    o = clustering.options
+    return {
+        "strategy": o.strategy, "device": o.device, "min_cluster_size": o.min_size,
+        "max_cluster_size": o.max_cluster_size, "allow": sorted(o.allow), "deny": sorted(o.deny),
+        "supported_ops": None if o.supported_ops is None else sorted(o.supported_ops), "hardware": hardware,
+    }
+
+
+def cluster_report(graph: Graph, clustering: Clustering, stats: Stats) -> dict:
+    names = [n.name for n in graph.nodes]
+    nodes = {}
+    for i, node in enumerate(graph.nodes):
+        k = clustering.cluster_of[i]
+        nodes[node.name] = {
+            "op": node.op, "op_type": node.op_type,
+            "cluster": clustering.cluster_id(k) if k >= 0 else None,
+            "reason": clustering.reason[i] if k < 0 else None,
+            "reason_code": clustering.code[i] if k < 0 else None,
+            "candidate": clustering.candidate[i],
+            "device": clustering.device[i],
+            "outputs": [{"shape": _shape(t.shape), "dtype": t.dtype} for t in node.outputs],
+        }
+    clusters = [{
+        "id": c.id, "nodes": c.nodes, "ops": c.ops,
+        "entry_points": c.entry_points, "exit_points": c.exit_points,
+        "inputs": c.inputs, "outputs": c.outputs,
+        "boundary_bytes_in": c.boundary_bytes_in, "boundary_bytes_out": c.boundary_bytes_out,
+        "flops": c.flops, "effective_size": c.effective_size,
+        "speedup_estimate": _num(c.speedup_estimate, 4),
+    } for c in stats.clusters_detail]
+    refused = [{
+        "from": names[a.src], "to": names[a.dst], "phase": a.phase, "phase_name": PHASE_NAMES.get(a.phase),
+        "reason": a.reason, "reason_code": a.code, "path": [names[p] for p in a.path],
+    } for a in clustering.attempts if not a.merged]
+    return {
+        "schema_version": SCHEMA_VERSION,
+        "graph": graph_info(graph),
+        "options": options_info(clustering, stats.hardware),
+        "clusters": clusters,
+        "nodes": nodes,
+        "stats": stats_dict(stats),
+        "boundary_edges": [{
+            "from": e.src, "to": e.dst, "tensor": e.tensor, "shape": _shape(e.type.shape), "dtype": e.type.dtype,
+            "bytes": e.bytes,
+            "from_cluster": clustering.cluster_id(e.src_cluster) if e.src_cluster >= 0 else None,
+            "to_cluster": clustering.cluster_id(e.dst_cluster) if e.dst_cluster >= 0 else None,
+        } for e in stats.edges],
+        "merges_refused": refused,
+    }
+
+
+def stats_dict(s: Stats) -> dict:
+    return {
+        "nodes": s.nodes, "clustered_nodes": s.clustered_nodes,
+        "coverage": _num(s.coverage), "coverage_flops": _num(s.coverage_flops),
+        "boundary_bytes": s.boundary_bytes, "boundary_edges": s.boundary_edges,
+        "kernel_launches_before": s.kernel_launches_before, "kernel_launches_after": s.kernel_launches_after,
+        "time_before_s": _num(s.time_before, 9), "time_after_s": _num(s.time_after, 9),
+        "speedup_estimate": _num(s.speedup_estimate, 4),
+        "clusters": s.clusters, "fallback_nodes": s.fallback_nodes, "hardware": s.hardware,
+    }
+
+
+def stats_report(graph: Graph, clustering: Clustering, stats: Stats) -> dict:
+    return {"schema_version": SCHEMA_VERSION, "graph": graph_info(graph),
+            "options": options_info(clustering, stats.hardware), "stats": stats_dict(stats)}
