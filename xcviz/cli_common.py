@@ -19,7 +19,7 @@ app = typer.Typer(
 GraphArg = Annotated[str, typer.Argument(help="graph file: .yaml/.json (xcviz schema), ONNX JSON, or .onnx", show_default=False)]
 Strategy = Annotated[str, typer.Option("--strategy", "-s", help="mark (TensorFlow's MarkForCompilationPass) or greedy (the seed's list order)")]
 Device = Annotated[str, typer.Option("--device", "-d", help="target device for the support set: cpu, gpu, tpu")]
-MinSize = Annotated[Optional[int], typer.Option("--min-cluster-size", help="keep clusters whose effective size reaches this [mark: 4, greedy: 1]", show_default=False)]
+MinSize = Annotated[Optional[int], typer.Option("--min-cluster-size", help="keep clusters whose effective size reaches this [mark: 4, greedy: 0 = keep every run]", show_default=False)]
 MaxSize = Annotated[Optional[int], typer.Option("--max-cluster-size", help="largest cluster, in nodes [unlimited]", show_default=False)]
 Allow = Annotated[Optional[list[str]], typer.Option("--allow", help="ops to add to the support set (comma-separated, repeatable)", show_default=False)]
 Deny = Annotated[Optional[list[str]], typer.Option("--deny", help="ops to remove from the support set (comma-separated, repeatable)", show_default=False)]
@@ -105,7 +105,10 @@ def analyse(graph_path: str, *, strategy: str = "mark", device: str = "cpu", min
 def console(file=None):
     from rich.console import Console
 
-    return Console(file=file or sys.stdout, highlight=False, soft_wrap=False)
+    file = file or sys.stdout
+    # Pipes and files get a fixed, generous width so tables stay readable and output is reproducible.
+    width = None if file.isatty() else 120
+    return Console(file=file, highlight=False, soft_wrap=False, width=width)
 
 
 def emit_json(data, output: str | None) -> None:

@@ -235,8 +235,11 @@ def compute_stats(graph: Graph, clustering, hw: Hardware) -> Stats:
     fallback = n - clustered
     total_flops = sum(c.flops or 0 for c in costs)
     cl_flops = sum(costs[v].flops or 0 for v in range(n) if cluster_of[v] >= 0)
-    before = _sum(op_times)
-    fallback_time = _sum(op_times[v] for v in range(n) if cluster_of[v] < 0)
+    # A fallback op whose bytes are unknown costs the same before and after: leave it out of both.
+    same = [v for v in range(n) if cluster_of[v] < 0 and op_times[v] is None]
+    skip = set(same)
+    before = _sum(op_times[v] for v in range(n) if v not in skip)
+    fallback_time = _sum(op_times[v] for v in range(n) if cluster_of[v] < 0 and v not in skip)
     after = None
     if fused_total is not None and fallback_time is not None:
         after = fused_total + fallback_time + hw.sync_overhead * len(edges)

@@ -15,7 +15,7 @@ DEFAULT_MIN_CLUSTER_SIZE = 4
 class ClusterOptions:
     strategy: str = "mark"
     device: str = "cpu"
-    min_cluster_size: int | None = None   # None: 4 for mark (TF's default), 1 for the seed's greedy
+    min_cluster_size: int | None = None   # None: 4 for mark (TF default), 0 for the seed greedy (keeps every run)
     max_cluster_size: int | None = None   # None: unlimited
     allow: frozenset[str] = frozenset()
     deny: frozenset[str] = frozenset()
@@ -40,7 +40,7 @@ class ClusterOptions:
     def min_size(self) -> int:
         if self.min_cluster_size is not None:
             return self.min_cluster_size
-        return DEFAULT_MIN_CLUSTER_SIZE if self.strategy == "mark" else 1
+        return DEFAULT_MIN_CLUSTER_SIZE if self.strategy == "mark" else 0
 
     @property
     def max_size(self) -> float:

@@ -140,8 +140,9 @@ def _find_cycle(preds: list[list[int]], order_len: int, graph: Graph) -> list[st
                 stack.pop()
                 path.pop()
             elif color[nxt] == 1:
-                cyc = path[path.index(nxt):]
-                return [graph.nodes[i].name for i in reversed(cyc)]
+                cyc = list(reversed(path[path.index(nxt):]))  # producer -> consumer order
+                k = cyc.index(min(cyc))                         # start at the first node in the file
+                return [graph.nodes[i].name for i in cyc[k:] + cyc[:k]]
             elif color[nxt] == 0:
                 color[nxt] = 1
                 stack.append((nxt, iter(preds[nxt])))
@@ -220,7 +221,10 @@ def infer_shapes(graph: Graph) -> None:
                              where=node.where, hint="check the node's attributes and input shapes") from None
         inferred = list(inferred) + [TensorType()] * (n_out - len(inferred))
         node.outputs = [_merge(inferred[k], given[k], node, k) for k in range(n_out)]
-        if opdef.name == "const" and node.attrs.get("value") is not None:
+        if opdef.name == "shape" and types and types[0].shape is not None:
+            dims = types[0].shape  # a shape is a constant even when symbolic dims stay names
+            consts[node.name] = np.array(list(dims), dtype=object if any(isinstance(d, str) for d in dims) else np.int64)
+        elif opdef.name == "const" and node.attrs.get("value") is not None:
             try:
                 consts[node.name] = np.asarray(node.attrs["value"])
             except (TypeError, ValueError):

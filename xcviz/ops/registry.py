@@ -72,7 +72,7 @@ class Registry:
         if op is None:
             raise XcvizError(
                 f"unknown op {name!r}",
-                hint=did_you_mean(name, self._by_name) or "see `xcviz ops`; use --allow-unknown or --supported-ops FILE for ops of other frameworks",
+                hint=did_you_mean(name, [*self._by_name, *self.ops]) or "see `xcviz ops`; use --allow-unknown or --supported-ops FILE for ops of other frameworks",
                 where=where,
             )
         return op

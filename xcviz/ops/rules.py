@@ -295,7 +295,7 @@ def reshape(ctx: Ctx) -> list[TensorType]:
     x = ctx.shape(0)
     target = ctx.attrs.get("shape")
     if target is None and ctx.const(1) is not None:
-        target = [int(v) for v in ctx.const(1).reshape(-1)]
+        target = [v if isinstance(v, str) else int(v) for v in ctx.const(1).reshape(-1)]
     if target is None:
         return [TensorType(None, ctx.dtype(0))]
     target = list(target)
@@ -304,7 +304,7 @@ def reshape(ctx: Ctx) -> list[TensorType]:
         target = [x[i] if (t == 0 and i < len(x)) else t for i, t in enumerate(target)]
     if target.count(-1) > 1:
         raise ShapeError(f"reshape target {target} has more than one -1")
-    if -1 in target:
+    if -1 in target and all(isinstance(t, int) for t in target):
         total = numel(x)
         rest = numel(tuple(t for t in target if t != -1))
         if total is None or rest is None:
