@@ -3,8 +3,9 @@
 Frames: one per successful merge, in the order the pass made them, then one final frame after the minimum-size
 filter, so a run with M merges has exactly M + 1 frames. A phase boundary is not a picture of its own (the
 clusters do not change between phases): the first merge frame of each phase is flagged `phase_start` and its
-caption opens with "phase N begins", and a phase that merges nothing leaves no frame. Refused merges change
-nothing either: they are listed in the caption of the next frame ("refused: would create a cycle via p1")."""
+caption opens with "phase N begins"; a phase that merges nothing leaves no frame. Refused merges change nothing
+either: they are listed, in order, in the caption of the next frame before its merge ("refused ...: would
+create a cycle via p1"); refusals after the last merge go to the final frame."""
 from __future__ import annotations
 
 from dataclasses import dataclass, field
@@ -30,8 +31,9 @@ class Frame:
 
     @property
     def caption(self) -> str:
-        return "\n".join([self.decision, *self.refused[:6]] + ([f"… {len(self.refused) - 6} more refused"]
-                                                               if len(self.refused) > 6 else []))
+        lines = [f"{self.phase} begins"] if self.phase_start else []
+        lines += self.refused[:6] + ([f"… {len(self.refused) - 6} more refused"] if len(self.refused) > 6 else [])
+        return "\n".join(lines + [self.decision])
 
 
 def count_merges(clustering: Clustering) -> int:
@@ -74,8 +76,6 @@ def build_frames(graph: Graph, clustering: Clustering, stats: Stats, title: str 
             decision = f"{phase}: merged {names[a.dst]} into cluster of {names[a.src]}"
         else:
             decision = f"{phase}: merged {_name_set(names, prod)} into cluster of {names[a.dst]}"
-        if starts:
-            decision = f"{phase} begins · " + decision
         view = _frame_view(graph, clustering, groups, code, head, merged[0])
         frames.append(Frame(len(frames), "merge", phase, starts, decision, refused, view))
         refused = []

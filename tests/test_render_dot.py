@@ -1,0 +1,181 @@
+"""Golden DOT files, SVG structure and classes, escaping of hostile names, and the render command.
+
+Rewrite the goldens with XCVIZ_UPDATE_GOLDEN=1 pytest tests/test_render_dot.py, then review the diff."""
+import os
+import xml.etree.ElementTree as ET
+
+import pytest
+
+from conftest import GRAPHS, ROOT
+
+GOLDEN = os.path.join(ROOT, "tests", "golden")
+UPDATE = os.environ.get("XCVIZ_UPDATE_GOLDEN") == "1"
+SVG_NS = "{http://www.w3.org/2000/svg}"
+EXAMPLES = sorted(f for f in os.listdir(GRAPHS) if f.endswith((".yaml", ".yml", ".json")))
+VARIANTS = {"mark": dict(strategy="mark"), "greedy": dict(strategy="greedy"),
+            "mark1.collapsed": dict(strategy="mark", min_cluster_size=1)}
+
+
+def _analyse(path, **kw):
+    from xcviz.cli_common import analyse
+
+    cwd = os.getcwd()
+    os.chdir(ROOT)   # relative source paths, as in samples/
+    try:
+        return analyse(os.path.relpath(path, ROOT), **kw)
+    finally:
+        os.chdir(cwd)
+
+
+def _dot(path, collapse=False, **kw):
+    from xcviz.render.dot import build_dot
+    from xcviz.render.view import final_view
+
+    g, c, s = _analyse(path, **kw)
+    return build_dot(g, final_view(g, c, s), collapse=collapse)
+
+
+@pytest.mark.parametrize("variant", sorted(VARIANTS))
+@pytest.mark.parametrize("name", EXAMPLES)
+def test_golden_dot(name, variant):
+    dot = _dot(os.path.join(GRAPHS, name), collapse=variant.endswith("collapsed"), **VARIANTS[variant])
+    assert dot == _dot(os.path.join(GRAPHS, name), collapse=variant.endswith("collapsed"), **VARIANTS[variant])
+    golden = os.path.join(GOLDEN, f"{os.path.splitext(name)[0]}.{variant}.dot")
+    if UPDATE:
+        os.makedirs(GOLDEN, exist_ok=True)
+        with open(golden, "w", encoding="utf-8", newline="\n") as f:
+            f.write(dot)
+    assert os.path.exists(golden), f"missing golden {golden}: run XCVIZ_UPDATE_GOLDEN=1 pytest {__file__}"
+    with open(golden, encoding="utf-8", newline="") as f:
+        assert dot == f.read(), f"{golden} differs: rerun with XCVIZ_UPDATE_GOLDEN=1 and review the diff"
+
+
+def _svg(path, collapse=False, **kw):
+    from xcviz.render.dot import build_dot
+    from xcviz.render.layout import layout
+    from xcviz.render.view import final_view
+
+    g, c, s = _analyse(path, **kw)
+    svg = layout(build_dot(g, final_view(g, c, s), collapse=collapse), "svg", engine="graphviz-pure")
+    return g, c, s, ET.fromstring(svg)
+
+
+def _groups(root, cls):
+    return [g for g in root.iter(f"{SVG_NS}g") if cls in (g.get("class") or "").split()]
+
+
+@pytest.mark.parametrize("name", EXAMPLES)
+def test_svg_structure(name):
+    g, c, s, root = _svg(os.path.join(GRAPHS, name), min_cluster_size=1)
+    assert len(_groups(root, "xc_cluster")) == len(c.clusters)
+    fallback = _groups(root, "xc_fallback")
+    assert len(fallback) == sum(1 for k in c.cluster_of if k < 0)
+    for grp in fallback:
+        polys = [e for e in grp.iter() if e.tag in (f"{SVG_NS}polygon", f"{SVG_NS}path")]
+        assert any(p.get("stroke") == "#d62728" for p in polys)   # the FALLBACK red
+    boundary = _groups(root, "xc_boundary")
+    assert len(boundary) == s.boundary_edges
+    for grp in boundary:
+        assert any(p.get("stroke") == "#ffb000" for p in grp.iter(f"{SVG_NS}path"))
+    assert len(_groups(root, "xc_input")) == len(g.inputs)
+    assert len(_groups(root, "xc_output")) == len(g.outputs)
+    assert len(_groups(root, "xc_legend")) == 1
+    # every node and edge carries a tooltip as its <title>, naming the node or tensor
+    for grp in _groups(root, "node") + _groups(root, "edge"):
+        title = grp.find(f"{SVG_NS}title")
+        assert title is not None and title.text
+    titles = {grp.find(f"{SVG_NS}title").text for grp in _groups(root, "xc_node")}
+    for node in g.nodes:
+        assert any(t.startswith(f"{node.name}: ") for t in titles), node.name
+
+
+def test_seed_fallback_codes_and_collapse():
+    g, c, s, root = _svg(os.path.join(GRAPHS, "seed_demo.yaml"), min_cluster_size=1)
+    assert len(_groups(root, "xc_code_forced")) == 1        # p1, compile: false
+    assert len(_groups(root, "xc_code_unsupported")) == 1   # l1, custom op
+    g, c, s, root = _svg(os.path.join(GRAPHS, "seed_demo.yaml"), collapse=True, min_cluster_size=1)
+    assert len(_groups(root, "xc_group")) == len(c.clusters)
+    assert not _groups(root, "xc_cluster")
+    labels = " ".join(t.text or "" for t in root.iter(f"{SVG_NS}text"))
+    assert "cluster_0 · 3 ops" in labels
+
+
+HOSTILE = ['q"uote', "br{ace}", "<script>alert(1)</script>", "amp&lt;ersand & co", "ünï·códe→", "new\nline",
+           "back\\slash\\", "semi;colon -> x", "<b>html</b>", "]]>"]
+
+
+def _hostile_yaml():
+    import json
+
+    nodes, prev = [], "x"
+    for k, name in enumerate(HOSTILE):
+        nodes.append({"name": name, "op": "relu" if k % 3 else "custom_nms", "inputs": [prev]})
+        prev = name
+    doc = {"name": 'hostile "graph" <svg>', "inputs": [{"name": "x", "shape": [4], "dtype": "float32"}],
+           "nodes": nodes, "outputs": [prev]}
+    return json.dumps(doc)   # JSON is YAML
+
+
+def test_hostile_names_escaped(write_graph):
+    from xcviz.render.dot import build_dot
+    from xcviz.render.layout import layout
+    from xcviz.render.view import final_view
+
+    path = write_graph(_hostile_yaml(), "hostile.json")
+    g, c, s = _analyse(path, min_cluster_size=1, allow_unknown=True)
+    assert [n.name for n in g.nodes] == HOSTILE
+    for collapse in (False, True):
+        dot = build_dot(g, final_view(g, c, s), collapse=collapse)
+        svg = layout(dot, "svg", engine="graphviz-pure").decode()
+        root = ET.fromstring(svg)   # well-formed: nothing injected
+        assert not list(root.iter(f"{SVG_NS}script")) and not list(root.iter("script"))
+        assert not [e for e in root.iter() if e.tag.endswith("}b")]
+        texts = [t.text or "" for t in root.iter(f"{SVG_NS}text")]
+        titles = [t.text or "" for t in root.iter(f"{SVG_NS}title")]
+        for name in HOSTILE:
+            first = name.split("\n")[0]
+            if not collapse or c.cluster_of[g.index[name]] < 0:
+                assert first in texts, (name, collapse)   # drawn intact (a newline becomes a line break)
+            assert any(name in t for t in titles) or collapse, name   # tooltip keeps the exact name
+        assert any('hostile "graph" <svg>' in t for t in texts)
+
+
+def test_render_cli_formats(tmp_path, run_cli, monkeypatch):
+    seed = os.path.join(GRAPHS, "seed_demo.yaml")
+    monkeypatch.chdir(tmp_path)
+    code, out, err = run_cli("render", seed, "--min-cluster-size", "1")
+    assert code == 0, err
+    assert (tmp_path / "seed_demo.svg").read_bytes().startswith(b"<?xml")
+    assert "wrote seed_demo.svg" in err and "2 clusters" in err
+    code, _, err = run_cli("render", seed, "--png", "-o", "s.png")
+    assert code == 0, err
+    assert (tmp_path / "s.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+    code, _, err = run_cli("render", seed, "-o", "s.dot")   # format from the suffix
+    assert code == 0 and (tmp_path / "s.dot").read_text().startswith("digraph")
+    code, _, err = run_cli("render", seed, "--compare", "greedy,mark", "--svg", "-o", "cmp.svg")
+    assert code == 0, err
+    root = ET.parse(tmp_path / "cmp.svg").getroot()
+    assert len(_groups(root, "xc_compare")) == 2 and len(_groups(root, "xc_cluster")) == 3  # greedy 3 + mark (min 4) 0
+    code, _, err = run_cli("render", seed, "--svg", "--png")
+    assert code == 2 and "choose one of" in err
+    code, _, err = run_cli("render", seed, "-o", seed)
+    assert code == 2 and "input file" in err
+    assert not [p for p in os.listdir(tmp_path) if p.startswith(".xcviz-")]
+
+
+def test_auto_collapse_notice(write_graph, run_cli, tmp_path, monkeypatch):
+    import json
+
+    from xcviz.render import collapse
+
+    monkeypatch.setattr(collapse, "AUTO_COLLAPSE", 3)
+    path = write_graph(json.dumps({"name": "chain", "inputs": [{"name": "x", "shape": [4], "dtype": "float32"}],
+                                   "nodes": [{"name": f"r{k}", "op": "relu", "inputs": [f"r{k - 1}" if k else "x"]}
+                                             for k in range(5)], "outputs": ["r4"]}), "chain.json")
+    monkeypatch.chdir(tmp_path)
+    code, _, err = run_cli("render", path, "--dot", "-o", "c.dot")
+    assert code == 0 and "drawing each cluster as one node" in err
+    assert "xc_group" in (tmp_path / "c.dot").read_text()
+    code, _, err = run_cli("render", path, "--dot", "-o", "e.dot", "--expand")
+    assert code == 0 and "drawing each cluster" not in err
+    assert "xc_group" not in (tmp_path / "e.dot").read_text()

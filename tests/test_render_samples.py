@@ -1,0 +1,25 @@
+"""samples/ must be exactly what `python -m xcviz.samples` writes today (byte-identical, deterministic)."""
+import os
+
+from conftest import ROOT
+
+
+def test_samples_are_current():
+    from xcviz.samples import generate, stale
+
+    wanted = generate(ROOT)
+    assert generate(ROOT) == wanted   # deterministic within a run
+    bad = stale(ROOT, wanted)
+    assert not bad, f"stale samples: {bad}; run `python -m xcviz.samples` and commit samples/"
+
+
+def test_samples_cover_every_graph_without_absolute_paths():
+    from xcviz.samples import generate, graph_files
+
+    wanted = generate(ROOT)
+    for name in graph_files(ROOT):
+        stem = os.path.splitext(name)[0]
+        assert f"{stem}.txt" in wanted
+    for name, data in wanted.items():
+        assert ROOT.encode() not in data, name
+        assert os.path.expanduser("~").encode() + b"/" not in data or os.path.expanduser("~") == "/", name
