@@ -140,3 +140,4 @@ def _fail(message: str, code: int) -> None:
     Console(file=sys.stderr, highlight=False, soft_wrap=True).print(Text("error: ", style="bold red") + Text(message))
     sys.exit(code)
 from . import cli_render  # noqa: E402,F401
+from . import cli_exec  # noqa: E402,F401

@@ -43,3 +43,14 @@ def write_atomic(path: str, data: bytes | str) -> None:
         except OSError:
             pass
         raise
+
+
+def write_npz(path: str, arrays: dict) -> None:
+    """Arrays keyed by name into an .npz file, atomically (names with ':' are kept as given)."""
+    import io
+
+    import numpy as np
+
+    buf = io.BytesIO()
+    np.savez(buf, **{str(k): np.asarray(v) for k, v in arrays.items()})
+    write_atomic(path, buf.getvalue())

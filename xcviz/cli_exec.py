@@ -1,0 +1,239 @@
+"""The execution commands: `validate` (JAX vs native per cluster), `hlo` (a cluster's IR), `run` (whole graph)."""
+from __future__ import annotations
+
+import os
+import sys
+import time
+from typing import Annotated, Optional
+
+import typer
+
+from .cli_common import (
+    Allow, AllowUnknown, Debug, Deny, Device, Dims, GraphArg, Hardware, Json, MinSize, MaxSize, Output, Strategy,
+    SupportedOps, analyse, app, emit_json, emit_renderable,
+)
+from .errors import XcvizError
+
+Inputs = Annotated[Optional[str], typer.Option("--inputs", help="an .npz file with one array per graph input (by name)", show_default=False)]
+Seed = Annotated[int, typer.Option("--seed", help="seed for random inputs not given in --inputs")]
+Repeats = Annotated[Optional[int], typer.Option("--repeats", help="timed repeats after warm-up [adaptive, ~0.2 s per measurement]", show_default=False)]
+
+
+def read_npz(path: str | None) -> dict | None:
+    if path is None:
+        return None
+    import numpy as np
+
+    from .fileio import protect
+
+    if not os.path.isfile(path):
+        raise XcvizError("inputs file not found", where=path, hint="write one with numpy.savez(path, x=...)")
+    protect(path)
+    try:
+        with np.load(path, allow_pickle=False) as data:
+            return {k: data[k] for k in data.files}
+    except (ValueError, OSError, EOFError) as e:
+        raise XcvizError(f"not a readable .npz file ({e.__class__.__name__}: {e})"[:300], where=path,
+                         hint="write it with numpy.savez; object arrays are refused") from None
+
+
+class LazyProgress:
+    """A rich progress bar on stderr that appears only once work has taken more than `delay` seconds."""
+
+    def __init__(self, label: str, delay: float = 0.5):
+        self.label, self.delay, self.start, self.bar, self.task = label, delay, time.perf_counter(), None, None
+
+    def __call__(self, done: int, total: int, what: str) -> None:
+        if self.bar is None and time.perf_counter() - self.start > self.delay and done < total:
+            from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+
+            from .cli_common import console
+
+            self.bar = Progress(TextColumn(self.label), BarColumn(), MofNCompleteColumn(), TextColumn("{task.description}"),
+                                TimeElapsedColumn(), console=console(sys.stderr), transient=True)
+            self.bar.start()
+            self.task = self.bar.add_task(what, total=total)
+        if self.bar is not None:
+            self.bar.update(self.task, completed=done, description=what)
+            if done >= total:
+                self.close()
+
+    def close(self) -> None:
+        if self.bar is not None:
+            self.bar.stop()
+            self.bar = None
+
+
+def _fmt(v, spec: str = ".2f", none: str = "-") -> str:
+    return none if v is None else format(v, spec)
+
+
+def validate_table(report):
+    from rich.table import Table
+
+    from .render.units import fmt_bytes as human_bytes
+
+    t = Table(title=f"validate {report.graph}: {sum(c.status == 'ok' for c in report.clusters)}/{len(report.clusters)} clusters ok"
+              f" · {report.cache['compiles']} compiles, {report.cache['hits']} cache hits", title_justify="left")
+    for col, just in (("cluster", "left"), ("ops", "left"), ("kernels", "right"), ("temp", "right"),
+                      ("compile ms", "right"), ("native ms", "right"), ("XLA ms", "right"), ("speedup", "right"),
+                      ("est.", "right"), ("max err (abs / rel)", "right"), ("status", "left")):
+        t.add_column(col, justify=just)
+    for c in report.clusters:
+        ops = ", ".join(f"{k}×{v}" if v > 1 else k for k, v in c.ops.items())
+        compile_ms = "cached" if c.cache_hit else _fmt(c.compile_ms, ".0f")
+        err = "-" if c.max_abs_error is None else f"{c.max_abs_error:.1e} / {c.max_rel_error:.1e}"
+        status = c.status if c.status == "ok" else f"{c.status}: {c.message}"
+        temp = c.memory.get("temp_bytes") if c.memory else None
+        t.add_row(c.id, ops[:60], f"{c.kernels_before} → {_fmt(c.kernels_after, 'd')}",
+                  "-" if temp is None else human_bytes(temp), compile_ms, _fmt(c.native_ms, ".3f"), _fmt(c.xla_ms, ".3f"),
+                  _fmt(c.speedup_measured, ".2f") + ("×" if c.speedup_measured else ""),
+                  _fmt(c.speedup_estimate, ".2f") + ("×" if c.speedup_estimate else ""), err,
+                  status if c.status == "ok" else f"[red]{status}[/red]")
+    if report.denied:
+        t.caption = f"--auto-fallback denied: {', '.join(report.denied)} ({report.rounds} rounds)"
+    return t
+
+
+@app.command()
+def validate(graph: GraphArg, inputs: Inputs = None, seed: Seed = 0, auto_fallback: bool = typer.Option(
+                 False, "--auto-fallback", help="deny the ops of failing clusters and cluster again until all pass"),
+             repeats: Repeats = None, strategy: Strategy = "mark", device: Device = "cpu", min_cluster_size: MinSize = None,
+             max_cluster_size: MaxSize = None, allow: Allow = None, deny: Deny = None, supported_ops: SupportedOps = None,
+             allow_unknown: AllowUnknown = False, hardware: Hardware = None, dim: Dims = None, json: Json = False,
+             output: Output = None, debug: Debug = False) -> None:
+    """JIT-compile each kept cluster with JAX: kernels, memory, compile time, numerics and speed vs native."""
+    from .validate import validate_graph
+
+    g, c, _ = analyse(graph, strategy=strategy, device=device, min_cluster_size=min_cluster_size,
+                      max_cluster_size=max_cluster_size, allow=allow, deny=deny, supported_ops=supported_ops,
+                      allow_unknown=allow_unknown, hardware=hardware, dims=dim)
+    progress = LazyProgress("compiling")
+    try:
+        report = validate_graph(g, clustering=c, inputs=read_npz(inputs), seed=seed, hardware=hardware,
+                                repeats=repeats, progress=progress, auto_fallback=auto_fallback)
+    finally:
+        progress.close()
+    if json:
+        emit_json(report.to_json(), output)
+    else:
+        emit_renderable(validate_table(report), output)
+    if not report.ok:
+        bad = next(x for x in report.clusters if x.status != "ok")
+        raise XcvizError(f"{sum(x.status != 'ok' for x in report.clusters)} cluster(s) failed validation; first: "
+                         f"{bad.id} {bad.status}", hint="rerun with --auto-fallback to deny their ops", code=1)
+
+
+@app.command()
+def hlo(graph: GraphArg, cluster: str = typer.Option(..., "--cluster", help="cluster id (cluster_0 or 0)", show_default=False),
+        stage: str = typer.Option("optimized", "--stage", help="stablehlo (as lowered) or optimized (XLA's HLO after passes)"),
+        inputs: Inputs = None, seed: Seed = 0, strategy: Strategy = "mark", device: Device = "cpu",
+        min_cluster_size: MinSize = None, max_cluster_size: MaxSize = None, allow: Allow = None, deny: Deny = None,
+        supported_ops: SupportedOps = None, allow_unknown: AllowUnknown = False, dim: Dims = None, output: Output = None,
+        debug: Debug = False) -> None:
+    """Print one cluster's StableHLO (as lowered) or optimized HLO (after XLA's fusion passes)."""
+    from .execute import bind_inputs, execute
+    from .jit import CompileCache, cluster_spec
+
+    if stage not in ("stablehlo", "optimized"):
+        raise XcvizError(f"unknown stage {stage!r}", hint="use --stage stablehlo or --stage optimized")
+    g, c, _ = analyse(graph, strategy=strategy, device=device, min_cluster_size=min_cluster_size,
+                      max_cluster_size=max_cluster_size, allow=allow, deny=deny, supported_ops=supported_ops,
+                      allow_unknown=allow_unknown, dims=dim)
+    ids = [c.cluster_id(k) for k in range(len(c.clusters))]
+    key = cluster if cluster in ids else (f"cluster_{cluster}" if cluster.isdigit() else cluster)
+    if key not in ids:
+        from .errors import did_you_mean
+
+        raise XcvizError(f"no cluster {cluster!r}", where=graph,
+                         hint=did_you_mean(cluster, ids) or ("clusters: " + ", ".join(ids) if ids else "this clustering keeps no cluster"))
+    env = execute(g, bind_inputs(g, read_npz(inputs), seed), "native", keep_all=True).env
+    try:
+        comp, _ = CompileCache().get(g, cluster_spec(g, c.clusters[ids.index(key)]), env)
+    except XcvizError:
+        raise
+    except Exception as e:  # noqa: BLE001
+        raise XcvizError(f"{key} does not compile: {e.__class__.__name__}: {e}".splitlines()[0][:400], code=1) from None
+    text = comp.lowered_text if stage == "stablehlo" else comp.compiled_text
+    if output:
+        from .fileio import write_atomic
+
+        write_atomic(output, text)
+    else:
+        sys.stdout.write(text if text.endswith("\n") else text + "\n")
+
+
+@app.command()
+def run(graph: GraphArg, inputs: Inputs = None, output: Output = None,
+        mode: str = typer.Option("hybrid", "--mode", help="hybrid (clusters compiled, the rest native), native, or jit (everything JAX can compile)"),
+        check: bool = typer.Option(False, "--check", help="compare the outputs with native execution; fail on mismatch"),
+        seed: Seed = 0, repeats: Repeats = None, strategy: Strategy = "mark", device: Device = "cpu",
+        min_cluster_size: MinSize = None, max_cluster_size: MaxSize = None, allow: Allow = None, deny: Deny = None,
+        supported_ops: SupportedOps = None, allow_unknown: AllowUnknown = False, dim: Dims = None, json: Json = False,
+        debug: Debug = False) -> None:
+    """Execute the whole graph (outputs to -o FILE.npz), report end-to-end time; --check compares with native."""
+    from .execute import MODES, bind_inputs, compare, execute
+    from .jit import CompileCache
+    from .validate import _median_ms
+
+    if mode not in MODES:
+        raise XcvizError(f"unknown mode {mode!r}", hint="use --mode hybrid, native or jit")
+    if output is not None:
+        from .fileio import check_target
+
+        check_target(output)
+    g, c, _ = analyse(graph, strategy=strategy, device=device, min_cluster_size=min_cluster_size,
+                      max_cluster_size=max_cluster_size, allow=allow, deny=deny, supported_ops=supported_ops,
+                      allow_unknown=allow_unknown, dims=dim)
+    feeds = bind_inputs(g, read_npz(inputs), seed)
+    cache = CompileCache()
+    first = execute(g, feeds, mode, c, cache)
+    ms = _median_ms(lambda: execute(g, feeds, mode, c, cache), repeats)
+    result = {"mode": mode, "first_run_ms": first.seconds * 1e3, "median_ms": ms,
+              "compile_ms": first.compile_seconds * 1e3, "cache": cache.stats(), "outputs": {}}
+    failed = []
+    ref = execute(g, feeds, "native").outputs if check and mode != "native" else first.outputs
+    for name, arr in first.outputs.items():
+        info = {"shape": list(arr.shape), "dtype": str(arr.dtype)}
+        if arr.size and arr.dtype.kind in "fiub":
+            info.update(min=float(arr.min()), max=float(arr.max()), mean=float(arr.astype("float64").mean()))
+        if check:
+            cmp = compare(arr, ref[name])
+            info["check"] = cmp
+            if not cmp["ok"]:
+                failed.append(f"{name}: {cmp['why']}")
+        result["outputs"][name] = info
+    if output:
+        from .fileio import write_npz
+
+        write_npz(output, first.outputs)
+    if json:
+        emit_json({"schema_version": 1, "graph": g.name, **result}, None)
+    else:
+        emit_renderable(run_table(g.name, result, check), None)
+    if output and not json:
+        from .cli_common import console
+
+        console(sys.stderr).print(f"wrote {output}")
+    if failed:
+        raise XcvizError(f"{mode} outputs differ from native: {failed[0]}", code=1)
+
+
+def run_table(name: str, result: dict, check: bool):
+    from rich.table import Table
+
+    cache = result["cache"]
+    t = Table(title=f"run {name} · mode {result['mode']} · median {result['median_ms']:.3f} ms"
+              f" (first run {result['first_run_ms']:.1f} ms incl. {result['compile_ms']:.0f} ms compile;"
+              f" {cache['compiles']} compiles, {cache['hits']} cache hits)", title_justify="left")
+    for col in ("output", "shape", "dtype", "min", "max", "mean") + (("vs native (abs / rel)",) if check else ()):
+        t.add_column(col, justify="left" if col in ("output", "dtype") else "right")
+    for out, info in result["outputs"].items():
+        row = [out, "x".join(map(str, info["shape"])) or "scalar", info["dtype"], _fmt(info.get("min"), ".4g"),
+               _fmt(info.get("max"), ".4g"), _fmt(info.get("mean"), ".4g")]
+        if check:
+            c = info["check"]
+            row.append(("ok " if c["ok"] else "[red]MISMATCH[/red] ") + (f"{c['max_abs']:.1e} / {c['max_rel']:.1e}"
+                                                                       if c["max_abs"] is not None else c["why"]))
+        t.add_row(*row)
+    return t

@@ -1,0 +1,221 @@
+"""Execute a whole graph in topological order, like TF's executor: native, hybrid or jit.
+
+hybrid: every kept cluster runs as one compiled XLA executable, every other node natively (NumPy).
+native: every node natively. jit: every node with a JAX lowering joins a cluster (min size 1, `compile:
+false` ignored), so the graph runs under as few jax.jit executables as its fallback ops allow (one, when
+every op compiles). Symbolic dimensions are bound from the given inputs.
+"""
+from __future__ import annotations
+
+import dataclasses
+import time
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from .errors import XcvizError
+from .ir import Graph, TensorType, bind_dims, format_ref, parse_ref, topo_order
+
+MODES = ("hybrid", "native", "jit")
+
+
+@dataclass
+class RunResult:
+    outputs: dict[str, np.ndarray]
+    mode: str
+    seconds: float                       # wall time of this run (compiles included when they happened)
+    compile_seconds: float = 0.0
+    cache: dict = field(default_factory=dict)
+    env: dict | None = None              # every tensor (keep_all=True), for validation
+
+
+def random_array(t: TensorType, rng: np.random.Generator, dims: dict, name: str = "") -> np.ndarray:
+    if t.shape is None:
+        raise XcvizError(f"input {name!r} has unknown shape", hint="give --inputs FILE.npz")
+    shape = []
+    for d in t.shape:
+        if isinstance(d, str):
+            if d not in dims:
+                raise XcvizError(f"input {name!r} has symbolic dimension {d!r}", hint=f"bind it with --dim {d}=N or give --inputs")
+            d = dims[d]
+        shape.append(int(d))
+    dt = np.dtype(t.dtype or "float32") if t.dtype not in ("bfloat16", "string", None) else np.dtype("float32")
+    if dt.kind == "f":
+        return rng.standard_normal(shape).astype(dt)
+    if dt.kind == "b":
+        return rng.random(shape) < 0.5
+    return rng.integers(0, 4, size=shape).astype(dt)
+
+
+def _feed_points(graph: Graph) -> list[tuple[str, TensorType, object]]:
+    """(name, type, constant data or None) for graph inputs and placeholder nodes."""
+    pts = [(v.name, v.type, v.data) for v in graph.inputs]
+    pts += [(n.name, n.out(0), None) for n in graph.nodes if n.op == "placeholder"]
+    return pts
+
+
+def bind_inputs(graph: Graph, inputs: dict | None = None, seed: int | None = None) -> dict[str, np.ndarray]:
+    """Feeds for every input: given, else the constant, else seeded random (symbolic dims bound from given ones)."""
+    inputs = dict(inputs or {})
+    points = _feed_points(graph)
+    known = {p[0] for p in points}
+    extra = sorted(set(inputs) - known)
+    if extra:
+        from .errors import did_you_mean
+
+        raise XcvizError(f"unknown input {extra[0]!r}", hint=did_you_mean(extra[0], known) or "inputs: " + ", ".join(sorted(known)))
+    dims = dict(graph.dims)
+    feeds: dict[str, np.ndarray] = {}
+    for name, t, data in points:
+        if name not in inputs:
+            continue
+        arr = np.asarray(inputs[name])
+        if t.shape is not None:
+            if arr.ndim != len(t.shape):
+                raise XcvizError(f"input {name!r} has shape {arr.shape}, expected rank {len(t.shape)} ({t})")
+            for d, n in zip(t.shape, arr.shape):
+                if isinstance(d, str):
+                    if dims.setdefault(d, n) != n:
+                        raise XcvizError(f"input {name!r}: dimension {d!r} is {n} here but {dims[d]} elsewhere")
+                elif d != n:
+                    raise XcvizError(f"input {name!r} has shape {arr.shape}, expected {t}")
+        if t.dtype and t.dtype not in ("string", "bfloat16") and arr.dtype != np.dtype(t.dtype):
+            if arr.dtype.kind == np.dtype(t.dtype).kind or arr.dtype.kind in "iub":
+                arr = arr.astype(t.dtype)
+            else:
+                raise XcvizError(f"input {name!r} has dtype {arr.dtype}, expected {t.dtype}")
+        feeds[name] = arr
+    rng = np.random.default_rng(0 if seed is None else seed)
+    missing = []
+    for name, t, data in points:
+        if name in feeds:
+            continue
+        if data is not None:
+            feeds[name] = np.asarray(data)
+        elif seed is None and inputs:
+            missing.append(name)
+        else:
+            feeds[name] = random_array(t, rng, {**{d: 1 for d in _symbols(t)}, **dims}, name)
+            for d, n in zip(t.shape or (), feeds[name].shape):
+                if isinstance(d, str):
+                    dims.setdefault(d, n)
+    if missing:
+        raise XcvizError(f"missing input {missing[0]!r}", hint="give every graph input in the .npz, or pass --seed N for random ones")
+    bind_dims(graph, {k: v for k, v in dims.items() if k not in graph.dims})
+    return feeds
+
+
+def _symbols(t: TensorType) -> list[str]:
+    return [d for d in (t.shape or ()) if isinstance(d, str)]
+
+
+def units(graph: Graph, cluster_of: list[int], n_clusters: int) -> list[tuple[str, int]]:
+    """Topological order of clusters (contracted) and lone nodes: [('cluster', k) | ('node', i)]."""
+    ids = []
+    unit_of = []
+    for i, c in enumerate(cluster_of):
+        unit_of.append(c if c >= 0 else n_clusters + i)
+    present = sorted(set(unit_of))
+    pos = {u: p for p, u in enumerate(present)}
+    preds: list[set[int]] = [set() for _ in present]
+    idx = graph.index
+    for j, node in enumerate(graph.nodes):
+        for ref in (*node.inputs, *node.control_inputs):
+            i = idx.get(parse_ref(ref)[0]) if ref else None
+            if i is not None and unit_of[i] != unit_of[j]:
+                preds[pos[unit_of[j]]].add(pos[unit_of[i]])
+    order = topo_order(len(present), [sorted(p) for p in preds])
+    if order is None:
+        raise XcvizError("clusters form a cycle; this clustering cannot execute", hint="this is a bug in the clustering pass")
+    for p in order:
+        u = present[p]
+        ids.append(("cluster", u) if u < n_clusters else ("node", u - n_clusters))
+    return ids
+
+
+def jit_clustering(graph: Graph):
+    """Every node with a JAX lowering is a candidate, min size 1, `compile: false` ignored."""
+    from .clustering import ClusterOptions, run_clustering
+    from .ops import REGISTRY
+    from .ops.impl import install
+
+    install()
+    g2 = dataclasses.replace(graph, nodes=[dataclasses.replace(n, compile=None) for n in graph.nodes], _index=None)
+    ops = frozenset(o.name for o in REGISTRY if o.jax is not None)
+    return run_clustering(g2, ClusterOptions(strategy="mark", min_cluster_size=1, supported_ops=ops, record=False))
+
+
+def execute(graph: Graph, feeds: dict[str, np.ndarray], mode: str = "hybrid", clustering=None, cache=None,
+            keep_all: bool = False) -> RunResult:
+    from .jit import CompileCache, cluster_spec, eval_node
+
+    if mode not in MODES:
+        raise XcvizError(f"unknown mode {mode!r}", hint="use --mode hybrid, native or jit")
+    if mode == "jit":
+        clustering = jit_clustering(graph)
+    elif mode == "native" or clustering is None:
+        from .clustering import ClusterOptions, run_clustering
+
+        clustering = clustering if mode == "hybrid" and clustering is not None else (
+            run_clustering(graph, ClusterOptions()) if mode == "hybrid" else None)
+    cache = cache if cache is not None else CompileCache()
+    n_clusters = len(clustering.clusters) if clustering is not None else 0
+    cluster_of = clustering.cluster_of if clustering is not None else [-1] * len(graph.nodes)
+    env: dict = {}
+    for v in graph.inputs:
+        env[v.name] = feeds[v.name]
+    compile_before = cache.compile_seconds
+    t0 = time.perf_counter()
+    for kind, u in units(graph, cluster_of, n_clusters):
+        if kind == "node":
+            node = graph.nodes[u]
+            if node.op == "placeholder":
+                env[node.name] = feeds[node.name]
+                continue
+            outs = eval_node(node, [env[r] if r else None for r in node.inputs])
+            for k, v in enumerate(outs):
+                env[format_ref(node.name, k)] = np.asarray(v)
+        else:
+            spec = cluster_spec(graph, clustering.clusters[u])
+            comp, _ = cache.get(graph, spec, env)
+            for r, v in zip(spec.exits, comp(env)):
+                env[r] = v
+    seconds = time.perf_counter() - t0
+    outputs = {ref: env[ref] for ref in graph.outputs}
+    return RunResult(outputs, mode, seconds, cache.compile_seconds - compile_before, cache.stats(),
+                     env if keep_all else None)
+
+
+def run_graph(graph: Graph, inputs: dict | None = None, mode: str = "hybrid", clustering=None, seed: int | None = None,
+              cache=None, **cluster_kw) -> dict[str, np.ndarray]:
+    """Python API: outputs keyed by graph output name (random inputs from `seed` for any not given)."""
+    if clustering is None and cluster_kw and mode == "hybrid":
+        from .clustering import ClusterOptions, run_clustering
+
+        clustering = run_clustering(graph, ClusterOptions(**cluster_kw))
+    feeds = bind_inputs(graph, inputs, seed if seed is not None or inputs else 0)
+    return execute(graph, feeds, mode, clustering, cache).outputs
+
+
+def compare(got: np.ndarray, ref: np.ndarray) -> dict:
+    """max abs error, relative error (max abs / max |ref|), and ok under dtype-aware tolerances."""
+    got, ref = np.asarray(got), np.asarray(ref)
+    if got.shape != ref.shape:
+        return {"max_abs": None, "max_rel": None, "ok": False, "why": f"shape {got.shape} != {ref.shape}"}
+    if ref.dtype.kind not in "fc":
+        same = bool(np.array_equal(got, ref))
+        return {"max_abs": 0.0 if same else float("inf"), "max_rel": 0.0 if same else float("inf"), "ok": same,
+                "why": None if same else "values differ"}
+    g, r = got.astype(np.float64), ref.astype(np.float64)
+    finite = np.isfinite(r)
+    if not np.array_equal(finite, np.isfinite(g)) or not np.array_equal(np.isnan(g), np.isnan(r)):
+        return {"max_abs": float("inf"), "max_rel": float("inf"), "ok": False, "why": "NaN/Inf pattern differs"}
+    if not finite.any():
+        return {"max_abs": 0.0, "max_rel": 0.0, "ok": True, "why": None}
+    diff = np.abs(g[finite] - r[finite])
+    max_abs = float(diff.max()) if diff.size else 0.0
+    scale = float(np.abs(r[finite]).max()) if diff.size else 0.0
+    rel = max_abs / scale if scale > 0 else (0.0 if max_abs == 0 else float("inf"))
+    rtol = {"float64": 1e-9, "float32": 1e-4, "float16": 1e-2, "bfloat16": 2e-2}.get(str(ref.dtype), 1e-4)
+    ok = bool(max_abs <= 1e-6 if scale == 0 else rel <= rtol)
+    return {"max_abs": max_abs, "max_rel": rel, "ok": ok, "why": None if ok else f"relative error {rel:.2e} > {rtol:g}"}

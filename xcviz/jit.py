@@ -1,0 +1,247 @@
+"""Cluster -> JAX function; jit, lower (StableHLO), compile (optimized HLO), fusion count, memory, cache.
+
+A cluster's function takes its entry tensors (produced outside it) and returns its exit tensors. Entry
+tensors that decide shapes (a reshape target, slice bounds: the op's `static` inputs) or that are
+integer graph constants are baked in as compile-time constants, like TF's must-be-constant inputs, and
+become part of the cache key by value. Everything else is an argument, so structurally identical
+clusters (same ops, attributes, wiring, shapes and dtypes) share one executable, as XLA's cache does.
+`validate_graph` lives in validate.py and is re-exported here.
+"""
+from __future__ import annotations
+
+import hashlib
+import re
+import time
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from .ir import Graph, format_ref, parse_ref
+
+
+@dataclass
+class ClusterSpec:
+    members: list[int]
+    entries: list[str]      # refs read from outside, in order of first use
+    exits: list[str]        # refs produced inside and read outside (or graph outputs)
+
+
+def cluster_spec(graph: Graph, members: list[int]) -> ClusterSpec:
+    inside = {graph.nodes[i].name for i in members}
+    entries: list[str] = []
+    for i in members:
+        for ref in graph.nodes[i].inputs:
+            if ref and parse_ref(ref)[0] not in inside and ref not in entries:
+                entries.append(ref)
+    member_set = set(members)
+    used_outside = set(graph.outputs)
+    for j, node in enumerate(graph.nodes):
+        if j not in member_set:
+            used_outside.update(r for r in node.inputs if r)
+    exits = [format_ref(graph.nodes[i].name, k) for i in members for k in range(len(graph.nodes[i].outputs))
+             if format_ref(graph.nodes[i].name, k) in used_outside]
+    return ClusterSpec(list(members), entries, exits)
+
+
+def baked_entries(graph: Graph, spec: ClusterSpec) -> set[str]:
+    from .ops.impl import STATIC_INPUTS, install
+
+    install()
+    consts = {v.name for v in graph.inputs if v.data is not None and np.asarray(v.data).dtype.kind != "f"}
+    baked = {r for r in spec.entries if r in consts}
+    for i in spec.members:
+        node = graph.nodes[i]
+        for slot in STATIC_INPUTS.get(node.op, ()):
+            if slot < len(node.inputs) and node.inputs[slot] in spec.entries:
+                baked.add(node.inputs[slot])
+    return baked
+
+
+def eval_node(node, args: list, use_jax: bool = False) -> list:
+    """Run one node; under JAX, nodes whose inputs are all concrete are folded natively (static shapes)."""
+    from .errors import XcvizError
+    from .ops import REGISTRY
+    from .ops.impl import Unsupported, install
+
+    install()
+    opdef = REGISTRY.ops.get(node.op) if node.known else None
+    if opdef is None:
+        raise XcvizError(f"no implementation for {node.op_type} ({node.note or 'unknown op'})", where=node.where,
+                         hint="xcviz can show where it falls back, but cannot execute it")
+    concrete = all(a is None or isinstance(a, (np.ndarray, np.generic)) for a in args)
+    fn = opdef.native if (not use_jax or concrete) else opdef.jax
+    if fn is None:
+        raise Unsupported(f"{node.op_type} has no JAX lowering", where=f"node {node.name!r}")
+    attrs = {**opdef.attrs, **node.attrs, "_op_type": node.op_type, "_num_outputs": len(node.outputs)}
+    try:
+        out = fn(attrs, *args)
+    except XcvizError as e:
+        e.where = e.where or f"node {node.name!r} ({node.op_type})"
+        raise
+    if isinstance(out, (tuple, list)):
+        return list(out)
+    return [out]
+
+
+def build_function(graph: Graph, spec: ClusterSpec, arg_refs: list[str], baked: dict[str, np.ndarray]):
+    nodes = [graph.nodes[i] for i in spec.members]
+
+    def fn(*args):
+        env = dict(baked)
+        env.update(zip(arg_refs, args))
+        for node in nodes:
+            outs = eval_node(node, [env[r] if r else None for r in node.inputs], use_jax=True)
+            for k, v in enumerate(outs):
+                env[format_ref(node.name, k)] = v
+        return tuple(env[r] for r in spec.exits)
+    return fn
+
+
+def _hash(arr: np.ndarray) -> str:
+    a = np.ascontiguousarray(arr)
+    return f"{a.dtype}{a.shape}:" + hashlib.sha1(a.tobytes()).hexdigest()[:16]
+
+
+def structural_key(graph: Graph, spec: ClusterSpec, values: dict, baked: set[str]) -> tuple:
+    """Ops, attributes, internal wiring (by position), entry shapes/dtypes and baked values; never names."""
+    local = {graph.nodes[i].name: p for p, i in enumerate(spec.members)}
+    entry_pos = {r: p for p, r in enumerate(spec.entries)}
+    parts = []
+    for i in spec.members:
+        n = graph.nodes[i]
+        wires = []
+        for r in n.inputs:
+            if not r:
+                wires.append(None)
+            elif r in entry_pos:
+                wires.append(("in", entry_pos[r]))
+            else:
+                name, k = parse_ref(r)
+                wires.append(("node", local[name], k))
+        attrs = tuple(sorted((k, _hash(np.asarray(v)) if isinstance(v, np.ndarray) else repr(v))
+                             for k, v in n.attrs.items()))
+        parts.append((n.op, n.op_type, attrs, tuple(wires), len(n.outputs)))
+    sig = tuple((tuple(np.shape(values[r])), str(np.asarray(values[r]).dtype) if r in baked else str(values[r].dtype),
+                 _hash(np.asarray(values[r])) if r in baked else None) for r in spec.entries)
+    exits = tuple((local[parse_ref(r)[0]], parse_ref(r)[1]) for r in spec.exits)
+    return tuple(parts), sig, exits
+
+
+@dataclass
+class Compiled:
+    executable: object
+    arg_refs: list[str]
+    lowered_text: str
+    compiled_text: str
+    compile_seconds: float
+    memory: dict
+    kernels: int
+    fusions: int
+    uses: int = 1
+
+    def __call__(self, values: dict) -> list:
+        outs = self.executable(*[values[r] for r in self.arg_refs])
+        return [np.asarray(o) for o in outs]
+
+
+@dataclass
+class CompileCache:
+    """Executables by structural key; `hits` counts reuses (12 identical layers -> 1 compile, 11 hits)."""
+
+    entries: dict = field(default_factory=dict)
+    hits: int = 0
+    misses: int = 0
+    compile_seconds: float = 0.0
+
+    def get(self, graph: Graph, spec: ClusterSpec, values: dict) -> tuple[Compiled, bool]:
+        baked = baked_entries(graph, spec)
+        key = structural_key(graph, spec, values, baked)
+        hit = self.entries.get(key)
+        if hit is not None:
+            self.hits += 1
+            hit.uses += 1
+            return hit, True
+        self.misses += 1
+        comp = compile_cluster(graph, spec, values, baked)
+        self.compile_seconds += comp.compile_seconds
+        self.entries[key] = comp
+        return comp, False
+
+    def stats(self) -> dict:
+        return {"compiles": self.misses, "hits": self.hits, "distinct": len(self.entries),
+                "compile_seconds": self.compile_seconds}
+
+
+def compile_cluster(graph: Graph, spec: ClusterSpec, values: dict, baked: set[str]) -> Compiled:
+    from .ops.impl import jnp
+
+    jnp()
+    import jax
+
+    arg_refs = [r for r in spec.entries if r not in baked]
+    consts = {r: np.asarray(values[r]) for r in baked}
+    fn = build_function(graph, spec, arg_refs, consts)
+    shapes = [jax.ShapeDtypeStruct(np.shape(values[r]), np.asarray(values[r]).dtype) for r in arg_refs]
+    t0 = time.perf_counter()
+    lowered = jax.jit(fn).lower(*shapes)
+    compiled = lowered.compile()
+    seconds = time.perf_counter() - t0
+    text = compiled.as_text() or ""
+    kernels, fusions = count_kernels(text)
+    return Compiled(compiled, arg_refs, lowered.as_text(), text, seconds, memory_analysis(compiled), kernels, fusions)
+
+
+def memory_analysis(compiled) -> dict:
+    try:
+        m = compiled.memory_analysis()
+    except Exception:  # noqa: BLE001 - not every backend reports it
+        m = None
+    keys = ("argument_size_in_bytes", "output_size_in_bytes", "temp_size_in_bytes", "alias_size_in_bytes")
+    return {k.replace("_size_in_bytes", "_bytes"): (int(getattr(m, k)) if m is not None and hasattr(m, k) else None)
+            for k in keys}
+
+
+_TRIVIAL = {"parameter", "constant", "tuple", "get-tuple-element", "bitcast"}
+_INSTR = re.compile(r"^\s*(?:ROOT\s+)?%?[\w.\-]+\s*=\s*(.*)$")
+
+
+def _opcode(rhs: str) -> str | None:
+    i = 0
+    if rhs.startswith("("):  # tuple shape: skip to its closing paren
+        depth = 0
+        for i, ch in enumerate(rhs):
+            depth += ch == "("
+            depth -= ch == ")"
+            if depth == 0:
+                break
+        rhs = rhs[i + 1:]
+    else:
+        rhs = rhs.split(" ", 1)[1] if " " in rhs else ""
+    m = re.match(r"\s*([a-z][\w\-]*)\(", rhs)
+    return m.group(1) if m else None
+
+
+def count_kernels(hlo_text: str) -> tuple[int, int]:
+    """(kernels, fusions) in the ENTRY computation of optimized HLO: every instruction that does work."""
+    kernels = fusions = 0
+    in_entry = False
+    for line in hlo_text.splitlines():
+        if line.startswith("ENTRY "):
+            in_entry = True
+            continue
+        if in_entry:
+            if line.startswith("}"):
+                break
+            m = _INSTR.match(line)
+            op = _opcode(m.group(1)) if m else None
+            if op is None or op in _TRIVIAL:
+                continue
+            kernels += 1
+            fusions += op == "fusion"
+    return kernels, fusions
+
+
+def validate_graph(graph, **kw):
+    from .validate import validate_graph as _validate
+
+    return _validate(graph, **kw)

@@ -1,0 +1,188 @@
+"""Sources, shape queries, and the fallback-only ops (native NumPy only: XLA cannot compile them).
+
+`custom_nms` (the seed article's custom post-processing op) has no defined semantics in the article; xcviz
+gives it a simple deterministic one so the demo runs end to end: heatmap peak suppression, as in
+CenterNet-style decoders. Over the last two axes, a value is kept where it is the maximum of its 3x3
+neighbourhood (edges padded with -inf) and set to 0 elsewhere; the output has the input's shape and dtype.
+Inputs of rank < 2 pass through unchanged.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from .impl import Impl, Unsupported, ints, np_dtype, present
+
+
+def const(xp, a):
+    for key in ("value", "value_float", "value_floats", "value_int", "value_ints"):
+        v = a.get(key)
+        if v is None:
+            continue
+        dtype = a.get("dtype")
+        arr = np.asarray(v, dtype=np_dtype(dtype) if dtype else None)
+        if key.startswith("value_int"):
+            arr = arr.astype(np.int64)
+        elif arr.dtype == np.float64 and not dtype:
+            arr = arr.astype(np.float32)
+        return arr
+    if a.get("value_string") is not None or a.get("value_strings") is not None:
+        return np.asarray(a.get("value_string") or a.get("value_strings"), dtype=object)
+    raise Unsupported("Constant without a value")
+
+
+def shape(xp, a, x):
+    s = list(x.shape)
+    start, end = a.get("start"), a.get("end")
+    return np.asarray(s[slice(start, end)], dtype=np.int64)
+
+
+def nms(xp, a, boxes, scores, max_out=None, iou=None, score_thr=None):
+    """ONNX NonMaxSuppression: per batch and class, greedy by score; returns [n, 3] int64 indices."""
+    max_out = int(ints(max_out)[0]) if present(max_out) else 0
+    iou = float(np.asarray(iou).reshape(-1)[0]) if present(iou) else 0.0
+    thr = float(np.asarray(score_thr).reshape(-1)[0]) if present(score_thr) else None
+    center = int(a.get("center_point_box", 0))
+    b = np.asarray(boxes, dtype=np.float64)
+    if center:
+        cx, cy, w, h = b[..., 0], b[..., 1], b[..., 2], b[..., 3]
+        y1, x1, y2, x2 = cy - h / 2, cx - w / 2, cy + h / 2, cx + w / 2
+    else:
+        y1 = np.minimum(b[..., 0], b[..., 2])
+        y2 = np.maximum(b[..., 0], b[..., 2])
+        x1 = np.minimum(b[..., 1], b[..., 3])
+        x2 = np.maximum(b[..., 1], b[..., 3])
+    area = (y2 - y1) * (x2 - x1)
+    out = []
+    for n in range(scores.shape[0]):
+        for c in range(scores.shape[1]):
+            if max_out <= 0:
+                continue
+            s = np.asarray(scores[n, c], dtype=np.float64)
+            order = np.argsort(-s, kind="stable")
+            if thr is not None:
+                order = order[s[order] > thr]
+            kept: list[int] = []
+            for i in order:
+                if len(kept) >= max_out:
+                    break
+                ok = True
+                for j in kept:
+                    ih = max(0.0, min(y2[n, i], y2[n, j]) - max(y1[n, i], y1[n, j]))
+                    iw = max(0.0, min(x2[n, i], x2[n, j]) - max(x1[n, i], x1[n, j]))
+                    inter = ih * iw
+                    union = area[n, i] + area[n, j] - inter
+                    if union > 0 and inter / union > iou:
+                        ok = False
+                        break
+                if ok:
+                    kept.append(int(i))
+            out.extend([n, c, i] for i in kept)
+    return np.asarray(out, dtype=np.int64).reshape(-1, 3)
+
+
+def custom_nms(xp, a, *xs):
+    """Peak suppression (see the module docstring); extra inputs are ignored, one output per input."""
+    outs = []
+    for x in xs:
+        x = np.asarray(x)
+        if x.ndim < 2:
+            outs.append(x)
+            continue
+        low = -np.inf if x.dtype.kind == "f" else np.iinfo(x.dtype).min
+        p = np.pad(x, [(0, 0)] * (x.ndim - 2) + [(1, 1), (1, 1)], constant_values=low)
+        h, w = x.shape[-2:]
+        m = np.max(np.stack([p[..., i:i + h, j:j + w] for i in range(3) for j in range(3)]), axis=0)
+        outs.append(np.where(x == m, x, np.zeros_like(x)))
+    return tuple(outs)
+
+
+def unique(xp, a, x):
+    axis = a.get("axis")
+    if axis is not None:
+        raise Unsupported("Unique with an axis")
+    flat = np.asarray(x).reshape(-1)
+    y, first, inverse, counts = np.unique(flat, return_index=True, return_inverse=True, return_counts=True)
+    if not int(a.get("sorted", 1)):
+        order = np.argsort(first, kind="stable")
+        rank = np.empty_like(order)
+        rank[order] = np.arange(len(order))
+        y, first, counts, inverse = y[order], first[order], counts[order], rank[inverse]
+    return y, first.astype(np.int64), inverse.astype(np.int64).reshape(-1), counts.astype(np.int64)
+
+
+def _rng(a):
+    seed = a.get("seed")
+    return np.random.default_rng(int(seed) if seed is not None else 0)
+
+
+def random(kind, like=False):
+    def fn(xp, a, *xs):
+        shape = tuple(xs[0].shape) if like else tuple(int(d) for d in (a.get("shape") or ()))
+        dt = np_dtype(a.get("dtype", 1) if a.get("dtype") is not None else "float32")
+        if like and a.get("dtype") is None:
+            dt = xs[0].dtype
+        rng = _rng(a)
+        if kind == "normal":
+            v = rng.normal(float(a.get("mean", 0.0)), float(a.get("scale", 1.0)), shape)
+        else:
+            v = rng.uniform(float(a.get("low", 0.0)), float(a.get("high", 1.0)), shape)
+        return v.astype(dt)
+    fn.__name__ = f"random_{kind}"
+    return Impl(fn, jax_ok=False)
+
+
+def multinomial(xp, a, logits):
+    rng = _rng(a)
+    n = int(a.get("sample_size", 1))
+    p = np.exp(logits - logits.max(axis=1, keepdims=True))
+    p = p / p.sum(axis=1, keepdims=True)
+    out = np.stack([rng.choice(p.shape[1], size=n, p=row) for row in p])
+    return out.astype(np_dtype(a.get("dtype", 6)))
+
+
+def string_normalizer(xp, a, x):
+    action = str(a.get("case_change_action", "NONE")).upper()
+    stop = set(a.get("stopwords") or [])
+    flat = [s for s in np.asarray(x, dtype=object).reshape(-1).tolist() if s not in stop]
+    if action == "LOWER":
+        flat = [s.lower() for s in flat]
+    elif action == "UPPER":
+        flat = [s.upper() for s in flat]
+    return np.asarray(flat or [""], dtype=object).reshape((1, -1) if np.ndim(x) == 2 else (-1,))
+
+
+def refuse(why):
+    def fn(xp, a, *xs):
+        raise Unsupported(why)
+    return Impl(fn, jax_ok=False)
+
+
+def checked_passthrough(xp, a, *xs):
+    for x in xs:
+        if isinstance(x, np.ndarray) and x.dtype.kind == "f" and not np.all(np.isfinite(x)):
+            raise Unsupported(f"CheckNumerics: {a.get('message', 'tensor has Inf or NaN values')}")
+    return tuple(xs) if len(xs) != 1 else xs[0]
+
+
+IMPLS: dict[str, Impl] = {
+    "const": Impl(const),
+    "shape": Impl(shape),
+    "size": Impl(lambda xp, a, x: np.asarray(int(np.prod(x.shape, dtype=np.int64)), dtype=np.int64)),
+    "rank": Impl(lambda xp, a, x: np.asarray(x.ndim, dtype=np.int64)),
+    "noop": Impl(lambda xp, a, *xs: ()),
+    "nms": Impl(nms, jax_ok=False),
+    "custom_nms": Impl(custom_nms, jax_ok=False),
+    "nonzero": Impl(lambda xp, a, x: np.asarray(np.nonzero(np.asarray(x)), dtype=np.int64), jax_ok=False),
+    "unique": Impl(unique, jax_ok=False),
+    "random_normal": random("normal"),
+    "random_uniform": random("uniform"),
+    "random_normal_like": random("normal", like=True),
+    "multinomial": Impl(multinomial, jax_ok=False),
+    "string_normalizer": Impl(string_normalizer, jax_ok=False),
+    "string_split": refuse("StringSplit has no native implementation in xcviz"),
+    "py_func": refuse("a Python callback cannot be executed from a graph file (xcviz never runs code from files)"),
+    "assert": Impl(checked_passthrough, jax_ok=False),
+    "print": Impl(checked_passthrough, jax_ok=False),
+    "loop": refuse("Loop bodies (subgraphs) are not kept by the loader, so Loop cannot execute"),
+    "if": refuse("If branches (subgraphs) are not kept by the loader, so If cannot execute"),
+}
