@@ -6,9 +6,9 @@ import sys
 import typer
 
 from .cli_common import (
-    DEFAULT_MAX_FILE_BYTES, DEFAULT_MAX_NODES, Allow, AllowUnknown, Debug, Deny, Device, Dims, GraphArg, Hardware,
-    Json, MaxFileBytes, MaxNodes, MaxSize, MinSize, Output, Strategy, SupportedOps, analyse, app, emit_json,
-    emit_renderable,
+    DEFAULT_MAX_ALIAS_EXPANSION, DEFAULT_MAX_DEPTH, DEFAULT_MAX_FILE_BYTES, DEFAULT_MAX_NODES, Allow, AllowUnknown,
+    Debug, Deny, Device, Dims, GraphArg, Hardware, Json, MaxAliasExpansion, MaxDepth, MaxFileBytes, MaxNodes, MaxSize,
+    MinSize, Output, Strategy, SupportedOps, analyse, app, emit_json, emit_renderable,
 )
 from .errors import BAD_INPUT, INTERNAL, XcvizError
 
@@ -19,12 +19,13 @@ def cluster(graph: GraphArg, strategy: Strategy = "mark", device: Device = "cpu"
             allow_unknown: AllowUnknown = False, hardware: Hardware = None, dim: Dims = None, json: Json = False,
             output: Output = None, limit: int = typer.Option(200, help="rows per table (all rows with --json)"),
             max_nodes: MaxNodes = DEFAULT_MAX_NODES, max_file_bytes: MaxFileBytes = DEFAULT_MAX_FILE_BYTES,
+            max_depth: MaxDepth = DEFAULT_MAX_DEPTH, max_alias_expansion: MaxAliasExpansion = DEFAULT_MAX_ALIAS_EXPANSION,
             debug: Debug = False) -> None:
     """Clusters, fallback nodes with their reasons, refused merges, and a one-line summary."""
     g, c, s = analyse(graph, strategy=strategy, device=device, min_cluster_size=min_cluster_size,
                       max_cluster_size=max_cluster_size, allow=allow, deny=deny, supported_ops=supported_ops,
                       allow_unknown=allow_unknown, hardware=hardware, dims=dim, max_nodes=max_nodes,
-                      max_file_bytes=max_file_bytes)
+                      max_file_bytes=max_file_bytes, max_depth=max_depth, max_alias_expansion=max_alias_expansion)
     if json:
         from .report import cluster_report
 
@@ -40,12 +41,13 @@ def stats(graph: GraphArg, strategy: Strategy = "mark", device: Device = "cpu", 
           max_cluster_size: MaxSize = None, allow: Allow = None, deny: Deny = None, supported_ops: SupportedOps = None,
           allow_unknown: AllowUnknown = False, hardware: Hardware = None, dim: Dims = None, json: Json = False,
           output: Output = None, max_nodes: MaxNodes = DEFAULT_MAX_NODES,
-          max_file_bytes: MaxFileBytes = DEFAULT_MAX_FILE_BYTES, debug: Debug = False) -> None:
+          max_file_bytes: MaxFileBytes = DEFAULT_MAX_FILE_BYTES, max_depth: MaxDepth = DEFAULT_MAX_DEPTH,
+          max_alias_expansion: MaxAliasExpansion = DEFAULT_MAX_ALIAS_EXPANSION, debug: Debug = False) -> None:
     """Coverage, boundary bytes, kernel launches before/after, estimated speedup."""
     g, c, s = analyse(graph, strategy=strategy, device=device, min_cluster_size=min_cluster_size,
                       max_cluster_size=max_cluster_size, allow=allow, deny=deny, supported_ops=supported_ops,
                       allow_unknown=allow_unknown, hardware=hardware, dims=dim, max_nodes=max_nodes,
-                      max_file_bytes=max_file_bytes)
+                      max_file_bytes=max_file_bytes, max_depth=max_depth, max_alias_expansion=max_alias_expansion)
     if json:
         from .report import stats_report
 
@@ -61,14 +63,17 @@ def explain(graph: GraphArg, node: str = typer.Argument(..., help="node name", s
             strategy: Strategy = "mark", device: Device = "cpu", min_cluster_size: MinSize = None,
             max_cluster_size: MaxSize = None, allow: Allow = None, deny: Deny = None,
             supported_ops: SupportedOps = None, allow_unknown: AllowUnknown = False, dim: Dims = None,
-            json: Json = False, output: Output = None, debug: Debug = False) -> None:
+            json: Json = False, output: Output = None, max_nodes: MaxNodes = DEFAULT_MAX_NODES,
+            max_file_bytes: MaxFileBytes = DEFAULT_MAX_FILE_BYTES, max_depth: MaxDepth = DEFAULT_MAX_DEPTH,
+            max_alias_expansion: MaxAliasExpansion = DEFAULT_MAX_ALIAS_EXPANSION, debug: Debug = False) -> None:
     """The story of one node: candidate or not, every merge tried, and where it ended up."""
     from .clustering.explain import story
     from .errors import did_you_mean
 
     g, c, s = analyse(graph, strategy=strategy, device=device, min_cluster_size=min_cluster_size,
                       max_cluster_size=max_cluster_size, allow=allow, deny=deny, supported_ops=supported_ops,
-                      allow_unknown=allow_unknown, dims=dim)
+                      allow_unknown=allow_unknown, dims=dim, max_nodes=max_nodes, max_file_bytes=max_file_bytes,
+                      max_depth=max_depth, max_alias_expansion=max_alias_expansion)
     i = g.index.get(node)
     if i is None:
         raise XcvizError(f"no node named {node!r}", where=graph, hint=did_you_mean(node, g.index) or "see `xcviz cluster`")
@@ -119,11 +124,10 @@ def main(argv: list[str] | None = None) -> None:
     except SystemExit:
         raise
     except Exception as e:  # noqa: BLE001 - the one place that turns surprises into a clean message
-        import click
-
-        if isinstance(e, click.exceptions.Abort):
+        aborts, usage_errors = _click_exceptions()
+        if isinstance(e, aborts):
             _fail("aborted", 130)
-        if isinstance(e, click.ClickException):
+        if isinstance(e, usage_errors):
             if debug:
                 raise
             e.show()
@@ -133,11 +137,28 @@ def main(argv: list[str] | None = None) -> None:
         _fail(f"internal error: {e.__class__.__name__}: {e} (this is a bug in xcviz; rerun with --debug and report it)", INTERNAL)
 
 
+def _click_exceptions() -> tuple[tuple, tuple]:
+    """(Abort, ClickException) classes of click and of the copy typer may vendor (typer._click)."""
+    import importlib
+
+    aborts, errors = [], []
+    for name in ("click.exceptions", "typer._click.exceptions"):
+        try:
+            mod = importlib.import_module(name)
+        except ImportError:
+            continue
+        aborts += [getattr(mod, "Abort")] if hasattr(mod, "Abort") else []
+        errors += [getattr(mod, "ClickException")] if hasattr(mod, "ClickException") else []
+    return tuple(aborts), tuple(errors)
+
+
 def _fail(message: str, code: int) -> None:
     from rich.console import Console
     from rich.text import Text
 
-    Console(file=sys.stderr, highlight=False, soft_wrap=True).print(Text("error: ", style="bold red") + Text(message))
+    from .render.safe_text import printable
+
+    Console(file=sys.stderr, highlight=False, soft_wrap=True).print(Text("error: ", style="bold red") + Text(printable(message)))
     sys.exit(code)
 from . import cli_render  # noqa: E402,F401
 from . import cli_exec  # noqa: E402,F401

@@ -31,10 +31,14 @@ Json = Annotated[bool, typer.Option("--json", help="print the report as JSON (sc
 Output = Annotated[Optional[str], typer.Option("--output", "-o", help="write the output to this file (atomically)", show_default=False)]
 MaxNodes = Annotated[int, typer.Option("--max-nodes", help="refuse graphs with more nodes than this")]
 MaxFileBytes = Annotated[int, typer.Option("--max-file-bytes", help="refuse graph files larger than this")]
+MaxDepth = Annotated[int, typer.Option("--max-depth", help="refuse YAML/JSON nested deeper than this (lists/mappings)")]
+MaxAliasExpansion = Annotated[int, typer.Option("--max-alias-expansion", help="refuse YAML whose aliases expand to more objects than this")]
 Debug = Annotated[bool, typer.Option("--debug", help="show Python tracebacks for errors")]
 
 DEFAULT_MAX_NODES = 5_000_000
 DEFAULT_MAX_FILE_BYTES = 2 * 1024**3
+DEFAULT_MAX_DEPTH = 100                  # = loaders.schema.DEFAULT_MAX_DEPTH (not imported: keeps --help fast)
+DEFAULT_MAX_ALIAS_EXPANSION = 1_000_000  # = loaders.schema.DEFAULT_MAX_ALIAS_EXPANSION
 
 
 def split_list(values: list[str] | None) -> frozenset[str]:
@@ -75,18 +79,20 @@ def read_supported_ops(path: str | None) -> frozenset[str] | None:
 
 
 def load_graph(path: str, *, allow_unknown: bool = False, dims: list[str] | None = None,
-               max_nodes: int = DEFAULT_MAX_NODES, max_file_bytes: int = DEFAULT_MAX_FILE_BYTES):
+               max_nodes: int = DEFAULT_MAX_NODES, max_file_bytes: int = DEFAULT_MAX_FILE_BYTES,
+               max_depth: int = DEFAULT_MAX_DEPTH, max_alias_expansion: int = DEFAULT_MAX_ALIAS_EXPANSION):
     from .fileio import protect
     from .loaders import load
 
     protect(path)
     return load(path, allow_unknown=allow_unknown, dims=parse_dims(dims), max_nodes=max_nodes,
-                max_file_bytes=max_file_bytes)
+                max_file_bytes=max_file_bytes, max_depth=max_depth, max_alias_expansion=max_alias_expansion)
 
 
 def analyse(graph_path: str, *, strategy: str = "mark", device: str = "cpu", min_cluster_size=None,
             max_cluster_size=None, allow=None, deny=None, supported_ops=None, allow_unknown=False, hardware=None,
-            dims=None, max_nodes=DEFAULT_MAX_NODES, max_file_bytes=DEFAULT_MAX_FILE_BYTES):
+            dims=None, max_nodes=DEFAULT_MAX_NODES, max_file_bytes=DEFAULT_MAX_FILE_BYTES,
+            max_depth=DEFAULT_MAX_DEPTH, max_alias_expansion=DEFAULT_MAX_ALIAS_EXPANSION):
     """Load, cluster and cost in one go: (graph, clustering, stats). The common path of every command."""
     from .clustering import ClusterOptions, run_clustering
     from .cost import compute_stats, load_hardware
@@ -97,7 +103,8 @@ def analyse(graph_path: str, *, strategy: str = "mark", device: str = "cpu", min
                           supported_ops=supported)
     hw = load_hardware(hardware, device)
     graph = load_graph(graph_path, allow_unknown=allow_unknown or supported is not None, dims=dims,
-                       max_nodes=max_nodes, max_file_bytes=max_file_bytes)
+                       max_nodes=max_nodes, max_file_bytes=max_file_bytes, max_depth=max_depth,
+                       max_alias_expansion=max_alias_expansion)
     clustering = run_clustering(graph, opts)
     return graph, clustering, compute_stats(graph, clustering, hw)
 
@@ -123,6 +130,9 @@ def emit_json(data, output: str | None) -> None:
 
 
 def emit_renderable(renderable, output: str | None) -> None:
+    from .render.safe_text import sanitize
+
+    sanitize(renderable)  # names from a hostile file must not move the cursor or change colours
     if output:
         from rich.console import Console
 

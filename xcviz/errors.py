@@ -19,10 +19,18 @@ class XcvizError(Exception):
     code: int = BAD_INPUT
 
     def __str__(self) -> str:
-        text = f"{self.where}: {self.message}" if self.where else self.message
+        text = f"{_cap(self.where)}: {_cap(self.message)}" if self.where else _cap(self.message)
         if self.hint:
-            text += f" (hint: {self.hint})"
+            text += f" (hint: {_cap(self.hint)})"
         return text
+
+
+MAX_PART = 1000  # characters of message, where or hint shown; hostile files can make any of them huge
+
+
+def _cap(text: str) -> str:
+    text = str(text)
+    return text if len(text) <= MAX_PART else text[:MAX_PART] + f"… ({len(text) - MAX_PART} more characters)"
 
 
 def did_you_mean(name: str, choices: Iterable[str]) -> str | None:

@@ -5,8 +5,9 @@ import os
 from typing import Mapping
 
 from ..errors import XcvizError
-from ..ir import Graph
+from ..ir import Graph, gc_paused
 from .build import finalize
+from .schema import DEFAULT_MAX_ALIAS_EXPANSION, DEFAULT_MAX_DEPTH
 
 DEFAULT_MAX_FILE_BYTES = 2 * 1024**3
 
@@ -22,9 +23,12 @@ def _read(path: str, max_bytes: int) -> bytes:
                          hint="raise it with --max-file-bytes")
     try:
         with open(path, "rb") as f:
-            return f.read()
+            data = f.read(max_bytes + 1)  # bounded even for pipes and devices, whose size reads as 0
     except OSError as e:
         raise XcvizError(f"cannot read file: {e.strerror}", where=path) from None
+    if len(data) > max_bytes:
+        raise XcvizError(f"file is over the limit of {max_bytes} bytes", where=path, hint="raise it with --max-file-bytes")
+    return data
 
 
 def detect_format(path: str, data: bytes) -> str:
@@ -52,9 +56,16 @@ def _decode(data: bytes, path: str) -> str:
                          hint="graph files are UTF-8 text, or binary .onnx models") from None
 
 
+# Past this size an error message goes without a line number (finding it means re-reading the whole file).
+_LINE_LOOKUP_MAX_CHARS = 8 * 1024**2
+
+
 def load(path: str, *, allow_unknown: bool = False, dims: Mapping[str, int] | None = None,
-         max_file_bytes: int = DEFAULT_MAX_FILE_BYTES, max_nodes: int | None = None) -> Graph:
-    """Read, convert, resolve ops, order, verify and infer shapes. Never executes anything from the file."""
+         max_file_bytes: int = DEFAULT_MAX_FILE_BYTES, max_nodes: int | None = None,
+         max_depth: int = DEFAULT_MAX_DEPTH, max_alias_expansion: int = DEFAULT_MAX_ALIAS_EXPANSION) -> Graph:
+    """Read, convert, resolve ops, order, verify and infer shapes. Never executes anything from the file.
+
+    Bad input raises XcvizError; the limits (docs/limits.md) bound memory and time for hostile files."""
     path = str(path)
     data = _read(path, max_file_bytes)
     if not data.strip():
@@ -70,14 +81,25 @@ def load(path: str, *, allow_unknown: bool = False, dims: Mapping[str, int] | No
         text = _decode(data, path)
         from . import schema
 
-        obj = schema.parse_json(text, path) if fmt == "json" else schema.parse_yaml(text, path)
+        obj = (schema.parse_json(text, path) if fmt == "json"
+               else schema.parse_yaml(text, path, max_depth=max_depth, max_alias_expansion=max_alias_expansion))
         if isinstance(obj, dict) and ("graph" in obj or "irVersion" in obj or "opsetImport" in obj) and "nodes" not in obj:
             from .onnx_model import graph_from_model, read_onnx_json
 
             graph, onnx_model = graph_from_model(read_onnx_json(obj, text, path), path), True
         else:
-            graph = schema.graph_from_mapping(obj, path)
+            try:
+                graph = schema.graph_from_mapping(obj, path, max_nodes=max_nodes, max_depth=max_depth)
+                return _checked(graph, max_nodes, allow_unknown, False, dims)
+            except XcvizError as e:
+                if len(text) <= _LINE_LOOKUP_MAX_CHARS:
+                    schema.add_line(e, obj, text, path)
+                raise
+    return _checked(graph, max_nodes, allow_unknown or onnx_model, onnx_model, dims)
+
+
+def _checked(graph: Graph, max_nodes: int | None, allow_unknown: bool, onnx: bool, dims) -> Graph:
     if max_nodes is not None and len(graph.nodes) > max_nodes:
-        raise XcvizError(f"graph has {len(graph.nodes)} nodes, over the limit of {max_nodes}", where=path,
+        raise XcvizError(f"graph has {len(graph.nodes)} nodes, over the limit of {max_nodes}", where=graph.source,
                          hint="raise it with --max-nodes")
-    return finalize(graph, allow_unknown=allow_unknown or onnx_model, onnx=onnx_model, dims=dims)
+    return finalize(graph, allow_unknown=allow_unknown, onnx=onnx, dims=dims)

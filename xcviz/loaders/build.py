@@ -156,7 +156,8 @@ def _order(graph: Graph, preds: list[list[int]]) -> None:
     order = topo_order(len(preds), preds)
     if order is None:
         cyc = _find_cycle(preds, 0, graph)
-        raise XcvizError("the graph has a cycle: " + " -> ".join(cyc + cyc[:1]), where=graph.source,
+        where = graph.node(cyc[0]).where if cyc else graph.source
+        raise XcvizError("the graph has a cycle: " + " -> ".join(cyc + cyc[:1]), where=where or graph.source,
                          hint="a computation graph must be a DAG; break the loop or use a Loop op")
     graph.nodes = [graph.nodes[i] for i in order]
     graph._index = None

@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import json
 import math
+import re
 from typing import Any
 
 import yaml
@@ -15,6 +16,13 @@ NODE_KEYS = {"name", "op", "inputs", "control_inputs", "attrs", "device", "compi
 GRAPH_KEYS = {"name", "inputs", "nodes", "outputs", "doc", "dims", "schema_version", "description"}
 
 _Loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+
+# Resource limits for untrusted files (docs/limits.md); the CLI raises them with --max-depth / --max-alias-expansion.
+DEFAULT_MAX_DEPTH = 100                  # nesting of lists/mappings (documents and attribute values)
+DEFAULT_MAX_ALIAS_EXPANSION = 1_000_000  # objects that YAML aliases would create when expanded ("billion laughs")
+# libyaml's C composer recurses once per nesting level and crashes the process somewhere past ~30,000 levels:
+# a document that *might* nest deeper than this, or that uses aliases, is scanned (events only) before composing.
+_SAFE_NESTING = 2_000
 
 
 class _StrictLoader(_Loader):  # type: ignore[misc, valid-type]
@@ -29,9 +37,10 @@ def _construct_mapping(loader, node, deep=False):
         try:
             hash(key)
         except TypeError:
-            raise XcvizError("mapping key is not a string", where=f"line {key_node.start_mark.line + 1}") from None
+            raise XcvizError("mapping key is not a string", where=f"{key_node.start_mark.line + 1}:{key_node.start_mark.column + 1}",
+                             hint="quote the key") from None
         if key in mapping:
-            raise XcvizError(f"duplicate key {key!r}", where=f"line {key_node.start_mark.line + 1}, column {key_node.start_mark.column + 1}",
+            raise XcvizError(f"duplicate key {short(key)}", where=f"{key_node.start_mark.line + 1}:{key_node.start_mark.column + 1}",
                              hint="each key may appear once per mapping")
         mapping[key] = loader.construct_object(value_node, deep=deep)
     return mapping
@@ -40,12 +49,70 @@ def _construct_mapping(loader, node, deep=False):
 _StrictLoader.add_constructor(yaml.resolver.BaseResolver.DEFAULT_MAPPING_TAG, _construct_mapping)
 
 
-def parse_yaml(text: str, source: str) -> Any:
+def _might_be_hostile(text: str, max_depth: int) -> bool:
+    """Cheap, sound pre-check: False only if the text can neither nest deeper than allowed nor use aliases."""
+    if "*" in text:
+        return True
+    bound = text.count("[") + text.count("{")  # flow nesting can not exceed the number of openers
+    if bound > min(max_depth, _SAFE_NESTING):
+        return True
+    # block nesting: at most two levels per column of indentation plus the indicators on one line
+    return 3 * max(map(len, text.split("\n"))) + 2 + bound > _SAFE_NESTING
+
+
+def _scan_yaml(text: str, source: str, max_depth: int, max_alias_expansion: int) -> None:
+    """Refuse deep nesting and alias bombs from the event stream, before anything is composed or built."""
+    from yaml.events import AliasEvent, CollectionEndEvent, CollectionStartEvent, ScalarEvent
+
+    frames: list[list] = [[None, 0]]  # [anchor, expanded object count] per open collection
+    sizes: dict[str, int] = {}
+    expanded = 0
+    try:
+        for ev in yaml.parse(text, Loader=_Loader):
+            if isinstance(ev, ScalarEvent):
+                frames[-1][1] += 1
+                if ev.anchor:
+                    sizes[ev.anchor] = 1
+            elif isinstance(ev, CollectionStartEvent):
+                if len(frames) > max_depth:
+                    m = ev.start_mark
+                    raise XcvizError(f"YAML nests deeper than {max_depth} levels", where=f"{source}:{m.line + 1}:{m.column + 1}",
+                                     hint="flatten the data, or raise the limit with --max-depth")
+                frames.append([ev.anchor, 1])
+            elif isinstance(ev, CollectionEndEvent):
+                anchor, n = frames.pop()
+                frames[-1][1] += n
+                if anchor:
+                    sizes[anchor] = n
+            elif isinstance(ev, AliasEvent):
+                m = ev.start_mark
+                if any(f[0] == ev.anchor for f in frames):
+                    raise XcvizError(f"YAML alias *{ev.anchor} refers to a collection that contains it",
+                                     where=f"{source}:{m.line + 1}:{m.column + 1}", hint="recursive data is not allowed")
+                n = sizes.get(ev.anchor, 1)
+                expanded += n
+                frames[-1][1] += n
+                if expanded > max_alias_expansion:
+                    raise XcvizError(f"YAML aliases expand to more than {max_alias_expansion} objects (an alias bomb?)",
+                                     where=f"{source}:{m.line + 1}:{m.column + 1}",
+                                     hint="write the data out, or raise the limit with --max-alias-expansion")
+    except yaml.YAMLError:
+        return  # malformed: the real parse below reports it with its position
+
+
+def parse_yaml(text: str, source: str, *, max_depth: int = DEFAULT_MAX_DEPTH,
+               max_alias_expansion: int = DEFAULT_MAX_ALIAS_EXPANSION) -> Any:
+    if _might_be_hostile(text, max_depth):
+        _scan_yaml(text, source, max_depth, max_alias_expansion)
     try:
         return yaml.load(text, Loader=_StrictLoader)  # noqa: S506 - a SafeLoader subclass
     except XcvizError as e:
-        e.where = f"{source}: {e.where}" if e.where else source
+        e.where = f"{source}:{e.where}" if e.where else source
         raise
+    except RecursionError:
+        raise XcvizError("YAML nests too deeply", where=source, hint="flatten the data") from None
+    except (ValueError, OverflowError) as e:  # e.g. an integer with more digits than Python converts
+        raise XcvizError(f"malformed YAML value: {e}"[:300], where=source, hint="check numbers and tagged values") from None
     except yaml.MarkedYAMLError as e:
         mark = e.problem_mark or e.context_mark
         where = f"{source}:{mark.line + 1}:{mark.column + 1}" if mark else source
@@ -69,22 +136,105 @@ def _pairs(pairs):
     return out
 
 
+_KEY_GAP = re.compile(r'"[ \t\r\n]+:')
+
+
+def _count_keys(obj: Any) -> int:
+    """Keys in every mapping of a parsed document (iterative: documents may nest deeply)."""
+    total = 0
+    stack = [obj]
+    pop, push = stack.pop, stack.extend
+    while stack:
+        o = pop()
+        if type(o) is dict:
+            total += len(o)
+            push([v for v in o.values() if type(v) is dict or type(v) is list])
+        elif type(o) is list:
+            push([v for v in o if type(v) is dict or type(v) is list])
+    return total
+
+
+def _parse_json_fast(text: str) -> Any:
+    """orjson, when it provably gives what the strict parser gives; None means "use the strict parser".
+
+    orjson keeps the last of duplicate keys, so duplicates are detected by counting: without a backslash
+    in the text every '"' delimits a string, so each key is exactly one '"' followed by ':' (after optional
+    blanks); the parsed document must hold as many keys as the text names. orjson refuses NaN/Infinity
+    and out-of-range integers itself; any refusal falls back to the strict parser for its message."""
+    try:
+        import orjson
+    except ImportError:
+        return None
+    if "\\" in text:
+        return None
+    try:
+        obj = orjson.loads(text)
+    except orjson.JSONDecodeError:
+        return None
+    keys = text.count('":')
+    if _KEY_GAP.search(text):
+        keys += len(_KEY_GAP.findall(text))
+    return obj if keys == _count_keys(obj) else None
+
+
 def parse_json(text: str, source: str) -> Any:
+    obj = _parse_json_fast(text)
+    if obj is not None:
+        return obj
     try:
         return json.loads(text, object_pairs_hook=_pairs, parse_constant=_reject_constant)
+    except RecursionError:
+        raise XcvizError("JSON nests too deeply", where=source, hint="flatten the data") from None
     except json.JSONDecodeError as e:
         raise XcvizError(f"malformed JSON: {e.msg}", where=f"{source}:{e.lineno}:{e.colno}",
                          hint="check commas, brackets and quotes") from None
     except ValueError as e:
-        raise XcvizError(f"malformed JSON: {e}", where=source, hint="use null or a number") from None
+        where = source
+        if "is not valid JSON" in str(e):  # NaN / Infinity: point at the first bare one (error path only)
+            import re
+
+            m = re.search(r"(?<![\w\"])-?(NaN|Infinity)(?![\w\"])", text)
+            if m:
+                where = f"{source}:{text.count(chr(10), 0, m.start()) + 1}:{m.start() - text.rfind(chr(10), 0, m.start())}"
+        raise XcvizError(f"malformed JSON: {e}"[:300], where=where, hint="JSON has no NaN or Infinity; use null or a number") from None
     except XcvizError as e:
-        e.where = source
+        e.where = _json_duplicate_where(text, source)
         raise
+
+
+def _json_duplicate_where(text: str, source: str) -> str:
+    """file:line:col of the first repeated key (error path only; JSON is YAML flow syntax, so compose it)."""
+    if len(text) > 8 * 1024**2:
+        return source
+    try:
+        root = yaml.compose(text, Loader=_Loader)
+    except (yaml.YAMLError, RecursionError, ValueError):
+        return source
+    stack = [root] if root is not None else []
+    while stack:
+        node = stack.pop()
+        if isinstance(node, yaml.MappingNode):
+            seen = set()
+            for k, v in node.value:
+                if isinstance(k, yaml.ScalarNode):
+                    if k.value in seen:
+                        return f"{source}:{k.start_mark.line + 1}:{k.start_mark.column + 1}"
+                    seen.add(k.value)
+                stack.append(v)
+        elif isinstance(node, yaml.SequenceNode):
+            stack.extend(reversed(node.value))
+    return source
 
 
 # ---- mapping -> Graph ------------------------------------------------------------------------
 def _where(source: str, what: str) -> str:
     return f"{source}: {what}"
+
+
+def short(value: Any, limit: int = 80) -> str:
+    """repr() for messages, cut to `limit` characters: a 100,000-character name must not flood the terminal."""
+    text = repr(value)
+    return text if len(text) <= limit else text[: limit - 1] + "…"
 
 
 def _shape(value: Any, where: str) -> tuple | None:
@@ -122,12 +272,42 @@ def _str_list(value: Any, field: str, where: str) -> tuple[str, ...]:
     return tuple(value)
 
 
-def _check_number(value: Any, where: str) -> None:
-    if isinstance(value, float) and not math.isfinite(value):
-        raise XcvizError("NaN or infinite number in attributes", where=where)
+def _check_attr(key: Any, value: Any, where: str, max_depth: int) -> None:
+    """Attribute values are plain data: null, bool, finite numbers, strings, lists and string-keyed mappings."""
+    if isinstance(value, (str, int)) or value is None:  # the common case, bool included
+        return
+    stack = [(value, 1)]
+    while stack:
+        v, depth = stack.pop()
+        if isinstance(v, float):
+            if not math.isfinite(v):
+                raise XcvizError(f"attribute {key!r} holds NaN or an infinite number", where=where,
+                                 hint="attributes must be finite numbers")
+        elif isinstance(v, (list, tuple, dict)):
+            if depth > max_depth:
+                raise XcvizError(f"attribute {key!r} nests deeper than {max_depth} levels", where=where,
+                                 hint="flatten it, or raise the limit with --max-depth")
+            if isinstance(v, dict):
+                for k in v:
+                    if not isinstance(k, str):
+                        raise XcvizError(f"attribute {key!r} has a non-string key {k!r}"[:200], where=where,
+                                         hint="quote the key")
+                items = v.values()
+            else:
+                items = v
+            stack.extend((x, depth + 1) for x in items if not isinstance(x, (str, int)) or isinstance(x, bool))
+        elif not (v is None or isinstance(v, (str, int))):
+            raise XcvizError(f"attribute {key!r} holds a {type(v).__name__}, not plain data", where=where,
+                             hint="use numbers, strings, booleans, lists or mappings (quote dates and tagged values)")
 
 
-def graph_from_mapping(data: Any, source: str) -> Graph:
+def graph_from_mapping(data: Any, source: str, *, max_nodes: int | None = None,
+                       max_depth: int = DEFAULT_MAX_DEPTH) -> Graph:
+    """The mapping read from a YAML/JSON file -> Graph."""
+    return _graph_from_mapping(data, source, max_nodes, max_depth)
+
+
+def _graph_from_mapping(data: Any, source: str, max_nodes: int | None, max_depth: int) -> Graph:
     if not isinstance(data, dict):
         kind = "empty" if data is None else type(data).__name__
         raise XcvizError(f"graph file must be a mapping with `nodes`, got {kind}", where=source,
@@ -143,8 +323,14 @@ def graph_from_mapping(data: Any, source: str) -> Graph:
         raise XcvizError("graph `name` must be a string", where=source)
     nodes_data = data["nodes"]
     if not isinstance(nodes_data, list):
-        raise XcvizError(f"`nodes` must be a list, got {type(nodes_data).__name__}", where=source,
+        raise XcvizError(f"`nodes` must be a list, got {type(nodes_data).__name__}", where=_where(source, "nodes"),
                          hint="write each node as a list item: `- name: c1`")
+    if max_nodes is not None and len(nodes_data) > max_nodes:
+        raise XcvizError(f"graph has {len(nodes_data)} nodes, over the limit of {max_nodes}", where=source,
+                         hint="raise it with --max-nodes")
+    for key in ("doc", "description"):
+        if data.get(key) is not None and not isinstance(data[key], str):
+            raise XcvizError(f"`{key}` must be a string", where=source)
     inputs_data = data.get("inputs") or []
     if not isinstance(inputs_data, list):
         raise XcvizError("`inputs` must be a list", where=source, hint="- {name: x, shape: [1, 3], dtype: float32}")
@@ -165,12 +351,18 @@ def graph_from_mapping(data: Any, source: str) -> Graph:
         if not isinstance(nd, dict):
             raise XcvizError(f"node #{i} must be a mapping, got {type(nd).__name__}", where=_where(source, f"nodes[{i}]"))
         nname = nd.get("name")
-        where = _where(source, f"node {nname!r}" if isinstance(nname, str) else f"nodes[{i}]")
+        where = _where(source, f"node {short(nname)}" if isinstance(nname, str) else f"nodes[{i}]")
         if not isinstance(nname, str) or not nname:
-            raise XcvizError("node has no `name`", where=where, hint="every node needs a unique string name")
+            if nname is None or nname == "":
+                raise XcvizError("node has no `name`", where=where, hint="every node needs a unique string name")
+            raise XcvizError(f"node `name` must be a string, got {type(nname).__name__} {nname!r}"[:200], where=where,
+                             hint="quote the name: name: \"1\"")
         op = nd.get("op")
         if not isinstance(op, str) or not op:
-            raise XcvizError("node has no `op`", where=where, hint="e.g. op: conv2d (see `xcviz ops`)")
+            if op is None or op == "":
+                raise XcvizError("node has no `op`", where=where, hint="e.g. op: conv2d (see `xcviz ops`)")
+            raise XcvizError(f"node `op` must be a string, got {type(op).__name__} {op!r}"[:200], where=where,
+                             hint="e.g. op: conv2d (see `xcviz ops`)")
         extra = set(nd) - NODE_KEYS
         if extra:
             raise XcvizError(f"unknown node key(s) {', '.join(sorted(map(str, extra)))}", where=where,
@@ -178,8 +370,12 @@ def graph_from_mapping(data: Any, source: str) -> Graph:
         attrs = nd.get("attrs") or {}
         if not isinstance(attrs, dict):
             raise XcvizError("`attrs` must be a mapping", where=where)
-        for v in attrs.values():
-            _check_number(v, where)
+        for k, v in attrs.items():
+            if not isinstance(k, str):
+                raise XcvizError(f"attribute name {k!r} is not a string"[:200], where=where, hint="quote it")
+            _check_attr(k, v, where, max_depth)
+        if nd.get("doc") is not None and not isinstance(nd["doc"], str):
+            raise XcvizError("`doc` must be a string", where=where)
         compile_ = nd.get("compile")
         if compile_ is not None and not isinstance(compile_, bool):
             raise XcvizError("`compile` must be true or false", where=where)
@@ -211,3 +407,51 @@ def graph_from_mapping(data: Any, source: str) -> Graph:
     if not isinstance(dims, dict) or not all(isinstance(k, str) and isinstance(v, int) and not isinstance(v, bool) and v >= 0 for k, v in dims.items()):
         raise XcvizError("`dims` must map symbolic names to non-negative integers", where=source)
     return Graph(name=name, inputs=inputs, nodes=nodes, outputs=list(outputs), source=source, dims=dict(dims))
+
+
+# ---- error path only: where in the text is the thing an error names? ---------------------------
+def _doc_path(e: XcvizError, data: Any, source: str) -> tuple | None:
+    """("nodes", 3) for an error about node 'x' or nodes[3]; ("inputs", i); ("outputs",) for graph outputs."""
+    import re
+
+    where = e.where or ""
+    prefix = f"{source}: "
+    if not where.startswith(prefix) or not isinstance(data, dict):
+        return ("outputs",) if e.message.startswith("graph output") else None
+    what = where[len(prefix):]
+    m = re.fullmatch(r"(nodes|inputs)\[(\d+)\]", what)
+    if m:
+        return (m.group(1), int(m.group(2)))
+    if what.startswith("node ") and isinstance(data.get("nodes"), list):
+        label = what[len("node "):]
+        hits = [i for i, nd in enumerate(data["nodes"])
+                if isinstance(nd, dict) and isinstance(nd.get("name"), str) and short(nd["name"]) == label]
+        if hits:  # a duplicate is reported where it is repeated
+            return ("nodes", hits[-1] if e.message.startswith("duplicate node name") else hits[0])
+    if what in ("outputs", "nodes", "inputs", "dims"):
+        return (what,)
+    return None
+
+
+def add_line(e: XcvizError, data: Any, text: str, source: str) -> None:
+    """Turn `file: node 'x'` into `file:12:5: node 'x'` by re-reading the text's structure (errors only)."""
+    path = _doc_path(e, data, source)
+    if not path:
+        return
+    try:
+        node = yaml.compose(text, Loader=_Loader)  # JSON is YAML flow syntax; nesting was checked on the way in
+    except (yaml.YAMLError, RecursionError, ValueError):
+        return
+    for key in path:
+        if isinstance(node, yaml.MappingNode) and isinstance(key, str):
+            node = next((v for k, v in node.value if isinstance(k, yaml.ScalarNode) and k.value == key), None)
+        elif isinstance(node, yaml.SequenceNode) and isinstance(key, int) and key < len(node.value):
+            node = node.value[key]
+        else:
+            return
+        if node is None:
+            return
+    m = node.start_mark
+    where = e.where or source
+    rest = where[len(source):] if where.startswith(source) else ""
+    e.where = f"{source}:{m.line + 1}:{m.column + 1}{rest}"
