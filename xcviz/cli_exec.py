@@ -64,6 +64,19 @@ class LazyProgress:
             self.bar = None
 
 
+def clean(data):
+    """JSON has no NaN/Inf: non-finite floats become None (shown as unknown)."""
+    import math
+
+    if isinstance(data, float):
+        return data if math.isfinite(data) else None
+    if isinstance(data, dict):
+        return {k: clean(v) for k, v in data.items()}
+    if isinstance(data, (list, tuple)):
+        return [clean(v) for v in data]
+    return data
+
+
 def _fmt(v, spec: str = ".2f", none: str = "-") -> str:
     return none if v is None else format(v, spec)
 
@@ -103,7 +116,7 @@ def validate(graph: GraphArg, inputs: Inputs = None, seed: Seed = 0, auto_fallba
              allow_unknown: AllowUnknown = False, hardware: Hardware = None, dim: Dims = None, json: Json = False,
              output: Output = None, debug: Debug = False) -> None:
     """JIT-compile each kept cluster with JAX: kernels, memory, compile time, numerics and speed vs native."""
-    from .validate import validate_graph
+    from .validation import validate_graph
 
     g, c, _ = analyse(graph, strategy=strategy, device=device, min_cluster_size=min_cluster_size,
                       max_cluster_size=max_cluster_size, allow=allow, deny=deny, supported_ops=supported_ops,
@@ -115,7 +128,7 @@ def validate(graph: GraphArg, inputs: Inputs = None, seed: Seed = 0, auto_fallba
     finally:
         progress.close()
     if json:
-        emit_json(report.to_json(), output)
+        emit_json(clean(report.to_json()), output)
     else:
         emit_renderable(validate_table(report), output)
     if not report.ok:
@@ -174,7 +187,7 @@ def run(graph: GraphArg, inputs: Inputs = None, output: Output = None,
     """Execute the whole graph (outputs to -o FILE.npz), report end-to-end time; --check compares with native."""
     from .execute import MODES, bind_inputs, compare, execute
     from .jit import CompileCache
-    from .validate import _median_ms
+    from .validation import _median_ms
 
     if mode not in MODES:
         raise XcvizError(f"unknown mode {mode!r}", hint="use --mode hybrid, native or jit")
@@ -208,7 +221,7 @@ def run(graph: GraphArg, inputs: Inputs = None, output: Output = None,
 
         write_npz(output, first.outputs)
     if json:
-        emit_json({"schema_version": 1, "graph": g.name, **result}, None)
+        emit_json(clean({"schema_version": 1, "graph": g.name, **result}), None)
     else:
         emit_renderable(run_table(g.name, result, check), None)
     if output and not json:

@@ -64,7 +64,7 @@ def bind_inputs(graph: Graph, inputs: dict | None = None, seed: int | None = Non
         from .errors import did_you_mean
 
         raise XcvizError(f"unknown input {extra[0]!r}", hint=did_you_mean(extra[0], known) or "inputs: " + ", ".join(sorted(known)))
-    dims = dict(graph.dims)
+    dims: dict[str, int] = {}  # bound by these inputs (they win over earlier bindings and --dim)
     feeds: dict[str, np.ndarray] = {}
     for name, t, data in points:
         if name not in inputs:
@@ -86,6 +86,7 @@ def bind_inputs(graph: Graph, inputs: dict | None = None, seed: int | None = Non
                 raise XcvizError(f"input {name!r} has dtype {arr.dtype}, expected {t.dtype}")
         feeds[name] = arr
     rng = np.random.default_rng(0 if seed is None else seed)
+    positive = _positive_inputs(graph)
     missing = []
     for name, t, data in points:
         if name in feeds:
@@ -95,14 +96,24 @@ def bind_inputs(graph: Graph, inputs: dict | None = None, seed: int | None = Non
         elif seed is None and inputs:
             missing.append(name)
         else:
-            feeds[name] = random_array(t, rng, {**{d: 1 for d in _symbols(t)}, **dims}, name)
+            feeds[name] = random_array(t, rng, {**{d: 1 for d in _symbols(t)}, **graph.dims, **dims}, name)
+            if name in positive and feeds[name].dtype.kind == "f":
+                feeds[name] = np.abs(feeds[name]) + feeds[name].dtype.type(0.5)
             for d, n in zip(t.shape or (), feeds[name].shape):
                 if isinstance(d, str):
                     dims.setdefault(d, n)
     if missing:
         raise XcvizError(f"missing input {missing[0]!r}", hint="give every graph input in the .npz, or pass --seed N for random ones")
-    bind_dims(graph, {k: v for k, v in dims.items() if k not in graph.dims})
+    bind_dims(graph, dims)
     return feeds
+
+
+# (op, input slot) whose random values must be positive: variances, square roots, logarithms
+_POSITIVE_SLOTS = {("batchnorm", 4), ("sqrt", 0), ("rsqrt", 0), ("log", 0), }
+
+
+def _positive_inputs(graph: Graph) -> set[str]:
+    return {ref for n in graph.nodes for k, ref in enumerate(n.inputs) if (n.op, k) in _POSITIVE_SLOTS}
 
 
 def _symbols(t: TensorType) -> list[str]:
@@ -178,7 +189,7 @@ def execute(graph: Graph, feeds: dict[str, np.ndarray], mode: str = "hybrid", cl
         else:
             spec = cluster_spec(graph, clustering.clusters[u])
             comp, _ = cache.get(graph, spec, env)
-            for r, v in zip(spec.exits, comp(env)):
+            for r, v in zip(spec.exits, comp(env, spec)):
                 env[r] = v
     seconds = time.perf_counter() - t0
     outputs = {ref: env[ref] for ref in graph.outputs}

@@ -74,7 +74,8 @@ def eval_node(node, args: list, use_jax: bool = False) -> list:
         raise Unsupported(f"{node.op_type} has no JAX lowering", where=f"node {node.name!r}")
     attrs = {**opdef.attrs, **node.attrs, "_op_type": node.op_type, "_num_outputs": len(node.outputs)}
     try:
-        out = fn(attrs, *args)
+        with np.errstate(all="ignore"):  # IEEE semantics (exp overflow -> inf) are the reference, not warnings
+            out = fn(attrs, *args)
     except XcvizError as e:
         e.where = e.where or f"node {node.name!r} ({node.op_type})"
         raise
@@ -130,7 +131,7 @@ def structural_key(graph: Graph, spec: ClusterSpec, values: dict, baked: set[str
 @dataclass
 class Compiled:
     executable: object
-    arg_refs: list[str]
+    arg_pos: list[int]          # positions in the spec's entries (not names: a cache hit is another cluster)
     lowered_text: str
     compiled_text: str
     compile_seconds: float
@@ -139,8 +140,8 @@ class Compiled:
     fusions: int
     uses: int = 1
 
-    def __call__(self, values: dict) -> list:
-        outs = self.executable(*[values[r] for r in self.arg_refs])
+    def __call__(self, values: dict, spec: ClusterSpec) -> list:
+        outs = self.executable(*[values[spec.entries[p]] for p in self.arg_pos])
         return [np.asarray(o) for o in outs]
 
 
@@ -188,7 +189,7 @@ def compile_cluster(graph: Graph, spec: ClusterSpec, values: dict, baked: set[st
     seconds = time.perf_counter() - t0
     text = compiled.as_text() or ""
     kernels, fusions = count_kernels(text)
-    return Compiled(compiled, arg_refs, lowered.as_text(), text, seconds, memory_analysis(compiled), kernels, fusions)
+    return Compiled(compiled, [spec.entries.index(r) for r in arg_refs], lowered.as_text(), text, seconds, memory_analysis(compiled), kernels, fusions)
 
 
 def memory_analysis(compiled) -> dict:
@@ -242,6 +243,6 @@ def count_kernels(hlo_text: str) -> tuple[int, int]:
 
 
 def validate_graph(graph, **kw):
-    from .validate import validate_graph as _validate
+    from .validation import validate_graph as _validate
 
     return _validate(graph, **kw)

@@ -5,6 +5,9 @@ gives it a simple deterministic one so the demo runs end to end: heatmap peak su
 CenterNet-style decoders. Over the last two axes, a value is kept where it is the maximum of its 3x3
 neighbourhood (edges padded with -inf) and set to 0 elsewhere; the output has the input's shape and dtype.
 Inputs of rank < 2 pass through unchanged.
+
+PyFunc / EagerPyFunc never run (xcviz executes nothing a file names): they execute as an identity stand-in
+(output k = input k), so graphs with them still run end to end; values downstream are placeholders.
 """
 from __future__ import annotations
 
@@ -151,6 +154,15 @@ def string_normalizer(xp, a, x):
     return np.asarray(flat or [""], dtype=object).reshape((1, -1) if np.ndim(x) == 2 else (-1,))
 
 
+def py_func_stand_in(xp, a, *xs):
+    """xcviz never runs code named by a file: a PyFunc executes as an identity stand-in (output k = input k)."""
+    n = int(a.get("_num_outputs") or 1)
+    if n > len(xs):
+        raise Unsupported(f"PyFunc stand-in needs an input per output ({n} outputs, {len(xs)} inputs); "
+                          "xcviz never runs the Python callback itself")
+    return tuple(xs[:n]) if n > 1 else xs[0]
+
+
 def refuse(why):
     def fn(xp, a, *xs):
         raise Unsupported(why)
@@ -180,7 +192,7 @@ IMPLS: dict[str, Impl] = {
     "multinomial": Impl(multinomial, jax_ok=False),
     "string_normalizer": Impl(string_normalizer, jax_ok=False),
     "string_split": refuse("StringSplit has no native implementation in xcviz"),
-    "py_func": refuse("a Python callback cannot be executed from a graph file (xcviz never runs code from files)"),
+    "py_func": Impl(py_func_stand_in, jax_ok=False),
     "assert": Impl(checked_passthrough, jax_ok=False),
     "print": Impl(checked_passthrough, jax_ok=False),
     "loop": refuse("Loop bodies (subgraphs) are not kept by the loader, so Loop cannot execute"),

@@ -99,7 +99,7 @@ def check_clusters(graph, clustering, env: dict, stats, cache, repeats=None, pro
         row.kernels_after, row.fusions, row.memory, row.cache_hit = comp.kernels, comp.fusions, comp.memory, hit
         row.compile_ms = 0.0 if hit else comp.compile_seconds * 1e3
         try:
-            outs = comp(env)
+            outs = comp(env, spec)
         except Exception as e:  # noqa: BLE001
             row.status, row.message = "run-error", f"{e.__class__.__name__}: {e}".splitlines()[0][:300]
             rows.append(row)
@@ -123,7 +123,7 @@ def check_clusters(graph, clustering, env: dict, stats, cache, repeats=None, pro
                     local[format_ref(node.name, j)] = v
 
         row.native_ms = _median_ms(native, repeats)
-        row.xla_ms = _median_ms(lambda: comp(env), repeats)
+        row.xla_ms = _median_ms(lambda: comp(env, spec), repeats)
         row.speedup_measured = row.native_ms / row.xla_ms if row.xla_ms else None
         rows.append(row)
     if progress:
