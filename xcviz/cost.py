@@ -16,7 +16,7 @@ from importlib import resources
 import yaml
 
 from .errors import XcvizError
-from .ir import Graph, TensorType, parse_ref
+from .ir import Graph, TensorType, gc_paused, parse_ref
 from .ops import REGISTRY
 from .ops.rules import Ctx
 
@@ -194,6 +194,11 @@ def boundary_edges(graph: Graph, cluster_of: list[int]) -> list[Edge]:
 
 
 def compute_stats(graph: Graph, clustering, hw: Hardware) -> Stats:
+    with gc_paused():
+        return _compute_stats(graph, clustering, hw)
+
+
+def _compute_stats(graph: Graph, clustering, hw: Hardware) -> Stats:
     n = len(graph.nodes)
     costs = node_costs(graph)
     cluster_of = clustering.cluster_of
@@ -207,10 +212,18 @@ def compute_stats(graph: Graph, clustering, hw: Hardware) -> Stats:
     op_times = [t_op(c) for c in costs]
     details = []
     fused_total: float | None = 0.0
+    # edges per cluster in one pass (scanning every edge per cluster was quadratic on big graphs)
+    edges_in: list[list[Edge]] = [[] for _ in clustering.clusters]
+    edges_out: list[list[Edge]] = [[] for _ in clustering.clusters]
+    for e in edges:
+        if e.dst_cluster >= 0:
+            edges_in[e.dst_cluster].append(e)
+        if e.src_cluster >= 0:
+            edges_out[e.src_cluster].append(e)
+    index = graph.index
     for k, members in enumerate(clustering.clusters):
         member_names = [graph.nodes[v].name for v in members]
-        ein = [e for e in edges if e.dst_cluster == k]
-        eout = [e for e in edges if e.src_cluster == k]
+        ein, eout = edges_in[k], edges_out[k]
         bin_, bout = _sum(e.bytes for e in ein), _sum(e.bytes for e in eout)
         flops = sum(costs[v].flops or 0 for v in members)
         unfused = _sum(op_times[v] for v in members)
@@ -220,8 +233,8 @@ def compute_stats(graph: Graph, clustering, hw: Hardware) -> Stats:
         sync = hw.sync_overhead * (len(ein) + len(eout))
         speedup = unfused / (fused + sync) if unfused is not None and fused is not None and fused + sync > 0 else None
         fused_total = None if fused is None or fused_total is None else fused_total + fused
-        entry = sorted({e.dst for e in ein}, key=graph.index.__getitem__)
-        exits = sorted({e.src for e in eout}, key=graph.index.__getitem__)
+        entry = sorted({e.dst for e in ein}, key=index.__getitem__)
+        exits = sorted({e.src for e in eout}, key=index.__getitem__)
         details.append(ClusterCost(
             id=clustering.cluster_id(k), nodes=member_names,
             ops=dict(sorted(Counter(graph.nodes[v].op_type for v in members).items())),

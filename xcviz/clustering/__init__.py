@@ -7,7 +7,14 @@ from .result import Attempt, Clustering  # noqa: F401
 
 def run_clustering(graph, opts: ClusterOptions | None = None) -> Clustering:
     """Pure: graph + options -> Clustering (clusters, per-node decisions, merge attempts)."""
+    from ..ir import gc_paused
+
     opts = opts or ClusterOptions()
+    with gc_paused():
+        return _run(graph, opts)
+
+
+def _run(graph, opts: ClusterOptions) -> Clustering:
     cands = find_candidates(graph, opts)
     if opts.strategy == "greedy":
         from .greedy import list_order_greedy

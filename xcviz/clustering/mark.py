@@ -1,148 +1,37 @@
-"""Strategy `mark`: TensorFlow's MarkForCompilationPass (cycle-safe greedy edge contraction in phases)."""
+"""Strategy `mark`: TensorFlow's MarkForCompilationPass. Picks the implementation; both give identical results.
+
+Graphs under FAST_MIN_NODES run the plain-Python reference (mark_reference.py), which starts instantly;
+larger ones run the numba-compiled fast path (mark_fast.py) when numba is installed. XCVIZ_MARK=reference
+or XCVIZ_MARK=fast forces one (tests and benchmarks).
+"""
 from __future__ import annotations
 
-from ..errors import XcvizError
-from ..ir import parse_ref
-from ..ops import NOOP, REGISTRY, SHAPE_CONSUMER, ZERO_SIZE
-from .cycles import GraphCycles
-from .options import ClusterOptions, Candidates
-from .result import Attempt, Clustering, finish
+import os
 
-SOURCE, SINK = 0, 1
+from .options import Candidates, ClusterOptions
+from .result import Clustering
+
+FAST_MIN_NODES = 50_000
 
 
-def mark_for_compilation(graph, cands: Candidates, opts: ClusterOptions) -> Clustering:
-    n_in = len(graph.inputs)
-    base = 2 + n_in                      # cycle-graph ids: source, sink, graph inputs, then nodes
-    nodes = graph.nodes
-    n = len(nodes)
-    gc = GraphCycles(base + n)
-    gc.insert_edge(SOURCE, SINK)         # TF's Graph starts with this control edge
-    idx = graph.index
-    input_id = {v.name: 2 + i for i, v in enumerate(graph.inputs)}
-    has_out = [False] * (base + n)
-    has_in = [False] * (base + n)
-    for j, node in enumerate(nodes):
-        dst = base + j
-        for ref in node.inputs:
-            if not ref:
-                continue
-            src = input_id.get(ref)
-            if src is None:
-                src = base + idx[parse_ref(ref)[0]]
-            gc.insert_edge(src, dst)
-            has_out[src] = has_in[dst] = True
-        for ref in node.control_inputs:
-            src = base + idx[ref]
-            gc.insert_edge(src, dst)
-            has_out[src] = has_in[dst] = True
-    for v in range(2, base + n):         # FixupSourceAndSinkEdges, in node-id order
-        if not has_in[v]:
-            gc.insert_edge(SOURCE, v)
-        if not has_out[v]:
-            gc.insert_edge(v, SINK)
-
-    # Per-cluster state, stored at the cluster's representative cycle-graph node.
-    ok = cands.ok
-    size = [1] * (base + n)
-    eff = [0] * (base + n)
-    forced = [False] * (base + n)
-    device = [None] * base + list(cands.device)
-    scope = [None] * base + [nd.scope for nd in nodes]
-    parent = list(range(base + n))       # union-find over cycle-graph ids
-    groups_of = ["shape" if _in(nd, SHAPE_CONSUMER) else "noop" if _in(nd, NOOP) and not has_out[base + j] else None
-                 for j, nd in enumerate(nodes)]
-    for j, nd in enumerate(nodes):
-        eff[base + j] = 0 if _in(nd, ZERO_SIZE) else 1
-        forced[base + j] = nd.compile is True
-
-    def find(v: int) -> int:
-        root = v
-        while parent[root] != root:
-            root = parent[root]
-        while parent[v] != root:
-            parent[v], v = root, parent[v]
-        return root
-
-    def cluster(v: int) -> int | None:
-        if v < base or not ok[v - base]:
-            return None
-        return find(v)
-
-    attempts: list[Attempt] = []
-    record = opts.record
-    max_size = opts.max_size
-
-    def lone(c: int) -> str | None:
-        return groups_of[c - base] if size[c] == 1 else None
-
-    def try_contract(frm: int, to: int, phase: int) -> bool:
-        refusal = None
-        if device[frm] != device[to]:
-            refusal = ("device", f"incompatible devices ({device[frm]} vs {device[to]})")
-        elif scope[frm] is not None and scope[to] is not None and scope[frm] != scope[to]:
-            refusal = ("scope", f"mismatching XLA scopes ({scope[frm]} vs {scope[to]})")
-        elif size[frm] + size[to] > max_size:
-            refusal = ("max-size", f"merged size {size[frm] + size[to]} > max cluster size {opts.max_cluster_size}")
-        else:
-            for p in gc.ins[to]:
-                cin = cluster(p)
-                if cin is not None and (device[cin] != device[to] or device[cin] != device[frm]):
-                    refusal = ("cross-device", f"would introduce a cross-device dependency via {nodes[p - base].name}")
-                    break
-        path: list[int] | None = None
-        if refusal is None:
-            survivor, path = gc.contract_edge(frm, to)
-            if survivor is not None:
-                other = to if survivor == frm else frm
-                # the merged cluster keeps `frm`'s properties, stored at the survivor
-                size[survivor] = size[frm] + size[to]
-                eff[survivor] = eff[frm] + eff[to]
-                forced[survivor] = forced[frm] or forced[to]
-                scope[survivor] = scope[frm] if scope[frm] is not None else scope[to]
-                device[survivor] = device[frm]
-                parent[other] = survivor
-                if record:
-                    attempts.append(Attempt(phase, frm - base, to - base, True))
-                return True
-            via = [p - base for p in path if p >= base]
-            names = ", ".join(nodes[p].name for p in via) or "a graph input"
-            refusal = ("cycle", f"would create a cycle via {names}")
-        if record and phase >= 0:
-            code, why = refusal
-            attempts.append(Attempt(phase, frm - base, to - base, False, why, code,
-                                    tuple(p - base for p in (path or ()) if p >= base)))
+def _use_fast(n: int) -> bool:
+    choice = os.environ.get("XCVIZ_MARK", "auto")
+    if choice == "reference":
         return False
-
-    def for_each_edge(fn, phase: int) -> bool:
-        changed = False
-        for v in gc.post_order():
-            frm = cluster(v)
-            if frm is None:
-                continue
-            for w in list(gc.out[frm]):
-                to = cluster(w)
-                frm = cluster(v)
-                if to is None or to == frm:
-                    continue
-                if fn(frm, to):
-                    changed |= try_contract(frm, to, phase)
-        return changed
-
-    for_each_edge(lambda f, t: lone(t) == "shape", 0)
-    for_each_edge(lambda f, t: lone(t) != "noop", 1)
-    for_each_edge(lambda f, t: True, 2)
-    if for_each_edge(lambda f, t: True, -1):
-        raise XcvizError("edge contraction is not idempotent (a bug in xcviz)", code=1)
-
-    members: dict[int, list[int]] = {}
-    for j in range(n):
-        if ok[j]:
-            members.setdefault(find(base + j), []).append(j)
-    groups = [(m, eff[r], forced[r]) for r, m in members.items()]
-    return finish(opts, graph, cands, groups, attempts)
+    if choice != "fast" and n < FAST_MIN_NODES:
+        return False
+    try:
+        import numba  # noqa: F401
+    except ImportError:
+        return False
+    return True
 
 
-def _in(node, group: str) -> bool:
-    opdef = REGISTRY.ops.get(node.op) if node.known else None
-    return opdef is not None and group in opdef.groups
+def mark_for_compilation(graph, cands: Candidates, opts: ClusterOptions, progress=None) -> Clustering:
+    if _use_fast(len(graph.nodes)):
+        from .mark_fast import mark_for_compilation as fast
+
+        return fast(graph, cands, opts, progress=progress)
+    from .mark_reference import mark_for_compilation as reference
+
+    return reference(graph, cands, opts)

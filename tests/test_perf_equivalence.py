@@ -1,0 +1,96 @@
+"""The fast `mark` (numba, integer ids) must give exactly what the reference pass gives.
+
+Identical clusters, groups, per-node decisions AND attempt records (phase, sides, reason, blocking path),
+on random DAGs (hypothesis) and on every graph in graphs/ and the benchmark generator's graphs.
+"""
+from __future__ import annotations
+
+import glob
+import os
+import sys
+
+import pytest
+
+pytest.importorskip("numba")
+from hypothesis import HealthCheck, given, settings  # noqa: E402
+from hypothesis import strategies as st  # noqa: E402
+
+import xcviz  # noqa: E402
+from xcviz.clustering import ClusterOptions, find_candidates  # noqa: E402
+from xcviz.clustering import mark_fast, mark_reference  # noqa: E402
+from xcviz.ir import Graph, Node, TensorType, Value  # noqa: E402
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+sys.path.insert(0, os.path.join(ROOT, "benchmarks"))
+
+
+def assert_same(graph, opts: ClusterOptions) -> None:
+    cands = find_candidates(graph, opts)
+    ref = mark_reference.mark_for_compilation(graph, cands, opts)
+    fast = mark_fast.mark_for_compilation(graph, cands, opts)
+    assert fast.clusters == ref.clusters
+    assert fast.groups == ref.groups
+    assert fast.cluster_of == ref.cluster_of
+    assert fast.code == ref.code and fast.reason == ref.reason
+    assert len(fast.attempts) == len(ref.attempts)
+    assert list(fast.attempts) == list(ref.attempts)
+    assert fast.refused() == ref.refused()
+
+
+@pytest.mark.parametrize("path", sorted([p for p in glob.glob(os.path.join(ROOT, "graphs", "*.*")) if p.endswith((".yaml", ".yml", ".json", ".onnx"))]))
+def test_example_graphs(path):
+    g = xcviz.load(path, allow_unknown=True)
+    for opts in (ClusterOptions(), ClusterOptions(min_cluster_size=1, max_cluster_size=2),
+                 ClusterOptions(device="gpu", record=False)):
+        assert_same(g, opts)
+
+
+@pytest.mark.parametrize("n,seed", [(300, 0), (2000, 1), (5000, 7)])
+def test_generated_ml_graphs(tmp_path, n, seed):
+    from generate import write
+
+    g = xcviz.load(write(n, str(tmp_path / f"g{n}.json"), seed))
+    assert_same(g, ClusterOptions())
+    assert_same(g, ClusterOptions(max_cluster_size=7))
+
+
+OPS = ["relu", "add", "mul", "matmul", "shape", "const", "identity", "noop", "py_func", "tanh"]
+
+
+@st.composite
+def dags(draw):
+    n = draw(st.integers(1, 40))
+    nodes = []
+    for j in range(n):
+        op = draw(st.sampled_from(OPS))
+        k = {"relu": 1, "tanh": 1, "shape": 1, "identity": 1, "add": 2, "mul": 2, "matmul": 2,
+             "const": 0, "noop": 0, "py_func": draw(st.integers(0, 3))}[op]
+        srcs = ["x"] + [f"n{i}" for i in range(j)]
+        inputs = tuple(draw(st.sampled_from(srcs)) for _ in range(k))
+        ctrl = tuple(sorted(set(draw(st.lists(st.sampled_from(srcs[1:]), max_size=2))))) if j else ()
+        nodes.append(Node(
+            name=f"n{j}", op=op, op_type=op, inputs=inputs, control_inputs=ctrl,
+            device=draw(st.sampled_from([None, None, None, "gpu:0", "cpu:1"])),
+            compile=draw(st.sampled_from([None, None, None, None, True, False])),
+            scope=draw(st.sampled_from([None, None, None, "s1", "s2"])),
+            outputs=[TensorType((2, 2), "float32")], known=op != "py_func"))
+    return Graph("rand", [Value("x", TensorType((2, 2), "float32"))], nodes, [f"n{n - 1}"])
+
+
+@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(dags(), st.sampled_from([None, 1, 3]), st.sampled_from([None, 2, 5]), st.sampled_from(["cpu", "gpu"]))
+def test_random_dags(graph, min_size, max_size, device):
+    assert_same(graph, ClusterOptions(min_cluster_size=min_size, max_cluster_size=max_size, device=device))
+
+
+def test_dispatch_small_graphs_use_reference(monkeypatch):
+    """Small graphs never pay numba's start-up; XCVIZ_MARK forces either implementation."""
+    from xcviz.clustering import mark
+
+    monkeypatch.delenv("XCVIZ_MARK", raising=False)
+    assert not mark._use_fast(10)
+    assert mark._use_fast(mark.FAST_MIN_NODES)
+    monkeypatch.setenv("XCVIZ_MARK", "fast")
+    assert mark._use_fast(10)
+    monkeypatch.setenv("XCVIZ_MARK", "reference")
+    assert not mark._use_fast(10**7)
