@@ -77,7 +77,9 @@ def test_svg_structure(name):
     assert len(boundary) == s.boundary_edges
     for grp in boundary:
         assert any(p.get("stroke") == "#ffb000" for p in grp.iter(f"{SVG_NS}path"))
-    assert len(_groups(root, "xc_input")) == len(g.inputs)
+    inputs = {grp.find(f"{SVG_NS}title").text.split("\n")[0].split(" ", 2)[-1].split(" (read by")[0]
+              for grp in _groups(root, "xc_input")}
+    assert inputs == {v.name for v in g.inputs}   # a widely shared input is drawn once per use
     assert len(_groups(root, "xc_output")) == len(g.outputs)
     assert len(_groups(root, "xc_legend")) == 1
     # every node and edge carries a tooltip as its <title>, naming the node or tensor
@@ -179,3 +181,20 @@ def test_auto_collapse_notice(write_graph, run_cli, tmp_path, monkeypatch):
     code, _, err = run_cli("render", path, "--dot", "-o", "e.dot", "--expand")
     assert code == 0 and "drawing each cluster" not in err
     assert "xc_group" not in (tmp_path / "e.dot").read_text()
+
+
+def test_shared_input_drawn_per_use(write_graph):
+    import json
+
+    from xcviz.render.dot import SHARED_FANOUT
+
+    n = SHARED_FANOUT + 2
+    path = write_graph(json.dumps({
+        "name": "shared", "inputs": [{"name": "x", "shape": [4, 4], "dtype": "float32"},
+                                     {"name": "w", "shape": [4, 4], "dtype": "float32"}],
+        "nodes": [{"name": f"m{k}", "op": "matmul", "inputs": [f"m{k - 1}" if k else "x", "w"]} for k in range(n)],
+        "outputs": [f"m{n - 1}"]}), "shared.json")
+    for collapse in (False, True):
+        dot = _dot(path, collapse=collapse, min_cluster_size=1)
+        assert dot.count('[label="w\\nfloat32[4,4]"') == (1 if collapse else n)   # collapsed: one edge into the cluster
+        assert dot.count('[label="x\\nfloat32[4,4]"') == 1

@@ -22,7 +22,7 @@ def _ops_summary(graph: Graph, members: list[int], limit: int = 4) -> str:
 
 
 def draw_collapsed(g, graph: Graph, view: View, prefix: str = "") -> None:
-    add_inputs_outputs(g, graph, prefix)
+    input_id = add_inputs_outputs(g, graph, prefix)
     for k, grp in enumerate(view.groups):
         tip = [grp.label, "nodes: " + " ".join(graph.nodes[v].name for v in grp.members[:40])
                + (" …" if len(grp.members) > 40 else "")]
@@ -45,7 +45,7 @@ def draw_collapsed(g, graph: Graph, view: View, prefix: str = "") -> None:
 
     def end(kind: int, pos: int) -> tuple[str, int]:
         if kind == 0:
-            return f"{prefix}i{pos}", -1
+            return f"{prefix}i{pos}", -1   # becomes input_id(pos) when the edge is drawn
         k = view.group_of[pos]
         return (f"{prefix}g{k}", k) if k >= 0 else (f"{prefix}n{pos}", -1)
 
@@ -64,6 +64,8 @@ def draw_collapsed(g, graph: Graph, view: View, prefix: str = "") -> None:
         data.setdefault((src, f"{prefix}o{k}"), [[], sk >= 0])[0].append(ref)
 
     for (src, dst), (refs, boundary) in data.items():
+        if src.startswith(f"{prefix}i"):
+            src = input_id(int(src[len(prefix) + 1:]))
         refs = list(dict.fromkeys(refs))   # a tensor read twice by one cluster crosses once
         types = [graph.tensor_type(r).bind(graph.dims) for r in refs]
         sizes = [t.nbytes() for t in types]

@@ -18,6 +18,7 @@ FALLBACK_FILL = "#FDE3E3"
 QUIET = "#8A8A8A"
 IO_FILL = "#EEEEEE"
 EDGE_LABEL_LIMIT = 500   # above this many nodes boundary-edge labels move to tooltips (layout time, clutter)
+SHARED_FANOUT = 3        # inputs read more often are drawn once per use (layout time, see add_inputs_outputs)
 BIG_GRAPH = 500          # above this, bound network simplex and crossing minimisation (see benchmarks/)
 _CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f]")
 
@@ -87,16 +88,42 @@ def edge_text(t: TensorType, nbytes: int | None) -> str:
     return f"{t} · {fmt_bytes(nbytes)}"
 
 
-def add_inputs_outputs(g, graph: Graph, prefix: str) -> None:
-    for k, v in enumerate(graph.inputs):
+def add_inputs_outputs(g, graph: Graph, prefix: str):
+    """Declare graph inputs and outputs; returns `input_id(k)`, the node id to draw an edge from input k.
+
+    An input read by more than SHARED_FANOUT nodes (a weight every layer uses) is drawn once per use, beside
+    its consumer: one node with hundreds of rank-spanning edges costs the layout O(uses x depth) virtual nodes."""
+    uses = [0] * len(graph.inputs)
+    pos = {v.name: k for k, v in enumerate(graph.inputs)}
+    for ref in [r for node in graph.nodes for r in node.inputs] + list(graph.outputs):
+        if ref in pos:
+            uses[pos[ref]] += 1
+    copies = [0] * len(graph.inputs)
+
+    def declare(k: int, node_id: str, note: str = "") -> None:
+        v = graph.inputs[k]
         kind = "constant" if v.data is not None else "graph input"
-        g.node(f"{prefix}i{k}", text(v.name, str(v.type.bind(graph.dims))), shape="invhouse", style="filled",
-               fillcolor=IO_FILL, color=QUIET, tooltip=text(f"{kind} {v.name}", str(v.type.bind(graph.dims))),
-               **{"class": "xc_node xc_input"})
+        t = str(v.type.bind(graph.dims))
+        g.node(node_id, text(v.name, t), shape="invhouse", style="filled", fillcolor=IO_FILL, color=QUIET,
+               tooltip=text(f"{kind} {v.name}" + note, t), **{"class": "xc_node xc_input"})
+
+    for k in range(len(graph.inputs)):
+        if uses[k] <= SHARED_FANOUT:
+            declare(k, f"{prefix}i{k}")
     for k, ref in enumerate(graph.outputs):
         g.node(f"{prefix}o{k}", text(f"output {ref}"), shape="house", style="filled", fillcolor=IO_FILL,
                color="#444444", penwidth="1.5", tooltip=text(f"graph output {ref}", str(graph.tensor_type(ref).bind(graph.dims))),
                **{"class": "xc_node xc_output"})
+
+    def input_id(k: int) -> str:
+        if uses[k] <= SHARED_FANOUT:
+            return f"{prefix}i{k}"
+        copies[k] += 1
+        node_id = f"{prefix}i{k}_{copies[k]}"
+        declare(k, node_id, f" (read by {uses[k]} nodes; drawn at each)")
+        return node_id
+
+    return input_id
 
 
 def tensor_source(graph: Graph, ref: str, inputs: dict[str, int]) -> tuple[int, int]:
@@ -110,7 +137,7 @@ def draw_expanded(g, graph: Graph, view: View, prefix: str = "") -> None:
     """Every node, clusters as filled subgraphs; adds to `g` (a Digraph or subgraph)."""
     n = len(graph.nodes)
     labels_on_edges = n <= EDGE_LABEL_LIMIT
-    add_inputs_outputs(g, graph, prefix)
+    input_id = add_inputs_outputs(g, graph, prefix)
 
     def node_stmt(sub, i: int) -> None:
         node = graph.nodes[i]
@@ -143,7 +170,7 @@ def draw_expanded(g, graph: Graph, view: View, prefix: str = "") -> None:
 
     def edge(ref: str, dst_id: str, dst_group: int, dst_name: str) -> None:
         kind, pos = tensor_source(graph, ref, inputs)
-        src_id = f"{prefix}{'i' if kind == 0 else 'n'}{pos}"
+        src_id = input_id(pos) if kind == 0 else f"{prefix}n{pos}"
         src_group = view.group_of[pos] if kind == 1 else -1
         t = graph.tensor_type(ref).bind(dims)
         nbytes = t.nbytes()
