@@ -34,6 +34,7 @@ def write_atomic(path: str, data: bytes | str) -> None:
     folder = os.path.dirname(os.path.abspath(path))
     fd, tmp = tempfile.mkstemp(prefix=".xcviz-", suffix=".tmp", dir=folder)
     try:
+        os.fchmod(fd, 0o666 & ~_umask())  # mkstemp makes 0600; outputs get the user's usual mode
         with os.fdopen(fd, "wb") as f:
             f.write(data)
         os.replace(tmp, path)
@@ -54,3 +55,9 @@ def write_npz(path: str, arrays: dict) -> None:
     buf = io.BytesIO()
     np.savez(buf, **{str(k): np.asarray(v) for k, v in arrays.items()})
     write_atomic(path, buf.getvalue())
+
+
+def _umask() -> int:
+    mask = os.umask(0)
+    os.umask(mask)
+    return mask

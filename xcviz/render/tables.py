@@ -104,7 +104,7 @@ def cluster_view(graph: Graph, clustering: Clustering, stats: Stats, limit: int 
 
 def stats_table(graph: Graph, clustering: Clustering, stats: Stats) -> Group:
     s = stats
-    t = Table(title=Text(f"Stats ({title(graph, clustering)}, {s.hardware})"), title_justify="left",
+    t = Table(title=Text(f"Stats ({title(graph, clustering)}, hardware {s.hardware})"), title_justify="left",
               show_header=False)
     t.add_column("metric", style="bold")
     t.add_column("value", justify="right")
