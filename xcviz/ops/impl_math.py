@@ -25,6 +25,12 @@ def _f(x, v):
     return np.asarray(v, dtype=x.dtype)
 
 
+def _no_strings(xp, x):
+    if not is_np(xp) and np.dtype(x.dtype).kind in "OSU":
+        raise Unsupported("string tensors (XLA has no string type)")
+    return None
+
+
 def unary(fn):
     return Impl(lambda xp, a, x: fn(xp, a, x))
 
@@ -55,6 +61,9 @@ def cast(xp, a, x):
     if to is None:
         raise Unsupported("Cast needs a `to` attribute")
     dt = np_dtype(to)
+    if dt.itemsize < 2 and dt.kind not in "iub" or dt.name.startswith(("bfloat16", "float8", "int4", "uint4", "int2", "uint2")) \
+            or str(x.dtype).startswith(("bfloat16", "float8", "int4", "uint4", "int2", "uint2")):
+        raise Unsupported(f"Cast between {x.dtype} and {dt} (sub-16-bit and bfloat16 rounding rules are not implemented)")
     if x.dtype == dt:
         return x
     if dt.kind in "iu" and x.dtype.kind == "f" and is_np(xp):
@@ -133,7 +142,7 @@ IMPLS: dict[str, Impl] = {
     "sum": variadic("add"),
     "squared_difference": Impl(lambda xp, a, x, y: (x - y) * (x - y)),
     "bias_add": Impl(bias_add),
-    "equal": Impl(lambda xp, a, x, y: xp.equal(x, y)),
+    "equal": Impl(lambda xp, a, x, y: _no_strings(xp, x) or xp.equal(x, y)),
     "less": Impl(lambda xp, a, x, y: xp.less(x, y)),
     "greater": Impl(lambda xp, a, x, y: xp.greater(x, y)),
     "and": Impl(lambda xp, a, x, y: xp.logical_and(x, y)),
@@ -174,6 +183,8 @@ def gemm(xp, a, x, y, c=None):
 
 
 def einsum(xp, a, *xs):
+    if any(str(x.dtype) == "bfloat16" for x in xs):
+        raise Unsupported("Einsum on bfloat16")
     return xp.einsum(str(a.get("equation", "")).replace(" ", ""), *xs)
 
 

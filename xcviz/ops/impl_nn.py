@@ -203,7 +203,7 @@ def resize(xp, a, x, roi=None, scales=None, sizes=None):
         scales, roi = roi, None
     mode = str(a.get("mode", "nearest"))
     ctm = str(a.get("coordinate_transformation_mode", "asymmetric" if upsample else "half_pixel"))
-    nearest_mode = str(a.get("nearest_mode", "round_prefer_floor"))
+    nearest_mode = str(a.get("nearest_mode", "floor" if upsample else "round_prefer_floor"))
     if mode not in ("nearest", "linear", "bilinear"):
         raise Unsupported(f"Resize mode {mode!r} (xcviz implements nearest and linear)")
     if int(a.get("antialias", 0)) or ctm in ("tf_crop_and_resize", "half_pixel_symmetric"):
