@@ -111,6 +111,13 @@ def onnx_cases() -> None:
     markup = model([helper.make_node("Relu", ["x"], ["y"], name="[bold]<script>alert(1)</script>&\"'{}\n\x07",
                                      doc_string="<b>doc</b> [red]x[/red]")])
     w("onnx_markup.onnx", markup.SerializeToString())
+    # protobuf hands back bytes, not str, for string fields holding invalid UTF-8 (found by fuzzing)
+    bad = model([helper.make_node("Relu", ["x"], ["mid"], name="NAMEX"), helper.make_node("Tanh", ["mid"], ["y"])],
+                opsets=(("", 17), ("DOMX", 1)), name="GRAPHX")
+    data = bad.SerializeToString()
+    for good, broken in ((b"NAMEX", b"NA\xffEX"), (b"DOMX", b"D\x80MX"), (b"GRAPHX", b"GR\xc3PHX"), (b"mid", b"m\xfed")):
+        data = data.replace(good, broken)
+    w("onnx_invalid_utf8_names.onnx", data)
 
 
 if __name__ == "__main__":

@@ -10,6 +10,11 @@ from ..ir import Graph, Node, TensorType, Value, canonical_dtype
 STANDARD_DOMAINS = ("", "ai.onnx", "ai.onnx.ml")
 
 
+def _s(text) -> str:
+    """A protobuf string field; proto2 hands back bytes when a hostile file holds invalid UTF-8."""
+    return text.decode("utf-8", "replace") if isinstance(text, bytes) else text
+
+
 def _dtype(elem_type: int) -> str | None:
     import onnx
 
@@ -34,7 +39,7 @@ def _value_type(vi) -> TensorType:
             if d.HasField("dim_value"):
                 dims.append(int(d.dim_value))
             elif d.dim_param:
-                dims.append(d.dim_param)
+                dims.append(_s(d.dim_param))
             else:
                 dims.append("?")
         shape = tuple(dims)
@@ -54,7 +59,7 @@ def _attr(a) -> Any:
         return [x.decode("utf-8", "replace") if isinstance(x, bytes) else x for x in v
                 if not isinstance(x, (onnx.GraphProto, onnx.TensorProto))]
     if isinstance(v, onnx.GraphProto):
-        return f"<subgraph {v.name}>"
+        return f"<subgraph {_s(v.name)}>"
     return v
 
 
@@ -66,13 +71,13 @@ def check_external_data(model, folder: str, source: str) -> None:
     for tensor in _get_all_tensors(model):
         if not uses_external_data(tensor):
             continue
-        location = next((e.value for e in tensor.external_data if e.key == "location"), "")
+        location = _s(next((e.value for e in tensor.external_data if _s(e.key) == "location"), ""))
         target = os.path.realpath(os.path.join(root, location))
         if os.path.isabs(location) or not (target == root or target.startswith(root + os.sep)):
-            raise XcvizError(f"external data of tensor {tensor.name!r} points outside the model's folder ({location!r})",
+            raise XcvizError(f"external data of tensor {_s(tensor.name)!r} points outside the model's folder ({location!r})",
                              where=source, hint="keep external data files beside the model")
         if not os.path.isfile(target):
-            raise XcvizError(f"external data file {location!r} of tensor {tensor.name!r} is missing", where=source)
+            raise XcvizError(f"external data file {location!r} of tensor {_s(tensor.name)!r} is missing", where=source)
 
 
 def read_onnx_bytes(data: bytes, source: str, folder: str):
@@ -115,7 +120,8 @@ def graph_from_model(model, source: str) -> Graph:
     from onnx import numpy_helper
 
     for opset in model.opset_import:
-        if opset.domain not in STANDARD_DOMAINS and not opset.domain.startswith("com.") and opset.domain:
+        domain = _s(opset.domain)
+        if domain not in STANDARD_DOMAINS and not domain.startswith("com.") and domain:
             pass  # custom domains are allowed; their ops fall back
     try:
         inferred = onnx.shape_inference.infer_shapes(model, strict_mode=False, data_prop=True)
@@ -124,7 +130,7 @@ def graph_from_model(model, source: str) -> Graph:
     g = inferred.graph
     types: dict[str, TensorType] = {}
     for vi in list(g.input) + list(g.value_info) + list(g.output):
-        types[vi.name] = _value_type(vi)
+        types[_s(vi.name)] = _value_type(vi)
 
     inputs: list[Value] = []
     seen_inputs = set()
@@ -134,12 +140,12 @@ def graph_from_model(model, source: str) -> Graph:
         except Exception as e:  # noqa: BLE001
             raise XcvizError(f"cannot read initializer {init.name!r}: {e}", where=source) from None
         dt = canonical_dtype(str(arr.dtype)) or _dtype(init.data_type)
-        inputs.append(Value(init.name, TensorType(tuple(int(d) for d in arr.shape), dt), data=arr))
-        seen_inputs.add(init.name)
+        inputs.append(Value(_s(init.name), TensorType(tuple(int(d) for d in arr.shape), dt), data=arr))
+        seen_inputs.add(_s(init.name))
     for vi in g.input:
-        if vi.name not in seen_inputs:
-            inputs.insert(len(inputs), Value(vi.name, types.get(vi.name, TensorType())))
-            seen_inputs.add(vi.name)
+        if _s(vi.name) not in seen_inputs:
+            inputs.insert(len(inputs), Value(_s(vi.name), types.get(_s(vi.name), TensorType())))
+            seen_inputs.add(_s(vi.name))
     # graph inputs first (activations), then weights: a stable, readable order
     inputs.sort(key=lambda v: v.data is not None)
 
@@ -147,25 +153,27 @@ def graph_from_model(model, source: str) -> Graph:
     names: set[str] = set()
     nodes: list[Node] = []
     for i, n in enumerate(g.node):
-        base = n.name or f"{n.op_type}_{i}"
+        op_type = _s(n.op_type)
+        base = _s(n.name) or f"{op_type}_{i}"
         name, k = base, 1
         while name in names:
             name, k = f"{base}_{k}", k + 1
         names.add(name)
-        for j, out in enumerate(n.output):
+        node_outputs = [_s(o) for o in n.output]
+        for j, out in enumerate(node_outputs):
             if out:
                 producer[out] = name if j == 0 else f"{name}:{j}"
-        domain = n.domain or ""
-        attrs = {a.name: _attr(a) for a in n.attribute}
+        domain = _s(n.domain) or ""
+        attrs = {_s(a.name): _attr(a) for a in n.attribute}
         note = None
         if domain not in STANDARD_DOMAINS:
-            note = f"custom op {domain}::{n.op_type}"
-        outputs = [types.get(o, TensorType()) if o else TensorType() for o in n.output]
-        nodes.append(Node(name=name, op=n.op_type, op_type=n.op_type, inputs=tuple(n.input), attrs=attrs,
-                          outputs=outputs, note=note, where=f"{source}: node #{i} {name!r} ({n.op_type})"))
+            note = f"custom op {domain}::{op_type}"
+        outputs = [types.get(o, TensorType()) if o else TensorType() for o in node_outputs]
+        nodes.append(Node(name=name, op=op_type, op_type=op_type, inputs=tuple(_s(t) for t in n.input), attrs=attrs,
+                          outputs=outputs, note=note, where=f"{source}: node #{i} {name!r} ({op_type})"))
     # rewrite tensor names into xcviz refs
     for node in nodes:
         node.inputs = tuple(producer.get(t, t) if t else "" for t in node.inputs)
-    outputs = [producer.get(o.name, o.name) for o in g.output]
-    name = g.name or (os.path.basename(source).split(".")[0] if source else "model")
+    outputs = [producer.get(_s(o.name), _s(o.name)) for o in g.output]
+    name = _s(g.name) or (os.path.basename(source).split(".")[0] if source else "model")
     return Graph(name=name, inputs=inputs, nodes=nodes, outputs=outputs, source=source)
