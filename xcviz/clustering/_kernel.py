@@ -113,15 +113,31 @@ def _ht_rehash(HK, HV, meta):
 
 
 # ---- ordered sets in the pool: d = 0 successors (out), d = 1 predecessors (ins) ------------------------
+# Small sets are searched by a scan of their (contiguous, cached) slice; a set that grows past HASH_MIN
+# gets its positions in the hash table. At 10^6 nodes a hash probe is a cache miss; most sets stay small.
+HASH_MIN = 16
+
+
 @njit(cache=True)
 def _key(x, y, d, N):
     return (d * N + x) * N + y
 
 
 @njit(cache=True)
-def _os_insert(PL, HK, HV, meta, start, ln, cap, x, y, d, N):
-    key = _key(x, y, d, N)
-    if _ht_get(HK, HV, key) >= 0:
+def _os_find(PL, HK, HV, start, ln, hashed, x, y, d, N):
+    if hashed[d, x]:
+        return _ht_get(HK, HV, _key(x, y, d, N))
+    pool = PL[0]
+    s = start[d, x]
+    for i in range(ln[d, x]):
+        if pool[s + i] == y:
+            return i
+    return -1
+
+
+@njit(cache=True)
+def _os_insert(PL, HK, HV, meta, start, ln, cap, hashed, x, y, d, N):
+    if _os_find(PL, HK, HV, start, ln, hashed, x, y, d, N) >= 0:
         return False
     s, l, c = start[d, x], ln[d, x], cap[d, x]
     pool = PL[0]
@@ -143,21 +159,32 @@ def _os_insert(PL, HK, HV, meta, start, ln, cap, x, y, d, N):
         s = end
     pool[s + l] = y
     ln[d, x] = l + 1
-    _ht_put(HK, HV, meta, key, l)
+    if hashed[d, x]:
+        _ht_put(HK, HV, meta, _key(x, y, d, N), l)
+    elif l + 1 > HASH_MIN:
+        hashed[d, x] = True
+        for i in range(l + 1):
+            _ht_put(HK, HV, meta, _key(x, pool[s + i], d, N), i)
     return True
 
 
 @njit(cache=True)
-def _os_erase(PL, HK, HV, start, ln, x, y, d, N):
-    i = _ht_pop(HK, HV, _key(x, y, d, N))
+def _os_erase(PL, HK, HV, start, ln, hashed, x, y, d, N):
     pool = PL[0]
     s = start[d, x]
+    if hashed[d, x]:
+        i = _ht_pop(HK, HV, _key(x, y, d, N))
+    else:
+        i = 0
+        while pool[s + i] != y:
+            i += 1
     l = ln[d, x] - 1
     last = pool[s + l]
     ln[d, x] = l
     if last != y:
         pool[s + i] = last
-        _ht_set(HK, HV, _key(x, last, d, N), i)
+        if hashed[d, x]:
+            _ht_set(HK, HV, _key(x, last, d, N), i)
 
 
 # ---- Pearce-Kelly ------------------------------------------------------------------------------------
@@ -256,17 +283,17 @@ def _clear(visited, nodes, cnt):
 
 @njit(cache=True)
 def _insert_edge(S, x, y):
-    PL, HK, HV, meta, start, ln, cap, rank, visited, parent, deltaf, deltab, stack, path, N = S
+    PL, HK, HV, meta, start, ln, cap, hashed, rank, visited, parent, deltaf, deltab, stack, path, N = S
     if x == y:
         return False
-    if not _os_insert(PL, HK, HV, meta, start, ln, cap, x, y, 0, N):
+    if not _os_insert(PL, HK, HV, meta, start, ln, cap, hashed, x, y, 0, N):
         return True
-    _os_insert(PL, HK, HV, meta, start, ln, cap, y, x, 1, N)
+    _os_insert(PL, HK, HV, meta, start, ln, cap, hashed, y, x, 1, N)
     if rank[x] <= rank[y]:
         return True
     if _forward(PL, start, ln, rank, visited, parent, deltaf, stack, meta, y, rank[x], path):
-        _os_erase(PL, HK, HV, start, ln, x, y, 0, N)
-        _os_erase(PL, HK, HV, start, ln, y, x, 1, N)
+        _os_erase(PL, HK, HV, start, ln, hashed, x, y, 0, N)
+        _os_erase(PL, HK, HV, start, ln, hashed, y, x, 1, N)
         _clear(visited, deltaf, meta[M_FCNT])
         return False
     _backward(PL, start, ln, rank, visited, deltab, stack, meta, x, rank[y])
@@ -277,7 +304,7 @@ def _insert_edge(S, x, y):
 @njit(cache=True)
 def _reachable(S, x, y):
     """True when y is reachable from x (path in S's path buffer, length in meta)."""
-    PL, HK, HV, meta, start, ln, cap, rank, visited, parent, deltaf, deltab, stack, path, N = S
+    PL, HK, HV, meta, start, ln, cap, hashed, rank, visited, parent, deltaf, deltab, stack, path, N = S
     if rank[x] >= rank[y]:
         return False
     found = _forward(PL, start, ln, rank, visited, parent, deltaf, stack, meta, x, rank[y], path)
@@ -288,9 +315,9 @@ def _reachable(S, x, y):
 @njit(cache=True)
 def _contract(S, a, b, alive):
     """Merge along a -> b: the survivor, or -1 (blocking path in the path buffer)."""
-    PL, HK, HV, meta, start, ln, cap, rank, visited, parent, deltaf, deltab, stack, path, N = S
-    _os_erase(PL, HK, HV, start, ln, a, b, 0, N)
-    _os_erase(PL, HK, HV, start, ln, b, a, 1, N)
+    PL, HK, HV, meta, start, ln, cap, hashed, rank, visited, parent, deltaf, deltab, stack, path, N = S
+    _os_erase(PL, HK, HV, start, ln, hashed, a, b, 0, N)
+    _os_erase(PL, HK, HV, start, ln, hashed, b, a, 1, N)
     if _reachable(S, a, b):
         _insert_edge(S, a, b)
         return -1
@@ -299,18 +326,22 @@ def _contract(S, a, b, alive):
     pool = PL[0]
     out_b = pool[start[0, b]:start[0, b] + ln[0, b]].copy()
     in_b = pool[start[1, b]:start[1, b] + ln[1, b]].copy()
-    for y in out_b:
-        _ht_pop(HK, HV, _key(b, y, 0, N))
-    for y in in_b:
-        _ht_pop(HK, HV, _key(b, y, 1, N))
+    if hashed[0, b]:
+        for y in out_b:
+            _ht_pop(HK, HV, _key(b, y, 0, N))
+        hashed[0, b] = False
+    if hashed[1, b]:
+        for y in in_b:
+            _ht_pop(HK, HV, _key(b, y, 1, N))
+        hashed[1, b] = False
     ln[0, b] = 0
     ln[1, b] = 0
     cap[0, b] = 0
     cap[1, b] = 0
     for y in out_b:
-        _os_erase(PL, HK, HV, start, ln, y, b, 1, N)
+        _os_erase(PL, HK, HV, start, ln, hashed, y, b, 1, N)
     for y in in_b:
-        _os_erase(PL, HK, HV, start, ln, y, b, 0, N)
+        _os_erase(PL, HK, HV, start, ln, hashed, y, b, 0, N)
     alive[b] = False
     for y in out_b:
         _insert_edge(S, a, y)
@@ -372,7 +403,7 @@ def _record(AL, PPL, meta, row, path, plen, base):
 
 @njit(cache=True)
 def _try_contract(S, C, frm, to, phase):
-    PL, HK, HV, meta, start, ln, cap, rank, visited, parent, deltaf, deltab, stack, path, N = S
+    PL, HK, HV, meta, start, ln, cap, hashed, rank, visited, parent, deltaf, deltab, stack, path, N = S
     ok, base, alive, parent_uf, size, eff, forced, device, scope, groups, max_size, record, AL, PPL = C
     row = np.zeros(A_COLS, np.int64)
     row[A_PHASE] = phase
@@ -430,7 +461,7 @@ def build(N, esrc, edst, rank):
     PL = List()
     PL.append(np.empty(max(16, 4 * E + 8), np.int64))
     cap0 = 1
-    while cap0 < 8 * E + 16:
+    while cap0 < 2 * E + 1024:
         cap0 *= 2
     HK = List()
     HK.append(np.full(cap0, EMPTY, np.int64))
@@ -446,7 +477,8 @@ def build(N, esrc, edst, rank):
     deltab = np.empty(N, np.int64)
     stack = np.empty((N + E + 2, 2), np.int64)
     path = np.empty(N + 1, np.int64)
-    S = (PL, HK, HV, meta, start, ln, cap, rank, visited, parent, deltaf, deltab, stack, path, N)
+    hashed = np.zeros((2, N), np.bool_)
+    S = (PL, HK, HV, meta, start, ln, cap, hashed, rank, visited, parent, deltaf, deltab, stack, path, N)
     for i in range(E):
         _insert_edge(S, esrc[i], edst[i])
     AL = List()
@@ -466,7 +498,7 @@ def results(S, AL, PPL):
 @njit(cache=True)
 def run_phase(S, C, phase, mode):
     """One pass of for_each_edge; mode 0: target must be a lone shape consumer, 1: not a lone no-op, 2: any."""
-    PL, HK, HV, meta, start, ln, cap, rank, visited, parent, deltaf, deltab, stack, path, N = S
+    PL, HK, HV, meta, start, ln, cap, hashed, rank, visited, parent, deltaf, deltab, stack, path, N = S
     ok, base, alive, parent_uf, size, eff, forced, device, scope, groups, max_size, record, AL, PPL = C
     at_rank = np.full(N, -1, np.int64)
     for v in range(N):

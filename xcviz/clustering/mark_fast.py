@@ -88,10 +88,30 @@ def edges_in_order(graph, base: int) -> tuple[np.ndarray, np.ndarray]:
     """Data and control edges in the order the reference inserts them (node order, inputs, controls)."""
     input_id = {v.name: 2 + i for i, v in enumerate(graph.inputs)}
     idx = graph.index
-    src: list[int] = []
-    dst: list[int] = []
-    sa, da = src.append, dst.append
-    for j, node in enumerate(graph.nodes):
+    nodes = graph.nodes
+    if not any(nd.control_inputs for nd in nodes):
+        # vectorised common case: one flat list of refs; names and input names never collide (loader)
+        ids = {name: base + i for name, i in idx.items()}
+        ids.update(input_id)
+        refs = [r for nd in nodes for r in nd.inputs]
+        get = ids.get
+        src = np.array([get(r, -1) for r in refs], np.int64)
+        dst = np.repeat(np.arange(base, base + len(nodes), dtype=np.int64), [len(nd.inputs) for nd in nodes])
+        miss = np.flatnonzero(src < 0)
+        if len(miss):
+            keep = np.ones(len(src), bool)
+            for k in miss.tolist():
+                ref = refs[k]
+                if not ref:
+                    keep[k] = False
+                else:
+                    src[k] = base + idx[parse_ref(ref)[0]]
+            src, dst = src[keep], dst[keep]
+        return src, dst
+    srcl: list[int] = []
+    dstl: list[int] = []
+    sa, da = srcl.append, dstl.append
+    for j, node in enumerate(nodes):
         d = base + j
         for ref in node.inputs:
             if not ref:
@@ -104,7 +124,7 @@ def edges_in_order(graph, base: int) -> tuple[np.ndarray, np.ndarray]:
         for ref in node.control_inputs:
             sa(base + idx[ref])
             da(d)
-    return np.array(src, np.int64), np.array(dst, np.int64)
+    return np.array(srcl, np.int64), np.array(dstl, np.int64)
 
 
 def mark_for_compilation(graph, cands: Candidates, opts: ClusterOptions, progress=None) -> Clustering:
