@@ -102,11 +102,18 @@ def analyse(graph_path: str, *, strategy: str = "mark", device: str = "cpu", min
                           max_cluster_size=max_cluster_size, allow=split_list(allow), deny=split_list(deny),
                           supported_ops=supported)
     hw = load_hardware(hardware, device)
-    graph = load_graph(graph_path, allow_unknown=allow_unknown or supported is not None, dims=dims,
-                       max_nodes=max_nodes, max_file_bytes=max_file_bytes, max_depth=max_depth,
-                       max_alias_expansion=max_alias_expansion)
-    clustering = run_clustering(graph, opts)
-    return graph, clustering, compute_stats(graph, clustering, hw)
+    from .progress import steps
+
+    with steps([f"loading {graph_path}", "clustering", "cost model"]) as advance:
+        advance(f"loading {graph_path}")
+        graph = load_graph(graph_path, allow_unknown=allow_unknown or supported is not None, dims=dims,
+                           max_nodes=max_nodes, max_file_bytes=max_file_bytes, max_depth=max_depth,
+                           max_alias_expansion=max_alias_expansion)
+        advance(f"clustering {len(graph.nodes):,} nodes")
+        clustering = run_clustering(graph, opts)
+        advance("cost model")
+        stats = compute_stats(graph, clustering, hw)
+    return graph, clustering, stats
 
 
 def console(file=None):
