@@ -16,7 +16,7 @@ def _read(path: str, max_bytes: int) -> bytes:
     if not os.path.exists(path):
         raise XcvizError("file not found", where=path, hint="check the path; example graphs live in graphs/")
     if os.path.isdir(path):
-        raise XcvizError("is a directory, not a graph file", where=path)
+        raise XcvizError("is a directory, not a graph file", where=path, hint="give the graph file inside it")
     size = os.path.getsize(path)
     if size > max_bytes:
         raise XcvizError(f"file is {size} bytes, over the limit of {max_bytes}", where=path,
@@ -25,7 +25,7 @@ def _read(path: str, max_bytes: int) -> bytes:
         with open(path, "rb") as f:
             data = f.read(max_bytes + 1)  # bounded even for pipes and devices, whose size reads as 0
     except OSError as e:
-        raise XcvizError(f"cannot read file: {e.strerror}", where=path) from None
+        raise XcvizError(f"cannot read file: {e.strerror}", where=path, hint="check the file's permissions") from None
     if len(data) > max_bytes:
         raise XcvizError(f"file is over the limit of {max_bytes} bytes", where=path, hint="raise it with --max-file-bytes")
     return data

@@ -6,7 +6,7 @@ from typing import Mapping
 import numpy as np
 
 from ..errors import XcvizError, did_you_mean
-from ..ir import Graph, Node, TensorType, parse_ref, topo_order
+from ..ir import DTYPE_SIZES, Graph, Node, TensorType, parse_ref, topo_order
 from ..ops import REGISTRY
 from ..ops.rules import Ctx, ShapeError, fmt
 
@@ -80,7 +80,7 @@ def _check_refs(graph: Graph, counts: list[int]) -> list[list[int]]:
     input_names = set()
     for v in graph.inputs:
         if v.name in input_names:
-            raise XcvizError(f"duplicate graph input {v.name!r}", where=graph.source)
+            raise XcvizError(f"duplicate graph input {v.name!r}", where=graph.source, hint="graph input names must be unique")
         input_names.add(v.name)
         if v.name in idx:
             raise XcvizError(f"{v.name!r} is both a graph input and a node", where=graph.node(v.name).where,
@@ -108,7 +108,7 @@ def _check_refs(graph: Graph, counts: list[int]) -> list[list[int]]:
                 raise XcvizError(f"control input {ref!r} is not a node", where=node.where,
                                  hint=did_you_mean(ref, idx) or "control inputs name nodes")
             if i == j:
-                raise XcvizError("node has itself as a control input", where=node.where)
+                raise XcvizError("node has itself as a control input", where=node.where, hint="a graph must be acyclic")
             p.append(i)
         preds.append(p)
     for ref in graph.outputs:
@@ -226,6 +226,10 @@ def infer_shapes(graph: Graph) -> None:
             dims = types[0].shape  # a shape is a constant even when symbolic dims stay names
             consts[node.name] = np.array(list(dims), dtype=object if any(isinstance(d, str) for d in dims) else np.int64)
         elif opdef.name == "const" and node.attrs.get("value") is not None:
+            dt = node.outputs[0].dtype if node.outputs else None
+            if dt is not None and dt not in DTYPE_SIZES:  # e.g. value: {} or [null] makes a NumPy object array
+                raise XcvizError(f"const value has no tensor dtype (NumPy reads it as {dt})", where=node.where,
+                                 hint="value: a number, or nested lists of numbers of one shape; dtype: float32, ...")
             try:
                 consts[node.name] = np.asarray(node.attrs["value"])
             except (TypeError, ValueError):

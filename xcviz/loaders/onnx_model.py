@@ -77,7 +77,8 @@ def check_external_data(model, folder: str, source: str) -> None:
             raise XcvizError(f"external data of tensor {_s(tensor.name)!r} points outside the model's folder ({location!r})",
                              where=source, hint="keep external data files beside the model")
         if not os.path.isfile(target):
-            raise XcvizError(f"external data file {location!r} of tensor {_s(tensor.name)!r} is missing", where=source)
+            raise XcvizError(f"external data file {location!r} of tensor {_s(tensor.name)!r} is missing", where=source,
+                             hint="copy the weights file next to the model")
 
 
 def read_onnx_bytes(data: bytes, source: str, folder: str):
@@ -98,7 +99,7 @@ def read_onnx_bytes(data: bytes, source: str, folder: str):
     try:
         load_external_data_for_model(model, folder)
     except Exception as e:  # noqa: BLE001
-        raise XcvizError(f"cannot read external data: {e}", where=source) from None
+        raise XcvizError(f"cannot read external data: {e}"[:300], where=source, hint="the weights file may be truncated") from None
     return model
 
 
@@ -138,7 +139,8 @@ def graph_from_model(model, source: str) -> Graph:
         try:
             arr = numpy_helper.to_array(init)
         except Exception as e:  # noqa: BLE001
-            raise XcvizError(f"cannot read initializer {init.name!r}: {e}", where=source) from None
+            raise XcvizError(f"cannot read initializer {_s(init.name)!r}: {e}"[:300], where=source,
+                             hint="the file may be truncated or corrupted") from None
         dt = canonical_dtype(str(arr.dtype)) or _dtype(init.data_type)
         inputs.append(Value(_s(init.name), TensorType(tuple(int(d) for d in arr.shape), dt), data=arr))
         seen_inputs.add(_s(init.name))

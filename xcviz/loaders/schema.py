@@ -120,7 +120,7 @@ def parse_yaml(text: str, source: str, *, max_depth: int = DEFAULT_MAX_DEPTH,
         hint = "YAML tags that construct Python objects are refused" if "constructor" in problem else "check indentation, colons and quotes"
         raise XcvizError(f"malformed YAML: {problem}", hint=hint, where=where) from None
     except yaml.YAMLError as e:
-        raise XcvizError(f"malformed YAML: {e}", where=source) from None
+        raise XcvizError(f"malformed YAML: {e}", where=source, hint="check indentation, colons and quotes") from None
 
 
 def _reject_constant(name: str):
@@ -246,9 +246,11 @@ def _shape(value: Any, where: str) -> tuple | None:
     dims = []
     for d in value:
         if isinstance(d, bool) or not isinstance(d, (int, str)) or (isinstance(d, str) and not d.strip()):
-            raise XcvizError(f"dimension {d!r} is neither an integer nor a symbolic name", where=where)
+            raise XcvizError(f"dimension {d!r} is neither an integer nor a symbolic name"[:200], where=where,
+                             hint="write sizes as integers, or a name like batch for a symbolic dimension")
         if isinstance(d, int) and (d < 0 or d > 2**40):
-            raise XcvizError(f"dimension {d} is out of range (0 .. 2^40)", where=where)
+            raise XcvizError(f"dimension {d} is out of range (0 .. 2^40)"[:200], where=where,
+                             hint="sizes are non-negative integers; use a name like batch for an unknown size")
         dims.append(d)
     return tuple(dims)
 
@@ -320,7 +322,7 @@ def _graph_from_mapping(data: Any, source: str, max_nodes: int | None, max_depth
                          hint="allowed: " + ", ".join(sorted(GRAPH_KEYS)))
     name = data.get("name") or (source.rsplit("/", 1)[-1].split(".")[0] if source else "graph")
     if not isinstance(name, str):
-        raise XcvizError("graph `name` must be a string", where=source)
+        raise XcvizError("graph `name` must be a string", where=source, hint="quote it: name: \"my_model\"")
     nodes_data = data["nodes"]
     if not isinstance(nodes_data, list):
         raise XcvizError(f"`nodes` must be a list, got {type(nodes_data).__name__}", where=_where(source, "nodes"),
@@ -330,7 +332,7 @@ def _graph_from_mapping(data: Any, source: str, max_nodes: int | None, max_depth
                          hint="raise it with --max-nodes")
     for key in ("doc", "description"):
         if data.get(key) is not None and not isinstance(data[key], str):
-            raise XcvizError(f"`{key}` must be a string", where=source)
+            raise XcvizError(f"`{key}` must be a string", where=_where(source, key), hint="quote the text")
     inputs_data = data.get("inputs") or []
     if not isinstance(inputs_data, list):
         raise XcvizError("`inputs` must be a list", where=source, hint="- {name: x, shape: [1, 3], dtype: float32}")
@@ -341,15 +343,17 @@ def _graph_from_mapping(data: Any, source: str, max_nodes: int | None, max_depth
             inputs.append(Value(item))
             continue
         if not isinstance(item, dict) or not isinstance(item.get("name"), str):
-            raise XcvizError("each input needs a string `name`", where=where)
+            raise XcvizError("each input needs a string `name`", where=where, hint="- {name: x, shape: [1, 3], dtype: float32}")
         extra = set(item) - {"name", "shape", "dtype", "doc"}
         if extra:
-            raise XcvizError(f"unknown input key(s) {', '.join(sorted(map(str, extra)))}", where=where)
+            raise XcvizError(f"unknown input key(s) {', '.join(sorted(map(str, extra)))}"[:300], where=where,
+                                 hint="allowed: name, shape, dtype, doc")
         inputs.append(Value(item["name"], TensorType(_shape(item.get("shape"), where), _dtype(item.get("dtype"), where))))
     nodes = []
     for i, nd in enumerate(nodes_data):
         if not isinstance(nd, dict):
-            raise XcvizError(f"node #{i} must be a mapping, got {type(nd).__name__}", where=_where(source, f"nodes[{i}]"))
+            raise XcvizError(f"node #{i} must be a mapping, got {type(nd).__name__}", where=_where(source, f"nodes[{i}]"),
+                             hint="- {name: c1, op: conv2d, inputs: [x, w]}")
         nname = nd.get("name")
         where = _where(source, f"node {short(nname)}" if isinstance(nname, str) else f"nodes[{i}]")
         if not isinstance(nname, str) or not nname:
@@ -369,31 +373,32 @@ def _graph_from_mapping(data: Any, source: str, max_nodes: int | None, max_depth
                              hint="allowed: " + ", ".join(sorted(NODE_KEYS)))
         attrs = nd.get("attrs") or {}
         if not isinstance(attrs, dict):
-            raise XcvizError("`attrs` must be a mapping", where=where)
+            raise XcvizError("`attrs` must be a mapping", where=where, hint="attrs: {axis: 1}")
         for k, v in attrs.items():
             if not isinstance(k, str):
                 raise XcvizError(f"attribute name {k!r} is not a string"[:200], where=where, hint="quote it")
             _check_attr(k, v, where, max_depth)
         if nd.get("doc") is not None and not isinstance(nd["doc"], str):
-            raise XcvizError("`doc` must be a string", where=where)
+            raise XcvizError("`doc` must be a string", where=where, hint="quote the text")
         compile_ = nd.get("compile")
         if compile_ is not None and not isinstance(compile_, bool):
-            raise XcvizError("`compile` must be true or false", where=where)
+            raise XcvizError("`compile` must be true or false", where=where, hint="compile: false forces the node off XLA")
         for key in ("device", "scope"):
             if nd.get(key) is not None and not isinstance(nd[key], str):
-                raise XcvizError(f"`{key}` must be a string", where=where)
+                raise XcvizError(f"`{key}` must be a string", where=where, hint="quote the text")
         outputs: list[TensorType] = []
         if nd.get("outputs") is not None:
             outs = nd["outputs"]
             if not isinstance(outs, list) or not all(isinstance(o, dict) for o in outs):
-                raise XcvizError("`outputs` must be a list of {shape, dtype}", where=where)
+                raise XcvizError("`outputs` must be a list of {shape, dtype}", where=where,
+                                 hint="outputs: [{shape: [1, 8], dtype: float32}]")
             outputs = [TensorType(_shape(o.get("shape"), where), _dtype(o.get("dtype"), where)) for o in outs]
         elif "shape" in nd or "dtype" in nd:
             outputs = [TensorType(_shape(nd.get("shape"), where), _dtype(nd.get("dtype"), where))]
         n_out = nd.get("num_outputs")
         if n_out is not None:
             if isinstance(n_out, bool) or not isinstance(n_out, int) or not 0 <= n_out <= 4096:
-                raise XcvizError("`num_outputs` must be an integer in 0..4096", where=where)
+                raise XcvizError("`num_outputs` must be an integer in 0..4096", where=where, hint="num_outputs: 2")
             outputs += [TensorType()] * (n_out - len(outputs))
         nodes.append(Node(
             name=nname, op=op, op_type=op,
@@ -405,7 +410,8 @@ def _graph_from_mapping(data: Any, source: str, max_nodes: int | None, max_depth
     outputs = _str_list(data.get("outputs"), "outputs", _where(source, "outputs"))
     dims = data.get("dims") or {}
     if not isinstance(dims, dict) or not all(isinstance(k, str) and isinstance(v, int) and not isinstance(v, bool) and v >= 0 for k, v in dims.items()):
-        raise XcvizError("`dims` must map symbolic names to non-negative integers", where=source)
+        raise XcvizError("`dims` must map symbolic names to non-negative integers", where=_where(source, "dims"),
+                         hint="dims: {batch: 8}")
     return Graph(name=name, inputs=inputs, nodes=nodes, outputs=list(outputs), source=source, dims=dict(dims))
 
 
