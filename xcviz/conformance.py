@@ -32,7 +32,12 @@ def collect(cache_dir: str | None = None) -> list[Case]:
     from .ops import REGISTRY
 
     cache_dir = cache_dir or os.path.join(os.path.expanduser("~"), ".cache", "xcviz")
-    path = os.path.join(cache_dir, f"onnx-node-cases-{onnx.__version__}.pkl")
+    import hashlib
+
+    # the cases carry canonical op names: key the cache by the registry's name mapping too
+    mapping = sorted((n, REGISTRY.get(n).name) for n in REGISTRY._by_name)
+    key = hashlib.sha256(repr(mapping).encode()).hexdigest()[:12]
+    path = os.path.join(cache_dir, f"onnx-node-cases-{onnx.__version__}-{key}.pkl")
     if os.path.exists(path):
         with open(path, "rb") as f:
             return pickle.load(f)

@@ -34,7 +34,7 @@ op("random_normal_like", "RandomNormalLike", devices=NONE, reason="stateful rand
    min_inputs=1, max_inputs=1)
 op("multinomial", "Multinomial", devices=NONE, reason="stateful random op", min_inputs=1, max_inputs=1)
 op("string_normalizer", "StringNormalizer", devices=NONE, reason="string op (XLA has no string type)",
-   min_inputs=1, max_inputs=1, infer=r.same)
+   min_inputs=1, max_inputs=1, doc="output length depends on the data (stopwords are removed)")
 op("string_split", "StringSplit", "StringSplitV2", devices=NONE, reason="string op (XLA has no string type)",
    num_outputs=None)
 op("py_func", "PyFunc", "EagerPyFunc", "python_callback", devices=NONE, num_outputs=None,

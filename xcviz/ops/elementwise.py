@@ -45,6 +45,8 @@ op("max", "Max", "Maximum", groups=E, infer=r.broadcast_all, min_inputs=1, flops
 op("min", "Min", "Minimum", groups=E, infer=r.broadcast_all, min_inputs=1, flops=r.output_flops(1))
 op("sum", "Sum", "AddN", groups=E, infer=r.broadcast_all, min_inputs=1, flops=r.output_flops(1),
    doc="elementwise sum of any number of inputs")
+op("mean", "Mean", groups=E, infer=r.broadcast_all, min_inputs=1, flops=r.output_flops(1),
+   doc="elementwise mean of any number of inputs (ONNX Mean)")
 op("squared_difference", "SquaredDifference", **binary)
 op("bias_add", "BiasAdd", groups=E, infer=r.bias_add, min_inputs=2, max_inputs=2, flops=r.output_flops(1),
    doc="x + bias along the channel axis (TF)")

@@ -145,8 +145,9 @@ def multinomial(xp, a, logits):
 
 def string_normalizer(xp, a, x):
     action = str(a.get("case_change_action", "NONE")).upper()
-    stop = set(a.get("stopwords") or [])
-    flat = [s for s in np.asarray(x, dtype=object).reshape(-1).tolist() if s not in stop]
+    sensitive = bool(int(a.get("is_case_sensitive", 0)))
+    stop = {w if sensitive else w.lower() for w in (a.get("stopwords") or [])}
+    flat = [s for s in np.asarray(x, dtype=object).reshape(-1).tolist() if (s if sensitive else s.lower()) not in stop]
     if action == "LOWER":
         flat = [s.lower() for s in flat]
     elif action == "UPPER":

@@ -140,6 +140,7 @@ IMPLS: dict[str, Impl] = {
     "max": variadic("maximum"),
     "min": variadic("minimum"),
     "sum": variadic("add"),
+    "mean": Impl(lambda xp, a, *xs: (variadic("add").fn(xp, a, *xs) / len(xs)).astype(xs[0].dtype)),
     "squared_difference": Impl(lambda xp, a, x, y: (x - y) * (x - y)),
     "bias_add": Impl(bias_add),
     "equal": Impl(lambda xp, a, x, y: _no_strings(xp, x) or xp.equal(x, y)),
@@ -205,6 +206,14 @@ def reducer(name):
         keep = bool(a.get("keepdims", 1))
         if name == "mean" and is_np(xp) and x.size == 0:
             return np.full(np.sum(x, axis=axes, keepdims=keep).shape, np.nan, dtype=x.dtype)
+        if name in ("max", "min") and x.size == 0:
+            # ONNX: max/min over an empty set is the identity element (-inf / +inf, or the int/bool bound)
+            kind = np.dtype(x.dtype).kind
+            big = True if kind == "b" else (np.inf if kind == "f" else np.iinfo(x.dtype).max)
+            low = False if kind == "b" else (-np.inf if kind == "f" else np.iinfo(x.dtype).min)
+            init = low if name == "max" else big
+            shape = np.sum(np.zeros(x.shape, np.float32), axis=axes, keepdims=keep).shape
+            return xp.full(shape, init, dtype=x.dtype)
         out = getattr(xp, name)(x, axis=axes, keepdims=keep)
         return out.astype(x.dtype)
     fn.__name__ = f"reduce_{name}"

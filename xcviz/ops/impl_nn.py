@@ -104,11 +104,20 @@ def maxpool(xp, a, x):
     low = -np.inf if np.dtype(x.dtype).kind == "f" else np.iinfo(x.dtype).min
     xpad = xp.pad(x, [(0, 0), (0, 0)] + [(begin[i], end[i] + extra[i]) for i in range(len(kernel))],
                   constant_values=_f(x, low))
-    acc = None
+    want_indices = int(a.get("_num_outputs", 1)) > 1
+    if want_indices:  # ONNX Indices: flat position in the (unpadded) input, row-major; static, built in NumPy
+        flat = np.pad(np.arange(int(np.prod(x.shape)), dtype=np.int64).reshape(x.shape),
+                      [(0, 0), (0, 0)] + [(begin[i], end[i] + extra[i]) for i in range(len(kernel))],
+                      constant_values=-1)
+    acc = idx = None
     for off in np.ndindex(*kernel):
-        v = xpad[(slice(None),) * 2 + _slices(off, strides, dil, out)]
+        sl = (slice(None),) * 2 + _slices(off, strides, dil, out)
+        v = xpad[sl]
+        if want_indices:
+            pos = flat[sl]
+            idx = pos if acc is None else xp.where(v > acc, pos, idx)
         acc = v if acc is None else xp.maximum(acc, v)
-    return acc
+    return (acc, idx) if want_indices else acc
 
 
 def avgpool(xp, a, x):
@@ -237,7 +246,8 @@ def resize(xp, a, x, roi=None, scales=None, sizes=None):
         elif ctm == "pytorch_half_pixel":
             c = (o + 0.5) / s - 0.5 if n_out > 1 else np.zeros_like(o)
         elif ctm == "align_corners":
-            c = o * (n_in - 1) / (n_out - 1) if n_out > 1 else np.zeros_like(o)
+            # ONNX uses the unrounded resized length (n_in * scale), not the output size
+            c = o * (n_in - 1) / (n_in * s - 1) if n_in * s > 1 else np.zeros_like(o)
         elif ctm == "asymmetric":
             c = o / s
         elif ctm == "tf_half_pixel_for_nn":

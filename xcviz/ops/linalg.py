@@ -12,7 +12,7 @@ op("gemm", "Gemm", "dense", "linear", infer=r.gemm, flops=r.gemm_flops, min_inpu
 op("einsum", "Einsum", infer=r.einsum, flops=r.einsum_flops, min_inputs=1, attrs={"equation": ""})
 
 red = dict(groups=REDUCTION, infer=r.reduce, min_inputs=1, max_inputs=2, attrs={"axes": None, "keepdims": 1})
-op("reduce_mean", "ReduceMean", "Mean", flops=r.input_flops(1), **red)
+op("reduce_mean", "ReduceMean", flops=r.input_flops(1), **red)
 op("reduce_sum", "ReduceSum", flops=r.input_flops(1), **red)
 op("reduce_max", "ReduceMax", flops=r.input_flops(1), **red)
 op("reduce_min", "ReduceMin", flops=r.input_flops(1), **red)

@@ -8,6 +8,7 @@ op("conv2d", "Conv", "Conv2D", "conv", "convolution", infer=r.conv, flops=r.conv
    attrs={"strides": None, "pads": None, "dilations": None, "group": 1, "auto_pad": "NOTSET"},
    doc="N-d convolution, NCHW input and OIHW weight (ONNX Conv semantics)")
 op("maxpool", "MaxPool", "pool", "max_pool", "max_pool2d", infer=r.pool, flops=r.pool_flops, min_inputs=1, max_inputs=1,
+   num_outputs=None,
    attrs={"kernel_shape": None, "strides": None, "pads": None, "ceil_mode": 0},
    doc="max pooling; `pool` (the seed's name) defaults to a 2x2 window with stride 2")
 op("avgpool", "AveragePool", "AvgPool", "avg_pool", infer=r.pool, flops=r.pool_flops, min_inputs=1, max_inputs=1,

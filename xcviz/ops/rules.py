@@ -154,14 +154,17 @@ def gemm_flops(ctx: Ctx, out: list[TensorType]) -> int | None:
     return 2 * n_out * k if isinstance(k, int) else None
 
 
-def _window(size: Dim, k: int, s: int, pad: int, d: int, ceil: bool = False) -> Dim:
+def _window(size: Dim, k: int, s: int, pad: int, d: int, ceil: bool = False, pad_begin: int = 0) -> Dim:
     if isinstance(size, str):
         return f"{size}'"  # derived symbolic dim
     eff = d * (k - 1) + 1
     num = size + pad - eff
     if num < 0:
         raise ShapeError(f"window {k} (dilation {d}) does not fit input size {size} with padding {pad}")
-    return (math.ceil(num / s) if ceil else num // s) + 1
+    out = (math.ceil(num / s) if ceil else num // s) + 1
+    if ceil and (out - 1) * s >= size + pad_begin:
+        out -= 1  # ONNX: a last window that would start in the padding is dropped
+    return out
 
 
 def _spatial(ctx: Ctx, kernel: Sequence[int]) -> list[Dim]:
@@ -181,7 +184,8 @@ def _spatial(ctx: Ctx, kernel: Sequence[int]) -> list[Dim]:
             out.append(f"{size}'" if isinstance(size, str) else -(-size // strides[i]))
         else:
             total = 0 if auto == "VALID" else pads[i] + pads[i + nsp]
-            out.append(_window(size, kernel[i], strides[i], total, dil[i], bool(ctx.attrs.get("ceil_mode"))))
+            out.append(_window(size, kernel[i], strides[i], total, dil[i], bool(ctx.attrs.get("ceil_mode")),
+                               0 if auto == "VALID" else pads[i]))
     return out
 
 
@@ -220,7 +224,8 @@ def pool(ctx: Ctx) -> list[TensorType]:
     if not attrs.get("strides"):
         attrs["strides"] = list(kernel) if ctx.attrs.get("kernel_shape") is None else [1] * len(kernel)
     c2 = Ctx(ctx.inputs, attrs)
-    return [TensorType((x[0], x[1], *_spatial(c2, kernel)), ctx.dtype(0))]
+    shape = (x[0], x[1], *_spatial(c2, kernel))
+    return [TensorType(shape, ctx.dtype(0)), TensorType(shape, "int64")][:max(ctx.num_outputs, 1)]
 
 
 def pool_flops(ctx: Ctx, out: list[TensorType]) -> int | None:
@@ -243,6 +248,8 @@ def reduce(ctx: Ctx) -> list[TensorType]:
         axes = [int(a) for a in list(ctx.const(1).reshape(-1))]
     if x is None:
         return [TensorType(None, ctx.dtype(0))]
+    if not axes and ctx.attrs.get("noop_with_empty_axes"):
+        return [TensorType(x, ctx.dtype(0))]
     r = len(x)
     ax = set(range(r)) if not axes else {norm_axis(int(a), r) for a in axes}
     keep = bool(ctx.attrs.get("keepdims", 1))
@@ -389,7 +396,10 @@ def gather(ctx: Ctx) -> list[TensorType]:
 
 def shape_of(ctx: Ctx) -> list[TensorType]:
     r = ctx.rank(0)
-    return [TensorType((r,) if r is not None else None, "int64")]
+    if r is None:
+        return [TensorType(None, "int64")]
+    start, end = ctx.attrs.get("start"), ctx.attrs.get("end")
+    return [TensorType((len(range(r)[slice(start, end)]),), "int64")]
 
 
 def scalar_int(ctx: Ctx) -> list[TensorType]:
@@ -427,9 +437,10 @@ def split(ctx: Ctx) -> list[TensorType]:
     if sizes is None:
         if isinstance(x[ax], str):
             return [TensorType(None, ctx.dtype(0))] * n
-        if x[ax] % n:
-            raise ShapeError(f"cannot split axis {ax} of size {x[ax]} into {n} equal parts")
-        sizes = [x[ax] // n] * n
+        chunk = -(-x[ax] // n)  # ONNX opset 18: the last part may be smaller
+        if chunk * (n - 1) >= x[ax] and n > 1:
+            raise ShapeError(f"cannot split axis {ax} of size {x[ax]} into {n} parts")
+        sizes = [chunk] * (n - 1) + [x[ax] - chunk * (n - 1)]
     outs = []
     for s in sizes:
         shape = list(x)
@@ -463,9 +474,15 @@ def pad(ctx: Ctx) -> list[TensorType]:
     if x is None or pads is None:
         return [TensorType(None, ctx.dtype(0))]
     r = len(x)
-    if len(pads) != 2 * r:
-        raise ShapeError(f"pad needs {2 * r} pad values for rank {r}, got {len(pads)}")
-    return [TensorType(tuple(d + pads[i] + pads[i + r] if isinstance(d, int) else d for i, d in enumerate(x)), ctx.dtype(0))]
+    axes = list(range(r)) if ctx.const(3) is None else [norm_axis(int(a), r) for a in ctx.const(3).reshape(-1)]
+    k = len(axes)
+    if len(pads) != 2 * k:
+        raise ShapeError(f"pad needs {2 * k} pad values for {k} axes, got {len(pads)}")
+    out = list(x)
+    for j, a in enumerate(axes):
+        if isinstance(out[a], int):
+            out[a] = out[a] + pads[j] + pads[j + k]
+    return [TensorType(tuple(out), ctx.dtype(0))]
 
 
 def resize(ctx: Ctx) -> list[TensorType]:
@@ -480,13 +497,19 @@ def resize(ctx: Ctx) -> list[TensorType]:
                 break
     if sizes is None and ctx.const(3) is not None and ctx.const(3).size:
         sizes = [int(v) for v in ctx.const(3).reshape(-1)]
-    if x is None:
+    if x is None or (sizes is None and scales is None):
         return [TensorType(None, ctx.dtype(0))]
-    if sizes is not None:
-        return [TensorType(tuple(sizes), ctx.dtype(0))]
-    if scales is None:
+    axes = ctx.attrs.get("axes")
+    axes = list(range(len(x))) if axes is None else [norm_axis(int(a), len(x)) for a in axes]
+    if str(ctx.attrs.get("keep_aspect_ratio_policy", "stretch")) != "stretch":
         return [TensorType(None, ctx.dtype(0))]
-    return [TensorType(tuple(int(math.floor(d * s)) if isinstance(d, int) else d for d, s in zip(x, scales)), ctx.dtype(0))]
+    out = list(x)
+    for j, a in enumerate(axes):
+        if sizes is not None:
+            out[a] = sizes[j]
+        elif isinstance(x[a], int):
+            out[a] = int(math.floor(x[a] * scales[j]))
+    return [TensorType(tuple(out), ctx.dtype(0))]
 
 
 def expand(ctx: Ctx) -> list[TensorType]:
