@@ -62,3 +62,34 @@ ENTRY %main (a: f32[4]) -> (f32[4], f32[4]) {
 }
 """
     assert count_kernels(text) == (2, 1)
+
+
+def test_repeated_runs_reuse_the_plan_without_reclustering_or_recompiling(monkeypatch):
+    import xcviz.execute as ex
+
+    g = xcviz.load(os.path.join(ROOT, "graphs", "transformer_encoder.onnx"))
+    calls = []
+    real = ex.jit_clustering
+    monkeypatch.setattr(ex, "jit_clustering", lambda graph: calls.append(1) or real(graph))
+    x = np.random.default_rng(1).standard_normal((1, 3, 64)).astype(np.float32)
+    first = xcviz.run(g, {"x": x}, mode="jit")
+    for _ in range(3):
+        again = xcviz.run(g, {"x": x}, mode="jit")
+        assert all(np.array_equal(again[k], first[k]) for k in first)
+    cache = ex.graph_cache(g)
+    assert calls == [1] and cache.misses == 1 and cache.hits == 3
+    xcviz.run(g, {"x": np.concatenate([x, x], axis=1)}, mode="jit")  # a new sequence length: one new executable
+    assert calls == [1] and cache.misses == 2
+    # a rebuilt graph (new nodes) gets a fresh cache, never a stale plan
+    g2 = xcviz.load(os.path.join(ROOT, "graphs", "transformer_encoder.onnx"))
+    assert ex.graph_cache(g2) is not cache
+
+
+def test_hybrid_options_plan_is_cached_per_options():
+    from xcviz.execute import graph_cache
+
+    g = xcviz.load(os.path.join(ROOT, "graphs", "seed_demo.yaml"))
+    for _ in range(3):
+        xcviz.run(g, seed=0, min_cluster_size=1)
+    cache = graph_cache(g)
+    assert len(cache.plans) == 1 and cache.misses == 2 and cache.hits == 4

@@ -156,30 +156,131 @@ def jit_clustering(graph: Graph):
     return run_clustering(g2, ClusterOptions(strategy="mark", min_cluster_size=1, supported_ops=ops, record=False))
 
 
+@dataclass
+class Plan:
+    """What execution needs that depends only on the graph and its clustering, computed once per graph.
+
+    units (clusters contracted, in topological order), each cluster's entry/exit tensors and baked inputs,
+    and per cluster the executables already bound to an input signature, so a repeated run does no
+    clustering, no structural hashing, no tracing and no compiling: it looks up and calls."""
+
+    clustering: object | None
+    units: list[tuple[str, int]]
+    specs: dict[int, object] = field(default_factory=dict)
+    baked: dict[int, frozenset] = field(default_factory=dict)
+    bound: dict[int, dict] = field(default_factory=dict)   # cluster -> input signature -> Compiled
+
+
+def make_plan(graph: Graph, clustering) -> Plan:
+    from .jit import baked_entries, cluster_specs
+
+    n_clusters = len(clustering.clusters) if clustering is not None else 0
+    cluster_of = clustering.cluster_of if clustering is not None else [-1] * len(graph.nodes)
+    plan = Plan(clustering, units(graph, cluster_of, n_clusters))
+    if n_clusters:
+        for k, spec in enumerate(cluster_specs(graph, clustering.clusters)):
+            plan.specs[k], plan.baked[k], plan.bound[k] = spec, frozenset(baked_entries(graph, spec)), {}
+    return plan
+
+
+def _signature(spec, baked: frozenset, env: dict) -> tuple:
+    """Shapes and dtypes of the arguments, values of the baked (compile-time constant) entries."""
+    sig = []
+    for r in spec.entries:
+        v = env[r]
+        if r in baked:
+            a = np.asarray(v)
+            sig.append((a.shape, a.dtype.str, a.tobytes() if a.size <= 4096 else _digest(a)))
+        else:
+            sig.append((v.shape, v.dtype.str))
+    return tuple(sig)
+
+
+def _digest(a: np.ndarray) -> str:
+    import hashlib
+
+    return hashlib.sha1(np.ascontiguousarray(a).tobytes()).hexdigest()
+
+
+_PLANS_PER_CACHE = 16
+
+
+def plan_for(graph: Graph, mode: str, clustering, cache, options=None) -> Plan:
+    """The cached plan for (graph, mode, clustering or options); the clustering pass runs on a miss only."""
+    if mode == "native":
+        key: tuple = ("native",)
+    elif mode == "jit":
+        key = ("jit",)
+    elif clustering is not None:
+        key = ("hybrid", "clustering", id(clustering))   # the plan holds the clustering: the id stays its own
+    else:
+        key = ("hybrid", "options", options)
+    plans = cache.plans
+    plan = plans.get(key)
+    if plan is not None and (key[-2:-1] != ("clustering",) or plan.clustering is clustering):
+        plans[key] = plans.pop(key)  # most recently used last
+        return plan
+    if mode == "jit":
+        clustering = jit_clustering(graph)
+    elif mode == "hybrid" and clustering is None:
+        from .clustering import ClusterOptions, run_clustering
+
+        clustering = run_clustering(graph, options or ClusterOptions())
+    plan = make_plan(graph, clustering if mode != "native" else None)
+    plans[key] = plan
+    while len(plans) > _PLANS_PER_CACHE:
+        plans.pop(next(iter(plans)))
+    return plan
+
+
+# Default caches for callers that pass none (the Python API): one per graph object, a few graphs kept.
+_GRAPH_CACHES: dict[int, tuple] = {}
+_GRAPHS_KEPT = 4
+
+
+def _fingerprint(graph: Graph) -> tuple:
+    # a graph is treated as immutable once run; replacing nodes, inputs or outputs starts a new cache
+    return (id(graph.nodes), tuple(map(id, graph.nodes)), tuple(map(id, graph.inputs)), tuple(graph.outputs))
+
+
+def graph_cache(graph: Graph):
+    """The default CompileCache of this graph object (its plans and executables survive between runs)."""
+    from .jit import CompileCache
+
+    fp = _fingerprint(graph)
+    entry = _GRAPH_CACHES.pop(id(graph), None)
+    if entry is None or entry[0] is not graph or entry[1] != fp:
+        entry = (graph, fp, CompileCache())   # holding the graph keeps its id from being reused
+    _GRAPH_CACHES[id(graph)] = entry
+    while len(_GRAPH_CACHES) > _GRAPHS_KEPT:
+        _GRAPH_CACHES.pop(next(iter(_GRAPH_CACHES)))
+    return entry[2]
+
+
+def clear_caches() -> None:
+    """Drop every default per-graph cache (plans and compiled executables)."""
+    _GRAPH_CACHES.clear()
+
+
 def execute(graph: Graph, feeds: dict[str, np.ndarray], mode: str = "hybrid", clustering=None, cache=None,
-            keep_all: bool = False) -> RunResult:
-    from .jit import CompileCache, cluster_spec, eval_node
+            keep_all: bool = False, options=None) -> RunResult:
+    """Run the graph once. `cache` (a CompileCache) keeps plans and executables between calls; without one
+    the graph's default cache is used, so repeated runs never cluster, trace or compile again."""
+    from .jit import eval_node
 
     if mode not in MODES:
         raise XcvizError(f"unknown mode {mode!r}", hint="use --mode hybrid, native or jit")
-    if mode == "jit":
-        clustering = jit_clustering(graph)
-    elif mode == "native" or clustering is None:
-        from .clustering import ClusterOptions, run_clustering
-
-        clustering = clustering if mode == "hybrid" and clustering is not None else (
-            run_clustering(graph, ClusterOptions()) if mode == "hybrid" else None)
-    cache = cache if cache is not None else CompileCache()
-    n_clusters = len(clustering.clusters) if clustering is not None else 0
-    cluster_of = clustering.cluster_of if clustering is not None else [-1] * len(graph.nodes)
+    cache = cache if cache is not None else graph_cache(graph)
+    compile_before = cache.compile_seconds
+    t0 = time.perf_counter()
+    plan = plan_for(graph, mode, clustering if mode == "hybrid" else None, cache, options)
     env: dict = {}
     for v in graph.inputs:
         env[v.name] = feeds[v.name]
-    compile_before = cache.compile_seconds
-    t0 = time.perf_counter()
-    for kind, u in units(graph, cluster_of, n_clusters):
+    nodes = graph.nodes
+    for kind, u in plan.units:
         if kind == "node":
-            node = graph.nodes[u]
+            node = nodes[u]
             if node.op == "placeholder":
                 env[node.name] = feeds[node.name]
                 continue
@@ -187,8 +288,14 @@ def execute(graph: Graph, feeds: dict[str, np.ndarray], mode: str = "hybrid", cl
             for k, v in enumerate(outs):
                 env[format_ref(node.name, k)] = np.asarray(v)
         else:
-            spec = cluster_spec(graph, clustering.clusters[u])
-            comp, _ = cache.get(graph, spec, env)
+            spec = plan.specs[u]
+            sig = _signature(spec, plan.baked[u], env)
+            comp = plan.bound[u].get(sig)
+            if comp is None:
+                comp, _ = cache.get(graph, spec, env, plan.baked[u])
+                plan.bound[u][sig] = comp
+            else:
+                cache.hit(comp)
             for r, v in zip(spec.exits, comp(env, spec)):
                 env[r] = v
     seconds = time.perf_counter() - t0
@@ -199,13 +306,16 @@ def execute(graph: Graph, feeds: dict[str, np.ndarray], mode: str = "hybrid", cl
 
 def run_graph(graph: Graph, inputs: dict | None = None, mode: str = "hybrid", clustering=None, seed: int | None = None,
               cache=None, **cluster_kw) -> dict[str, np.ndarray]:
-    """Python API: outputs keyed by graph output name (random inputs from `seed` for any not given)."""
-    if clustering is None and cluster_kw and mode == "hybrid":
-        from .clustering import ClusterOptions, run_clustering
+    """Python API: outputs keyed by graph output name (random inputs from `seed` for any not given).
 
-        clustering = run_clustering(graph, ClusterOptions(**cluster_kw))
+    Repeated calls on the same Graph reuse its plan and executables (see `execute`)."""
+    options = None
+    if clustering is None and cluster_kw and mode == "hybrid":
+        from .clustering import ClusterOptions
+
+        options = ClusterOptions(**cluster_kw)
     feeds = bind_inputs(graph, inputs, seed if seed is not None or inputs else 0)
-    return execute(graph, feeds, mode, clustering, cache).outputs
+    return execute(graph, feeds, mode, clustering, cache, options=options).outputs
 
 
 def compare(got: np.ndarray, ref: np.ndarray) -> dict:

@@ -43,6 +43,39 @@ def cluster_spec(graph: Graph, members: list[int]) -> ClusterSpec:
     return ClusterSpec(list(members), entries, exits)
 
 
+def cluster_specs(graph: Graph, clusters: list[list[int]]) -> list[ClusterSpec]:
+    """cluster_spec for every cluster in one pass over the graph (not one pass per cluster)."""
+    idx = graph.index
+    owner = {}
+    for k, members in enumerate(clusters):
+        for i in members:
+            owner[i] = k
+    entries: list[list[str]] = [[] for _ in clusters]
+    seen: list[set[str]] = [set() for _ in clusters]
+    exported: list[set[str]] = [set() for _ in clusters]
+    for r in graph.outputs:
+        k = owner.get(idx.get(parse_ref(r)[0], -1))
+        if k is not None:
+            exported[k].add(r)
+    for j, node in enumerate(graph.nodes):
+        kj = owner.get(j)
+        for ref in node.inputs:
+            if not ref:
+                continue
+            ki = owner.get(idx.get(parse_ref(ref)[0], -1))
+            if ki is not None and ki != kj:
+                exported[ki].add(ref)
+            if kj is not None and ki != kj and ref not in seen[kj]:
+                seen[kj].add(ref)
+                entries[kj].append(ref)
+    specs = []
+    for k, members in enumerate(clusters):
+        exits = [format_ref(graph.nodes[i].name, o) for i in members for o in range(len(graph.nodes[i].outputs))
+                 if format_ref(graph.nodes[i].name, o) in exported[k]]
+        specs.append(ClusterSpec(list(members), entries[k], exits))
+    return specs
+
+
 def baked_entries(graph: Graph, spec: ClusterSpec) -> set[str]:
     from .ops.impl import STATIC_INPUTS, install
 
@@ -153,20 +186,25 @@ class CompileCache:
     hits: int = 0
     misses: int = 0
     compile_seconds: float = 0.0
+    plans: dict = field(default_factory=dict, repr=False)   # execute.Plan by (mode, clustering): no re-clustering
 
-    def get(self, graph: Graph, spec: ClusterSpec, values: dict) -> tuple[Compiled, bool]:
-        baked = baked_entries(graph, spec)
+    def get(self, graph: Graph, spec: ClusterSpec, values: dict, baked: set[str] | None = None) -> tuple[Compiled, bool]:
+        baked = baked_entries(graph, spec) if baked is None else baked
         key = structural_key(graph, spec, values, baked)
         hit = self.entries.get(key)
         if hit is not None:
-            self.hits += 1
-            hit.uses += 1
+            self.hit(hit)
             return hit, True
         self.misses += 1
         comp = compile_cluster(graph, spec, values, baked)
         self.compile_seconds += comp.compile_seconds
         self.entries[key] = comp
         return comp, False
+
+    def hit(self, comp: Compiled) -> None:
+        """Count a reuse found without the structural key (execute's per-plan signature lookup)."""
+        self.hits += 1
+        comp.uses += 1
 
     def stats(self) -> dict:
         return {"compiles": self.misses, "hits": self.hits, "distinct": len(self.entries),
