@@ -16,7 +16,17 @@ from .errors import XcvizError
 
 Inputs = Annotated[Optional[str], typer.Option("--inputs", help="an .npz file with one array per graph input (by name)", show_default=False)]
 Seed = Annotated[int, typer.Option("--seed", help="seed for random inputs not given in --inputs")]
+MaxElements = Annotated[int, typer.Option(
+    "--max-elements", min=1, help="refuse to generate random inputs with more elements than this in all (a --dim typo "
+    "should not exhaust memory); inputs given in --inputs are not limited")]
+DEFAULT_MAX_ELEMENTS = 50_000_000  # = execute.DEFAULT_MAX_ELEMENTS (not imported: keeps --help fast)
 Repeats = Annotated[Optional[int], typer.Option("--repeats", help="timed repeats after warm-up [adaptive, ~0.2 s per measurement]", show_default=False)]
+
+
+class NpzInputs(dict):
+    """Arrays read from an .npz file; `source` (its path) becomes the `where` of errors about them."""
+
+    source: str | None = None
 
 
 def read_npz(path: str | None) -> dict | None:
@@ -31,10 +41,12 @@ def read_npz(path: str | None) -> dict | None:
     protect(path)
     try:
         with np.load(path, allow_pickle=False) as data:
-            return {k: data[k] for k in data.files}
+            arrays = NpzInputs({k: data[k] for k in data.files})
     except (ValueError, OSError, EOFError) as e:
         raise XcvizError(f"not a readable .npz file ({e.__class__.__name__}: {e})"[:300], where=path,
                          hint="write it with numpy.savez; object arrays are refused") from None
+    arrays.source = path
+    return arrays
 
 
 class LazyProgress:
@@ -111,8 +123,9 @@ def validate_table(report):
 @app.command()
 def validate(graph: GraphArg, inputs: Inputs = None, seed: Seed = 0, auto_fallback: bool = typer.Option(
                  False, "--auto-fallback", help="deny the ops of failing clusters and cluster again until all pass"),
-             repeats: Repeats = None, strategy: Strategy = "mark", device: Device = "cpu", min_cluster_size: MinSize = None,
-             max_cluster_size: MaxSize = None, allow: Allow = None, deny: Deny = None, supported_ops: SupportedOps = None,
+             repeats: Repeats = None, max_elements: MaxElements = DEFAULT_MAX_ELEMENTS, strategy: Strategy = "mark",
+             device: Device = "cpu", min_cluster_size: MinSize = None, max_cluster_size: MaxSize = None,
+             allow: Allow = None, deny: Deny = None, supported_ops: SupportedOps = None,
              allow_unknown: AllowUnknown = False, hardware: Hardware = None, dim: Dims = None, json: Json = False,
              output: Output = None, debug: Debug = False) -> None:
     """JIT-compile each kept cluster with JAX: kernels, memory, compile time, numerics and speed vs native."""
@@ -124,7 +137,8 @@ def validate(graph: GraphArg, inputs: Inputs = None, seed: Seed = 0, auto_fallba
     progress = LazyProgress("compiling")
     try:
         report = validate_graph(g, clustering=c, inputs=read_npz(inputs), seed=seed, hardware=hardware,
-                                repeats=repeats, progress=progress, auto_fallback=auto_fallback)
+                                repeats=repeats, progress=progress, auto_fallback=auto_fallback,
+                                max_elements=max_elements)
     finally:
         progress.close()
     if json:
@@ -140,9 +154,10 @@ def validate(graph: GraphArg, inputs: Inputs = None, seed: Seed = 0, auto_fallba
 @app.command()
 def hlo(graph: GraphArg, cluster: str = typer.Option(..., "--cluster", help="cluster id (cluster_0 or 0)", show_default=False),
         stage: str = typer.Option("optimized", "--stage", help="stablehlo (as lowered) or optimized (XLA's HLO after passes)"),
-        inputs: Inputs = None, seed: Seed = 0, strategy: Strategy = "mark", device: Device = "cpu",
-        min_cluster_size: MinSize = None, max_cluster_size: MaxSize = None, allow: Allow = None, deny: Deny = None,
-        supported_ops: SupportedOps = None, allow_unknown: AllowUnknown = False, dim: Dims = None, output: Output = None,
+        inputs: Inputs = None, seed: Seed = 0, max_elements: MaxElements = DEFAULT_MAX_ELEMENTS, strategy: Strategy = "mark",
+        device: Device = "cpu", min_cluster_size: MinSize = None, max_cluster_size: MaxSize = None, allow: Allow = None,
+        deny: Deny = None, supported_ops: SupportedOps = None, allow_unknown: AllowUnknown = False, dim: Dims = None,
+        output: Output = None,
         debug: Debug = False) -> None:
     """Print one cluster's StableHLO (as lowered) or optimized HLO (after XLA's fusion passes)."""
     from .execute import bind_inputs, execute
@@ -160,7 +175,7 @@ def hlo(graph: GraphArg, cluster: str = typer.Option(..., "--cluster", help="clu
 
         raise XcvizError(f"no cluster {cluster!r}", where=graph,
                          hint=did_you_mean(cluster, ids) or ("clusters: " + ", ".join(ids) if ids else "this clustering keeps no cluster"))
-    env = execute(g, bind_inputs(g, read_npz(inputs), seed), "native", keep_all=True).env
+    env = execute(g, bind_inputs(g, read_npz(inputs), seed, max_elements), "native", keep_all=True).env
     try:
         comp, _ = CompileCache().get(g, cluster_spec(g, c.clusters[ids.index(key)]), env)
     except XcvizError:
@@ -180,7 +195,8 @@ def hlo(graph: GraphArg, cluster: str = typer.Option(..., "--cluster", help="clu
 def run(graph: GraphArg, inputs: Inputs = None, output: Output = None,
         mode: str = typer.Option("hybrid", "--mode", help="hybrid (clusters compiled, the rest native), native, or jit (everything JAX can compile)"),
         check: bool = typer.Option(False, "--check", help="compare the outputs with native execution; fail on mismatch"),
-        seed: Seed = 0, repeats: Repeats = None, strategy: Strategy = "mark", device: Device = "cpu",
+        seed: Seed = 0, repeats: Repeats = None, max_elements: MaxElements = DEFAULT_MAX_ELEMENTS,
+        strategy: Strategy = "mark", device: Device = "cpu",
         min_cluster_size: MinSize = None, max_cluster_size: MaxSize = None, allow: Allow = None, deny: Deny = None,
         supported_ops: SupportedOps = None, allow_unknown: AllowUnknown = False, dim: Dims = None, json: Json = False,
         debug: Debug = False) -> None:
@@ -198,7 +214,7 @@ def run(graph: GraphArg, inputs: Inputs = None, output: Output = None,
     g, c, _ = analyse(graph, strategy=strategy, device=device, min_cluster_size=min_cluster_size,
                       max_cluster_size=max_cluster_size, allow=allow, deny=deny, supported_ops=supported_ops,
                       allow_unknown=allow_unknown, dims=dim)
-    feeds = bind_inputs(g, read_npz(inputs), seed)
+    feeds = bind_inputs(g, read_npz(inputs), seed, max_elements)
     cache = CompileCache()
     first = execute(g, feeds, mode, c, cache)
     ms = _median_ms(lambda: execute(g, feeds, mode, c, cache), repeats)

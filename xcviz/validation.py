@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from .errors import XcvizError
+from .execute import DEFAULT_MAX_ELEMENTS
 
 
 @dataclass
@@ -133,7 +134,7 @@ def check_clusters(graph, clustering, env: dict, stats, cache, repeats=None, pro
 
 def validate_graph(graph, clustering=None, inputs: dict | None = None, seed: int | None = 0, hardware=None,
                    repeats: int | None = None, progress=None, auto_fallback: bool = False, options=None,
-                   max_rounds: int = 8) -> ValidationReport:
+                   max_rounds: int = 8, max_elements: int | None = DEFAULT_MAX_ELEMENTS) -> ValidationReport:
     """JIT-compile every kept cluster and compare it with the native reference; see ValidationReport."""
     from .clustering import ClusterOptions, run_clustering
     from .cost import compute_stats, load_hardware
@@ -143,7 +144,7 @@ def validate_graph(graph, clustering=None, inputs: dict | None = None, seed: int
     if clustering is None:
         clustering = run_clustering(graph, options or ClusterOptions())
     opts = clustering.options
-    feeds = bind_inputs(graph, inputs, seed)
+    feeds = bind_inputs(graph, inputs, seed, max_elements)
     env = execute(graph, feeds, "native", keep_all=True).env
     hw = load_hardware(hardware, opts.device)
     cache = CompileCache()
