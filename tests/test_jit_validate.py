@@ -54,3 +54,34 @@ def test_validate_given_inputs_must_match():
     g = xcviz.load(os.path.join(ROOT, "graphs", "seed_demo.yaml"))
     with pytest.raises(XcvizError):
         xcviz.validate(g, inputs={"x": [[1.0]]})
+
+
+@pytest.mark.parametrize("width", [120, 100])
+def test_validate_table_fits_100_to_120_columns(width):
+    from rich.cells import cell_len
+    from rich.console import Console
+
+    from xcviz.cli_exec import ops_summary, validate_table
+
+    g = xcviz.load(os.path.join(ROOT, "graphs", "resnet_mini.onnx"))
+    report = xcviz.validate(g, clustering=xcviz.cluster(g), repeats=1)
+    console = Console(width=width, record=True, file=open(os.devnull, "w"), color_system=None)
+    console.print(validate_table(report, width))
+    lines = console.export_text().splitlines()
+    assert max(cell_len(ln.rstrip()) for ln in lines) <= width
+    row = next(ln for ln in lines if ln.startswith("cluster_0"))
+    # one line per cluster; top ops first, then how many more kinds; numbers whole (never cut by an ellipsis)
+    assert "Conv×8" in row or "BatchNormalizat" in row
+    assert "…+" in row and "29→" in row and row.rstrip().endswith("ok")
+    assert f"{report.clusters[0].speedup_measured:.2f}×" in row and f"{report.clusters[0].max_rel_error:.1e}" in row
+    assert ops_summary({"Conv": 8, "Add": 3, "Relu": 1}, 40) == "Conv×8, Add×3, Relu"
+    assert ops_summary({"Conv": 8, "Add": 3, "Relu": 1}, 12) == "Conv×8 …+2"
+
+
+def test_cli_validate_piped_is_at_most_120_columns(run_cli):
+    from rich.cells import cell_len
+
+    code, out, _ = run_cli("validate", os.path.join(ROOT, "graphs", "seed_demo.yaml"), "--min-cluster-size", "1",
+                           "--repeats", "1")
+    assert code == 0 and max(cell_len(ln.rstrip()) for ln in out.splitlines()) <= 120
+    assert [ln.split()[0] for ln in out.splitlines() if ln.startswith("cluster_")] == ["cluster_0", "cluster_1"]

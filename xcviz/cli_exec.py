@@ -93,31 +93,76 @@ def _fmt(v, spec: str = ".2f", none: str = "-") -> str:
     return none if v is None else format(v, spec)
 
 
-def validate_table(report):
+def ops_summary(ops: dict[str, int], width: int = 28) -> str:
+    """'Conv×8, Add×3 …+4': most frequent first, as many as fit in `width`, then how many kinds are left."""
+    items = sorted(ops.items(), key=lambda kv: (-kv[1], kv[0]))
+    parts: list[str] = []
+    for k, (name, n) in enumerate(items):
+        part = f"{name}×{n}" if n > 1 else name
+        rest = len(items) - k - 1
+        if len(", ".join(parts + [part])) + (len(f" …+{rest}") if rest else 0) > width:
+            break
+        parts.append(part)
+    if not parts and items:  # even the first op is too long: cut its name
+        name, n = items[0]
+        tail = (f"×{n}" if n > 1 else "") + (f" …+{len(items) - 1}" if len(items) > 1 else "")
+        return name[:max(1, width - len(tail) - 1)] + "…" + tail
+    text = ", ".join(parts) if parts else "-"
+    return text + (f" …+{len(items) - len(parts)}" if len(parts) < len(items) else "")
+
+
+VALIDATE_COLUMNS = ("cluster", "ops", "kernels", "temp", "compile", "native", "XLA", "speedup", "est.", "max err",
+                    "status")
+
+
+def validate_table(report, width: int = 120):
+    """One row per cluster, fitting `width` columns (100-120 and up): the ops column gets what the numbers
+    leave, numbers are right-aligned, times in ms; failures are spelled out under the table."""
+    from rich import box
+    from rich.cells import cell_len
     from rich.table import Table
+    from rich.text import Text
 
     from .render.units import fmt_bytes as human_bytes
 
-    t = Table(title=f"validate {report.graph}: {sum(c.status == 'ok' for c in report.clusters)}/{len(report.clusters)} clusters ok"
-              f" · {report.cache['compiles']} compiles, {report.cache['hits']} cache hits", title_justify="left")
-    for col, just in (("cluster", "left"), ("ops", "left"), ("kernels", "right"), ("temp", "right"),
-                      ("compile ms", "right"), ("native ms", "right"), ("XLA ms", "right"), ("speedup", "right"),
-                      ("est.", "right"), ("max err (abs / rel)", "right"), ("status", "left")):
-        t.add_column(col, justify=just)
+    rows, problems = [], []
     for c in report.clusters:
-        ops = ", ".join(f"{k}×{v}" if v > 1 else k for k, v in c.ops.items())
-        compile_ms = "cached" if c.cache_hit else _fmt(c.compile_ms, ".0f")
-        err = "-" if c.max_abs_error is None else f"{c.max_abs_error:.1e} / {c.max_rel_error:.1e}"
-        status = c.status if c.status == "ok" else f"{c.status}: {c.message}"
         temp = c.memory.get("temp_bytes") if c.memory else None
-        t.add_row(c.id, ops[:60], f"{c.kernels_before} → {_fmt(c.kernels_after, 'd')}",
-                  "-" if temp is None else human_bytes(temp), compile_ms, _fmt(c.native_ms, ".3f"), _fmt(c.xla_ms, ".3f"),
-                  _fmt(c.speedup_measured, ".2f") + ("×" if c.speedup_measured else ""),
-                  _fmt(c.speedup_estimate, ".2f") + ("×" if c.speedup_estimate else ""), err,
-                  status if c.status == "ok" else f"[red]{status}[/red]")
-    if report.denied:
-        t.caption = f"--auto-fallback denied: {', '.join(report.denied)} ({report.rounds} rounds)"
+        rows.append([c.id, c.ops, f"{c.kernels_before}→{_fmt(c.kernels_after, 'd')}",
+                     "-" if temp is None else human_bytes(temp),
+                     "cached" if c.cache_hit else _fmt(c.compile_ms, ".0f"), _ms(c.native_ms), _ms(c.xla_ms),
+                     _fmt(c.speedup_measured, ".2f") + ("×" if c.speedup_measured else ""),
+                     _fmt(c.speedup_estimate, ".2f") + ("×" if c.speedup_estimate else ""),
+                     _fmt(c.max_rel_error, ".1e"), c.status])
+        if c.status != "ok":
+            problems.append(f"{c.id} {c.status}: {c.message}")
+    gap = 2 if width >= 110 else 1
+    others = sum(max([cell_len(h)] + [cell_len(r[i]) for r in rows]) for i, h in enumerate(VALIDATE_COLUMNS) if i != 1)
+    ops_width = max(12, min(40, width - others - gap * (len(VALIDATE_COLUMNS) - 1)))
+    ok = sum(c.status == "ok" for c in report.clusters)
+    t = Table(title=Text(f"validate {report.graph}: {ok}/{len(report.clusters)} clusters ok · {report.cache['compiles']}"
+                         f" compiles, {report.cache['hits']} cache hits · times in ms (median after warm-up)"),
+              title_justify="left", header_style="bold", box=box.SIMPLE_HEAD, pad_edge=False,
+              padding=(0, gap - 1 if gap > 1 else 0), collapse_padding=True, show_edge=False)
+    for i, col in enumerate(VALIDATE_COLUMNS):
+        t.add_column(col, justify="left" if i in (0, 1, len(VALIDATE_COLUMNS) - 1) else "right", no_wrap=True,
+                     overflow="ellipsis")
+    for r in rows:
+        r[1] = ops_summary(r[1], ops_width)
+        t.add_row(*r[:-1], Text(r[-1], style=None if r[-1] == "ok" else "red"))
+    lines = problems + ([f"--auto-fallback denied: {', '.join(report.denied)} ({report.rounds} rounds)"]
+                        if report.denied else [])
+    lines.append("max err = max |XLA - native| / max |native|; --json has every op and the absolute error")
+    t.caption = Text("\n".join(lines))
+    t.caption_justify = "left"
     return t
+
+
+def _ms(v: float | None) -> str:
+    """Milliseconds with 3-4 significant digits: 0.0123, 0.294, 20.87, 1899."""
+    if v is None:
+        return "-"
+    return f"{v:.4f}" if v < 0.1 else f"{v:.3f}" if v < 10 else f"{v:.2f}" if v < 100 else f"{v:.0f}"
 
 
 @app.command()
@@ -144,7 +189,9 @@ def validate(graph: GraphArg, inputs: Inputs = None, seed: Seed = 0, auto_fallba
     if json:
         emit_json(clean(report.to_json()), output)
     else:
-        emit_renderable(validate_table(report), output)
+        from .cli_common import console
+
+        emit_renderable(validate_table(report, 120 if output else console().width), output)
     if not report.ok:
         bad = next(x for x in report.clusters if x.status != "ok")
         raise XcvizError(f"{sum(x.status != 'ok' for x in report.clusters)} cluster(s) failed validation; first: "
