@@ -337,7 +337,7 @@ def execute(graph: Graph, feeds: dict[str, np.ndarray], mode: str = "hybrid", cl
             for r, v in zip(spec.exits, comp(env, spec)):
                 env[r] = v
     seconds = time.perf_counter() - t0
-    outputs = {ref: env[ref] for ref in graph.outputs}
+    outputs = {graph.output_names.get(ref, ref): env[ref] for ref in graph.outputs}  # the model's own names
     return RunResult(outputs, mode, seconds, cache.compile_seconds - compile_before, cache.stats(),
                      env if keep_all else None)
 

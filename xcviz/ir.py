@@ -119,6 +119,7 @@ class Graph:
     outputs: list[str] = field(default_factory=list)
     source: str | None = None      # file name as given (never made absolute)
     dims: dict[str, int] = field(default_factory=dict)  # bound symbolic dimensions
+    output_names: dict[str, str] = field(default_factory=dict)  # output ref -> the model's own name (ONNX)
     _index: dict[str, int] | None = field(default=None, repr=False)
 
     # -- lookups ---------------------------------------------------------

@@ -177,5 +177,6 @@ def graph_from_model(model, source: str) -> Graph:
     for node in nodes:
         node.inputs = tuple(producer.get(t, t) if t else "" for t in node.inputs)
     outputs = [producer.get(_s(o.name), _s(o.name)) for o in g.output]
+    output_names = {ref: _s(o.name) for ref, o in zip(outputs, g.output) if ref != _s(o.name)}
     name = _s(g.name) or (os.path.basename(source).split(".")[0] if source else "model")
-    return Graph(name=name, inputs=inputs, nodes=nodes, outputs=outputs, source=source)
+    return Graph(name=name, inputs=inputs, nodes=nodes, outputs=outputs, source=source, output_names=output_names)
