@@ -9,8 +9,9 @@ from typing import Optional
 import typer
 
 from .cli_common import (
-    DEFAULT_MAX_FILE_BYTES, DEFAULT_MAX_NODES, Allow, AllowUnknown, Debug, Deny, Device, Dims, GraphArg, Hardware,
-    MaxFileBytes, MaxNodes, MaxSize, MinSize, Output, Strategy, SupportedOps, analyse, app, console,
+    Allow, AllowUnknown, DEFAULT_MAX_ALIAS_EXPANSION, DEFAULT_MAX_DEPTH, DEFAULT_MAX_FILE_BYTES,
+    DEFAULT_MAX_NODES, Debug, Deny, Device, Dims, GraphArg, Hardware, MaxAliasExpansion, MaxDepth, MaxFileBytes,
+    MaxNodes, MaxSize, MinSize, Output, Strategy, SupportedOps, analyse, app, console,
 )
 from .errors import XcvizError
 
@@ -60,14 +61,16 @@ def render(graph: GraphArg,
            max_cluster_size: MaxSize = None, allow: Allow = None, deny: Deny = None,
            supported_ops: SupportedOps = None, allow_unknown: AllowUnknown = False, hardware: Hardware = None,
            dim: Dims = None, max_nodes: MaxNodes = DEFAULT_MAX_NODES,
-           max_file_bytes: MaxFileBytes = DEFAULT_MAX_FILE_BYTES, debug: Debug = False) -> None:
+           max_file_bytes: MaxFileBytes = DEFAULT_MAX_FILE_BYTES, max_depth: MaxDepth = DEFAULT_MAX_DEPTH,
+           max_alias_expansion: MaxAliasExpansion = DEFAULT_MAX_ALIAS_EXPANSION, debug: Debug = False) -> None:
     """Draw the clusters, fallback nodes (with reasons) and boundary edges (with bytes) as SVG, PNG or DOT."""
     from .render.tables import summary_line
 
     fmt = _format(svg, png, dot, output)
     opts = dict(device=device, min_cluster_size=min_cluster_size, max_cluster_size=max_cluster_size, allow=allow,
                 deny=deny, supported_ops=supported_ops, allow_unknown=allow_unknown, hardware=hardware, dims=dim,
-                max_nodes=max_nodes, max_file_bytes=max_file_bytes)
+                max_nodes=max_nodes, max_file_bytes=max_file_bytes, max_depth=max_depth,
+                max_alias_expansion=max_alias_expansion)
     strategies = [s.strip() for s in compare.split(",") if s.strip()] if compare else [strategy]
     if compare and len(strategies) < 2:
         raise XcvizError("--compare needs two strategies or more", hint="write --compare greedy,mark")
