@@ -40,7 +40,7 @@ op("string_split", "StringSplit", "StringSplitV2", devices=NONE, reason="string 
 op("py_func", "PyFunc", "EagerPyFunc", "python_callback", devices=NONE, num_outputs=None,
    reason="Python callback: runs in the host interpreter, opaque to XLA")
 op("assert", "Assert", "CheckNumerics", devices=NONE, reason="Assert/CheckNumerics are not auto-clustered (as in TF)",
-   num_outputs=None)
-op("print", "Print", "PrintV2", devices=NONE, reason="host side effect", num_outputs=None)
+   num_outputs=None, infer=r.passthrough, doc="passes its inputs through after checking them")
+op("print", "Print", "PrintV2", devices=NONE, reason="host side effect", num_outputs=None, infer=r.passthrough)
 op("loop", "Loop", devices=NONE, groups=CONTROL_FLOW, reason="no XLA lowering in xcviz for Loop", num_outputs=None)
 op("if", "If", devices=NONE, groups=CONTROL_FLOW, reason="no XLA lowering in xcviz for If", num_outputs=None)

@@ -542,6 +542,13 @@ def layernorm_like(ctx: Ctx) -> list[TensorType]:
     return [TensorType(ctx.shape(0), ctx.dtype(0))] + [TensorType(None, ctx.dtype(0))] * (ctx.num_outputs - 1)
 
 
+def passthrough(ctx: Ctx) -> list[TensorType]:
+    """Ops that forward their inputs (Assert/CheckNumerics, Print): output k has input k's type."""
+    outs = [ctx.outputs[k] if k < len(ctx.outputs) and ctx.outputs[k].shape is not None else
+            (ctx.inputs[k] if k < len(ctx.inputs) else TensorType()) for k in range(ctx.num_outputs)]
+    return outs
+
+
 def from_file(ctx: Ctx) -> list[TensorType]:
     """Data-dependent or opaque ops: the file's own output types are the only truth."""
     return list(ctx.outputs) if ctx.outputs else [TensorType()] * ctx.num_outputs
