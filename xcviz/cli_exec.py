@@ -9,8 +9,10 @@ from typing import Annotated, Optional
 import typer
 
 from .cli_common import (
-    Allow, AllowUnknown, Debug, Deny, Device, Dims, GraphArg, Hardware, Json, MinSize, MaxSize, Output, Strategy,
-    SupportedOps, analyse, app, emit_json, emit_renderable,
+    Allow, AllowUnknown, DEFAULT_MAX_ALIAS_EXPANSION, DEFAULT_MAX_DEPTH, DEFAULT_MAX_FILE_BYTES,
+    DEFAULT_MAX_NODES, Debug, Deny, Device, Dims, GraphArg, Hardware, Json, MaxAliasExpansion, MaxDepth,
+    MaxFileBytes, MaxNodes, MaxSize, MinSize, Output, Strategy, SupportedOps, analyse, app, emit_json,
+    emit_renderable,
 )
 from .errors import XcvizError
 
@@ -172,13 +174,16 @@ def validate(graph: GraphArg, inputs: Inputs = None, seed: Seed = 0, auto_fallba
              device: Device = "cpu", min_cluster_size: MinSize = None, max_cluster_size: MaxSize = None,
              allow: Allow = None, deny: Deny = None, supported_ops: SupportedOps = None,
              allow_unknown: AllowUnknown = False, hardware: Hardware = None, dim: Dims = None, json: Json = False,
-             output: Output = None, debug: Debug = False) -> None:
+             output: Output = None, max_nodes: MaxNodes = DEFAULT_MAX_NODES,
+        max_file_bytes: MaxFileBytes = DEFAULT_MAX_FILE_BYTES, max_depth: MaxDepth = DEFAULT_MAX_DEPTH,
+        max_alias_expansion: MaxAliasExpansion = DEFAULT_MAX_ALIAS_EXPANSION, debug: Debug = False) -> None:
     """JIT-compile each kept cluster with JAX: kernels, memory, compile time, numerics and speed vs native."""
     from .validation import validate_graph
 
     g, c, _ = analyse(graph, strategy=strategy, device=device, min_cluster_size=min_cluster_size,
                       max_cluster_size=max_cluster_size, allow=allow, deny=deny, supported_ops=supported_ops,
-                      allow_unknown=allow_unknown, hardware=hardware, dims=dim)
+                      allow_unknown=allow_unknown, hardware=hardware, dims=dim, max_nodes=max_nodes,
+                      max_file_bytes=max_file_bytes, max_depth=max_depth, max_alias_expansion=max_alias_expansion)
     progress = LazyProgress("compiling")
     try:
         report = validate_graph(g, clustering=c, inputs=read_npz(inputs), seed=seed, hardware=hardware,
@@ -205,7 +210,9 @@ def hlo(graph: GraphArg, cluster: str = typer.Option(..., "--cluster", help="clu
         device: Device = "cpu", min_cluster_size: MinSize = None, max_cluster_size: MaxSize = None, allow: Allow = None,
         deny: Deny = None, supported_ops: SupportedOps = None, allow_unknown: AllowUnknown = False, dim: Dims = None,
         output: Output = None,
-        debug: Debug = False) -> None:
+        max_nodes: MaxNodes = DEFAULT_MAX_NODES,
+        max_file_bytes: MaxFileBytes = DEFAULT_MAX_FILE_BYTES, max_depth: MaxDepth = DEFAULT_MAX_DEPTH,
+        max_alias_expansion: MaxAliasExpansion = DEFAULT_MAX_ALIAS_EXPANSION, debug: Debug = False) -> None:
     """Print one cluster's StableHLO (as lowered) or optimized HLO (after XLA's fusion passes)."""
     from .execute import bind_inputs, execute
     from .jit import CompileCache, cluster_spec
@@ -214,7 +221,8 @@ def hlo(graph: GraphArg, cluster: str = typer.Option(..., "--cluster", help="clu
         raise XcvizError(f"unknown stage {stage!r}", hint="use --stage stablehlo or --stage optimized")
     g, c, _ = analyse(graph, strategy=strategy, device=device, min_cluster_size=min_cluster_size,
                       max_cluster_size=max_cluster_size, allow=allow, deny=deny, supported_ops=supported_ops,
-                      allow_unknown=allow_unknown, dims=dim)
+                      allow_unknown=allow_unknown, dims=dim, max_nodes=max_nodes,
+                      max_file_bytes=max_file_bytes, max_depth=max_depth, max_alias_expansion=max_alias_expansion)
     ids = [c.cluster_id(k) for k in range(len(c.clusters))]
     key = cluster if cluster in ids else (f"cluster_{cluster}" if cluster.isdigit() else cluster)
     if key not in ids:
@@ -246,7 +254,9 @@ def run(graph: GraphArg, inputs: Inputs = None, output: Output = None,
         strategy: Strategy = "mark", device: Device = "cpu",
         min_cluster_size: MinSize = None, max_cluster_size: MaxSize = None, allow: Allow = None, deny: Deny = None,
         supported_ops: SupportedOps = None, allow_unknown: AllowUnknown = False, dim: Dims = None, json: Json = False,
-        debug: Debug = False) -> None:
+        max_nodes: MaxNodes = DEFAULT_MAX_NODES,
+        max_file_bytes: MaxFileBytes = DEFAULT_MAX_FILE_BYTES, max_depth: MaxDepth = DEFAULT_MAX_DEPTH,
+        max_alias_expansion: MaxAliasExpansion = DEFAULT_MAX_ALIAS_EXPANSION, debug: Debug = False) -> None:
     """Execute the whole graph (outputs to -o FILE.npz), report end-to-end time; --check compares with native."""
     from .execute import MODES, bind_inputs, compare, execute
     from .jit import CompileCache
@@ -260,7 +270,8 @@ def run(graph: GraphArg, inputs: Inputs = None, output: Output = None,
         check_target(output)
     g, c, _ = analyse(graph, strategy=strategy, device=device, min_cluster_size=min_cluster_size,
                       max_cluster_size=max_cluster_size, allow=allow, deny=deny, supported_ops=supported_ops,
-                      allow_unknown=allow_unknown, dims=dim)
+                      allow_unknown=allow_unknown, dims=dim, max_nodes=max_nodes,
+                      max_file_bytes=max_file_bytes, max_depth=max_depth, max_alias_expansion=max_alias_expansion)
     feeds = bind_inputs(g, read_npz(inputs), seed, max_elements)
     cache = CompileCache()
     first = execute(g, feeds, mode, c, cache)
