@@ -12,17 +12,28 @@ from ..ops.rules import Ctx, ShapeError, fmt
 
 
 def _resolve_ops(graph: Graph, allow_unknown: bool, onnx: bool) -> None:
+    opdefs: dict[str, object] = {}  # op_type -> OpDef or None, resolved once per load (not per node)
+    arity_ok: set[tuple[str, int]] = set()
     for node in graph.nodes:
-        opdef = None if node.note else REGISTRY.get(node.op_type)
+        if node.note:
+            opdef = None
+        else:
+            op_type = node.op_type
+            opdef = opdefs.get(op_type, _UNSEEN)
+            if opdef is _UNSEEN:
+                opdef = opdefs[op_type] = REGISTRY.get(op_type)
         if opdef is not None:
             node.op = opdef.name
             n_in = len(node.inputs)
-            if n_in < opdef.min_inputs or (opdef.max_inputs is not None and n_in > opdef.max_inputs):
-                want = (f"{opdef.min_inputs}" if opdef.max_inputs == opdef.min_inputs
-                        else f"{opdef.min_inputs}..{opdef.max_inputs if opdef.max_inputs is not None else 'n'}")
-                raise XcvizError(f"{node.op_type} takes {want} inputs, got {n_in}", where=node.where,
-                                 hint=opdef.doc or "see `xcviz ops`")
-            _check_attr_types(node, opdef.attrs)
+            if (node.op_type, n_in) not in arity_ok:
+                if n_in < opdef.min_inputs or (opdef.max_inputs is not None and n_in > opdef.max_inputs):
+                    want = (f"{opdef.min_inputs}" if opdef.max_inputs == opdef.min_inputs
+                            else f"{opdef.min_inputs}..{opdef.max_inputs if opdef.max_inputs is not None else 'n'}")
+                    raise XcvizError(f"{node.op_type} takes {want} inputs, got {n_in}", where=node.where,
+                                     hint=opdef.doc or "see `xcviz ops`")
+                arity_ok.add((node.op_type, n_in))
+            if node.attrs:
+                _check_attr_types(node, opdef.attrs)
             continue
         node.known = False
         if onnx:
@@ -31,6 +42,9 @@ def _resolve_ops(graph: Graph, allow_unknown: bool, onnx: bool) -> None:
             node.note = f"unknown op {node.op_type}"
         else:
             REGISTRY.lookup(node.op_type, where=node.where)  # raises with a did-you-mean
+
+
+_UNSEEN = object()
 
 
 def _check_attr_types(node: Node, defaults: dict) -> None:
@@ -52,19 +66,23 @@ def _check_attr_types(node: Node, defaults: dict) -> None:
 
 def _num_outputs(graph: Graph) -> list[int]:
     """How many outputs each node has: the op's fixed count, else as declared or referenced."""
-    referenced = [0] * len(graph.nodes)
+    nodes = graph.nodes
+    referenced: dict[int, int] = {}
     idx = graph.index
-    refs = [r for n in graph.nodes for r in n.inputs] + list(graph.outputs)
-    for ref in refs:
-        name, k = parse_ref(ref)
-        i = idx.get(name)
-        if i is not None and k + 1 > referenced[i]:
-            referenced[i] = k + 1
-    counts = []
-    for i, node in enumerate(graph.nodes):
-        opdef = REGISTRY.ops.get(node.op) if node.known else None
-        fixed = opdef.num_outputs if opdef is not None else None
-        counts.append(fixed if fixed is not None else max(len(node.outputs), referenced[i], 1))
+    for refs in ([n.inputs for n in nodes] + [graph.outputs]):
+        for ref in refs:
+            if ":" not in ref:  # output 0: never raises a count above the minimum of 1
+                continue
+            name, k = parse_ref(ref)
+            i = idx.get(name)
+            if i is not None and k + 1 > referenced.get(i, 0):
+                referenced[i] = k + 1
+    fixed_of = {name: opdef.num_outputs for name, opdef in REGISTRY.ops.items()}
+    counts = [
+        fixed if node.known and (fixed := fixed_of.get(node.op)) is not None
+        else max(len(node.outputs), referenced.get(i, 0), 1)
+        for i, node in enumerate(nodes)
+    ]
     return counts
 
 
@@ -89,6 +107,10 @@ def _check_refs(graph: Graph, counts: list[int]) -> list[list[int]]:
     for j, node in enumerate(graph.nodes):
         p = []
         for ref in node.inputs:
+            # the common case: a plain node name (not an input: the two never share a name, checked above)
+            if ref and ":" not in ref and (i := idx.get(ref)) is not None and i != j and counts[i]:
+                p.append(i)
+                continue
             if not ref or ref in input_names:
                 continue
             name, k = parse_ref(ref)
@@ -150,9 +172,10 @@ def _find_cycle(preds: list[list[int]], order_len: int, graph: Graph) -> list[st
     return []
 
 
-def _order(graph: Graph, preds: list[list[int]]) -> None:
+def _order(graph: Graph, preds: list[list[int]]) -> bool:
+    """Put the nodes in topological order; True if that moved any."""
     if all(i < j for j, p in enumerate(preds) for i in p):
-        return
+        return False
     order = topo_order(len(preds), preds)
     if order is None:
         cyc = _find_cycle(preds, 0, graph)
@@ -161,6 +184,7 @@ def _order(graph: Graph, preds: list[list[int]]) -> None:
                          hint="a computation graph must be a DAG; break the loop or use a Loop op")
     graph.nodes = [graph.nodes[i] for i in order]
     graph._index = None
+    return True
 
 
 def _merge(inferred: TensorType, given: TensorType, node: Node, k: int) -> TensorType:
@@ -185,33 +209,77 @@ def _merge(inferred: TensorType, given: TensorType, node: Node, k: int) -> Tenso
     return TensorType(shape, dtype)
 
 
-def infer_shapes(graph: Graph) -> None:
-    """Fill every node's output types from its op's rule; file-given types must agree."""
-    counts = _num_outputs(graph)
+def _attrs_key(attrs: dict) -> tuple | None:
+    """A hashable form of scalar attributes that keeps 1, 1.0 and True apart; None if any value is a container."""
+    key = []
+    for k, v in attrs.items():
+        t = type(v)
+        if t is str or t is int or t is bool or v is None:
+            key.append((k, t, v))
+        elif t is float:
+            key.append((k, t, repr(v)))  # repr keeps -0.0 apart from 0.0
+        else:
+            return None
+    return tuple(key)
+
+
+def infer_shapes(graph: Graph, counts: list[int] | None = None) -> None:
+    """Fill every node's output types from its op's rule; file-given types must agree.
+
+    A rule is a pure function of (op, input types, attributes, declared outputs, output count) when no
+    input is a known constant, so its merged result is computed once per distinct key: big graphs repeat
+    a few hundred such keys millions of times."""
+    if counts is None:
+        counts = _num_outputs(graph)
     idx = graph.index
+    nodes = graph.nodes
     consts: dict[str, object] = {v.name: v.data for v in graph.inputs if v.data is not None}
     in_types = {v.name: v.type for v in graph.inputs}
-    for i, node in enumerate(graph.nodes):
+    ops = REGISTRY.ops
+    cache: dict[tuple, tuple] = {}
+    intern = {t: t for t in in_types.values()}.setdefault
+    unknown = TensorType()
+    for i, node in enumerate(nodes):
         n_out = counts[i]
         types = []
-        cvals = []
+        has_const = False
         for ref in node.inputs:
-            if not ref:
-                types.append(TensorType())
-                cvals.append(None)
+            j = idx.get(ref)  # a node's output 0 (node and input names never clash)
+            if j is not None:
+                outs = nodes[j].outputs
+                t = outs[0] if outs else unknown
+            elif not ref:
+                types.append(unknown)
                 continue
-            t = in_types.get(ref)
-            if t is None:
-                name, k = parse_ref(ref)
-                t = graph.nodes[idx[name]].out(k)
+            else:
+                t = in_types.get(ref)
+                if t is None:
+                    name, k = parse_ref(ref)
+                    t = nodes[idx[name]].out(k)
             types.append(t)
-            cvals.append(consts.get(ref))
-        given = list(node.outputs) + [TensorType()] * (n_out - len(node.outputs))
-        opdef = REGISTRY.ops.get(node.op) if node.known else None
+            if ref in consts:
+                has_const = True
+        opdef = ops.get(node.op) if node.known else None
         if opdef is None:
+            given = list(node.outputs) + [TensorType()] * (n_out - len(node.outputs))
             node.outputs = given[:n_out]
             continue
+        key = None
+        if not has_const:
+            akey = _attrs_key(node.attrs) if node.attrs else ()
+            if akey is not None:
+                # input types by identity: results are shared, so few distinct objects flow; the cache
+                # entry keeps them alive, so an id is never reused for another type during the loop
+                key = (node.op, n_out, akey, tuple(node.outputs) if node.outputs else (), *map(id, types))
+                hit = cache.get(key)
+                if hit is not None:
+                    node.outputs = list(hit[0])
+                    if opdef.name in _CONST_RECORDING:
+                        _record_const(node, opdef, types, consts)
+                    continue
+        given = list(node.outputs) + [TensorType()] * (n_out - len(node.outputs))
         attrs = {**opdef.attrs, **node.attrs}
+        cvals = [consts.get(ref) if ref else None for ref in node.inputs] if has_const else [None] * len(types)
         ctx = Ctx(types, attrs, cvals, given, n_out)
         try:
             inferred = opdef.infer(ctx)
@@ -221,19 +289,31 @@ def infer_shapes(graph: Graph) -> None:
             raise XcvizError(f"cannot apply {node.op_type} to inputs {', '.join(map(str, types))}: {e}",
                              where=node.where, hint="check the node's attributes and input shapes") from None
         inferred = list(inferred) + [TensorType()] * (n_out - len(inferred))
-        node.outputs = [_merge(inferred[k], given[k], node, k) for k in range(n_out)]
-        if opdef.name == "shape" and types and types[0].shape is not None:
-            dims = types[0].shape  # a shape is a constant even when symbolic dims stay names
-            consts[node.name] = np.array(list(dims), dtype=object if any(isinstance(d, str) for d in dims) else np.int64)
-        elif opdef.name == "const" and node.attrs.get("value") is not None:
-            dt = node.outputs[0].dtype if node.outputs else None
-            if dt is not None and dt not in DTYPE_SIZES:  # e.g. value: {} or [null] makes a NumPy object array
-                raise XcvizError(f"const value has no tensor dtype (NumPy reads it as {dt})", where=node.where,
-                                 hint="value: a number, or nested lists of numbers of one shape; dtype: float32, ...")
-            try:
-                consts[node.name] = np.asarray(node.attrs["value"])
-            except (TypeError, ValueError):
-                pass
+        # interned: equal types become one object, so the identity keys above hit for the consumers too
+        node.outputs = [intern(t, t) for t in (_merge(inferred[k], given[k], node, k) for k in range(n_out))]
+        if key is not None:
+            cache[key] = (list(node.outputs), types)
+        if opdef.name in _CONST_RECORDING:
+            _record_const(node, opdef, types, consts)
+
+
+_CONST_RECORDING = frozenset({"shape", "const"})
+
+
+def _record_const(node: Node, opdef, types: list[TensorType], consts: dict) -> None:
+    """Remember the values of shape and const nodes: later rules may read them (reshape targets, ...)."""
+    if opdef.name == "shape" and types and types[0].shape is not None:
+        dims = types[0].shape  # a shape is a constant even when symbolic dims stay names
+        consts[node.name] = np.array(list(dims), dtype=object if any(isinstance(d, str) for d in dims) else np.int64)
+    elif opdef.name == "const" and node.attrs.get("value") is not None:
+        dt = node.outputs[0].dtype if node.outputs else None
+        if dt is not None and dt not in DTYPE_SIZES:  # e.g. value: {} or [null] makes a NumPy object array
+            raise XcvizError(f"const value has no tensor dtype (NumPy reads it as {dt})", where=node.where,
+                             hint="value: a number, or nested lists of numbers of one shape; dtype: float32, ...")
+        try:
+            consts[node.name] = np.asarray(node.attrs["value"])
+        except (TypeError, ValueError):
+            pass
 
 
 def finalize(graph: Graph, *, allow_unknown: bool = False, onnx: bool = False,
@@ -241,8 +321,9 @@ def finalize(graph: Graph, *, allow_unknown: bool = False, onnx: bool = False,
     _resolve_ops(graph, allow_unknown, onnx)
     counts = _num_outputs(graph)
     preds = _check_refs(graph, counts)
-    _order(graph, preds)
-    infer_shapes(graph)
+    if _order(graph, preds):
+        counts = None  # positions moved: count again in the new order
+    infer_shapes(graph, counts)
     if dims:
         graph.dims.update(dims)
     return graph

@@ -159,8 +159,11 @@ def _parse_json_fast(text: str) -> Any:
 
     orjson keeps the last of duplicate keys, so duplicates are detected by counting: without a backslash
     in the text every '"' delimits a string, so each key is exactly one '"' followed by ':' (after optional
-    blanks); the parsed document must hold as many keys as the text names. orjson refuses NaN/Infinity
-    and out-of-range integers itself; any refusal falls back to the strict parser for its message."""
+    blanks); the parsed document must hold as many keys as the text names. The parsed keys are counted
+    the same way in orjson's own compact re-serialisation (no blanks, and strings come back verbatim:
+    without a backslash in the input they hold no '"'), which is C speed rather than a walk in Python.
+    orjson refuses NaN/Infinity and out-of-range integers itself; any refusal falls back to the strict
+    parser for its message."""
     try:
         import orjson
     except ImportError:
@@ -174,7 +177,11 @@ def _parse_json_fast(text: str) -> Any:
     keys = text.count('":')
     if _KEY_GAP.search(text):
         keys += len(_KEY_GAP.findall(text))
-    return obj if keys == _count_keys(obj) else None
+    try:
+        parsed = orjson.dumps(obj).count(b'":')
+    except (TypeError, orjson.JSONEncodeError):  # not expected for parsed JSON; count the slow way
+        parsed = _count_keys(obj)
+    return obj if keys == parsed else None
 
 
 def parse_json(text: str, source: str) -> Any:
@@ -303,6 +310,77 @@ def _check_attr(key: Any, value: Any, where: str, max_depth: int) -> None:
                              hint="use numbers, strings, booleans, lists or mappings (quote dates and tagged values)")
 
 
+_FAST_NODE_KEYS = frozenset({"name", "op", "inputs", "control_inputs", "attrs", "device", "compile", "scope", "doc"})
+
+
+def _plain_attrs(attrs: dict) -> bool:
+    """True if every attribute has a string name and a str/int/bool/None value (nothing left to check)."""
+    for k, v in attrs.items():
+        if type(k) is not str or not (v is None or type(v) is str or type(v) is int or type(v) is bool):
+            return False
+    return True
+
+
+def _node(nd: Any, i: int, source: str, max_depth: int) -> Node:
+    """One node's mapping -> Node, every check in order (the first failing one is the error)."""
+    if not isinstance(nd, dict):
+        raise XcvizError(f"node #{i} must be a mapping, got {type(nd).__name__}", where=_where(source, f"nodes[{i}]"),
+                         hint="- {name: c1, op: conv2d, inputs: [x, w]}")
+    nname = nd.get("name")
+    where = _where(source, f"node {short(nname)}" if isinstance(nname, str) else f"nodes[{i}]")
+    if not isinstance(nname, str) or not nname:
+        if nname is None or nname == "":
+            raise XcvizError("node has no `name`", where=where, hint="every node needs a unique string name")
+        raise XcvizError(f"node `name` must be a string, got {type(nname).__name__} {nname!r}"[:200], where=where,
+                         hint="quote the name: name: \"1\"")
+    op = nd.get("op")
+    if not isinstance(op, str) or not op:
+        if op is None or op == "":
+            raise XcvizError("node has no `op`", where=where, hint="e.g. op: conv2d (see `xcviz ops`)")
+        raise XcvizError(f"node `op` must be a string, got {type(op).__name__} {op!r}"[:200], where=where,
+                         hint="e.g. op: conv2d (see `xcviz ops`)")
+    extra = set(nd) - NODE_KEYS
+    if extra:
+        raise XcvizError(f"unknown node key(s) {', '.join(sorted(map(str, extra)))}", where=where,
+                         hint="allowed: " + ", ".join(sorted(NODE_KEYS)))
+    attrs = nd.get("attrs") or {}
+    if not isinstance(attrs, dict):
+        raise XcvizError("`attrs` must be a mapping", where=where, hint="attrs: {axis: 1}")
+    for k, v in attrs.items():
+        if not isinstance(k, str):
+            raise XcvizError(f"attribute name {k!r} is not a string"[:200], where=where, hint="quote it")
+        _check_attr(k, v, where, max_depth)
+    if nd.get("doc") is not None and not isinstance(nd["doc"], str):
+        raise XcvizError("`doc` must be a string", where=where, hint="quote the text")
+    compile_ = nd.get("compile")
+    if compile_ is not None and not isinstance(compile_, bool):
+        raise XcvizError("`compile` must be true or false", where=where, hint="compile: false forces the node off XLA")
+    for key in ("device", "scope"):
+        if nd.get(key) is not None and not isinstance(nd[key], str):
+            raise XcvizError(f"`{key}` must be a string", where=where, hint="quote the text")
+    outputs: list[TensorType] = []
+    if nd.get("outputs") is not None:
+        outs = nd["outputs"]
+        if not isinstance(outs, list) or not all(isinstance(o, dict) for o in outs):
+            raise XcvizError("`outputs` must be a list of {shape, dtype}", where=where,
+                             hint="outputs: [{shape: [1, 8], dtype: float32}]")
+        outputs = [TensorType(_shape(o.get("shape"), where), _dtype(o.get("dtype"), where)) for o in outs]
+    elif "shape" in nd or "dtype" in nd:
+        outputs = [TensorType(_shape(nd.get("shape"), where), _dtype(nd.get("dtype"), where))]
+    n_out = nd.get("num_outputs")
+    if n_out is not None:
+        if isinstance(n_out, bool) or not isinstance(n_out, int) or not 0 <= n_out <= 4096:
+            raise XcvizError("`num_outputs` must be an integer in 0..4096", where=where, hint="num_outputs: 2")
+        outputs += [TensorType()] * (n_out - len(outputs))
+    return Node(
+        name=nname, op=op, op_type=op,
+        inputs=_str_list(nd.get("inputs"), "inputs", where),
+        control_inputs=_str_list(nd.get("control_inputs"), "control_inputs", where),
+        attrs=attrs, device=nd.get("device"), compile=compile_, scope=nd.get("scope"),
+        outputs=outputs, where=where,
+    )
+
+
 def graph_from_mapping(data: Any, source: str, *, max_nodes: int | None = None,
                        max_depth: int = DEFAULT_MAX_DEPTH) -> Graph:
     """The mapping read from a YAML/JSON file -> Graph."""
@@ -350,63 +428,27 @@ def _graph_from_mapping(data: Any, source: str, max_nodes: int | None, max_depth
                                  hint="allowed: name, shape, dtype, doc")
         inputs.append(Value(item["name"], TensorType(_shape(item.get("shape"), where), _dtype(item.get("dtype"), where))))
     nodes = []
+    append = nodes.append
+    prefix = f"{source}: node "
+    fast_keys = _FAST_NODE_KEYS
     for i, nd in enumerate(nodes_data):
-        if not isinstance(nd, dict):
-            raise XcvizError(f"node #{i} must be a mapping, got {type(nd).__name__}", where=_where(source, f"nodes[{i}]"),
-                             hint="- {name: c1, op: conv2d, inputs: [x, w]}")
-        nname = nd.get("name")
-        where = _where(source, f"node {short(nname)}" if isinstance(nname, str) else f"nodes[{i}]")
-        if not isinstance(nname, str) or not nname:
-            if nname is None or nname == "":
-                raise XcvizError("node has no `name`", where=where, hint="every node needs a unique string name")
-            raise XcvizError(f"node `name` must be a string, got {type(nname).__name__} {nname!r}"[:200], where=where,
-                             hint="quote the name: name: \"1\"")
-        op = nd.get("op")
-        if not isinstance(op, str) or not op:
-            if op is None or op == "":
-                raise XcvizError("node has no `op`", where=where, hint="e.g. op: conv2d (see `xcviz ops`)")
-            raise XcvizError(f"node `op` must be a string, got {type(op).__name__} {op!r}"[:200], where=where,
-                             hint="e.g. op: conv2d (see `xcviz ops`)")
-        extra = set(nd) - NODE_KEYS
-        if extra:
-            raise XcvizError(f"unknown node key(s) {', '.join(sorted(map(str, extra)))}", where=where,
-                             hint="allowed: " + ", ".join(sorted(NODE_KEYS)))
-        attrs = nd.get("attrs") or {}
-        if not isinstance(attrs, dict):
-            raise XcvizError("`attrs` must be a mapping", where=where, hint="attrs: {axis: 1}")
-        for k, v in attrs.items():
-            if not isinstance(k, str):
-                raise XcvizError(f"attribute name {k!r} is not a string"[:200], where=where, hint="quote it")
-            _check_attr(k, v, where, max_depth)
-        if nd.get("doc") is not None and not isinstance(nd["doc"], str):
-            raise XcvizError("`doc` must be a string", where=where, hint="quote the text")
-        compile_ = nd.get("compile")
-        if compile_ is not None and not isinstance(compile_, bool):
-            raise XcvizError("`compile` must be true or false", where=where, hint="compile: false forces the node off XLA")
-        for key in ("device", "scope"):
-            if nd.get(key) is not None and not isinstance(nd[key], str):
-                raise XcvizError(f"`{key}` must be a string", where=where, hint="quote the text")
-        outputs: list[TensorType] = []
-        if nd.get("outputs") is not None:
-            outs = nd["outputs"]
-            if not isinstance(outs, list) or not all(isinstance(o, dict) for o in outs):
-                raise XcvizError("`outputs` must be a list of {shape, dtype}", where=where,
-                                 hint="outputs: [{shape: [1, 8], dtype: float32}]")
-            outputs = [TensorType(_shape(o.get("shape"), where), _dtype(o.get("dtype"), where)) for o in outs]
-        elif "shape" in nd or "dtype" in nd:
-            outputs = [TensorType(_shape(nd.get("shape"), where), _dtype(nd.get("dtype"), where))]
-        n_out = nd.get("num_outputs")
-        if n_out is not None:
-            if isinstance(n_out, bool) or not isinstance(n_out, int) or not 0 <= n_out <= 4096:
-                raise XcvizError("`num_outputs` must be an integer in 0..4096", where=where, hint="num_outputs: 2")
-            outputs += [TensorType()] * (n_out - len(outputs))
-        nodes.append(Node(
-            name=nname, op=op, op_type=op,
-            inputs=_str_list(nd.get("inputs"), "inputs", where),
-            control_inputs=_str_list(nd.get("control_inputs"), "control_inputs", where),
-            attrs=attrs, device=nd.get("device"), compile=compile_, scope=nd.get("scope"),
-            outputs=outputs, where=where,
-        ))
+        # Fast path for the plain nodes that make up big graphs; anything else (or anything wrong) goes
+        # through _node, which repeats every check in order and so raises exactly the usual error.
+        if type(nd) is dict and nd.keys() <= fast_keys:
+            get = nd.get
+            nname, op, ins, attrs = get("name"), get("op"), get("inputs"), get("attrs")
+            if (type(nname) is str and nname and type(op) is str and op
+                    and (type(ins) is list and all(type(r) is str for r in ins) or ins is None)
+                    and (not attrs or type(attrs) is dict and _plain_attrs(attrs))
+                    and ((c := get("compile")) is None or type(c) is bool)
+                    and all(v is None or type(v) is str for v in (get("device"), get("scope"), get("doc")))
+                    and ((ctl := get("control_inputs")) is None or type(ctl) is list and all(type(r) is str for r in ctl))):
+                r = repr(nname)
+                append(Node(nname, op, op, tuple(ins) if ins else (), tuple(ctl) if ctl else (),
+                            attrs if attrs else {}, get("device"), c, get("scope"), [], True, None,
+                            prefix + (r if len(r) <= 80 else r[:79] + "…")))
+                continue
+        append(_node(nd, i, source, max_depth))
     outputs = _str_list(data.get("outputs"), "outputs", _where(source, "outputs"))
     dims = data.get("dims") or {}
     if not isinstance(dims, dict) or not all(isinstance(k, str) and isinstance(v, int) and not isinstance(v, bool) and v >= 0 for k, v in dims.items()):
