@@ -5,27 +5,15 @@ import sys
 
 import typer
 
-from .cli_common import (
-    DEFAULT_MAX_ALIAS_EXPANSION, DEFAULT_MAX_DEPTH, DEFAULT_MAX_FILE_BYTES, DEFAULT_MAX_NODES, Allow, AllowUnknown,
-    Debug, Deny, Device, Dims, GraphArg, Hardware, Json, MaxAliasExpansion, MaxDepth, MaxFileBytes, MaxNodes, MaxSize,
-    MinSize, Output, Strategy, SupportedOps, analyse, app, emit_json, emit_renderable,
-)
+from .cli_common import Debug, GraphArg, Json, Output, analyse, analysis_command, app, emit_json, emit_renderable
 from .errors import BAD_INPUT, INTERNAL, XcvizError
 
 
-@app.command()
-def cluster(graph: GraphArg, strategy: Strategy = "mark", device: Device = "cpu", min_cluster_size: MinSize = None,
-            max_cluster_size: MaxSize = None, allow: Allow = None, deny: Deny = None, supported_ops: SupportedOps = None,
-            allow_unknown: AllowUnknown = False, hardware: Hardware = None, dim: Dims = None, json: Json = False,
-            output: Output = None, limit: int = typer.Option(200, help="rows per table (all rows with --json)"),
-            max_nodes: MaxNodes = DEFAULT_MAX_NODES, max_file_bytes: MaxFileBytes = DEFAULT_MAX_FILE_BYTES,
-            max_depth: MaxDepth = DEFAULT_MAX_DEPTH, max_alias_expansion: MaxAliasExpansion = DEFAULT_MAX_ALIAS_EXPANSION,
-            debug: Debug = False) -> None:
+@analysis_command
+def cluster(graph: GraphArg, json: Json = False, output: Output = None,
+            limit: int = typer.Option(200, help="rows per table (all rows with --json)"), *, analysis: dict) -> None:
     """Clusters, fallback nodes with their reasons, refused merges, and a one-line summary."""
-    g, c, s = analyse(graph, strategy=strategy, device=device, min_cluster_size=min_cluster_size,
-                      max_cluster_size=max_cluster_size, allow=allow, deny=deny, supported_ops=supported_ops,
-                      allow_unknown=allow_unknown, hardware=hardware, dims=dim, max_nodes=max_nodes,
-                      max_file_bytes=max_file_bytes, max_depth=max_depth, max_alias_expansion=max_alias_expansion)
+    g, c, s = analyse(graph, **analysis)
     if json:
         from .report import cluster_report
 
@@ -36,18 +24,10 @@ def cluster(graph: GraphArg, strategy: Strategy = "mark", device: Device = "cpu"
         emit_renderable(cluster_view(g, c, s, limit=limit), output)
 
 
-@app.command()
-def stats(graph: GraphArg, strategy: Strategy = "mark", device: Device = "cpu", min_cluster_size: MinSize = None,
-          max_cluster_size: MaxSize = None, allow: Allow = None, deny: Deny = None, supported_ops: SupportedOps = None,
-          allow_unknown: AllowUnknown = False, hardware: Hardware = None, dim: Dims = None, json: Json = False,
-          output: Output = None, max_nodes: MaxNodes = DEFAULT_MAX_NODES,
-          max_file_bytes: MaxFileBytes = DEFAULT_MAX_FILE_BYTES, max_depth: MaxDepth = DEFAULT_MAX_DEPTH,
-          max_alias_expansion: MaxAliasExpansion = DEFAULT_MAX_ALIAS_EXPANSION, debug: Debug = False) -> None:
+@analysis_command
+def stats(graph: GraphArg, json: Json = False, output: Output = None, *, analysis: dict) -> None:
     """Coverage, boundary bytes, kernel launches before/after, estimated speedup."""
-    g, c, s = analyse(graph, strategy=strategy, device=device, min_cluster_size=min_cluster_size,
-                      max_cluster_size=max_cluster_size, allow=allow, deny=deny, supported_ops=supported_ops,
-                      allow_unknown=allow_unknown, hardware=hardware, dims=dim, max_nodes=max_nodes,
-                      max_file_bytes=max_file_bytes, max_depth=max_depth, max_alias_expansion=max_alias_expansion)
+    g, c, s = analyse(graph, **analysis)
     if json:
         from .report import stats_report
 
@@ -58,22 +38,14 @@ def stats(graph: GraphArg, strategy: Strategy = "mark", device: Device = "cpu", 
         emit_renderable(stats_table(g, c, s), output)
 
 
-@app.command()
+@analysis_command
 def explain(graph: GraphArg, node: str = typer.Argument(..., help="node name", show_default=False),
-            strategy: Strategy = "mark", device: Device = "cpu", min_cluster_size: MinSize = None,
-            max_cluster_size: MaxSize = None, allow: Allow = None, deny: Deny = None,
-            supported_ops: SupportedOps = None, allow_unknown: AllowUnknown = False, dim: Dims = None,
-            json: Json = False, output: Output = None, max_nodes: MaxNodes = DEFAULT_MAX_NODES,
-            max_file_bytes: MaxFileBytes = DEFAULT_MAX_FILE_BYTES, max_depth: MaxDepth = DEFAULT_MAX_DEPTH,
-            max_alias_expansion: MaxAliasExpansion = DEFAULT_MAX_ALIAS_EXPANSION, debug: Debug = False) -> None:
+            json: Json = False, output: Output = None, *, analysis: dict) -> None:
     """The story of one node: candidate or not, every merge tried, and where it ended up."""
     from .clustering.explain import story
     from .errors import did_you_mean
 
-    g, c, s = analyse(graph, strategy=strategy, device=device, min_cluster_size=min_cluster_size,
-                      max_cluster_size=max_cluster_size, allow=allow, deny=deny, supported_ops=supported_ops,
-                      allow_unknown=allow_unknown, dims=dim, max_nodes=max_nodes, max_file_bytes=max_file_bytes,
-                      max_depth=max_depth, max_alias_expansion=max_alias_expansion)
+    g, c, s = analyse(graph, **analysis)
     i = g.index.get(node)
     if i is None:
         raise XcvizError(f"no node named {node!r}", where=graph, hint=did_you_mean(node, g.index) or "see `xcviz cluster`")

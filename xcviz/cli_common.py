@@ -116,6 +116,43 @@ def analyse(graph_path: str, *, strategy: str = "mark", device: str = "cpu", min
     return graph, clustering, stats
 
 
+# The options every command that analyses a graph shares: declared once, added to each command's signature.
+ANALYSIS_OPTIONS: list[tuple[str, object, object]] = [
+    ("strategy", Strategy, "mark"), ("device", Device, "cpu"), ("min_cluster_size", MinSize, None),
+    ("max_cluster_size", MaxSize, None), ("allow", Allow, None), ("deny", Deny, None),
+    ("supported_ops", SupportedOps, None), ("allow_unknown", AllowUnknown, False), ("hardware", Hardware, None),
+    ("dims", Dims, None), ("max_nodes", MaxNodes, DEFAULT_MAX_NODES),
+    ("max_file_bytes", MaxFileBytes, DEFAULT_MAX_FILE_BYTES), ("max_depth", MaxDepth, DEFAULT_MAX_DEPTH),
+    ("max_alias_expansion", MaxAliasExpansion, DEFAULT_MAX_ALIAS_EXPANSION), ("debug", Debug, False),
+]
+
+
+def analysis_command(fn):
+    """Register `fn` as a command that also takes every ANALYSIS_OPTIONS flag.
+
+    `fn` declares only its own parameters plus `analysis: dict`; it receives the shared options there,
+    ready for `analyse(graph, **analysis)`. One list of options means every command accepts the same flags."""
+    import functools
+    import inspect
+
+    own = inspect.signature(fn, eval_str=True)
+    shared = [name for name, _, _ in ANALYSIS_OPTIONS if name not in own.parameters]
+
+    @functools.wraps(fn)
+    def command(**kwargs):
+        analysis = {name: kwargs.pop(name) for name in shared}
+        analysis.pop("debug", None)  # handled by main()
+        return fn(**kwargs, analysis=analysis)
+
+    params = [p for p in own.parameters.values() if p.name != "analysis"]
+    params += [inspect.Parameter(name, inspect.Parameter.KEYWORD_ONLY, annotation=ann, default=default)
+               for name, ann, default in ANALYSIS_OPTIONS if name in shared]
+    command.__signature__ = own.replace(parameters=params)
+    del command.__wrapped__  # typer must read the new signature, not fn's
+    command.__annotations__ = {p.name: p.annotation for p in params}
+    return app.command()(command)
+
+
 def console(file=None):
     from rich.console import Console
 

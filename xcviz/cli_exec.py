@@ -8,12 +8,7 @@ from typing import Annotated, Optional
 
 import typer
 
-from .cli_common import (
-    Allow, AllowUnknown, DEFAULT_MAX_ALIAS_EXPANSION, DEFAULT_MAX_DEPTH, DEFAULT_MAX_FILE_BYTES,
-    DEFAULT_MAX_NODES, Debug, Deny, Device, Dims, GraphArg, Hardware, Json, MaxAliasExpansion, MaxDepth,
-    MaxFileBytes, MaxNodes, MaxSize, MinSize, Output, Strategy, SupportedOps, analyse, app, emit_json,
-    emit_renderable,
-)
+from .cli_common import GraphArg, Json, Output, analyse, analysis_command, emit_json, emit_renderable
 from .errors import XcvizError
 
 Inputs = Annotated[Optional[str], typer.Option("--inputs", help="an .npz file with one array per graph input (by name)", show_default=False)]
@@ -167,23 +162,16 @@ def _ms(v: float | None) -> str:
     return f"{v:.4f}" if v < 0.1 else f"{v:.3f}" if v < 10 else f"{v:.2f}" if v < 100 else f"{v:.0f}"
 
 
-@app.command()
+@analysis_command
 def validate(graph: GraphArg, inputs: Inputs = None, seed: Seed = 0, auto_fallback: bool = typer.Option(
                  False, "--auto-fallback", help="deny the ops of failing clusters and cluster again until all pass"),
-             repeats: Repeats = None, max_elements: MaxElements = DEFAULT_MAX_ELEMENTS, strategy: Strategy = "mark",
-             device: Device = "cpu", min_cluster_size: MinSize = None, max_cluster_size: MaxSize = None,
-             allow: Allow = None, deny: Deny = None, supported_ops: SupportedOps = None,
-             allow_unknown: AllowUnknown = False, hardware: Hardware = None, dim: Dims = None, json: Json = False,
-             output: Output = None, max_nodes: MaxNodes = DEFAULT_MAX_NODES,
-        max_file_bytes: MaxFileBytes = DEFAULT_MAX_FILE_BYTES, max_depth: MaxDepth = DEFAULT_MAX_DEPTH,
-        max_alias_expansion: MaxAliasExpansion = DEFAULT_MAX_ALIAS_EXPANSION, debug: Debug = False) -> None:
+             repeats: Repeats = None, max_elements: MaxElements = DEFAULT_MAX_ELEMENTS, json: Json = False,
+             output: Output = None, *, analysis: dict) -> None:
     """JIT-compile each kept cluster with JAX: kernels, memory, compile time, numerics and speed vs native."""
     from .validation import validate_graph
 
-    g, c, _ = analyse(graph, strategy=strategy, device=device, min_cluster_size=min_cluster_size,
-                      max_cluster_size=max_cluster_size, allow=allow, deny=deny, supported_ops=supported_ops,
-                      allow_unknown=allow_unknown, hardware=hardware, dims=dim, max_nodes=max_nodes,
-                      max_file_bytes=max_file_bytes, max_depth=max_depth, max_alias_expansion=max_alias_expansion)
+    g, c, _ = analyse(graph, **analysis)
+    hardware = analysis["hardware"]
     progress = LazyProgress("compiling")
     try:
         report = validate_graph(g, clustering=c, inputs=read_npz(inputs), seed=seed, hardware=hardware,
@@ -203,26 +191,18 @@ def validate(graph: GraphArg, inputs: Inputs = None, seed: Seed = 0, auto_fallba
                          f"{bad.id} {bad.status}", hint="rerun with --auto-fallback to deny their ops", code=1)
 
 
-@app.command()
+@analysis_command
 def hlo(graph: GraphArg, cluster: str = typer.Option(..., "--cluster", help="cluster id (cluster_0 or 0)", show_default=False),
         stage: str = typer.Option("optimized", "--stage", help="stablehlo (as lowered) or optimized (XLA's HLO after passes)"),
-        inputs: Inputs = None, seed: Seed = 0, max_elements: MaxElements = DEFAULT_MAX_ELEMENTS, strategy: Strategy = "mark",
-        device: Device = "cpu", min_cluster_size: MinSize = None, max_cluster_size: MaxSize = None, allow: Allow = None,
-        deny: Deny = None, supported_ops: SupportedOps = None, allow_unknown: AllowUnknown = False, dim: Dims = None,
-        output: Output = None,
-        max_nodes: MaxNodes = DEFAULT_MAX_NODES,
-        max_file_bytes: MaxFileBytes = DEFAULT_MAX_FILE_BYTES, max_depth: MaxDepth = DEFAULT_MAX_DEPTH,
-        max_alias_expansion: MaxAliasExpansion = DEFAULT_MAX_ALIAS_EXPANSION, debug: Debug = False) -> None:
+        inputs: Inputs = None, seed: Seed = 0, max_elements: MaxElements = DEFAULT_MAX_ELEMENTS,
+        output: Output = None, *, analysis: dict) -> None:
     """Print one cluster's StableHLO (as lowered) or optimized HLO (after XLA's fusion passes)."""
     from .execute import bind_inputs, execute
     from .jit import CompileCache, cluster_spec
 
     if stage not in ("stablehlo", "optimized"):
         raise XcvizError(f"unknown stage {stage!r}", hint="use --stage stablehlo or --stage optimized")
-    g, c, _ = analyse(graph, strategy=strategy, device=device, min_cluster_size=min_cluster_size,
-                      max_cluster_size=max_cluster_size, allow=allow, deny=deny, supported_ops=supported_ops,
-                      allow_unknown=allow_unknown, dims=dim, max_nodes=max_nodes,
-                      max_file_bytes=max_file_bytes, max_depth=max_depth, max_alias_expansion=max_alias_expansion)
+    g, c, _ = analyse(graph, **analysis)
     ids = [c.cluster_id(k) for k in range(len(c.clusters))]
     key = cluster if cluster in ids else (f"cluster_{cluster}" if cluster.isdigit() else cluster)
     if key not in ids:
@@ -246,17 +226,12 @@ def hlo(graph: GraphArg, cluster: str = typer.Option(..., "--cluster", help="clu
         sys.stdout.write(text if text.endswith("\n") else text + "\n")
 
 
-@app.command()
+@analysis_command
 def run(graph: GraphArg, inputs: Inputs = None, output: Output = None,
         mode: str = typer.Option("hybrid", "--mode", help="hybrid (clusters compiled, the rest native), native, or jit (everything JAX can compile)"),
         check: bool = typer.Option(False, "--check", help="compare the outputs with native execution; fail on mismatch"),
-        seed: Seed = 0, repeats: Repeats = None, max_elements: MaxElements = DEFAULT_MAX_ELEMENTS,
-        strategy: Strategy = "mark", device: Device = "cpu",
-        min_cluster_size: MinSize = None, max_cluster_size: MaxSize = None, allow: Allow = None, deny: Deny = None,
-        supported_ops: SupportedOps = None, allow_unknown: AllowUnknown = False, dim: Dims = None, json: Json = False,
-        max_nodes: MaxNodes = DEFAULT_MAX_NODES,
-        max_file_bytes: MaxFileBytes = DEFAULT_MAX_FILE_BYTES, max_depth: MaxDepth = DEFAULT_MAX_DEPTH,
-        max_alias_expansion: MaxAliasExpansion = DEFAULT_MAX_ALIAS_EXPANSION, debug: Debug = False) -> None:
+        seed: Seed = 0, repeats: Repeats = None, max_elements: MaxElements = DEFAULT_MAX_ELEMENTS, json: Json = False,
+        *, analysis: dict) -> None:
     """Execute the whole graph (outputs to -o FILE.npz), report end-to-end time; --check compares with native."""
     from .execute import MODES, bind_inputs, compare, execute
     from .jit import CompileCache
@@ -268,10 +243,7 @@ def run(graph: GraphArg, inputs: Inputs = None, output: Output = None,
         from .fileio import check_target
 
         check_target(output)
-    g, c, _ = analyse(graph, strategy=strategy, device=device, min_cluster_size=min_cluster_size,
-                      max_cluster_size=max_cluster_size, allow=allow, deny=deny, supported_ops=supported_ops,
-                      allow_unknown=allow_unknown, dims=dim, max_nodes=max_nodes,
-                      max_file_bytes=max_file_bytes, max_depth=max_depth, max_alias_expansion=max_alias_expansion)
+    g, c, _ = analyse(graph, **analysis)
     feeds = bind_inputs(g, read_npz(inputs), seed, max_elements)
     cache = CompileCache()
     first = execute(g, feeds, mode, c, cache)

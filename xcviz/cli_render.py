@@ -8,11 +8,7 @@ from typing import Optional
 
 import typer
 
-from .cli_common import (
-    Allow, AllowUnknown, DEFAULT_MAX_ALIAS_EXPANSION, DEFAULT_MAX_DEPTH, DEFAULT_MAX_FILE_BYTES,
-    DEFAULT_MAX_NODES, Debug, Deny, Device, Dims, GraphArg, Hardware, MaxAliasExpansion, MaxDepth, MaxFileBytes,
-    MaxNodes, MaxSize, MinSize, Output, Strategy, SupportedOps, analyse, app, console,
-)
+from .cli_common import GraphArg, Output, analyse, analysis_command, console
 from .errors import XcvizError
 
 SUFFIX_FORMATS = {".svg": "svg", ".png": "png", ".dot": "dot", ".gv": "dot"}
@@ -42,7 +38,7 @@ def _write(path: str, data: bytes | str) -> None:
     console(sys.stderr).print(f"wrote {path}", markup=False)
 
 
-@app.command()
+@analysis_command
 def render(graph: GraphArg,
            svg: bool = typer.Option(False, "--svg", help="write SVG (the default)"),
            png: bool = typer.Option(False, "--png", help="write PNG"),
@@ -57,26 +53,18 @@ def render(graph: GraphArg,
            compare: Optional[str] = typer.Option(None, "--compare", metavar="S1,S2", show_default=False,
                                                  help="draw several strategies side by side, e.g. greedy,mark"),
            max_frames: int = typer.Option(500, "--max-frames", help="refuse --steps/--animate with more frames"),
-           strategy: Strategy = "mark", device: Device = "cpu", min_cluster_size: MinSize = None,
-           max_cluster_size: MaxSize = None, allow: Allow = None, deny: Deny = None,
-           supported_ops: SupportedOps = None, allow_unknown: AllowUnknown = False, hardware: Hardware = None,
-           dim: Dims = None, max_nodes: MaxNodes = DEFAULT_MAX_NODES,
-           max_file_bytes: MaxFileBytes = DEFAULT_MAX_FILE_BYTES, max_depth: MaxDepth = DEFAULT_MAX_DEPTH,
-           max_alias_expansion: MaxAliasExpansion = DEFAULT_MAX_ALIAS_EXPANSION, debug: Debug = False) -> None:
+           *, analysis: dict) -> None:
     """Draw the clusters, fallback nodes (with reasons) and boundary edges (with bytes) as SVG, PNG or DOT."""
     from .render.tables import summary_line
 
     fmt = _format(svg, png, dot, output)
-    opts = dict(device=device, min_cluster_size=min_cluster_size, max_cluster_size=max_cluster_size, allow=allow,
-                deny=deny, supported_ops=supported_ops, allow_unknown=allow_unknown, hardware=hardware, dims=dim,
-                max_nodes=max_nodes, max_file_bytes=max_file_bytes, max_depth=max_depth,
-                max_alias_expansion=max_alias_expansion)
+    strategy = analysis.pop("strategy")
     strategies = [s.strip() for s in compare.split(",") if s.strip()] if compare else [strategy]
     if compare and len(strategies) < 2:
         raise XcvizError("--compare needs two strategies or more", hint="write --compare greedy,mark")
     if compare and (steps or animate):
         raise XcvizError("--compare does not combine with --steps/--animate", hint="render each strategy's frames on its own")
-    results = [analyse(graph, strategy=s, **opts) for s in strategies]
+    results = [analyse(graph, strategy=st, **analysis) for st in strategies]
     g, c, s = results[0]
     err = console(sys.stderr)
     if collapse is None:
