@@ -96,8 +96,14 @@ def _scan_yaml(text: str, source: str, max_depth: int, max_alias_expansion: int)
                     raise XcvizError(f"YAML aliases expand to more than {max_alias_expansion} objects (an alias bomb?)",
                                      where=f"{source}:{m.line + 1}:{m.column + 1}",
                                      hint="write the data out, or raise the limit with --max-alias-expansion")
-    except yaml.YAMLError:
+    except yaml.MarkedYAMLError as e:
+        if "nesting depth" in str(e.problem or ""):  # libyaml >= 0.2.6 stops at its own limit (1,000)
+            m = e.problem_mark
+            raise XcvizError(f"YAML nests deeper than {max_depth} levels", where=f"{source}:{m.line + 1}:{m.column + 1}",
+                             hint="flatten the data, or raise the limit with --max-depth") from None
         return  # malformed: the real parse below reports it with its position
+    except yaml.YAMLError:
+        return
 
 
 def parse_yaml(text: str, source: str, *, max_depth: int = DEFAULT_MAX_DEPTH,
