@@ -7,6 +7,8 @@ only when read, so recording 10^6 decisions costs arrays, not objects.
 from __future__ import annotations
 
 from collections.abc import Sequence
+from itertools import chain, repeat
+from operator import attrgetter
 
 import numpy as np
 
@@ -14,10 +16,11 @@ from ..errors import XcvizError
 from ..ir import parse_ref
 from ..ops import NOOP, REGISTRY, SHAPE_CONSUMER, ZERO_SIZE
 from .options import Candidates, ClusterOptions
-from .result import Attempt, Clustering, finish
+from .result import Attempt, Clustering
 
 SOURCE, SINK = 0, 1
 _MAX = np.int64(2**62)
+_MISS = -(2**62)
 
 
 class AttemptLog(Sequence):
@@ -89,15 +92,17 @@ def edges_in_order(graph, base: int) -> tuple[np.ndarray, np.ndarray]:
     input_id = {v.name: 2 + i for i, v in enumerate(graph.inputs)}
     idx = graph.index
     nodes = graph.nodes
-    if not any(nd.control_inputs for nd in nodes):
+    if not any(map(attrgetter("control_inputs"), nodes)):
         # vectorised common case: one flat list of refs; names and input names never collide (loader)
-        ids = {name: base + i for name, i in idx.items()}
-        ids.update(input_id)
-        refs = [r for nd in nodes for r in nd.inputs]
-        get = ids.get
-        src = np.array([get(r, -1) for r in refs], np.int64)
-        dst = np.repeat(np.arange(base, base + len(nodes), dtype=np.int64), [len(nd.inputs) for nd in nodes])
-        miss = np.flatnonzero(src < 0)
+        # positions (a C-speed copy of the index) with inputs at id - base, so that adding base gives ids
+        ids = idx.copy()
+        ids.update({name: i - base for name, i in input_id.items()})
+        refs = list(chain.from_iterable(map(attrgetter("inputs"), nodes)))
+        raw = np.array(list(map(ids.get, refs, repeat(_MISS, len(refs)))), np.int64)
+        src = raw + base
+        dst = np.repeat(np.arange(base, base + len(nodes), dtype=np.int64),
+                        np.array(list(map(len, map(attrgetter("inputs"), nodes))), np.int64))
+        miss = np.flatnonzero(raw == _MISS)
         if len(miss):
             keep = np.ones(len(src), bool)
             for k in miss.tolist():
@@ -149,25 +154,44 @@ def mark_for_compilation(graph, cands: Candidates, opts: ClusterOptions, progres
     esrc = np.concatenate(([SOURCE], es, fix_src[order])).astype(np.int64)
     edst = np.concatenate(([SINK], ed, fix_dst[order])).astype(np.int64)
 
-    ok = np.array(cands.ok, dtype=np.bool_)
-    dev_names: list[str] = []
-    dev_code: dict = {}
-    device = np.full(N, -1, np.int64)
-    device[base:] = [dev_code.setdefault(d, len(dev_code)) for d in cands.device]
+    if cands.kind_of is not None and len(cands.kind_of) == n:
+        # devices, ops and candidacy from the few distinct decisions find_candidates made
+        kind_of = np.array(cands.kind_of, np.int64)
+        kinds = cands.kinds
+        dev_code: dict = {}
+        kind_dev = np.array([dev_code.setdefault(d, len(dev_code)) for d, _, _, _ in kinds], np.int64)
+        op_code: dict = {}
+        kind_op = np.array([op_code.setdefault((op, known), len(op_code)) for _, op, known, _ in kinds], np.int64)
+        ok = np.array([k[3] for k in kinds], np.bool_)[kind_of] if kinds else np.zeros(0, np.bool_)
+        device = np.full(N, -1, np.int64)
+        device[base:] = kind_dev[kind_of] if kinds else []
+        codes = kind_op[kind_of] if kinds else np.zeros(0, np.int64)
+    else:
+        ok = np.array(cands.ok, dtype=np.bool_)
+        dev_code = {}
+        device = np.full(N, -1, np.int64)
+        device[base:] = [dev_code.setdefault(d, len(dev_code)) for d in cands.device]
+        op_code = {}
+        codes = np.array([op_code.setdefault(k, len(op_code)) for k in map(attrgetter("op", "known"), nodes)],
+                         np.int64)
     dev_names = list(dev_code)
     scope_code: dict = {}
     scope = np.full(N, -1, np.int64)
-    scope[base:] = [-1 if nd.scope is None else scope_code.setdefault(nd.scope, len(scope_code)) for nd in nodes]
+    scopes = list(map(attrgetter("scope"), nodes))
+    if scopes.count(None) != len(scopes):
+        scope[base:] = [-1 if sc is None else scope_code.setdefault(sc, len(scope_code)) for sc in scopes]
     scope_names = list(scope_code)
-    op_groups: dict = {}
-    gsets = [_groups_of(op_groups, nd) for nd in nodes]
+    # per-op facts looked up once per distinct op, then spread to nodes by an op code
+    op_groups = [REGISTRY.ops[op].groups if known and op in REGISTRY.ops else frozenset() for op, known in op_code]
+    zero = np.array([ZERO_SIZE in g for g in op_groups] + [False], np.bool_)[codes]
+    shape_c = np.array([SHAPE_CONSUMER in g for g in op_groups] + [False], np.bool_)[codes]
+    noop = np.array([NOOP in g for g in op_groups] + [False], np.bool_)[codes]
     eff = np.zeros(N, np.int64)
-    eff[base:] = [0 if ZERO_SIZE in g else 1 for g in gsets]
+    eff[base:] = ~zero
     forced = np.zeros(N, np.bool_)
-    forced[base:] = [nd.compile is True for nd in nodes]
+    forced[base:] = [c is True for c in map(attrgetter("compile"), nodes)]
     out_base = has_out[base:]
-    groups = np.array([1 if SHAPE_CONSUMER in g else 2 if NOOP in g and not out_base[j] else 0
-                       for j, g in enumerate(gsets)], np.int64)
+    groups = np.where(shape_c, 1, np.where(noop & ~out_base, 2, 0)).astype(np.int64)
     size = np.ones(N, np.int64)
     alive = np.ones(N, np.bool_)
     parent_uf = np.arange(N, dtype=np.int64)
@@ -187,20 +211,46 @@ def mark_for_compilation(graph, cands: Candidates, opts: ClusterOptions, progres
     attempts = AttemptLog(table, paths, [nd.name for nd in nodes], dev_names, scope_names, opts.max_cluster_size)
 
     r = K.roots(parent_uf, ok, base, n)
+    return _assemble(opts, graph, cands, r, eff, forced, attempts)
+
+
+def _assemble(opts: ClusterOptions, graph, cands: Candidates, r: np.ndarray, eff: np.ndarray,
+              forced: np.ndarray, attempts) -> Clustering:
+    """result.finish() on arrays: the same Clustering (groups ordered by first member, min-size rule)."""
+    n = len(graph.nodes)
     members = np.nonzero(r >= 0)[0]
     rs = r[members]
     # groups in order of their first member (as the reference's dict), members ascending
     o = np.argsort(rs, kind="stable")
     rs_sorted, mem_sorted = rs[o], members[o]
     cuts = np.flatnonzero(np.diff(rs_sorted)) + 1
-    starts = np.concatenate(([0], cuts)) if len(rs_sorted) else np.zeros(0, np.int64)
-    ends = np.concatenate((cuts, [len(rs_sorted)])) if len(rs_sorted) else np.zeros(0, np.int64)
+    starts = np.concatenate(([0], cuts)).astype(np.int64) if len(rs_sorted) else np.zeros(0, np.int64)
+    ends = np.concatenate((cuts, [len(rs_sorted)])).astype(np.int64) if len(rs_sorted) else np.zeros(0, np.int64)
     firsts = mem_sorted[starts] if len(starts) else starts
+    G = len(starts)
+    by_first = np.argsort(firsts, kind="stable")
+    rank_of = np.empty(G, np.int64)
+    rank_of[by_first] = np.arange(G, dtype=np.int64)
+    g_of = np.full(n, -1, np.int64)
+    g_of[mem_sorted] = rank_of[np.repeat(np.arange(G, dtype=np.int64), ends - starts)]
+    starts, ends = starts[by_first], ends[by_first]
+    g_root = rs_sorted[starts] if G else starts
+    g_eff, g_forced = eff[g_root], forced[g_root]
+    min_size = opts.min_size
+    keep = (g_eff >= min_size) | g_forced
     mem_list = mem_sorted.tolist()
-    effl, forcedl, roots_l = eff.tolist(), forced.tolist(), rs_sorted.tolist()
-    gs = []
-    for k in np.argsort(firsts, kind="stable").tolist():
-        a, b = int(starts[k]), int(ends[k])
-        root = roots_l[a]
-        gs.append((mem_list[a:b], effl[root], forcedl[root]))
-    return finish(opts, graph, cands, gs, attempts)
+    ordered = [mem_list[a:b] for a, b in zip(starts.tolist(), ends.tolist())]
+    kept = [ordered[k] for k in np.flatnonzero(keep).tolist()]
+    # cluster index per node: its group's rank among the kept groups, -1 elsewhere
+    kept_rank = np.append(np.cumsum(keep) - 1, -1)
+    kept_rank[:G][~keep] = -1
+    cluster_of = kept_rank[g_of]  # g_of == -1 picks the trailing -1
+    code = list(cands.code)
+    reason = list(cands.reason)
+    for k in np.flatnonzero(~keep).tolist():
+        why = f"cluster below minimum size ({int(g_eff[k])} < {min_size})"
+        for v in ordered[k]:
+            code[v] = "min-size"
+            reason[v] = why
+    return Clustering(opts, kept, cluster_of.tolist(), list(cands.ok), code, reason, list(cands.device), attempts,
+                      ordered)
