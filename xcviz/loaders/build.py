@@ -1,6 +1,8 @@
 """Turn a freshly read Graph into a verified one: resolve ops, check references, order, infer shapes."""
 from __future__ import annotations
 
+from itertools import chain
+from operator import attrgetter
 from typing import Mapping
 
 import numpy as np
@@ -69,25 +71,22 @@ def _num_outputs(graph: Graph) -> list[int]:
     nodes = graph.nodes
     referenced: dict[int, int] = {}
     idx = graph.index
-    for refs in ([n.inputs for n in nodes] + [graph.outputs]):
-        for ref in refs:
-            if ":" not in ref:  # output 0: never raises a count above the minimum of 1
-                continue
-            name, k = parse_ref(ref)
-            i = idx.get(name)
-            if i is not None and k + 1 > referenced.get(i, 0):
-                referenced[i] = k + 1
-    fixed_of = {name: opdef.num_outputs for name, opdef in REGISTRY.ops.items()}
-    counts = [
-        fixed if node.known and (fixed := fixed_of.get(node.op)) is not None
-        else max(len(node.outputs), referenced.get(i, 0), 1)
-        for i, node in enumerate(nodes)
-    ]
+    refs = chain(chain.from_iterable(map(attrgetter("inputs"), nodes)), graph.outputs)
+    for ref in [r for r in refs if ":" in r]:  # output 0 never raises a count above the minimum of 1
+        name, k = parse_ref(ref)
+        i = idx.get(name)
+        if i is not None and k + 1 > referenced.get(i, 0):
+            referenced[i] = k + 1
+    fixed_of = {(name, True): opdef.num_outputs for name, opdef in REGISTRY.ops.items()}
+    counts = list(map(fixed_of.get, map(attrgetter("op", "known"), nodes)))  # None: not fixed
+    for i in [i for i, c in enumerate(counts) if c is None]:
+        counts[i] = max(len(nodes[i].outputs), referenced.get(i, 0), 1)
     return counts
 
 
-def _check_refs(graph: Graph, counts: list[int]) -> list[list[int]]:
-    """Every reference names a node output in range or a graph input; returns predecessor lists."""
+def _check_refs(graph: Graph, counts: list[int]) -> list[list[int]] | None:
+    """Every reference names a node output in range or a graph input; returns predecessor lists, or None
+    when the nodes are known to be in topological order already."""
     idx = graph.index
     if len(idx) != len(graph.nodes):
         seen: set[str] = set()
@@ -103,6 +102,44 @@ def _check_refs(graph: Graph, counts: list[int]) -> list[list[int]]:
         if v.name in idx:
             raise XcvizError(f"{v.name!r} is both a graph input and a node", where=graph.node(v.name).where,
                              hint="rename one of them")
+    if not _refs_plain_and_ordered(graph, counts, input_names):
+        return _check_node_refs(graph, counts, input_names)
+    _check_graph_outputs(graph, counts, input_names)
+    return None
+
+
+def _refs_plain_and_ordered(graph: Graph, counts: list[int], input_names: set[str]) -> bool:
+    """True when every data input is an empty ref, a graph input, or output 0 of an earlier node with
+    outputs (and there are no control inputs): the common case, checked on arrays. Anything else (a
+    ':k' ref, a bad ref, an unordered graph) is left to the node-by-node checks and their messages."""
+    nodes = graph.nodes
+    if "" in graph.index or any(map(attrgetter("control_inputs"), nodes)):
+        return False
+    per_node = list(map(attrgetter("inputs"), nodes))
+    refs = list(chain.from_iterable(per_node))
+    if ":" in "".join(refs):
+        return False
+    src = list(map(graph.index.get, refs))
+    keep = None
+    if None in src:
+        keep = np.ones(len(refs), bool)
+        for k in [k for k, i in enumerate(src) if i is None]:
+            ref = refs[k]
+            if ref and ref not in input_names:
+                return False
+            keep[k] = False
+            src[k] = -1
+    src_a = np.array(src, np.int64)
+    dst_a = np.repeat(np.arange(len(nodes), dtype=np.int64), np.array(list(map(len, per_node)), np.int64))
+    if keep is not None:
+        src_a, dst_a = src_a[keep], dst_a[keep]
+    if not len(src_a):
+        return True
+    return bool((src_a < dst_a).all() and (np.array(counts, np.int64)[src_a] > 0).all())
+
+
+def _check_node_refs(graph: Graph, counts: list[int], input_names: set[str]) -> list[list[int]]:
+    idx = graph.index
     preds: list[list[int]] = []
     for j, node in enumerate(graph.nodes):
         p = []
@@ -133,6 +170,12 @@ def _check_refs(graph: Graph, counts: list[int]) -> list[list[int]]:
                 raise XcvizError("node has itself as a control input", where=node.where, hint="a graph must be acyclic")
             p.append(i)
         preds.append(p)
+    _check_graph_outputs(graph, counts, input_names)
+    return preds
+
+
+def _check_graph_outputs(graph: Graph, counts: list[int], input_names: set[str]) -> None:
+    idx = graph.index
     for ref in graph.outputs:
         if ref in input_names:
             continue
@@ -141,7 +184,6 @@ def _check_refs(graph: Graph, counts: list[int]) -> list[list[int]]:
         if i is None or k >= counts[i]:
             raise XcvizError(f"graph output {ref!r} does not exist", where=graph.source,
                              hint=did_you_mean(name, idx) or "list node names under `outputs:`")
-    return preds
 
 
 def _find_cycle(preds: list[list[int]], order_len: int, graph: Graph) -> list[str]:
@@ -172,9 +214,9 @@ def _find_cycle(preds: list[list[int]], order_len: int, graph: Graph) -> list[st
     return []
 
 
-def _order(graph: Graph, preds: list[list[int]]) -> bool:
-    """Put the nodes in topological order; True if that moved any."""
-    if all(i < j for j, p in enumerate(preds) for i in p):
+def _order(graph: Graph, preds: list[list[int]] | None) -> bool:
+    """Put the nodes in topological order; True if that moved any. None: known to be in order."""
+    if preds is None or all(i < j for j, p in enumerate(preds) for i in p):
         return False
     order = topo_order(len(preds), preds)
     if order is None:
