@@ -12,6 +12,7 @@ import os
 from collections import Counter
 from dataclasses import dataclass, field
 from importlib import resources
+from operator import attrgetter
 
 import yaml
 
@@ -73,32 +74,58 @@ class NodeCost:
 
 
 def node_costs(graph: Graph) -> list[NodeCost]:
+    """FLOPs and bytes (inputs + outputs) per node.
+
+    Both are pure functions of (op, input and output types, scalar attributes); the loader shares equal
+    types as one object, so the result is computed once per distinct key (types by identity, kept alive
+    by the cache) instead of once per node: big graphs repeat a few hundred keys."""
+    from .loaders.build import _attrs_key
+
     dims = graph.dims
     in_types = {v.name: v.type for v in graph.inputs}
     idx = graph.index
+    nodes = graph.nodes
+    ops = REGISTRY.ops
+    cache: dict[tuple, tuple] = {}
     out = []
-    for node in graph.nodes:
-        types = []
+    for node in nodes:
+        raw = []
         for ref in node.inputs:
             if not ref:
                 continue
-            t = in_types.get(ref)
-            if t is None:
-                name, k = parse_ref(ref)
-                t = graph.nodes[idx[name]].out(k)
-            types.append(t.bind(dims))
+            i = idx.get(ref) if ":" not in ref else None
+            if i is not None:
+                outs_i = nodes[i].outputs
+                t = outs_i[0] if outs_i else TensorType()
+            else:
+                t = in_types.get(ref)
+                if t is None:
+                    name, k = parse_ref(ref)
+                    t = nodes[idx[name]].out(k)
+            raw.append(t)
+        akey = _attrs_key(node.attrs) if node.attrs else ()
+        key = None
+        if akey is not None:
+            key = (node.op, node.known, akey, len(raw), *map(id, raw), *map(id, node.outputs))
+            hit = cache.get(key)
+            if hit is not None:
+                out.append(NodeCost(hit[0], hit[1]))
+                continue
+        types = [t.bind(dims) for t in raw]
         outs = [t.bind(dims) for t in node.outputs]
         total: int | None = 0
         for t in (*types, *outs):
             b = t.nbytes()
             total = None if b is None or total is None else total + b
-        opdef = REGISTRY.ops.get(node.op) if node.known else None
+        opdef = ops.get(node.op) if node.known else None
         flops = None
         if opdef is not None and opdef.flops is not None:
             try:
                 flops = opdef.flops(Ctx(types, {**opdef.attrs, **node.attrs}, [], outs, len(outs)), outs)
             except Exception:  # noqa: BLE001 - a cost rule never fails a run; the FLOPs are just unknown
                 flops = None
+        if key is not None:
+            cache[key] = (flops, total, raw, list(node.outputs))  # the types keep their ids valid
         out.append(NodeCost(flops, total))
     return out
 
@@ -176,15 +203,29 @@ def boundary_edges(graph: Graph, cluster_of: list[int]) -> list[Edge]:
         i = idx[name]
         return name, cluster_of[i], graph.nodes[i].out(k)
 
-    for j, node in enumerate(graph.nodes):
+    nodes = graph.nodes
+    get = idx.get
+    bound: dict[int, tuple] = {}  # id(type) -> (bound type, bytes): equal types are mostly one shared object
+    for j, node in enumerate(nodes):
         cj = cluster_of[j]
         for ref in node.inputs:
             if not ref:
                 continue
-            src, cs, t = tensor(ref)
+            i = get(ref)
+            if i is not None and ":" not in ref:  # output 0 of a node (the common case)
+                cs = cluster_of[i]
+                if cs == cj or (cs < 0 and cj < 0):
+                    continue
+                outs = nodes[i].outputs
+                src, t = ref, outs[0] if outs else TensorType()
+            else:
+                src, cs, t = tensor(ref)
             if cs != cj and (cs >= 0 or cj >= 0):
-                t = t.bind(dims)
-                edges.append(Edge(src, node.name, ref, t, t.nbytes(), cs, cj))
+                b = bound.get(id(t))
+                if b is None:
+                    bt = t.bind(dims)
+                    b = bound[id(t)] = (bt, bt.nbytes(), t)  # t kept alive: its id stays its own
+                edges.append(Edge(src, node.name, ref, b[0], b[1], cs, cj))
     for ref in graph.outputs:
         src, cs, t = tensor(ref)
         if cs >= 0:
@@ -221,6 +262,10 @@ def _compute_stats(graph: Graph, clustering, hw: Hardware) -> Stats:
         if e.src_cluster >= 0:
             edges_out[e.src_cluster].append(e)
     index = graph.index
+    # zero-size ops (shape, reshape, ...) per node, from one look-up per distinct op
+    op_keys = list(map(attrgetter("op", "known"), graph.nodes))
+    zero_of = {key: _zero_op(*key) for key in set(op_keys)}
+    zero = list(map(zero_of.__getitem__, op_keys))
     for k, members in enumerate(clustering.clusters):
         member_names = [graph.nodes[v].name for v in members]
         ein, eout = edges_in[k], edges_out[k]
@@ -241,7 +286,7 @@ def _compute_stats(graph: Graph, clustering, hw: Hardware) -> Stats:
             entry_points=entry, exit_points=exits,
             inputs=list(dict.fromkeys(e.tensor for e in ein)), outputs=list(dict.fromkeys(e.tensor for e in eout)),
             boundary_bytes_in=bin_, boundary_bytes_out=bout, edges_in=len(ein), edges_out=len(eout), flops=flops,
-            effective_size=sum(0 if _zero(graph.nodes[v]) else 1 for v in members),
+            effective_size=len(members) - sum([zero[v] for v in members]),
             time_unfused=unfused, time_fused=fused, speedup_estimate=speedup))
 
     clustered = sum(1 for c in cluster_of if c >= 0)
@@ -269,5 +314,9 @@ def _compute_stats(graph: Graph, clustering, hw: Hardware) -> Stats:
 
 
 def _zero(node) -> bool:
-    opdef = REGISTRY.ops.get(node.op) if node.known else None
+    return _zero_op(node.op, node.known)
+
+
+def _zero_op(op: str, known: bool) -> bool:
+    opdef = REGISTRY.ops.get(op) if known else None
     return opdef is not None and "zero_size" in opdef.groups
