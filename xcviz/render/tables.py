@@ -10,8 +10,10 @@ from ..cost import Stats
 from ..ir import Graph
 from .units import fmt_bytes, fmt_pct, fmt_speedup
 
-# One hue per cluster, the same everywhere (terminal, SVG, HTML): Okabe-Ito, colorblind-safe.
-CLUSTER_COLORS = ["#0072B2", "#009E73", "#E69F00", "#CC79A7", "#56B4E9", "#D55E00", "#F0E442", "#000000"]
+# One hue per cluster, the same everywhere (terminal, SVG, HTML). Colorblind-safe blues, greens and purples
+# (Okabe-Ito and Tol's muted set) that stay clear of the two hues reserved for meaning: fallback red and
+# boundary amber.
+CLUSTER_COLORS = ["#0072B2", "#009E73", "#CC79A7", "#56B4E9", "#332288", "#117733", "#AA4499", "#44AA99"]
 FALLBACK = "#D62728"
 BOUNDARY = "#FFB000"
 MAX_LIST = 8
