@@ -443,18 +443,23 @@ def _graph_from_mapping(data: Any, source: str, max_nodes: int | None, max_depth
         # through _node, which repeats every check in order and so raises exactly the usual error.
         if type(nd) is dict and nd.keys() <= fast_keys:
             get = nd.get
-            nname, op, ins, attrs = get("name"), get("op"), get("inputs"), get("attrs")
+            nname, op, ins = get("name"), get("op"), get("inputs")
             if (type(nname) is str and nname and type(op) is str and op
-                    and (type(ins) is list and all(type(r) is str for r in ins) or ins is None)
-                    and (not attrs or type(attrs) is dict and _plain_attrs(attrs))
-                    and ((c := get("compile")) is None or type(c) is bool)
-                    and all(v is None or type(v) is str for v in (get("device"), get("scope"), get("doc")))
-                    and ((ctl := get("control_inputs")) is None or type(ctl) is list and all(type(r) is str for r in ctl))):
+                    and (type(ins) is list and all([type(r) is str for r in ins]) or ins is None)):
                 r = repr(nname)
-                append(Node(nname, op, op, tuple(ins) if ins else (), tuple(ctl) if ctl else (),
-                            attrs if attrs else {}, get("device"), c, get("scope"), [], True, None,
-                            prefix + (r if len(r) <= 80 else r[:79] + "…")))
-                continue
+                where = prefix + (r if len(r) <= 80 else r[:79] + "…")
+                if len(nd) == 3 and ins is not None:  # just name, op, inputs: nothing else to check
+                    append(Node(nname, op, op, tuple(ins), (), {}, None, None, None, [], True, None, where))
+                    continue
+                attrs, c, dev, scope, doc, ctl = (get("attrs"), get("compile"), get("device"), get("scope"),
+                                                  get("doc"), get("control_inputs"))
+                if ((not attrs or type(attrs) is dict and _plain_attrs(attrs))
+                        and (c is None or type(c) is bool) and (dev is None or type(dev) is str)
+                        and (scope is None or type(scope) is str) and (doc is None or type(doc) is str)
+                        and (ctl is None or type(ctl) is list and all([type(r) is str for r in ctl]))):
+                    append(Node(nname, op, op, tuple(ins) if ins else (), tuple(ctl) if ctl else (),
+                                attrs if attrs else {}, dev, c, scope, [], True, None, where))
+                    continue
         append(_node(nd, i, source, max_depth))
     outputs = _str_list(data.get("outputs"), "outputs", _where(source, "outputs"))
     dims = data.get("dims") or {}
