@@ -4,6 +4,7 @@ from __future__ import annotations
 import gc
 from contextlib import contextmanager
 from dataclasses import dataclass, field
+from operator import attrgetter
 from typing import Iterator, Mapping, Sequence
 
 # Element sizes in bytes of every dtype xcviz knows (ONNX and NumPy spellings map here).
@@ -127,7 +128,7 @@ class Graph:
     def index(self) -> dict[str, int]:
         """Node name -> position in topological order."""
         if self._index is None or len(self._index) != len(self.nodes):
-            self._index = {n.name: i for i, n in enumerate(self.nodes)}
+            self._index = dict(zip(map(attrgetter("name"), self.nodes), range(len(self.nodes))))  # C speed
         return self._index
 
     def node(self, name: str) -> Node:

@@ -277,16 +277,19 @@ def infer_shapes(graph: Graph, counts: list[int] | None = None) -> None:
     nodes = graph.nodes
     consts: dict[str, object] = {v.name: v.data for v in graph.inputs if v.data is not None}
     in_types = {v.name: v.type for v in graph.inputs}
-    ops = REGISTRY.ops
     cache: dict[tuple, tuple] = {}
     intern = {t: t for t in in_types.values()}.setdefault
     unknown = TensorType()
+    # a ref with ':' means output k of a node, unless no node name has a ':' (then it is simply not a node)
+    get = idx.get if ":" not in "".join(idx) else (lambda ref: None if ":" in ref else idx.get(ref))
+    opdef_of = {(name, True): opdef for name, opdef in REGISTRY.ops.items()}
+    opdefs = list(map(opdef_of.get, map(attrgetter("op", "known"), nodes)))
     for i, node in enumerate(nodes):
         n_out = counts[i]
         types = []
         has_const = False
         for ref in node.inputs:
-            j = idx.get(ref)  # a node's output 0 (node and input names never clash)
+            j = get(ref)  # a node's output 0 (node and input names never clash)
             if j is not None:
                 outs = nodes[j].outputs
                 t = outs[0] if outs else unknown
@@ -301,22 +304,24 @@ def infer_shapes(graph: Graph, counts: list[int] | None = None) -> None:
             types.append(t)
             if ref in consts:
                 has_const = True
-        opdef = ops.get(node.op) if node.known else None
+        opdef = opdefs[i]
         if opdef is None:
             given = list(node.outputs) + [TensorType()] * (n_out - len(node.outputs))
             node.outputs = given[:n_out]
             continue
         key = None
         if not has_const:
-            akey = _attrs_key(node.attrs) if node.attrs else ()
+            attrs = node.attrs
+            akey = _attrs_key(attrs) if attrs else ()
             if akey is not None:
                 # input types by identity: results are shared, so few distinct objects flow; the cache
                 # entry keeps them alive, so an id is never reused for another type during the loop
-                key = (node.op, n_out, akey, tuple(node.outputs) if node.outputs else (), *map(id, types))
+                outs = node.outputs
+                key = (opdef.name, n_out, akey, tuple(outs) if outs else (), *map(id, types))
                 hit = cache.get(key)
                 if hit is not None:
-                    node.outputs = list(hit[0])
-                    if opdef.name in _CONST_RECORDING:
+                    node.outputs = hit[0].copy()
+                    if hit[2]:
                         _record_const(node, opdef, types, consts)
                     continue
         given = list(node.outputs) + [TensorType()] * (n_out - len(node.outputs))
@@ -334,7 +339,7 @@ def infer_shapes(graph: Graph, counts: list[int] | None = None) -> None:
         # interned: equal types become one object, so the identity keys above hit for the consumers too
         node.outputs = [intern(t, t) for t in (_merge(inferred[k], given[k], node, k) for k in range(n_out))]
         if key is not None:
-            cache[key] = (list(node.outputs), types)
+            cache[key] = (list(node.outputs), types, opdef.name in _CONST_RECORDING)
         if opdef.name in _CONST_RECORDING:
             _record_const(node, opdef, types, consts)
 
