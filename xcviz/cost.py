@@ -251,6 +251,7 @@ def _compute_stats(graph: Graph, clustering, hw: Hardware) -> Stats:
         return max((c.flops or 0) / hw.peak_flops, c.bytes / hw.memory_bandwidth) + hw.launch_overhead
 
     op_times = [t_op(c) for c in costs]
+    flops_of = [c.flops or 0 for c in costs]
     details = []
     fused_total: float | None = 0.0
     # edges per cluster in one pass (scanning every edge per cluster was quadratic on big graphs)
@@ -270,8 +271,8 @@ def _compute_stats(graph: Graph, clustering, hw: Hardware) -> Stats:
         member_names = [graph.nodes[v].name for v in members]
         ein, eout = edges_in[k], edges_out[k]
         bin_, bout = _sum(e.bytes for e in ein), _sum(e.bytes for e in eout)
-        flops = sum(costs[v].flops or 0 for v in members)
-        unfused = _sum(op_times[v] for v in members)
+        flops = sum([flops_of[v] for v in members])
+        unfused = _sum([op_times[v] for v in members])
         fused = None
         if bin_ is not None and bout is not None:
             fused = max(flops / hw.peak_flops, (bin_ + bout) / hw.memory_bandwidth) + hw.launch_overhead
@@ -289,15 +290,14 @@ def _compute_stats(graph: Graph, clustering, hw: Hardware) -> Stats:
             effective_size=len(members) - sum([zero[v] for v in members]),
             time_unfused=unfused, time_fused=fused, speedup_estimate=speedup))
 
-    clustered = sum(1 for c in cluster_of if c >= 0)
+    clustered = sum([c >= 0 for c in cluster_of])
     fallback = n - clustered
-    total_flops = sum(c.flops or 0 for c in costs)
-    cl_flops = sum(costs[v].flops or 0 for v in range(n) if cluster_of[v] >= 0)
+    total_flops = sum(flops_of)
+    cl_flops = sum([f for f, c in zip(flops_of, cluster_of) if c >= 0])
     # A fallback op whose bytes are unknown costs the same before and after: leave it out of both.
-    same = [v for v in range(n) if cluster_of[v] < 0 and op_times[v] is None]
-    skip = set(same)
-    before = _sum(op_times[v] for v in range(n) if v not in skip)
-    fallback_time = _sum(op_times[v] for v in range(n) if cluster_of[v] < 0 and v not in skip)
+    # (Lists in node order, so the float sums add in the same order as ever.)
+    before = _sum([t for t, c in zip(op_times, cluster_of) if c >= 0 or t is not None])
+    fallback_time = _sum([t for t, c in zip(op_times, cluster_of) if c < 0 and t is not None])
     after = None
     if fused_total is not None and fallback_time is not None:
         after = fused_total + fallback_time + hw.sync_overhead * len(edges)
