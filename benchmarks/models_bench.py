@@ -74,13 +74,13 @@ def bench_graph(g, label: str, repeats: int, min_seconds: float) -> dict:
 
 
 def deep_transformer(layers: int = 12):
-    """graphs/make_models.py's encoder, 12 layers split by CheckNumerics: 12 identical layer clusters."""
+    """tools/make_models.py's encoder, 12 layers split by CheckNumerics: 12 identical layer clusters."""
     import importlib.util
 
     from xcviz.loaders.build import finalize
     from xcviz.loaders.onnx_model import graph_from_model
 
-    spec = importlib.util.spec_from_file_location("make_models", os.path.join(ROOT, "graphs", "make_models.py"))
+    spec = importlib.util.spec_from_file_location("make_models", os.path.join(ROOT, "tools", "make_models.py"))
     mod = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(mod)
     model = mod.transformer(layers=layers, d=64, heads=4, check_numerics=True, name=f"transformer_{layers}_layers")

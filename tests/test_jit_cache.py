@@ -16,7 +16,7 @@ ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
 
 def _make_models():
-    spec = importlib.util.spec_from_file_location("make_models", os.path.join(ROOT, "graphs", "make_models.py"))
+    spec = importlib.util.spec_from_file_location("make_models", os.path.join(ROOT, "tools", "make_models.py"))
     mod = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(mod)
     return mod

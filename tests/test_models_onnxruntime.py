@@ -44,10 +44,10 @@ def test_detector_nms_falls_back_and_still_runs():
 def test_models_script_is_deterministic(tmp_path):
     import importlib.util
 
-    spec = importlib.util.spec_from_file_location("make_models", os.path.join(ROOT, "graphs", "make_models.py"))
+    spec = importlib.util.spec_from_file_location("make_models", os.path.join(ROOT, "tools", "make_models.py"))
     mod = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(mod)
     mod.main(str(tmp_path))
     for name in MODELS:
         with open(tmp_path / f"{name}.onnx", "rb") as a, open(os.path.join(ROOT, "graphs", f"{name}.onnx"), "rb") as b:
-            assert a.read() == b.read(), f"graphs/{name}.onnx is stale: rerun python graphs/make_models.py"
+            assert a.read() == b.read(), f"graphs/{name}.onnx is stale: rerun python tools/make_models.py"

@@ -1,6 +1,6 @@
 """Write graphs/tiny_mlp_onnx.json: a small MLP classifier as ONNX protobuf JSON (json_format).
 
-Deterministic (fixed seed); rerun with `python graphs/make_onnx_json.py` after changing it.
+Deterministic (fixed seed); rerun with `python tools/make_onnx_json.py` after changing it.
 """
 import os
 
@@ -31,7 +31,7 @@ graph = helper.make_graph(
     [w1, b1, w2, b2, k])
 model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)], producer_name="xcviz-examples")
 onnx.checker.check_model(model)
-out = os.path.join(os.path.dirname(os.path.abspath(__file__)), "tiny_mlp_onnx.json")
+out = os.path.join(os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "graphs"), "tiny_mlp_onnx.json")
 with open(out, "w", encoding="utf-8") as f:
     f.write(json_format.MessageToJson(model, indent=1) + "\n")
 print("wrote", out)

@@ -1,4 +1,4 @@
-"""Write the example ONNX models in graphs/ with onnx.helper (no torch needed): python graphs/make_models.py
+"""Write the example ONNX models in graphs/ with onnx.helper (no torch needed): python tools/make_models.py
 
 Five small real-architecture models with seeded random weights, each well under 2 MB:
   resnet_mini.onnx        ResNet-style CNN: conv-BN-ReLU stem, residual blocks, strided shortcut, GAP, Gemm
@@ -177,7 +177,7 @@ MODELS = {"resnet_mini": resnet_mini, "mobilenet_mini": mobilenet_mini, "transfo
 def main(folder: str | None = None) -> list[str]:
     import onnx
 
-    folder = folder or os.path.dirname(os.path.abspath(__file__))
+    folder = folder or os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "graphs")
     written = []
     for name, make in MODELS.items():
         path = os.path.join(folder, f"{name}.onnx")
