@@ -80,6 +80,19 @@ def summary_line(stats: Stats) -> Text:
     return text
 
 
+def dims_hint(graph: Graph, stats: Stats) -> list[Text]:
+    """When bytes are unknown because of unbound symbolic dimensions, say which ones to bind."""
+    if stats.boundary_bytes is not None:
+        return []
+    free = sorted({d for v in graph.inputs if v.type.shape for d in v.type.shape
+                   if isinstance(d, str) and d not in graph.dims and d != "?"})
+    if not free:
+        return []
+    example = " ".join(f"--dim {d}=1" for d in free[:3])
+    return [Text(f"bytes are unknown while {', '.join(free)} {'is' if len(free) == 1 else 'are'} unbound: try {example}",
+                 style="dim")]
+
+
 def cluster_view(graph: Graph, clustering: Clustering, stats: Stats, limit: int | None = None) -> Group:
     parts = []
     if clustering.clusters:
@@ -100,7 +113,7 @@ def cluster_view(graph: Graph, clustering: Clustering, stats: Stats, limit: int 
         if len(shown) < len(refused):
             t.caption = f"{len(refused) - len(shown)} more (use --json for all)"
         parts += [Text(""), t]
-    parts += [Text(""), summary_line(stats)]
+    parts += [Text(""), summary_line(stats), *dims_hint(graph, stats)]
     return Group(*parts)
 
 
@@ -124,7 +137,7 @@ def stats_table(graph: Graph, clustering: Clustering, stats: Stats) -> Group:
     ]
     for k, v in rows:
         t.add_row(k, Text(v))
-    return Group(t, Text(""), summary_line(s))
+    return Group(t, Text(""), summary_line(s), *dims_hint(graph, s))
 
 
 def ops_table(registry, device: str | None = None) -> Table:
