@@ -5,7 +5,7 @@ import gc
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from operator import attrgetter
-from typing import Iterator, Mapping, Sequence
+from typing import Mapping, Sequence
 
 # Element sizes in bytes of every dtype xcviz knows (ONNX and NumPy spellings map here).
 DTYPE_SIZES: dict[str, int] = {
@@ -134,9 +134,6 @@ class Graph:
     def node(self, name: str) -> Node:
         return self.nodes[self.index[name]]
 
-    def input_map(self) -> dict[str, Value]:
-        return {v.name: v for v in self.inputs}
-
     def tensor_type(self, ref: str) -> TensorType:
         name, k = parse_ref(ref)
         i = self.index.get(name)
@@ -146,26 +143,6 @@ class Graph:
             if v.name == ref:
                 return v.type
         return TensorType()
-
-    def users(self) -> list[list[int]]:
-        """For each node, the positions of the nodes consuming any of its outputs (data edges)."""
-        idx = self.index
-        users: list[list[int]] = [[] for _ in self.nodes]
-        for j, n in enumerate(self.nodes):
-            for ref in n.inputs:
-                i = idx.get(parse_ref(ref)[0])
-                if i is not None:
-                    users[i].append(j)
-        return users
-
-    def data_edges(self) -> Iterator[tuple[str, int]]:
-        """(tensor ref, consumer position) for every data input of every node."""
-        for j, n in enumerate(self.nodes):
-            for ref in n.inputs:
-                yield ref, j
-
-    def is_node_ref(self, ref: str) -> bool:
-        return parse_ref(ref)[0] in self.index
 
 
 @contextmanager

@@ -11,7 +11,6 @@ import statistics
 import time
 from dataclasses import dataclass, field
 
-import numpy as np
 
 from .errors import XcvizError
 from .execute import DEFAULT_MAX_ELEMENTS
