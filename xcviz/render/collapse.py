@@ -4,8 +4,7 @@ Edges between the same two drawn nodes merge into one, labelled with the tensor 
 from __future__ import annotations
 
 from ..ir import Graph
-from .dot import (BOUNDARY, FALLBACK, FALLBACK_FILL, QUIET, add_inputs_outputs, edge_text, fallback_class, node_tooltip,
-                  penwidth, tensor_source, text, tint)
+from .dot import BOUNDARY, QUIET, add_inputs_outputs, draw_node, edge_text, penwidth, tensor_source, text, tint
 from .units import fmt_bytes
 from .view import View
 
@@ -29,17 +28,9 @@ def draw_collapsed(g, graph: Graph, view: View, prefix: str = "") -> None:
         g.node(f"{prefix}g{k}", text(grp.label, _ops_summary(graph, grp.members)), shape="box3d",
                style="filled,bold", fillcolor=tint(grp.color, "40"), color=grp.color, penwidth="2.5",
                tooltip=text(*tip), **{"class": "xc_node xc_group"})
-    for i, node in enumerate(graph.nodes):
-        if view.group_of[i] >= 0:
-            continue
-        tip = text(*node_tooltip(graph, view, i))
-        if view.code[i]:
-            g.node(f"{prefix}n{i}", text(node.name, node.op_type, f"fallback: {view.code[i]}"), style="filled,bold",
-                   fillcolor=FALLBACK_FILL, color=FALLBACK, fontcolor="#8B0000", penwidth="2", tooltip=tip,
-                   **{"class": fallback_class(view.code[i])})
-        else:
-            g.node(f"{prefix}n{i}", text(node.name, node.op_type), style="rounded,filled", fillcolor="white",
-                   color=QUIET, tooltip=tip, **{"class": "xc_node xc_candidate"})
+    for i in range(len(graph.nodes)):
+        if view.group_of[i] < 0:
+            draw_node(g, graph, view, i, prefix)
 
     inputs = {v.name: k for k, v in enumerate(graph.inputs)}
 

@@ -133,6 +133,23 @@ def tensor_source(graph: Graph, ref: str, inputs: dict[str, int]) -> tuple[int, 
     return 1, graph.index[parse_ref(ref)[0]]
 
 
+def draw_node(sub, graph: Graph, view: View, i: int, prefix: str = "") -> None:
+    """One op node in its style: member of a kept cluster, fallback (with its reason code), or a candidate."""
+    node = graph.nodes[i]
+    tip = text(*node_tooltip(graph, view, i))
+    k = view.group_of[i]
+    if k >= 0:
+        sub.node(f"{prefix}n{i}", text(node.name, node.op_type), style="rounded,filled", fillcolor="white",
+                 color=view.groups[k].color, tooltip=tip, **{"class": "xc_node"})
+    elif view.code[i]:
+        sub.node(f"{prefix}n{i}", text(node.name, node.op_type, f"fallback: {view.code[i]}"), style="filled,bold",
+                 fillcolor=FALLBACK_FILL, color=FALLBACK, fontcolor="#8B0000", penwidth="2", tooltip=tip,
+                 **{"class": fallback_class(view.code[i])})
+    else:
+        sub.node(f"{prefix}n{i}", text(node.name, node.op_type), style="rounded,filled", fillcolor="white",
+                 color=QUIET, tooltip=tip, **{"class": "xc_node xc_candidate"})
+
+
 def draw_expanded(g, graph: Graph, view: View, prefix: str = "") -> None:
     """Every node, clusters as filled subgraphs; adds to `g` (a Digraph or subgraph)."""
     n = len(graph.nodes)
@@ -140,19 +157,7 @@ def draw_expanded(g, graph: Graph, view: View, prefix: str = "") -> None:
     input_id = add_inputs_outputs(g, graph, prefix)
 
     def node_stmt(sub, i: int) -> None:
-        node = graph.nodes[i]
-        tip = text(*node_tooltip(graph, view, i))
-        k = view.group_of[i]
-        if k >= 0:
-            sub.node(f"{prefix}n{i}", text(node.name, node.op_type), style="rounded,filled", fillcolor="white",
-                     color=view.groups[k].color, tooltip=tip, **{"class": "xc_node"})
-        elif view.code[i]:
-            sub.node(f"{prefix}n{i}", text(node.name, node.op_type, f"fallback: {view.code[i]}"), style="filled,bold",
-                     fillcolor=FALLBACK_FILL, color=FALLBACK, fontcolor="#8B0000", penwidth="2", tooltip=tip,
-                     **{"class": fallback_class(view.code[i])})
-        else:
-            sub.node(f"{prefix}n{i}", text(node.name, node.op_type), style="rounded,filled", fillcolor="white",
-                     color=QUIET, tooltip=tip, **{"class": "xc_node xc_candidate"})
+        draw_node(sub, graph, view, i, prefix)
 
     for k, grp in enumerate(view.groups):
         with g.subgraph(name=f"cluster_{prefix}{k}") as sub:
