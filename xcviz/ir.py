@@ -106,10 +106,22 @@ class Node:
     outputs: list[TensorType] = field(default_factory=list)
     known: bool = True           # False: opaque op unknown to the registry
     note: str | None = None      # loader's reason for an opaque op ("custom op com.x::Y")
-    where: str | None = None     # location in the source file, for messages
+    where: str | None = None     # location in the source file, for messages (None: see node_where)
 
     def out(self, k: int = 0) -> TensorType:
         return self.outputs[k] if k < len(self.outputs) else TensorType()
+
+
+def short(value, limit: int = 80) -> str:
+    """repr() for messages, cut to `limit` characters: a 100,000-character name must not flood the terminal."""
+    text = repr(value)
+    return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
+def node_where(node: Node, source: str | None) -> str:
+    """Where a node is, for messages: the loader's text, or `file: node 'name'` (big-graph loaders leave
+    `where` empty and let an error make it)."""
+    return node.where or f"{source}: node {short(node.name)}"
 
 
 @dataclass(slots=True)
@@ -121,7 +133,10 @@ class Graph:
     source: str | None = None      # file name as given (never made absolute)
     dims: dict[str, int] = field(default_factory=dict)  # bound symbolic dimensions
     output_names: dict[str, str] = field(default_factory=dict)  # output ref -> the model's own name (ONNX)
-    _index: dict[str, int] | None = field(default=None, repr=False)
+    _index: dict[str, int] | None = field(default=None, repr=False, compare=False)
+    # (refs, positions) of every data input, flattened by a loader on its way through the nodes (see
+    # loaders.build._Refs); taken, and cleared, by finalize
+    _flat: tuple[list[str], list[int]] | None = field(default=None, repr=False, compare=False)
 
     # -- lookups ---------------------------------------------------------
     @property

@@ -99,7 +99,7 @@ def eval_node(node, args: list, use_jax: bool = False) -> list:
     install()
     opdef = REGISTRY.ops.get(node.op) if node.known else None
     if opdef is None:
-        raise XcvizError(f"no implementation for {node.op_type} ({node.note or 'unknown op'})", where=node.where,
+        raise XcvizError(f"no implementation for {node.op_type} ({node.note or 'unknown op'})", where=node.where or f"node {node.name!r}",
                          hint="xcviz can show where it falls back, but cannot execute it")
     concrete = all(a is None or isinstance(a, (np.ndarray, np.generic)) for a in args)
     fn = opdef.native if (not use_jax or concrete) else opdef.jax

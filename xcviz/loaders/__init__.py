@@ -88,7 +88,7 @@ def _load(path: str, allow_unknown: bool, dims, max_file_bytes: int, max_nodes: 
         text = _decode(data, path)
         from . import schema
 
-        obj = (schema.parse_json(text, path) if fmt == "json"
+        obj = (schema.parse_json(text, path, data) if fmt == "json"
                else schema.parse_yaml(text, path, max_depth=max_depth, max_alias_expansion=max_alias_expansion))
         if isinstance(obj, dict) and ("graph" in obj or "irVersion" in obj or "opsetImport" in obj) and "nodes" not in obj:
             from .onnx_model import graph_from_model, read_onnx_json

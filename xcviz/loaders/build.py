@@ -1,19 +1,54 @@
 """Turn a freshly read Graph into a verified one: resolve ops, check references, order, infer shapes."""
 from __future__ import annotations
 
-from itertools import chain
+import os
+
+from itertools import chain, repeat
 from operator import attrgetter
 from typing import Mapping
 
 import numpy as np
 
 from ..errors import XcvizError, did_you_mean
-from ..ir import DTYPE_SIZES, Graph, Node, TensorType, parse_ref, topo_order
+from ..ir import DTYPE_SIZES, Graph, Node, TensorType, node_where, parse_ref, topo_order
 from ..ops import REGISTRY
 from ..ops.rules import Ctx, ShapeError, fmt
 
 
-def _resolve_ops(graph: Graph, allow_unknown: bool, onnx: bool) -> None:
+def _resolve_ops(graph: Graph, allow_unknown: bool, onnx: bool, lens: list[int] | None = None) -> None:
+    """Canonical op names, arity and attribute types. Checked per distinct (op, arity) and only on nodes
+    with attributes; on any doubt the node-by-node loop runs, so the first bad node is the one reported."""
+    nodes = graph.nodes
+    op_types = list(map(attrgetter("op_type"), nodes))
+    opdefs = {t: REGISTRY.get(t) for t in set(op_types)}
+    if any(map(attrgetter("note"), nodes)) or (None in opdefs.values() and not (allow_unknown or onnx)):
+        return _resolve_ops_each(graph, allow_unknown, onnx)
+    if lens is None:
+        lens = list(map(len, map(attrgetter("inputs"), nodes)))
+    for t, n_in in set(zip(op_types, lens)):
+        opdef = opdefs[t]
+        if opdef is not None and (n_in < opdef.min_inputs or (opdef.max_inputs is not None and n_in > opdef.max_inputs)):
+            return _resolve_ops_each(graph, allow_unknown, onnx)
+    try:
+        for node in filter(attrgetter("attrs"), nodes):
+            opdef = opdefs[node.op_type]
+            if opdef is not None:
+                _check_attr_types(node, opdef.attrs, graph.source)
+    except XcvizError:
+        return _resolve_ops_each(graph, allow_unknown, onnx)
+    renamed = {t for t, d in opdefs.items() if d is not None and d.name != t}
+    unknown = {t for t, d in opdefs.items() if d is None}
+    if renamed or unknown:
+        for node in nodes:
+            t = node.op_type
+            if t in renamed:
+                node.op = opdefs[t].name
+            elif t in unknown:
+                node.known = False
+                node.note = f"no XLA lowering in xcviz for {t}" if onnx else f"unknown op {t}"
+
+
+def _resolve_ops_each(graph: Graph, allow_unknown: bool, onnx: bool) -> None:
     opdefs: dict[str, object] = {}  # op_type -> OpDef or None, resolved once per load (not per node)
     arity_ok: set[tuple[str, int]] = set()
     for node in graph.nodes:
@@ -31,11 +66,11 @@ def _resolve_ops(graph: Graph, allow_unknown: bool, onnx: bool) -> None:
                 if n_in < opdef.min_inputs or (opdef.max_inputs is not None and n_in > opdef.max_inputs):
                     want = (f"{opdef.min_inputs}" if opdef.max_inputs == opdef.min_inputs
                             else f"{opdef.min_inputs}..{opdef.max_inputs if opdef.max_inputs is not None else 'n'}")
-                    raise XcvizError(f"{node.op_type} takes {want} inputs, got {n_in}", where=node.where,
-                                     hint=opdef.doc or "see `xcviz ops`")
+                    raise XcvizError(f"{node.op_type} takes {want} inputs, got {n_in}",
+                                     where=node_where(node, graph.source), hint=opdef.doc or "see `xcviz ops`")
                 arity_ok.add((node.op_type, n_in))
             if node.attrs:
-                _check_attr_types(node, opdef.attrs)
+                _check_attr_types(node, opdef.attrs, graph.source)
             continue
         node.known = False
         if onnx:
@@ -43,13 +78,13 @@ def _resolve_ops(graph: Graph, allow_unknown: bool, onnx: bool) -> None:
         elif allow_unknown:
             node.note = f"unknown op {node.op_type}"
         else:
-            REGISTRY.lookup(node.op_type, where=node.where)  # raises with a did-you-mean
+            REGISTRY.lookup(node.op_type, where=node_where(node, graph.source))  # raises with a did-you-mean
 
 
 _UNSEEN = object()
 
 
-def _check_attr_types(node: Node, defaults: dict) -> None:
+def _check_attr_types(node: Node, defaults: dict, source: str | None) -> None:
     for key, value in node.attrs.items():
         default = defaults.get(key)
         if default is None or value is None:
@@ -63,28 +98,58 @@ def _check_attr_types(node: Node, defaults: dict) -> None:
             ok = isinstance(value, str)
         if not ok:
             raise XcvizError(f"attribute {key!r} must be {type(default).__name__}, got {type(value).__name__} {value!r}"[:300],
-                             where=node.where, hint=f"e.g. {key}: {default!r}")
+                             where=node_where(node, source), hint=f"e.g. {key}: {default!r}")
 
 
-def _num_outputs(graph: Graph) -> list[int]:
+def _num_outputs(graph: Graph, refs: list[str] | None = None) -> list[int]:
     """How many outputs each node has: the op's fixed count, else as declared or referenced."""
     nodes = graph.nodes
     referenced: dict[int, int] = {}
     idx = graph.index
-    refs = chain(chain.from_iterable(map(attrgetter("inputs"), nodes)), graph.outputs)
-    for ref in [r for r in refs if ":" in r]:  # output 0 never raises a count above the minimum of 1
+    if refs is None:
+        refs = list(chain.from_iterable(map(attrgetter("inputs"), nodes)))
+    colon = [r for r in chain(refs, graph.outputs) if ":" in r] if ":" in "".join(refs) + "".join(graph.outputs) else ()
+    for ref in colon:  # output 0 never raises a count above the minimum of 1
         name, k = parse_ref(ref)
         i = idx.get(name)
         if i is not None and k + 1 > referenced.get(i, 0):
             referenced[i] = k + 1
-    fixed_of = {(name, True): opdef.num_outputs for name, opdef in REGISTRY.ops.items()}
-    counts = list(map(fixed_of.get, map(attrgetter("op", "known"), nodes)))  # None: not fixed
+    fixed_of = {name: opdef.num_outputs for name, opdef in REGISTRY.ops.items()}
+    counts = list(map(fixed_of.get, map(attrgetter("op"), nodes)))  # None: not fixed (or unknown op)
+    known = list(map(attrgetter("known"), nodes))
+    if False in known:  # an opaque op may share a name with a registry op
+        for i in [i for i, k in enumerate(known) if not k]:
+            counts[i] = None
     for i in [i for i, c in enumerate(counts) if c is None]:
         counts[i] = max(len(nodes[i].outputs), referenced.get(i, 0), 1)
     return counts
 
 
-def _check_refs(graph: Graph, counts: list[int]) -> list[list[int]] | None:
+class _Refs:
+    """Every node's data inputs, flattened once and shared by the checks and shape inference.
+
+    `src[k]` is the position of what `refs[k]` names: a node (its output 0), n + i for graph input i, or
+    -1 for anything else (an empty optional input, a ':k' output, an undefined name)."""
+
+    def __init__(self, graph: Graph) -> None:
+        nodes = graph.nodes
+        self.per_node = list(map(attrgetter("inputs"), nodes))
+        self.lens = list(map(len, self.per_node))
+        if graph._flat is not None:  # the loader's, made on its way through the nodes
+            self.refs, self.src = graph._flat
+            graph._flat = None
+            return
+        n = len(nodes)
+        ids = graph.index.copy()  # C speed
+        if ":" in "".join(ids):  # a name with ':' may also read as name:k: those go the slow way
+            ids = {name: i for name, i in ids.items() if ":" not in name}
+        for k, v in enumerate(graph.inputs):
+            ids.setdefault(v.name, n + k)  # an input named like a node is an error (_check_refs)
+        self.refs = list(chain.from_iterable(self.per_node))
+        self.src = list(map(ids.get, self.refs, repeat(-1, len(self.refs))))
+
+
+def _check_refs(graph: Graph, counts: list[int], refs: _Refs) -> list[list[int]] | None:
     """Every reference names a node output in range or a graph input; returns predecessor lists, or None
     when the nodes are known to be in topological order already."""
     idx = graph.index
@@ -92,7 +157,7 @@ def _check_refs(graph: Graph, counts: list[int]) -> list[list[int]] | None:
         seen: set[str] = set()
         for node in graph.nodes:
             if node.name in seen:
-                raise XcvizError(f"duplicate node name {node.name!r}", where=node.where, hint="node names must be unique")
+                raise XcvizError(f"duplicate node name {node.name!r}", where=node_where(node, graph.source), hint="node names must be unique")
             seen.add(node.name)
     input_names = set()
     for v in graph.inputs:
@@ -100,42 +165,30 @@ def _check_refs(graph: Graph, counts: list[int]) -> list[list[int]] | None:
             raise XcvizError(f"duplicate graph input {v.name!r}", where=graph.source, hint="graph input names must be unique")
         input_names.add(v.name)
         if v.name in idx:
-            raise XcvizError(f"{v.name!r} is both a graph input and a node", where=graph.node(v.name).where,
-                             hint="rename one of them")
-    if not _refs_plain_and_ordered(graph, counts, input_names):
+            raise XcvizError(f"{v.name!r} is both a graph input and a node",
+                             where=node_where(graph.node(v.name), graph.source), hint="rename one of them")
+    if not _refs_plain_and_ordered(graph, counts, refs):
         return _check_node_refs(graph, counts, input_names)
     _check_graph_outputs(graph, counts, input_names)
     return None
 
 
-def _refs_plain_and_ordered(graph: Graph, counts: list[int], input_names: set[str]) -> bool:
+def _refs_plain_and_ordered(graph: Graph, counts: list[int], refs: _Refs) -> bool:
     """True when every data input is an empty ref, a graph input, or output 0 of an earlier node with
     outputs (and there are no control inputs): the common case, checked on arrays. Anything else (a
     ':k' ref, a bad ref, an unordered graph) is left to the node-by-node checks and their messages."""
     nodes = graph.nodes
+    n = len(nodes)
     if "" in graph.index or any(map(attrgetter("control_inputs"), nodes)):
         return False
-    per_node = list(map(attrgetter("inputs"), nodes))
-    refs = list(chain.from_iterable(per_node))
-    if ":" in "".join(refs):
+    src = np.array(refs.src, np.int64)
+    dst = np.repeat(np.arange(n, dtype=np.int64), np.array(refs.lens, np.int64))
+    missing = np.flatnonzero(src < 0)
+    if len(missing) and any([refs.refs[k] for k in missing.tolist()]):  # only '' (absent) may be missing
         return False
-    src = list(map(graph.index.get, refs))
-    keep = None
-    if None in src:
-        keep = np.ones(len(refs), bool)
-        for k in [k for k, i in enumerate(src) if i is None]:
-            ref = refs[k]
-            if ref and ref not in input_names:
-                return False
-            keep[k] = False
-            src[k] = -1
-    src_a = np.array(src, np.int64)
-    dst_a = np.repeat(np.arange(len(nodes), dtype=np.int64), np.array(list(map(len, per_node)), np.int64))
-    if keep is not None:
-        src_a, dst_a = src_a[keep], dst_a[keep]
-    if not len(src_a):
-        return True
-    return bool((src_a < dst_a).all() and (np.array(counts, np.int64)[src_a] > 0).all())
+    keep = (src >= 0) & (src < n)  # node outputs (graph inputs always come first)
+    src, dst = src[keep], dst[keep]
+    return bool((src < dst).all() and (np.array(counts, np.int64)[src] > 0).all()) if len(src) else True
 
 
 def _check_node_refs(graph: Graph, counts: list[int], input_names: set[str]) -> list[list[int]]:
@@ -154,20 +207,20 @@ def _check_node_refs(graph: Graph, counts: list[int], input_names: set[str]) -> 
             i = idx.get(name)
             if i is None:
                 hint = did_you_mean(name, list(idx) + list(input_names)) or "declare it under `inputs:` or add the node"
-                raise XcvizError(f"input {ref!r} is not defined", where=node.where, hint=hint)
+                raise XcvizError(f"input {ref!r} is not defined", where=node_where(node, graph.source), hint=hint)
             if i == j:
-                raise XcvizError("node consumes its own output", where=node.where, hint="a graph must be acyclic")
+                raise XcvizError("node consumes its own output", where=node_where(node, graph.source), hint="a graph must be acyclic")
             if k >= counts[i]:
                 raise XcvizError(f"input {ref!r} asks for output {k} but {name!r} ({graph.nodes[i].op_type}) has {counts[i]}",
-                                 where=node.where, hint=f"use {name}:0 .. {name}:{counts[i] - 1}")
+                                 where=node_where(node, graph.source), hint=f"use {name}:0 .. {name}:{counts[i] - 1}")
             p.append(i)
         for ref in node.control_inputs:
             i = idx.get(ref)
             if i is None:
-                raise XcvizError(f"control input {ref!r} is not a node", where=node.where,
+                raise XcvizError(f"control input {ref!r} is not a node", where=node_where(node, graph.source),
                                  hint=did_you_mean(ref, idx) or "control inputs name nodes")
             if i == j:
-                raise XcvizError("node has itself as a control input", where=node.where, hint="a graph must be acyclic")
+                raise XcvizError("node has itself as a control input", where=node_where(node, graph.source), hint="a graph must be acyclic")
             p.append(i)
         preds.append(p)
     _check_graph_outputs(graph, counts, input_names)
@@ -221,7 +274,7 @@ def _order(graph: Graph, preds: list[list[int]] | None) -> bool:
     order = topo_order(len(preds), preds)
     if order is None:
         cyc = _find_cycle(preds, 0, graph)
-        where = graph.node(cyc[0]).where if cyc else graph.source
+        where = node_where(graph.node(cyc[0]), graph.source) if cyc else graph.source
         raise XcvizError("the graph has a cycle: " + " -> ".join(cyc + cyc[:1]), where=where or graph.source,
                          hint="a computation graph must be a DAG; break the loop or use a Loop op")
     graph.nodes = [graph.nodes[i] for i in order]
@@ -229,7 +282,7 @@ def _order(graph: Graph, preds: list[list[int]] | None) -> bool:
     return True
 
 
-def _merge(inferred: TensorType, given: TensorType, node: Node, k: int) -> TensorType:
+def _merge(inferred: TensorType, given: TensorType, node: Node, k: int, source: str | None) -> TensorType:
     if given.shape is None and given.dtype is None:
         return inferred
     shape = inferred.shape
@@ -238,13 +291,13 @@ def _merge(inferred: TensorType, given: TensorType, node: Node, k: int) -> Tenso
             shape = given.shape
         elif len(shape) != len(given.shape):
             raise XcvizError(f"output {k} is declared {fmt(given.shape)} but {node.op_type} produces {fmt(shape)}",
-                             where=node.where, hint="fix the declared shape or the inputs")
+                             where=node_where(node, source), hint="fix the declared shape or the inputs")
         else:
             dims = []
             for a, b in zip(shape, given.shape):
                 if isinstance(a, int) and isinstance(b, int) and a != b:
                     raise XcvizError(f"output {k} is declared {fmt(given.shape)} but {node.op_type} produces {fmt(shape)}",
-                                     where=node.where, hint="fix the declared shape or the inputs")
+                                     where=node_where(node, source), hint="fix the declared shape or the inputs")
                 dims.append(a if isinstance(a, int) else b)
             shape = tuple(dims)
     dtype = inferred.dtype or given.dtype
@@ -265,49 +318,85 @@ def _attrs_key(attrs: dict) -> tuple | None:
     return tuple(key)
 
 
-def infer_shapes(graph: Graph, counts: list[int] | None = None) -> None:
+FAST_MIN_NODES = 50_000
+
+
+def _use_fast(n: int) -> bool:
+    """The numba walk (infer_fast.py) for big graphs; XCVIZ_INFER=reference or =fast forces one."""
+    choice = os.environ.get("XCVIZ_INFER", "auto")
+    if choice == "reference" or (choice != "fast" and n < FAST_MIN_NODES):
+        return False
+    try:
+        import numba  # noqa: F401
+    except ImportError:
+        return False
+    return True
+
+
+def infer_shapes(graph: Graph, counts: list[int] | None = None, refs: _Refs | None = None) -> None:
     """Fill every node's output types from its op's rule; file-given types must agree.
 
     A rule is a pure function of (op, input types, attributes, declared outputs, output count) when no
     input is a known constant, so its merged result is computed once per distinct key: big graphs repeat
-    a few hundred such keys millions of times."""
+    a few hundred such keys millions of times. Input types are read by position (`refs.src`) from
+    `slot`, the output-0 type of every node and the type of every graph input."""
+    if refs is None:
+        refs = _Refs(graph)
     if counts is None:
-        counts = _num_outputs(graph)
+        counts = _num_outputs(graph, refs.refs)
+    if _use_fast(len(graph.nodes)):
+        from .infer_fast import infer_shapes_fast
+
+        return infer_shapes_fast(graph, counts, refs)
     idx = graph.index
     nodes = graph.nodes
+    n = len(nodes)
+    source = graph.source
     consts: dict[str, object] = {v.name: v.data for v in graph.inputs if v.data is not None}
     in_types = {v.name: v.type for v in graph.inputs}
     cache: dict[tuple, tuple] = {}
     intern = {t: t for t in in_types.values()}.setdefault
     unknown = TensorType()
+    slot: list[TensorType] = [unknown] * n + [v.type for v in graph.inputs]
+    const_pos = {n + k for k, v in enumerate(graph.inputs) if v.data is not None}
     # a ref with ':' means output k of a node, unless no node name has a ':' (then it is simply not a node)
     get = idx.get if ":" not in "".join(idx) else (lambda ref: None if ":" in ref else idx.get(ref))
     opdef_of = {(name, True): opdef for name, opdef in REGISTRY.ops.items()}
     opdefs = list(map(opdef_of.get, map(attrgetter("op", "known"), nodes)))
+    src = refs.src
+    pos = 0
     for i, node in enumerate(nodes):
         n_out = counts[i]
-        types = []
-        has_const = False
-        for ref in node.inputs:
-            j = get(ref)  # a node's output 0 (node and input names never clash)
-            if j is not None:
-                outs = nodes[j].outputs
-                t = outs[0] if outs else unknown
-            elif not ref:
-                types.append(unknown)
-                continue
-            else:
-                t = in_types.get(ref)
-                if t is None:
-                    name, k = parse_ref(ref)
-                    t = nodes[idx[name]].out(k)
-            types.append(t)
-            if ref in consts:
-                has_const = True
+        ins = node.inputs
+        end = pos + len(ins)
+        at = src[pos:end]
+        pos = end
+        if -1 not in at:  # the common case: every input is a node's output 0 or a graph input
+            types = [slot[j] for j in at]
+            has_const = bool(const_pos) and not const_pos.isdisjoint(at)
+        else:
+            types = []
+            has_const = False
+            for ref in ins:
+                j = get(ref)  # a node's output 0 (node and input names never clash)
+                if j is not None:
+                    t = slot[j]
+                elif not ref:
+                    types.append(unknown)
+                    continue
+                else:
+                    t = in_types.get(ref)
+                    if t is None:
+                        name, k = parse_ref(ref)
+                        t = nodes[idx[name]].out(k)
+                types.append(t)
+                if ref in consts:
+                    has_const = True
         opdef = opdefs[i]
         if opdef is None:
             given = list(node.outputs) + [TensorType()] * (n_out - len(node.outputs))
-            node.outputs = given[:n_out]
+            outs = node.outputs = given[:n_out]
+            slot[i] = outs[0] if outs else unknown
             continue
         key = None
         if not has_const:
@@ -320,34 +409,40 @@ def infer_shapes(graph: Graph, counts: list[int] | None = None) -> None:
                 key = (opdef.name, n_out, akey, tuple(outs) if outs else (), *map(id, types))
                 hit = cache.get(key)
                 if hit is not None:
-                    node.outputs = hit[0].copy()
+                    outs = node.outputs = hit[0].copy()
+                    slot[i] = outs[0] if outs else unknown
                     if hit[2]:
-                        _record_const(node, opdef, types, consts)
+                        _record_const(node, opdef, types, consts, source)
+                        if node.name in consts:
+                            const_pos.add(i)
                     continue
         given = list(node.outputs) + [TensorType()] * (n_out - len(node.outputs))
         attrs = {**opdef.attrs, **node.attrs}
-        cvals = [consts.get(ref) if ref else None for ref in node.inputs] if has_const else [None] * len(types)
+        cvals = [consts.get(ref) if ref else None for ref in ins] if has_const else [None] * len(types)
         ctx = Ctx(types, attrs, cvals, given, n_out)
         try:
             inferred = opdef.infer(ctx)
         except ShapeError as e:
-            raise XcvizError(str(e), where=node.where, hint="fix the input shapes or the node's attributes") from None
+            raise XcvizError(str(e), where=node_where(node, source), hint="fix the input shapes or the node's attributes") from None
         except (TypeError, ValueError, IndexError, KeyError, ZeroDivisionError, OverflowError) as e:
             raise XcvizError(f"cannot apply {node.op_type} to inputs {', '.join(map(str, types))}: {e}",
-                             where=node.where, hint="check the node's attributes and input shapes") from None
+                             where=node_where(node, source), hint="check the node's attributes and input shapes") from None
         inferred = list(inferred) + [TensorType()] * (n_out - len(inferred))
         # interned: equal types become one object, so the identity keys above hit for the consumers too
-        node.outputs = [intern(t, t) for t in (_merge(inferred[k], given[k], node, k) for k in range(n_out))]
+        outs = node.outputs = [intern(t, t) for t in (_merge(inferred[k], given[k], node, k, source) for k in range(n_out))]
+        slot[i] = outs[0] if outs else unknown
         if key is not None:
-            cache[key] = (list(node.outputs), types, opdef.name in _CONST_RECORDING)
+            cache[key] = (list(outs), types, opdef.name in _CONST_RECORDING)
         if opdef.name in _CONST_RECORDING:
-            _record_const(node, opdef, types, consts)
+            _record_const(node, opdef, types, consts, source)
+            if node.name in consts:
+                const_pos.add(i)
 
 
 _CONST_RECORDING = frozenset({"shape", "const"})
 
 
-def _record_const(node: Node, opdef, types: list[TensorType], consts: dict) -> None:
+def _record_const(node: Node, opdef, types: list[TensorType], consts: dict, source: str | None) -> None:
     """Remember the values of shape and const nodes: later rules may read them (reshape targets, ...)."""
     if opdef.name == "shape" and types and types[0].shape is not None:
         dims = types[0].shape  # a shape is a constant even when symbolic dims stay names
@@ -355,7 +450,7 @@ def _record_const(node: Node, opdef, types: list[TensorType], consts: dict) -> N
     elif opdef.name == "const" and node.attrs.get("value") is not None:
         dt = node.outputs[0].dtype if node.outputs else None
         if dt is not None and dt not in DTYPE_SIZES:  # e.g. value: {} or [null] makes a NumPy object array
-            raise XcvizError(f"const value has no tensor dtype (NumPy reads it as {dt})", where=node.where,
+            raise XcvizError(f"const value has no tensor dtype (NumPy reads it as {dt})", where=node_where(node, source),
                              hint="value: a number, or nested lists of numbers of one shape; dtype: float32, ...")
         try:
             consts[node.name] = np.asarray(node.attrs["value"])
@@ -365,12 +460,13 @@ def _record_const(node: Node, opdef, types: list[TensorType], consts: dict) -> N
 
 def finalize(graph: Graph, *, allow_unknown: bool = False, onnx: bool = False,
              dims: Mapping[str, int] | None = None) -> Graph:
-    _resolve_ops(graph, allow_unknown, onnx)
-    counts = _num_outputs(graph)
-    preds = _check_refs(graph, counts)
+    refs = _Refs(graph)
+    _resolve_ops(graph, allow_unknown, onnx, refs.lens)
+    counts = _num_outputs(graph, refs.refs)
+    preds = _check_refs(graph, counts, refs)
     if _order(graph, preds):
-        counts = None  # positions moved: count again in the new order
-    infer_shapes(graph, counts)
+        counts = refs = None  # positions moved: count again in the new order
+    infer_shapes(graph, counts, refs)
     if dims:
         graph.dims.update(dims)
     return graph

@@ -9,7 +9,7 @@ from typing import Any
 import yaml
 
 from ..errors import XcvizError
-from ..ir import Graph, Node, TensorType, Value, canonical_dtype
+from ..ir import Graph, Node, TensorType, Value, canonical_dtype, short
 
 NODE_KEYS = {"name", "op", "inputs", "control_inputs", "attrs", "device", "compile", "scope", "shape", "dtype",
              "outputs", "num_outputs", "doc"}
@@ -142,7 +142,6 @@ def _pairs(pairs):
     return out
 
 
-_KEY_GAP = re.compile(r'"[ \t\r\n]+:')
 
 
 def _count_keys(obj: Any) -> int:
@@ -160,7 +159,7 @@ def _count_keys(obj: Any) -> int:
     return total
 
 
-def _parse_json_fast(text: str) -> Any:
+def _parse_json_fast(text: str, raw: bytes | None = None) -> Any:
     """orjson, when it provably gives what the strict parser gives; None means "use the strict parser".
 
     orjson keeps the last of duplicate keys, so duplicates are detected by counting: without a backslash
@@ -180,10 +179,8 @@ def _parse_json_fast(text: str) -> Any:
         obj = orjson.loads(text)
     except orjson.JSONDecodeError:
         return None
-    keys = text.count('":')
-    # blanks between a key and its colon are rare: find any '"' + blank cheaply before running the regex
-    if ('" ' in text or '"\n' in text or '"\t' in text or '"\r' in text) and _KEY_GAP.search(text):
-        keys += len(_KEY_GAP.findall(text))
+    # JSON's blanks are space, tab, CR and LF: without them every key ends in '":' (strings hold no '"')
+    keys = (raw if raw is not None else text.encode()).translate(None, b" \t\r\n").count(b'":')
     try:
         parsed = orjson.dumps(obj).count(b'":')
     except (TypeError, orjson.JSONEncodeError):  # not expected for parsed JSON; count the slow way
@@ -191,8 +188,9 @@ def _parse_json_fast(text: str) -> Any:
     return obj if keys == parsed else None
 
 
-def parse_json(text: str, source: str) -> Any:
-    obj = _parse_json_fast(text)
+def parse_json(text: str, source: str, raw: bytes | None = None) -> Any:
+    """JSON text (and, when at hand, its UTF-8 bytes `raw`) -> Python data; duplicate keys are refused."""
+    obj = _parse_json_fast(text, raw)
     if obj is not None:
         return obj
     try:
@@ -245,10 +243,6 @@ def _where(source: str, what: str) -> str:
     return f"{source}: {what}"
 
 
-def short(value: Any, limit: int = 80) -> str:
-    """repr() for messages, cut to `limit` characters: a 100,000-character name must not flood the terminal."""
-    text = repr(value)
-    return text if len(text) <= limit else text[: limit - 1] + "…"
 
 
 def _shape(value: Any, where: str) -> tuple | None:
@@ -317,13 +311,16 @@ def _check_attr(key: Any, value: Any, where: str, max_depth: int) -> None:
                              hint="use numbers, strings, booleans, lists or mappings (quote dates and tagged values)")
 
 
+_isfinite = math.isfinite
 _FAST_NODE_KEYS = frozenset({"name", "op", "inputs", "control_inputs", "attrs", "device", "compile", "scope", "doc"})
 
 
 def _plain_attrs(attrs: dict) -> bool:
-    """True if every attribute has a string name and a str/int/bool/None value (nothing left to check)."""
+    """True if every attribute has a string name and a str/int/bool/None or finite float value (nothing
+    left to check)."""
     for k, v in attrs.items():
-        if type(k) is not str or not (v is None or type(v) is str or type(v) is int or type(v) is bool):
+        if type(k) is not str or not (v is None or type(v) is str or type(v) is int or type(v) is bool
+                                      or type(v) is float and _isfinite(v)):
             return False
     return True
 
@@ -388,6 +385,72 @@ def _node(nd: Any, i: int, source: str, max_depth: int) -> Node:
     )
 
 
+def _all_str(refs: list) -> bool:
+    """All items are str: `"".join` checks that at C speed (and refs are short)."""
+    try:
+        "".join(refs)
+    except TypeError:
+        return False
+    return True
+
+
+def _each_node(nodes_data: list, source: str, max_depth: int, inputs: list[Value]):
+    """The nodes, and on the way (while each node is in the CPU cache) the name index and the flattened
+    references with their positions (see loaders.build._Refs); (nodes, index, flat or None)."""
+    n = len(nodes_data)
+    nodes = []
+    append = nodes.append
+    fast_keys = _FAST_NODE_KEYS
+    str_list = _all_str
+    ids: dict[str, int] = {}
+    for k, v in enumerate(inputs):
+        ids.setdefault(v.name, n + k)
+    get = ids.get
+    refs: list[str] = []
+    src: list[int] = []
+    refs_ext, src_ext = refs.extend, src.extend
+    colon = False
+    for i, nd in enumerate(nodes_data):
+        # Fast path for the plain nodes that make up big graphs; anything else (or anything wrong) goes
+        # through _node, which repeats every check in order and so raises exactly the usual error.
+        # Fast-path nodes get no `where` text: it is made from the name only if an error needs it
+        # (ir.node_where), which saves a repr and a string per node.
+        node = None
+        if type(nd) is dict:
+            dget = nd.get
+            nname, op, ins = dget("name"), dget("op"), dget("inputs")
+            if type(nname) is str and nname and type(op) is str and op:
+                if len(nd) == 3 and type(ins) is list and str_list(ins):  # just name, op, inputs
+                    node = Node(nname, op, op, tuple(ins), (), {}, None, None, None, [], True, None, None)
+                elif nd.keys() <= fast_keys and (ins is None or type(ins) is list and str_list(ins)):
+                    attrs, c, dev, scope, doc, ctl = (dget("attrs"), dget("compile"), dget("device"),
+                                                      dget("scope"), dget("doc"), dget("control_inputs"))
+                    if ((not attrs or type(attrs) is dict and _plain_attrs(attrs))
+                            and (c is None or type(c) is bool) and (dev is None or type(dev) is str)
+                            and (scope is None or type(scope) is str) and (doc is None or type(doc) is str)
+                            and (ctl is None or type(ctl) is list and all([type(r) is str for r in ctl]))):
+                        node = Node(nname, op, op, tuple(ins) if ins else (), tuple(ctl) if ctl else (),
+                                    attrs if attrs else {}, dev, c, scope, [], True, None, None)
+        if node is None:
+            node = _node(nd, i, source, max_depth)
+        append(node)
+        name, ins = node.name, node.inputs
+        if ":" in name:
+            colon = True
+        ids[name] = i
+        refs_ext(ins)
+        src_ext([get(r, -1) for r in ins])
+    for v in inputs:  # the index is of nodes only; a node named like an input is an error (build)
+        if ids.get(v.name, -1) >= n:
+            del ids[v.name]
+    if colon or len(ids) != n:  # names with ':' or duplicates: build works it out the careful way
+        return nodes, ids, None
+    if -1 in src:  # forward references (an unordered file), or '' / 'x:k' / undefined: look again
+        for k in [k for k, s in enumerate(src) if s == -1]:
+            src[k] = get(refs[k], -1)
+    return nodes, ids, (refs, src)
+
+
 def graph_from_mapping(data: Any, source: str, *, max_nodes: int | None = None,
                        max_depth: int = DEFAULT_MAX_DEPTH) -> Graph:
     """The mapping read from a YAML/JSON file -> Graph."""
@@ -434,39 +497,14 @@ def _graph_from_mapping(data: Any, source: str, max_nodes: int | None, max_depth
             raise XcvizError(f"unknown input key(s) {', '.join(sorted(map(str, extra)))}"[:300], where=where,
                                  hint="allowed: name, shape, dtype, doc")
         inputs.append(Value(item["name"], TensorType(_shape(item.get("shape"), where), _dtype(item.get("dtype"), where))))
-    nodes = []
-    append = nodes.append
-    prefix = f"{source}: node "
-    fast_keys = _FAST_NODE_KEYS
-    for i, nd in enumerate(nodes_data):
-        # Fast path for the plain nodes that make up big graphs; anything else (or anything wrong) goes
-        # through _node, which repeats every check in order and so raises exactly the usual error.
-        if type(nd) is dict and nd.keys() <= fast_keys:
-            get = nd.get
-            nname, op, ins = get("name"), get("op"), get("inputs")
-            if (type(nname) is str and nname and type(op) is str and op
-                    and (type(ins) is list and all([type(r) is str for r in ins]) or ins is None)):
-                r = repr(nname)
-                where = prefix + (r if len(r) <= 80 else r[:79] + "…")
-                if len(nd) == 3 and ins is not None:  # just name, op, inputs: nothing else to check
-                    append(Node(nname, op, op, tuple(ins), (), {}, None, None, None, [], True, None, where))
-                    continue
-                attrs, c, dev, scope, doc, ctl = (get("attrs"), get("compile"), get("device"), get("scope"),
-                                                  get("doc"), get("control_inputs"))
-                if ((not attrs or type(attrs) is dict and _plain_attrs(attrs))
-                        and (c is None or type(c) is bool) and (dev is None or type(dev) is str)
-                        and (scope is None or type(scope) is str) and (doc is None or type(doc) is str)
-                        and (ctl is None or type(ctl) is list and all([type(r) is str for r in ctl]))):
-                    append(Node(nname, op, op, tuple(ins) if ins else (), tuple(ctl) if ctl else (),
-                                attrs if attrs else {}, dev, c, scope, [], True, None, where))
-                    continue
-        append(_node(nd, i, source, max_depth))
+    nodes, index, flat = _each_node(nodes_data, source, max_depth, inputs)
     outputs = _str_list(data.get("outputs"), "outputs", _where(source, "outputs"))
     dims = data.get("dims") or {}
     if not isinstance(dims, dict) or not all(isinstance(k, str) and isinstance(v, int) and not isinstance(v, bool) and v >= 0 for k, v in dims.items()):
         raise XcvizError("`dims` must map symbolic names to non-negative integers", where=_where(source, "dims"),
                          hint="dims: {batch: 8}")
-    return Graph(name=name, inputs=inputs, nodes=nodes, outputs=list(outputs), source=source, dims=dict(dims))
+    return Graph(name=name, inputs=inputs, nodes=nodes, outputs=list(outputs), source=source, dims=dict(dims),
+                 _index=index, _flat=flat)
 
 
 # ---- error path only: where in the text is the thing an error names? ---------------------------

@@ -21,6 +21,8 @@ class Ctx:
     consts: list[object | None] = field(default_factory=list)  # numpy arrays for constant inputs
     outputs: list[TensorType] = field(default_factory=list)     # types given in the file (may be unknown)
     num_outputs: int = 1
+    read_consts: bool = False  # set when the rule looked at a constant: its result may depend on values
+
 
     def shape(self, i: int = 0) -> Shape | None:
         return self.inputs[i].shape if i < len(self.inputs) else None
@@ -29,6 +31,7 @@ class Ctx:
         return self.inputs[i].dtype if i < len(self.inputs) else None
 
     def const(self, i: int):
+        self.read_consts = True
         return self.consts[i] if i < len(self.consts) else None
 
     def rank(self, i: int = 0) -> int | None:

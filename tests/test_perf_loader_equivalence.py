@@ -1,0 +1,146 @@
+"""The big-graph shape inference (infer_fast.py, numba) must give exactly what the reference loop gives.
+
+Every node's output types, on every graph in graphs/, on the benchmark generator's graphs, on graphs
+built to exercise the kernel's hand-offs to Python (constants read by rules, ':k' and empty inputs,
+opaque ops, wide nodes, names with ':', an unordered file), and on random graphs (hypothesis).
+"""
+from __future__ import annotations
+
+import glob
+import json
+import os
+import sys
+
+import pytest
+
+pytest.importorskip("numba")
+from hypothesis import HealthCheck, given, settings  # noqa: E402
+from hypothesis import strategies as st  # noqa: E402
+
+import xcviz  # noqa: E402
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+sys.path.insert(0, os.path.join(ROOT, "benchmarks"))
+
+
+def outputs(path: str, mode: str, monkeypatch, **kw) -> list:
+    monkeypatch.setenv("XCVIZ_INFER", mode)
+    g = xcviz.load(path, **kw)
+    return [(n.name, n.op, n.known, n.note, tuple(n.outputs)) for n in g.nodes]
+
+
+def assert_same(path: str, monkeypatch, **kw) -> None:
+    ref = outputs(path, "reference", monkeypatch, **kw)
+    fast = outputs(path, "fast", monkeypatch, **kw)
+    assert fast == ref
+
+
+@pytest.mark.parametrize("path", sorted(p for p in glob.glob(os.path.join(ROOT, "graphs", "*.*"))
+                                        if p.endswith((".yaml", ".json", ".onnx"))))
+def test_example_graphs(path, monkeypatch):
+    assert_same(path, monkeypatch)
+
+
+@pytest.mark.parametrize("n,seed", [(3000, 0), (5000, 7)])
+def test_generated_graphs(n, seed, tmp_path, monkeypatch):
+    from generate import write
+
+    path = write(n, str(tmp_path / f"g{n}.json"), seed=seed)
+    assert_same(path, monkeypatch)
+
+
+def _write(tmp_path, doc: dict) -> str:
+    path = tmp_path / "g.json"
+    path.write_text(json.dumps(doc))
+    return str(path)
+
+
+def test_constants_read_by_rules(tmp_path, monkeypatch):
+    """Reshape targets from shape and const nodes (rules that read constants) repeated many times, next
+    to elementwise ops with constant inputs (rules that don't): both kinds of cache entry."""
+    nodes = []
+    prev = "x"
+    for i in range(200):
+        nodes += [
+            {"name": f"s{i}", "op": "shape", "inputs": [prev]},
+            {"name": f"r{i}", "op": "reshape", "inputs": [prev, f"s{i}"]},
+            {"name": f"c{i}", "op": "const", "inputs": [], "attrs": {"value": [4 if i % 3 else 2, -1]}},
+            {"name": f"t{i}", "op": "reshape", "inputs": [f"r{i}", f"c{i}"]},
+            {"name": f"k{i}", "op": "const", "inputs": [], "attrs": {"value": 0.5}},
+            {"name": f"m{i}", "op": "mul", "inputs": [f"t{i}", f"k{i}"]},
+            {"name": f"u{i}", "op": "reshape", "inputs": [f"m{i}", "target"]},
+            {"name": f"f{i}", "op": "reshape", "inputs": [f"m{i}", f"s{i}"]},
+        ]
+        prev = f"f{i}"
+    doc = {"name": "consts", "inputs": [{"name": "x", "shape": [8, 4], "dtype": "float32"},
+                                         {"name": "target", "shape": [2], "dtype": "int64"}],
+           "nodes": nodes, "outputs": [prev]}
+    path = _write(tmp_path, doc)
+    assert_same(path, monkeypatch)
+    monkeypatch.setenv("XCVIZ_INFER", "fast")
+    g = xcviz.load(path)
+    assert [str(g.node(f"t{i}").out()) for i in range(3)] == ["float32[2,16]", "float32[4,8]", "float32[4,8]"]
+
+
+def test_hand_offs(tmp_path, monkeypatch):
+    """':k' outputs, empty optional inputs, opaque ops, more inputs than the kernel compares, names with
+    ':' and a file out of order all go through Python; the result is the same."""
+    nodes = []
+    for i in range(300):
+        nodes += [
+            {"name": f"sp{i}", "op": "split", "inputs": ["x"], "num_outputs": 2, "attrs": {"axis": 1}},
+            {"name": f"a{i}", "op": "add", "inputs": [f"sp{i}:1", f"sp{i}"]},
+            {"name": f"o{i}", "op": "MysteryOp", "inputs": [f"a{i}"]},
+            {"name": f"c{i}", "op": "concat", "inputs": [f"a{i}"] * 10, "attrs": {"axis": 0}},
+            {"name": f"odd:{i}", "op": "relu", "inputs": [f"a{i}"]},
+        ]
+    nodes.reverse()  # an unordered file: the loader sorts it
+    doc = {"name": "handoffs", "inputs": [{"name": "x", "shape": [4, 8], "dtype": "float32"}], "nodes": nodes,
+           "outputs": ["c0"]}
+    assert_same(_write(tmp_path, doc), monkeypatch, allow_unknown=True)
+
+
+OPS = ["add", "mul", "relu", "tanh", "matmul", "shape", "reshape", "const", "identity", "transpose"]
+
+
+@st.composite
+def graphs(draw):
+    n = draw(st.integers(1, 40))
+    nodes = []
+    for i in range(n):
+        op = draw(st.sampled_from(OPS))
+        pick = st.sampled_from(["x", "w"] + [f"n{j}" for j in range(i)])
+        if op in ("add", "mul", "matmul"):
+            ins = [draw(pick), draw(pick)]
+        elif op == "reshape":
+            ins = [draw(pick), draw(st.sampled_from(["t"] + [f"n{j}" for j in range(i)]))]
+        elif op == "const":
+            ins = []
+        else:
+            ins = [draw(pick)]
+        node = {"name": f"n{i}", "op": op, "inputs": ins}
+        if op == "const":
+            node["attrs"] = {"value": draw(st.sampled_from([1.0, [8, 8], [64], [-1]]))}
+        nodes.append(node)
+    return {"name": "h", "inputs": [{"name": "x", "shape": [8, 8], "dtype": "float32"},
+                                     {"name": "w", "shape": [8, 8], "dtype": "float32"},
+                                     {"name": "t", "shape": [2], "dtype": "int64"}],
+            "nodes": nodes, "outputs": [f"n{n - 1}"]}
+
+
+@settings(max_examples=150, deadline=None, suppress_health_check=list(HealthCheck))
+@given(doc=graphs())
+def test_random_graphs(doc, tmp_path_factory):
+    """Same types, or the same error, from both implementations."""
+    path = _write(tmp_path_factory.mktemp("h"), doc)
+    results = []
+    for mode in ("reference", "fast"):
+        os.environ["XCVIZ_INFER"] = mode
+        try:
+            g = xcviz.load(path)
+            results.append([(nd.name, tuple(nd.outputs)) for nd in g.nodes])
+        except xcviz.XcvizError as e:
+            results.append(str(e))
+        finally:
+            os.environ.pop("XCVIZ_INFER", None)
+    assert results[0] == results[1]

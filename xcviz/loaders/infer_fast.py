@@ -1,0 +1,258 @@
+"""Shape inference for big graphs: build.infer_shapes on integer type ids, with the walk compiled by numba.
+
+A node's outputs are a pure function of its key, (op, output count, scalar attributes, declared outputs)
+as a static id plus the type ids of its inputs, unless its rule reads a constant input. The kernel walks
+the nodes in order and gives each node the result its key already has; it stops at the first node whose
+key is new or that needs Python (an opaque op, a ':k' or empty input, container attributes, more than
+MAX_INPUTS inputs, a constant input to a rule that reads constants). Python runs that node exactly as
+infer_shapes does, records the result, and the walk resumes. Constant values (shape and const nodes) are
+worked out only when a rule asks for them. Same results as infer_shapes (tests/test_perf_equivalence.py).
+"""
+from __future__ import annotations
+
+from itertools import compress, repeat
+from operator import attrgetter
+
+import numpy as np
+from numba import njit
+
+from ..errors import XcvizError
+from ..ir import Graph, TensorType, node_where, parse_ref
+from ..ops import REGISTRY
+from ..ops.rules import Ctx, ShapeError
+
+MAX_INPUTS = 8  # inputs of a key the kernel compares; nodes with more go through Python
+
+
+@njit(cache=True)
+def _mix(h, x):
+    """One step of a 64-bit hash over the key's integers (splitmix64's finaliser)."""
+    z = np.uint64(h) * np.uint64(0x9E3779B97F4A7C15) + np.uint64(x) + np.uint64(1)
+    z ^= z >> np.uint64(31)
+    z *= np.uint64(0xBF58476D1CE4E5B9)
+    z ^= z >> np.uint64(29)
+    return np.int64(z >> np.uint64(1))
+
+
+@njit(cache=True)
+def _hash(static, tids):
+    h = _mix(static, len(tids))
+    for t in tids:
+        h = _mix(h, t)
+    return h
+
+
+@njit(cache=True)
+def _find(HK, h):
+    """Slot of hash `h` in the open-addressing table HK (keys; -1 = empty), or of the empty slot ending
+    its probe. Hashes are non-negative (_mix shifts the sign bit away)."""
+    mask = len(HK) - 1
+    i = h & mask
+    while HK[i] != -1 and HK[i] != h:
+        i = (i + 1) & mask
+    return i
+
+
+@njit(cache=True)
+def _rehash(HK, HV, size):
+    NK = np.full(size, -1, np.int64)
+    NV = np.full(size, -1, np.int64)
+    for i in range(len(HK)):
+        if HK[i] != -1:
+            j = _find(NK, HK[i])
+            NK[j] = HK[i]
+            NV[j] = HV[i]
+    return NK, NV
+
+
+@njit(cache=True)
+def _walk(start, n, static, off, src, tid, rid, res_tid0, res_readc, ccap, keys, HK, HV):
+    """From node `start`, give each node the result its key has; return the first node Python must
+    run (or n). Keys are compared in full (`keys` rows: static, arity, input type ids), not by hash alone."""
+    for i in range(start, n):
+        s = static[i]
+        if s < 0:
+            return i
+        a, b = off[i], off[i + 1]
+        h = _mix(s, b - a)
+        has_const = False
+        for k in range(a, b):
+            j = src[k]
+            if j < 0:
+                return i
+            h = _mix(h, tid[j])
+            if ccap[j]:
+                has_const = True
+        r = HV[_find(HK, h)]
+        if r < 0 or keys[r, 0] != s or keys[r, 1] != b - a:
+            return i
+        for k in range(a, b):
+            if keys[r, 2 + k - a] != tid[src[k]]:
+                return i
+        if has_const and res_readc[r]:
+            return i
+        rid[i] = r
+        tid[i] = res_tid0[r]
+    return n
+
+
+def infer_shapes_fast(graph: Graph, counts: list[int], refs) -> None:
+    """infer_shapes for graphs whose refs were flattened (build._Refs); see the module docstring."""
+    from .build import _CONST_RECORDING, _attrs_key, _merge, _record_const
+
+    nodes = graph.nodes
+    n = len(nodes)
+    source = graph.source
+    idx = graph.index
+    unknown = TensorType()
+    consts: dict[str, object] = {v.name: v.data for v in graph.inputs if v.data is not None}
+    in_types = {v.name: v.type for v in graph.inputs}
+    intern = {t: t for t in in_types.values()}.setdefault
+
+    # type ids, by object identity as in infer_shapes' cache (the list keeps every object alive)
+    type_list: list[TensorType] = []
+    tid_of: dict[int, int] = {}
+
+    def type_id(t: TensorType) -> int:
+        k = tid_of.get(id(t))
+        if k is None:
+            k = tid_of[id(t)] = len(type_list)
+            type_list.append(t)
+        return k
+
+    # positions: nodes 0..n-1 (output 0), then graph inputs n..n+m-1
+    m = len(graph.inputs)
+    tid = np.full(n + m, -1, np.int64)
+    tid[n:] = [type_id(v.type) for v in graph.inputs]
+    ccap = np.zeros(n + m, np.bool_)  # may carry a constant value
+    ccap[n:] = [v.data is not None for v in graph.inputs]
+    # op codes at C speed: the registry's ops first, then any opaque op name
+    op_code = {name: c for c, name in enumerate(REGISTRY.ops)}
+    ops = list(map(attrgetter("op"), nodes))
+    opc = np.array(list(map(op_code.setdefault, ops, range(len(op_code), len(op_code) + n))), np.int64)
+    known = list(map(attrgetter("known"), nodes))
+    ccap[:n] = np.isin(opc, [op_code[name] for name in _CONST_RECORDING])
+    lens = np.array(refs.lens, np.int64)
+    off = np.zeros(n + 1, np.int64)
+    np.cumsum(lens, out=off[1:])
+    src = np.array(refs.src, np.int64)
+
+    # static ids: (op, output count) for plain nodes; attributes and declared outputs make their own ids
+    counts_a = np.array(counts, np.int64)
+    static = opc * 8192 + counts_a  # counts are at most 4096
+    attrs_l = list(map(attrgetter("attrs"), nodes))
+    outs_l = list(map(attrgetter("outputs"), nodes))
+    special = sorted(set(compress(range(n), attrs_l)).union(compress(range(n), outs_l)))
+    code: dict = {}
+    for i in special:
+        akey = _attrs_key(attrs_l[i]) if attrs_l[i] else ()
+        static[i] = -1 if akey is None else (1 << 40) + code.setdefault((ops[i], counts[i], akey, tuple(outs_l[i])), len(code))
+    static[lens > MAX_INPUTS] = -1
+    if False in known:
+        static[~np.array(known, np.bool_)] = -1
+        ccap[:n] &= np.array(known, np.bool_)
+    opdefs = {(name, True): opdef for name, opdef in REGISTRY.ops.items()}
+
+    results: list[list[TensorType]] = []
+    cap = 1024
+    res_tid0 = np.zeros(cap, np.int64)
+    res_readc = np.zeros(cap, np.bool_)
+    keys = np.full((cap, 2 + MAX_INPUTS), -1, np.int64)
+    HK = np.full(1024, -1, np.int64)  # hash table: key hashes -> result ids (HV)
+    HV = np.full(1024, -1, np.int64)
+    used = 0
+    rid = np.full(n, -1, np.int64)
+    done_const: set[int] = set()
+
+    def out_of(j: int, k: int) -> TensorType:
+        outs = results[rid[j]] if rid[j] >= 0 else nodes[j].outputs
+        return outs[k] if k < len(outs) else TensorType()
+
+    def input_types(i: int) -> list[TensorType]:
+        out = []
+        for ref, j in zip(nodes[i].inputs, src[off[i]:off[i + 1]].tolist()):
+            if j >= 0:
+                out.append(type_list[tid[j]])
+            elif not ref:
+                out.append(unknown)
+            else:
+                t = in_types.get(ref)
+                if t is None:
+                    name, k = parse_ref(ref)
+                    t = out_of(idx[name], k)
+                out.append(t)
+        return out
+
+    def const_of(ref: str):
+        """The constant value `ref` carries, or None; shape/const nodes are worked out on first use."""
+        if ref in consts or ":" in ref:
+            return consts.get(ref)
+        j = idx.get(ref)
+        if j is not None and j not in done_const and ccap[j]:
+            done_const.add(j)
+            node = nodes[j]
+            node.outputs = list(results[rid[j]])
+            _record_const(node, opdefs[(node.op, True)], input_types(j), consts, source)
+        return consts.get(ref)
+
+    i = 0
+    while True:
+        i = _walk(i, n, static, off, src, tid, rid, res_tid0, res_readc, ccap, keys, HK, HV)
+        if i >= n:
+            break
+        node = nodes[i]
+        n_out = counts[i]
+        tys = input_types(i)
+        cvals = [const_of(ref) if ref else None for ref in node.inputs]
+        has_const = any(v is not None for v in cvals)
+        opdef = opdefs.get((node.op, node.known))
+        read_consts = False
+        if opdef is None:
+            given = list(node.outputs) + [TensorType()] * (n_out - len(node.outputs))
+            outs = given[:n_out]
+        else:
+            given = list(node.outputs) + [TensorType()] * (n_out - len(node.outputs))
+            ctx = Ctx(tys, {**opdef.attrs, **node.attrs}, cvals if has_const else [None] * len(tys), given, n_out)
+            try:
+                inferred = opdef.infer(ctx)
+            except ShapeError as e:
+                raise XcvizError(str(e), where=node_where(node, source),
+                                 hint="fix the input shapes or the node's attributes") from None
+            except (TypeError, ValueError, IndexError, KeyError, ZeroDivisionError, OverflowError) as e:
+                raise XcvizError(f"cannot apply {node.op_type} to inputs {', '.join(map(str, tys))}: {e}",
+                                 where=node_where(node, source), hint="check the node's attributes and input shapes") from None
+            read_consts = ctx.read_consts
+            inferred = list(inferred) + [TensorType()] * (n_out - len(inferred))
+            outs = [intern(t, t) for t in (_merge(inferred[k], given[k], node, k, source) for k in range(n_out))]
+        node.outputs = outs
+        r = len(results)
+        if r == cap:
+            cap *= 2
+            res_tid0 = np.resize(res_tid0, cap)
+            res_readc = np.resize(res_readc, cap)
+            keys = np.concatenate((keys, np.full_like(keys, -1)))
+        results.append(outs)
+        res_tid0[r] = type_id(outs[0] if outs else unknown)
+        res_readc[r] = read_consts
+        rid[i] = r
+        tid[i] = res_tid0[r]
+        if opdef is not None and opdef.name in _CONST_RECORDING and i not in done_const:
+            done_const.add(i)
+            _record_const(node, opdef, tys, consts, source)  # eagerly: a bad const value is an error here
+        s = int(static[i])
+        at = src[off[i]:off[i + 1]]
+        if s >= 0 and (at >= 0).all() and not (has_const and read_consts):
+            in_tids = tid[at]
+            h = int(_hash(s, in_tids))
+            slot = int(_find(HK, h))
+            if HK[slot] == -1:
+                HK[slot], HV[slot] = h, r
+                keys[r, 0], keys[r, 1] = s, len(at)
+                keys[r, 2:2 + len(at)] = in_tids
+                used += 1
+                if 2 * used > len(HK):
+                    HK, HV = _rehash(HK, HV, 2 * len(HK))
+        i += 1
+    # every node its own list (C-speed loops: a Python loop here costs ~1 s at 10^6 nodes)
+    outs_all = list(map(list.copy, map(results.__getitem__, rid.tolist())))
+    list(map(setattr, nodes, repeat("outputs", n), outs_all))
