@@ -11,7 +11,6 @@ worked out only when a rule asks for them. Same results as infer_shapes (tests/t
 from __future__ import annotations
 
 from itertools import compress, repeat
-from operator import attrgetter
 
 import numpy as np
 from numba import njit
@@ -128,9 +127,9 @@ def infer_shapes_fast(graph: Graph, counts: list[int], refs) -> None:
     ccap[n:] = [v.data is not None for v in graph.inputs]
     # op codes at C speed: the registry's ops first, then any opaque op name
     op_code = {name: c for c, name in enumerate(REGISTRY.ops)}
-    ops = list(map(attrgetter("op"), nodes))
+    ops = refs.op
     opc = np.array(list(map(op_code.setdefault, ops, range(len(op_code), len(op_code) + n))), np.int64)
-    known = list(map(attrgetter("known"), nodes))
+    known = refs.known
     ccap[:n] = np.isin(opc, [op_code[name] for name in _CONST_RECORDING])
     lens = np.array(refs.lens, np.int64)
     off = np.zeros(n + 1, np.int64)
@@ -140,8 +139,8 @@ def infer_shapes_fast(graph: Graph, counts: list[int], refs) -> None:
     # static ids: (op, output count) for plain nodes; attributes and declared outputs make their own ids
     counts_a = np.array(counts, np.int64)
     static = opc * 8192 + counts_a  # counts are at most 4096
-    attrs_l = list(map(attrgetter("attrs"), nodes))
-    outs_l = list(map(attrgetter("outputs"), nodes))
+    attrs_l = refs.attrs
+    outs_l = refs.declared
     special = sorted(set(compress(range(n), attrs_l)).union(compress(range(n), outs_l)))
     code: dict = {}
     for i in special:

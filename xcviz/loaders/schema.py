@@ -4,6 +4,7 @@ from __future__ import annotations
 import json
 import math
 import re
+from itertools import repeat
 from typing import Any
 
 import yaml
@@ -409,6 +410,7 @@ def _each_node(nodes_data: list, source: str, max_depth: int, inputs: list[Value
     refs: list[str] = []
     src: list[int] = []
     refs_ext, src_ext = refs.extend, src.extend
+    missing = repeat(-1)
     colon = False
     for i, nd in enumerate(nodes_data):
         # Fast path for the plain nodes that make up big graphs; anything else (or anything wrong) goes
@@ -439,7 +441,7 @@ def _each_node(nodes_data: list, source: str, max_depth: int, inputs: list[Value
             colon = True
         ids[name] = i
         refs_ext(ins)
-        src_ext([get(r, -1) for r in ins])
+        src_ext(map(get, ins, missing))  # get(ref, -1) per ref, without a Python frame per node
     for v in inputs:  # the index is of nodes only; a node named like an input is an error (build)
         if ids.get(v.name, -1) >= n:
             del ids[v.name]
