@@ -155,3 +155,17 @@ def test_malformed_yaml_has_line_and_column(write_graph):
 def test_yaml_python_tags_are_refused(write_graph):
     with pytest.raises(XcvizError, match="malformed YAML"):
         xcviz.load(write_graph("name: !!python/object/apply:os.system ['echo hi']\nnodes: []\n"))
+
+
+def test_declared_shape_checked_per_node_even_when_equal_to_an_earlier_one(write_graph):
+    """Declared types are read once per distinct (shape, dtype); True == 1 in Python, but [true] is no size."""
+    text = """
+name: t
+inputs: [{name: x, shape: [1], dtype: float32}]
+nodes:
+  - {name: a, op: relu, inputs: [x], shape: [1], dtype: float32}
+  - {name: b, op: relu, inputs: [a], shape: [true], dtype: float32}
+"""
+    with pytest.raises(xcviz.XcvizError, match="dimension True is neither an integer nor a symbolic name") as e:
+        xcviz.load(write_graph(text))
+    assert "node 'b'" in str(e.value)

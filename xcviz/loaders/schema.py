@@ -313,7 +313,8 @@ def _check_attr(key: Any, value: Any, where: str, max_depth: int) -> None:
 
 
 _isfinite = math.isfinite
-_FAST_NODE_KEYS = frozenset({"name", "op", "inputs", "control_inputs", "attrs", "device", "compile", "scope", "doc"})
+_FAST_NODE_KEYS = frozenset({"name", "op", "inputs", "control_inputs", "attrs", "device", "compile", "scope", "doc",
+                             "shape", "dtype"})
 
 
 def _plain_attrs(attrs: dict) -> bool:
@@ -397,9 +398,31 @@ def _all_str(refs: list) -> bool:
 
 def _each_node(nodes_data: list, source: str, max_depth: int, inputs: list[Value]):
     """The nodes, and on the way (while each node is in the CPU cache) the name index and the flattened
-    references with their positions (see loaders.build._Refs); (nodes, index, flat or None)."""
+    references with their positions (see loaders.build._Refs); (nodes, index, flat or None).
+
+    References are checked to be strings once for the whole file; if one is not, the nodes are read
+    again checking each node's in turn, so that the first bad node is the one reported."""
+    try:
+        nodes, ids, refs, src, colon = _node_loop(nodes_data, source, max_depth, inputs, False)
+        "".join(refs)  # every reference a str (C speed); a TypeError otherwise
+    except TypeError:
+        nodes, ids, refs, src, colon = _node_loop(nodes_data, source, max_depth, inputs, True)
+    n = len(nodes)
+    get = ids.get
+    for v in inputs:  # the index is of nodes only; a node named like an input is an error (build)
+        if get(v.name, -1) >= n:
+            del ids[v.name]
+    if colon or len(ids) != n:  # names with ':' or duplicates: build works it out the careful way
+        return nodes, ids, None
+    if -1 in src:  # forward references (an unordered file), or '' / 'x:k' / undefined: look again
+        for k in [k for k, s in enumerate(src) if s == -1]:
+            src[k] = get(refs[k], -1)
+    return nodes, ids, (refs, src)
+
+
+def _node_loop(nodes_data: list, source: str, max_depth: int, inputs: list[Value], strict: bool):
     n = len(nodes_data)
-    nodes = []
+    nodes: list[Node] = []
     append = nodes.append
     fast_keys = _FAST_NODE_KEYS
     str_list = _all_str
@@ -411,6 +434,7 @@ def _each_node(nodes_data: list, source: str, max_depth: int, inputs: list[Value
     src: list[int] = []
     refs_ext, src_ext = refs.extend, src.extend
     missing = repeat(-1)
+    declared: dict = {}  # (shape, dtype) as written -> its TensorType, checked once
     colon = False
     for i, nd in enumerate(nodes_data):
         # Fast path for the plain nodes that make up big graphs; anything else (or anything wrong) goes
@@ -422,17 +446,29 @@ def _each_node(nodes_data: list, source: str, max_depth: int, inputs: list[Value
             dget = nd.get
             nname, op, ins = dget("name"), dget("op"), dget("inputs")
             if type(nname) is str and nname and type(op) is str and op:
-                if len(nd) == 3 and type(ins) is list and str_list(ins):  # just name, op, inputs
+                if len(nd) == 3 and type(ins) is list and (not strict or str_list(ins)):  # name, op, inputs
                     node = Node(nname, op, op, tuple(ins), (), {}, None, None, None, [], True, None, None)
                 elif nd.keys() <= fast_keys and (ins is None or type(ins) is list and str_list(ins)):
                     attrs, c, dev, scope, doc, ctl = (dget("attrs"), dget("compile"), dget("device"),
                                                       dget("scope"), dget("doc"), dget("control_inputs"))
-                    if ((not attrs or type(attrs) is dict and _plain_attrs(attrs))
+                    outs = []
+                    if "shape" in nd or "dtype" in nd:
+                        shape, dtype = dget("shape"), dget("dtype")
+                        # with the dims' types: True == 1 and 1.0 == 1, but only 1 is a valid size
+                        key = ((tuple(shape), tuple(map(type, shape))) if type(shape) is list else shape, dtype)
+                        try:
+                            t = declared.get(key)
+                        except TypeError:  # unhashable: not a valid shape or dtype anyway
+                            t = False
+                        if t is None:
+                            t = declared[key] = _declared_type(shape, dtype)
+                        outs = [t] if t else None
+                    if (outs is not None and (not attrs or type(attrs) is dict and _plain_attrs(attrs))
                             and (c is None or type(c) is bool) and (dev is None or type(dev) is str)
                             and (scope is None or type(scope) is str) and (doc is None or type(doc) is str)
                             and (ctl is None or type(ctl) is list and all([type(r) is str for r in ctl]))):
                         node = Node(nname, op, op, tuple(ins) if ins else (), tuple(ctl) if ctl else (),
-                                    attrs if attrs else {}, dev, c, scope, [], True, None, None)
+                                    attrs if attrs else {}, dev, c, scope, outs, True, None, None)
         if node is None:
             node = _node(nd, i, source, max_depth)
         append(node)
@@ -442,15 +478,15 @@ def _each_node(nodes_data: list, source: str, max_depth: int, inputs: list[Value
         ids[name] = i
         refs_ext(ins)
         src_ext(map(get, ins, missing))  # get(ref, -1) per ref, without a Python frame per node
-    for v in inputs:  # the index is of nodes only; a node named like an input is an error (build)
-        if ids.get(v.name, -1) >= n:
-            del ids[v.name]
-    if colon or len(ids) != n:  # names with ':' or duplicates: build works it out the careful way
-        return nodes, ids, None
-    if -1 in src:  # forward references (an unordered file), or '' / 'x:k' / undefined: look again
-        for k in [k for k, s in enumerate(src) if s == -1]:
-            src[k] = get(refs[k], -1)
-    return nodes, ids, (refs, src)
+    return nodes, ids, refs, src, colon
+
+
+def _declared_type(shape: Any, dtype: Any) -> TensorType | bool:
+    """A node's `shape`/`dtype` as a TensorType, or False when they need _node's checks (and message)."""
+    try:
+        return TensorType(_shape(shape, ""), _dtype(dtype, ""))
+    except XcvizError:
+        return False
 
 
 def graph_from_mapping(data: Any, source: str, *, max_nodes: int | None = None,
