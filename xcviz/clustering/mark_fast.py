@@ -24,12 +24,13 @@ _MISS = -(2**62)
 
 
 class AttemptLog(Sequence):
-    """Attempts as an (k, 9) integer table; items are built as Attempt objects on access."""
+    """Attempts as a (k, 9) int32 table; items are built as Attempt objects on access."""
 
-    def __init__(self, table: np.ndarray, paths: np.ndarray, names: list[str], devices: list[str],
+    def __init__(self, table: np.ndarray, paths: np.ndarray, nodes: list, devices: list[str],
                  scopes: list[str], max_cluster_size) -> None:
         self.table, self.paths = table, paths
-        self._names, self._devices, self._scopes, self._max = names, devices, scopes, max_cluster_size
+        # the nodes (a copy of the list), for their names: reading 10^6 names up front costs ~0.1 s
+        self._nodes, self._devices, self._scopes, self._max = nodes, devices, scopes, max_cluster_size
 
     def __len__(self) -> int:
         return len(self.table)
@@ -48,10 +49,10 @@ class AttemptLog(Sequence):
         elif code == K.C_MAXSIZE:
             c, why = "max-size", f"merged size {x1} > max cluster size {self._max}"
         elif code == K.C_CROSS:
-            c, why = "cross-device", f"would introduce a cross-device dependency via {self._names[x1]}"
+            c, why = "cross-device", f"would introduce a cross-device dependency via {self._nodes[x1].name}"
         else:
             path = tuple(int(p) for p in self.paths[ps:ps + pl])
-            names = ", ".join(self._names[p] for p in path) or "a graph input"
+            names = ", ".join(self._nodes[p].name for p in path) or "a graph input"
             c, why = "cycle", f"would create a cycle via {names}"
         return Attempt(phase, src, dst, False, why, c, path)
 
@@ -93,17 +94,18 @@ def edges_in_order(graph, base: int) -> tuple[np.ndarray, np.ndarray]:
     idx = graph.index
     nodes = graph.nodes
     if not any(map(attrgetter("control_inputs"), nodes)):
-        # vectorised common case: one flat list of refs; names and input names never collide (loader)
+        # vectorised common case, one pass over the refs; names and input names never collide (loader)
         # positions (a C-speed copy of the index) with inputs at id - base, so that adding base gives ids
         ids = idx.copy()
         ids.update({name: i - base for name, i in input_id.items()})
-        refs = list(chain.from_iterable(map(attrgetter("inputs"), nodes)))
-        raw = np.array(list(map(ids.get, refs, repeat(_MISS, len(refs)))), np.int64)
+        per_node = list(map(attrgetter("inputs"), nodes))
+        lens = np.fromiter(map(len, per_node), np.int64, len(per_node))
+        raw = np.fromiter(map(ids.get, chain.from_iterable(per_node), repeat(_MISS)), np.int64, int(lens.sum()))
         src = raw + base
-        dst = np.repeat(np.arange(base, base + len(nodes), dtype=np.int64),
-                        np.array(list(map(len, map(attrgetter("inputs"), nodes))), np.int64))
+        dst = np.repeat(np.arange(base, base + len(nodes), dtype=np.int64), lens)
         miss = np.flatnonzero(raw == _MISS)
         if len(miss):
+            refs = list(chain.from_iterable(per_node))
             keep = np.ones(len(src), bool)
             for k in miss.tolist():
                 ref = refs[k]
@@ -132,19 +134,14 @@ def edges_in_order(graph, base: int) -> tuple[np.ndarray, np.ndarray]:
     return np.array(srcl, np.int64), np.array(dstl, np.int64)
 
 
-def mark_for_compilation(graph, cands: Candidates, opts: ClusterOptions, progress=None) -> Clustering:
-    from . import _kernel as K
-
-    nodes = graph.nodes
-    n = len(nodes)
-    base = 2 + len(graph.inputs)
-    N = base + n
-    es, ed = edges_in_order(graph, base)
+def cycle_graph_edges(es: np.ndarray, ed: np.ndarray, N: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Every edge of the cycle graph in the reference's insertion order: SOURCE -> SINK, the graph's
+    (es -> ed), then FixupSourceAndSinkEdges's in node-id order (SOURCE -> v before v -> SINK); and
+    whether each node has a successor among the graph's edges."""
     has_in = np.zeros(N, bool)
     has_out = np.zeros(N, bool)
     has_in[ed] = True
     has_out[es] = True
-    # FixupSourceAndSinkEdges in node-id order: SOURCE -> v before v -> SINK
     v = np.arange(2, N, dtype=np.int64)
     no_in, no_out = v[~has_in[2:]], v[~has_out[2:]]
     fix_key = np.concatenate((2 * no_in, 2 * no_out + 1))
@@ -153,19 +150,32 @@ def mark_for_compilation(graph, cands: Candidates, opts: ClusterOptions, progres
     order = np.argsort(fix_key, kind="stable")
     esrc = np.concatenate(([SOURCE], es, fix_src[order])).astype(np.int64)
     edst = np.concatenate(([SINK], ed, fix_dst[order])).astype(np.int64)
+    return esrc, edst, has_out
+
+
+def mark_for_compilation(graph, cands: Candidates, opts: ClusterOptions, progress=None) -> Clustering:
+    from . import _kernel as K
+
+    nodes = graph.nodes
+    n = len(nodes)
+    base = 2 + len(graph.inputs)
+    N = base + n
+    es, ed = edges_in_order(graph, base)
+    esrc, edst, has_out = cycle_graph_edges(es, ed, N)
 
     if cands.kind_of is not None and len(cands.kind_of) == n:
         # devices, ops and candidacy from the few distinct decisions find_candidates made
-        kind_of = np.array(cands.kind_of, np.int64)
+        kind_of = np.asarray(cands.kind_of, np.int64)
         kinds = cands.kinds
         dev_code: dict = {}
-        kind_dev = np.array([dev_code.setdefault(d, len(dev_code)) for d, _, _, _ in kinds], np.int64)
+        kind_dev = np.array([dev_code.setdefault(k[0], len(dev_code)) for k in kinds], np.int64)
         op_code: dict = {}
-        kind_op = np.array([op_code.setdefault((op, known), len(op_code)) for _, op, known, _ in kinds], np.int64)
+        kind_op = np.array([op_code.setdefault((k[1], k[2]), len(op_code)) for k in kinds], np.int64)
         ok = np.array([k[3] for k in kinds], np.bool_)[kind_of] if kinds else np.zeros(0, np.bool_)
         device = np.full(N, -1, np.int64)
         device[base:] = kind_dev[kind_of] if kinds else []
         codes = kind_op[kind_of] if kinds else np.zeros(0, np.int64)
+        node_forced = np.array([k[4] is True for k in kinds], np.bool_)[kind_of] if kinds else []
     else:
         ok = np.array(cands.ok, dtype=np.bool_)
         dev_code = {}
@@ -174,6 +184,7 @@ def mark_for_compilation(graph, cands: Candidates, opts: ClusterOptions, progres
         op_code = {}
         codes = np.array([op_code.setdefault(k, len(op_code)) for k in map(attrgetter("op", "known"), nodes)],
                          np.int64)
+        node_forced = [c is True for c in map(attrgetter("compile"), nodes)]
     dev_names = list(dev_code)
     scope_code: dict = {}
     scope = np.full(N, -1, np.int64)
@@ -189,7 +200,7 @@ def mark_for_compilation(graph, cands: Candidates, opts: ClusterOptions, progres
     eff = np.zeros(N, np.int64)
     eff[base:] = ~zero
     forced = np.zeros(N, np.bool_)
-    forced[base:] = [c is True for c in map(attrgetter("compile"), nodes)]
+    forced[base:] = node_forced
     out_base = has_out[base:]
     groups = np.where(shape_c, 1, np.where(noop & ~out_base, 2, 0)).astype(np.int64)
     size = np.ones(N, np.int64)
@@ -197,18 +208,23 @@ def mark_for_compilation(graph, cands: Candidates, opts: ClusterOptions, progres
     parent_uf = np.arange(N, dtype=np.int64)
     max_size = _MAX if opts.max_cluster_size is None else np.int64(opts.max_cluster_size)
 
-    S, AL, PPL = K.build(N, esrc, edst, np.arange(N, dtype=np.int64))
+    S = K.build(N, esrc, edst, len(es))
     if progress:
         progress(1)
-    C = (ok, base, alive, parent_uf, size, eff, forced, device, scope, groups, max_size, bool(opts.record), AL, PPL)
+    C = (ok, base, alive, parent_uf, size, eff, forced, device, scope, groups, max_size, bool(opts.record))
+    # attempts and blocking paths, grown by run_phase when needed; int32 (ids, sizes < 2^31) halves the
+    # memory a 10^6-node pass writes
+    A = np.empty((max(16, len(esrc)), K.A_COLS), np.int32)
+    P = np.empty(1024, np.int32)
     for phase, mode in ((0, 0), (1, 1), (2, 2)):
-        K.run_phase(S, C, phase, mode)
+        _, S, A, P = K.run_phase(S, C, phase, mode, A, P)
         if progress:
             progress(1)
-    if K.run_phase(S, C, -1, 2):
+    changed, S, A, P = K.run_phase(S, C, -1, 2, A, P)
+    if changed:
         raise XcvizError("edge contraction is not idempotent (a bug in xcviz)", code=1)
-    table, paths = K.results(S, AL, PPL)
-    attempts = AttemptLog(table, paths, [nd.name for nd in nodes], dev_names, scope_names, opts.max_cluster_size)
+    table, paths = K.results(S, A, P)
+    attempts = AttemptLog(table, paths, nodes[:], dev_names, scope_names, opts.max_cluster_size)
 
     r = K.roots(parent_uf, ok, base, n)
     return _assemble(opts, graph, cands, r, eff, forced, attempts)

@@ -5,6 +5,8 @@ import re
 from dataclasses import dataclass, field
 from operator import attrgetter
 
+import numpy as np
+
 from ..errors import XcvizError
 from ..ops import DEVICES, REGISTRY
 
@@ -84,41 +86,63 @@ class Candidates:
     code: list[str | None] = field(default_factory=list)
     reason: list[str | None] = field(default_factory=list)
     device: list[str] = field(default_factory=list)
-    # Per node, which distinct decision it got (index into `kinds`: (device, op, known, ok)); lets the
-    # fast pass code devices and ops from a few table rows instead of a dict look-up per node.
-    kind_of: list[int] | None = field(default=None, compare=False, repr=False)
+    # Per node, which distinct decision it got (an int array indexing `kinds`: (device, op, known, ok,
+    # compile)); lets the fast pass code devices and ops from a few table rows instead of per node.
+    kind_of: np.ndarray | None = field(default=None, compare=False, repr=False)
     kinds: list[tuple] | None = field(default=None, compare=False, repr=False)
 
 
 def find_candidates(graph, opts: ClusterOptions) -> Candidates:
     c = Candidates()
     supported = opts.supported_ops
-    # The decision depends on a handful of node fields only; memoised, 10^6 nodes take ~0.3 s, not ~2.5 s.
+    # The decision depends on a handful of node fields only; memoised, 10^6 nodes take ~0.4 s, not ~2.5 s.
+    # op_type matters only through a supported-ops file, --allow/--deny, or the message of an unknown op
+    # without a note: otherwise the key leaves it out (each node has its own op_type string; hashing 10^6
+    # of them costs a cache miss each) and only such unknown ops look it up, under a second key.
+    typed = supported is not None or bool(opts.allow) or bool(opts.deny)
+    key_of = _KEY_FIELDS if typed else _KEY_FIELDS_UNTYPED
     memo: dict = {}
     get = memo.get
     kinds: list[tuple] = []
-    hits = []
-    add = hits.append
-    # (device, op, op_type, known, compile, note), read at C speed; const nodes add "is the value a string"
-    for node, key in zip(graph.nodes, map(_KEY_FIELDS, graph.nodes)):
+    rows: list[tuple] = []  # per kind: (device, ok, code, reason)
+    kind_of: list[int] = []
+    add = kind_of.append
+    # the key fields, read at C speed; const nodes add "is the value a string"
+    for node, key in zip(graph.nodes, map(key_of, graph.nodes)):
         if key[1] == "const":
             key = (*key, isinstance(node.attrs.get("value"), str))
-        hit = get(key)
-        if hit is None:
-            kind, dev = normalize_device(node.device, opts.device)
-            code, why = _reject(node, kind, opts, supported)
-            hit = memo[key] = (dev, code is None, code, why, len(kinds))
-            kinds.append((dev, node.op, node.known, code is None))
-        add(hit)
-    if hits:  # the columns at C speed
-        c.device, c.ok, c.code, c.reason, c.kind_of = (list(col) for col in zip(*hits))
-    else:
-        c.kind_of = []
+        k = get(key)
+        if k is None:
+            k = memo[key] = _decide(node, opts, supported, typed, kinds, rows)
+        if k < 0:
+            tkey = (key, node.op_type)
+            k = get(tkey)
+            if k is None:
+                k = memo[tkey] = _decide(node, opts, supported, True, kinds, rows)
+        add(k)
+    c.kind_of = np.array(kind_of, np.int64)
     c.kinds = kinds
+    if rows:  # the columns at C speed: each kind's value, taken per node
+        cols = np.empty((len(rows), 4), object)
+        cols[:] = rows
+        c.device, c.ok, c.code, c.reason = (cols[:, j][c.kind_of].tolist() for j in range(4))
     return c
 
 
+def _decide(node, opts: ClusterOptions, supported, typed: bool, kinds: list, rows: list) -> int:
+    """A new kind for `node`'s decision: its index, or -1 when the decision names the node's op_type and
+    the key (untyped) does not hold it."""
+    kind, dev = normalize_device(node.device, opts.device)
+    code, why = _reject(node, kind, opts, supported)
+    if not typed and code == "unknown" and not node.note:
+        return -1
+    kinds.append((dev, node.op, node.known, code is None, node.compile))
+    rows.append((dev, code is None, code, why))
+    return len(kinds) - 1
+
+
 _KEY_FIELDS = attrgetter("device", "op", "op_type", "known", "compile", "note")
+_KEY_FIELDS_UNTYPED = attrgetter("device", "op", "known", "compile", "note")
 
 
 def _reject(node, kind: str, opts: ClusterOptions, supported) -> tuple[str | None, str | None]:
