@@ -10,10 +10,13 @@ from __future__ import annotations
 
 import os
 from collections import Counter
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from importlib import resources
-from operator import attrgetter
+from itertools import chain, compress, repeat
+from operator import attrgetter, itemgetter
 
+import numpy as np
 import yaml
 
 from .errors import XcvizError
@@ -73,63 +76,6 @@ class NodeCost:
     bytes: int | None      # inputs + outputs
 
 
-def node_costs(graph: Graph) -> list[NodeCost]:
-    """FLOPs and bytes (inputs + outputs) per node.
-
-    Both are pure functions of (op, input and output types, scalar attributes); the loader shares equal
-    types as one object, so the result is computed once per distinct key (types by identity, kept alive
-    by the cache) instead of once per node: big graphs repeat a few hundred keys."""
-    from .loaders.build import _attrs_key
-
-    dims = graph.dims
-    in_types = {v.name: v.type for v in graph.inputs}
-    idx = graph.index
-    nodes = graph.nodes
-    ops = REGISTRY.ops
-    cache: dict[tuple, tuple] = {}
-    out = []
-    for node in nodes:
-        raw = []
-        for ref in node.inputs:
-            if not ref:
-                continue
-            i = idx.get(ref) if ":" not in ref else None
-            if i is not None:
-                outs_i = nodes[i].outputs
-                t = outs_i[0] if outs_i else TensorType()
-            else:
-                t = in_types.get(ref)
-                if t is None:
-                    name, k = parse_ref(ref)
-                    t = nodes[idx[name]].out(k)
-            raw.append(t)
-        akey = _attrs_key(node.attrs) if node.attrs else ()
-        key = None
-        if akey is not None:
-            key = (node.op, node.known, akey, len(raw), *map(id, raw), *map(id, node.outputs))
-            hit = cache.get(key)
-            if hit is not None:
-                out.append(NodeCost(hit[0], hit[1]))
-                continue
-        types = [t.bind(dims) for t in raw]
-        outs = [t.bind(dims) for t in node.outputs]
-        total: int | None = 0
-        for t in (*types, *outs):
-            b = t.nbytes()
-            total = None if b is None or total is None else total + b
-        opdef = ops.get(node.op) if node.known else None
-        flops = None
-        if opdef is not None and opdef.flops is not None:
-            try:
-                flops = opdef.flops(Ctx(types, {**opdef.attrs, **node.attrs}, [], outs, len(outs)), outs)
-            except Exception:  # noqa: BLE001 - a cost rule never fails a run; the FLOPs are just unknown
-                flops = None
-        if key is not None:
-            cache[key] = (flops, total, raw, list(node.outputs))  # the types keep their ids valid
-        out.append(NodeCost(flops, total))
-    return out
-
-
 @dataclass
 class Edge:
     src: str            # producer node name, or graph input name
@@ -177,8 +123,300 @@ class Stats:
     clusters: int
     fallback_nodes: int
     hardware: str
-    clusters_detail: list[ClusterCost] = field(default_factory=list)
-    edges: list[Edge] = field(default_factory=list)
+    # Read-only lists; compute_stats fills them with LazyList, which builds each object on first access
+    clusters_detail: Sequence[ClusterCost] = field(default_factory=list)
+    edges: Sequence[Edge] = field(default_factory=list)
+
+
+class LazyList(Sequence):
+    """A read-only list whose items are built on first access and then kept.
+
+    A 10^6-node graph has ~10^5 clusters and ~5*10^5 boundary edges: building their objects cost more than
+    every number in Stats, and `stats --json` reads none of them."""
+
+    def __init__(self, n: int, make: Callable[[int], object]) -> None:
+        self._items: list = [None] * n
+        self._make = make
+
+    def __len__(self) -> int:
+        return len(self._items)
+
+    def __getitem__(self, i):
+        if isinstance(i, slice):
+            return [self[k] for k in range(*i.indices(len(self._items)))]
+        item = self._items[i]  # IndexError and negative indices as a list has them
+        if item is None:
+            item = self._items[i] = self._make(i % len(self._items))
+        return item
+
+    def __iter__(self):
+        return map(self.__getitem__, range(len(self._items)))
+
+    def __eq__(self, other) -> bool:
+        if isinstance(other, (list, tuple, LazyList)):
+            return len(self) == len(other) and all(a == b for a, b in zip(self, other))
+        return NotImplemented
+
+    __hash__ = None
+
+    def __repr__(self) -> str:
+        return repr(list(self))
+
+
+# ---- the graph as arrays ----------------------------------------------------------------------------
+_MISS = -(2**62)
+_UNKNOWN = TensorType()  # the type of an output a node does not have
+_SLOTS = 8               # nodes with more inputs or outputs get a cost key of their own (rare; keeps keys small)
+_LONG = 512              # clusters longer than this sum their times one by one (see _seq_sums)
+_BLOCK = 4096            # nodes read per block (see _Flat)
+
+
+class _Flat:
+    """What the cost model reads of a graph, as integer arrays.
+
+    Edges, one per non-empty input ref in node order then input order (the order results list them):
+    producer `src` (a node position, or -1 - i for graph input i), consumer `dst`, type id `tid_of`, and
+    `ref`, the position of the ref among all refs (None: the edge number itself). Types are numbered by
+    identity: the loader shares equal types as one object, so a big graph has a few hundred. Per node:
+    output type ids (`out_tid`, `n_out` of them from `out_start`), op code (`op`, names in `op_names`),
+    `known`, and the positions of the nodes with attributes (`with_attrs`)."""
+
+    def __init__(self, graph: Graph) -> None:
+        nodes = graph.nodes
+        n = len(nodes)
+        idx = graph.index
+        self.nodes = nodes
+        # A plain ref names a node before an input of the same name; '' (absent), refs with ':' and misses
+        # go the slow way below, which reads them as the per-node code did.
+        ids = idx.copy()  # C speed
+        in_pos = {v.name: i for i, v in enumerate(graph.inputs)}  # the last of equal names, as a dict has it
+        for name, i in in_pos.items():
+            if name not in idx:
+                ids[name] = -1 - i
+        ids.pop("", None)
+
+        # One block of nodes at a time, all reads of it in turn: the block's objects stay in cache between
+        # the reads (passes over the whole graph went to memory for each: 1.4x slower on 10^6 nodes).
+        op_code: dict[str, int] = {}
+        lens, src, n_out, out_ids, op, known = [], [], [], [], [], []
+        self.with_attrs: list[int] = []
+        slow: list[tuple[int, str]] = []  # (edge number, ref)
+        base = 0  # edge number of the block's first ref
+        for a in range(0, n, _BLOCK):
+            block = nodes[a:a + _BLOCK]
+            size = len(block)
+            ins = list(map(attrgetter("inputs"), block))
+            lens.append(np.fromiter(map(len, ins), np.int64, size))
+            refs = list(chain.from_iterable(ins))
+            found = np.fromiter(map(ids.get, refs, repeat(_MISS)), np.int64, len(refs))
+            if ":" in "".join(refs):
+                found[[k for k, r in enumerate(refs) if ":" in r]] = _MISS
+            slow += [(base + k, refs[k]) for k in np.flatnonzero(found == _MISS).tolist()]
+            src.append(found)
+            base += len(refs)
+            outs = list(map(attrgetter("outputs"), block))
+            counts = np.fromiter(map(len, outs), np.int64, size)
+            n_out.append(counts)
+            if counts.min() == 1 == counts.max():  # the common case, without an iterator per node
+                out_ids.append(np.fromiter(map(id, map(itemgetter(0), outs)), np.int64, size))
+            else:
+                out_ids.append(np.fromiter(map(id, chain.from_iterable(outs)), np.int64, int(counts.sum())))
+            codes = np.fromiter(map(op_code.get, map(attrgetter("op"), block), repeat(-1)), np.int64, size)
+            if codes.min() < 0:  # ops not seen before
+                for name in map(attrgetter("op"), block):
+                    op_code.setdefault(name, len(op_code))
+                codes = np.fromiter(map(op_code.__getitem__, map(attrgetter("op"), block)), np.int64, size)
+            op.append(codes)
+            known.append(np.ones(size, bool) if all(map(attrgetter("known"), block))
+                         else np.fromiter(map(attrgetter("known"), block), bool, size))
+            self.with_attrs += compress(range(a, a + size), map(attrgetter("attrs"), block))
+
+        def cat(parts, dtype=np.int64):
+            return np.concatenate(parts) if parts else np.zeros(0, dtype)
+
+        lens, src, self.n_out = cat(lens), cat(src), cat(n_out)
+        self.op, self.known, self.op_names = cat(op), cat(known, bool), list(op_code)
+        self.out_start = np.cumsum(self.n_out) - self.n_out
+        self.in_start = np.cumsum(lens) - lens
+
+        # Output types numbered by object identity (ids sorted): any position of an id holds the same object.
+        raw = cat(out_ids)
+        distinct = np.unique(raw)
+        self.out_tid = np.searchsorted(distinct, raw)
+        at = np.empty(len(distinct), np.int64)
+        at[self.out_tid] = np.arange(len(raw))
+        owner = np.searchsorted(self.out_start, at, side="right") - 1
+        self.types: list[TensorType] = [nodes[j].outputs[p - int(self.out_start[j])] for p, j in zip(at.tolist(), owner.tolist())]
+        self._tid = dict(zip(distinct.tolist(), range(len(distinct))))  # self.types keeps the ids valid
+        unknown = self.tid(_UNKNOWN)
+        in_tid = [self.tid(v.type) for v in graph.inputs]
+        out0 = np.full(n, unknown, np.int64)  # the type of each node's output 0
+        has = self.n_out > 0
+        out0[has] = self.out_tid[self.out_start[has]]
+
+        dst = np.repeat(np.arange(n, dtype=np.int64), lens)
+        tid = out0[np.maximum(src, 0)] if n else np.zeros(0, np.int64)
+        if in_tid:
+            is_input = (src < 0) & (src != _MISS)
+            tid[is_input] = np.array(in_tid, np.int64)[-1 - src[is_input]]
+        self.ref = None
+        if slow:
+            keep = np.ones(len(src), bool)
+            for m, r in slow:
+                if not r:  # an absent optional input
+                    keep[m] = False
+                    continue
+                i = idx.get(r) if ":" not in r else None
+                if i is not None:
+                    s, t = i, int(out0[i])
+                elif r in in_pos:
+                    s, t = -1 - in_pos[r], in_tid[in_pos[r]]
+                else:
+                    name, k = parse_ref(r)
+                    s = idx[name]
+                    produced = nodes[s].outputs
+                    t = self.tid(produced[k]) if k < len(produced) else unknown
+                src[m], tid[m] = s, t
+            if not keep.all():
+                self.ref = np.flatnonzero(keep)
+                src, dst, tid = src[keep], dst[keep], tid[keep]
+        self.src, self.dst, self.tid_of = src, dst, tid
+        self.arity = np.bincount(dst, minlength=n)
+
+    def tid(self, t: TensorType) -> int:
+        k = self._tid.get(id(t))
+        if k is None:
+            k = self._tid[id(t)] = len(self.types)
+            self.types.append(t)
+        return k
+
+    def ref_text(self, e: int) -> str:
+        j = int(self.dst[e])
+        r = e if self.ref is None else int(self.ref[e])
+        return self.nodes[j].inputs[r - int(self.in_start[j])]
+
+
+def _dense(code: np.ndarray, radix: int) -> tuple[np.ndarray, int]:
+    """Renumber codes in [0, radix) to [0, m), m the number of distinct ones."""
+    if radix <= 4 * len(code) + 4096:
+        seen = np.zeros(radix, bool)
+        seen[code] = True
+        rank = np.cumsum(seen) - 1
+        return rank[code], int(rank[-1]) + 1 if radix else 0
+    uniq, inverse = np.unique(code, return_inverse=True)
+    return inverse.reshape(-1), len(uniq)
+
+
+def _group(columns: list[tuple[np.ndarray, int]], n: int) -> tuple[np.ndarray, int]:
+    """One dense id per distinct row of the columns (each with its radix): a mixed-radix number per row,
+    renumbered before it could overflow int64."""
+    code, radix = np.zeros(n, np.int64), 1
+    for col, r in columns:
+        if r <= 1:
+            continue
+        if radix * r > 2**62:
+            code, radix = _dense(code, radix)
+        code = code * r + col
+        radix *= r
+    return _dense(code, radix)
+
+
+def _cost_keys(graph: Graph, flat: _Flat) -> tuple[np.ndarray, list[int]]:
+    """Per node the id of its cost key, and one node per key.
+
+    FLOPs and bytes are pure functions of (op, known, scalar attributes, input and output types); big graphs
+    repeat a few hundred keys, so each is costed once. Types count by identity (see _Flat); a node with
+    non-scalar attributes (or more than _SLOTS inputs or outputs) is a key of its own."""
+    from .loaders.build import _attrs_key
+
+    nodes = graph.nodes
+    n = len(nodes)
+    akey = np.zeros(n, np.int64)  # 0: no attributes
+    alone = (flat.arity > _SLOTS) | (flat.n_out > _SLOTS)
+    table: dict = {}
+    for j in flat.with_attrs:
+        key = _attrs_key(nodes[j].attrs)
+        if key is None:
+            alone[j] = True
+        else:
+            akey[j] = table.setdefault(key, len(table) + 1)
+    radix = len(flat.types) + 1  # type id + 1; 0 = no such input/output
+    columns = [(flat.op, len(flat.op_names)), (flat.known.astype(np.int64), 2), (akey, len(table) + 1)]
+    if alone.any():
+        columns.append((np.where(alone, np.arange(1, n + 1), 0), n + 1))
+    for tids, start, count in ((flat.tid_of, np.cumsum(flat.arity) - flat.arity, flat.arity),
+                               (flat.out_tid, flat.out_start, flat.n_out)):
+        for s in range(min(int(count.max()) if n else 0, _SLOTS)):  # the s-th input (output) of each node
+            columns.append((np.where(count > s, tids[np.minimum(start + s, len(tids) - 1)] + 1, 0), radix))
+    sig, m = _group(columns, n)
+    rep = np.empty(m, np.int64)
+    rep[sig] = np.arange(n)  # any node of a key (they all cost the same)
+    return sig, rep.tolist()
+
+
+def _key_costs(graph: Graph, flat: _Flat, reps: list[int]) -> list[tuple]:
+    """(FLOPs, bytes) of each key's node, as the per-node rules give them."""
+    dims = graph.dims
+    ops = REGISTRY.ops
+    starts = np.cumsum(flat.arity) - flat.arity
+    out = []
+    for j in reps:
+        node = graph.nodes[j]
+        start = int(starts[j])
+        types = [flat.types[t].bind(dims) for t in flat.tid_of[start:start + int(flat.arity[j])].tolist()]
+        outs = [t.bind(dims) for t in node.outputs]
+        total: int | None = 0
+        for t in (*types, *outs):
+            b = t.nbytes()
+            total = None if b is None or total is None else total + b
+        opdef = ops.get(node.op) if node.known else None
+        flops = None
+        if opdef is not None and opdef.flops is not None:
+            try:
+                flops = opdef.flops(Ctx(types, {**opdef.attrs, **node.attrs}, [], outs, len(outs)), outs)
+            except Exception:  # noqa: BLE001 - a cost rule never fails a run; the FLOPs are just unknown
+                flops = None
+        out.append((flops, total))
+    return out
+
+
+def node_costs(graph: Graph) -> list[NodeCost]:
+    """FLOPs and bytes (inputs + outputs) per node."""
+    flat = _Flat(graph)
+    sig, reps = _cost_keys(graph, flat)
+    costs = _key_costs(graph, flat, reps)
+    return [NodeCost(*costs[k]) for k in sig.tolist()]
+
+
+def _ints(values: list, count: int) -> np.ndarray:
+    """int64 when no sum of `count` of these can overflow, else Python ints (object): exact either way."""
+    if all(type(v) is int for v in values) and max(map(abs, values), default=0) * max(count, 1) < 2**62:
+        return np.array(values, np.int64)
+    return np.array(values + [None], object)[:-1]  # the None keeps numpy from reading tuples as rows
+
+
+def _seq_sums(values: np.ndarray, sizes: np.ndarray) -> np.ndarray:
+    """Per run of consecutive values (runs of the given sizes): their sum added left to right from 0, so
+    floats match a Python loop to the bit (np.add.reduceat adds pairwise). Step j adds the j-th value of
+    every run at once: runs longest first, so the runs still going are a prefix."""
+    out = np.zeros(len(sizes))
+    starts = np.cumsum(sizes) - sizes
+    for k in np.flatnonzero(sizes > _LONG).tolist():
+        out[k] = _seq_total(values[starts[k]:starts[k] + sizes[k]])
+    short = np.flatnonzero(sizes <= _LONG)
+    order = short[np.argsort(-sizes[short], kind="stable")]
+    left, base = sizes[order], starts[order]
+    acc = np.zeros(len(order))
+    for j in range(int(left[0]) if len(left) else 0):
+        m = int(np.searchsorted(-left, -j))  # runs longer than j
+        acc[:m] += values[base[:m] + j]
+    out[order] = acc
+    return out
+
+
+def _seq_total(values: np.ndarray):
+    """_sum of known floats: added left to right from 0 (np.cumsum is sequential; np.sum is pairwise)."""
+    return float(np.cumsum(np.concatenate(([0.0], values)))[-1]) if len(values) else 0
 
 
 def _sum(values):
@@ -190,48 +428,96 @@ def _sum(values):
     return total
 
 
+class _Boundary:
+    """The boundary edges as arrays: data edges with a kept cluster on exactly one side, then cluster
+    results that are graph outputs (the order results list them). Edge objects are built on request."""
+
+    def __init__(self, graph: Graph, flat: _Flat, cluster_of: np.ndarray) -> None:
+        self.graph, self.flat = graph, flat
+        dims = graph.dims
+        cs = np.where(flat.src >= 0, cluster_of[np.maximum(flat.src, 0)], -1)
+        cd = cluster_of[flat.dst]
+        self.e = np.flatnonzero((cs != cd) & ((cs >= 0) | (cd >= 0)))  # edge numbers in flat
+        tids = flat.tid_of[self.e]
+        self.bound: dict[int, tuple] = {}  # type id -> (bound type, bytes)
+        nbytes: list = [None] * len(flat.types)
+        for t in np.unique(tids).tolist():
+            bt = flat.types[t].bind(dims)
+            self.bound[t] = (bt, bt.nbytes())
+            nbytes[t] = self.bound[t][1]
+        self.outputs: list[Edge] = []
+        out_src: list[int] = []
+        in_names = {v.name for v in graph.inputs}
+        for r in graph.outputs:  # read as before: an input name first, then 'name:k'
+            if r in in_names:
+                continue  # a graph input is in no cluster
+            name, k = parse_ref(r)
+            i = graph.index[name]
+            c = int(cluster_of[i])
+            if c >= 0:
+                t = graph.nodes[i].out(k).bind(dims)
+                self.outputs.append(Edge(name, OUTPUT, r, t, t.nbytes(), c, -1))
+                out_src.append(i)
+        # per-edge bytes: a table over types, then the output edges' own
+        table = nbytes + [e.bytes for e in self.outputs]
+        at = np.concatenate((tids, np.arange(len(nbytes), len(table)))).astype(np.int64)
+        self.known = np.array([b is not None for b in table], bool)[at]
+        self.bytes = _ints([b or 0 for b in table], len(at))[at]
+        k = len(self.outputs)
+        self.src_cluster = np.concatenate((cs[self.e], [e.src_cluster for e in self.outputs])).astype(np.int64)
+        self.dst_cluster = np.concatenate((cd[self.e], np.full(k, -1))).astype(np.int64)
+        self.src_pos = np.concatenate((flat.src[self.e], out_src)).astype(np.int64)
+        self.dst_pos = np.concatenate((flat.dst[self.e], np.full(k, -1))).astype(np.int64)
+
+    def __len__(self) -> int:
+        return len(self.known)
+
+    def tensor(self, k: int) -> str:
+        return self.flat.ref_text(int(self.e[k])) if k < len(self.e) else self.outputs[k - len(self.e)].tensor
+
+    def edge(self, k: int) -> Edge:
+        if k >= len(self.e):
+            return self.outputs[k - len(self.e)]
+        flat, nodes = self.flat, self.graph.nodes
+        e = int(self.e[k])
+        ref = flat.ref_text(e)
+        s = int(flat.src[e])
+        bt, nb = self.bound[int(flat.tid_of[e])]
+        return Edge(nodes[s].name if s >= 0 else ref, nodes[int(flat.dst[e])].name, ref, bt, nb,
+                    int(self.src_cluster[k]), int(self.dst_cluster[k]))
+
+
+class _Details:
+    """Builds one cluster's ClusterCost from the per-cluster numbers and the boundary edges."""
+
+    def __init__(self, graph: Graph, clustering, edges: _Boundary, numbers: Callable[[], dict[str, list]]) -> None:
+        self.graph, self.clustering, self.edges, self._numbers = graph, clustering, edges, numbers
+        self.columns: dict[str, list] | None = None
+
+    def make(self, k: int) -> ClusterCost:
+        if self.columns is None:  # first use: the numbers as lists, the edges of each cluster
+            nc = len(self.clustering.clusters)
+            self.ein, self.ein_at = _by_cluster(self.edges.dst_cluster, nc)
+            self.eout, self.eout_at = _by_cluster(self.edges.src_cluster, nc)
+            self.columns = self._numbers()
+        nodes, edges = self.graph.nodes, self.edges
+        members = self.clustering.clusters[k]
+        ein = self.ein[self.ein_at[k]:self.ein_at[k + 1]]
+        eout = self.eout[self.eout_at[k]:self.eout_at[k + 1]]
+        return ClusterCost(
+            id=self.clustering.cluster_id(k), nodes=[nodes[v].name for v in members],
+            ops=dict(sorted(Counter(nodes[v].op_type for v in members).items())),
+            entry_points=[nodes[p].name for p in sorted(set(edges.dst_pos[ein].tolist()))],
+            exit_points=[nodes[p].name for p in sorted(set(edges.src_pos[eout].tolist()))],
+            inputs=list(dict.fromkeys(map(edges.tensor, ein.tolist()))),
+            outputs=list(dict.fromkeys(map(edges.tensor, eout.tolist()))),
+            edges_in=len(ein), edges_out=len(eout), **{key: col[k] for key, col in self.columns.items()})
+
+
 def boundary_edges(graph: Graph, cluster_of: list[int]) -> list[Edge]:
     """Every data edge with a kept cluster on exactly one side, plus cluster results that are graph outputs."""
-    idx, dims = graph.index, graph.dims
-    in_types = {v.name: v.type for v in graph.inputs}
-    edges = []
-
-    def tensor(ref: str) -> tuple[str, int, TensorType]:
-        if ref in in_types:
-            return ref, -1, in_types[ref]
-        name, k = parse_ref(ref)
-        i = idx[name]
-        return name, cluster_of[i], graph.nodes[i].out(k)
-
-    nodes = graph.nodes
-    get = idx.get
-    bound: dict[int, tuple] = {}  # id(type) -> (bound type, bytes): equal types are mostly one shared object
-    for j, node in enumerate(nodes):
-        cj = cluster_of[j]
-        for ref in node.inputs:
-            if not ref:
-                continue
-            i = get(ref)
-            if i is not None and ":" not in ref:  # output 0 of a node (the common case)
-                cs = cluster_of[i]
-                if cs == cj or (cs < 0 and cj < 0):
-                    continue
-                outs = nodes[i].outputs
-                src, t = ref, outs[0] if outs else TensorType()
-            else:
-                src, cs, t = tensor(ref)
-            if cs != cj and (cs >= 0 or cj >= 0):
-                b = bound.get(id(t))
-                if b is None:
-                    bt = t.bind(dims)
-                    b = bound[id(t)] = (bt, bt.nbytes(), t)  # t kept alive: its id stays its own
-                edges.append(Edge(src, node.name, ref, b[0], b[1], cs, cj))
-    for ref in graph.outputs:
-        src, cs, t = tensor(ref)
-        if cs >= 0:
-            t = t.bind(dims)
-            edges.append(Edge(src, OUTPUT, ref, t, t.nbytes(), cs, -1))
-    return edges
+    b = _Boundary(graph, _Flat(graph), np.array(cluster_of, np.int64).reshape(-1))
+    return [b.edge(k) for k in range(len(b))]
 
 
 def compute_stats(graph: Graph, clustering, hw: Hardware) -> Stats:
@@ -239,82 +525,117 @@ def compute_stats(graph: Graph, clustering, hw: Hardware) -> Stats:
         return _compute_stats(graph, clustering, hw)
 
 
+def _by_cluster(cluster: np.ndarray, nc: int) -> tuple[np.ndarray, np.ndarray]:
+    """Edge numbers grouped by cluster (edge order kept within one), and each cluster's start in them."""
+    order = np.flatnonzero(cluster >= 0)
+    order = order[np.argsort(cluster[order], kind="stable")]
+    counts = np.bincount(cluster[order], minlength=nc)
+    return order, np.concatenate(([0], np.cumsum(counts)))
+
+
+def _run_totals(values: np.ndarray, sizes: np.ndarray) -> np.ndarray:
+    """Sums of exact integers (int64 or Python ints) over runs of consecutive values of the given sizes."""
+    ends = np.cumsum(np.concatenate(([0], values)))  # exact: integers, and int64 only where it cannot overflow
+    at = np.cumsum(sizes)
+    return ends[at] - ends[at - sizes]
+
+
+def _seg_total(values: np.ndarray, seg: np.ndarray, nc: int) -> np.ndarray:
+    """Sums of exact integers (int64 or Python ints) per segment id."""
+    out = np.zeros(nc, values.dtype) if values.dtype != object else np.array([0] * nc + [None], object)[:-1]
+    np.add.at(out, seg, values)
+    return out
+
+
 def _compute_stats(graph: Graph, clustering, hw: Hardware) -> Stats:
-    n = len(graph.nodes)
-    costs = node_costs(graph)
-    cluster_of = clustering.cluster_of
-    edges = boundary_edges(graph, cluster_of)
+    nodes = graph.nodes
+    n = len(nodes)
+    flat = _Flat(graph)
+    sig, reps = _cost_keys(graph, flat)
+    key_costs = _key_costs(graph, flat, reps)
 
-    def t_op(c: NodeCost) -> float | None:
-        if c.bytes is None:
+    def t_op(flops, nbytes) -> float | None:
+        if nbytes is None:
             return None
-        return max((c.flops or 0) / hw.peak_flops, c.bytes / hw.memory_bandwidth) + hw.launch_overhead
+        return max((flops or 0) / hw.peak_flops, nbytes / hw.memory_bandwidth) + hw.launch_overhead
 
-    op_times = [t_op(c) for c in costs]
-    flops_of = [c.flops or 0 for c in costs]
-    details = []
-    fused_total: float | None = 0.0
-    # edges per cluster in one pass (scanning every edge per cluster was quadratic on big graphs)
-    edges_in: list[list[Edge]] = [[] for _ in clustering.clusters]
-    edges_out: list[list[Edge]] = [[] for _ in clustering.clusters]
-    for e in edges:
-        if e.dst_cluster >= 0:
-            edges_in[e.dst_cluster].append(e)
-        if e.src_cluster >= 0:
-            edges_out[e.src_cluster].append(e)
-    index = graph.index
-    # zero-size ops (shape, reshape, ...) per node, from one look-up per distinct op
-    op_keys = list(map(attrgetter("op", "known"), graph.nodes))
-    zero_of = {key: _zero_op(*key) for key in set(op_keys)}
-    zero = list(map(zero_of.__getitem__, op_keys))
-    for k, members in enumerate(clustering.clusters):
-        member_names = [graph.nodes[v].name for v in members]
-        ein, eout = edges_in[k], edges_out[k]
-        bin_, bout = _sum(e.bytes for e in ein), _sum(e.bytes for e in eout)
-        flops = sum([flops_of[v] for v in members])
-        unfused = _sum([op_times[v] for v in members])
-        fused = None
-        if bin_ is not None and bout is not None:
-            fused = max(flops / hw.peak_flops, (bin_ + bout) / hw.memory_bandwidth) + hw.launch_overhead
-        sync = hw.sync_overhead * (len(ein) + len(eout))
-        speedup = unfused / (fused + sync) if unfused is not None and fused is not None and fused + sync > 0 else None
-        fused_total = None if fused is None or fused_total is None else fused_total + fused
-        entry = sorted({e.dst for e in ein}, key=index.__getitem__)
-        exits = sorted({e.src for e in eout}, key=index.__getitem__)
-        details.append(ClusterCost(
-            id=clustering.cluster_id(k), nodes=member_names,
-            ops=dict(sorted(Counter(graph.nodes[v].op_type for v in members).items())),
-            entry_points=entry, exit_points=exits,
-            inputs=list(dict.fromkeys(e.tensor for e in ein)), outputs=list(dict.fromkeys(e.tensor for e in eout)),
-            boundary_bytes_in=bin_, boundary_bytes_out=bout, edges_in=len(ein), edges_out=len(eout), flops=flops,
-            effective_size=len(members) - sum([zero[v] for v in members]),
-            time_unfused=unfused, time_fused=fused, speedup_estimate=speedup))
+    # per node, from its key: time (NaN = unknown: it makes every sum it enters NaN, as None makes _sum
+    # None) and FLOPs (those an op cannot state count as 0)
+    time = np.array([np.nan if t is None else t for t in (t_op(f, b) for f, b in key_costs)], np.float64)[sig]
+    unknown = np.isnan(time)
+    key_flops = [f or 0 for f, _ in key_costs]
+    flops = _ints(key_flops, n)[sig]
+    python_flops = not all(type(f) is int for f in key_flops)  # floats: add them in the order sum() did
 
-    clustered = sum([c >= 0 for c in cluster_of])
-    fallback = n - clustered
-    total_flops = sum(flops_of)
-    cl_flops = sum([f for f, c in zip(flops_of, cluster_of) if c >= 0])
+    cluster_of = np.fromiter(clustering.cluster_of, np.int64, n)
+    clustered_mask = cluster_of >= 0
+    edges = _Boundary(graph, flat, cluster_of)
+    n_edges = len(edges)
+
+    # per cluster, over its members in the clustering's own order
+    clusters = clustering.clusters
+    nc = len(clusters)
+    sizes = np.fromiter(map(len, clusters), np.int64, nc)
+    members = np.fromiter(chain.from_iterable(clusters), np.int64, int(sizes.sum()))
+    if python_flops:
+        fl = flops.tolist()
+        c_flops = np.array([sum([fl[v] for v in m]) for m in clusters] + [None], object)[:-1]
+    else:
+        c_flops = _run_totals(flops[members], sizes)
+    c_unfused = _seq_sums(time[members], sizes)
+    # and over its boundary edges
+    ins, outs = edges.dst_cluster >= 0, edges.src_cluster >= 0
+    c_in = np.bincount(edges.dst_cluster[ins], minlength=nc)
+    c_out = np.bincount(edges.src_cluster[outs], minlength=nc)
+    known_in = np.bincount(edges.dst_cluster[ins & ~edges.known], minlength=nc) == 0
+    known_out = np.bincount(edges.src_cluster[outs & ~edges.known], minlength=nc) == 0
+    c_bin = _seg_total(edges.bytes[ins], edges.dst_cluster[ins], nc)
+    c_bout = _seg_total(edges.bytes[outs], edges.src_cluster[outs], nc)
+    known_f = known_in & known_out
+    # the per-cluster formulas of before, on arrays (the same IEEE operations in the same order)
+    with np.errstate(all="ignore"):  # entries with unknown parts are dropped below
+        fused = np.maximum(c_flops.astype(np.float64) / hw.peak_flops,
+                           (c_bin + c_bout).astype(np.float64) / hw.memory_bandwidth) + hw.launch_overhead
+        total = fused + hw.sync_overhead * (c_in + c_out).astype(np.float64)
+        speedup = c_unfused / total
+    has_speedup = known_f & ~np.isnan(c_unfused) & (total > 0)
+
+    fused_total = (_seq_total(fused) if nc else 0.0) if known_f.all() else None
     # A fallback op whose bytes are unknown costs the same before and after: leave it out of both.
-    # (Lists in node order, so the float sums add in the same order as ever.)
-    before = _sum([t for t, c in zip(op_times, cluster_of) if c >= 0 or t is not None])
-    fallback_time = _sum([t for t, c in zip(op_times, cluster_of) if c < 0 and t is not None])
+    # (Sums in node order, added left to right as ever.)
+    before = None if (clustered_mask & unknown).any() else _seq_total(time[~unknown])
+    fallback_time = _seq_total(time[~clustered_mask & ~unknown])
     after = None
     if fused_total is not None and fallback_time is not None:
-        after = fused_total + fallback_time + hw.sync_overhead * len(edges)
-    # D: each boundary edge once (an edge between two clusters is "out" of one and "in" to the other)
+        after = fused_total + fallback_time + hw.sync_overhead * n_edges
+    clustered = int(clustered_mask.sum())
+    fallback = n - clustered
+    if python_flops:
+        fl = flops.tolist()
+        total_flops, cl_flops = sum(fl), sum([f for f, c in zip(fl, clustering.cluster_of) if c >= 0])
+    else:
+        total_flops, cl_flops = int(flops.sum()), int(flops[clustered_mask].sum())
+    boundary_bytes = int(edges.bytes.sum()) if edges.known.all() else None  # exact integers, any order
+
+    def numbers() -> dict[str, list]:
+        zero = np.array([_zero_op(nodes[j].op, nodes[j].known) for j in reps], bool)[sig]
+        columns = dict(
+            boundary_bytes_in=np.where(known_in, c_bin, None), boundary_bytes_out=np.where(known_out, c_bout, None),
+            flops=c_flops, effective_size=sizes - _run_totals(zero[members].astype(np.int64), sizes),
+            time_unfused=np.where(np.isnan(c_unfused), None, np.where(sizes > 0, c_unfused.astype(object), 0)),
+            time_fused=np.where(known_f, fused, None), speedup_estimate=np.where(has_speedup, speedup, None))
+        return {key: a.tolist() for key, a in columns.items()}
+
+    detail = _Details(graph, clustering, edges, numbers)
     return Stats(
         nodes=n, clustered_nodes=clustered, coverage=clustered / n if n else 0.0,
         coverage_flops=cl_flops / total_flops if total_flops else None,
-        boundary_bytes=_sum(e.bytes for e in edges), boundary_edges=len(edges),
-        kernel_launches_before=n, kernel_launches_after=len(clustering.clusters) + fallback,
+        boundary_bytes=boundary_bytes, boundary_edges=n_edges,
+        kernel_launches_before=n, kernel_launches_after=nc + fallback,
         time_before=before, time_after=after,
         speedup_estimate=before / after if before is not None and after else None,
-        clusters=len(clustering.clusters), fallback_nodes=fallback, hardware=hw.name,
-        clusters_detail=details, edges=edges)
-
-
-def _zero(node) -> bool:
-    return _zero_op(node.op, node.known)
+        clusters=nc, fallback_nodes=fallback, hardware=hw.name,
+        clusters_detail=LazyList(nc, detail.make), edges=LazyList(n_edges, edges.edge))
 
 
 def _zero_op(op: str, known: bool) -> bool:
