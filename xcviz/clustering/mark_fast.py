@@ -172,14 +172,14 @@ def mark_for_compilation(graph, cands: Candidates, opts: ClusterOptions, progres
         op_code: dict = {}
         kind_op = np.array([op_code.setdefault((k[1], k[2]), len(op_code)) for k in kinds], np.int64)
         ok = np.array([k[3] for k in kinds], np.bool_)[kind_of] if kinds else np.zeros(0, np.bool_)
-        device = np.full(N, -1, np.int64)
+        device = np.full(N, -1, np.int32)
         device[base:] = kind_dev[kind_of] if kinds else []
         codes = kind_op[kind_of] if kinds else np.zeros(0, np.int64)
         node_forced = np.array([k[4] is True for k in kinds], np.bool_)[kind_of] if kinds else []
     else:
         ok = np.array(cands.ok, dtype=np.bool_)
         dev_code = {}
-        device = np.full(N, -1, np.int64)
+        device = np.full(N, -1, np.int32)
         device[base:] = [dev_code.setdefault(d, len(dev_code)) for d in cands.device]
         op_code = {}
         codes = np.array([op_code.setdefault(k, len(op_code)) for k in map(attrgetter("op", "known"), nodes)],
@@ -187,7 +187,7 @@ def mark_for_compilation(graph, cands: Candidates, opts: ClusterOptions, progres
         node_forced = [c is True for c in map(attrgetter("compile"), nodes)]
     dev_names = list(dev_code)
     scope_code: dict = {}
-    scope = np.full(N, -1, np.int64)
+    scope = np.full(N, -1, np.int32)
     scopes = list(map(attrgetter("scope"), nodes))
     if scopes.count(None) != len(scopes):
         scope[base:] = [-1 if sc is None else scope_code.setdefault(sc, len(scope_code)) for sc in scopes]
@@ -197,17 +197,18 @@ def mark_for_compilation(graph, cands: Candidates, opts: ClusterOptions, progres
     zero = np.array([ZERO_SIZE in g for g in op_groups] + [False], np.bool_)[codes]
     shape_c = np.array([SHAPE_CONSUMER in g for g in op_groups] + [False], np.bool_)[codes]
     noop = np.array([NOOP in g for g in op_groups] + [False], np.bool_)[codes]
-    eff = np.zeros(N, np.int64)
+    eff = np.zeros(N, np.int32)
     eff[base:] = ~zero
     forced = np.zeros(N, np.bool_)
     forced[base:] = node_forced
     out_base = has_out[base:]
-    groups = np.where(shape_c, 1, np.where(noop & ~out_base, 2, 0)).astype(np.int64)
-    size = np.ones(N, np.int64)
+    groups = np.where(shape_c, 1, np.where(noop & ~out_base, 2, 0)).astype(np.int32)
+    size = np.ones(N, np.int32)
     alive = np.ones(N, np.bool_)
-    parent_uf = np.arange(N, dtype=np.int64)
+    parent_uf = np.arange(N, dtype=np.int32)
     max_size = _MAX if opts.max_cluster_size is None else np.int64(opts.max_cluster_size)
 
+    # per-node state in int32 (ids and sizes stay below 2^31): half the cache lines of int64
     S = K.build(N, esrc, edst, len(es))
     if progress:
         progress(1)
@@ -261,6 +262,10 @@ def _assemble(opts: ClusterOptions, graph, cands: Candidates, r: np.ndarray, eff
     kept_rank = np.append(np.cumsum(keep) - 1, -1)
     kept_rank[:G][~keep] = -1
     cluster_of = kept_rank[g_of]  # g_of == -1 picks the trailing -1
+    # as a list of one int object per cluster, not one per node (10^6 ints would take 32 MB)
+    ints = np.empty(len(kept) + 1, object)
+    ints[:] = range(-1, len(kept))
+    cluster_of = ints[cluster_of + 1].tolist()
     code = list(cands.code)
     reason = list(cands.reason)
     for k in np.flatnonzero(~keep).tolist():
@@ -268,5 +273,5 @@ def _assemble(opts: ClusterOptions, graph, cands: Candidates, r: np.ndarray, eff
         for v in ordered[k]:
             code[v] = "min-size"
             reason[v] = why
-    return Clustering(opts, kept, cluster_of.tolist(), list(cands.ok), code, reason, list(cands.device), attempts,
+    return Clustering(opts, kept, cluster_of, list(cands.ok), code, reason, list(cands.device), attempts,
                       ordered)
