@@ -4,8 +4,12 @@ from __future__ import annotations
 import gc
 from contextlib import contextmanager
 from dataclasses import dataclass, field
+from itertools import chain, repeat
 from operator import attrgetter
-from typing import Mapping, Sequence
+from typing import TYPE_CHECKING, Mapping, Sequence
+
+if TYPE_CHECKING:
+    import numpy as np
 
 # Element sizes in bytes of every dtype xcviz knows (ONNX and NumPy spellings map here).
 DTYPE_SIZES: dict[str, int] = {
@@ -137,6 +141,7 @@ class Graph:
     # (refs, positions) of every data input, flattened by a loader on its way through the nodes (see
     # loaders.build._Refs); taken, and cleared, by finalize
     _flat: tuple[list[str], list[int]] | None = field(default=None, repr=False, compare=False)
+    _positions: tuple | None = field(default=None, repr=False, compare=False)
 
     # -- lookups ---------------------------------------------------------
     @property
@@ -145,6 +150,14 @@ class Graph:
         if self._index is None or len(self._index) != len(self.nodes):
             self._index = dict(zip(map(attrgetter("name"), self.nodes), range(len(self.nodes))))  # C speed
         return self._index
+
+    def ref_positions(self) -> "RefPositions":
+        """Every data input of every node as integers, in node order (computed once, then cached: a
+        graph is not edited after loading; build a new one to change it)."""
+        key = (id(self.nodes), len(self.nodes))
+        if self._positions is None or self._positions[0] != key:
+            self._positions = (key, RefPositions.of(self))
+        return self._positions[1]
 
     def node(self, name: str) -> Node:
         return self.nodes[self.index[name]]
@@ -158,6 +171,53 @@ class Graph:
             if v.name == ref:
                 return v.type
         return TensorType()
+
+
+@dataclass(frozen=True, slots=True)
+class RefPositions:
+    """The data edges of a graph as arrays, one entry per input ref in node order (empty refs included).
+
+    src[k]: position of the producing node, n + i for graph input i, -1 for an empty (absent) input;
+    port[k]: which output of the producer (0 for graph inputs); lens[j]: how many refs node j has."""
+
+    src: "np.ndarray"
+    port: "np.ndarray"
+    lens: "np.ndarray"
+
+    @classmethod
+    def of(cls, graph: "Graph", src: list[int] | None = None) -> "RefPositions":
+        """From the nodes; `src` is the loader's positions (node, n + input, or -1 for anything that is
+        not output 0 of a node or an input), which saves looking every name up again."""
+        import numpy as np
+
+        nodes = graph.nodes
+        n = len(nodes)
+        per_node = list(map(attrgetter("inputs"), nodes))
+        lens = np.fromiter(map(len, per_node), np.int64, n)
+        if src is None:
+            ids = dict(graph.index)
+            if ":" in "".join(ids):  # such names may read as name:k; resolved one by one below
+                ids = {name: i for name, i in ids.items() if ":" not in name}
+            for i, v in enumerate(graph.inputs):
+                ids.setdefault(v.name, n + i)
+            src = list(map(ids.get, chain.from_iterable(per_node), repeat(-1)))
+        src_a = np.array(src, np.int64)
+        port = np.zeros(len(src_a), np.int64)
+        miss = np.flatnonzero(src_a < 0)
+        if len(miss):
+            refs = list(chain.from_iterable(per_node))
+            inputs = {v.name: n + i for i, v in enumerate(graph.inputs)}
+            idx = graph.index
+            for k in miss.tolist():
+                ref = refs[k]
+                if not ref:
+                    continue
+                if ref in inputs:
+                    src_a[k] = inputs[ref]
+                    continue
+                name, out = parse_ref(ref)  # 'node:k' (as the loader reads it: a name with ':' and digits after it
+                src_a[k], port[k] = idx[name], out  # is output k of the node before the ':')
+        return cls(src_a, port, lens)
 
 
 @contextmanager

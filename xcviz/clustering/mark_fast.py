@@ -7,7 +7,6 @@ only when read, so recording 10^6 decisions costs arrays, not objects.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from itertools import chain, repeat
 from operator import attrgetter
 
 import numpy as np
@@ -20,7 +19,6 @@ from .result import Attempt, Clustering
 
 SOURCE, SINK = 0, 1
 _MAX = np.int64(2**62)
-_MISS = -(2**62)
 
 
 class AttemptLog(Sequence):
@@ -94,26 +92,12 @@ def edges_in_order(graph, base: int) -> tuple[np.ndarray, np.ndarray]:
     idx = graph.index
     nodes = graph.nodes
     if not any(map(attrgetter("control_inputs"), nodes)):
-        # vectorised common case, one pass over the refs; names and input names never collide (loader)
-        # positions (a C-speed copy of the index) with inputs at id - base, so that adding base gives ids
-        ids = idx.copy()
-        ids.update({name: i - base for name, i in input_id.items()})
-        per_node = list(map(attrgetter("inputs"), nodes))
-        lens = np.fromiter(map(len, per_node), np.int64, len(per_node))
-        raw = np.fromiter(map(ids.get, chain.from_iterable(per_node), repeat(_MISS)), np.int64, int(lens.sum()))
-        src = raw + base
-        dst = np.repeat(np.arange(base, base + len(nodes), dtype=np.int64), lens)
-        miss = np.flatnonzero(raw == _MISS)
-        if len(miss):
-            refs = list(chain.from_iterable(per_node))
-            keep = np.ones(len(src), bool)
-            for k in miss.tolist():
-                ref = refs[k]
-                if not ref:
-                    keep[k] = False
-                else:
-                    src[k] = base + idx[parse_ref(ref)[0]]
-            src, dst = src[keep], dst[keep]
+        # the common case, on the graph's integer edges: nodes at base + position, graph inputs at 2 + i
+        pos = graph.ref_positions()
+        n = len(nodes)
+        keep = pos.src >= 0  # empty refs are absent inputs, not edges
+        src = np.where(pos.src < n, pos.src + base, pos.src - n + 2)[keep]
+        dst = np.repeat(np.arange(base, base + n, dtype=np.int64), pos.lens)[keep]
         return src, dst
     srcl: list[int] = []
     dstl: list[int] = []

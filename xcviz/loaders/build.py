@@ -478,6 +478,10 @@ def finalize(graph: Graph, *, allow_unknown: bool = False, onnx: bool = False,
     if _order(graph, preds):
         counts = refs = None  # positions moved: count again in the new order
     infer_shapes(graph, counts, refs)
+    if refs is not None and len(graph.nodes) >= 10_000:  # the integer edges, for clustering and costs
+        from ..ir import RefPositions
+
+        graph._positions = ((id(graph.nodes), len(graph.nodes)), RefPositions.of(graph, refs.src))
     if dims:
         graph.dims.update(dims)
     return graph

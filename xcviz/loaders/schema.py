@@ -3,7 +3,6 @@ from __future__ import annotations
 
 import json
 import math
-import re
 from itertools import repeat
 from typing import Any
 
