@@ -1,6 +1,7 @@
 """The command line: parse, call the library, render. The only module that prints or writes files."""
 from __future__ import annotations
 
+import os
 import sys
 
 import typer
@@ -107,6 +108,27 @@ def main(argv: list[str] | None = None) -> None:
         if debug:
             raise
         _fail(f"internal error: {e.__class__.__name__}: {e} (this is a bug in xcviz; rerun with --debug and report it)", INTERNAL)
+
+
+def run() -> None:
+    """The `xcviz` command: main(), then exit without tearing the process's objects down one by one.
+
+    After a 10^6-node graph that teardown took over a second; the outputs are complete and flushed by
+    then (files are written atomically), so nothing is lost. Errors with --debug still raise normally."""
+    code: int | str | None = 0
+    try:
+        main()
+    except SystemExit as e:
+        code = e.code
+    if isinstance(code, str):  # sys.exit("message"): print it as Python would
+        print(code, file=sys.stderr)
+        code = 1
+    try:
+        sys.stdout.flush()
+        sys.stderr.flush()
+    except OSError:  # e.g. stdout closed early by `| head`
+        pass
+    os._exit(code or 0)
 
 
 def _click_exceptions() -> tuple[tuple, tuple]:

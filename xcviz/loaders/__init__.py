@@ -95,11 +95,14 @@ def _load(path: str, allow_unknown: bool, dims, max_file_bytes: int, max_nodes: 
 
             graph, onnx_model = graph_from_model(read_onnx_json(obj, text, path), path), True
         else:
+            lookup = len(text) <= _LINE_LOOKUP_MAX_CHARS
             try:
                 graph = schema.graph_from_mapping(obj, path, max_nodes=max_nodes, max_depth=max_depth)
+                if not lookup:  # free the parsed document now, so that its memory serves the checks
+                    del obj
                 return _checked(graph, max_nodes, allow_unknown, False, dims)
             except XcvizError as e:
-                if len(text) <= _LINE_LOOKUP_MAX_CHARS:
+                if lookup:
                     schema.add_line(e, obj, text, path)
                 raise
     return _checked(graph, max_nodes, allow_unknown or onnx_model, onnx_model, dims)
