@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import os
 from collections import Counter
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from importlib import resources
 from itertools import chain, compress, repeat
@@ -22,6 +22,7 @@ import yaml
 from .errors import XcvizError
 from .ir import Graph, TensorType, gc_paused, parse_ref
 from .ops import REGISTRY
+from .ops import rules
 from .ops.rules import Ctx
 
 OUTPUT = "<output>"
@@ -162,6 +163,9 @@ class LazyList(Sequence):
     def __repr__(self) -> str:
         return repr(list(self))
 
+    def __reduce__(self):  # pickle and copy as the plain list it stands for
+        return list, (list(self),)
+
 
 # ---- the graph as arrays ----------------------------------------------------------------------------
 _MISS = -(2**62)
@@ -179,7 +183,7 @@ class _Flat:
     `ref`, the position of the ref among all refs (None: the edge number itself). Types are numbered by
     identity: the loader shares equal types as one object, so a big graph has a few hundred. Per node:
     output type ids (`out_tid`, `n_out` of them from `out_start`), op code (`op`, names in `op_names`),
-    `known`, and the positions of the nodes with attributes (`with_attrs`)."""
+    `known`, and the positions of the nodes whose attributes can change their cost (`with_attrs`)."""
 
     def __init__(self, graph: Graph) -> None:
         nodes = graph.nodes
@@ -196,8 +200,9 @@ class _Flat:
         ids.pop("", None)
 
         # One block of nodes at a time, all reads of it in turn: the block's objects stay in cache between
-        # the reads (passes over the whole graph went to memory for each: 1.4x slower on 10^6 nodes).
+        # the reads (passes over the whole graph went to memory for each: ~1.3x slower on 10^6 nodes).
         op_code: dict[str, int] = {}
+        reads_attrs = np.zeros(0, bool)  # per op code
         lens, src, n_out, out_ids, op, known = [], [], [], [], [], []
         self.with_attrs: list[int] = []
         slow: list[tuple[int, str]] = []  # (edge number, ref)
@@ -226,10 +231,13 @@ class _Flat:
                 for name in map(attrgetter("op"), block):
                     op_code.setdefault(name, len(op_code))
                 codes = np.fromiter(map(op_code.__getitem__, map(attrgetter("op"), block)), np.int64, size)
+                reads_attrs = np.array([_flops_reads_attrs(name) for name in op_code], bool)
             op.append(codes)
             known.append(np.ones(size, bool) if all(map(attrgetter("known"), block))
                          else np.fromiter(map(attrgetter("known"), block), bool, size))
-            self.with_attrs += compress(range(a, a + size), map(attrgetter("attrs"), block))
+            sel = reads_attrs[codes].tolist()  # the only nodes whose attributes matter
+            self.with_attrs += compress(compress(range(a, a + size), sel),
+                                        map(attrgetter("attrs"), compress(block, sel)))
 
         def cat(parts, dtype=np.int64):
             return np.concatenate(parts) if parts else np.zeros(0, dtype)
@@ -246,7 +254,8 @@ class _Flat:
         at = np.empty(len(distinct), np.int64)
         at[self.out_tid] = np.arange(len(raw))
         owner = np.searchsorted(self.out_start, at, side="right") - 1
-        self.types: list[TensorType] = [nodes[j].outputs[p - int(self.out_start[j])] for p, j in zip(at.tolist(), owner.tolist())]
+        self.types: list[TensorType] = [nodes[j].outputs[p - int(self.out_start[j])]
+                                        for p, j in zip(at.tolist(), owner.tolist())]
         self._tid = dict(zip(distinct.tolist(), range(len(distinct))))  # self.types keeps the ids valid
         unknown = self.tid(_UNKNOWN)
         in_tid = [self.tid(v.type) for v in graph.inputs]
@@ -266,10 +275,7 @@ class _Flat:
                 if not r:  # an absent optional input
                     keep[m] = False
                     continue
-                i = idx.get(r) if ":" not in r else None
-                if i is not None:
-                    s, t = i, int(out0[i])
-                elif r in in_pos:
+                if r in in_pos:  # (a plain ref to a node never gets here)
                     s, t = -1 - in_pos[r], in_tid[in_pos[r]]
                 else:
                     name, k = parse_ref(r)
@@ -294,6 +300,17 @@ class _Flat:
         j = int(self.dst[e])
         r = e if self.ref is None else int(self.ref[e])
         return self.nodes[j].inputs[r - int(self.in_start[j])]
+
+
+# FLOP rules that read shapes only: attributes cannot change what they give
+_SHAPE_ONLY_RULES = frozenset(f.__code__ for f in (rules.zero_flops, rules.output_flops(), rules.input_flops()))
+
+
+def _flops_reads_attrs(op: str) -> bool:
+    """Whether a node's attributes can change its cost: only through a FLOP rule that reads them."""
+    opdef = REGISTRY.ops.get(op)
+    rule = opdef.flops if opdef is not None else None
+    return rule is not None and getattr(rule, "__code__", None) not in _SHAPE_ONLY_RULES
 
 
 def _dense(code: np.ndarray, radix: int) -> tuple[np.ndarray, int]:
@@ -325,8 +342,9 @@ def _cost_keys(graph: Graph, flat: _Flat) -> tuple[np.ndarray, list[int]]:
     """Per node the id of its cost key, and one node per key.
 
     FLOPs and bytes are pure functions of (op, known, scalar attributes, input and output types); big graphs
-    repeat a few hundred keys, so each is costed once. Types count by identity (see _Flat); a node with
-    non-scalar attributes (or more than _SLOTS inputs or outputs) is a key of its own."""
+    repeat a few hundred keys, so each is costed once. Types count by identity (see _Flat), attributes only
+    where the op's FLOP rule reads them; a node with non-scalar ones (or more than _SLOTS inputs or outputs)
+    is a key of its own."""
     from .loaders.build import _attrs_key
 
     nodes = graph.nodes
@@ -415,17 +433,9 @@ def _seq_sums(values: np.ndarray, sizes: np.ndarray) -> np.ndarray:
 
 
 def _seq_total(values: np.ndarray):
-    """_sum of known floats: added left to right from 0 (np.cumsum is sequential; np.sum is pairwise)."""
+    """The sum of floats added left to right from 0, as a Python loop adds them (np.cumsum is sequential;
+    np.sum is pairwise); 0 (an int) when there are none, as before."""
     return float(np.cumsum(np.concatenate(([0.0], values)))[-1]) if len(values) else 0
-
-
-def _sum(values):
-    total = 0
-    for v in values:
-        if v is None:
-            return None
-        total += v
-    return total
 
 
 class _Boundary:
@@ -559,8 +569,8 @@ def _compute_stats(graph: Graph, clustering, hw: Hardware) -> Stats:
             return None
         return max((flops or 0) / hw.peak_flops, nbytes / hw.memory_bandwidth) + hw.launch_overhead
 
-    # per node, from its key: time (NaN = unknown: it makes every sum it enters NaN, as None makes _sum
-    # None) and FLOPs (those an op cannot state count as 0)
+    # per node, from its key: time (NaN = unknown: it makes every sum it enters NaN, as None made the
+    # sums None before) and FLOPs (those an op cannot state count as 0)
     time = np.array([np.nan if t is None else t for t in (t_op(f, b) for f, b in key_costs)], np.float64)[sig]
     unknown = np.isnan(time)
     key_flops = [f or 0 for f, _ in key_costs]
