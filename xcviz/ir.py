@@ -138,9 +138,9 @@ class Graph:
     dims: dict[str, int] = field(default_factory=dict)  # bound symbolic dimensions
     output_names: dict[str, str] = field(default_factory=dict)  # output ref -> the model's own name (ONNX)
     _index: dict[str, int] | None = field(default=None, repr=False, compare=False)
-    # (refs, positions) of every data input, flattened by a loader on its way through the nodes (see
-    # loaders.build._Refs); taken, and cleared, by finalize
-    _flat: tuple[list[str], list[int]] | None = field(default=None, repr=False, compare=False)
+    # what a loader gathered on its way through the nodes (see loaders.build._Refs); taken, and cleared,
+    # by finalize
+    _flat: tuple | None = field(default=None, repr=False, compare=False)
     _positions: tuple | None = field(default=None, repr=False, compare=False)
 
     # -- lookups ---------------------------------------------------------

@@ -126,6 +126,10 @@ def _num_outputs(graph: Graph, cols: _Refs) -> list[int]:
     return counts
 
 
+_EMPTY_DICT: dict = {}  # placeholders in the columns only (never handed to a node)
+_EMPTY_LIST: list = []
+
+
 class _Refs:
     """The node fields the checks and shape inference read, as columns taken in one pass over the nodes
     (each pass over 10^6 node objects costs 0.1-0.2 s in cache misses alone), with every data input
@@ -137,14 +141,24 @@ class _Refs:
 
     def __init__(self, graph: Graph) -> None:
         nodes = graph.nodes
+        self.per_node = list(map(attrgetter("inputs"), nodes))
+        self.lens = list(map(len, self.per_node))
+        if graph._flat is not None:  # the loader's, made on its way through the nodes
+            self.refs, self.src, op_types, special = graph._flat
+            graph._flat = None
+            # nodes outside `special` are just name, op and inputs: every other field is its default
+            n = len(nodes)
+            self.op_type, self.op = op_types, list(op_types)
+            self.note, self.known = [None] * n, [True] * n
+            self.attrs, self.declared, self.control = [_EMPTY_DICT] * n, [_EMPTY_LIST] * n, [()] * n
+            for i in special:
+                node = nodes[i]
+                self.attrs[i], self.declared[i], self.control[i] = node.attrs, node.outputs, node.control_inputs
+            return
         self.per_node, self.op_type, self.note, self.attrs, self.declared, self.control, self.op, self.known = (
             list(map(attrgetter(f), nodes))
             for f in ("inputs", "op_type", "note", "attrs", "outputs", "control_inputs", "op", "known"))
         self.lens = list(map(len, self.per_node))
-        if graph._flat is not None:  # the loader's, made on its way through the nodes
-            self.refs, self.src = graph._flat
-            graph._flat = None
-            return
         n = len(nodes)
         ids = graph.index.copy()  # C speed
         if ":" in "".join(ids):  # a name with ':' may also read as name:k: those go the slow way

@@ -397,15 +397,16 @@ def _all_str(refs: list) -> bool:
 
 def _each_node(nodes_data: list, source: str, max_depth: int, inputs: list[Value]):
     """The nodes, and on the way (while each node is in the CPU cache) the name index and the flattened
-    references with their positions (see loaders.build._Refs); (nodes, index, flat or None).
+    references with their positions, the op types and which nodes have more than name, op and inputs
+    (see loaders.build._Refs); (nodes, index, flat or None).
 
     References are checked to be strings once for the whole file; if one is not, the nodes are read
     again checking each node's in turn, so that the first bad node is the one reported."""
     try:
-        nodes, ids, refs, src, colon = _node_loop(nodes_data, source, max_depth, inputs, False)
+        nodes, ids, refs, src, colon, op_types, special = _node_loop(nodes_data, source, max_depth, inputs, False)
         "".join(refs)  # every reference a str (C speed); a TypeError otherwise
     except TypeError:
-        nodes, ids, refs, src, colon = _node_loop(nodes_data, source, max_depth, inputs, True)
+        nodes, ids, refs, src, colon, op_types, special = _node_loop(nodes_data, source, max_depth, inputs, True)
     n = len(nodes)
     get = ids.get
     for v in inputs:  # the index is of nodes only; a node named like an input is an error (build)
@@ -416,7 +417,7 @@ def _each_node(nodes_data: list, source: str, max_depth: int, inputs: list[Value
     if -1 in src:  # forward references (an unordered file), or '' / 'x:k' / undefined: look again
         for k in [k for k, s in enumerate(src) if s == -1]:
             src[k] = get(refs[k], -1)
-    return nodes, ids, (refs, src)
+    return nodes, ids, (refs, src, op_types, special)
 
 
 def _node_loop(nodes_data: list, source: str, max_depth: int, inputs: list[Value], strict: bool):
@@ -434,6 +435,9 @@ def _node_loop(nodes_data: list, source: str, max_depth: int, inputs: list[Value
     refs_ext, src_ext = refs.extend, src.extend
     missing = repeat(-1)
     declared: dict = {}  # (shape, dtype) as written -> its TensorType, checked once
+    op_types: list[str] = []
+    special: list[int] = []  # nodes with more than name, op and inputs
+    op_types_append, special_append = op_types.append, special.append
     colon = False
     for i, nd in enumerate(nodes_data):
         # Fast path for the plain nodes that make up big graphs; anything else (or anything wrong) goes
@@ -447,6 +451,14 @@ def _node_loop(nodes_data: list, source: str, max_depth: int, inputs: list[Value
             if type(nname) is str and nname and type(op) is str and op:
                 if len(nd) == 3 and type(ins) is list and (not strict or str_list(ins)):  # name, op, inputs
                     node = Node(nname, op, op, tuple(ins), (), {}, None, None, None, [], True, None, None)
+                    append(node)
+                    op_types_append(op)
+                    if ":" in nname:
+                        colon = True
+                    ids[nname] = i
+                    refs_ext(node.inputs)
+                    src_ext(map(get, ins, missing))  # get(ref, -1) per ref, without a Python frame per node
+                    continue
                 elif nd.keys() <= fast_keys and (ins is None or type(ins) is list and str_list(ins)):
                     attrs, c, dev, scope, doc, ctl = (dget("attrs"), dget("compile"), dget("device"),
                                                       dget("scope"), dget("doc"), dget("control_inputs"))
@@ -470,14 +482,16 @@ def _node_loop(nodes_data: list, source: str, max_depth: int, inputs: list[Value
                                     attrs if attrs else {}, dev, c, scope, outs, True, None, None)
         if node is None:
             node = _node(nd, i, source, max_depth)
-        append(node)
+        append(node)  # (the same bookkeeping as above, for nodes with more than name, op and inputs)
+        op_types_append(node.op_type)
+        special_append(i)
         name, ins = node.name, node.inputs
         if ":" in name:
             colon = True
         ids[name] = i
         refs_ext(ins)
-        src_ext(map(get, ins, missing))  # get(ref, -1) per ref, without a Python frame per node
-    return nodes, ids, refs, src, colon
+        src_ext(map(get, ins, missing))
+    return nodes, ids, refs, src, colon, op_types, special
 
 
 def _declared_type(shape: Any, dtype: Any) -> TensorType | bool:
