@@ -168,7 +168,6 @@ class LazyList(Sequence):
 
 
 # ---- the graph as arrays ----------------------------------------------------------------------------
-_MISS = -(2**62)
 _UNKNOWN = TensorType()  # the type of an output a node does not have
 _SLOTS = 8               # nodes with more inputs or outputs get a cost key of their own (rare; keeps keys small)
 _LONG = 512              # clusters longer than this sum their times one by one (see _seq_sums)
@@ -188,37 +187,17 @@ class _Flat:
     def __init__(self, graph: Graph) -> None:
         nodes = graph.nodes
         n = len(nodes)
-        idx = graph.index
         self.nodes = nodes
-        # A plain ref names a node before an input of the same name; '' (absent), refs with ':' and misses
-        # go the slow way below, which reads them as the per-node code did.
-        ids = idx.copy()  # C speed
-        in_pos = {v.name: i for i, v in enumerate(graph.inputs)}  # the last of equal names, as a dict has it
-        for name, i in in_pos.items():
-            if name not in idx:
-                ids[name] = -1 - i
-        ids.pop("", None)
 
         # One block of nodes at a time, all reads of it in turn: the block's objects stay in cache between
         # the reads (passes over the whole graph went to memory for each: ~1.3x slower on 10^6 nodes).
         op_code: dict[str, int] = {}
         reads_attrs = np.zeros(0, bool)  # per op code
-        lens, src, n_out, out_ids, op, known = [], [], [], [], [], []
+        n_out, out_ids, op, known = [], [], [], []
         self.with_attrs: list[int] = []
-        slow: list[tuple[int, str]] = []  # (edge number, ref)
-        base = 0  # edge number of the block's first ref
         for a in range(0, n, _BLOCK):
             block = nodes[a:a + _BLOCK]
             size = len(block)
-            ins = list(map(attrgetter("inputs"), block))
-            lens.append(np.fromiter(map(len, ins), np.int64, size))
-            refs = list(chain.from_iterable(ins))
-            found = np.fromiter(map(ids.get, refs, repeat(_MISS)), np.int64, len(refs))
-            if ":" in "".join(refs):
-                found[[k for k, r in enumerate(refs) if ":" in r]] = _MISS
-            slow += [(base + k, refs[k]) for k in np.flatnonzero(found == _MISS).tolist()]
-            src.append(found)
-            base += len(refs)
             outs = list(map(attrgetter("outputs"), block))
             counts = np.fromiter(map(len, outs), np.int64, size)
             n_out.append(counts)
@@ -242,10 +221,8 @@ class _Flat:
         def cat(parts, dtype=np.int64):
             return np.concatenate(parts) if parts else np.zeros(0, dtype)
 
-        lens, src, self.n_out = cat(lens), cat(src), cat(n_out)
-        self.op, self.known, self.op_names = cat(op), cat(known, bool), list(op_code)
+        self.n_out, self.op, self.known, self.op_names = cat(n_out), cat(op), cat(known, bool), list(op_code)
         self.out_start = np.cumsum(self.n_out) - self.n_out
-        self.in_start = np.cumsum(lens) - lens
 
         # Output types numbered by object identity (ids sorted): any position of an id holds the same object.
         raw = cat(out_ids)
@@ -258,34 +235,38 @@ class _Flat:
                                         for p, j in zip(at.tolist(), owner.tolist())]
         self._tid = dict(zip(distinct.tolist(), range(len(distinct))))  # self.types keeps the ids valid
         unknown = self.tid(_UNKNOWN)
-        in_tid = [self.tid(v.type) for v in graph.inputs]
         out0 = np.full(n, unknown, np.int64)  # the type of each node's output 0
         has = self.n_out > 0
         out0[has] = self.out_tid[self.out_start[has]]
 
+        # The edges: the graph's refs as positions, resolved once and kept by the graph (the loader seeds
+        # them), so no name is looked up here. They read refs as costs always did (a plain ref names a node
+        # before an input of the same name; a ref with ':' an input before 'name:k'), but for two cases
+        # only hand-built graphs have, set right below: of inputs with the same name, costs read the last;
+        # '' is an absent input even where a node or input has that name.
+        positions = graph.ref_positions()
+        pos, port, lens = positions.src, positions.port, positions.lens
+        in_pos = {v.name: i for i, v in enumerate(graph.inputs)}  # the last of equal names, as a dict has it
+        in_tid = np.array([self.tid(v.type) for v in graph.inputs] + [unknown], np.int64)
+        if len(in_pos) < len(graph.inputs):
+            last = np.array([n + in_pos[v.name] for v in graph.inputs], np.int64)
+            pos = np.where(pos >= n, last[np.clip(pos - n, 0, len(last) - 1)], pos)
+        if "" in in_pos or "" in graph.index:
+            pos = pos.copy()
+            pos[[k for k, r in enumerate(chain.from_iterable(map(attrgetter("inputs"), nodes))) if not r]] = -1
+        self.in_start = np.cumsum(lens) - lens
         dst = np.repeat(np.arange(n, dtype=np.int64), lens)
-        tid = out0[np.maximum(src, 0)] if n else np.zeros(0, np.int64)
-        if in_tid:
-            is_input = (src < 0) & (src != _MISS)
-            tid[is_input] = np.array(in_tid, np.int64)[-1 - src[is_input]]
         self.ref = None
-        if slow:
-            keep = np.ones(len(src), bool)
-            for m, r in slow:
-                if not r:  # an absent optional input
-                    keep[m] = False
-                    continue
-                if r in in_pos:  # (a plain ref to a node never gets here)
-                    s, t = -1 - in_pos[r], in_tid[in_pos[r]]
-                else:
-                    name, k = parse_ref(r)
-                    s = idx[name]
-                    produced = nodes[s].outputs
-                    t = self.tid(produced[k]) if k < len(produced) else unknown
-                src[m], tid[m] = s, t
-            if not keep.all():
-                self.ref = np.flatnonzero(keep)
-                src, dst, tid = src[keep], dst[keep], tid[keep]
+        if (pos < 0).any():  # absent inputs are no edges
+            keep = pos >= 0
+            self.ref = np.flatnonzero(keep)
+            pos, port, dst = pos[keep], port[keep], dst[keep]
+        is_input = pos >= n
+        src = np.where(is_input, n - 1 - pos, pos)  # graph input i as -1 - i
+        tid = np.where(is_input, in_tid[np.clip(pos - n, 0, len(in_tid) - 1)], out0[np.clip(pos, 0, n - 1)])
+        for e in np.flatnonzero(port).tolist():  # output k > 0 of a node
+            produced, k = nodes[int(pos[e])].outputs, int(port[e])
+            tid[e] = self.tid(produced[k]) if k < len(produced) else unknown
         self.src, self.dst, self.tid_of = src, dst, tid
         self.arity = np.bincount(dst, minlength=n)
 
