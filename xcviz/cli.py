@@ -116,6 +116,9 @@ def run() -> None:
     After a 10^6-node graph that teardown took over a second; the outputs are complete and flushed by
     then (files are written atomically), so nothing is lost. Errors with --debug still raise normally."""
     _keep_freed_memory()
+    from . import cli_common
+
+    cli_common.RETAINED = []
     code: int | str | None = 0
     try:
         main()

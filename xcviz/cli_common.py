@@ -78,6 +78,11 @@ def read_supported_ops(path: str | None) -> frozenset[str] | None:
     return frozenset(line.split("#", 1)[0].strip() for line in text.splitlines() if line.split("#", 1)[0].strip())
 
 
+# Parsed documents kept rather than freed when the process will end without freeing anything (cli.run
+# sets a list); None (main() called from Python): freed as usual.
+RETAINED: list | None = None
+
+
 def load_graph(path: str, *, allow_unknown: bool = False, dims: list[str] | None = None,
                max_nodes: int = DEFAULT_MAX_NODES, max_file_bytes: int = DEFAULT_MAX_FILE_BYTES,
                max_depth: int = DEFAULT_MAX_DEPTH, max_alias_expansion: int = DEFAULT_MAX_ALIAS_EXPANSION):
@@ -86,7 +91,8 @@ def load_graph(path: str, *, allow_unknown: bool = False, dims: list[str] | None
 
     protect(path)
     graph = load(path, allow_unknown=allow_unknown, dims=parse_dims(dims), max_nodes=max_nodes,
-                 max_file_bytes=max_file_bytes, max_depth=max_depth, max_alias_expansion=max_alias_expansion)
+                 max_file_bytes=max_file_bytes, max_depth=max_depth, max_alias_expansion=max_alias_expansion,
+                 retain=RETAINED)
     # The graph lives as long as the command: keep the cyclic GC from rescanning its millions of objects
     # at every later collection (a full one took ~1 s at 10^6 nodes); they are still freed by refcount.
     import gc

@@ -4,6 +4,7 @@ from __future__ import annotations
 import json
 import math
 from itertools import repeat
+from operator import itemgetter
 from typing import Any
 
 import yaml
@@ -435,6 +436,7 @@ def _node_loop(nodes_data: list, source: str, max_depth: int, inputs: list[Value
     refs_ext, src_ext = refs.extend, src.extend
     missing = repeat(-1)
     declared: dict = {}  # (shape, dtype) as written -> its TensorType, checked once
+    plain = itemgetter("name", "op", "inputs")
     op_types: list[str] = []
     special: list[int] = []  # nodes with more than name, op and inputs
     op_types_append, special_append = op_types.append, special.append
@@ -446,20 +448,26 @@ def _node_loop(nodes_data: list, source: str, max_depth: int, inputs: list[Value
         # (ir.node_where), which saves a repr and a string per node.
         node = None
         if type(nd) is dict:
-            dget = nd.get
-            nname, op, ins = dget("name"), dget("op"), dget("inputs")
-            if type(nname) is str and nname and type(op) is str and op:
-                if len(nd) == 3 and type(ins) is list and (not strict or str_list(ins)):  # name, op, inputs
-                    node = Node(nname, op, op, tuple(ins), (), {}, None, None, None, [], True, None, None)
-                    append(node)
+            if len(nd) == 3:  # name, op, inputs and nothing else: the bulk of a big graph
+                try:
+                    nname, op, ins = plain(nd)
+                except KeyError:
+                    nname = op = ins = None
+                if (type(nname) is str and nname and type(op) is str and op and type(ins) is list
+                        and (not strict or str_list(ins))):
+                    ins_t = tuple(ins)
+                    append(Node(nname, op, op, ins_t, (), {}, None, None, None, [], True, None, None))
                     op_types_append(op)
                     if ":" in nname:
                         colon = True
                     ids[nname] = i
-                    refs_ext(node.inputs)
-                    src_ext(map(get, ins, missing))  # get(ref, -1) per ref, without a Python frame per node
+                    refs_ext(ins_t)
+                    src_ext(map(get, ins_t, missing))  # get(ref, -1) per ref, without a Python frame per node
                     continue
-                elif nd.keys() <= fast_keys and (ins is None or type(ins) is list and str_list(ins)):
+            dget = nd.get
+            nname, op, ins = dget("name"), dget("op"), dget("inputs")
+            if type(nname) is str and nname and type(op) is str and op:
+                if nd.keys() <= fast_keys and (ins is None or type(ins) is list and str_list(ins)):
                     attrs, c, dev, scope, doc, ctl = (dget("attrs"), dget("compile"), dget("device"),
                                                       dget("scope"), dget("doc"), dget("control_inputs"))
                     outs = []
