@@ -14,7 +14,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from importlib import resources
 from itertools import chain, compress, repeat
-from operator import attrgetter, itemgetter
+from operator import attrgetter, getitem, itemgetter
 
 import numpy as np
 import yaml
@@ -133,7 +133,8 @@ class LazyList(Sequence):
     """A read-only list whose items are built on first access and then kept.
 
     A 10^6-node graph has ~10^5 clusters and ~5*10^5 boundary edges: building their objects cost more than
-    every number in Stats, and `stats --json` reads none of them."""
+    every number in Stats, and `stats --json` reads none of them. Items are built with the cyclic GC
+    paused, as compute_stats builds everything (its passes over a big graph's objects cost ~2x the build)."""
 
     def __init__(self, n: int, make: Callable[[int], object]) -> None:
         self._items: list = [None] * n
@@ -142,16 +143,25 @@ class LazyList(Sequence):
     def __len__(self) -> int:
         return len(self._items)
 
+    def _built(self, ks: range) -> list:
+        items, make = self._items, self._make
+        with gc_paused():
+            for k in ks:
+                if items[k] is None:
+                    items[k] = make(k)
+        return items
+
     def __getitem__(self, i):
         if isinstance(i, slice):
-            return [self[k] for k in range(*i.indices(len(self._items)))]
+            ks = range(*i.indices(len(self._items)))
+            return list(map(self._built(ks).__getitem__, ks))
         item = self._items[i]  # IndexError and negative indices as a list has them
         if item is None:
-            item = self._items[i] = self._make(i % len(self._items))
+            item = self._built(range(i % len(self._items), i % len(self._items) + 1))[i]
         return item
 
     def __iter__(self):
-        return map(self.__getitem__, range(len(self._items)))
+        return iter(self._built(range(len(self._items))) if None in self._items else self._items)
 
     def __eq__(self, other) -> bool:
         if isinstance(other, (list, tuple, LazyList)):
@@ -425,6 +435,7 @@ class _Boundary:
 
     def __init__(self, graph: Graph, flat: _Flat, cluster_of: np.ndarray) -> None:
         self.graph, self.flat = graph, flat
+        self._cols: tuple | None = None
         dims = graph.dims
         cs = np.where(flat.src >= 0, cluster_of[np.maximum(flat.src, 0)], -1)
         cd = cluster_of[flat.dst]
@@ -463,19 +474,28 @@ class _Boundary:
     def __len__(self) -> int:
         return len(self.known)
 
-    def tensor(self, k: int) -> str:
-        return self.flat.ref_text(int(self.e[k])) if k < len(self.e) else self.outputs[k - len(self.e)].tensor
+    def _lists(self) -> tuple[list, ...]:
+        """Per boundary edge: tensor (ref text), producer, consumer, type id and the two clusters, as lists
+        (made on first use, at C speed: reading numpy scalars or refs one by one is slow)."""
+        if self._cols is None:
+            flat, e, nodes = self.flat, self.e, self.graph.nodes
+            dst = flat.dst[e]
+            slot = ((e if flat.ref is None else flat.ref[e]) - flat.in_start[dst]).tolist()
+            dst = dst.tolist()
+            refs = list(map(getitem, map(attrgetter("inputs"), map(nodes.__getitem__, dst)), slot))
+            refs += [o.tensor for o in self.outputs]
+            self._cols = (refs, self.src_pos.tolist(), self.dst_pos.tolist(), flat.tid_of[e].tolist(),
+                          self.src_cluster.tolist(), self.dst_cluster.tolist())
+        return self._cols
 
     def edge(self, k: int) -> Edge:
         if k >= len(self.e):
             return self.outputs[k - len(self.e)]
-        flat, nodes = self.flat, self.graph.nodes
-        e = int(self.e[k])
-        ref = flat.ref_text(e)
-        s = int(flat.src[e])
-        bt, nb = self.bound[int(flat.tid_of[e])]
-        return Edge(nodes[s].name if s >= 0 else ref, nodes[int(flat.dst[e])].name, ref, bt, nb,
-                    int(self.src_cluster[k]), int(self.dst_cluster[k]))
+        refs, src, dst, tid, cs, cd = self._lists()
+        nodes = self.graph.nodes
+        ref, s = refs[k], src[k]
+        bt, nb = self.bound[tid[k]]
+        return Edge(nodes[s].name if s >= 0 else ref, nodes[dst[k]].name, ref, bt, nb, cs[k], cd[k])
 
 
 class _Details:
@@ -486,23 +506,28 @@ class _Details:
         self.columns: dict[str, list] | None = None
 
     def make(self, k: int) -> ClusterCost:
-        if self.columns is None:  # first use: the numbers as lists, the edges of each cluster
+        if self.columns is None:  # first use: the numbers and each cluster's edges, as lists
             nc = len(self.clustering.clusters)
-            self.ein, self.ein_at = _by_cluster(self.edges.dst_cluster, nc)
-            self.eout, self.eout_at = _by_cluster(self.edges.src_cluster, nc)
+            edges = self.edges
+            self.ein, self.ein_at = (a.tolist() for a in _by_cluster(edges.dst_cluster, nc))
+            self.eout, self.eout_at = (a.tolist() for a in _by_cluster(edges.src_cluster, nc))
+            self.refs, self.src, self.dst = edges._lists()[:3]
             self.columns = self._numbers()
-        nodes, edges = self.graph.nodes, self.edges
-        members = self.clustering.clusters[k]
+        at, refs, src, dst, c = self.graph.nodes.__getitem__, self.refs, self.src, self.dst, self.columns
+        members = list(map(at, self.clustering.clusters[k]))
         ein = self.ein[self.ein_at[k]:self.ein_at[k + 1]]
         eout = self.eout[self.eout_at[k]:self.eout_at[k + 1]]
         return ClusterCost(
-            id=self.clustering.cluster_id(k), nodes=[nodes[v].name for v in members],
-            ops=dict(sorted(Counter(nodes[v].op_type for v in members).items())),
-            entry_points=[nodes[p].name for p in sorted(set(edges.dst_pos[ein].tolist()))],
-            exit_points=[nodes[p].name for p in sorted(set(edges.src_pos[eout].tolist()))],
-            inputs=list(dict.fromkeys(map(edges.tensor, ein.tolist()))),
-            outputs=list(dict.fromkeys(map(edges.tensor, eout.tolist()))),
-            edges_in=len(ein), edges_out=len(eout), **{key: col[k] for key, col in self.columns.items()})
+            id=self.clustering.cluster_id(k), nodes=list(map(attrgetter("name"), members)),
+            ops=dict(sorted(Counter(map(attrgetter("op_type"), members)).items())),
+            entry_points=list(map(attrgetter("name"), map(at, sorted(set(map(dst.__getitem__, ein)))))),
+            exit_points=list(map(attrgetter("name"), map(at, sorted(set(map(src.__getitem__, eout)))))),
+            inputs=list(dict.fromkeys(map(refs.__getitem__, ein))),
+            outputs=list(dict.fromkeys(map(refs.__getitem__, eout))),
+            boundary_bytes_in=c["boundary_bytes_in"][k], boundary_bytes_out=c["boundary_bytes_out"][k],
+            edges_in=len(ein), edges_out=len(eout), flops=c["flops"][k], effective_size=c["effective_size"][k],
+            time_unfused=c["time_unfused"][k], time_fused=c["time_fused"][k],
+            speedup_estimate=c["speedup_estimate"][k])
 
 
 def boundary_edges(graph: Graph, cluster_of: list[int]) -> list[Edge]:
