@@ -5,6 +5,10 @@ op's inputs plus outputs. A fused cluster runs as one kernel that moves only its
 T_fused(C) = max(sum FLOPs(C) / peak, D(C) / bandwidth) + launch overhead, and every boundary edge costs a
 hand-off T_sync = sync overhead. S = sum T_op / (sum T_fused + sum T_op(fallback) + T_sync).
 FLOPs an op cannot state (unknown shapes, opaque ops) count as 0; unknown bytes make a number unknown.
+
+Computed on integer arrays over the graph's edges: a node's FLOPs and bytes once per distinct (op,
+attributes, types) key, sums in node or member order as a Python loop adds them (float results are the
+same to the bit), and the ClusterCost and Edge objects only when read.
 """
 from __future__ import annotations
 
@@ -134,7 +138,7 @@ class LazyList(Sequence):
 
     A 10^6-node graph has ~10^5 clusters and ~5*10^5 boundary edges: building their objects cost more than
     every number in Stats, and `stats --json` reads none of them. Items are built with the cyclic GC
-    paused, as compute_stats builds everything (its passes over a big graph's objects cost ~2x the build)."""
+    paused, as compute_stats used to build them: with a big graph alive, collections cost more than the build."""
 
     def __init__(self, n: int, make: Callable[[int], object]) -> None:
         self._items: list = [None] * n
@@ -189,10 +193,11 @@ class _Flat:
 
     Edges, one per non-empty input ref in node order then input order (the order results list them):
     producer `src` (a node position, or -1 - i for graph input i), consumer `dst`, type id `tid_of`, and
-    `ref`, the position of the ref among all refs (None: the edge number itself). Types are numbered by
-    identity: the loader shares equal types as one object, so a big graph has a few hundred. Per node:
-    output type ids (`out_tid`, `n_out` of them from `out_start`), op code (`op`, names in `op_names`),
-    `known`, and the positions of the nodes whose attributes can change their cost (`with_attrs`)."""
+    `ref`, the position of the ref among all refs (None: the edge number itself; each node's first is at
+    `in_start`). Types are numbered by identity: the loader shares equal types as one object, so a big
+    graph has a few hundred. Per node: output type ids (`out_tid`, `n_out` of them from `out_start`), op
+    code (`op`, names in `op_names`), `known`, and the positions of the nodes whose attributes can change
+    their cost (`with_attrs`)."""
 
     def __init__(self, graph: Graph) -> None:
         nodes = graph.nodes
@@ -286,11 +291,6 @@ class _Flat:
             k = self._tid[id(t)] = len(self.types)
             self.types.append(t)
         return k
-
-    def ref_text(self, e: int) -> str:
-        j = int(self.dst[e])
-        r = e if self.ref is None else int(self.ref[e])
-        return self.nodes[j].inputs[r - int(self.in_start[j])]
 
 
 # FLOP rules that read shapes only: attributes cannot change what they give
@@ -608,11 +608,13 @@ def _compute_stats(graph: Graph, clustering, hw: Hardware) -> Stats:
     c_bin = _seg_total(edges.bytes[ins], edges.dst_cluster[ins], nc)
     c_bout = _seg_total(edges.bytes[outs], edges.src_cluster[outs], nc)
     known_f = known_in & known_out
-    # the per-cluster formulas of before, on arrays (the same IEEE operations in the same order)
-    with np.errstate(all="ignore"):  # entries with unknown parts are dropped below
-        fused = np.maximum(c_flops.astype(np.float64) / hw.peak_flops,
-                           (c_bin + c_bout).astype(np.float64) / hw.memory_bandwidth) + hw.launch_overhead
-        total = fused + hw.sync_overhead * (c_in + c_out).astype(np.float64)
+    # the per-cluster formulas of before, on arrays (the same IEEE operations in the same order), for the
+    # clusters whose boundary bytes are known (NaN for the others)
+    fused = np.full(nc, np.nan)
+    fused[known_f] = np.maximum(c_flops[known_f].astype(np.float64) / hw.peak_flops,
+                                (c_bin + c_bout)[known_f].astype(np.float64) / hw.memory_bandwidth) + hw.launch_overhead
+    total = fused + hw.sync_overhead * (c_in + c_out).astype(np.float64)
+    with np.errstate(all="ignore"):  # entries with an unknown part are dropped below
         speedup = c_unfused / total
     has_speedup = known_f & ~np.isnan(c_unfused) & (total > 0)
 
