@@ -437,6 +437,7 @@ def _node_loop(nodes_data: list, source: str, max_depth: int, inputs: list[Value
     missing = repeat(-1)
     declared: dict = {}  # (shape, dtype) as written -> its TensorType, checked once
     plain = itemgetter("name", "op", "inputs")
+    op_names = {}.setdefault
     op_types: list[str] = []
     special: list[int] = []  # nodes with more than name, op and inputs
     op_types_append, special_append = op_types.append, special.append
@@ -455,6 +456,7 @@ def _node_loop(nodes_data: list, source: str, max_depth: int, inputs: list[Value
                     nname = op = ins = None
                 if (type(nname) is str and nname and type(op) is str and op and type(ins) is list
                         and (not strict or str_list(ins))):
+                    op = op_names(op, op)  # one string object per op name: later look-ups hit by identity
                     ins_t = tuple(ins)
                     append(Node(nname, op, op, ins_t, (), {}, None, None, None, [], True, None, None))
                     op_types_append(op)
