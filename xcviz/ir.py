@@ -185,15 +185,17 @@ class RefPositions:
     lens: "np.ndarray"
 
     @classmethod
-    def of(cls, graph: "Graph", src: list[int] | None = None) -> "RefPositions":
+    def of(cls, graph: "Graph", src=None, lens=None) -> "RefPositions":
         """From the nodes; `src` is the loader's positions (node, n + input, or -1 for anything that is
-        not output 0 of a node or an input), which saves looking every name up again."""
+        not output 0 of a node or an input) and `lens` its refs per node, which saves looking every name
+        up again."""
         import numpy as np
 
         nodes = graph.nodes
         n = len(nodes)
-        per_node = list(map(attrgetter("inputs"), nodes))
-        lens = np.fromiter(map(len, per_node), np.int64, n)
+        per_node = list(map(attrgetter("inputs"), nodes)) if src is None or lens is None else None
+        if lens is None:
+            lens = np.fromiter(map(len, per_node), np.int64, n)
         if src is None:
             ids = dict(graph.index)
             if ":" in "".join(ids):  # such names may read as name:k; resolved one by one below
@@ -201,11 +203,11 @@ class RefPositions:
             for i, v in enumerate(graph.inputs):
                 ids.setdefault(v.name, n + i)
             src = list(map(ids.get, chain.from_iterable(per_node), repeat(-1)))
-        src_a = np.array(src, np.int64)
+        src_a = np.array(src, np.int64)  # (a copy: misses are filled in below)
         port = np.zeros(len(src_a), np.int64)
         miss = np.flatnonzero(src_a < 0)
         if len(miss):
-            refs = list(chain.from_iterable(per_node))
+            refs = list(chain.from_iterable(per_node or map(attrgetter("inputs"), nodes)))
             inputs = {v.name: n + i for i, v in enumerate(graph.inputs)}
             idx = graph.index
             for k in miss.tolist():

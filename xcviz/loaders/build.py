@@ -141,6 +141,7 @@ class _Refs:
 
     def __init__(self, graph: Graph) -> None:
         nodes = graph.nodes
+        self._src_array = self._lens_array = None
         self.per_node = list(map(attrgetter("inputs"), nodes))
         self.lens = list(map(len, self.per_node))
         if graph._flat is not None:  # the loader's, made on its way through the nodes
@@ -167,6 +168,18 @@ class _Refs:
             ids.setdefault(v.name, n + k)  # an input named like a node is an error (_check_refs)
         self.refs = list(chain.from_iterable(self.per_node))
         self.src = list(map(ids.get, self.refs, repeat(-1, len(self.refs))))
+
+    @property
+    def src_array(self) -> np.ndarray:
+        if self._src_array is None:
+            self._src_array = np.array(self.src, np.int64)
+        return self._src_array
+
+    @property
+    def lens_array(self) -> np.ndarray:
+        if self._lens_array is None:
+            self._lens_array = np.array(self.lens, np.int64)
+        return self._lens_array
 
     def read_ops(self, graph: Graph) -> None:
         self.op = list(map(attrgetter("op"), graph.nodes))
@@ -205,8 +218,8 @@ def _refs_plain_and_ordered(graph: Graph, counts: list[int], refs: _Refs) -> boo
     n = len(nodes)
     if "" in graph.index or any(refs.control):
         return False
-    src = np.array(refs.src, np.int64)
-    dst = np.repeat(np.arange(n, dtype=np.int64), np.array(refs.lens, np.int64))
+    src = refs.src_array
+    dst = np.repeat(np.arange(n, dtype=np.int64), refs.lens_array)
     missing = np.flatnonzero(src < 0)
     if len(missing) and any([refs.refs[k] for k in missing.tolist()]):  # only '' (absent) may be missing
         return False
@@ -495,7 +508,7 @@ def finalize(graph: Graph, *, allow_unknown: bool = False, onnx: bool = False,
     if refs is not None and len(graph.nodes) >= 10_000:  # the integer edges, for clustering and costs
         from ..ir import RefPositions
 
-        graph._positions = ((id(graph.nodes), len(graph.nodes)), RefPositions.of(graph, refs.src))
+        graph._positions = ((id(graph.nodes), len(graph.nodes)), RefPositions.of(graph, refs.src_array, refs.lens_array))
     if dims:
         graph.dims.update(dims)
     return graph

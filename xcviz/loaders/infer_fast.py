@@ -131,10 +131,10 @@ def infer_shapes_fast(graph: Graph, counts: list[int], refs) -> None:
     opc = np.array(list(map(op_code.setdefault, ops, range(len(op_code), len(op_code) + n))), np.int64)
     known = refs.known
     ccap[:n] = np.isin(opc, [op_code[name] for name in _CONST_RECORDING])
-    lens = np.array(refs.lens, np.int64)
+    lens = refs.lens_array
     off = np.zeros(n + 1, np.int64)
     np.cumsum(lens, out=off[1:])
-    src = np.array(refs.src, np.int64)
+    src = refs.src_array
 
     # static ids: (op, output count) for plain nodes; attributes and declared outputs make their own ids
     counts_a = np.array(counts, np.int64)
