@@ -173,6 +173,19 @@ class Graph:
         return TensorType()
 
 
+def plain_positions(graph: "Graph", refs) -> list[int]:
+    """Position of what each ref names when it is a plain name: a node (its output 0), n + i for graph
+    input i; -1 for anything else (an empty ref, 'node:k', an undefined name). Node names containing ':'
+    are left out: such a ref may read as name:k, which the callers resolve one by one."""
+    n = len(graph.nodes)
+    ids = graph.index.copy()  # C speed
+    if ":" in "".join(ids):
+        ids = {name: i for name, i in ids.items() if ":" not in name}
+    for i, v in enumerate(graph.inputs):
+        ids.setdefault(v.name, n + i)  # an input named like a node is an error (the loader's checks)
+    return list(map(ids.get, refs, repeat(-1)))
+
+
 @dataclass(frozen=True, slots=True)
 class RefPositions:
     """The data edges of a graph as arrays, one entry per input ref in node order (empty refs included).
@@ -197,12 +210,7 @@ class RefPositions:
         if lens is None:
             lens = np.fromiter(map(len, per_node), np.int64, n)
         if src is None:
-            ids = dict(graph.index)
-            if ":" in "".join(ids):  # such names may read as name:k; resolved one by one below
-                ids = {name: i for name, i in ids.items() if ":" not in name}
-            for i, v in enumerate(graph.inputs):
-                ids.setdefault(v.name, n + i)
-            src = list(map(ids.get, chain.from_iterable(per_node), repeat(-1)))
+            src = plain_positions(graph, chain.from_iterable(per_node))
         src_a = np.array(src, np.int64)  # (a copy: misses are filled in below)
         port = np.zeros(len(src_a), np.int64)
         miss = np.flatnonzero(src_a < 0)

@@ -77,15 +77,6 @@ class AttemptLog(Sequence):
         return f"AttemptLog({len(self)} attempts)"
 
 
-def _groups_of(op_groups: dict, node) -> frozenset:
-    key = (node.op, node.known)
-    g = op_groups.get(key)
-    if g is None:
-        opdef = REGISTRY.ops.get(node.op) if node.known else None
-        g = op_groups[key] = opdef.groups if opdef is not None else frozenset()
-    return g
-
-
 def edges_in_order(graph, base: int) -> tuple[np.ndarray, np.ndarray]:
     """Data and control edges in the order the reference inserts them (node order, inputs, controls)."""
     input_id = {v.name: 2 + i for i, v in enumerate(graph.inputs)}

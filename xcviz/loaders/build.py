@@ -2,15 +2,14 @@
 from __future__ import annotations
 
 import os
-
-from itertools import chain, compress, repeat
+from itertools import chain, compress
 from operator import attrgetter
 from typing import Mapping
 
 import numpy as np
 
 from ..errors import XcvizError, did_you_mean
-from ..ir import DTYPE_SIZES, Graph, Node, TensorType, node_where, parse_ref, topo_order
+from ..ir import DTYPE_SIZES, Graph, Node, TensorType, node_where, parse_ref, plain_positions, topo_order
 from ..ops import REGISTRY
 from ..ops.rules import Ctx, ShapeError, fmt
 
@@ -160,14 +159,8 @@ class _Refs:
             list(map(attrgetter(f), nodes))
             for f in ("inputs", "op_type", "note", "attrs", "outputs", "control_inputs", "op", "known"))
         self.lens = list(map(len, self.per_node))
-        n = len(nodes)
-        ids = graph.index.copy()  # C speed
-        if ":" in "".join(ids):  # a name with ':' may also read as name:k: those go the slow way
-            ids = {name: i for name, i in ids.items() if ":" not in name}
-        for k, v in enumerate(graph.inputs):
-            ids.setdefault(v.name, n + k)  # an input named like a node is an error (_check_refs)
         self.refs = list(chain.from_iterable(self.per_node))
-        self.src = list(map(ids.get, self.refs, repeat(-1, len(self.refs))))
+        self.src = plain_positions(graph, self.refs)
 
     @property
     def src_array(self) -> np.ndarray:
