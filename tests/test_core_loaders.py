@@ -169,3 +169,65 @@ nodes:
     with pytest.raises(xcviz.XcvizError, match="dimension True is neither an integer nor a symbolic name") as e:
         xcviz.load(write_graph(text))
     assert "node 'b'" in str(e.value)
+
+
+_DUP_NODES = [{"name": f"n{i}", "op": "relu", "inputs": [f"n{i - 1}" if i else "x"]} for i in range(5)]
+
+
+@pytest.mark.parametrize("doc, key", [
+    # a repeated key in a plain node (the loader's fast path counts these as it goes)
+    ('{"nodes": [{"name": "a", "op": "relu", "inputs": ["x"], "op": "tanh"}], "inputs": ["x"]}', "op"),
+    ('{"nodes": [{"name": "a", "name": "b", "op": "relu"}], "inputs": ["x"]}', "name"),
+    # in attributes, in a graph input, at the top level, in dims
+    ('{"nodes": [{"name": "a", "op": "softmax", "inputs": ["x"], "attrs": {"axis": 1, "axis": 0}}], "inputs": ["x"]}', "axis"),
+    ('{"nodes": [{"name": "a", "op": "relu", "inputs": ["x"]}], "inputs": [{"name": "x", "dtype": "f32", "dtype": "f16"}]}', "dtype"),
+    ('{"nodes": [{"name": "a", "op": "relu", "inputs": ["x"]}], "inputs": ["x"], "inputs": ["x"]}', "inputs"),
+    ('{"nodes": [], "dims": {"B": 1, "B": 2}}', "B"),
+    # a repeated key comes first even where the document has a later error (the strict parser's order)
+    ('{"nodes": [{"name": "a", "op": "relu", "inputs": ["x"]}, {"name": 5}], "inputs": ["x"], "name": "g", "name": "h"}', "name"),
+    ('{"nodes": [{"name": "a", "op": "nosuch", "inputs": ["y"]}], "inputs": ["x"], "outputs": ["a"], "outputs": ["a"]}', "outputs"),
+    # ONNX-like JSON is checked before it is read
+    ('{"irVersion": 8, "graph": {"name": "g", "name": "h", "node": []}}', "name"),
+])
+def test_json_duplicate_keys_refused_wherever_they_are(write_graph, doc, key):
+    with pytest.raises(XcvizError) as e:
+        xcviz.load(write_graph(doc, "g.json"))
+    assert f"duplicate key {key!r}" in str(e.value)
+    assert "g.json:1:" in str(e.value)  # with its place in the file
+
+
+@pytest.mark.parametrize("where", range(len(_DUP_NODES)))
+def test_json_duplicate_key_in_any_node_of_a_plain_graph(write_graph, where):
+    """Every node on the fast path: a repeated key in any one of them is still found."""
+    nodes = [json.dumps(n) for n in _DUP_NODES]
+    nodes[where] = nodes[where][:-1] + ', "inputs": ["x"]}'
+    text = '{"inputs": ["x"], "nodes": [\n' + ",\n".join(nodes) + "\n]}"
+    with pytest.raises(XcvizError, match="duplicate key 'inputs'"):
+        xcviz.load(write_graph(text, "g.json"))
+    ok = '{"inputs": ["x"], "nodes": [\n' + ",\n".join(json.dumps(n) for n in _DUP_NODES) + "\n]}"
+    assert [n.name for n in xcviz.load(write_graph(ok, "ok.json")).nodes] == [f"n{i}" for i in range(5)]
+
+
+def test_gc_paused_leaves_built_objects_old_and_others_frozen_state_alone():
+    """What a pause builds goes to the oldest generation (no huge young generation left for the next
+    allocation to scan), without unfreezing what the process froze itself."""
+    import gc
+
+    from xcviz.ir import gc_paused
+
+    assert gc.isenabled() and gc.get_freeze_count() == 0
+    with gc_paused():
+        built = [[i] for i in range(50_000)]
+    assert gc.isenabled()
+    assert gc.get_count()[0] < 1000 and gc.get_freeze_count() == 0
+    assert any(built[-1] is o for o in gc.get_objects(generation=2))
+    mine = [[1]]
+    gc.freeze()
+    try:
+        frozen = gc.get_freeze_count()
+        with gc_paused():
+            more = [[i] for i in range(1000)]
+        assert gc.get_freeze_count() >= frozen + len(more)  # the process's frozen objects stay frozen
+    finally:
+        gc.unfreeze()
+    del mine

@@ -93,11 +93,13 @@ def load_graph(path: str, *, allow_unknown: bool = False, dims: list[str] | None
     graph = load(path, allow_unknown=allow_unknown, dims=parse_dims(dims), max_nodes=max_nodes,
                  max_file_bytes=max_file_bytes, max_depth=max_depth, max_alias_expansion=max_alias_expansion,
                  retain=RETAINED)
-    # The graph lives as long as the command: keep the cyclic GC from rescanning its millions of objects
-    # at every later collection (a full one took ~1 s at 10^6 nodes); they are still freed by refcount.
-    import gc
+    if RETAINED is not None:
+        # The `xcviz` process (cli.run): the graph lives as long as the command, so keep the cyclic GC from
+        # rescanning its millions of objects at every later full collection (one took ~1 s at 10^6
+        # nodes). Not in-process callers of main(), whose objects must stay collectable.
+        import gc
 
-    gc.freeze()
+        gc.freeze()
     return graph
 
 

@@ -91,22 +91,30 @@ def _load(path: str, allow_unknown: bool, dims, max_file_bytes: int, max_nodes: 
         text = _decode(data, path)
         from . import schema
 
-        obj = (schema.parse_json(text, path, data) if fmt == "json"
-               else schema.parse_yaml(text, path, max_depth=max_depth, max_alias_expansion=max_alias_expansion))
+        keys = None  # JSON: the keys its text names, until the parsed document is seen to hold them all
+        if fmt == "json":
+            obj, keys = schema.parse_json_unchecked(text, path, data)
+        else:
+            obj = schema.parse_yaml(text, path, max_depth=max_depth, max_alias_expansion=max_alias_expansion)
         if isinstance(obj, dict) and ("graph" in obj or "irVersion" in obj or "opsetImport" in obj) and "nodes" not in obj:
             from .onnx_model import graph_from_model, read_onnx_json
 
+            schema.check_keys(obj, keys, text, path)
             graph, onnx_model = graph_from_model(read_onnx_json(obj, text, path), path), True
         else:
             lookup = len(text) <= _LINE_LOOKUP_MAX_CHARS
             try:
-                graph = schema.graph_from_mapping(obj, path, max_nodes=max_nodes, max_depth=max_depth)
+                # (counts the document's keys on its way through the nodes)
+                graph = schema.graph_from_mapping(obj, path, max_nodes=max_nodes, max_depth=max_depth, keys=keys)
+                keys = None
                 if retain is not None:
                     retain.append(obj)
                 elif not lookup:  # free the parsed document now, so that its memory serves the checks
                     del obj
                 return _checked(graph, max_nodes, allow_unknown, False, dims)
             except XcvizError as e:
+                if keys is not None:  # a repeated key is the first error, as the strict parser has it
+                    schema.check_keys(obj, keys, text, path)
                 if lookup:
                     schema.add_line(e, obj, text, path)
                 raise

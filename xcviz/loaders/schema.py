@@ -160,16 +160,15 @@ def _count_keys(obj: Any) -> int:
     return total
 
 
-def _parse_json_fast(text: str, raw: bytes | None = None) -> Any:
-    """orjson, when it provably gives what the strict parser gives; None means "use the strict parser".
+def _parse_json_fast(text: str, raw: bytes | None = None) -> tuple[Any, int] | None:
+    """orjson, when it provably gives what the strict parser gives: (document, keys the text names), or
+    None for "use the strict parser".
 
-    orjson keeps the last of duplicate keys, so duplicates are detected by counting: without a backslash
-    in the text every '"' delimits a string, so each key is exactly one '"' followed by ':' (after optional
-    blanks); the parsed document must hold as many keys as the text names. The parsed keys are counted
-    the same way in orjson's own compact re-serialisation (no blanks, and strings come back verbatim:
-    without a backslash in the input they hold no '"'), which is C speed rather than a walk in Python.
-    orjson refuses NaN/Infinity and out-of-range integers itself; any refusal falls back to the strict
-    parser for its message."""
+    orjson keeps the last of duplicate keys, so duplicates are detected by counting, which is left to the
+    caller (check_keys, or graph_from_mapping as it reads the nodes): without a backslash in the text every
+    '"' delimits a string, so each key is exactly one '"' followed by ':' (after optional blanks), and the
+    parsed document must hold as many keys as the text names. orjson refuses NaN/Infinity and
+    out-of-range integers itself; any refusal falls back to the strict parser for its message."""
     try:
         import orjson
     except ImportError:
@@ -181,19 +180,44 @@ def _parse_json_fast(text: str, raw: bytes | None = None) -> Any:
     except orjson.JSONDecodeError:
         return None
     # JSON's blanks are space, tab, CR and LF: without them every key ends in '":' (strings hold no '"')
-    keys = (raw if raw is not None else text.encode()).translate(None, b" \t\r\n").count(b'":')
+    return obj, (raw if raw is not None else text.encode()).translate(None, b" \t\r\n").count(b'":')
+
+
+def _parsed_keys(obj: Any) -> int:
+    """Keys in every mapping of a document parsed from text without backslashes: counted in orjson's
+    compact re-serialisation (no blanks, and strings come back verbatim, holding no '"'), at C speed."""
     try:
-        parsed = orjson.dumps(obj).count(b'":')
-    except (TypeError, orjson.JSONEncodeError):  # not expected for parsed JSON; count the slow way
-        parsed = _count_keys(obj)
-    return obj if keys == parsed else None
+        import orjson
+
+        return orjson.dumps(obj).count(b'":')
+    except (ImportError, TypeError, ValueError):  # (not expected for parsed JSON) count the slow way
+        return _count_keys(obj)
+
+
+def parse_json_unchecked(text: str, source: str, raw: bytes | None = None) -> tuple[Any, int | None]:
+    """parse_json, leaving duplicate keys for the caller to rule out: (document, keys the text names),
+    to be compared with the keys the document holds (check_keys; graph_from_mapping does it while it
+    reads the nodes, which saves a pass over a big document). Keys is None when the strict parser ran and
+    refused duplicates itself."""
+    fast = _parse_json_fast(text, raw)
+    return fast if fast is not None else (_parse_json_strict(text, source), None)
+
+
+def check_keys(obj: Any, keys: int | None, text: str, source: str) -> None:
+    """After parse_json_unchecked: raise the strict parser's error (with its line) if a key is repeated."""
+    if keys is not None and _parsed_keys(obj) != keys:
+        _parse_json_strict(text, source)  # raises, naming the first repeated key
+        raise XcvizError("duplicate key", where=source, hint="each key may appear once per object")
 
 
 def parse_json(text: str, source: str, raw: bytes | None = None) -> Any:
     """JSON text (and, when at hand, its UTF-8 bytes `raw`) -> Python data; duplicate keys are refused."""
-    obj = _parse_json_fast(text, raw)
-    if obj is not None:
-        return obj
+    obj, keys = parse_json_unchecked(text, source, raw)
+    check_keys(obj, keys, text, source)
+    return obj
+
+
+def _parse_json_strict(text: str, source: str) -> Any:
     try:
         return json.loads(text, object_pairs_hook=_pairs, parse_constant=_reject_constant)
     except RecursionError:
@@ -399,7 +423,7 @@ def _all_str(refs: list) -> bool:
 def _each_node(nodes_data: list, source: str, max_depth: int, inputs: list[Value]):
     """The nodes, and on the way (while each node is in the CPU cache) the name index and the flattened
     references with their positions, the op types and which nodes have more than name, op and inputs
-    (see loaders.build._Refs); (nodes, index, flat or None).
+    (see loaders.build._Refs), and the number of keys in the node mappings; (nodes, index, flat or None, keys).
 
     References are checked to be strings once for the whole file; if one is not, the nodes are read
     again checking each node's in turn, so that the first bad node is the one reported."""
@@ -409,16 +433,19 @@ def _each_node(nodes_data: list, source: str, max_depth: int, inputs: list[Value
     except TypeError:
         nodes, ids, refs, src, colon, op_types, special = _node_loop(nodes_data, source, max_depth, inputs, True)
     n = len(nodes)
+    # keys in the node mappings: three in each fast-path node (whose values hold none), all of them in
+    # the others (each of which is in `special`)
+    keys = 3 * (n - len(special)) + sum(_parsed_keys(nodes_data[i]) for i in special)
     get = ids.get
     for v in inputs:  # the index is of nodes only; a node named like an input is an error (build)
         if get(v.name, -1) >= n:
             del ids[v.name]
     if colon or len(ids) != n:  # names with ':' or duplicates: build works it out the careful way
-        return nodes, ids, None
+        return nodes, ids, None, keys
     if -1 in src:  # forward references (an unordered file), or '' / 'x:k' / undefined: look again
         for k in [k for k, s in enumerate(src) if s == -1]:
             src[k] = get(refs[k], -1)
-    return nodes, ids, (refs, src, op_types, special)
+    return nodes, ids, (refs, src, op_types, special), keys
 
 
 def _node_loop(nodes_data: list, source: str, max_depth: int, inputs: list[Value], strict: bool):
@@ -513,12 +540,14 @@ def _declared_type(shape: Any, dtype: Any) -> TensorType | bool:
 
 
 def graph_from_mapping(data: Any, source: str, *, max_nodes: int | None = None,
-                       max_depth: int = DEFAULT_MAX_DEPTH) -> Graph:
-    """The mapping read from a YAML/JSON file -> Graph."""
-    return _graph_from_mapping(data, source, max_nodes, max_depth)
+                       max_depth: int = DEFAULT_MAX_DEPTH, keys: int | None = None) -> Graph:
+    """The mapping read from a YAML/JSON file -> Graph. `keys` (from parse_json_unchecked): the keys the
+    text names; fewer in `data` means a repeated key, an error (check_keys then says where)."""
+    return _graph_from_mapping(data, source, max_nodes, max_depth, keys)
 
 
-def _graph_from_mapping(data: Any, source: str, max_nodes: int | None, max_depth: int) -> Graph:
+def _graph_from_mapping(data: Any, source: str, max_nodes: int | None, max_depth: int,
+                        keys: int | None = None) -> Graph:
     if not isinstance(data, dict):
         kind = "empty" if data is None else type(data).__name__
         raise XcvizError(f"graph file must be a mapping with `nodes`, got {kind}", where=source,
@@ -558,7 +587,9 @@ def _graph_from_mapping(data: Any, source: str, max_nodes: int | None, max_depth
             raise XcvizError(f"unknown input key(s) {', '.join(sorted(map(str, extra)))}"[:300], where=where,
                                  hint="allowed: name, shape, dtype, doc")
         inputs.append(Value(item["name"], TensorType(_shape(item.get("shape"), where), _dtype(item.get("dtype"), where))))
-    nodes, index, flat = _each_node(nodes_data, source, max_depth, inputs)
+    nodes, index, flat, node_keys = _each_node(nodes_data, source, max_depth, inputs)
+    if keys is not None and keys != len(data) + node_keys + sum(_parsed_keys(v) for k, v in data.items() if k != "nodes"):
+        raise XcvizError("duplicate key", where=source, hint="each key may appear once per object")
     outputs = _str_list(data.get("outputs"), "outputs", _where(source, "outputs"))
     dims = data.get("dims") or {}
     if not isinstance(dims, dict) or not all(isinstance(k, str) and isinstance(v, int) and not isinstance(v, bool) and v >= 0 for k, v in dims.items()):
