@@ -118,7 +118,7 @@ def run() -> None:
     _keep_freed_memory()
     from . import cli_common
 
-    cli_common.RETAINED = []
+    cli_common.OWN_PROCESS = True
     code: int | str | None = 0
     try:
         main()

@@ -78,9 +78,9 @@ def read_supported_ops(path: str | None) -> frozenset[str] | None:
     return frozenset(line.split("#", 1)[0].strip() for line in text.splitlines() if line.split("#", 1)[0].strip())
 
 
-# Parsed documents kept rather than freed when the process will end without freeing anything (cli.run
-# sets a list); None (main() called from Python): freed as usual.
-RETAINED: list | None = None
+# True in the `xcviz` process itself (cli.run), which ends without freeing anything; False when main()
+# is called from Python.
+OWN_PROCESS = False
 
 
 def load_graph(path: str, *, allow_unknown: bool = False, dims: list[str] | None = None,
@@ -91,9 +91,8 @@ def load_graph(path: str, *, allow_unknown: bool = False, dims: list[str] | None
 
     protect(path)
     graph = load(path, allow_unknown=allow_unknown, dims=parse_dims(dims), max_nodes=max_nodes,
-                 max_file_bytes=max_file_bytes, max_depth=max_depth, max_alias_expansion=max_alias_expansion,
-                 retain=RETAINED)
-    if RETAINED is not None:
+                 max_file_bytes=max_file_bytes, max_depth=max_depth, max_alias_expansion=max_alias_expansion)
+    if OWN_PROCESS:
         # The `xcviz` process (cli.run): the graph lives as long as the command, so keep the cyclic GC from
         # rescanning its millions of objects at every later full collection (one took ~1 s at 10^6
         # nodes). Not in-process callers of main(), whose objects must stay collectable.

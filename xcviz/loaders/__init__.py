@@ -62,21 +62,18 @@ _LINE_LOOKUP_MAX_CHARS = 8 * 1024**2
 
 def load(path: str, *, allow_unknown: bool = False, dims: Mapping[str, int] | None = None,
          max_file_bytes: int = DEFAULT_MAX_FILE_BYTES, max_nodes: int | None = None,
-         max_depth: int = DEFAULT_MAX_DEPTH, max_alias_expansion: int = DEFAULT_MAX_ALIAS_EXPANSION,
-         retain: list | None = None) -> Graph:
+         max_depth: int = DEFAULT_MAX_DEPTH, max_alias_expansion: int = DEFAULT_MAX_ALIAS_EXPANSION) -> Graph:
     """Read, convert, resolve ops, order, verify and infer shapes. Never executes anything from the file.
 
-    Bad input raises XcvizError; the limits (docs/limits.md) bound memory and time for hostile files.
-    `retain`: a list that keeps the parsed document instead of freeing it here (freeing a 10^6-node
-    document takes ~0.7 s; the CLI ends its process without freeing anything)."""
+    Bad input raises XcvizError; the limits (docs/limits.md) bound memory and time for hostile files."""
     # The cyclic GC rescans every live object each few thousand allocations: with millions of nodes that
     # made loading several times slower (nothing built here forms a cycle).
     with gc_paused():
-        return _load(str(path), allow_unknown, dims, max_file_bytes, max_nodes, max_depth, max_alias_expansion, retain)
+        return _load(str(path), allow_unknown, dims, max_file_bytes, max_nodes, max_depth, max_alias_expansion)
 
 
 def _load(path: str, allow_unknown: bool, dims, max_file_bytes: int, max_nodes: int | None,
-          max_depth: int, max_alias_expansion: int, retain: list | None = None) -> Graph:
+          max_depth: int, max_alias_expansion: int) -> Graph:
     data = _read(path, max_file_bytes)
     if not data.strip():
         raise XcvizError("file is empty", where=path, hint="a graph needs at least `nodes:`")
@@ -107,9 +104,7 @@ def _load(path: str, allow_unknown: bool, dims, max_file_bytes: int, max_nodes: 
                 # (counts the document's keys on its way through the nodes)
                 graph = schema.graph_from_mapping(obj, path, max_nodes=max_nodes, max_depth=max_depth, keys=keys)
                 keys = None
-                if retain is not None:
-                    retain.append(obj)
-                elif not lookup:  # free the parsed document now, so that its memory serves the checks
+                if not lookup:  # free the parsed document now, so that its memory serves the checks
                     del obj
                 return _checked(graph, max_nodes, allow_unknown, False, dims)
             except XcvizError as e:
