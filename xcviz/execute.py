@@ -11,6 +11,7 @@ import dataclasses
 import time
 from dataclasses import dataclass, field
 
+import msgspec
 import numpy as np
 
 from .errors import XcvizError
@@ -189,7 +190,7 @@ def jit_clustering(graph: Graph):
     from .ops.impl import install
 
     install()
-    g2 = dataclasses.replace(graph, nodes=[dataclasses.replace(n, compile=None) for n in graph.nodes], _index=None)
+    g2 = dataclasses.replace(graph, nodes=[msgspec.structs.replace(n, compile=None) for n in graph.nodes], _index=None)
     ops = frozenset(o.name for o in REGISTRY if o.jax is not None)
     return run_clustering(g2, ClusterOptions(strategy="mark", min_cluster_size=1, supported_ops=ops, record=False))
 

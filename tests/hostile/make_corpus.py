@@ -25,6 +25,9 @@ def text_cases() -> None:
     w("infinity.json", '{"nodes": [{"name": "c", "op": "const",\n  "attrs": {"value": -Infinity}}]}\n')
     w("deep_nesting.json", '{"nodes": [{"name": "c", "op": "const", "attrs": {"value": ' + "[" * 5000 + "]" * 5000 + "}}]}\n")
     w("deep_nesting.yaml", "nodes:\n  - {name: c, op: const, attrs: {value: " + "[" * 50000 + "]" * 50000 + "}}\n")
+    # nesting where a node belongs: the error's line lookup must not hand it to libyaml (a C stack overflow)
+    w("deep_in_nodes.json", '{"nodes": [' + "[" * 100000 + "]" * 100000 + "]}\n")
+    w("deep_in_nodes_900.json", '{"nodes": [{"name": "a", "op": "relu", "inputs": []},\n ' + "[" * 900 + "]" * 900 + "]}\n")
     w("deep_attr.json", '{"nodes": [{"name": "c", "op": "const", "attrs": {"value": ' + "[" * 150 + "]" * 150 + "}}]}\n")
     lol = 'a: &a ["lol","lol","lol","lol","lol","lol","lol","lol","lol"]\n'
     prev = "a"

@@ -161,36 +161,35 @@ def _count_keys(obj: Any) -> int:
 
 
 def _parse_json_fast(text: str, raw: bytes | None = None) -> tuple[Any, int] | None:
-    """orjson, when it provably gives what the strict parser gives: (document, keys the text names), or
-    None for "use the strict parser".
+    """msgspec's decoder, when it provably gives what the strict parser gives: (document, keys the text
+    names), or None for "use the strict parser".
 
-    orjson keeps the last of duplicate keys, so duplicates are detected by counting, which is left to the
+    msgspec keeps the last of duplicate keys, so duplicates are detected by counting, which is left to the
     caller (check_keys, or graph_from_mapping as it reads the nodes): without a backslash in the text every
     '"' delimits a string, so each key is exactly one '"' followed by ':' (after optional blanks), and the
-    parsed document must hold as many keys as the text names. orjson refuses NaN/Infinity and
-    out-of-range integers itself; any refusal falls back to the strict parser for its message."""
-    try:
-        import orjson
-    except ImportError:
-        return None
+    parsed document must hold as many keys as the text names. Like the strict parser, msgspec reads big
+    integers as int; it refuses NaN/Infinity and numbers beyond a float's range, and any refusal falls back
+    to the strict parser for its message."""
     if "\\" in text:
         return None
+    import msgspec
+
     try:
-        obj = orjson.loads(text)
-    except orjson.JSONDecodeError:
+        obj = msgspec.json.decode(text)
+    except (msgspec.MsgspecError, RecursionError):
         return None
     # JSON's blanks are space, tab, CR and LF: without them every key ends in '":' (strings hold no '"')
     return obj, (raw if raw is not None else text.encode()).translate(None, b" \t\r\n").count(b'":')
 
 
 def _parsed_keys(obj: Any) -> int:
-    """Keys in every mapping of a document parsed from text without backslashes: counted in orjson's
+    """Keys in every mapping of a document parsed from text without backslashes: counted in msgspec's
     compact re-serialisation (no blanks, and strings come back verbatim, holding no '"'), at C speed."""
-    try:
-        import orjson
+    import msgspec
 
-        return orjson.dumps(obj).count(b'":')
-    except (ImportError, TypeError, ValueError):  # (not expected for parsed JSON) count the slow way
+    try:
+        return msgspec.json.encode(obj).count(b'":')
+    except (msgspec.MsgspecError, RecursionError, TypeError, ValueError):  # (deep documents) the slow way
         return _count_keys(obj)
 
 
@@ -239,9 +238,39 @@ def _parse_json_strict(text: str, source: str) -> Any:
         raise
 
 
+def _json_nesting(text: str) -> int:
+    """How deep JSON text nests, strings skipped (error path only)."""
+    bound = text.count("[") + text.count("{")
+    if bound <= _SAFE_NESTING:
+        return bound
+    import re
+
+    import numpy as np
+
+    bare = np.frombuffer(re.sub(r'"(?:[^"\\]|\\.)*"', '""', text).encode("utf-8", "replace"), np.uint8)
+    step = ((bare == ord("[")) | (bare == ord("{"))).astype(np.int64) - ((bare == ord("]")) | (bare == ord("}")))
+    return int(np.cumsum(step).max(initial=0))
+
+
+def _deeper_than(obj: Any, limit: int) -> bool:
+    """True if a parsed document nests more than `limit` levels (iterative; error path only)."""
+    stack = [(obj, 1)]
+    while stack:
+        o, depth = stack.pop()
+        if depth > limit:
+            return True
+        if type(o) is dict:
+            o = o.values()
+        elif type(o) is not list:
+            continue
+        stack.extend([(v, depth + 1) for v in o if type(v) is dict or type(v) is list])
+    return False
+
+
 def _json_duplicate_where(text: str, source: str) -> str:
-    """file:line:col of the first repeated key (error path only; JSON is YAML flow syntax, so compose it)."""
-    if len(text) > 8 * 1024**2:
+    """file:line:col of the first repeated key (error path only; JSON is YAML flow syntax, so compose it;
+    not past _SAFE_NESTING levels, where libyaml's recursion would overflow the C stack)."""
+    if len(text) > 8 * 1024**2 or _json_nesting(text) > _SAFE_NESTING:
         return source
     try:
         root = yaml.compose(text, Loader=_Loader)
@@ -626,10 +655,10 @@ def _doc_path(e: XcvizError, data: Any, source: str) -> tuple | None:
 def add_line(e: XcvizError, data: Any, text: str, source: str) -> None:
     """Turn `file: node 'x'` into `file:12:5: node 'x'` by re-reading the text's structure (errors only)."""
     path = _doc_path(e, data, source)
-    if not path:
+    if not path or _deeper_than(data, _SAFE_NESTING):  # (composing that would overflow libyaml's C stack)
         return
     try:
-        node = yaml.compose(text, Loader=_Loader)  # JSON is YAML flow syntax; nesting was checked on the way in
+        node = yaml.compose(text, Loader=_Loader)  # JSON is YAML flow syntax
     except (yaml.YAMLError, RecursionError, ValueError):
         return
     for key in path:
