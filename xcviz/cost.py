@@ -204,43 +204,12 @@ class _Flat:
         n = len(nodes)
         self.nodes = nodes
 
-        # One block of nodes at a time, all reads of it in turn: the block's objects stay in cache between
-        # the reads (passes over the whole graph went to memory for each: ~1.3x slower on 10^6 nodes).
-        op_code: dict[str, int] = {}
-        reads_attrs = np.zeros(0, bool)  # per op code
-        n_out, out_ids, op, known = [], [], [], []
-        self.with_attrs: list[int] = []
-        for a in range(0, n, _BLOCK):
-            block = nodes[a:a + _BLOCK]
-            size = len(block)
-            outs = list(map(attrgetter("outputs"), block))
-            counts = np.fromiter(map(len, outs), np.int64, size)
-            n_out.append(counts)
-            if counts.min() == 1 == counts.max():  # the common case, without an iterator per node
-                out_ids.append(np.fromiter(map(id, map(itemgetter(0), outs)), np.int64, size))
-            else:
-                out_ids.append(np.fromiter(map(id, chain.from_iterable(outs)), np.int64, int(counts.sum())))
-            codes = np.fromiter(map(op_code.get, map(attrgetter("op"), block), repeat(-1)), np.int64, size)
-            if codes.min() < 0:  # ops not seen before
-                for name in map(attrgetter("op"), block):
-                    op_code.setdefault(name, len(op_code))
-                codes = np.fromiter(map(op_code.__getitem__, map(attrgetter("op"), block)), np.int64, size)
-                reads_attrs = np.array([_flops_reads_attrs(name) for name in op_code], bool)
-            op.append(codes)
-            known.append(np.ones(size, bool) if all(map(attrgetter("known"), block))
-                         else np.fromiter(map(attrgetter("known"), block), bool, size))
-            sel = reads_attrs[codes].tolist()  # the only nodes whose attributes matter
-            self.with_attrs += compress(compress(range(a, a + size), sel),
-                                        map(attrgetter("attrs"), compress(block, sel)))
-
-        def cat(parts, dtype=np.int64):
-            return np.concatenate(parts) if parts else np.zeros(0, dtype)
-
-        self.n_out, self.op, self.known, self.op_names = cat(n_out), cat(op), cat(known, bool), list(op_code)
+        table = graph.node_table()
+        # ids of every node's output type objects, in node order
+        raw = self._from_table(table, n) if table is not None else self._from_nodes(nodes, n)
         self.out_start = np.cumsum(self.n_out) - self.n_out
 
         # Output types numbered by object identity (ids sorted): any position of an id holds the same object.
-        raw = cat(out_ids)
         distinct = np.unique(raw)
         self.out_tid = np.searchsorted(distinct, raw)
         at = np.empty(len(distinct), np.int64)
@@ -284,6 +253,63 @@ class _Flat:
             tid[e] = self.tid(produced[k]) if k < len(produced) else unknown
         self.src, self.dst, self.tid_of = src, dst, tid
         self.arity = np.bincount(dst, minlength=n)
+
+    def _from_nodes(self, nodes, n: int) -> np.ndarray:
+        """n_out, op, op_names, known and with_attrs from the node objects; returns their output ids.
+
+        One block of nodes at a time, all reads of it in turn: the block's objects stay in cache between
+        the reads (passes over the whole graph went to memory for each: ~1.3x slower on 10^6 nodes)."""
+        op_code: dict[str, int] = {}
+        reads_attrs = np.zeros(0, bool)  # per op code
+        n_out, out_ids, op, known = [], [], [], []
+        self.with_attrs: list[int] = []
+        for a in range(0, n, _BLOCK):
+            block = nodes[a:a + _BLOCK]
+            size = len(block)
+            outs = list(map(attrgetter("outputs"), block))
+            counts = np.fromiter(map(len, outs), np.int64, size)
+            n_out.append(counts)
+            if counts.min() == 1 == counts.max():  # the common case, without an iterator per node
+                out_ids.append(np.fromiter(map(id, map(itemgetter(0), outs)), np.int64, size))
+            else:
+                out_ids.append(np.fromiter(map(id, chain.from_iterable(outs)), np.int64, int(counts.sum())))
+            codes = np.fromiter(map(op_code.get, map(attrgetter("op"), block), repeat(-1)), np.int64, size)
+            if codes.min() < 0:  # ops not seen before
+                for name in map(attrgetter("op"), block):
+                    op_code.setdefault(name, len(op_code))
+                codes = np.fromiter(map(op_code.__getitem__, map(attrgetter("op"), block)), np.int64, size)
+                reads_attrs = np.array([_flops_reads_attrs(name) for name in op_code], bool)
+            op.append(codes)
+            known.append(np.ones(size, bool) if all(map(attrgetter("known"), block))
+                         else np.fromiter(map(attrgetter("known"), block), bool, size))
+            sel = reads_attrs[codes].tolist()  # the only nodes whose attributes matter
+            self.with_attrs += compress(compress(range(a, a + size), sel),
+                                        map(attrgetter("attrs"), compress(block, sel)))
+
+        def cat(parts, dtype=np.int64):
+            return np.concatenate(parts) if parts else np.zeros(0, dtype)
+
+        self.n_out, self.op, self.known, self.op_names = cat(n_out), cat(op), cat(known, bool), list(op_code)
+        return cat(out_ids)
+
+    def _from_table(self, table, n: int) -> np.ndarray:
+        """What _from_nodes gives, from the loader's columns (ir.NodeTable), without visiting the nodes."""
+        op_code = dict.fromkeys(table.op)  # codes in order of first appearance, as _from_nodes numbers them
+        for c, name in enumerate(op_code):
+            op_code[name] = c
+        self.op = np.fromiter(map(op_code.__getitem__, table.op), np.int64, n)
+        self.op_names = list(op_code)
+        reads_attrs = np.array([_flops_reads_attrs(name) for name in op_code], bool)
+        self.known = np.fromiter(table.known, bool, n)
+        attrs = table.attrs
+        self.with_attrs = [i for i in np.flatnonzero(reads_attrs[self.op]).tolist() if attrs[i]]
+        res_len = np.fromiter(map(len, table.results), np.int64, len(table.results))
+        self.n_out = res_len[table.rid]
+        # ids of every node's output objects: node j's k-th is result rid[j]'s k-th
+        res_ids = np.fromiter(map(id, chain.from_iterable(table.results)), np.int64, int(res_len.sum()))
+        total = int(self.n_out.sum())
+        within = np.arange(total) - np.repeat(np.cumsum(self.n_out) - self.n_out, self.n_out)
+        return res_ids[np.repeat((np.cumsum(res_len) - res_len)[table.rid], self.n_out) + within]
 
     def tid(self, t: TensorType) -> int:
         k = self._tid.get(id(t))

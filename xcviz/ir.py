@@ -147,6 +147,7 @@ class Graph:
     # by finalize
     _flat: tuple | None = field(default=None, repr=False, compare=False)
     _positions: tuple | None = field(default=None, repr=False, compare=False)
+    _table: tuple | None = field(default=None, repr=False, compare=False)
 
     # -- lookups ---------------------------------------------------------
     @property
@@ -163,6 +164,12 @@ class Graph:
         if self._positions is None or self._positions[0] != key:
             self._positions = (key, RefPositions.of(self))
         return self._positions[1]
+
+    def node_table(self) -> "NodeTable | None":
+        """The loader's columns of a big graph (see NodeTable), or None: read the nodes instead."""
+        if self._table is not None and self._table[0] == (id(self.nodes), len(self.nodes)):
+            return self._table[1]
+        return None
 
     def node(self, name: str) -> Node:
         return self.nodes[self.index[name]]
@@ -233,6 +240,20 @@ class RefPositions:
                 name, out = parse_ref(ref)  # 'node:k' (as the loader reads it: a name with ':' and digits after it
                 src_a[k], port[k] = idx[name], out  # is output k of the node before the ':')
         return cls(src_a, port, lens)
+
+
+@dataclass(frozen=True, slots=True)
+class NodeTable:
+    """Node fields as columns, in node order, kept by the loader for graphs whose shapes it inferred with
+    the fast path: reading them costs no visit to 10^6 node objects scattered in memory. `op`, `known`:
+    as on each node; `attrs`: each node's attributes where it has any (else an empty dict, maybe shared);
+    node j's outputs hold the same type objects as results[rid[j]]."""
+
+    op: list[str]
+    known: list[bool]
+    attrs: list[dict]
+    rid: "np.ndarray"
+    results: list[list[TensorType]]
 
 
 @contextmanager

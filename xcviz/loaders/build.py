@@ -363,8 +363,9 @@ def _use_fast(n: int) -> bool:
     return True
 
 
-def infer_shapes(graph: Graph, counts: list[int] | None = None, refs: _Refs | None = None) -> None:
-    """Fill every node's output types from its op's rule; file-given types must agree.
+def infer_shapes(graph: Graph, counts: list[int] | None = None, refs: _Refs | None = None) -> tuple | None:
+    """Fill every node's output types from its op's rule; file-given types must agree. Returns the fast
+    path's (rid, results) (see infer_fast), None from the reference loop.
 
     A rule is a pure function of (op, input types, attributes, declared outputs, output count) when no
     input is a known constant, so its merged result is computed once per distinct key: big graphs repeat
@@ -497,11 +498,15 @@ def finalize(graph: Graph, *, allow_unknown: bool = False, onnx: bool = False,
     preds = _check_refs(graph, counts, refs)
     if _order(graph, preds):
         counts = refs = None  # positions moved: count again in the new order
-    infer_shapes(graph, counts, refs)
-    if refs is not None and len(graph.nodes) >= 10_000:  # the integer edges, for clustering and costs
-        from ..ir import RefPositions
+    outputs = infer_shapes(graph, counts, refs)
+    if refs is not None:
+        from ..ir import NodeTable, RefPositions
 
-        graph._positions = ((id(graph.nodes), len(graph.nodes)), RefPositions.of(graph, refs.src_array, refs.lens_array))
+        key = (id(graph.nodes), len(graph.nodes))
+        if len(graph.nodes) >= 10_000:  # the integer edges, for clustering and costs
+            graph._positions = (key, RefPositions.of(graph, refs.src_array, refs.lens_array))
+        if outputs is not None:  # the columns the cost model reads, so that it need not visit 10^6 nodes
+            graph._table = (key, NodeTable(refs.op, refs.known, refs.attrs, *outputs))
     if dims:
         graph.dims.update(dims)
     return graph

@@ -95,8 +95,9 @@ def _walk(start, n, static, off, src, tid, rid, res_tid0, res_readc, ccap, keys,
     return n
 
 
-def infer_shapes_fast(graph: Graph, counts: list[int], refs) -> None:
-    """infer_shapes for graphs whose refs were flattened (build._Refs); see the module docstring."""
+def infer_shapes_fast(graph: Graph, counts: list[int], refs) -> tuple[np.ndarray, list[list[TensorType]]]:
+    """infer_shapes for graphs whose refs were flattened (build._Refs); see the module docstring.
+    Returns (rid, results): node j's outputs are a copy of results[rid[j]], the same type objects."""
     from .build import _CONST_RECORDING, _attrs_key, _merge, _record_const
 
     nodes = graph.nodes
@@ -255,3 +256,4 @@ def infer_shapes_fast(graph: Graph, counts: list[int], refs) -> None:
     # every node its own list (C-speed loops: a Python loop here costs ~1 s at 10^6 nodes)
     outs_all = list(map(list.copy, map(results.__getitem__, rid.tolist())))
     list(map(setattr, nodes, repeat("outputs", n), outs_all))
+    return rid, results
