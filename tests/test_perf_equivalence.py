@@ -35,6 +35,9 @@ def assert_same(graph, opts: ClusterOptions) -> None:
     assert len(fast.attempts) == len(ref.attempts)
     assert list(fast.attempts) == list(ref.attempts)
     assert fast.refused() == ref.refused()
+    assert fast.refused_count() == ref.refused_count() == len(ref.refused())
+    for limit in (0, 1, 3):  # (the log picks refused rows from its table)
+        assert fast.refused(limit) == ref.refused(limit) == ref.refused()[:limit]
 
 
 @pytest.mark.parametrize("path", sorted([p for p in glob.glob(os.path.join(ROOT, "graphs", "*.*")) if p.endswith((".yaml", ".yml", ".json", ".onnx"))]))

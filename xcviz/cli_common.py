@@ -176,7 +176,11 @@ def console(file=None):
 
 
 def emit_json(data, output: str | None) -> None:
-    text = json.dumps(data, indent=2, ensure_ascii=False, allow_nan=False) + "\n"
+    # json.dumps(data, indent=2, ...) byte for byte, ~10x faster: with an indent, json encodes in Python
+    # (20 s for a 10^6-node report); msgspec indents the C encoder's text, numbers copied as written
+    import msgspec
+
+    text = msgspec.json.format(json.dumps(data, ensure_ascii=False, allow_nan=False), indent=2) + "\n"
     if output:
         from .fileio import write_atomic
 

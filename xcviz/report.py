@@ -39,17 +39,32 @@ def options_info(clustering: Clustering, hardware: str | None) -> dict:
 
 def cluster_report(graph: Graph, clustering: Clustering, stats: Stats) -> dict:
     names = [n.name for n in graph.nodes]
+    ids = [clustering.cluster_id(k) for k in range(len(clustering.clusters))]
+    # one JSON value per distinct output type (the loader shares equal types as one object; a value may
+    # appear many times in the report, as aliasing is invisible in JSON)
+    type_json: dict[int, dict] = {}
+
+    def outputs(types) -> list:
+        out = []
+        for t in types:
+            j = type_json.get(id(t))
+            if j is None:
+                j = type_json[id(t)] = {"shape": _shape(t.shape), "dtype": t.dtype}
+            out.append(j)
+        return out
+
     nodes = {}
-    for i, node in enumerate(graph.nodes):
-        k = clustering.cluster_of[i]
+    for node, k, reason, code, cand, dev in zip(graph.nodes, clustering.cluster_of, clustering.reason,
+                                                 clustering.code, clustering.candidate, clustering.device):
+        out = k < 0
         nodes[node.name] = {
             "op": node.op, "op_type": node.op_type,
-            "cluster": clustering.cluster_id(k) if k >= 0 else None,
-            "reason": clustering.reason[i] if k < 0 else None,
-            "reason_code": clustering.code[i] if k < 0 else None,
-            "candidate": clustering.candidate[i],
-            "device": clustering.device[i],
-            "outputs": [{"shape": _shape(t.shape), "dtype": t.dtype} for t in node.outputs],
+            "cluster": None if out else ids[k],
+            "reason": reason if out else None,
+            "reason_code": code if out else None,
+            "candidate": cand,
+            "device": dev,
+            "outputs": outputs(node.outputs),
         }
     clusters = [{
         "id": c.id, "nodes": c.nodes, "ops": c.ops,
@@ -62,7 +77,7 @@ def cluster_report(graph: Graph, clustering: Clustering, stats: Stats) -> dict:
     refused = [{
         "from": names[a.src], "to": names[a.dst], "phase": a.phase, "phase_name": PHASE_NAMES.get(a.phase),
         "reason": a.reason, "reason_code": a.code, "path": [names[p] for p in a.path],
-    } for a in clustering.attempts if not a.merged]
+    } for a in clustering.refused()]
     return {
         "schema_version": SCHEMA_VERSION,
         "graph": graph_info(graph),
@@ -73,8 +88,8 @@ def cluster_report(graph: Graph, clustering: Clustering, stats: Stats) -> dict:
         "boundary_edges": [{
             "from": e.src, "to": e.dst, "tensor": e.tensor, "shape": _shape(e.type.shape), "dtype": e.type.dtype,
             "bytes": e.bytes,
-            "from_cluster": clustering.cluster_id(e.src_cluster) if e.src_cluster >= 0 else None,
-            "to_cluster": clustering.cluster_id(e.dst_cluster) if e.dst_cluster >= 0 else None,
+            "from_cluster": ids[e.src_cluster] if e.src_cluster >= 0 else None,
+            "to_cluster": ids[e.dst_cluster] if e.dst_cluster >= 0 else None,
         } for e in stats.edges],
         "merges_refused": refused,
     }

@@ -64,8 +64,9 @@ class AttemptLog(Sequence):
         for row in self.table.tolist():
             yield make(row)
 
-    def refused(self) -> list[Attempt]:
-        return [self._make(r) for r in self.table[self.table[:, 3] == 0].tolist()]
+    def refused(self, limit: int | None = None) -> list[Attempt]:
+        rows = self.table[self.table[:, 3] == 0]
+        return [self._make(r) for r in (rows if limit is None else rows[:limit]).tolist()]
 
     def merged_count(self) -> int:
         return int(self.table[:, 3].sum())

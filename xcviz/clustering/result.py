@@ -40,8 +40,18 @@ class Clustering:
     def cluster_id(self, k: int) -> str:
         return f"cluster_{k}"
 
-    def refused(self) -> list[Attempt]:
-        return [a for a in self.attempts if not a.merged]
+    def refused(self, limit: int | None = None) -> list[Attempt]:
+        """The attempts that did not merge (the first `limit` of them); the compiled pass's AttemptLog
+        picks them from its table without building the 10^6 others."""
+        pick = getattr(self.attempts, "refused", None)
+        if pick is not None:
+            return pick(limit)
+        refused = [a for a in self.attempts if not a.merged]
+        return refused if limit is None else refused[:limit]
+
+    def refused_count(self) -> int:
+        count = getattr(self.attempts, "merged_count", None)
+        return len(self.attempts) - (count() if count is not None else sum(a.merged for a in self.attempts))
 
 
 def finish(opts: ClusterOptions, graph, cands, groups: list[tuple[list[int], int, bool]],

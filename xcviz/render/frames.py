@@ -37,7 +37,7 @@ class Frame:
 
 
 def count_merges(clustering: Clustering) -> int:
-    return sum(1 for a in clustering.attempts if a.merged)
+    return len(clustering.attempts) - clustering.refused_count()
 
 
 def _name_set(names: list[str], members: list[int]) -> str:

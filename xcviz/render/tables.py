@@ -101,17 +101,17 @@ def cluster_view(graph: Graph, clustering: Clustering, stats: Stats, limit: int 
         parts.append(Text(f"No cluster kept ({title(graph, clustering)})", style="bold"))
     if stats.fallback_nodes:
         parts += [Text(""), fallback_table(graph, clustering, limit)]
-    refused = [a for a in clustering.attempts if not a.merged]
-    if refused:
-        names = [n.name for n in graph.nodes]
+    n_refused = clustering.refused_count()
+    if n_refused:
+        nodes = graph.nodes
         t = Table(title=Text("Merges refused"), title_justify="left", header_style="bold")
         for col in ("phase", "edge", "reason"):
             t.add_column(col, overflow="fold")
-        shown = refused if limit is None else refused[:limit]
+        shown = clustering.refused(limit)
         for a in shown:
-            t.add_row(Text(str(a.phase)), Text(f"{names[a.src]} → {names[a.dst]}"), Text(a.reason or ""))
-        if len(shown) < len(refused):
-            t.caption = f"{len(refused) - len(shown)} more (use --json for all)"
+            t.add_row(Text(str(a.phase)), Text(f"{nodes[a.src].name} → {nodes[a.dst].name}"), Text(a.reason or ""))
+        if len(shown) < n_refused:
+            t.caption = f"{n_refused - len(shown)} more (use --json for all)"
         parts += [Text(""), t]
     parts += [Text(""), summary_line(stats), *dims_hint(graph, stats)]
     return Group(*parts)
