@@ -186,6 +186,10 @@ def cli_times(workdir: str, big: int | None, repeats: int) -> dict:
             write(big, path)
         out["stats_json_nodes"] = big
         out["stats_json_s"] = timed(["stats", path, "--json"])
+        out["cluster_table_s"] = timed(["cluster", path])  # the tables, 200 rows each
+    mid = os.path.join(workdir, "g100000.json")
+    if os.path.exists(mid):  # rendering in the command's own process (which freezes the GC's view)
+        out["render_dot_s"] = timed(["render", mid, "--dot", "-o", os.path.join(workdir, "g100000.dot")])
     return out
 
 
@@ -237,6 +241,8 @@ def markdown(res: dict) -> str:
         lines += ["", f"CLI end to end (median): `xcviz --help` {c['help_s']:.2f} s, "
                   f"`xcviz cluster graphs/seed_demo.yaml` {c['cluster_tiny_s']:.2f} s"
                   + (f", `xcviz stats g{c['stats_json_nodes']}.json --json` {c['stats_json_s']:.2f} s" if "stats_json_s" in c else "")
+                  + (f", `xcviz cluster g{c['stats_json_nodes']}.json` {c['cluster_table_s']:.2f} s" if "cluster_table_s" in c else "")
+                  + (f", `xcviz render g100000.json --dot` {c['render_dot_s']:.2f} s" if "render_dot_s" in c else "")
                   + "."]
     return "\n".join(lines) + "\n"
 

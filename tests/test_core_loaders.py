@@ -209,8 +209,9 @@ def test_json_duplicate_key_in_any_node_of_a_plain_graph(write_graph, where):
 
 
 def test_gc_paused_leaves_built_objects_old_and_others_frozen_state_alone():
-    """What a pause builds goes to the oldest generation (no huge young generation left for the next
-    allocation to scan), without unfreezing what the process froze itself."""
+    """What a big pause builds goes to the oldest generation (no huge young generation left for the next
+    allocation to scan), without unfreezing what the process froze itself; a small pause's objects are
+    left to the usual collections."""
     import gc
 
     from xcviz.ir import gc_paused
@@ -221,12 +222,15 @@ def test_gc_paused_leaves_built_objects_old_and_others_frozen_state_alone():
     assert gc.isenabled()
     assert gc.get_count()[0] < 1000 and gc.get_freeze_count() == 0
     assert any(built[-1] is o for o in gc.get_objects(generation=2))
+    with gc_paused():
+        small = [[i] for i in range(100)]
+    assert any(small[-1] is o for o in gc.get_objects(generation=0))
     mine = [[1]]
     gc.freeze()
     try:
         frozen = gc.get_freeze_count()
         with gc_paused():
-            more = [[i] for i in range(1000)]
+            more = [[i] for i in range(20_000)]
         assert gc.get_freeze_count() >= frozen + len(more)  # the process's frozen objects stay frozen
     finally:
         gc.unfreeze()

@@ -96,9 +96,9 @@ def load_graph(path: str, *, allow_unknown: bool = False, dims: list[str] | None
         # The `xcviz` process (cli.run): the graph lives as long as the command, so keep the cyclic GC from
         # rescanning its millions of objects at every later full collection (one took ~1 s at 10^6
         # nodes). Not in-process callers of main(), whose objects must stay collectable.
-        import gc
+        from .ir import freeze_for_process
 
-        gc.freeze()
+        freeze_for_process()
     return graph
 
 
