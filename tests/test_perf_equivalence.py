@@ -38,6 +38,11 @@ def assert_same(graph, opts: ClusterOptions) -> None:
     assert fast.refused_count() == ref.refused_count() == len(ref.refused())
     for limit in (0, 1, 3):  # (the log picks refused rows from its table)
         assert fast.refused(limit) == ref.refused(limit) == ref.refused()[:limit]
+    from xcviz.clustering.explain import replay  # (the log hands `explain` its rows as integers)
+
+    n = len(graph.nodes)
+    for focus in (None, 0, n // 2, n - 1):
+        assert list(replay(fast, n, focus)) == list(replay(ref, n, focus))
 
 
 @pytest.mark.parametrize("path", sorted([p for p in glob.glob(os.path.join(ROOT, "graphs", "*.*")) if p.endswith((".yaml", ".yml", ".json", ".onnx"))]))

@@ -68,6 +68,10 @@ class AttemptLog(Sequence):
         rows = self.table[self.table[:, 3] == 0]
         return [self._make(r) for r in (rows if limit is None else rows[:limit]).tolist()]
 
+    def columns(self) -> tuple[list[int], list[int], list[bool]]:
+        """src, dst and merged of every attempt, as plain lists."""
+        return self.table[:, 1].tolist(), self.table[:, 2].tolist(), self.table[:, 3].astype(bool).tolist()
+
     def merged_count(self) -> int:
         return int(self.table[:, 3].sum())
 
