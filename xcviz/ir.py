@@ -189,12 +189,18 @@ def plain_positions(graph: "Graph", refs) -> list[int]:
     """Position of what each ref names when it is a plain name: a node (its output 0), n + i for graph
     input i; -1 for anything else (an empty ref, 'node:k', an undefined name). Node names containing ':'
     are left out: such a ref may read as name:k, which the callers resolve one by one."""
-    n = len(graph.nodes)
-    ids = graph.index.copy()  # C speed
+    ids = graph.index
     if ":" in "".join(ids):
         ids = {name: i for name, i in ids.items() if ":" not in name}
-    for i, v in enumerate(graph.inputs):
-        ids.setdefault(v.name, n + i)  # an input named like a node is an error (the loader's checks)
+    return positions_by_name(ids, len(graph.nodes), graph.inputs, refs)
+
+
+def positions_by_name(index: dict[str, int], n: int, inputs: Sequence["Value"], refs) -> list[int]:
+    """plain_positions over a name index (no name in it holding ':') of n nodes: a node before the first
+    graph input of the same name (the loader's checks refuse that name clash), -1 for anything else."""
+    ids = index.copy()  # C speed
+    for i, v in enumerate(inputs):
+        ids.setdefault(v.name, n + i)
     return list(map(ids.get, refs, repeat(-1)))
 
 
@@ -257,6 +263,7 @@ class NodeTable:
 
 
 _PROCESS_FROZEN = False  # set by freeze_for_process()
+_PROMOTE_ABOVE = 10_000  # young objects a GC pause must leave to be promoted; fewer go the usual way
 
 
 def freeze_for_process() -> None:
@@ -291,9 +298,6 @@ def gc_paused():
                 if not frozen:
                     gc.unfreeze()
             gc.enable()
-
-
-_PROMOTE_ABOVE = 10_000  # young objects; fewer are left to the usual collections
 
 
 def bind_dims(graph: Graph, dims: Mapping[str, int]) -> None:

@@ -42,11 +42,8 @@ def replay(clustering: Clustering, n: int, focus: int | None = None):
         return v
 
     attempts = clustering.attempts
-    # (src, dst, merged) of every attempt; the compiled pass's log gives them as integers, so that only
-    # the attempts yielded are built as objects (building 10^6 of them took ~7 s)
-    columns = getattr(attempts, "columns", None)
-    triples = zip(*columns()) if columns is not None else ((a.src, a.dst, a.merged) for a in attempts)
-    for k, (src, dst, merged) in enumerate(triples):
+    # only the attempts yielded are built as objects (building 10^6 of them took ~7 s)
+    for k, (src, dst, merged) in enumerate(zip(*clustering.attempt_columns())):
         ra, rb = find(src), find(dst)
         if focus is None or find(focus) in (ra, rb):
             yield attempts[k], sorted(members.get(ra, [ra])), sorted(members.get(rb, [rb]))

@@ -49,6 +49,13 @@ class Clustering:
         refused = [a for a in self.attempts if not a.merged]
         return refused if limit is None else refused[:limit]
 
+    def attempt_columns(self) -> tuple[list[int], list[int], list[bool]]:
+        """src, dst and merged of every attempt (from the log's table, without building attempts)."""
+        columns = getattr(self.attempts, "columns", None)
+        if columns is not None:
+            return columns()
+        return [a.src for a in self.attempts], [a.dst for a in self.attempts], [a.merged for a in self.attempts]
+
     def refused_count(self) -> int:
         count = getattr(self.attempts, "merged_count", None)
         return len(self.attempts) - (count() if count is not None else sum(a.merged for a in self.attempts))

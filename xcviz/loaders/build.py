@@ -141,10 +141,8 @@ class _Refs:
     def __init__(self, graph: Graph) -> None:
         nodes = graph.nodes
         self._src_array = self._lens_array = None
-        self.per_node = list(map(attrgetter("inputs"), nodes))
-        self.lens = list(map(len, self.per_node))
         if graph._flat is not None:  # the loader's, made on its way through the nodes
-            self.refs, self.src, op_types, special = graph._flat
+            self.refs, self.src, self.lens, op_types, special = graph._flat
             graph._flat = None
             # nodes outside `special` are just name, op and inputs: every other field is its default
             n = len(nodes)
@@ -155,11 +153,11 @@ class _Refs:
                 node = nodes[i]
                 self.attrs[i], self.declared[i], self.control[i] = node.attrs, node.outputs, node.control_inputs
             return
-        self.per_node, self.op_type, self.note, self.attrs, self.declared, self.control, self.op, self.known = (
+        per_node, self.op_type, self.note, self.attrs, self.declared, self.control, self.op, self.known = (
             list(map(attrgetter(f), nodes))
             for f in ("inputs", "op_type", "note", "attrs", "outputs", "control_inputs", "op", "known"))
-        self.lens = list(map(len, self.per_node))
-        self.refs = list(chain.from_iterable(self.per_node))
+        self.lens = list(map(len, per_node))
+        self.refs = list(chain.from_iterable(per_node))
         self.src = plain_positions(graph, self.refs)
 
     @property

@@ -3,14 +3,13 @@ from __future__ import annotations
 
 import json
 import math
-from itertools import repeat
 from operator import itemgetter
 from typing import Any
 
 import yaml
 
 from ..errors import XcvizError
-from ..ir import Graph, Node, TensorType, Value, canonical_dtype, short
+from ..ir import Graph, Node, TensorType, Value, canonical_dtype, positions_by_name, short
 
 NODE_KEYS = {"name", "op", "inputs", "control_inputs", "attrs", "device", "compile", "scope", "shape", "dtype",
              "outputs", "num_outputs", "doc"}
@@ -238,8 +237,8 @@ def _parse_json_strict(text: str, source: str) -> Any:
         raise
 
 
-def _json_nesting(text: str) -> int:
-    """How deep JSON text nests, strings skipped (error path only)."""
+def _nesting(text: str) -> int:
+    """How deep the brackets of a text nest, double-quoted strings skipped (error path only)."""
     bound = text.count("[") + text.count("{")
     if bound <= _SAFE_NESTING:
         return bound
@@ -252,30 +251,23 @@ def _json_nesting(text: str) -> int:
     return int(np.cumsum(step).max(initial=0))
 
 
-def _deeper_than(obj: Any, limit: int) -> bool:
-    """True if a parsed document nests more than `limit` levels (iterative; error path only)."""
-    stack = [(obj, 1)]
-    while stack:
-        o, depth = stack.pop()
-        if depth > limit:
-            return True
-        if type(o) is dict:
-            o = o.values()
-        elif type(o) is not list:
-            continue
-        stack.extend([(v, depth + 1) for v in o if type(v) is dict or type(v) is list])
-    return False
+def _compose(text: str):
+    """The text's YAML node tree (JSON is YAML flow syntax), to find where things are (error path only);
+    None if it does not read, or nests past _SAFE_NESTING levels, where libyaml's recursion would
+    overflow the C stack."""
+    if _nesting(text) > _SAFE_NESTING:
+        return None
+    try:
+        return yaml.compose(text, Loader=_Loader)
+    except (yaml.YAMLError, RecursionError, ValueError):
+        return None
 
 
 def _json_duplicate_where(text: str, source: str) -> str:
-    """file:line:col of the first repeated key (error path only; JSON is YAML flow syntax, so compose it;
-    not past _SAFE_NESTING levels, where libyaml's recursion would overflow the C stack)."""
-    if len(text) > 8 * 1024**2 or _json_nesting(text) > _SAFE_NESTING:
+    """file:line:col of the first repeated key (error path only)."""
+    if len(text) > 8 * 1024**2:
         return source
-    try:
-        root = yaml.compose(text, Loader=_Loader)
-    except (yaml.YAMLError, RecursionError, ValueError):
-        return source
+    root = _compose(text)
     stack = [root] if root is not None else []
     while stack:
         node = stack.pop()
@@ -451,17 +443,17 @@ def _all_str(refs: list) -> bool:
 
 def _each_node(nodes_data: list, source: str, max_depth: int, inputs: list[Value]):
     """The nodes, and on the way (while each node is in the CPU cache) their names, the flattened
-    references, the op types and which nodes have more than name, op and inputs; then the name index and
-    each reference's position
-    (see loaders.build._Refs), and the number of keys in the node mappings; (nodes, index, flat or None, keys).
+    references and their count per node, the op types and which nodes have more than name, op and
+    inputs; then the name index and each reference's position (see loaders.build._Refs), and the number
+    of keys in the node mappings; (nodes, index, flat or None, keys).
 
     References are checked to be strings once for the whole file; if one is not, the nodes are read
     again checking each node's in turn, so that the first bad node is the one reported."""
     try:
-        nodes, names, refs, op_types, special = _node_loop(nodes_data, source, max_depth, False)
+        nodes, names, refs, lens, op_types, special = _node_loop(nodes_data, source, max_depth, False)
         "".join(refs)  # every reference a str (C speed); a TypeError otherwise
     except TypeError:
-        nodes, names, refs, op_types, special = _node_loop(nodes_data, source, max_depth, True)
+        nodes, names, refs, lens, op_types, special = _node_loop(nodes_data, source, max_depth, True)
     n = len(nodes)
     # keys in the node mappings: three in each fast-path node (whose values hold none), all of them in
     # the others (each of which is in `special`)
@@ -469,14 +461,8 @@ def _each_node(nodes_data: list, source: str, max_depth: int, inputs: list[Value
     ids = dict(zip(names, range(n)))  # (C speed, as the look-ups below: ~0.3 s less than a step per node)
     if len(ids) != n or ":" in "".join(names):  # duplicates or names with ':': build works it out the careful way
         return nodes, ids, None, keys
-    # what each reference names: a node (a node named like an input is an error, found by build), else
-    # the first graph input of that name, else -1 ('', 'x:k', undefined)
-    where: dict[str, int] = {}
-    for k, v in enumerate(inputs):
-        where.setdefault(v.name, n + k)
-    where.update(ids)
-    src = list(map(where.get, refs, repeat(-1)))
-    return nodes, ids, (refs, src, op_types, special), keys
+    src = positions_by_name(ids, n, inputs, refs)
+    return nodes, ids, (refs, src, lens, op_types, special), keys
 
 
 def _node_loop(nodes_data: list, source: str, max_depth: int, strict: bool):
@@ -486,7 +472,8 @@ def _node_loop(nodes_data: list, source: str, max_depth: int, strict: bool):
     str_list = _all_str
     names: list[str] = []
     refs: list[str] = []
-    names_append, refs_ext = names.append, refs.extend
+    lens: list[int] = []  # refs per node
+    names_append, refs_ext, lens_append = names.append, refs.extend, lens.append
     declared: dict = {}  # (shape, dtype) as written -> its TensorType, checked once
     plain = itemgetter("name", "op", "inputs")
     op_names = {}.setdefault
@@ -513,6 +500,7 @@ def _node_loop(nodes_data: list, source: str, max_depth: int, strict: bool):
                     op_types_append(op)
                     names_append(nname)
                     refs_ext(ins_t)
+                    lens_append(len(ins_t))
                     continue
             dget = nd.get
             nname, op, ins = dget("name"), dget("op"), dget("inputs")
@@ -545,7 +533,8 @@ def _node_loop(nodes_data: list, source: str, max_depth: int, strict: bool):
         special_append(i)
         names_append(node.name)
         refs_ext(node.inputs)
-    return nodes, names, refs, op_types, special
+        lens_append(len(node.inputs))
+    return nodes, names, refs, lens, op_types, special
 
 
 def _declared_type(shape: Any, dtype: Any) -> TensorType | bool:
@@ -643,12 +632,9 @@ def _doc_path(e: XcvizError, data: Any, source: str) -> tuple | None:
 def add_line(e: XcvizError, data: Any, text: str, source: str) -> None:
     """Turn `file: node 'x'` into `file:12:5: node 'x'` by re-reading the text's structure (errors only)."""
     path = _doc_path(e, data, source)
-    if not path or _deeper_than(data, _SAFE_NESTING):  # (composing that would overflow libyaml's C stack)
+    if not path:
         return
-    try:
-        node = yaml.compose(text, Loader=_Loader)  # JSON is YAML flow syntax
-    except (yaml.YAMLError, RecursionError, ValueError):
-        return
+    node = _compose(text)
     for key in path:
         if isinstance(node, yaml.MappingNode) and isinstance(key, str):
             node = next((v for k, v in node.value if isinstance(k, yaml.ScalarNode) and k.value == key), None)
