@@ -2,7 +2,7 @@
 
 The onnx wheel ships the generators (onnx.backend.test.case.node), not the data folder, so the cases are
 produced from them once and cached on disk (pickle keyed by the onnx version). A case whose attribute or
-dtype an implementation explicitly does not cover (ops.impl.Unsupported) is counted as `unsupported`, not
+dtype an implementation explicitly does not cover (ops.arrays.Unsupported) is counted as `unsupported`, not
 as a pass; any wrong number or other exception is a `fail`. Used by tests/test_node_tests.py and by
 docs/make_node_tests.py, which writes the per-op table docs/node_tests.md.
 """
@@ -82,7 +82,7 @@ def run_case(case: Case, mode: str) -> tuple[str, str | None]:
     from .execute import execute
     from .loaders.build import finalize
     from .loaders.onnx_model import graph_from_model
-    from .ops.impl import Unsupported
+    from .ops.arrays import Unsupported
 
     try:
         model = onnx.ModelProto()
@@ -129,15 +129,13 @@ def _fold_static_inputs(model, values: list) -> None:
     from onnx import numpy_helper
 
     from .ops import REGISTRY
-    from .ops.impl import STATIC_INPUTS, install
 
-    install()
     inits = {t.name for t in model.graph.initializer}
     graph_inputs = [i.name for i in model.graph.input if i.name not in inits]
     static = set()
     for node in model.graph.node:
         opdef = REGISTRY.get(node.op_type)
-        for slot in STATIC_INPUTS.get(opdef.name, ()) if opdef else ():
+        for slot in opdef.static_inputs if opdef else ():
             if slot < len(node.input) and node.input[slot] in graph_inputs:
                 static.add(node.input[slot])
     for name in static:
@@ -147,9 +145,7 @@ def _fold_static_inputs(model, values: list) -> None:
 def run_all(cases: list[Case]) -> dict[str, dict]:
     """Per op: counts per mode and the failing cases (jax only for ops the registry calls compilable)."""
     from .ops import REGISTRY
-    from .ops.impl import install
 
-    install()
     table: dict[str, dict] = {}
     for case in cases:
         opdef = REGISTRY.ops[case.op]

@@ -147,12 +147,12 @@ def bind_inputs(graph: Graph, inputs: dict | None = None, seed: int | None = Non
     return feeds
 
 
-# (op, input slot) whose random values must be positive: variances, square roots, logarithms
-_POSITIVE_SLOTS = {("batchnorm", 4), ("sqrt", 0), ("rsqrt", 0), ("log", 0), }
-
-
 def _positive_inputs(graph: Graph) -> set[str]:
-    return {ref for n in graph.nodes for k, ref in enumerate(n.inputs) if (n.op, k) in _POSITIVE_SLOTS}
+    """Inputs whose random values must be positive (variances, square roots, logarithms): the entries say which."""
+    from .ops import REGISTRY
+
+    slots = {(o.name, k) for o in REGISTRY for k in o.positive_inputs}
+    return {ref for n in graph.nodes for k, ref in enumerate(n.inputs) if (n.op, k) in slots}
 
 
 def _symbols(t: TensorType) -> list[str]:

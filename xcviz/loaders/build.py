@@ -469,7 +469,7 @@ def infer_shapes(graph: Graph, counts: list[int] | None = None, refs: _Refs | No
                 const_pos.add(i)
 
 
-_CONST_RECORDING = frozenset({"shape", "const"})
+_CONST_RECORDING = frozenset(o.name for o in REGISTRY if o.folds)  # outputs recorded as constants
 
 
 def _record_const(node: Node, opdef, types: list[TensorType], consts: dict, source: str | None) -> None:

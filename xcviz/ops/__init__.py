@@ -1,5 +1,8 @@
-"""The op registry: import the families so that every row is registered once."""
-from . import control, elementwise, layout, linalg, nn  # noqa: F401  (registration side effects)
+"""The op table: importing the family files registers every op's one entry (see registry.OpDef)."""
+from . import (  # noqa: F401  (registration side effects)
+    conv, elementwise, fallback, indexing, layout, linalg, norm, reduce, resample, source,
+)
+from .arrays import Unsupported  # noqa: F401
 from .registry import (  # noqa: F401
     ALL, CONTROL_FLOW, CUSTOM, DEVICES, ELEMENTWISE, LAYOUT, NOOP, REDUCTION, REGISTRY, SHAPE_CONSUMER, SOURCE,
     ZERO_SIZE, OpDef, Registry,

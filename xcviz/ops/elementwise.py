@@ -1,61 +1,206 @@
-"""Elementwise ops: unary activations and math, binary broadcasting arithmetic and comparisons."""
+"""Elementwise ops: unary activations and math, casts, binary broadcasting arithmetic and comparisons."""
 from __future__ import annotations
 
+import math
+
+import numpy as np
+
+from ..ir import TensorType
 from . import rules as r
+from .arrays import Unsupported, is_np, lit, np_dtype, present
 from .registry import ELEMENTWISE, op
 
 E = ELEMENTWISE
+
+
+def _erf(xp, x):
+    if is_np(xp):
+        try:
+            from scipy.special import erf
+        except ImportError:  # scipy is optional
+            return _erf_numpy(x)
+        return erf(x).astype(x.dtype)
+    import jax.scipy.special as jss
+
+    return jss.erf(x)
+
+
+def _erf_numpy(x):
+    """erf without scipy, vectorised: exact (math.erf) in float64, Abramowitz-Stegun 7.1.26 in lower
+    precision (|error| < 1.5e-7, below float32's resolution of erf's range), so native timings stay fair."""
+    if np.dtype(x.dtype) == np.float64:
+        return np.vectorize(math.erf, otypes=[x.dtype])(x)
+    t64 = np.asarray(x, dtype=np.float64)
+    a = np.abs(t64)
+    t = 1.0 / (1.0 + 0.3275911 * a)
+    poly = t * (0.254829592 + t * (-0.284496736 + t * (1.421413741 + t * (-1.453152027 + t * 1.061405429))))
+    return (np.sign(t64) * (1.0 - poly * np.exp(-a * a))).astype(x.dtype)
+
+
+def gelu(xp, a, x):
+    if str(a.get("approximate", "none")) == "tanh":
+        inner = lit(x, math.sqrt(2 / math.pi)) * (x + lit(x, 0.044715) * x * x * x)
+        return lit(x, 0.5) * x * (lit(x, 1) + xp.tanh(inner))
+    return lit(x, 0.5) * x * (lit(x, 1) + _erf(xp, x / lit(x, math.sqrt(2))))
+
+
+def _sigmoid(xp, x):
+    return lit(x, 1) / (lit(x, 1) + xp.exp(-x))
+
+
+# ---- unary ---------------------------------------------------------------------------------------
 unary = dict(groups=E, infer=r.same, min_inputs=1, max_inputs=1)
 
-op("relu", "Relu", **unary, flops=r.output_flops(1), doc="max(x, 0)")
-op("relu6", "Relu6", **unary, flops=r.output_flops(2))
-op("gelu", "Gelu", **unary, attrs={"approximate": "none"}, flops=r.output_flops(8), doc="Gaussian error linear unit")
-op("sigmoid", "Sigmoid", **unary, flops=r.output_flops(4))
-op("tanh", "Tanh", **unary, flops=r.output_flops(4))
-op("exp", "Exp", **unary, flops=r.output_flops(4))
-op("log", "Log", **unary, flops=r.output_flops(4))
-op("sqrt", "Sqrt", **unary, flops=r.output_flops(2))
-op("rsqrt", "Rsqrt", **unary, flops=r.output_flops(2))
-op("reciprocal", "Reciprocal", "Inv", **unary, flops=r.output_flops(1))
-op("neg", "Neg", **unary, flops=r.output_flops(1))
-op("abs", "Abs", **unary, flops=r.output_flops(1))
-op("erf", "Erf", **unary, flops=r.output_flops(8))
-op("floor", "Floor", **unary, flops=r.output_flops(1))
-op("ceil", "Ceil", **unary, flops=r.output_flops(1))
-op("sin", "Sin", **unary, flops=r.output_flops(4))
-op("cos", "Cos", **unary, flops=r.output_flops(4))
-op("softplus", "Softplus", **unary, flops=r.output_flops(4))
-op("leaky_relu", "LeakyRelu", **unary, attrs={"alpha": 0.01}, flops=r.output_flops(2))
-op("elu", "Elu", **unary, attrs={"alpha": 1.0}, flops=r.output_flops(4))
-op("hard_sigmoid", "HardSigmoid", **unary, attrs={"alpha": 0.2, "beta": 0.5}, flops=r.output_flops(3))
-op("hard_swish", "HardSwish", **unary, flops=r.output_flops(4))
-op("silu", "Swish", "swish", **unary, flops=r.output_flops(5))
-op("not", "Not", "LogicalNot", **unary, flops=r.output_flops(1))
+op("relu", "Relu", **unary, flops=r.output_flops(1), doc="max(x, 0)", impl=lambda xp, a, x: xp.maximum(x, lit(x, 0)))
+op("relu6", "Relu6", **unary, flops=r.output_flops(2),
+   impl=lambda xp, a, x: xp.minimum(xp.maximum(x, lit(x, 0)), lit(x, 6)))
+op("gelu", "Gelu", **unary, attrs={"approximate": "none"}, flops=r.output_flops(8), doc="Gaussian error linear unit",
+   impl=gelu)
+op("sigmoid", "Sigmoid", **unary, flops=r.output_flops(4), impl=lambda xp, a, x: _sigmoid(xp, x))
+op("tanh", "Tanh", **unary, flops=r.output_flops(4), impl=lambda xp, a, x: xp.tanh(x))
+op("exp", "Exp", **unary, flops=r.output_flops(4), impl=lambda xp, a, x: xp.exp(x))
+op("log", "Log", **unary, flops=r.output_flops(4), positive_inputs=(0,), impl=lambda xp, a, x: xp.log(x))
+op("sqrt", "Sqrt", **unary, flops=r.output_flops(2), positive_inputs=(0,), impl=lambda xp, a, x: xp.sqrt(x))
+op("rsqrt", "Rsqrt", **unary, flops=r.output_flops(2), positive_inputs=(0,),
+   impl=lambda xp, a, x: lit(x, 1) / xp.sqrt(x))
+op("reciprocal", "Reciprocal", "Inv", **unary, flops=r.output_flops(1), impl=lambda xp, a, x: lit(x, 1) / x)
+op("neg", "Neg", **unary, flops=r.output_flops(1), impl=lambda xp, a, x: -x)
+op("abs", "Abs", **unary, flops=r.output_flops(1), impl=lambda xp, a, x: xp.abs(x))
+op("erf", "Erf", **unary, flops=r.output_flops(8), impl=lambda xp, a, x: _erf(xp, x))
+op("floor", "Floor", **unary, flops=r.output_flops(1), impl=lambda xp, a, x: xp.floor(x))
+op("ceil", "Ceil", **unary, flops=r.output_flops(1), impl=lambda xp, a, x: xp.ceil(x))
+op("sin", "Sin", **unary, flops=r.output_flops(4), impl=lambda xp, a, x: xp.sin(x))
+op("cos", "Cos", **unary, flops=r.output_flops(4), impl=lambda xp, a, x: xp.cos(x))
+op("softplus", "Softplus", **unary, flops=r.output_flops(4), impl=lambda xp, a, x: xp.log(xp.exp(x) + lit(x, 1)))
+op("leaky_relu", "LeakyRelu", **unary, attrs={"alpha": 0.01}, flops=r.output_flops(2),
+   impl=lambda xp, a, x: xp.where(x < 0, x * lit(x, a.get("alpha", 0.01)), x))
+op("elu", "Elu", **unary, attrs={"alpha": 1.0}, flops=r.output_flops(4),
+   impl=lambda xp, a, x: xp.where(x < 0, lit(x, a.get("alpha", 1.0)) * (xp.exp(x) - lit(x, 1)), x))
+op("hard_sigmoid", "HardSigmoid", **unary, attrs={"alpha": 0.2, "beta": 0.5}, flops=r.output_flops(3),
+   impl=lambda xp, a, x: xp.clip(x * lit(x, a.get("alpha", 0.2)) + lit(x, a.get("beta", 0.5)), lit(x, 0), lit(x, 1)))
+op("hard_swish", "HardSwish", **unary, flops=r.output_flops(4),
+   impl=lambda xp, a, x: x * xp.clip(x / lit(x, 6) + lit(x, 0.5), lit(x, 0), lit(x, 1)))
+op("silu", "Swish", "swish", **unary, flops=r.output_flops(5), impl=lambda xp, a, x: x * _sigmoid(xp, x))
+op("not", "Not", "LogicalNot", **unary, flops=r.output_flops(1), impl=lambda xp, a, x: xp.logical_not(x))
+
+
+def clip(xp, a, x, lo=None, hi=None):
+    lo = lo if present(lo) else a.get("min")
+    hi = hi if present(hi) else a.get("max")
+    if lo is not None:
+        x = xp.maximum(x, xp.asarray(lo, dtype=x.dtype))
+    if hi is not None:
+        x = xp.minimum(x, xp.asarray(hi, dtype=x.dtype))
+    return x
+
+
 op("clip", "Clip", "ClipByValue", groups=E, infer=r.same, min_inputs=1, max_inputs=3,
-   flops=r.output_flops(2), doc="clamp to [min, max] (attrs or inputs 2 and 3)")
-op("cast", "Cast", groups=E, infer=r.cast, min_inputs=1, max_inputs=1, flops=r.zero_flops)
+   flops=r.output_flops(2), doc="clamp to [min, max] (attrs or inputs 2 and 3)", impl=clip)
 
-binary = dict(groups=E, infer=r.broadcast_all, min_inputs=2, max_inputs=2, flops=r.output_flops(1))
-op("add", "Add", "AddV2", **binary)
-op("sub", "Sub", **binary)
-op("mul", "Mul", **binary)
-op("div", "Div", "RealDiv", **binary)
-op("pow", "Pow", **binary)
-op("max", "Max", "Maximum", groups=E, infer=r.broadcast_all, min_inputs=1, flops=r.output_flops(1))
-op("min", "Min", "Minimum", groups=E, infer=r.broadcast_all, min_inputs=1, flops=r.output_flops(1))
-op("sum", "Sum", "AddN", groups=E, infer=r.broadcast_all, min_inputs=1, flops=r.output_flops(1),
-   doc="elementwise sum of any number of inputs")
-op("mean", "Mean", groups=E, infer=r.broadcast_all, min_inputs=1, flops=r.output_flops(1),
-   doc="elementwise mean of any number of inputs (ONNX Mean)")
-op("squared_difference", "SquaredDifference", **binary)
-op("bias_add", "BiasAdd", groups=E, infer=r.bias_add, min_inputs=2, max_inputs=2, flops=r.output_flops(1),
-   doc="x + bias along the channel axis (TF)")
 
-cmp = dict(groups=E, infer=r.compare, min_inputs=2, max_inputs=2, flops=r.output_flops(1))
-op("equal", "Equal", **cmp)
-op("less", "Less", **cmp)
-op("greater", "Greater", **cmp)
-op("and", "And", "LogicalAnd", **cmp)
-op("or", "Or", "LogicalOr", **cmp)
-op("where", "Where", "Select", "SelectV2", groups=E, infer=r.where, min_inputs=3, max_inputs=3,
-   flops=r.output_flops(1), doc="select(cond, x, y) with broadcasting")
+def infer_cast(ctx: r.Ctx) -> list[TensorType]:
+    from ..ir import canonical_dtype
+
+    to = ctx.attrs.get("to")
+    return [TensorType(ctx.shape(0), canonical_dtype(str(to)) if to is not None else None)]
+
+
+def cast(xp, a, x):
+    to = a.get("to", a.get("DstT"))
+    if to is None:
+        raise Unsupported("Cast needs a `to` attribute")
+    dt = np_dtype(to)
+    if dt.itemsize < 2 and dt.kind not in "iub" or dt.name.startswith(("bfloat16", "float8", "int4", "uint4", "int2", "uint2")) \
+            or str(x.dtype).startswith(("bfloat16", "float8", "int4", "uint4", "int2", "uint2")):
+        raise Unsupported(f"Cast between {x.dtype} and {dt} (sub-16-bit and bfloat16 rounding rules are not implemented)")
+    if x.dtype == dt:
+        return x
+    if dt.kind in "iu" and x.dtype.kind == "f" and is_np(xp):
+        with np.errstate(invalid="ignore"):
+            return x.astype(dt)
+    return x.astype(dt)
+
+
+op("cast", "Cast", groups=E, infer=infer_cast, min_inputs=1, max_inputs=1, flops=r.zero_flops, impl=cast)
+
+
+# ---- binary and variadic, with broadcasting ------------------------------------------------------
+def broadcast_all(ctx: r.Ctx) -> list[TensorType]:
+    shape = ctx.shape(0)
+    for i in range(1, len(ctx.inputs)):
+        shape = r.broadcast(shape, ctx.shape(i))
+    dtype = next((t.dtype for t in ctx.inputs if t.dtype), None)
+    return [TensorType(shape, dtype)]
+
+
+def div(xp, a, x, y):
+    if np.dtype(x.dtype).kind in "iu":
+        return xp.trunc(x / y).astype(x.dtype) if is_np(xp) else (x / y).astype(x.dtype)
+    return x / y
+
+
+def power(xp, a, x, y):
+    if np.dtype(x.dtype).kind == "f":
+        return xp.power(x, y.astype(x.dtype) if hasattr(y, "astype") else y).astype(x.dtype)
+    return xp.power(x, y).astype(x.dtype)
+
+
+def variadic(name):
+    """fn(xp, a, *xs): xs folded left with xp.<name>."""
+    def fn(xp, a, *xs):
+        out = xs[0]
+        for x in xs[1:]:
+            out = getattr(xp, name)(out, x)
+        return out
+    fn.__name__ = name
+    return fn
+
+
+def bias_add(xp, a, x, b):
+    if str(a.get("data_format", "NHWC")).upper().startswith("NC") and x.ndim > 2:
+        return x + b.reshape((1, -1) + (1,) * (x.ndim - 2))
+    return x + b
+
+
+binary = dict(groups=E, infer=broadcast_all, min_inputs=2, max_inputs=2, flops=r.output_flops(1))
+many = dict(groups=E, infer=broadcast_all, min_inputs=1, flops=r.output_flops(1))
+op("add", "Add", "AddV2", **binary, impl=lambda xp, a, x, y: x + y)
+op("sub", "Sub", **binary, impl=lambda xp, a, x, y: x - y)
+op("mul", "Mul", **binary, impl=lambda xp, a, x, y: x * y)
+op("div", "Div", "RealDiv", **binary, impl=div)
+op("pow", "Pow", **binary, impl=power)
+op("max", "Max", "Maximum", **many, impl=variadic("maximum"))
+op("min", "Min", "Minimum", **many, impl=variadic("minimum"))
+op("sum", "Sum", "AddN", **many, doc="elementwise sum of any number of inputs", impl=variadic("add"))
+op("mean", "Mean", **many, doc="elementwise mean of any number of inputs (ONNX Mean)",
+   impl=lambda xp, a, *xs: (variadic("add")(xp, a, *xs) / len(xs)).astype(xs[0].dtype))
+op("squared_difference", "SquaredDifference", **binary, impl=lambda xp, a, x, y: (x - y) * (x - y))
+op("bias_add", "BiasAdd", groups=E, infer=r.same, min_inputs=2, max_inputs=2, flops=r.output_flops(1),
+   doc="x + bias along the channel axis (TF)", impl=bias_add)
+
+
+# ---- comparisons, logic, select ------------------------------------------------------------------
+def compare(ctx: r.Ctx) -> list[TensorType]:
+    return [TensorType(broadcast_all(ctx)[0].shape, "bool")]
+
+
+def _no_strings(xp, x):
+    if not is_np(xp) and np.dtype(x.dtype).kind in "OSU":
+        raise Unsupported("string tensors (XLA has no string type)")
+    return None
+
+
+def infer_where(ctx: r.Ctx) -> list[TensorType]:
+    shape = r.broadcast(r.broadcast(ctx.shape(0), ctx.shape(1)), ctx.shape(2))
+    return [TensorType(shape, ctx.dtype(1) or ctx.dtype(2))]
+
+
+cmp = dict(groups=E, infer=compare, min_inputs=2, max_inputs=2, flops=r.output_flops(1))
+op("equal", "Equal", **cmp, impl=lambda xp, a, x, y: _no_strings(xp, x) or xp.equal(x, y))
+op("less", "Less", **cmp, impl=lambda xp, a, x, y: xp.less(x, y))
+op("greater", "Greater", **cmp, impl=lambda xp, a, x, y: xp.greater(x, y))
+op("and", "And", "LogicalAnd", **cmp, impl=lambda xp, a, x, y: xp.logical_and(x, y))
+op("or", "Or", "LogicalOr", **cmp, impl=lambda xp, a, x, y: xp.logical_or(x, y))
+op("where", "Where", "Select", "SelectV2", groups=E, infer=infer_where, min_inputs=3, max_inputs=3,
+   flops=r.output_flops(1), doc="select(cond, x, y) with broadcasting",
+   impl=lambda xp, a, c, x, y: xp.where(c.astype(bool), x, y))

@@ -1,27 +1,211 @@
-"""Layout and data-movement ops: reshape, transpose, concat, slicing, gathering, padding."""
+"""Layout ops that move no arithmetic: reshape, transpose, flatten, squeeze/unsqueeze, concat, expand, tile."""
 from __future__ import annotations
 
-from . import rules as r
-from .registry import LAYOUT, ZERO_SIZE, op
+import numpy as np
 
-L = LAYOUT
-zero = r.zero_flops
-op("reshape", "Reshape", groups=L, infer=r.reshape, flops=zero, min_inputs=1, max_inputs=2,
-   attrs={"shape": None, "allowzero": 0}, doc="target shape from attr `shape` or a constant second input")
-op("transpose", "Transpose", groups=L, infer=r.transpose, flops=zero, min_inputs=1, max_inputs=2, attrs={"perm": None})
-op("concat", "Concat", "ConcatV2", groups=L, infer=r.concat, flops=zero, min_inputs=1, attrs={"axis": 0})
-op("flatten", "Flatten", groups=L, infer=r.flatten, flops=zero, min_inputs=1, max_inputs=1, attrs={"axis": 1})
-op("squeeze", "Squeeze", groups=L, infer=r.squeeze, flops=zero, min_inputs=1, max_inputs=2, attrs={"axes": None})
-op("unsqueeze", "Unsqueeze", "ExpandDims", groups=L, infer=r.unsqueeze, flops=zero, min_inputs=1, max_inputs=2,
-   attrs={"axes": None})
-op("gather", "Gather", "GatherV2", groups=L, infer=r.gather, flops=zero, min_inputs=2, max_inputs=2, attrs={"axis": 0})
-op("slice", "Slice", "StridedSlice", groups=L, infer=r.slice_, flops=zero, min_inputs=1, max_inputs=5,
-   doc="starts, ends, axes, steps as constant inputs (ONNX opset >= 10)")
-op("split", "Split", "SplitV", groups=L, infer=r.split, flops=zero, min_inputs=1, max_inputs=2, num_outputs=None,
-   attrs={"axis": 0, "split": None})
-op("pad", "Pad", "PadV2", groups=L, infer=r.pad, flops=zero, min_inputs=1, max_inputs=4,
-   attrs={"mode": "constant", "pads": None})
-op("expand", "Expand", "BroadcastTo", groups=L, infer=r.expand, flops=zero, min_inputs=2, max_inputs=2)
-op("tile", "Tile", groups=L, infer=r.tile, flops=zero, min_inputs=2, max_inputs=2)
-op("identity", "Identity", "Snapshot", "StopGradient", groups=(L, ZERO_SIZE), infer=r.same, flops=zero,
-   min_inputs=1, max_inputs=1, doc="counts 0 toward a cluster's effective size, as in TF")
+from ..ir import TensorType
+from . import rules as r
+from .arrays import ints, present
+from .registry import LAYOUT, ZERO_SIZE, op
+from .rules import Ctx, ShapeError, fmt, norm_axis, numel
+
+layout = dict(groups=LAYOUT, flops=r.zero_flops)
+
+
+# ---- reshape and flatten -------------------------------------------------------------------------
+def infer_reshape(ctx: Ctx) -> list[TensorType]:
+    x = ctx.shape(0)
+    target = ctx.attrs.get("shape")
+    if target is None and ctx.const(1) is not None:
+        target = [v if isinstance(v, str) else int(v) for v in ctx.const(1).reshape(-1)]
+    if target is None:
+        return [TensorType(None, ctx.dtype(0))]
+    target = list(target)
+    allowzero = bool(ctx.attrs.get("allowzero", 0))
+    if x is not None and not allowzero:
+        target = [x[i] if (t == 0 and i < len(x)) else t for i, t in enumerate(target)]
+    if target.count(-1) > 1:
+        raise ShapeError(f"reshape target {target} has more than one -1")
+    if -1 in target and all(isinstance(t, int) for t in target):
+        total = numel(x)
+        rest = numel(tuple(t for t in target if t != -1))
+        if total is None or rest is None:
+            return [TensorType(tuple("?" if t == -1 else t for t in target), ctx.dtype(0))]
+        if rest == 0 or total % rest:
+            raise ShapeError(f"cannot reshape {fmt(x)} into {target}")
+        target = [total // rest if t == -1 else t for t in target]
+    total, new = numel(x), numel(tuple(target))
+    if total is not None and new is not None and total != new:
+        raise ShapeError(f"cannot reshape {fmt(x)} ({total} elements) into {fmt(tuple(target))} ({new} elements)")
+    return [TensorType(tuple(target), ctx.dtype(0))]
+
+
+def reshape(xp, a, x, shape=None):
+    target = a.get("shape")
+    target = list(target) if target is not None else ints(shape, "Reshape shape")
+    if not int(a.get("allowzero", 0)):
+        target = [x.shape[i] if t == 0 and i < x.ndim else t for i, t in enumerate(target)]
+    return x.reshape(tuple(int(t) for t in target))
+
+
+op("reshape", "Reshape", **layout, infer=infer_reshape, min_inputs=1, max_inputs=2,
+   attrs={"shape": None, "allowzero": 0}, static_inputs=(1,), impl=reshape,
+   doc="target shape from attr `shape` or a constant second input")
+
+
+def infer_flatten(ctx: Ctx) -> list[TensorType]:
+    x = ctx.shape(0)
+    if x is None:
+        return [TensorType(None, ctx.dtype(0))]
+    axis = int(ctx.attrs.get("axis", 1))
+    axis = axis % len(x) if axis < 0 else axis
+    a, b = numel(x[:axis]), numel(x[axis:])
+    return [TensorType((a if a is not None else "?", b if b is not None else "?"), ctx.dtype(0))]
+
+
+def flatten(xp, a, x):
+    axis = int(a.get("axis", 1))
+    axis = axis % x.ndim if axis < 0 else axis
+    return x.reshape(int(np.prod(x.shape[:axis], dtype=np.int64)), int(np.prod(x.shape[axis:], dtype=np.int64)))
+
+
+op("flatten", "Flatten", **layout, infer=infer_flatten, min_inputs=1, max_inputs=1, attrs={"axis": 1}, impl=flatten)
+
+
+# ---- transpose -----------------------------------------------------------------------------------
+def infer_transpose(ctx: Ctx) -> list[TensorType]:
+    x = ctx.shape(0)
+    if x is None:
+        return [TensorType(None, ctx.dtype(0))]
+    perm = ctx.attrs.get("perm")
+    if perm is None and ctx.const(1) is not None:
+        perm = [int(p) for p in ctx.const(1).reshape(-1)]
+    perm = list(perm) if perm is not None else list(reversed(range(len(x))))
+    if sorted(perm) != list(range(len(x))):
+        raise ShapeError(f"perm {perm} is not a permutation of the {len(x)} axes of {fmt(x)}")
+    return [TensorType(tuple(x[p] for p in perm), ctx.dtype(0))]
+
+
+def transpose(xp, a, x, perm=None):
+    p = a.get("perm")
+    p = list(p) if p is not None else (ints(perm, "Transpose perm") if present(perm) else list(range(x.ndim))[::-1])
+    return xp.transpose(x, [int(v) for v in p])
+
+
+op("transpose", "Transpose", **layout, infer=infer_transpose, min_inputs=1, max_inputs=2, attrs={"perm": None},
+   static_inputs=(1,), impl=transpose)
+
+
+# ---- squeeze and unsqueeze: axes from the attribute or a constant second input --------------------
+def _axes(ctx: Ctx) -> list[int] | None:
+    axes = ctx.attrs.get("axes")
+    if axes is None and ctx.const(1) is not None:
+        axes = [int(a) for a in ctx.const(1).reshape(-1)]
+    return None if axes is None else list(axes)
+
+
+def _axes_value(a, v, what):
+    axes = a.get("axes")
+    if axes is None and present(v):
+        axes = ints(v, what)
+    return None if axes is None else [int(t) for t in axes]
+
+
+def infer_squeeze(ctx: Ctx) -> list[TensorType]:
+    x = ctx.shape(0)
+    axes = _axes(ctx)
+    if x is None:
+        return [TensorType(None, ctx.dtype(0))]
+    if axes is None:
+        return [TensorType(tuple(d for d in x if d != 1), ctx.dtype(0))]
+    ax = {norm_axis(a, len(x)) for a in axes}
+    return [TensorType(tuple(d for i, d in enumerate(x) if i not in ax), ctx.dtype(0))]
+
+
+def squeeze(xp, a, x, axes=None):
+    ax = _axes_value(a, axes, "Squeeze axes")
+    if ax is None:
+        return x.reshape(tuple(d for d in x.shape if d != 1))
+    ax = {t % x.ndim for t in ax}
+    return x.reshape(tuple(d for i, d in enumerate(x.shape) if i not in ax))
+
+
+def _insert_ones(shape, axes, rank):
+    out, it = [], iter(shape)
+    for i in range(rank):
+        out.append(1 if i in axes else next(it))
+    return tuple(out)
+
+
+def infer_unsqueeze(ctx: Ctx) -> list[TensorType]:
+    x = ctx.shape(0)
+    axes = _axes(ctx)
+    if x is None or axes is None:
+        return [TensorType(None, ctx.dtype(0))]
+    rank = len(x) + len(axes)
+    return [TensorType(_insert_ones(x, sorted(norm_axis(a, rank) for a in axes), rank), ctx.dtype(0))]
+
+
+def unsqueeze(xp, a, x, axes=None):
+    ax = _axes_value(a, axes, "Unsqueeze axes")
+    rank = x.ndim + len(ax)
+    return x.reshape(_insert_ones(x.shape, sorted(t % rank for t in ax), rank))
+
+
+op("squeeze", "Squeeze", **layout, infer=infer_squeeze, min_inputs=1, max_inputs=2, attrs={"axes": None},
+   static_inputs=(1,), impl=squeeze)
+op("unsqueeze", "Unsqueeze", "ExpandDims", **layout, infer=infer_unsqueeze, min_inputs=1, max_inputs=2,
+   attrs={"axes": None}, static_inputs=(1,), impl=unsqueeze)
+
+
+# ---- concat --------------------------------------------------------------------------------------
+def infer_concat(ctx: Ctx) -> list[TensorType]:
+    shapes = [t.shape for t in ctx.inputs]
+    dtype = ctx.dtype(0)
+    if not shapes or any(s is None for s in shapes):
+        return [TensorType(None, dtype)]
+    rank = len(shapes[0])
+    ax = norm_axis(int(ctx.attrs.get("axis", 0)), rank)
+    total = 0
+    for s in shapes:
+        if len(s) != rank:
+            raise ShapeError(f"concat inputs have different ranks: {', '.join(fmt(x) for x in shapes)}")
+        for i in range(rank):
+            if i != ax and isinstance(s[i], int) and isinstance(shapes[0][i], int) and s[i] != shapes[0][i]:
+                raise ShapeError(f"concat inputs {fmt(shapes[0])} and {fmt(s)} differ off axis {ax}")
+        total = total + s[ax] if isinstance(total, int) and isinstance(s[ax], int) else "?"
+    out = list(shapes[0])
+    out[ax] = total
+    return [TensorType(tuple(out), dtype)]
+
+
+op("concat", "Concat", "ConcatV2", **layout, infer=infer_concat, min_inputs=1, attrs={"axis": 0},
+   impl=lambda xp, a, *xs: xp.concatenate(xs, axis=int(a.get("axis", 0))))
+
+
+# ---- expand and tile -----------------------------------------------------------------------------
+def infer_expand(ctx: Ctx) -> list[TensorType]:
+    target = ctx.const(1)
+    if target is None:
+        return [TensorType(None, ctx.dtype(0))]
+    return [TensorType(r.broadcast(ctx.shape(0), tuple(int(v) for v in target.reshape(-1))), ctx.dtype(0))]
+
+
+def expand(xp, a, x, shape):
+    target = tuple(ints(shape, "Expand shape"))
+    return xp.broadcast_to(x, np.broadcast_shapes(tuple(x.shape), target))
+
+
+def infer_tile(ctx: Ctx) -> list[TensorType]:
+    x, reps = ctx.shape(0), ctx.const(1)
+    if x is None or reps is None:
+        return [TensorType(None, ctx.dtype(0))]
+    return [TensorType(tuple(d * int(n) if isinstance(d, int) else d for d, n in zip(x, reps.reshape(-1))), ctx.dtype(0))]
+
+
+op("expand", "Expand", "BroadcastTo", **layout, infer=infer_expand, min_inputs=2, max_inputs=2, static_inputs=(1,),
+   impl=expand)
+op("tile", "Tile", **layout, infer=infer_tile, min_inputs=2, max_inputs=2, static_inputs=(1,),
+   impl=lambda xp, a, x, reps: xp.tile(x, tuple(ints(reps, "Tile repeats"))))
+op("identity", "Identity", "Snapshot", "StopGradient", groups=(LAYOUT, ZERO_SIZE), infer=r.same, flops=r.zero_flops,
+   min_inputs=1, max_inputs=1, doc="counts 0 toward a cluster's effective size, as in TF", impl=lambda xp, a, x: x)

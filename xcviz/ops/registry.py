@@ -1,10 +1,14 @@
-"""The op registry: one row per op, with aliases, rules, and XLA support per device."""
+"""The op registry: one entry per op holding everything xcviz knows about it, looked up by any of its names."""
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from functools import partial
 from typing import Callable, Iterable
 
+import numpy as np
+
 from ..errors import XcvizError, did_you_mean
+from .arrays import jnp
 from .rules import Ctx, from_file
 
 DEVICES = ("cpu", "gpu", "tpu")
@@ -36,9 +40,24 @@ class OpDef:
     min_inputs: int = 0
     max_inputs: int | None = None
     doc: str = ""
-    # Execution (filled by xcviz.ops.impl): JAX lowering and NumPy reference.
-    jax: Callable | None = None
-    native: Callable | None = None
+    impl: Callable | None = None           # fn(xp, attrs, *inputs) -> array | tuple, over numpy or jax.numpy
+    jax_impl: Callable | None = None       # a JAX-specific lowering (lax.conv, ...) where the generic one is not it
+    jax_ok: bool = True                    # False: native only (data-dependent shapes, host side effects)
+    static_inputs: tuple[int, ...] = ()    # inputs that decide output shapes: compile-time constants under XLA
+    positive_inputs: tuple[int, ...] = ()  # inputs that must be positive when synthesised (variances, logs)
+    folds: bool = False                    # shape inference records its output as a constant (shape, const)
+
+    @property
+    def native(self) -> Callable | None:
+        """The NumPy reference, called as fn(attrs, *inputs); None when xcviz cannot execute the op."""
+        return None if self.impl is None else partial(self.impl, np)
+
+    @property
+    def jax(self) -> Callable | None:
+        """The JAX lowering, fn(attrs, *inputs); only for ops XLA compiles somewhere and that have one."""
+        if self.impl is None or not self.jax_ok or not self.devices:
+            return None
+        return partial(_lowered, self.jax_impl or self.impl)
 
     def compilable_on(self, device: str) -> bool:
         return device in self.devices
@@ -77,9 +96,6 @@ class Registry:
             )
         return op
 
-    def names(self) -> list[str]:
-        return sorted(self.ops)
-
     def __iter__(self) -> Iterable[OpDef]:
         return iter(self.ops[n] for n in sorted(self.ops))
 
@@ -90,8 +106,12 @@ class Registry:
 REGISTRY = Registry()
 
 
+def _lowered(fn: Callable, attrs: dict, *inputs):
+    return fn(jnp(), attrs, *inputs)
+
+
 def op(name: str, *aliases: str, **kw) -> OpDef:
-    """Declare one row and add it to the registry."""
+    """Declare one entry and add it to the registry."""
     groups = kw.pop("groups", ())
     opdef = OpDef(name, tuple(aliases), frozenset([groups] if isinstance(groups, str) else groups), **kw)
     REGISTRY.add(opdef)

@@ -1,4 +1,4 @@
-"""Sources, shape queries, and the fallback-only ops (native NumPy only: XLA cannot compile them).
+"""Ops XLA cannot compile, each with its reason: they load, explain themselves, fall back and run natively.
 
 `custom_nms` (the seed article's custom post-processing op) has no defined semantics in the article; xcviz
 gives it a simple deterministic one so the demo runs end to end: heatmap peak suppression, as in
@@ -13,30 +13,31 @@ from __future__ import annotations
 
 import numpy as np
 
-from .impl import Impl, Unsupported, ints, np_dtype, present
+from ..ir import TensorType
+from . import rules as r
+from .arrays import Unsupported, ints, np_dtype, present
+from .registry import CONTROL_FLOW, CUSTOM, op
+from .rules import Ctx
+
+NONE = frozenset()
+native_only = dict(devices=NONE, jax_ok=False)
 
 
-def const(xp, a):
-    for key in ("value", "value_float", "value_floats", "value_int", "value_ints"):
-        v = a.get(key)
-        if v is None:
-            continue
-        dtype = a.get("dtype")
-        arr = np.asarray(v, dtype=np_dtype(dtype) if dtype else None)
-        if key.startswith("value_int"):
-            arr = arr.astype(np.int64)
-        elif arr.dtype == np.float64 and not dtype:
-            arr = arr.astype(np.float32)
-        return arr
-    if a.get("value_string") is not None or a.get("value_strings") is not None:
-        return np.asarray(a.get("value_string") or a.get("value_strings"), dtype=object)
-    raise Unsupported("Constant without a value")
+def infer_nms(ctx: Ctx) -> list[TensorType]:
+    given = ctx.outputs[0] if ctx.outputs else TensorType()
+    return [given if given.shape is not None else TensorType(("num_selected", 3), "int64")]
 
 
-def shape(xp, a, x):
-    s = list(x.shape)
-    start, end = a.get("start"), a.get("end")
-    return np.asarray(s[slice(start, end)], dtype=np.int64)
+def infer_nonzero(ctx: Ctx) -> list[TensorType]:
+    rank = ctx.rank(0)
+    return [TensorType((rank, "num_nonzero") if rank is not None else None, "int64")]
+
+
+def passthrough(ctx: Ctx) -> list[TensorType]:
+    """Ops that forward their inputs (Assert/CheckNumerics, Print): output k has input k's type."""
+    outs = [ctx.outputs[k] if k < len(ctx.outputs) and ctx.outputs[k].shape is not None else
+            (ctx.inputs[k] if k < len(ctx.inputs) else TensorType()) for k in range(ctx.num_outputs)]
+    return outs
 
 
 def nms(xp, a, boxes, scores, max_out=None, iou=None, score_thr=None):
@@ -131,7 +132,7 @@ def random(kind, like=False):
             v = rng.uniform(float(a.get("low", 0.0)), float(a.get("high", 1.0)), shape)
         return v.astype(dt)
     fn.__name__ = f"random_{kind}"
-    return Impl(fn, jax_ok=False)
+    return fn
 
 
 def multinomial(xp, a, logits):
@@ -167,7 +168,7 @@ def py_func_stand_in(xp, a, *xs):
 def refuse(why):
     def fn(xp, a, *xs):
         raise Unsupported(why)
-    return Impl(fn, jax_ok=False)
+    return fn
 
 
 def checked_passthrough(xp, a, *xs):
@@ -177,25 +178,40 @@ def checked_passthrough(xp, a, *xs):
     return tuple(xs) if len(xs) != 1 else xs[0]
 
 
-IMPLS: dict[str, Impl] = {
-    "const": Impl(const),
-    "shape": Impl(shape),
-    "size": Impl(lambda xp, a, x: np.asarray(int(np.prod(x.shape, dtype=np.int64)), dtype=np.int64)),
-    "rank": Impl(lambda xp, a, x: np.asarray(x.ndim, dtype=np.int64)),
-    "noop": Impl(lambda xp, a, *xs: ()),
-    "nms": Impl(nms, jax_ok=False),
-    "custom_nms": Impl(custom_nms, jax_ok=False),
-    "nonzero": Impl(lambda xp, a, x: np.asarray(np.nonzero(np.asarray(x)), dtype=np.int64), jax_ok=False),
-    "unique": Impl(unique, jax_ok=False),
-    "random_normal": random("normal"),
-    "random_uniform": random("uniform"),
-    "random_normal_like": random("normal", like=True),
-    "multinomial": Impl(multinomial, jax_ok=False),
-    "string_normalizer": Impl(string_normalizer, jax_ok=False),
-    "string_split": refuse("StringSplit has no native implementation in xcviz"),
-    "py_func": Impl(py_func_stand_in, jax_ok=False),
-    "assert": Impl(checked_passthrough, jax_ok=False),
-    "print": Impl(checked_passthrough, jax_ok=False),
-    "loop": refuse("Loop bodies (subgraphs) are not kept by the loader, so Loop cannot execute"),
-    "if": refuse("If branches (subgraphs) are not kept by the loader, so If cannot execute"),
-}
+
+# ---- the entries ---------------------------------------------------------------------------------
+op("nms", "NonMaxSuppression", "NonMaxSuppressionV3", "NonMaxSuppressionV4", "NonMaxSuppressionV5",
+   **native_only, reason="data-dependent output shape (number of kept boxes)", infer=infer_nms, min_inputs=2,
+   max_inputs=5, attrs={"center_point_box": 0}, impl=nms)
+op("custom_nms", **native_only, groups=CUSTOM, reason="custom op (the seed's post-processing, no XLA kernel)",
+   num_outputs=None, doc="the seed article's custom post-processing op", impl=custom_nms)
+op("nonzero", "NonZero", **native_only, reason="data-dependent output shape", infer=infer_nonzero, min_inputs=1,
+   max_inputs=1, impl=lambda xp, a, x: np.asarray(np.nonzero(np.asarray(x)), dtype=np.int64))
+op("unique", "Unique", **native_only, num_outputs=None, min_inputs=1, max_inputs=1, impl=unique,
+   reason="data-dependent output shape (excluded from auto-clustering, as in TF)")
+
+stateful = dict(native_only, reason="stateful random op")
+op("random_normal", "RandomNormal", "RandomStandardNormal", **stateful, max_inputs=0,
+   attrs={"shape": None, "dtype": "float32"}, impl=random("normal"))
+op("random_uniform", "RandomUniform", **stateful, max_inputs=0, attrs={"shape": None, "dtype": "float32"},
+   impl=random("uniform"))
+op("random_normal_like", "RandomNormalLike", **stateful, infer=r.same, min_inputs=1, max_inputs=1,
+   impl=random("normal", like=True))
+op("multinomial", "Multinomial", **stateful, min_inputs=1, max_inputs=1, impl=multinomial)
+
+strings = dict(native_only, reason="string op (XLA has no string type)")
+op("string_normalizer", "StringNormalizer", **strings, min_inputs=1, max_inputs=1, impl=string_normalizer,
+   doc="output length depends on the data (stopwords are removed)")
+op("string_split", "StringSplit", "StringSplitV2", **strings, num_outputs=None,
+   impl=refuse("StringSplit has no native implementation in xcviz"))
+op("py_func", "PyFunc", "EagerPyFunc", "python_callback", **native_only, num_outputs=None, impl=py_func_stand_in,
+   reason="Python callback: runs in the host interpreter, opaque to XLA")
+op("assert", "Assert", "CheckNumerics", **native_only, num_outputs=None, infer=passthrough,
+   reason="Assert/CheckNumerics are not auto-clustered (as in TF)", impl=checked_passthrough,
+   doc="passes its inputs through after checking them")
+op("print", "Print", "PrintV2", **native_only, reason="host side effect", num_outputs=None, infer=passthrough,
+   impl=checked_passthrough)
+op("loop", "Loop", **native_only, groups=CONTROL_FLOW, reason="no XLA lowering in xcviz for Loop", num_outputs=None,
+   impl=refuse("Loop bodies (subgraphs) are not kept by the loader, so Loop cannot execute"))
+op("if", "If", **native_only, groups=CONTROL_FLOW, reason="no XLA lowering in xcviz for If", num_outputs=None,
+   impl=refuse("If branches (subgraphs) are not kept by the loader, so If cannot execute"))

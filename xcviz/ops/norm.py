@@ -1,0 +1,90 @@
+"""Normalization and softmax: batchnorm, layernorm, instancenorm, softmax, log_softmax, dropout (inference)."""
+from __future__ import annotations
+
+from ..ir import TensorType
+from . import rules as r
+from .arrays import Unsupported, lit, present, static
+from .registry import REDUCTION, op
+from .rules import Ctx
+
+
+def infer_first_like_input(ctx: Ctx) -> list[TensorType]:
+    """Output 0 like input 0; optional extra outputs (saved mean, mask, ...) of unknown shape."""
+    return [TensorType(ctx.shape(0), ctx.dtype(0))] + [TensorType(None, ctx.dtype(0))] * (ctx.num_outputs - 1)
+
+
+def _chan(v, rank):
+    return v.reshape((1, -1) + (1,) * (rank - 2))
+
+
+def batchnorm(xp, a, x, scale, bias, mean, var):
+    if int(a.get("training_mode", 0)):
+        raise Unsupported("BatchNormalization training_mode=1")
+    eps = float(a.get("epsilon", 1e-5))
+    inv = _chan(scale, x.ndim) / xp.sqrt(_chan(var, x.ndim) + lit(var, eps))
+    y = ((x - _chan(mean, x.ndim)) * inv + _chan(bias, x.ndim)).astype(x.dtype)
+    return y, mean, var
+
+
+op("batchnorm", "BatchNormalization", "FusedBatchNorm", "FusedBatchNormV3", "batch_norm",
+   infer=infer_first_like_input, flops=r.input_flops(4), min_inputs=5, max_inputs=5, num_outputs=None,
+   attrs={"epsilon": 1e-5}, positive_inputs=(4,), impl=batchnorm,
+   doc="inference-mode batch normalization: scale, bias, mean, var inputs")
+
+
+def layernorm(xp, a, x, scale=None, bias=None):
+    axis = int(a.get("axis", -1)) % x.ndim
+    axes = tuple(range(axis, x.ndim))
+    eps = float(a.get("epsilon", 1e-5))
+    mean = xp.mean(x, axis=axes, keepdims=True)
+    d = x - mean
+    var = xp.mean(d * d, axis=axes, keepdims=True)
+    inv = lit(x, 1) / xp.sqrt(var + lit(x, eps))
+    y = d * inv
+    if present(scale):
+        y = y * scale
+    if present(bias):
+        y = y + bias
+    return y.astype(x.dtype), mean, inv
+
+
+op("layernorm", "LayerNormalization", "layer_norm", infer=infer_first_like_input, flops=r.input_flops(8),
+   min_inputs=1, max_inputs=3, num_outputs=None, attrs={"axis": -1, "epsilon": 1e-5}, groups=REDUCTION,
+   impl=layernorm)
+
+
+def instancenorm(xp, a, x, scale, bias):
+    axes = tuple(range(2, x.ndim))
+    eps = float(a.get("epsilon", 1e-5))
+    mean = xp.mean(x, axis=axes, keepdims=True)
+    d = x - mean
+    var = xp.mean(d * d, axis=axes, keepdims=True)
+    return (d / xp.sqrt(var + lit(x, eps)) * _chan(scale, x.ndim) + _chan(bias, x.ndim)).astype(x.dtype)
+
+
+op("instancenorm", "InstanceNormalization", infer=r.same, flops=r.input_flops(8), min_inputs=3, max_inputs=3,
+   attrs={"epsilon": 1e-5}, groups=REDUCTION, impl=instancenorm)
+
+
+def softmax(xp, a, x, log=False):
+    axis = int(a.get("axis", -1))
+    z = x - xp.max(x, axis=axis, keepdims=True)
+    e = xp.exp(z)
+    s = xp.sum(e, axis=axis, keepdims=True)
+    return (z - xp.log(s)) if log else e / s
+
+
+op("softmax", "Softmax", infer=r.same, flops=r.input_flops(5), min_inputs=1, max_inputs=1, attrs={"axis": -1},
+   groups=REDUCTION, impl=lambda xp, a, x: softmax(xp, a, x))
+op("log_softmax", "LogSoftmax", infer=r.same, flops=r.input_flops(6), min_inputs=1, max_inputs=1,
+   attrs={"axis": -1}, groups=REDUCTION, impl=lambda xp, a, x: softmax(xp, a, x, log=True))
+
+
+def dropout(xp, a, x, ratio=None, training=None):
+    if present(training) and bool(static(training, "Dropout training_mode").reshape(-1)[0]):
+        raise Unsupported("Dropout in training mode (random)")
+    return x, xp.ones(x.shape, dtype=bool)
+
+
+op("dropout", "Dropout", infer=infer_first_like_input, flops=r.zero_flops, min_inputs=1, max_inputs=3,
+   num_outputs=None, static_inputs=(2,), impl=dropout, doc="inference-mode dropout: identity")

@@ -1,0 +1,150 @@
+"""Reductions along axes: reduce_*, argmax/argmin, cumsum and topk."""
+from __future__ import annotations
+
+import numpy as np
+
+from ..ir import TensorType
+from . import rules as r
+from .arrays import Unsupported, ints, is_np, present, static
+from .registry import REDUCTION, op
+from .rules import Ctx, norm_axis
+
+
+# ---- reduce_* ------------------------------------------------------------------------------------
+def infer_reduce(ctx: Ctx) -> list[TensorType]:
+    x = ctx.shape(0)
+    axes = ctx.attrs.get("axes")
+    if axes is None and ctx.const(1) is not None:
+        axes = [int(a) for a in list(ctx.const(1).reshape(-1))]
+    if x is None:
+        return [TensorType(None, ctx.dtype(0))]
+    if not axes and ctx.attrs.get("noop_with_empty_axes"):
+        return [TensorType(x, ctx.dtype(0))]
+    rank = len(x)
+    ax = set(range(rank)) if not axes else {norm_axis(int(a), rank) for a in axes}
+    keep = bool(ctx.attrs.get("keepdims", 1))
+    shape = tuple((1 if i in ax else d) for i, d in enumerate(x) if keep or i not in ax)
+    return [TensorType(shape, ctx.dtype(0))]
+
+
+def _reduce_axes(a, x, axes_in):
+    axes = a.get("axes")
+    if axes is None and present(axes_in):
+        axes = ints(axes_in, "axes")
+    if not axes:
+        return None if not a.get("noop_with_empty_axes") else ()
+    return tuple(int(v) % x.ndim if x.ndim else 0 for v in axes)
+
+
+def reducer(name):
+    """fn(xp, a, x, axes=None) reducing with xp.<name>, with ONNX's rules for empty inputs."""
+    def fn(xp, a, x, axes_in=None):
+        axes = _reduce_axes(a, x, axes_in)
+        if axes == ():
+            return x
+        keep = bool(a.get("keepdims", 1))
+        if name == "mean" and is_np(xp) and x.size == 0:
+            return np.full(np.sum(x, axis=axes, keepdims=keep).shape, np.nan, dtype=x.dtype)
+        if name in ("max", "min") and x.size == 0:
+            # ONNX: max/min over an empty set is the identity element (-inf / +inf, or the int/bool bound)
+            kind = np.dtype(x.dtype).kind
+            big = True if kind == "b" else (np.inf if kind == "f" else np.iinfo(x.dtype).max)
+            low = False if kind == "b" else (-np.inf if kind == "f" else np.iinfo(x.dtype).min)
+            init = low if name == "max" else big
+            shape = np.sum(np.zeros(x.shape, np.float32), axis=axes, keepdims=keep).shape
+            return xp.full(shape, init, dtype=x.dtype)
+        out = getattr(xp, name)(x, axis=axes, keepdims=keep)
+        return out.astype(x.dtype)
+    fn.__name__ = f"reduce_{name}"
+    return fn
+
+
+red = dict(groups=REDUCTION, infer=infer_reduce, min_inputs=1, max_inputs=2, attrs={"axes": None, "keepdims": 1},
+           static_inputs=(1,))
+op("reduce_mean", "ReduceMean", flops=r.input_flops(1), **red, impl=reducer("mean"))
+op("reduce_sum", "ReduceSum", flops=r.input_flops(1), **red, impl=reducer("sum"))
+op("reduce_max", "ReduceMax", flops=r.input_flops(1), **red, impl=reducer("max"))
+op("reduce_min", "ReduceMin", flops=r.input_flops(1), **red, impl=reducer("min"))
+op("reduce_prod", "ReduceProd", "Prod", flops=r.input_flops(1), **red, impl=reducer("prod"))
+
+
+# ---- argmax / argmin -----------------------------------------------------------------------------
+def infer_arg_reduce(ctx: Ctx) -> list[TensorType]:
+    x = ctx.shape(0)
+    if x is None:
+        return [TensorType(None, "int64")]
+    ax = norm_axis(int(ctx.attrs.get("axis", 0)), len(x))
+    keep = bool(ctx.attrs.get("keepdims", 1))
+    shape = tuple((1 if i == ax else d) for i, d in enumerate(x) if keep or i != ax)
+    return [TensorType(shape, "int64")]
+
+
+def arg_reduce(kind):
+    def fn(xp, a, x):
+        axis = int(a.get("axis", 0)) % max(x.ndim, 1)
+        keep = bool(a.get("keepdims", 1))
+        f = xp.argmax if kind == "max" else xp.argmin
+        if a.get("select_last_index"):
+            out = x.shape[axis] - 1 - f(xp.flip(x, axis), axis=axis)
+        else:
+            out = f(x, axis=axis)
+        out = out.astype(np.int64)
+        return xp.expand_dims(out, axis) if keep else out
+    fn.__name__ = f"arg{kind}"
+    return fn
+
+
+arg = dict(groups=REDUCTION, infer=infer_arg_reduce, flops=r.input_flops(1), min_inputs=1, max_inputs=1,
+           attrs={"axis": 0, "keepdims": 1})
+op("argmax", "ArgMax", **arg, impl=arg_reduce("max"))
+op("argmin", "ArgMin", **arg, impl=arg_reduce("min"))
+
+
+# ---- cumsum --------------------------------------------------------------------------------------
+def cumsum(xp, a, x, axis):
+    ax = int(static(axis, "CumSum axis").reshape(-1)[0]) % x.ndim
+    if a.get("reverse"):
+        x = xp.flip(x, ax)
+    out = xp.cumsum(x, axis=ax).astype(x.dtype)
+    if a.get("exclusive"):
+        out = out - x
+    if a.get("reverse"):
+        out = xp.flip(out, ax)
+    return out
+
+
+op("cumsum", "CumSum", "Cumsum", infer=r.same, flops=r.input_flops(1), min_inputs=2, max_inputs=2,
+   attrs={"exclusive": 0, "reverse": 0}, static_inputs=(1,), impl=cumsum)
+
+
+# ---- topk ----------------------------------------------------------------------------------------
+def infer_topk(ctx: Ctx) -> list[TensorType]:
+    x = ctx.shape(0)
+    k = ctx.attrs.get("k")
+    if k is None and ctx.const(1) is not None:
+        k = int(ctx.const(1).reshape(-1)[0])
+    if x is None or k is None:
+        return [TensorType(None, ctx.dtype(0)), TensorType(None, "int64")]
+    ax = norm_axis(int(ctx.attrs.get("axis", -1)), len(x))
+    shape = tuple(k if i == ax else d for i, d in enumerate(x))
+    return [TensorType(shape, ctx.dtype(0)), TensorType(shape, "int64")]
+
+
+def topk(xp, a, x, k=None):
+    kk = a.get("k")
+    if kk is None:
+        if not present(k):
+            raise Unsupported("TopK needs k (attribute or constant input)")
+        kk = ints(k, "TopK k")[0]
+    axis = int(a.get("axis", -1)) % x.ndim
+    key = x.astype(np.int64) if np.dtype(x.dtype).kind == "u" else x
+    if int(a.get("largest", 1)):
+        key = -key
+    idx = np.argsort(key, axis=axis, kind="stable") if is_np(xp) else xp.argsort(key, axis=axis, stable=True)
+    idx = xp.take(idx, np.arange(kk), axis=axis)
+    return xp.take_along_axis(x, idx, axis=axis), idx.astype(np.int64)
+
+
+op("topk", "TopK", "TopKV2", infer=infer_topk, flops=r.input_flops(4), min_inputs=1, max_inputs=2, num_outputs=2,
+   attrs={"axis": -1, "largest": 1, "sorted": 1}, static_inputs=(1,), impl=topk,
+   doc="k must be a constant (attribute or constant input); XLA sorts with a static k")
