@@ -35,7 +35,7 @@ class OpDef:
     reason: str | None = None              # why XLA cannot compile it (when devices is empty)
     attrs: dict = field(default_factory=dict)  # defaults
     infer: Callable[[Ctx], list] = from_file
-    flops: Callable | None = None          # (ctx, outputs) -> int | None
+    flops: Callable | None = None          # (ctx, outputs) -> int | None; None: unknown (only ops XLA never compiles)
     num_outputs: int | None = 1            # None: as many as the node declares
     min_inputs: int = 0
     max_inputs: int | None = None
