@@ -31,6 +31,8 @@ def test_options_are_frozen_and_replace_validates_again():
     assert o.allow == frozenset({"relu"}) and isinstance(o.allow, frozenset)
     assert o.replace(strategy="greedy").strategy == "greedy" and o.strategy == "mark"
     assert o.cluster_options.min_size == 1
+    same = AnalysisOptions(min_cluster_size=1, allow={"relu"}, dims={"batch": 8})
+    assert o == same and hash(o) == hash(same) and o != o.replace(dims={"batch": 4})
     with pytest.raises(XcvizError, match="unknown strategy"):
         o.replace(strategy="fastest")
 

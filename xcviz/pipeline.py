@@ -59,6 +59,10 @@ class AnalysisOptions:
         # validates strategy, device and sizes, canonicalises op names (done once, here)
         object.__setattr__(self, "_cluster_options", self._make_cluster_options())
 
+    def __hash__(self) -> int:  # dims is a (read-only) mapping: hash its items
+        return hash(tuple(frozenset(v.items()) if isinstance(v, Mapping) else v
+                          for v in (getattr(self, f.name) for f in dataclasses.fields(self))))
+
     @classmethod
     def from_flags(cls, *, allow: Iterable[str] | None = None, deny: Iterable[str] | None = None,
                    supported_ops: str | None = None, dims: Iterable[str] | None = None, **fields) -> AnalysisOptions:

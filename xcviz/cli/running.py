@@ -99,10 +99,7 @@ def run(graph: GraphArg, inputs: Inputs = None, output: Output = None,
         seed: Seed = 0, repeats: Repeats = None, max_elements: MaxElements = DEFAULT_MAX_ELEMENTS, json: Json = False,
         *, options: AnalysisOptions) -> None:
     """Execute the whole graph (outputs to -o FILE.npz), report end-to-end time; --check compares with native."""
-    from ..execute import MODES, bind_inputs, compare, execute
-    from ..jit import CompileCache
-    from ..render.report_json import clean, run_outputs
-    from ..validation import _median_ms
+    from ..execute import MODES, bind_inputs
 
     if mode not in MODES:
         raise XcvizError(f"unknown mode {mode!r}", hint="use --mode hybrid, native or jit")
@@ -111,29 +108,42 @@ def run(graph: GraphArg, inputs: Inputs = None, output: Output = None,
 
         check_target(output)
     a = analyse(graph, options)
-    g, c = a.graph, a.clustering
-    feeds = bind_inputs(g, read_npz(inputs), seed, max_elements)
-    cache = CompileCache()
+    result, arrays, failed = _timed_run(a, bind_inputs(a.graph, read_npz(inputs), seed, max_elements), mode, check,
+                                        repeats)
+    if output:
+        from ..fileio import write_npz
+
+        write_npz(output, arrays)
+    if json:
+        from ..render.report_json import SCHEMA_VERSION, clean
+
+        emit_json(clean({"schema_version": SCHEMA_VERSION, "graph": a.graph.name, **result}), None)
+    else:
+        from ..render.run_tables import run_table
+
+        emit_renderable(run_table(a.graph.name, result, check), None)
+        if output:
+            console(sys.stderr).print(f"wrote {output}")
+    if failed:
+        raise XcvizError(f"{mode} outputs differ from native: {failed[0]}", code=1)
+
+
+def _timed_run(a, feeds: dict, mode: str, check: bool, repeats: int | None) -> tuple[dict, dict, list[str]]:
+    """Run the graph once (compiling), then `repeats` timed runs: (the run's report data, the first run's
+    output arrays, one line per output that differs from native execution when `check`)."""
+    from ..execute import compare, execute
+    from ..jit import CompileCache
+    from ..render.report_json import run_outputs
+    from ..validation import _median_ms
+
+    g, c, cache = a.graph, a.clustering, CompileCache()
     first = execute(g, feeds, mode, c, cache)
     ms = _median_ms(lambda: execute(g, feeds, mode, c, cache), repeats)
     ref = execute(g, feeds, "native").outputs if check and mode != "native" else first.outputs
     outputs, failed = run_outputs(first.outputs, ref if check else None, compare)
     result = {"mode": mode, "first_run_ms": first.seconds * 1e3, "median_ms": ms,
               "compile_ms": first.compile_seconds * 1e3, "cache": cache.stats(), "outputs": outputs}
-    if output:
-        from ..fileio import write_npz
-
-        write_npz(output, first.outputs)
-    if json:
-        emit_json(clean({"schema_version": 1, "graph": g.name, **result}), None)
-    else:
-        from ..render.run_tables import run_table
-
-        emit_renderable(run_table(g.name, result, check), None)
-        if output:
-            console(sys.stderr).print(f"wrote {output}")
-    if failed:
-        raise XcvizError(f"{mode} outputs differ from native: {failed[0]}", code=1)
+    return result, first.outputs, failed
 
 
 class NpzInputs(dict):
