@@ -50,14 +50,15 @@ def generate(n: int, seed: int = 0) -> dict:
 
 
 def case(path: str, collapse: bool, bounded: bool = True) -> dict:
-    from xcviz.cli_common import analyse
+    from xcviz.pipeline import analyse
     from xcviz.render import dot as dotmod
     from xcviz.render.dot import build_dot
     from xcviz.render.layout import layout
     from xcviz.render.view import final_view
 
     t0 = time.perf_counter()
-    g, c, s = analyse(path)
+    a = analyse(path)
+    g, c, s = a.graph, a.clustering, a.stats
     t1 = time.perf_counter()
     saved = dotmod.BIG_GRAPH
     if not bounded:

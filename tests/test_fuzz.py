@@ -34,14 +34,14 @@ def pipeline(path: str, device: str = "cpu") -> None:
     """Load, then every pass the CLI runs; only results or XcvizError may come out."""
     from rich.console import Console
 
-    from xcviz.cli_common import emit_renderable  # noqa: F401 - same sanitising path as the CLI
+    from xcviz.cli.output import emit_renderable  # noqa: F401 - same sanitising path as the CLI
     from xcviz.clustering import ClusterOptions, run_clustering
     from xcviz.clustering.explain import story
     from xcviz.cost import compute_stats, load_hardware
     from xcviz.loaders import load
     from xcviz.render.safe_text import sanitize
     from xcviz.render.tables import cluster_view, explain_view, stats_table
-    from xcviz.report import cluster_report, stats_report
+    from xcviz.render.report_json import cluster_report, stats_report
 
     graph = load(path, **LIMITS)
     hw = load_hardware(None, device)

@@ -15,7 +15,7 @@ import pytest
 import typer
 import yaml
 
-from xcviz.cli_common import app
+from xcviz.cli import app
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 HOSTILE = os.path.join(ROOT, "tests", "hostile")

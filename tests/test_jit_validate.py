@@ -61,7 +61,7 @@ def test_validate_table_fits_100_to_120_columns(width):
     from rich.cells import cell_len
     from rich.console import Console
 
-    from xcviz.cli_exec import ops_summary, validate_table
+    from xcviz.render.run_tables import ops_summary, validate_table
 
     g = xcviz.load(os.path.join(ROOT, "graphs", "resnet_mini.onnx"))
     report = xcviz.validate(g, clustering=xcviz.cluster(g), repeats=1)

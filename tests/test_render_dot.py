@@ -17,12 +17,13 @@ VARIANTS = {"mark": dict(strategy="mark"), "greedy": dict(strategy="greedy"),
 
 
 def _analyse(path, **kw):
-    from xcviz.cli_common import analyse
+    from xcviz.pipeline import AnalysisOptions, analyse
 
     cwd = os.getcwd()
     os.chdir(ROOT)   # relative source paths, as in samples/
     try:
-        return analyse(os.path.relpath(path, ROOT), **kw)
+        a = analyse(os.path.relpath(path, ROOT), AnalysisOptions(**kw))
+        return a.graph, a.clustering, a.stats
     finally:
         os.chdir(cwd)
 

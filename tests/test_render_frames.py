@@ -12,10 +12,11 @@ SEED = os.path.join(GRAPHS, "seed_demo.yaml")
 
 
 def _frames(path, **kw):
-    from xcviz.cli_common import analyse
+    from xcviz.pipeline import AnalysisOptions, analyse
     from xcviz.render.frames import build_frames, count_merges
 
-    g, c, s = analyse(path, **kw)
+    a = analyse(path, AnalysisOptions(**kw))
+    g, c, s = a.graph, a.clustering, a.stats
     return g, c, build_frames(g, c, s), count_merges(c)
 
 

@@ -2,9 +2,10 @@
 from __future__ import annotations
 
 __version__ = "0.1.0"
-__all__ = ["load", "cluster", "stats", "run", "validate", "XcvizError"]
+__all__ = ["load", "cluster", "stats", "analyse", "AnalysisOptions", "Analysis", "run", "validate", "XcvizError"]
 
 from .errors import XcvizError
+from .pipeline import Analysis, AnalysisOptions, analyse
 
 
 def load(path, **kw):

@@ -41,16 +41,14 @@ def tables_text(graph, clustering, stats) -> str:
 
 def generate(root: str) -> dict[str, bytes]:
     """{file name in samples/: content} for every graph; reads graphs/ relative to `root`, writes nothing."""
-    from .cli_common import analyse
     from .errors import XcvizError
+    from .pipeline import AnalysisOptions, analyse
+    from .render.animation import frame_svgs, steps_page
     from .render.collapse import AUTO_COLLAPSE
     from .render.dot import build_dot
-    from .render.frames import build_frames
-    from .render.html import frames_page
     from .render.layout import layout
-    from .render.tables import title
+    from .render.report_json import cluster_report
     from .render.view import final_view
-    from .report import cluster_report
 
     cwd = os.getcwd()
     os.chdir(root)   # relative paths: the report's `source` must not depend on where the repo lives
@@ -61,11 +59,12 @@ def generate(root: str) -> dict[str, bytes]:
             stem = os.path.splitext(name)[0]
             opts = OPTIONS.get(stem, {})
             try:
-                g, c, s = analyse(os.path.join("graphs", name), **opts)
+                a = analyse(os.path.join("graphs", name), AnalysisOptions(**opts))
             except XcvizError as e:
                 out[f"{stem}.txt"] = f"error: {e}\n".encode()
                 index.append(f"- `{name}`: could not be analysed ({stem}.txt)")
                 continue
+            g, c, s = a.graph, a.clustering, a.stats
             dot = build_dot(g, final_view(g, c, s), collapse=len(g.nodes) > AUTO_COLLAPSE)
             out[f"{stem}.dot"] = dot.encode()
             out[f"{stem}.svg"] = layout(dot, "svg", engine=ENGINE)
@@ -74,9 +73,7 @@ def generate(root: str) -> dict[str, bytes]:
             out[f"{stem}.txt"] = tables_text(g, c, s).encode()
             files = [f"{stem}.svg", f"{stem}.dot", f"{stem}.json", f"{stem}.txt"]
             if stem in ANIMATED:
-                frames = [(layout(build_dot(g, f.view), "svg", engine=ENGINE).decode(), f.view.caption)
-                          for f in build_frames(g, c, s)]
-                out[f"{stem}.steps.html"] = frames_page(f"{title(g, c)}: cluster formation", frames).encode()
+                out[f"{stem}.steps.html"] = steps_page(g, c, frame_svgs(g, c, s, engine=ENGINE)).encode()
                 files.append(f"{stem}.steps.html")
             index.append(f"- `{name}` (`{command(name, opts)}`): " + ", ".join(f"[{f}]({f})" for f in files))
     finally:

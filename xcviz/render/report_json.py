@@ -1,10 +1,12 @@
-"""The machine-readable report (JSON schema version 1): plain data built from a clustering and its stats."""
+"""The machine-readable reports (JSON schema version 1): plain data built from analyses and runs, never printed here."""
 from __future__ import annotations
 
-from .clustering import Clustering
-from .cost import Stats
-from .ir import Graph
-from .clustering.result import PHASE_NAMES
+import math
+
+from ..clustering import Clustering
+from ..clustering.result import PHASE_NAMES
+from ..cost import Stats
+from ..ir import Graph
 
 SCHEMA_VERSION = 1
 
@@ -110,3 +112,50 @@ def stats_dict(s: Stats) -> dict:
 def stats_report(graph: Graph, clustering: Clustering, stats: Stats) -> dict:
     return {"schema_version": SCHEMA_VERSION, "graph": graph_info(graph),
             "options": options_info(clustering, stats.hardware), "stats": stats_dict(stats)}
+
+
+def explain_report(story: dict) -> dict:
+    """`explain --json`: the node's story (clustering.explain.story) with each merge step as a mapping."""
+    return dict(story, schema_version=SCHEMA_VERSION, steps=[
+        {"phase": x.phase, "merged": x.merged, "producer_side": x.producer_side, "consumer_side": x.consumer_side,
+         "reason": x.reason, "path": x.path} for x in story["steps"]])
+
+
+def ops_report(registry, devices) -> dict:
+    """`ops --json`: every op's names, groups, per-device support, JSON-able attribute defaults and note."""
+    return {"schema_version": SCHEMA_VERSION, "ops": [
+        {"name": o.name, "aliases": list(o.aliases), "groups": sorted(o.groups),
+         "compilable": {d: o.compilable_on(d) for d in devices}, "reason": o.reason, "attrs": _jsonable(o.attrs),
+         "doc": o.doc} for o in registry]}
+
+
+def _jsonable(attrs: dict) -> dict:
+    return {k: v for k, v in attrs.items() if v is None or isinstance(v, (int, float, str, bool, list))}
+
+
+def run_outputs(outputs: dict, reference: dict | None, compare) -> tuple[dict, list[str]]:
+    """`run`'s per-output summary (shape, dtype, min/max/mean; `check` against `reference` when given,
+    with compare(actual, expected) -> {"ok", "why", ...}), and one line per mismatching output."""
+    summary, failed = {}, []
+    for name, arr in outputs.items():
+        info = {"shape": list(arr.shape), "dtype": str(arr.dtype)}
+        if arr.size and arr.dtype.kind in "fiub":
+            info.update(min=float(arr.min()), max=float(arr.max()), mean=float(arr.astype("float64").mean()))
+        if reference is not None:
+            cmp = compare(arr, reference[name])
+            info["check"] = cmp
+            if not cmp["ok"]:
+                failed.append(f"{name}: {cmp['why']}")
+        summary[name] = info
+    return summary, failed
+
+
+def clean(data):
+    """JSON has no NaN/Inf: non-finite floats become None (shown as unknown)."""
+    if isinstance(data, float):
+        return data if math.isfinite(data) else None
+    if isinstance(data, dict):
+        return {k: clean(v) for k, v in data.items()}
+    if isinstance(data, (list, tuple)):
+        return [clean(v) for v in data]
+    return data

@@ -1,0 +1,75 @@
+"""The analysis commands: `cluster`, `stats`, `explain` (tables or --json) and `ops` (the op registry)."""
+from __future__ import annotations
+
+import typer
+
+from ..errors import XcvizError
+from ..pipeline import AnalysisOptions
+from .base import Debug, GraphArg, Json, Output, analyse, analysis_command, app
+from .output import emit_json, emit_renderable
+
+
+@analysis_command
+def cluster(graph: GraphArg, json: Json = False, output: Output = None,
+            limit: int = typer.Option(200, help="rows per table (all rows with --json)"), *,
+            options: AnalysisOptions) -> None:
+    """Clusters, fallback nodes with their reasons, refused merges, and a one-line summary."""
+    a = analyse(graph, options)
+    if json:
+        from ..render.report_json import cluster_report
+
+        emit_json(cluster_report(a.graph, a.clustering, a.stats), output)
+    else:
+        from ..render.tables import cluster_view
+
+        emit_renderable(cluster_view(a.graph, a.clustering, a.stats, limit=limit), output)
+
+
+@analysis_command
+def stats(graph: GraphArg, json: Json = False, output: Output = None, *, options: AnalysisOptions) -> None:
+    """Coverage, boundary bytes, kernel launches before/after, estimated speedup."""
+    a = analyse(graph, options)
+    if json:
+        from ..render.report_json import stats_report
+
+        emit_json(stats_report(a.graph, a.clustering, a.stats), output)
+    else:
+        from ..render.tables import stats_table
+
+        emit_renderable(stats_table(a.graph, a.clustering, a.stats), output)
+
+
+@analysis_command
+def explain(graph: GraphArg, node: str = typer.Argument(..., help="node name", show_default=False),
+            json: Json = False, output: Output = None, *, options: AnalysisOptions) -> None:
+    """The story of one node: candidate or not, every merge tried, and where it ended up."""
+    from ..clustering.explain import story
+    from ..errors import did_you_mean
+
+    a = analyse(graph, options)
+    i = a.graph.index.get(node)
+    if i is None:
+        raise XcvizError(f"no node named {node!r}", where=graph, hint=did_you_mean(node, a.graph.index) or "see `xcviz cluster`")
+    if json:
+        from ..render.report_json import explain_report
+
+        emit_json(explain_report(story(a.graph, a.clustering, i)), output)
+    else:
+        from ..render.tables import explain_view
+
+        emit_renderable(explain_view(story(a.graph, a.clustering, i)), output)
+
+
+@app.command()
+def ops(json: Json = False, output: Output = None, debug: Debug = False) -> None:
+    """The op registry: canonical names, aliases, and whether XLA compiles each op per device."""
+    from ..ops import DEVICES, REGISTRY
+
+    if json:
+        from ..render.report_json import ops_report
+
+        emit_json(ops_report(REGISTRY, DEVICES), output)
+    else:
+        from ..render.tables import ops_table
+
+        emit_renderable(ops_table(REGISTRY), output)

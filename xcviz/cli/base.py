@@ -1,0 +1,85 @@
+"""The typer app, the flags every analysing command shares, and the one call from a command into the pipeline."""
+from __future__ import annotations
+
+from typing import Annotated, Optional
+
+import typer
+
+from ..pipeline import (DEFAULT_MAX_ALIAS_EXPANSION, DEFAULT_MAX_DEPTH, DEFAULT_MAX_FILE_BYTES, DEFAULT_MAX_NODES,
+                        Analysis, AnalysisOptions)
+
+app = typer.Typer(
+    name="xcviz", no_args_is_help=True, add_completion=False, rich_markup_mode=None,
+    help="See how XLA auto-clustering splits your model: clusters, fallbacks and why, boundary bytes, speedup.",
+    context_settings={"help_option_names": ["-h", "--help"]},
+)
+
+GraphArg = Annotated[str, typer.Argument(help="graph file: .yaml/.json (xcviz schema), ONNX JSON, or .onnx", show_default=False)]
+Strategy = Annotated[str, typer.Option("--strategy", "-s", help="mark (TensorFlow's MarkForCompilationPass) or greedy (the seed's list order)")]
+Device = Annotated[str, typer.Option("--device", "-d", help="target device for the support set: cpu, gpu, tpu")]
+MinSize = Annotated[Optional[int], typer.Option("--min-cluster-size", help="keep clusters whose effective size reaches this [mark: 4, greedy: 0 = keep every run]", show_default=False)]
+MaxSize = Annotated[Optional[int], typer.Option("--max-cluster-size", help="largest cluster, in nodes [unlimited]", show_default=False)]
+Allow = Annotated[Optional[list[str]], typer.Option("--allow", help="ops to add to the support set (comma-separated, repeatable)", show_default=False)]
+Deny = Annotated[Optional[list[str]], typer.Option("--deny", help="ops to remove from the support set (comma-separated, repeatable)", show_default=False)]
+SupportedOps = Annotated[Optional[str], typer.Option("--supported-ops", help="file naming the supported ops (one per line, or a YAML list); replaces the built-in set", show_default=False)]
+AllowUnknown = Annotated[bool, typer.Option("--allow-unknown", help="load ops the registry does not know as opaque fallback nodes")]
+Hardware = Annotated[Optional[str], typer.Option("--hardware", help="hardware profile name (cpu, gpu, h100, tpu) or YAML file [by device]", show_default=False)]
+Dims = Annotated[Optional[list[str]], typer.Option("--dim", help="bind a symbolic dimension, NAME=VALUE (repeatable)", show_default=False)]
+Json = Annotated[bool, typer.Option("--json", help="print the report as JSON (schema_version 1) instead of tables")]
+Output = Annotated[Optional[str], typer.Option("--output", "-o", help="write the output to this file (atomically)", show_default=False)]
+MaxNodes = Annotated[int, typer.Option("--max-nodes", help="refuse graphs with more nodes than this")]
+MaxFileBytes = Annotated[int, typer.Option("--max-file-bytes", help="refuse graph files larger than this")]
+MaxDepth = Annotated[int, typer.Option("--max-depth", help="refuse YAML/JSON nested deeper than this (lists/mappings)")]
+MaxAliasExpansion = Annotated[int, typer.Option("--max-alias-expansion", help="refuse YAML whose aliases expand to more objects than this")]
+Debug = Annotated[bool, typer.Option("--debug", help="show Python tracebacks for errors")]
+
+# The flags every command that analyses a graph shares, in --help order: each is the AnalysisOptions
+# field of the same name (--debug excepted: main() handles it).
+ANALYSIS_OPTIONS: list[tuple[str, object, object]] = [
+    ("strategy", Strategy, "mark"), ("device", Device, "cpu"), ("min_cluster_size", MinSize, None),
+    ("max_cluster_size", MaxSize, None), ("allow", Allow, None), ("deny", Deny, None),
+    ("supported_ops", SupportedOps, None), ("allow_unknown", AllowUnknown, False), ("hardware", Hardware, None),
+    ("dims", Dims, None), ("max_nodes", MaxNodes, DEFAULT_MAX_NODES),
+    ("max_file_bytes", MaxFileBytes, DEFAULT_MAX_FILE_BYTES), ("max_depth", MaxDepth, DEFAULT_MAX_DEPTH),
+    ("max_alias_expansion", MaxAliasExpansion, DEFAULT_MAX_ALIAS_EXPANSION), ("debug", Debug, False),
+]
+
+# True in the `xcviz` process itself (entry.run), which ends without freeing anything; False when main()
+# is called from Python, whose objects must stay collectable.
+OWN_PROCESS = False
+
+
+def analysis_command(fn):
+    """Register `fn` as a command that also takes every ANALYSIS_OPTIONS flag.
+
+    `fn` declares only its own parameters plus `options: AnalysisOptions`; it receives the shared flags
+    there, parsed and validated. One list of flags means every command accepts the same ones."""
+    import functools
+    import inspect
+
+    own = inspect.signature(fn, eval_str=True)
+    shared = [name for name, _, _ in ANALYSIS_OPTIONS if name not in own.parameters]
+
+    @functools.wraps(fn)
+    def command(**kwargs):
+        flags = {name: kwargs.pop(name) for name in shared}
+        flags.pop("debug", None)  # handled by main()
+        return fn(**kwargs, options=AnalysisOptions.from_flags(**flags))
+
+    params = [p for p in own.parameters.values() if p.name != "options"]
+    params += [inspect.Parameter(name, inspect.Parameter.KEYWORD_ONLY, annotation=ann, default=default)
+               for name, ann, default in ANALYSIS_OPTIONS if name in shared]
+    command.__signature__ = own.replace(parameters=params)
+    del command.__wrapped__  # typer must read the new signature, not fn's
+    command.__annotations__ = {p.name: p.annotation for p in params}
+    return app.command()(command)
+
+
+def analyse(graph, options: AnalysisOptions) -> Analysis:
+    """The pipeline, with a progress bar on a terminal's stderr once it takes a while."""
+    from ..pipeline import analyse as run_pipeline
+    from ..progress import steps
+
+    names = ([f"loading {graph}"] if isinstance(graph, str) else []) + ["clustering", "cost model"]
+    with steps(names) as advance:
+        return run_pipeline(graph, options, progress=advance, freeze=OWN_PROCESS)

@@ -1,0 +1,136 @@
+"""`xcviz render`: the clustering as a picture (SVG, PNG or DOT), collapsed, frame by frame, or compared."""
+from __future__ import annotations
+
+import os
+import re
+import sys
+from typing import Optional
+
+import typer
+
+from ..errors import XcvizError
+from ..pipeline import AnalysisOptions
+from .base import GraphArg, Output, analyse, analysis_command
+from .output import console, emit_file
+
+SUFFIX_FORMATS = {".svg": "svg", ".png": "png", ".dot": "dot", ".gv": "dot"}
+
+
+@analysis_command
+def render(graph: GraphArg,
+           svg: bool = typer.Option(False, "--svg", help="write SVG (the default)"),
+           png: bool = typer.Option(False, "--png", help="write PNG"),
+           dot: bool = typer.Option(False, "--dot", help="write the DOT text (no layout)"),
+           output: Output = None,
+           collapse: Optional[bool] = typer.Option(None, "--collapse/--expand", show_default=False,
+                                                   help="draw each cluster as one node / every node [collapse above 1,500 nodes]"),
+           steps: Optional[str] = typer.Option(None, "--steps", metavar="DIR", show_default=False,
+                                               help="write the cluster formation as numbered SVG frames into DIR"),
+           animate: Optional[str] = typer.Option(None, "--animate", metavar="FILE.html", show_default=False,
+                                                 help="write the frames as one self-contained HTML page"),
+           compare: Optional[str] = typer.Option(None, "--compare", metavar="S1,S2", show_default=False,
+                                                 help="draw several strategies side by side, e.g. greedy,mark"),
+           max_frames: int = typer.Option(500, "--max-frames", help="refuse --steps/--animate with more frames"),
+           *, options: AnalysisOptions) -> None:
+    """Draw the clusters, fallback nodes (with reasons) and boundary edges (with bytes) as SVG, PNG or DOT."""
+    from ..render.tables import summary_line
+
+    fmt = _format(svg, png, dot, output)
+    strategies = _strategies(compare, options.strategy, bool(steps or animate))
+    results = [analyse(graph, options.replace(strategy=strategies[0]))]
+    results += [analyse(results[0].graph, options.replace(strategy=st)) for st in strategies[1:]]
+    first, err = results[0], console(sys.stderr)
+    if collapse is None:
+        collapse = _auto_collapse(len(first.graph.nodes), err)
+    if steps or animate:
+        _frames(first, steps, animate, collapse, max_frames)
+        if not (svg or png or dot or output):
+            err.print(summary_line(first.stats))
+            return
+    target = output or default_name(first.graph.name, graph, fmt)
+    data = _picture(results, strategies if compare else None, collapse, fmt, target)
+    for a in results:
+        err.print(summary_line(a.stats) if not compare else f"{a.clustering.strategy}: " + summary_line(a.stats).plain)
+    emit_file(target, data)
+
+
+def _format(svg: bool, png: bool, dot: bool, output: str | None) -> str:
+    chosen = [f for f, on in (("svg", svg), ("png", png), ("dot", dot)) if on]
+    if len(chosen) > 1:
+        raise XcvizError("choose one of --svg, --png, --dot")
+    if chosen:
+        return chosen[0]
+    if output:
+        return SUFFIX_FORMATS.get(os.path.splitext(output)[1].lower(), "svg")
+    return "svg"
+
+
+def _strategies(compare: str | None, strategy: str, frames: bool) -> list[str]:
+    if not compare:
+        return [strategy]
+    strategies = [s.strip() for s in compare.split(",") if s.strip()]
+    if len(strategies) < 2:
+        raise XcvizError("--compare needs two strategies or more", hint="write --compare greedy,mark")
+    if frames:
+        raise XcvizError("--compare does not combine with --steps/--animate", hint="render each strategy's frames on its own")
+    return strategies
+
+
+def _auto_collapse(n: int, err) -> bool:
+    from ..render.collapse import AUTO_COLLAPSE
+
+    if n <= AUTO_COLLAPSE:
+        return False
+    err.print(f"note: {n:,} nodes > {AUTO_COLLAPSE:,}: drawing each cluster as one node "
+              "(use --expand to draw every node)", markup=False)
+    return True
+
+
+def default_name(graph_name: str, source: str, ext: str) -> str:
+    """`<graph name>.<ext>` in the current directory; unsafe characters become '_'."""
+    stem = re.sub(r"[^\w.-]", "_", graph_name or "").strip("._") or os.path.splitext(os.path.basename(source))[0]
+    return f"{stem[:100]}.{ext}"
+
+
+def _picture(results: list, labels: list[str] | None, collapse: bool, fmt: str, target: str) -> bytes | str:
+    """The DOT of one analysis, or of several side by side under `labels`, laid out unless fmt is dot."""
+    from ..fileio import check_target
+    from ..render.dot import build_dot, compare_dot
+    from ..render.view import final_view
+
+    views = [final_view(a.graph, a.clustering, a.stats) for a in results]
+    graph = results[0].graph
+    source = compare_dot(graph, list(zip(labels, views)), collapse=collapse) if labels else \
+        build_dot(graph, views[0], collapse=collapse)
+    check_target(target)   # before a long layout, not after
+    if fmt == "dot":
+        return source
+    from ..render.layout import layout
+
+    return layout(source, fmt)
+
+
+def _frames(a, steps: str | None, animate: str | None, collapse: bool, max_frames: int) -> None:
+    from ..fileio import check_target
+    from ..render.animation import frame_svgs, steps_page
+    from ..render.frames import count_merges
+
+    n = count_merges(a.clustering) + 1
+    if n > max_frames:
+        raise XcvizError(f"{n} frames (one per merge, plus the final one) exceed --max-frames {max_frames}",
+                         hint="raise --max-frames, or render a smaller graph")
+    if steps:
+        if os.path.exists(steps) and not os.path.isdir(steps):
+            raise XcvizError("--steps needs a folder", where=steps)
+        if not os.path.isdir(os.path.dirname(os.path.abspath(steps))):
+            raise XcvizError("parent folder does not exist", where=steps)
+    if animate:
+        check_target(animate)
+    rendered = frame_svgs(a.graph, a.clustering, a.stats, collapse=collapse)
+    if steps:
+        os.makedirs(steps, exist_ok=True)
+        width = max(3, len(str(len(rendered))))
+        for k, (svg_text, _) in enumerate(rendered):
+            emit_file(os.path.join(steps, f"frame_{k + 1:0{width}d}.svg"), svg_text)
+    if animate:
+        emit_file(animate, steps_page(a.graph, a.clustering, rendered))

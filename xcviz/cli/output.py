@@ -1,0 +1,82 @@
+"""Where the CLI's output goes: the console, JSON and renderables to stdout or a file, progress on stderr."""
+from __future__ import annotations
+
+import json
+import os
+import sys
+import time
+
+
+def console(file=None):
+    from rich.console import Console
+
+    file = file or sys.stdout
+    # Pipes and files get a fixed, generous width so tables stay readable and output is reproducible.
+    width = None if file.isatty() else 120
+    return Console(file=file, highlight=False, soft_wrap=False, width=width)
+
+
+def emit_json(data, output: str | None) -> None:
+    # json.dumps(data, indent=2, ...) byte for byte, ~10x faster: with an indent, json encodes in Python
+    # (20 s for a 10^6-node report); msgspec indents the C encoder's text, numbers copied as written
+    import msgspec
+
+    text = msgspec.json.format(json.dumps(data, ensure_ascii=False, allow_nan=False), indent=2) + "\n"
+    if output:
+        from ..fileio import write_atomic
+
+        write_atomic(output, text)
+        console(sys.stderr).print(f"wrote {output}")
+    else:
+        sys.stdout.write(text)
+
+
+def emit_renderable(renderable, output: str | None) -> None:
+    from ..render.safe_text import sanitize
+
+    sanitize(renderable)  # names from a hostile file must not move the cursor or change colours
+    if output:
+        from rich.console import Console
+
+        from ..fileio import check_target, write_atomic
+
+        check_target(output)
+        c = Console(record=True, width=120, file=open(os.devnull, "w"), color_system=None)
+        c.print(renderable)
+        write_atomic(output, c.export_text())
+        console(sys.stderr).print(f"wrote {output}")
+    else:
+        console().print(renderable)
+
+
+def emit_file(path: str, data: bytes | str) -> None:
+    """Write `data` to `path` atomically and say so on stderr."""
+    from ..fileio import write_atomic
+
+    write_atomic(path, data)
+    console(sys.stderr).print(f"wrote {path}", markup=False)
+
+
+class LazyProgress:
+    """A rich progress bar on stderr that appears only once work has taken more than `delay` seconds."""
+
+    def __init__(self, label: str, delay: float = 0.5):
+        self.label, self.delay, self.start, self.bar, self.task = label, delay, time.perf_counter(), None, None
+
+    def __call__(self, done: int, total: int, what: str) -> None:
+        if self.bar is None and time.perf_counter() - self.start > self.delay and done < total:
+            from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+
+            self.bar = Progress(TextColumn(self.label), BarColumn(), MofNCompleteColumn(), TextColumn("{task.description}"),
+                                TimeElapsedColumn(), console=console(sys.stderr), transient=True)
+            self.bar.start()
+            self.task = self.bar.add_task(what, total=total)
+        if self.bar is not None:
+            self.bar.update(self.task, completed=done, description=what)
+            if done >= total:
+                self.close()
+
+    def close(self) -> None:
+        if self.bar is not None:
+            self.bar.stop()
+            self.bar = None

@@ -1,0 +1,173 @@
+"""The execution commands: `validate` (JAX vs native per cluster), `hlo` (a cluster's IR), `run` (whole graph)."""
+from __future__ import annotations
+
+import os
+import sys
+from typing import Annotated, Optional
+
+import typer
+
+from ..errors import XcvizError
+from ..pipeline import AnalysisOptions
+from .base import GraphArg, Json, Output, analyse, analysis_command
+from .output import LazyProgress, console, emit_json, emit_renderable
+
+Inputs = Annotated[Optional[str], typer.Option("--inputs", help="an .npz file with one array per graph input (by name)", show_default=False)]
+Seed = Annotated[int, typer.Option("--seed", help="seed for random inputs not given in --inputs")]
+MaxElements = Annotated[int, typer.Option(
+    "--max-elements", min=1, help="refuse to generate random inputs with more elements than this in all (a --dim typo "
+    "should not exhaust memory); inputs given in --inputs are not limited")]
+DEFAULT_MAX_ELEMENTS = 50_000_000  # = execute.DEFAULT_MAX_ELEMENTS (not imported: keeps --help fast)
+Repeats = Annotated[Optional[int], typer.Option("--repeats", help="timed repeats after warm-up [adaptive, ~0.2 s per measurement]", show_default=False)]
+
+
+@analysis_command
+def validate(graph: GraphArg, inputs: Inputs = None, seed: Seed = 0, auto_fallback: bool = typer.Option(
+                 False, "--auto-fallback", help="deny the ops of failing clusters and cluster again until all pass"),
+             repeats: Repeats = None, max_elements: MaxElements = DEFAULT_MAX_ELEMENTS, json: Json = False,
+             output: Output = None, *, options: AnalysisOptions) -> None:
+    """JIT-compile each kept cluster with JAX: kernels, memory, compile time, numerics and speed vs native."""
+    from ..validation import validate_graph
+
+    a = analyse(graph, options)
+    progress = LazyProgress("compiling")
+    try:
+        report = validate_graph(a.graph, clustering=a.clustering, inputs=read_npz(inputs), seed=seed,
+                                hardware=options.hardware, repeats=repeats, progress=progress,
+                                auto_fallback=auto_fallback, max_elements=max_elements)
+    finally:
+        progress.close()
+    if json:
+        from ..render.report_json import clean
+
+        emit_json(clean(report.to_json()), output)
+    else:
+        from ..render.run_tables import validate_table
+
+        emit_renderable(validate_table(report, 120 if output else console().width), output)
+    if not report.ok:
+        bad = next(x for x in report.clusters if x.status != "ok")
+        raise XcvizError(f"{sum(x.status != 'ok' for x in report.clusters)} cluster(s) failed validation; first: "
+                         f"{bad.id} {bad.status}", hint="rerun with --auto-fallback to deny their ops", code=1)
+
+
+@analysis_command
+def hlo(graph: GraphArg, cluster: str = typer.Option(..., "--cluster", help="cluster id (cluster_0 or 0)", show_default=False),
+        stage: str = typer.Option("optimized", "--stage", help="stablehlo (as lowered) or optimized (XLA's HLO after passes)"),
+        inputs: Inputs = None, seed: Seed = 0, max_elements: MaxElements = DEFAULT_MAX_ELEMENTS,
+        output: Output = None, *, options: AnalysisOptions) -> None:
+    """Print one cluster's StableHLO (as lowered) or optimized HLO (after XLA's fusion passes)."""
+    from ..execute import bind_inputs, execute
+    from ..jit import CompileCache, cluster_spec
+
+    if stage not in ("stablehlo", "optimized"):
+        raise XcvizError(f"unknown stage {stage!r}", hint="use --stage stablehlo or --stage optimized")
+    a = analyse(graph, options)
+    key, k = _cluster_named(a.clustering, cluster, graph)
+    env = execute(a.graph, bind_inputs(a.graph, read_npz(inputs), seed, max_elements), "native", keep_all=True).env
+    try:
+        comp, _ = CompileCache().get(a.graph, cluster_spec(a.graph, a.clustering.clusters[k]), env)
+    except XcvizError:
+        raise
+    except Exception as e:  # noqa: BLE001
+        raise XcvizError(f"{key} does not compile: {e.__class__.__name__}: {e}".splitlines()[0][:400], code=1) from None
+    text = comp.lowered_text if stage == "stablehlo" else comp.compiled_text
+    if output:
+        from ..fileio import write_atomic
+
+        write_atomic(output, text)
+    else:
+        sys.stdout.write(text if text.endswith("\n") else text + "\n")
+
+
+def _cluster_named(clustering, name: str, graph_path: str) -> tuple[str, int]:
+    """(id, index) of the kept cluster `name` ("cluster_0" or "0"), or a did-you-mean error."""
+    ids = [clustering.cluster_id(k) for k in range(len(clustering.clusters))]
+    key = name if name in ids else (f"cluster_{name}" if name.isdigit() else name)
+    if key not in ids:
+        from ..errors import did_you_mean
+
+        raise XcvizError(f"no cluster {name!r}", where=graph_path,
+                         hint=did_you_mean(name, ids) or ("clusters: " + ", ".join(ids) if ids else "this clustering keeps no cluster"))
+    return key, ids.index(key)
+
+
+@analysis_command
+def run(graph: GraphArg, inputs: Inputs = None, output: Output = None,
+        mode: str = typer.Option("hybrid", "--mode", help="hybrid (clusters compiled, the rest native), native, or jit (everything JAX can compile)"),
+        check: bool = typer.Option(False, "--check", help="compare the outputs with native execution; fail on mismatch"),
+        seed: Seed = 0, repeats: Repeats = None, max_elements: MaxElements = DEFAULT_MAX_ELEMENTS, json: Json = False,
+        *, options: AnalysisOptions) -> None:
+    """Execute the whole graph (outputs to -o FILE.npz), report end-to-end time; --check compares with native."""
+    from ..execute import MODES, bind_inputs
+
+    if mode not in MODES:
+        raise XcvizError(f"unknown mode {mode!r}", hint="use --mode hybrid, native or jit")
+    if output is not None:
+        from ..fileio import check_target
+
+        check_target(output)
+    a = analyse(graph, options)
+    result, arrays, failed = _timed_run(a, bind_inputs(a.graph, read_npz(inputs), seed, max_elements), mode, check,
+                                        repeats)
+    if output:
+        from ..fileio import write_npz
+
+        write_npz(output, arrays)
+    if json:
+        from ..render.report_json import SCHEMA_VERSION, clean
+
+        emit_json(clean({"schema_version": SCHEMA_VERSION, "graph": a.graph.name, **result}), None)
+    else:
+        from ..render.run_tables import run_table
+
+        emit_renderable(run_table(a.graph.name, result, check), None)
+        if output:
+            console(sys.stderr).print(f"wrote {output}")
+    if failed:
+        raise XcvizError(f"{mode} outputs differ from native: {failed[0]}", code=1)
+
+
+def _timed_run(a, feeds: dict, mode: str, check: bool, repeats: int | None) -> tuple[dict, dict, list[str]]:
+    """Run the graph once (compiling), then `repeats` timed runs: (the run's report data, the first run's
+    output arrays, one line per output that differs from native execution when `check`)."""
+    from ..execute import compare, execute
+    from ..jit import CompileCache
+    from ..render.report_json import run_outputs
+    from ..validation import _median_ms
+
+    g, c, cache = a.graph, a.clustering, CompileCache()
+    first = execute(g, feeds, mode, c, cache)
+    ms = _median_ms(lambda: execute(g, feeds, mode, c, cache), repeats)
+    ref = execute(g, feeds, "native").outputs if check and mode != "native" else first.outputs
+    outputs, failed = run_outputs(first.outputs, ref if check else None, compare)
+    result = {"mode": mode, "first_run_ms": first.seconds * 1e3, "median_ms": ms,
+              "compile_ms": first.compile_seconds * 1e3, "cache": cache.stats(), "outputs": outputs}
+    return result, first.outputs, failed
+
+
+class NpzInputs(dict):
+    """Arrays read from an .npz file; `source` (its path) becomes the `where` of errors about them."""
+
+    source: str | None = None
+
+
+def read_npz(path: str | None) -> dict | None:
+    """The --inputs file's arrays by name (None without one); one-line errors for unreadable files."""
+    if path is None:
+        return None
+    import numpy as np
+
+    from ..fileio import protect
+
+    if not os.path.isfile(path):
+        raise XcvizError("inputs file not found", where=path, hint="write one with numpy.savez(path, x=...)")
+    protect(path)
+    try:
+        with np.load(path, allow_pickle=False) as data:
+            arrays = NpzInputs({k: data[k] for k in data.files})
+    except (ValueError, OSError, EOFError) as e:
+        raise XcvizError(f"not a readable .npz file ({e.__class__.__name__}: {e})"[:300], where=path,
+                         hint="write it with numpy.savez; object arrays are refused") from None
+    arrays.source = path
+    return arrays

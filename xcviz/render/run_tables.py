@@ -1,0 +1,99 @@
+"""Tables for the execution commands: `validate` (one row per cluster) and `run` (one row per output)."""
+from __future__ import annotations
+
+
+def _fmt(v, spec: str = ".2f", none: str = "-") -> str:
+    return none if v is None else format(v, spec)
+
+
+def ops_summary(ops: dict[str, int], width: int = 28) -> str:
+    """'Conv×8, Add×3 …+4': most frequent first, as many as fit in `width`, then how many kinds are left."""
+    items = sorted(ops.items(), key=lambda kv: (-kv[1], kv[0]))
+    parts: list[str] = []
+    for k, (name, n) in enumerate(items):
+        part = f"{name}×{n}" if n > 1 else name
+        rest = len(items) - k - 1
+        if len(", ".join(parts + [part])) + (len(f" …+{rest}") if rest else 0) > width:
+            break
+        parts.append(part)
+    if not parts and items:  # even the first op is too long: cut its name
+        name, n = items[0]
+        tail = (f"×{n}" if n > 1 else "") + (f" …+{len(items) - 1}" if len(items) > 1 else "")
+        return name[:max(1, width - len(tail) - 1)] + "…" + tail
+    text = ", ".join(parts) if parts else "-"
+    return text + (f" …+{len(items) - len(parts)}" if len(parts) < len(items) else "")
+
+
+VALIDATE_COLUMNS = ("cluster", "ops", "kernels", "temp", "compile", "native", "XLA", "speedup", "est.", "max err",
+                    "status")
+
+
+def validate_table(report, width: int = 120):
+    """One row per cluster, fitting `width` columns (100-120 and up): the ops column gets what the numbers
+    leave, numbers are right-aligned, times in ms; failures are spelled out under the table."""
+    from rich import box
+    from rich.cells import cell_len
+    from rich.table import Table
+    from rich.text import Text
+
+    from .units import fmt_bytes as human_bytes
+
+    rows, problems = [], []
+    for c in report.clusters:
+        temp = c.memory.get("temp_bytes") if c.memory else None
+        rows.append([c.id, c.ops, f"{c.kernels_before}→{_fmt(c.kernels_after, 'd')}",
+                     "-" if temp is None else human_bytes(temp),
+                     "cached" if c.cache_hit else _fmt(c.compile_ms, ".0f"), _ms(c.native_ms), _ms(c.xla_ms),
+                     _fmt(c.speedup_measured, ".2f") + ("×" if c.speedup_measured else ""),
+                     _fmt(c.speedup_estimate, ".2f") + ("×" if c.speedup_estimate else ""),
+                     _fmt(c.max_rel_error, ".1e"), c.status])
+        if c.status != "ok":
+            problems.append(f"{c.id} {c.status}: {c.message}")
+    gap = 2 if width >= 110 else 1
+    others = sum(max([cell_len(h)] + [cell_len(r[i]) for r in rows]) for i, h in enumerate(VALIDATE_COLUMNS) if i != 1)
+    ops_width = max(12, min(40, width - others - gap * (len(VALIDATE_COLUMNS) - 1)))
+    ok = sum(c.status == "ok" for c in report.clusters)
+    t = Table(title=Text(f"validate {report.graph}: {ok}/{len(report.clusters)} clusters ok · {report.cache['compiles']}"
+                         f" compiles, {report.cache['hits']} cache hits · times in ms (median after warm-up)"),
+              title_justify="left", header_style="bold", box=box.SIMPLE_HEAD, pad_edge=False,
+              padding=(0, gap - 1 if gap > 1 else 0), collapse_padding=True, show_edge=False)
+    for i, col in enumerate(VALIDATE_COLUMNS):
+        t.add_column(col, justify="left" if i in (0, 1, len(VALIDATE_COLUMNS) - 1) else "right", no_wrap=True,
+                     overflow="ellipsis")
+    for r in rows:
+        r[1] = ops_summary(r[1], ops_width)
+        t.add_row(*r[:-1], Text(r[-1], style=None if r[-1] == "ok" else "red"))
+    lines = problems + ([f"--auto-fallback denied: {', '.join(report.denied)} ({report.rounds} rounds)"]
+                        if report.denied else [])
+    lines.append("max err = max |XLA - native| / max |native|; --json has every op and the absolute error")
+    t.caption = Text("\n".join(lines))
+    t.caption_justify = "left"
+    return t
+
+
+def _ms(v: float | None) -> str:
+    """Milliseconds with 3-4 significant digits: 0.0123, 0.294, 20.87, 1899."""
+    if v is None:
+        return "-"
+    return f"{v:.4f}" if v < 0.1 else f"{v:.3f}" if v < 10 else f"{v:.2f}" if v < 100 else f"{v:.0f}"
+
+
+
+def run_table(name: str, result: dict, check: bool):
+    from rich.table import Table
+
+    cache = result["cache"]
+    t = Table(title=f"run {name} · mode {result['mode']} · median {result['median_ms']:.3f} ms"
+              f" (first run {result['first_run_ms']:.1f} ms incl. {result['compile_ms']:.0f} ms compile;"
+              f" {cache['compiles']} compiles, {cache['hits']} cache hits)", title_justify="left")
+    for col in ("output", "shape", "dtype", "min", "max", "mean") + (("vs native (abs / rel)",) if check else ()):
+        t.add_column(col, justify="left" if col in ("output", "dtype") else "right")
+    for out, info in result["outputs"].items():
+        row = [out, "x".join(map(str, info["shape"])) or "scalar", info["dtype"], _fmt(info.get("min"), ".4g"),
+               _fmt(info.get("max"), ".4g"), _fmt(info.get("mean"), ".4g")]
+        if check:
+            c = info["check"]
+            row.append(("ok " if c["ok"] else "[red]MISMATCH[/red] ") + (f"{c['max_abs']:.1e} / {c['max_rel']:.1e}"
+                                                                       if c["max_abs"] is not None else c["why"]))
+        t.add_row(*row)
+    return t
