@@ -36,7 +36,8 @@ WORKER = os.path.join(ROOT, "tools", "tf_suite_worker.py")
 DEFAULT_OUT = os.path.join(ROOT, "tests", "data", "tf_suite")
 
 CASES = ["mlp", "conv_bn", "conv_fused_bn", "residual", "attention", "transformer", "lstm", "lstm_unrolled",
-         "while_v1", "while_functional", "while_v2_session", "cond_v1", "cond_functional", "resource_vars",
+         "while_v1", "while_functional", "while_functional_kept", "while_v2_session", "cond_v1",
+         "cond_functional", "cond_functional_kept", "resource_vars", "resource_vars_v1",
          "random", "strings", "check_numerics", "jit_compile_inner", "xla_scope", "xla_scope_v1"]
 TWO_CPU_CASES = ["two_devices"]  # run in a process with two logical CPU devices
 SIZES = [0, 1, 4]
@@ -77,33 +78,44 @@ def write_index(out: str) -> None:
 
 
 def table(out: str) -> str:
+    """Markdown: per case, nodes TF's pass saw and "clusters / clustered nodes" per variant; then what each
+    case exercises."""
     recs = load_all(out)
     by_case: dict[str, dict[str, dict]] = {}
     what = {}
     for r in recs:
         by_case.setdefault(r["case"], {})[r["variant"]] = r
         what[r["case"]] = r["what"]
-    variants = [f"grappler_{g}-min{k}" for g in ("off", "on") for k in SIZES]
-    head = "| case | what it exercises | " + " | ".join(v.replace("grappler_", "g.").replace("-min", " K=")
-                                                      for v in variants) + " |"
-    lines = [head, "|" + " --- |" * (2 + len(variants))]
+
+    def cell(r: dict | None) -> str:
+        if r is None:
+            return "-"
+        if r.get("error"):
+            return "error"
+        text = "; ".join(f"{len(x['clusters'])} / {x['clustered_nodes']}" for x in r["graphs"])
+        return text + (" *" if r.get("note") else "")
+
+    def nodes(case: str, g: str) -> str:
+        seen = {", ".join(str(x["nodes"]) for x in r.get("graphs") or [])
+                for v, r in by_case[case].items() if v.startswith(f"grappler_{g}-")}
+        return " or ".join(sorted(seen))
+
+    lines = ["| case | nodes, Grappler off | K=0 | K=1 | K=4 | nodes, Grappler on | K=0 | K=1 | K=4 |",
+             "|" + " --- |" * 9]
     for case in CASES + TWO_CPU_CASES:
         if case not in by_case:
             continue
-        cells = []
-        for v in variants:
-            r = by_case[case].get(v)
-            if r is None:
-                cells.append("-")
-            elif r.get("error"):
-                cells.append("error")
-            else:
-                g = r["graphs"]
-                cell = "; ".join(f"{x['nodes']} n, {len(x['clusters'])} cl ({x['clustered_nodes']} in)" for x in g)
-                if r.get("note"):
-                    cell += " *"
-                cells.append(cell)
-        lines.append(f"| `{case}` | {what[case]} | " + " | ".join(cells) + " |")
+        row = [f"`{case}`"]
+        for g in ("off", "on"):
+            row.append(nodes(case, g))
+            row += [cell(by_case[case].get(f"grappler_{g}-min{k}")) for k in SIZES]
+        lines.append("| " + " | ".join(row) + " |")
+    lines.append("")
+    lines.append("Cells: clusters TF formed / nodes in them (`*`: see the variant's expected.json note).")
+    lines.append("")
+    for case in CASES + TWO_CPU_CASES:
+        if case in what:
+            lines.append(f"- `{case}`: {what[case]}")
     return "\n".join(lines)
 
 

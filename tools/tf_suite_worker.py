@@ -232,6 +232,31 @@ def while_functional():
     return "fn", f, (rand(4, 4) * 0.1,)
 
 
+def keep_functional():
+    """Mark the functional control-flow ops traced so far "_lower_using_switch_merge: false", so that TF's
+    LowerFunctionalOpsPass leaves them as While/If (what TF does in XLA contexts) and the clustering
+    pass sees the functional op with its bodies in the function library."""
+    from tensorflow.core.framework import attr_value_pb2
+    for op in tf.compat.v1.get_default_graph().get_operations():
+        if op.type in ("While", "StatelessWhile", "If", "StatelessIf"):
+            op._set_attr("_lower_using_switch_merge", attr_value_pb2.AttrValue(b=False))
+
+
+@case("while_functional_kept", "as while_functional, but the While op kept functional "
+                               "(_lower_using_switch_merge=false): the pass sees While with cond/body functions")
+def while_functional_kept():
+    @tf.function
+    def f(x):
+        h = tf.nn.relu(x * 2.0 + 1.0)
+        i, acc = tf.while_loop(lambda i, a: i < 5,
+                               lambda i, a: (i + 1, tf.tanh(tf.matmul(a, h)) * 0.5 + a),
+                               [tf.constant(0), h])
+        out = tf.reduce_sum(acc * 3.0 - 1.0, axis=0)
+        keep_functional()
+        return out, i
+    return "fn", f, (rand(4, 4) * 0.1,)
+
+
 @case("while_v2_session", "tf.while_loop in TF1 graph mode with control flow v2 (While op) run in a Session")
 def while_v2_session():
     def build():
@@ -268,7 +293,22 @@ def cond_functional():
     return "fn", f, (rand(4, 4), tf.constant(True))
 
 
-@case("resource_vars", "resource variables read, assigned and assign-added in one function (VarHandleOp via captures)")
+@case("cond_functional_kept", "as cond_functional, but the If ops kept functional (_lower_using_switch_merge="
+                              "false): the pass sees If/StatelessIf with branch functions")
+def cond_functional_kept():
+    @tf.function
+    def f(x, p):
+        a = tf.nn.relu(x * 2.0 + 1.0)
+        c = tf.cond(p, lambda: tf.exp(a) * 2.0 + 1.0, lambda: tf.sin(a) - 1.0)
+        d = tf.cond(p, lambda: c * a, lambda: c + a)
+        out = tf.tanh(d * 3.0) + a
+        keep_functional()
+        return out
+    return "fn", f, (rand(4, 4), tf.constant(True))
+
+
+@case("resource_vars", "resource variables read, assigned and assign-added in a tf.function (the handles arrive as "
+                       "resource _Args: ReadVariableOp, AssignVariableOp, AssignAddVariableOp)")
 def resource_vars():
     v = tf.Variable(tf.zeros((4, 4)), name="v")
     w = tf.Variable(tf.ones((4, 4)), name="w")
@@ -282,6 +322,23 @@ def resource_vars():
         step.assign_add(1)
         return w.read_value() * 0.5 + y, step.read_value()
     return "fn", f, (rand(4, 4),)
+
+
+@case("resource_vars_v1", "resource variables in a TF1 graph run in a Session: VarHandleOp, ReadVariableOp, "
+                          "AssignAddVariableOp, AssignVariableOp ordered by control dependencies")
+def resource_vars_v1():
+    def build():
+        x = tf.compat.v1.placeholder(tf.float32, [4, 4], name="x")
+        v = tf.compat.v1.get_variable("v", initializer=tf.zeros((4, 4)), use_resource=True)
+        w = tf.compat.v1.get_variable("w", initializer=tf.ones((4, 4)), use_resource=True)
+        up = v.assign_add(x * 2.0)
+        with tf.control_dependencies([up]):
+            y = tf.nn.relu(v.read_value() * 3.0 - 1.0)
+        up2 = w.assign(tf.matmul(y, w.read_value()) + 1.0)
+        with tf.control_dependencies([up2]):
+            out = w.read_value() * 0.5 + y
+        return [out], {x: np.ones((4, 4), np.float32)}
+    return v1_graph(build)
 
 
 @case("random", "stateful random ops (RandomUniform, RandomStandardNormal, dropout, a tf.random.Generator) "
@@ -422,6 +479,7 @@ def clusters_of(gd, strip_prefix):
 def run_case(name, grappler, variant_dir):
     dump = tempfile.mkdtemp(prefix=f"{name}-", dir=SCRATCH)
     tf.config.optimizer.set_experimental_options({"disable_meta_optimizer": not grappler})
+    keras.backend.clear_session()  # Keras layer names restart, so they do not depend on earlier cases
     built = CASES[name][0]()
     note = None
     try:
@@ -572,6 +630,7 @@ def models(args):
         return keras.Model(inp, layers.Dense(4)(transformer_block(inp))), rand(2, 6, 16)
 
     for name, make in (("keras_cnn", cnn), ("keras_transformer", transformer_model)):
+        keras.backend.clear_session()
         model, x = make()
         # Settle BatchNormalization's moving statistics away from 0/1 so inference is not the identity.
         for layer in model.layers:
