@@ -663,11 +663,43 @@ def survey_models():
     zoo = os.path.join(os.path.dirname(onnx.__file__), "backend", "test", "data", "light")
     for p in sorted(glob.glob(os.path.join(zoo, "*.onnx"))):
         out.append(("zoo", os.path.basename(p)[:-5], p, None, None))
+    for p in sorted(glob.glob(os.path.join(zoo, "*.onnx"))):  # weights folded: what runs once ConstantOfShape does
+        out.append(("zoo-folded", os.path.basename(p)[:-5] + "_folded", p, None, None))
     return out
+
+
+def fold_constant_of_shape(path, out_path):
+    """The light zoo models make every weight with ConstantOfShape(initializer shape, value): replace each such
+    node by the initializer it computes, so the rest of the model can be tried without ConstantOfShape."""
+    import onnx
+    from onnx import numpy_helper
+
+    m = onnx.load(path)
+    inits = {i.name: numpy_helper.to_array(i) for i in m.graph.initializer}
+    keep, new = [], []
+    for n in m.graph.node:
+        if n.op_type == "ConstantOfShape" and n.input and n.input[0] in inits:
+            value = next((numpy_helper.to_array(a.t) for a in n.attribute if a.name == "value"), np.zeros(1, np.float32))
+            new.append(numpy_helper.from_array(np.full(inits[n.input[0]].astype(np.int64), value.reshape(-1)[0],
+                                                       dtype=value.dtype), n.output[0]))
+        else:
+            keep.append(n)
+    del m.graph.node[:]
+    m.graph.node.extend(keep)
+    m.graph.initializer.extend(new)
+    used = {i for n in keep for i in n.input}
+    kept_inits = [i for i in m.graph.initializer if i.name in used or i.name in {o.name for o in m.graph.output}]
+    del m.graph.initializer[:]
+    m.graph.initializer.extend(kept_inits)
+    onnx.save(m, out_path)
+    return out_path
 
 
 def survey_one(kind, name, path, inputs, ort_ref, work):
     import onnx
+
+    if kind == "zoo-folded":
+        path = fold_constant_of_shape(path, os.path.join(work, name + ".onnx"))
 
     m = onnx.load(path)
     top, body = histograms(m)
@@ -763,17 +795,46 @@ def survey(out_json, only=None):
 
 
 def _short(err, path):
-    if not err:
-        return ""
-    err = err.replace(path + ": ", "").replace(os.path.dirname(path) + "/", "")
-    return err.replace("|", "\\|")
+    import re
+
+    return re.sub(r"^error: \S+\.onnx: ", "error: ", err or "").replace("|", "\\|")
+
+
+def _registry_names():
+    """Every op spelling xcviz's registry knows (canonical names and aliases), from `xcviz ops --json`."""
+    ops, err, _ = _xcviz(["ops", "--json"], 120)
+    if ops is None:
+        raise RuntimeError(err)
+    names = set()
+    for o in ops["ops"]:
+        names.add(o["name"])
+        names.update(o.get("aliases") or [])
+    return names
+
+
+def render_manifest():
+    m = json.load(open(os.path.join(DEFAULT_OUT, "manifest.json")))
+    out = ["| export | opset | nodes (+ in bodies) | KiB | inputs | ORT vs eager (max rel) | ops |",
+           "| --- | --- | --- | --- | --- | --- | --- |"]
+    for e in m["exports"]:
+        body = f" (+{e['nodes_in_bodies']})" if e["nodes_in_bodies"] else ""
+        ins = ", ".join(f"{k} [{', '.join(map(str, v))}]" for k, v in e["inputs"].items())
+        ops = ", ".join(f"{k} {v}" for k, v in e["ops"].items())
+        if e["ops_in_bodies"]:
+            ops += "; in bodies: " + ", ".join(f"{k} {v}" for k, v in e["ops_in_bodies"].items())
+        out.append(f"| {e['file'][:-5]} | {e['opset']} | {e['nodes']}{body} | {e['bytes'] / 1024:.0f} | {ins} | "
+                   f"{e['ort_vs_eager_max_rel']:.1e} | {ops} |")
+    out += ["", "| failed export | error (first line, and the root cause) |", "| --- | --- |"]
+    for f in m["failed"]:
+        out.append(f"| {f['model']}_{f['exporter']} | `{f['error']}` |")
+    return "\n".join(out) + "\n\n"
 
 
 def render_survey(survey_json):
     """Markdown tables for docs/real-models.md from the survey's JSON."""
     rows = json.load(open(survey_json))
     out = ["| model | source | nodes (+ in bodies) | distinct ops | clusters (sizes) | coverage | falls back (nodes) "
-           "| validate | run hybrid | max rel vs ORT | run wall s |", "|" + " --- |" * 11]
+           "| validate | run hybrid | max rel vs ORT | hybrid ms |", "|" + " --- |" * 11]
     missing, missing_models = Counter(), {}
     for r in rows:
         if "survey_error" in r:
@@ -800,14 +861,33 @@ def render_survey(survey_json):
         err = r.get("run_vs_ort_max_rel")
         err_txt = f"{err:.1e}" if isinstance(err, float) else "—"
         bodies = f" (+{r['nodes_in_bodies']})" if r.get("nodes_in_bodies") else ""
+        ms = f"{r['run_median_ms']:.1f}" if run == "ok" and r.get("run_median_ms") else "—"
         out.append(f"| {r['model']} | {r['kind']} | {r['nodes']}{bodies} | {len(r['ops'])} | {clusters} | {cov} | "
-                   f"{fb_txt or '—'} | {val} | {run} | {err_txt} | {r.get('run_s', '—') if run == 'ok' else '—'} |")
+                   f"{fb_txt or '—'} | {val} | {run} | {err_txt} | {ms} |")
     out += ["", "First error of `validate` / `run` where they fail:", ""]
     for r in rows:
         for key in ("validate_error", "run_error"):
             if r.get(key):
                 out.append(f"- {r['model']} `{key.split('_')[0]}`: `{_short(r[key], r['path'])}`")
-    out += ["", "| op xcviz does not know | nodes | models | TensorFlow/XLA |", "| --- | --- | --- | --- |"]
+    reasons = {}
+    for r in rows:
+        for f in r.get("fallback", []):
+            if f["code"] != "min-size":
+                reasons.setdefault((f["op"], f["code"], f["reason"]), set()).add(r["model"])
+    out += ["", "| op | code | reason xcviz gives | models |", "| --- | --- | --- | --- |"]
+    for (op, code, reason), models in sorted(reasons.items()):
+        out.append(f"| {op} | {code} | {reason} | {len(models)}: {', '.join(sorted(models))} |")
+    # ops the registry does not know, counted from the ONNX files themselves (Loop bodies and models that fail
+    # to load included), plus Loop/If: known by name, but neither compiled nor executed today
+    known = _registry_names()
+    missing, missing_models = Counter(), {}
+    for r in rows:
+        for hist in (r.get("ops", {}), r.get("ops_in_bodies", {})):
+            for op, n in hist.items():
+                if op not in known or op in ("Loop", "If"):
+                    missing[op] += n
+                    missing_models.setdefault(op, set()).add(r["model"])
+    out += ["", "| op xcviz cannot compile or run | nodes | models | TensorFlow/XLA |", "| --- | --- | --- | --- |"]
     for op, n in sorted(missing.items(), key=lambda kv: (-kv[1], kv[0])):
         out.append(f"| {op} | {n} | {len(missing_models[op])}: {', '.join(sorted(missing_models[op]))} | "
                    f"{XLA_EQUIVALENT.get(op, '?')} |")
@@ -824,7 +904,7 @@ if __name__ == "__main__":
     args = [a for a in sys.argv[1:] if not a.startswith("--")]
     only = next((a.split("=", 1)[1].split(",") for a in sys.argv[1:] if a.startswith("--only=")), None)
     if "--survey-md" in sys.argv[1:]:
-        sys.stdout.write(render_survey(args[0] if args else os.path.join(DEFAULT_OUT, "survey.json")))
+        sys.stdout.write(render_manifest() + render_survey(args[0] if args else os.path.join(DEFAULT_OUT, "survey.json")))
         sys.exit(0)
     if "--survey" in sys.argv[1:]:
         sys.exit(survey(args[0] if args else os.path.join(DEFAULT_OUT, "survey.json"), only))
