@@ -669,19 +669,27 @@ def survey_models():
 
 
 def fold_constant_of_shape(path, out_path):
-    """The light zoo models make every weight with ConstantOfShape(initializer shape, value): replace each such
-    node by the initializer it computes, so the rest of the model can be tried without ConstantOfShape."""
+    """The light zoo models make every weight with ConstantOfShape(initializer shape, 0.02): replace each such
+    node by an initializer, so the rest of the model can be tried without ConstantOfShape. Weights of rank >= 2
+    get seeded random values (normal, std sqrt(2 / fan_in)): with every weight equal to 0.02 the classifiers
+    output the same probability for all 1,000 classes, and agreeing with onnxruntime would prove little.
+    Rank-1 weights (biases, BatchNorm statistics) keep the constant."""
     import onnx
     from onnx import numpy_helper
 
     m = onnx.load(path)
     inits = {i.name: numpy_helper.to_array(i) for i in m.graph.initializer}
+    rng = np.random.default_rng(0)
     keep, new = [], []
     for n in m.graph.node:
         if n.op_type == "ConstantOfShape" and n.input and n.input[0] in inits:
             value = next((numpy_helper.to_array(a.t) for a in n.attribute if a.name == "value"), np.zeros(1, np.float32))
-            new.append(numpy_helper.from_array(np.full(inits[n.input[0]].astype(np.int64), value.reshape(-1)[0],
-                                                       dtype=value.dtype), n.output[0]))
+            shape = [int(d) for d in inits[n.input[0]]]
+            if len(shape) >= 2 and value.dtype.kind == "f":
+                w = rng.standard_normal(shape) * np.sqrt(2.0 / max(int(np.prod(shape[1:])), 1))
+            else:
+                w = np.full(shape, value.reshape(-1)[0])
+            new.append(numpy_helper.from_array(w.astype(value.dtype), n.output[0]))
         else:
             keep.append(n)
     del m.graph.node[:]
@@ -814,7 +822,7 @@ def _registry_names():
 
 def render_manifest():
     m = json.load(open(os.path.join(DEFAULT_OUT, "manifest.json")))
-    out = ["| export | opset | nodes (+ in bodies) | KiB | inputs | ORT vs eager (max rel) | ops |",
+    out = ["### Files and op histograms", "", "| export | opset | nodes (+ in bodies) | KiB | inputs | ORT vs eager (max rel) | ops |",
            "| --- | --- | --- | --- | --- | --- | --- |"]
     for e in m["exports"]:
         body = f" (+{e['nodes_in_bodies']})" if e["nodes_in_bodies"] else ""
@@ -824,7 +832,7 @@ def render_manifest():
             ops += "; in bodies: " + ", ".join(f"{k} {v}" for k, v in e["ops_in_bodies"].items())
         out.append(f"| {e['file'][:-5]} | {e['opset']} | {e['nodes']}{body} | {e['bytes'] / 1024:.0f} | {ins} | "
                    f"{e['ort_vs_eager_max_rel']:.1e} | {ops} |")
-    out += ["", "| failed export | error (first line, and the root cause) |", "| --- | --- |"]
+    out += ["", "### Exports that fail", "", "| failed export | error (first line, and the root cause) |", "| --- | --- |"]
     for f in m["failed"]:
         out.append(f"| {f['model']}_{f['exporter']} | `{f['error']}` |")
     return "\n".join(out) + "\n\n"
@@ -833,7 +841,7 @@ def render_manifest():
 def render_survey(survey_json):
     """Markdown tables for docs/real-models.md from the survey's JSON."""
     rows = json.load(open(survey_json))
-    out = ["| model | source | nodes (+ in bodies) | distinct ops | clusters (sizes) | coverage | falls back (nodes) "
+    out = ["### Per model", "", "| model | source | nodes (+ in bodies) | distinct ops | clusters (sizes) | coverage | falls back (nodes) "
            "| validate | run hybrid | max rel vs ORT | hybrid ms |", "|" + " --- |" * 11]
     missing, missing_models = Counter(), {}
     for r in rows:
@@ -864,17 +872,22 @@ def render_survey(survey_json):
         ms = f"{r['run_median_ms']:.1f}" if run == "ok" and r.get("run_median_ms") else "—"
         out.append(f"| {r['model']} | {r['kind']} | {r['nodes']}{bodies} | {len(r['ops'])} | {clusters} | {cov} | "
                    f"{fb_txt or '—'} | {val} | {run} | {err_txt} | {ms} |")
-    out += ["", "First error of `validate` / `run` where they fail:", ""]
+    out += ["", "### First error of `validate` and `run`, where they fail", ""]
     for r in rows:
-        for key in ("validate_error", "run_error"):
-            if r.get(key):
-                out.append(f"- {r['model']} `{key.split('_')[0]}`: `{_short(r[key], r['path'])}`")
+        v, h = r.get("validate_error"), r.get("run_error")
+        if v and v == h:
+            out.append(f"- {r['model']} (`validate` and `run`): `{_short(v, r['path'])}`")
+        else:
+            for key, err in (("validate", v), ("run", h)):
+                if err:
+                    out.append(f"- {r['model']} (`{key}`): `{_short(err, r['path'])}`")
     reasons = {}
     for r in rows:
         for f in r.get("fallback", []):
             if f["code"] != "min-size":
                 reasons.setdefault((f["op"], f["code"], f["reason"]), set()).add(r["model"])
-    out += ["", "| op | code | reason xcviz gives | models |", "| --- | --- | --- | --- |"]
+    out += ["", "### Fallback reasons xcviz gives (min-size fallbacks left out)", "",
+            "| op | code | reason xcviz gives | models |", "| --- | --- | --- | --- |"]
     for (op, code, reason), models in sorted(reasons.items()):
         out.append(f"| {op} | {code} | {reason} | {len(models)}: {', '.join(sorted(models))} |")
     # ops the registry does not know, counted from the ONNX files themselves (Loop bodies and models that fail
@@ -887,11 +900,13 @@ def render_survey(survey_json):
                 if op not in known or op in ("Loop", "If"):
                     missing[op] += n
                     missing_models.setdefault(op, set()).add(r["model"])
-    out += ["", "| op xcviz cannot compile or run | nodes | models | TensorFlow/XLA |", "| --- | --- | --- | --- |"]
+    out += ["", "### Ops xcviz cannot compile or run (counted in the ONNX files, Loop bodies included)", "",
+            "| op xcviz cannot compile or run | nodes | models | TensorFlow/XLA |", "| --- | --- | --- | --- |"]
     for op, n in sorted(missing.items(), key=lambda kv: (-kv[1], kv[0])):
         out.append(f"| {op} | {n} | {len(missing_models[op])}: {', '.join(sorted(missing_models[op]))} | "
                    f"{XLA_EQUIVALENT.get(op, '?')} |")
-    out += ["", "| model | allowed | clusters | clustered | still falls back |", "| --- | --- | --- | --- | --- |"]
+    out += ["", "### Re-clustered with `--allow` for the ops TensorFlow's XLA compiles", "",
+            "| model | allowed | clusters | clustered | still falls back (any reason) |", "| --- | --- | --- | --- | --- |"]
     for r in rows:
         if r.get("allowed"):
             out.append(f"| {r['model']} | {', '.join(r['allowed'])} | {r.get('clusters_allowed', '—')} | "
@@ -904,8 +919,8 @@ if __name__ == "__main__":
     args = [a for a in sys.argv[1:] if not a.startswith("--")]
     only = next((a.split("=", 1)[1].split(",") for a in sys.argv[1:] if a.startswith("--only=")), None)
     if "--survey-md" in sys.argv[1:]:
-        sys.stdout.write(render_manifest() + render_survey(args[0] if args else os.path.join(DEFAULT_OUT, "survey.json")))
+        sys.stdout.write(render_manifest() + render_survey(args[0] if args else "xcviz_survey.json"))
         sys.exit(0)
     if "--survey" in sys.argv[1:]:
-        sys.exit(survey(args[0] if args else os.path.join(DEFAULT_OUT, "survey.json"), only))
+        sys.exit(survey(args[0] if args else "xcviz_survey.json", only))
     sys.exit(main(args[0] if args else DEFAULT_OUT, only))
