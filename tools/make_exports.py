@@ -862,18 +862,21 @@ def render_survey(survey_json):
         cov = (f"{r['clustered']}/{r['xcviz_nodes']} ({100 * r['clustered'] / max(r['xcviz_nodes'], 1):.0f} %)"
                if "clustered" in r else "—")
         clusters = f"{r['clusters']} ({', '.join(map(str, r['cluster_sizes']))})" if "clusters" in r else \
-            f"error: {_short(r.get('cluster_error'), r['path'])}"
+            "does not load"
         val = "ok" if r.get("validate_ok") else ("FAILS" if r.get("validate_error") else
                                                   ("mismatch" if "validate_ok" in r else "—"))
-        run = "FAILS" if r.get("run_error") else ("ok" if "run_vs_ort_max_rel" in r else "—")
         err = r.get("run_vs_ort_max_rel")
+        run = "FAILS" if r.get("run_error") else ("—" if "run_vs_ort_max_rel" not in r else
+                                                  ("ok" if err is not None and err <= TOL else "WRONG vs ORT"))
         err_txt = f"{err:.1e}" if isinstance(err, float) else "—"
         bodies = f" (+{r['nodes_in_bodies']})" if r.get("nodes_in_bodies") else ""
-        ms = f"{r['run_median_ms']:.1f}" if run == "ok" and r.get("run_median_ms") else "—"
+        ms = f"{r['run_median_ms']:.1f}" if "run_median_ms" in r and r.get("run_median_ms") else "—"
         out.append(f"| {r['model']} | {r['kind']} | {r['nodes']}{bodies} | {len(r['ops'])} | {clusters} | {cov} | "
                    f"{fb_txt or '—'} | {val} | {run} | {err_txt} | {ms} |")
-    out += ["", "### First error of `validate` and `run`, where they fail", ""]
+    out += ["", "### First error of `cluster`, `validate` and `run`, where they fail", ""]
     for r in rows:
+        if r.get("cluster_error"):
+            out.append(f"- {r['model']} (`cluster`, `stats`): `{_short(r['cluster_error'], r['path'])}`")
         v, h = r.get("validate_error"), r.get("run_error")
         if v and v == h:
             out.append(f"- {r['model']} (`validate` and `run`): `{_short(v, r['path'])}`")
@@ -895,12 +898,14 @@ def render_survey(survey_json):
     known = _registry_names()
     missing, missing_models = Counter(), {}
     for r in rows:
+        if r["kind"] == "zoo-folded":  # the same models as the zoo rows
+            continue
         for hist in (r.get("ops", {}), r.get("ops_in_bodies", {})):
             for op, n in hist.items():
                 if op not in known or op in ("Loop", "If"):
                     missing[op] += n
                     missing_models.setdefault(op, set()).add(r["model"])
-    out += ["", "### Ops xcviz cannot compile or run (counted in the ONNX files, Loop bodies included)", "",
+    out += ["", "### Ops xcviz cannot compile or run (counted in the ONNX files, Loop bodies included, folded rows not)", "",
             "| op xcviz cannot compile or run | nodes | models | TensorFlow/XLA |", "| --- | --- | --- | --- |"]
     for op, n in sorted(missing.items(), key=lambda kv: (-kv[1], kv[0])):
         out.append(f"| {op} | {n} | {len(missing_models[op])}: {', '.join(sorted(missing_models[op]))} | "
