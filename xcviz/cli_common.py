@@ -33,12 +33,13 @@ MaxNodes = Annotated[int, typer.Option("--max-nodes", help="refuse graphs with m
 MaxFileBytes = Annotated[int, typer.Option("--max-file-bytes", help="refuse graph files larger than this")]
 MaxDepth = Annotated[int, typer.Option("--max-depth", help="refuse YAML/JSON nested deeper than this (lists/mappings)")]
 MaxAliasExpansion = Annotated[int, typer.Option("--max-alias-expansion", help="refuse YAML whose aliases expand to more objects than this")]
+MaxTensorElements = Annotated[Optional[int], typer.Option("--max-elements", min=1, help="refuse graphs with a tensor of more elements than this (more than 64 bits can count: always)", show_default=False)]
 Debug = Annotated[bool, typer.Option("--debug", help="show Python tracebacks for errors")]
 
 DEFAULT_MAX_NODES = 5_000_000
 DEFAULT_MAX_FILE_BYTES = 2 * 1024**3
-DEFAULT_MAX_DEPTH = 100                  # = loaders.schema.DEFAULT_MAX_DEPTH (not imported: keeps --help fast)
-DEFAULT_MAX_ALIAS_EXPANSION = 1_000_000  # = loaders.schema.DEFAULT_MAX_ALIAS_EXPANSION
+DEFAULT_MAX_DEPTH = 100                  # = loaders.parse.DEFAULT_MAX_DEPTH (not imported: keeps --help fast)
+DEFAULT_MAX_ALIAS_EXPANSION = 1_000_000  # = loaders.parse.DEFAULT_MAX_ALIAS_EXPANSION
 
 
 def split_list(values: list[str] | None) -> frozenset[str]:
@@ -85,13 +86,15 @@ OWN_PROCESS = False
 
 def load_graph(path: str, *, allow_unknown: bool = False, dims: list[str] | None = None,
                max_nodes: int = DEFAULT_MAX_NODES, max_file_bytes: int = DEFAULT_MAX_FILE_BYTES,
-               max_depth: int = DEFAULT_MAX_DEPTH, max_alias_expansion: int = DEFAULT_MAX_ALIAS_EXPANSION):
+               max_depth: int = DEFAULT_MAX_DEPTH, max_alias_expansion: int = DEFAULT_MAX_ALIAS_EXPANSION,
+               max_elements: int | None = None):
     from .fileio import protect
     from .loaders import load
 
     protect(path)
     graph = load(path, allow_unknown=allow_unknown, dims=parse_dims(dims), max_nodes=max_nodes,
-                 max_file_bytes=max_file_bytes, max_depth=max_depth, max_alias_expansion=max_alias_expansion)
+                 max_file_bytes=max_file_bytes, max_depth=max_depth, max_alias_expansion=max_alias_expansion,
+                 max_elements=max_elements)
     if OWN_PROCESS:
         # The `xcviz` process (cli.run): the graph lives as long as the command, so keep the cyclic GC from
         # rescanning its millions of objects at every later full collection (one took ~1 s at 10^6
@@ -105,7 +108,7 @@ def load_graph(path: str, *, allow_unknown: bool = False, dims: list[str] | None
 def analyse(graph_path: str, *, strategy: str = "mark", device: str = "cpu", min_cluster_size=None,
             max_cluster_size=None, allow=None, deny=None, supported_ops=None, allow_unknown=False, hardware=None,
             dims=None, max_nodes=DEFAULT_MAX_NODES, max_file_bytes=DEFAULT_MAX_FILE_BYTES,
-            max_depth=DEFAULT_MAX_DEPTH, max_alias_expansion=DEFAULT_MAX_ALIAS_EXPANSION):
+            max_depth=DEFAULT_MAX_DEPTH, max_alias_expansion=DEFAULT_MAX_ALIAS_EXPANSION, max_elements=None):
     """Load, cluster and cost in one go: (graph, clustering, stats). The common path of every command."""
     from .clustering import ClusterOptions, run_clustering
     from .cost import compute_stats, load_hardware
@@ -121,7 +124,7 @@ def analyse(graph_path: str, *, strategy: str = "mark", device: str = "cpu", min
         advance(f"loading {graph_path}")
         graph = load_graph(graph_path, allow_unknown=allow_unknown or supported is not None, dims=dims,
                            max_nodes=max_nodes, max_file_bytes=max_file_bytes, max_depth=max_depth,
-                           max_alias_expansion=max_alias_expansion)
+                           max_alias_expansion=max_alias_expansion, max_elements=max_elements)
         advance(f"clustering {len(graph.nodes):,} nodes")
         clustering = run_clustering(graph, opts)
         advance("cost model")
@@ -136,7 +139,8 @@ ANALYSIS_OPTIONS: list[tuple[str, object, object]] = [
     ("supported_ops", SupportedOps, None), ("allow_unknown", AllowUnknown, False), ("hardware", Hardware, None),
     ("dims", Dims, None), ("max_nodes", MaxNodes, DEFAULT_MAX_NODES),
     ("max_file_bytes", MaxFileBytes, DEFAULT_MAX_FILE_BYTES), ("max_depth", MaxDepth, DEFAULT_MAX_DEPTH),
-    ("max_alias_expansion", MaxAliasExpansion, DEFAULT_MAX_ALIAS_EXPANSION), ("debug", Debug, False),
+    ("max_alias_expansion", MaxAliasExpansion, DEFAULT_MAX_ALIAS_EXPANSION),
+    ("max_elements", MaxTensorElements, None), ("debug", Debug, False),
 ]
 
 

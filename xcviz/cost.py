@@ -362,7 +362,7 @@ def _cost_keys(graph: Graph, flat: _Flat) -> tuple[np.ndarray, list[int]]:
     repeat a few hundred keys, so each is costed once. Types count by identity (see _Flat), attributes only
     where the op's FLOP rule reads them; a node with non-scalar ones (or more than _SLOTS inputs or outputs)
     is a key of its own."""
-    from .loaders.build import _attrs_key
+    from .ir.attrs import attrs_key as _attrs_key
 
     nodes = graph.nodes
     n = len(nodes)
