@@ -17,14 +17,15 @@ from collections import Counter
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from importlib import resources
-from itertools import chain, compress, repeat
-from operator import attrgetter, getitem, itemgetter
+from itertools import chain
+from operator import attrgetter, getitem
 
 import numpy as np
 import yaml
 
 from .errors import XcvizError
 from .ir import Graph, TensorType, gc_paused, parse_ref
+from .ir.columns import GraphColumns, columns_of
 from .ops import REGISTRY
 from .ops import rules
 from .ops.rules import Ctx
@@ -185,7 +186,6 @@ class LazyList(Sequence):
 _UNKNOWN = TensorType()  # the type of an output a node does not have
 _SLOTS = 8               # nodes with more inputs or outputs get a cost key of their own (rare; keeps keys small)
 _LONG = 512              # clusters longer than this sum their times one by one (see _seq_sums)
-_BLOCK = 4096            # nodes read per block (see _Flat)
 
 
 class _Flat:
@@ -204,9 +204,9 @@ class _Flat:
         n = len(nodes)
         self.nodes = nodes
 
-        table = graph.node_table()
+        columns = columns_of(graph)
         # ids of every node's output type objects, in node order
-        raw = self._from_table(table, n) if table is not None else self._from_nodes(nodes, n)
+        raw = self._from_columns(columns, n)
         self.out_start = np.cumsum(self.n_out) - self.n_out
 
         # Output types numbered by object identity (ids sorted): any position of an id holds the same object.
@@ -228,8 +228,7 @@ class _Flat:
         # before an input of the same name; a ref with ':' an input before 'name:k'), but for two cases
         # only hand-built graphs have, set right below: of inputs with the same name, costs read the last;
         # '' is an absent input even where a node or input has that name.
-        positions = graph.ref_positions()
-        pos, port, lens = positions.src, positions.port, positions.lens
+        pos, port, lens = columns.src, columns.port, columns.lens
         in_pos = {v.name: i for i, v in enumerate(graph.inputs)}  # the last of equal names, as a dict has it
         in_tid = np.array([self.tid(v.type) for v in graph.inputs] + [unknown], np.int64)
         if len(in_pos) < len(graph.inputs):
@@ -254,47 +253,10 @@ class _Flat:
         self.src, self.dst, self.tid_of = src, dst, tid
         self.arity = np.bincount(dst, minlength=n)
 
-    def _from_nodes(self, nodes, n: int) -> np.ndarray:
-        """n_out, op, op_names, known and with_attrs from the node objects; returns their output ids.
-
-        One block of nodes at a time, all reads of it in turn: the block's objects stay in cache between
-        the reads (passes over the whole graph went to memory for each: ~1.3x slower on 10^6 nodes)."""
-        op_code: dict[str, int] = {}
-        reads_attrs = np.zeros(0, bool)  # per op code
-        n_out, out_ids, op, known = [], [], [], []
-        self.with_attrs: list[int] = []
-        for a in range(0, n, _BLOCK):
-            block = nodes[a:a + _BLOCK]
-            size = len(block)
-            outs = list(map(attrgetter("outputs"), block))
-            counts = np.fromiter(map(len, outs), np.int64, size)
-            n_out.append(counts)
-            if counts.min() == 1 == counts.max():  # the common case, without an iterator per node
-                out_ids.append(np.fromiter(map(id, map(itemgetter(0), outs)), np.int64, size))
-            else:
-                out_ids.append(np.fromiter(map(id, chain.from_iterable(outs)), np.int64, int(counts.sum())))
-            codes = np.fromiter(map(op_code.get, map(attrgetter("op"), block), repeat(-1)), np.int64, size)
-            if codes.min() < 0:  # ops not seen before
-                for name in map(attrgetter("op"), block):
-                    op_code.setdefault(name, len(op_code))
-                codes = np.fromiter(map(op_code.__getitem__, map(attrgetter("op"), block)), np.int64, size)
-                reads_attrs = np.array([_flops_reads_attrs(name) for name in op_code], bool)
-            op.append(codes)
-            known.append(np.ones(size, bool) if all(map(attrgetter("known"), block))
-                         else np.fromiter(map(attrgetter("known"), block), bool, size))
-            sel = reads_attrs[codes].tolist()  # the only nodes whose attributes matter
-            self.with_attrs += compress(compress(range(a, a + size), sel),
-                                        map(attrgetter("attrs"), compress(block, sel)))
-
-        def cat(parts, dtype=np.int64):
-            return np.concatenate(parts) if parts else np.zeros(0, dtype)
-
-        self.n_out, self.op, self.known, self.op_names = cat(n_out), cat(op), cat(known, bool), list(op_code)
-        return cat(out_ids)
-
-    def _from_table(self, table, n: int) -> np.ndarray:
-        """What _from_nodes gives, from the loader's columns (ir.NodeTable), without visiting the nodes."""
-        op_code = dict.fromkeys(table.op)  # codes in order of first appearance, as _from_nodes numbers them
+    def _from_columns(self, table: GraphColumns, n: int) -> np.ndarray:
+        """n_out, op, op_names, known and with_attrs from the graph's columns, without visiting the nodes;
+        returns the ids of every node's output type objects, in node order."""
+        op_code = dict.fromkeys(table.op)  # codes in order of first appearance
         for c, name in enumerate(op_code):
             op_code[name] = c
         self.op = np.fromiter(map(op_code.__getitem__, table.op), np.int64, n)

@@ -6,13 +6,11 @@ fits 64 bits and an optional limit. The loader runs these checks in stages on a 
 on arrays, for big graphs); `verify` runs them all on a finished graph, after any pass, and in tests."""
 from __future__ import annotations
 
-from operator import attrgetter
-
 import numpy as np
 
 from .errors import XcvizError, did_you_mean
 from .ir import Graph, Node, TensorType, node_where, parse_ref, short
-from .ir.columns import NodeColumns
+from .ir.columns import NodeColumns, columns_of
 from .ops import REGISTRY
 
 INT64_MAX = 2**63 - 1
@@ -40,7 +38,8 @@ def verify(graph: Graph, *, max_elements: int | None = None) -> Graph:
                 node = graph.nodes[j]
                 raise XcvizError("node uses a value defined after it", where=node_where(node, graph.source),
                                  hint="nodes must be in topological order")
-    check_elements(graph, max_elements)
+    c = columns_of(graph)
+    check_elements(graph, max_elements, c.rid, c.results)
     return graph
 
 
@@ -194,35 +193,21 @@ def cycle_error(graph: Graph, cyc: list[str]) -> XcvizError:
                       hint="a computation graph must be a DAG; break the loop or use a Loop op")
 
 
-def check_elements(graph: Graph, max_elements: int | None, rid: np.ndarray | None = None,
-                   results: list[list[TensorType]] | None = None) -> None:
+def check_elements(graph: Graph, max_elements: int | None, rid: np.ndarray, results: list[list[TensorType]]) -> None:
     """Every tensor's element count (with the graph's bound dims) fits a 64-bit count and, when given,
     `max_elements`; the first input, else the first node, that breaks it is named. `rid`/`results`: the
-    fast shape inference's result ids, so that each distinct result is looked at once."""
+    nodes' outputs as the graph's columns share them, so that each distinct result is looked at once."""
     limit = INT64_MAX if max_elements is None else min(max_elements, INT64_MAX)
     dims = graph.dims
     for v in graph.inputs:
         count = v.type.numel(dims)
         if count is not None and count > limit:
             raise _too_many(v.type, count, max_elements, f"{graph.source}: input {short(v.name)}")
-    if rid is not None and results is not None:
-        bad = [r for r, outs in enumerate(results) if any(_over(t, dims, limit) for t in outs)]
-        if not bad:
-            return
-        first = int(np.flatnonzero(np.isin(rid, bad))[0])
-        candidates = [graph.nodes[first]]
-    else:
-        seen: set[int] = set()
-        candidates = graph.nodes
-        outs_of = attrgetter("outputs")
-        # distinct type objects are few (inference interns them): look at each once
-        if not any(_over(t, dims, limit) for outs in map(outs_of, candidates) for t in outs
-                   if id(t) not in seen and not seen.add(id(t))):
-            return
-    for node in candidates:
-        for t in node.outputs:
-            if _over(t, dims, limit):
-                raise _too_many(t, t.numel(dims), max_elements, node_where(node, graph.source))
+    bad = [r for r, outs in enumerate(results) if any(_over(t, dims, limit) for t in outs)]
+    if bad:
+        node = graph.nodes[int(np.flatnonzero(np.isin(rid, bad))[0])]
+        t = next(t for t in node.outputs if _over(t, dims, limit))
+        raise _too_many(t, t.numel(dims), max_elements, node_where(node, graph.source))
 
 
 def _over(t: TensorType, dims, limit: int) -> bool:

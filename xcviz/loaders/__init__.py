@@ -105,11 +105,11 @@ def _load(path: str, allow_unknown: bool, dims, max_file_bytes: int, max_nodes: 
             lookup = len(text) <= _LINE_LOOKUP_MAX_CHARS
             try:
                 # (counts the document's keys on its way through the nodes)
-                graph = schema.graph_from_mapping(obj, path, max_nodes=max_nodes, max_depth=max_depth, keys=keys)
+                graph, flat = schema.read_mapping(obj, path, max_nodes, max_depth, keys)
                 keys = None
                 if not lookup:  # free the parsed document and the text now, so that their memory serves the checks
                     del obj, text
-                return _checked(graph, max_nodes, allow_unknown, False, dims, max_elements)
+                return _checked(graph, max_nodes, allow_unknown, False, dims, max_elements, flat)
             except XcvizError as e:
                 if keys is not None:  # a repeated key is the first error, as the strict parser has it
                     parse.check_keys(obj, keys, text, path)
@@ -120,8 +120,8 @@ def _load(path: str, allow_unknown: bool, dims, max_file_bytes: int, max_nodes: 
 
 
 def _checked(graph: Graph, max_nodes: int | None, allow_unknown: bool, onnx: bool, dims,
-             max_elements: int | None) -> Graph:
+             max_elements: int | None, flat: tuple | None = None) -> Graph:
     if max_nodes is not None and len(graph.nodes) > max_nodes:
         raise XcvizError(f"graph has {len(graph.nodes)} nodes, over the limit of {max_nodes}", where=graph.source,
                          hint="raise it with --max-nodes")
-    return finalize(graph, allow_unknown=allow_unknown, onnx=onnx, dims=dims, max_elements=max_elements)
+    return finalize(graph, allow_unknown=allow_unknown, onnx=onnx, dims=dims, max_elements=max_elements, flat=flat)

@@ -6,7 +6,7 @@ from typing import Mapping
 
 from ..errors import XcvizError
 from ..ir import Graph, node_where, parse_ref, topo_order
-from ..ir.columns import NodeColumns
+from ..ir.columns import GraphColumns, NodeColumns
 from ..ops import REGISTRY
 from ..passes.node_rule import CONST_RECORDING as _CONST_RECORDING  # noqa: F401 (read by ops until a registry field replaces it)
 from ..passes.infer import infer_shapes
@@ -14,32 +14,23 @@ from ..verify import check_arity, check_attr_types, check_elements, check_refs, 
 
 
 def finalize(graph: Graph, *, allow_unknown: bool = False, onnx: bool = False,
-             dims: Mapping[str, int] | None = None, max_elements: int | None = None) -> Graph:
-    """Resolve ops, check references (verify), order, infer shapes, check element counts. Edits the
-    nodes in place: call it once, on a graph no one else holds yet."""
-    cols = NodeColumns(graph)
+             dims: Mapping[str, int] | None = None, max_elements: int | None = None,
+             flat: tuple | None = None) -> Graph:
+    """Resolve ops, check references (verify), order, infer shapes, check element counts, and make the
+    graph's columns. Edits the nodes in place: call it once, on a graph no one else holds yet. `flat`:
+    what a loader gathered on its way through the nodes (see NodeColumns)."""
+    cols = NodeColumns(graph, flat)
     _resolve_ops(graph, allow_unknown, onnx, cols)
     counts = _num_outputs(graph, cols)
     preds = check_refs(graph, counts, cols)
     if _order(graph, preds):
         cols = NodeColumns(graph)  # positions moved: count again in the new order
-        cols.read_ops(graph)
         counts = _num_outputs(graph, cols)
-        reordered = True
-    else:
-        reordered = False
     outputs = infer_shapes(graph, counts, cols)
-    if not reordered:
-        from ..ir import NodeTable, RefPositions
-
-        key = (id(graph.nodes), len(graph.nodes))
-        if len(graph.nodes) >= 10_000:  # the integer edges, for clustering and costs
-            graph._positions = (key, RefPositions.of(graph, cols.src_array, cols.lens_array))
-        if outputs is not None:  # the columns the cost model reads, so that it need not visit 10^6 nodes
-            graph._table = (key, NodeTable(cols.op, cols.known, cols.attrs, *outputs))
+    graph._columns = GraphColumns.of(graph, cols, outputs)
     if dims:
         graph.dims.update(dims)
-    check_elements(graph, max_elements, *(outputs or ()))
+    check_elements(graph, max_elements, graph._columns.rid, graph._columns.results)
     return graph
 
 

@@ -172,7 +172,7 @@ def _all_str(refs: list) -> bool:
 def _each_node(nodes_data: list, source: str, max_depth: int, inputs: list[Value]):
     """The nodes, and on the way (while each node is in the CPU cache) their names, the flattened
     references and their count per node, the op types and which nodes have more than name, op and
-    inputs; then the name index and each reference's position (see loaders.build._Refs), and the number
+    inputs; then the name index and each reference's position (see ir.columns.NodeColumns), and the number
     of keys in the node mappings; (nodes, index, flat or None, keys).
 
     References are checked to be strings once for the whole file; if one is not, the nodes are read
@@ -275,13 +275,16 @@ def _declared_type(shape: Any, dtype: Any) -> TensorType | bool:
 
 def graph_from_mapping(data: Any, source: str, *, max_nodes: int | None = None,
                        max_depth: int = DEFAULT_MAX_DEPTH, keys: int | None = None) -> Graph:
-    """The mapping read from a YAML/JSON file -> Graph. `keys` (from parse_json_unchecked): the keys the
-    text names; fewer in `data` means a repeated key, an error (check_keys then says where)."""
-    return _graph_from_mapping(data, source, max_nodes, max_depth, keys)
+    """The mapping read from a YAML/JSON file -> Graph (to be finished by build.finalize). `keys` (from
+    parse_json_unchecked): the keys the text names; fewer in `data` means a repeated key, an error
+    (check_keys then says where)."""
+    return read_mapping(data, source, max_nodes, max_depth, keys)[0]
 
 
-def _graph_from_mapping(data: Any, source: str, max_nodes: int | None, max_depth: int,
-                        keys: int | None = None) -> Graph:
+def read_mapping(data: Any, source: str, max_nodes: int | None, max_depth: int,
+                 keys: int | None = None) -> tuple[Graph, tuple | None]:
+    """graph_from_mapping, and what it gathered on its way through the nodes for build.finalize (its
+    `flat`), or None."""
     if not isinstance(data, dict):
         kind = "empty" if data is None else type(data).__name__
         raise XcvizError(f"graph file must be a mapping with `nodes`, got {kind}", where=source,
@@ -330,4 +333,4 @@ def _graph_from_mapping(data: Any, source: str, max_nodes: int | None, max_depth
         raise XcvizError("`dims` must map symbolic names to non-negative integers", where=_where(source, "dims"),
                          hint="dims: {batch: 8}")
     return Graph(name=name, inputs=inputs, nodes=nodes, outputs=list(outputs), source=source, dims=dict(dims),
-                 _index=index, _flat=flat)
+                 _index=index), flat
