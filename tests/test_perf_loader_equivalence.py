@@ -159,16 +159,16 @@ def flat_both_ways(g) -> None:
     """The loader's columns say what the nodes say, and the cost model reads the same arrays from both."""
     import numpy as np
 
-    from xcviz.cost import _Flat
+    from xcviz.cost.view import CostView
 
     t = g._columns  # the loader's
     assert t.op == [n.op for n in g.nodes] and t.known == [n.known for n in g.nodes]
     assert [a or {} for a in t.attrs] == [n.attrs for n in g.nodes]
     assert all(len(n.outputs) == len(t.results[r]) and all(a is b for a, b in zip(n.outputs, t.results[r]))
                for n, r in zip(g.nodes, t.rid.tolist()))
-    a = _Flat(g)
+    a = CostView(g)
     g._columns = None  # made again from the nodes on first use
-    b = _Flat(g)
+    b = CostView(g)
     g._columns = t
     for name in ("n_out", "op", "known", "out_tid", "out_start", "src", "dst", "tid_of"):
         assert np.array_equal(getattr(a, name), getattr(b, name)), name
