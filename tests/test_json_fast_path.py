@@ -13,7 +13,7 @@ from hypothesis import strategies as st
 
 import xcviz
 from xcviz.errors import XcvizError
-from xcviz.loaders import schema
+from xcviz.loaders import parse
 
 
 class Pairs(list):
@@ -97,10 +97,10 @@ def test_fast_and_strict_json_agree(text):
         with open(path, "w", encoding="utf-8") as f:
             f.write(text)
         fast = outcome(path)
-        original = schema._parse_json_fast
-        schema._parse_json_fast = lambda text, raw=None: None
+        original = parse._parse_json_fast
+        parse._parse_json_fast = lambda text, raw=None: None
         try:
             strict = outcome(path)
         finally:
-            schema._parse_json_fast = original
+            parse._parse_json_fast = original
     assert fast == strict

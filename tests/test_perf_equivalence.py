@@ -93,12 +93,12 @@ def test_random_dags(graph, min_size, max_size, device):
 
 def test_dispatch_small_graphs_use_reference(monkeypatch):
     """Small graphs never pay numba's start-up; XCVIZ_MARK forces either implementation."""
-    from xcviz.clustering import mark
+    from xcviz.fastpath import FAST_MIN_NODES, use_fast
 
     monkeypatch.delenv("XCVIZ_MARK", raising=False)
-    assert not mark._use_fast(10)
-    assert mark._use_fast(mark.FAST_MIN_NODES)
+    assert not use_fast(10, "XCVIZ_MARK")
+    assert use_fast(FAST_MIN_NODES, "XCVIZ_MARK")
     monkeypatch.setenv("XCVIZ_MARK", "fast")
-    assert mark._use_fast(10)
+    assert use_fast(10, "XCVIZ_MARK")
     monkeypatch.setenv("XCVIZ_MARK", "reference")
-    assert not mark._use_fast(10**7)
+    assert not use_fast(10**7, "XCVIZ_MARK")

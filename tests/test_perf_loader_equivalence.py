@@ -159,17 +159,17 @@ def flat_both_ways(g) -> None:
     """The loader's columns say what the nodes say, and the cost model reads the same arrays from both."""
     import numpy as np
 
-    from xcviz.cost import _Flat
+    from xcviz.cost.view import CostView
 
-    t = g.node_table()
+    t = g._columns  # the loader's
     assert t.op == [n.op for n in g.nodes] and t.known == [n.known for n in g.nodes]
     assert [a or {} for a in t.attrs] == [n.attrs for n in g.nodes]
     assert all(len(n.outputs) == len(t.results[r]) and all(a is b for a, b in zip(n.outputs, t.results[r]))
                for n, r in zip(g.nodes, t.rid.tolist()))
-    a = _Flat(g)
-    g._table, table = None, g._table
-    b = _Flat(g)
-    g._table = table
+    a = CostView(g)
+    g._columns = None  # made again from the nodes on first use
+    b = CostView(g)
+    g._columns = t
     for name in ("n_out", "op", "known", "out_tid", "out_start", "src", "dst", "tid_of"):
         assert np.array_equal(getattr(a, name), getattr(b, name)), name
     assert a.op_names == b.op_names and a.with_attrs == b.with_attrs
@@ -177,16 +177,14 @@ def flat_both_ways(g) -> None:
 
 
 def stats_both_ways(path: str, monkeypatch, **kw) -> tuple:
-    """compute_stats on a graph loaded by the fast path, from the loader's columns (ir.NodeTable) and
-    from the node objects."""
+    """compute_stats on a graph loaded by the fast path, from the loader's columns (ir.GraphColumns) and
+    from columns made again from the node objects."""
     monkeypatch.setenv("XCVIZ_INFER", "fast")
     g = xcviz.load(path, **kw)
-    assert g.node_table() is not None or os.path.basename(path) == "detection_head.yaml"  # (out of order: sorted)
-    if g.node_table() is not None:
-        flat_both_ways(g)
+    flat_both_ways(g)
     c = xcviz.cluster(g, min_cluster_size=1)
     from_table = stats_facts(g, c)
-    g._table = None
+    g._columns = None
     return from_table, stats_facts(g, c)
 
 
@@ -262,5 +260,5 @@ def test_cost_model_columns_on_random_graphs(doc, tmp_path_factory):
     flat_both_ways(g)
     c = xcviz.cluster(g, min_cluster_size=1)
     a = stats_facts(g, c)
-    g._table = None
+    g._columns = None
     assert a == stats_facts(g, c)

@@ -18,8 +18,8 @@ if TYPE_CHECKING:
 # importing the options (as the CLI does for its --help) loads nothing heavy.
 DEFAULT_MAX_NODES = 5_000_000
 DEFAULT_MAX_FILE_BYTES = 2 * 1024**3
-DEFAULT_MAX_DEPTH = 100                  # = loaders.schema.DEFAULT_MAX_DEPTH
-DEFAULT_MAX_ALIAS_EXPANSION = 1_000_000  # = loaders.schema.DEFAULT_MAX_ALIAS_EXPANSION
+DEFAULT_MAX_DEPTH = 100                  # = loaders.parse.DEFAULT_MAX_DEPTH
+DEFAULT_MAX_ALIAS_EXPANSION = 1_000_000  # = loaders.parse.DEFAULT_MAX_ALIAS_EXPANSION
 
 
 @dataclass(frozen=True)
@@ -45,6 +45,7 @@ class AnalysisOptions:
     max_file_bytes: int = DEFAULT_MAX_FILE_BYTES
     max_depth: int = DEFAULT_MAX_DEPTH
     max_alias_expansion: int = DEFAULT_MAX_ALIAS_EXPANSION
+    max_elements: int | None = None       # refuse a tensor of more elements (over 64 bits: always)
 
     def __post_init__(self) -> None:
         for name in ("allow", "deny"):
@@ -138,7 +139,7 @@ def load_graph(path: str, options: AnalysisOptions | None = None) -> Graph:
     protect(path)
     return load(path, allow_unknown=o.allow_unknown or o.supported_ops is not None, dims=dict(o.dims),
                 max_nodes=o.max_nodes, max_file_bytes=o.max_file_bytes, max_depth=o.max_depth,
-                max_alias_expansion=o.max_alias_expansion)
+                max_alias_expansion=o.max_alias_expansion, max_elements=o.max_elements)
 
 
 def _silent(step: str) -> None:

@@ -31,6 +31,7 @@ MaxNodes = Annotated[int, typer.Option("--max-nodes", help="refuse graphs with m
 MaxFileBytes = Annotated[int, typer.Option("--max-file-bytes", help="refuse graph files larger than this")]
 MaxDepth = Annotated[int, typer.Option("--max-depth", help="refuse YAML/JSON nested deeper than this (lists/mappings)")]
 MaxAliasExpansion = Annotated[int, typer.Option("--max-alias-expansion", help="refuse YAML whose aliases expand to more objects than this")]
+MaxTensorElements = Annotated[Optional[int], typer.Option("--max-elements", min=1, help="refuse graphs with a tensor of more elements than this (more than 64 bits can count: always)", show_default=False)]
 Debug = Annotated[bool, typer.Option("--debug", help="show Python tracebacks for errors")]
 
 # The flags every command that analyses a graph shares, in --help order: each is the AnalysisOptions
@@ -41,7 +42,8 @@ ANALYSIS_OPTIONS: list[tuple[str, object, object]] = [
     ("supported_ops", SupportedOps, None), ("allow_unknown", AllowUnknown, False), ("hardware", Hardware, None),
     ("dims", Dims, None), ("max_nodes", MaxNodes, DEFAULT_MAX_NODES),
     ("max_file_bytes", MaxFileBytes, DEFAULT_MAX_FILE_BYTES), ("max_depth", MaxDepth, DEFAULT_MAX_DEPTH),
-    ("max_alias_expansion", MaxAliasExpansion, DEFAULT_MAX_ALIAS_EXPANSION), ("debug", Debug, False),
+    ("max_alias_expansion", MaxAliasExpansion, DEFAULT_MAX_ALIAS_EXPANSION),
+    ("max_elements", MaxTensorElements, None), ("debug", Debug, False),
 ]
 
 # True in the `xcviz` process itself (entry.run), which ends without freeing anything; False when main()

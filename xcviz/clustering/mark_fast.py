@@ -13,6 +13,7 @@ import numpy as np
 
 from ..errors import XcvizError
 from ..ir import parse_ref
+from ..ir.columns import columns_of
 from ..ops import NOOP, REGISTRY, SHAPE_CONSUMER, ZERO_SIZE
 from .options import Candidates, ClusterOptions
 from .result import Attempt, Clustering
@@ -89,7 +90,7 @@ def edges_in_order(graph, base: int) -> tuple[np.ndarray, np.ndarray]:
     nodes = graph.nodes
     if not any(map(attrgetter("control_inputs"), nodes)):
         # the common case, on the graph's integer edges: nodes at base + position, graph inputs at 2 + i
-        pos = graph.ref_positions()
+        pos = columns_of(graph)
         n = len(nodes)
         keep = pos.src >= 0  # empty refs are absent inputs, not edges
         src = np.where(pos.src < n, pos.src + base, pos.src - n + 2)[keep]

@@ -4,14 +4,11 @@ from __future__ import annotations
 import gc
 from contextlib import contextmanager
 from dataclasses import dataclass, field
-from itertools import chain, repeat
+from itertools import repeat
 from operator import attrgetter
-from typing import TYPE_CHECKING, Mapping, Sequence
+from typing import Mapping, Sequence
 
 import msgspec
-
-if TYPE_CHECKING:
-    import numpy as np
 
 # Element sizes in bytes of every dtype xcviz knows (ONNX and NumPy spellings map here).
 DTYPE_SIZES: dict[str, int] = {
@@ -143,11 +140,8 @@ class Graph:
     dims: dict[str, int] = field(default_factory=dict)  # bound symbolic dimensions
     output_names: dict[str, str] = field(default_factory=dict)  # output ref -> the model's own name (ONNX)
     _index: dict[str, int] | None = field(default=None, repr=False, compare=False)
-    # what a loader gathered on its way through the nodes (see loaders.build._Refs); taken, and cleared,
-    # by finalize
-    _flat: tuple | None = field(default=None, repr=False, compare=False)
-    _positions: tuple | None = field(default=None, repr=False, compare=False)
-    _table: tuple | None = field(default=None, repr=False, compare=False)
+    # the graph's one GraphColumns, made by the loader or on first use (ir.columns.columns_of)
+    _columns: object | None = field(default=None, repr=False, compare=False)
 
     # -- lookups ---------------------------------------------------------
     @property
@@ -156,20 +150,6 @@ class Graph:
         if self._index is None or len(self._index) != len(self.nodes):
             self._index = dict(zip(map(attrgetter("name"), self.nodes), range(len(self.nodes))))  # C speed
         return self._index
-
-    def ref_positions(self) -> "RefPositions":
-        """Every data input of every node as integers, in node order (computed once, then cached: a
-        graph is not edited after loading; build a new one to change it)."""
-        key = (id(self.nodes), len(self.nodes))
-        if self._positions is None or self._positions[0] != key:
-            self._positions = (key, RefPositions.of(self))
-        return self._positions[1]
-
-    def node_table(self) -> "NodeTable | None":
-        """The loader's columns of a big graph (see NodeTable), or None: read the nodes instead."""
-        if self._table is not None and self._table[0] == (id(self.nodes), len(self.nodes)):
-            return self._table[1]
-        return None
 
     def node(self, name: str) -> Node:
         return self.nodes[self.index[name]]
@@ -202,64 +182,6 @@ def positions_by_name(index: dict[str, int], n: int, inputs: Sequence["Value"], 
     for i, v in enumerate(inputs):
         ids.setdefault(v.name, n + i)
     return list(map(ids.get, refs, repeat(-1)))
-
-
-@dataclass(frozen=True, slots=True)
-class RefPositions:
-    """The data edges of a graph as arrays, one entry per input ref in node order (empty refs included).
-
-    src[k]: position of the producing node, n + i for graph input i, -1 for an empty (absent) input;
-    port[k]: which output of the producer (0 for graph inputs); lens[j]: how many refs node j has."""
-
-    src: "np.ndarray"
-    port: "np.ndarray"
-    lens: "np.ndarray"
-
-    @classmethod
-    def of(cls, graph: "Graph", src=None, lens=None) -> "RefPositions":
-        """From the nodes; `src` is the loader's positions (node, n + input, or -1 for anything that is
-        not output 0 of a node or an input) and `lens` its refs per node, which saves looking every name
-        up again."""
-        import numpy as np
-
-        nodes = graph.nodes
-        n = len(nodes)
-        per_node = list(map(attrgetter("inputs"), nodes)) if src is None or lens is None else None
-        if lens is None:
-            lens = np.fromiter(map(len, per_node), np.int64, n)
-        if src is None:
-            src = plain_positions(graph, chain.from_iterable(per_node))
-        src_a = np.array(src, np.int64)  # (a copy: misses are filled in below)
-        port = np.zeros(len(src_a), np.int64)
-        miss = np.flatnonzero(src_a < 0)
-        if len(miss):
-            refs = list(chain.from_iterable(per_node or map(attrgetter("inputs"), nodes)))
-            inputs = {v.name: n + i for i, v in enumerate(graph.inputs)}
-            idx = graph.index
-            for k in miss.tolist():
-                ref = refs[k]
-                if not ref:
-                    continue
-                if ref in inputs:
-                    src_a[k] = inputs[ref]
-                    continue
-                name, out = parse_ref(ref)  # 'node:k' (as the loader reads it: a name with ':' and digits after it
-                src_a[k], port[k] = idx[name], out  # is output k of the node before the ':')
-        return cls(src_a, port, lens)
-
-
-@dataclass(frozen=True, slots=True)
-class NodeTable:
-    """Node fields as columns, in node order, kept by the loader for graphs whose shapes it inferred with
-    the fast path: reading them costs no visit to 10^6 node objects scattered in memory. `op`, `known`:
-    as on each node; `attrs`: each node's attributes where it has any (else an empty dict, maybe shared);
-    node j's outputs hold the same type objects as results[rid[j]]."""
-
-    op: list[str]
-    known: list[bool]
-    attrs: list[dict]
-    rid: "np.ndarray"
-    results: list[list[TensorType]]
 
 
 _PROCESS_FROZEN = False  # set by freeze_for_process()

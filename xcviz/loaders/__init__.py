@@ -1,4 +1,4 @@
-"""Load a graph file of any supported format: detect it from suffix and content, then build and verify."""
+"""Load a graph file of any supported format: read, detect the format, parse, build (build.finalize verifies and infers shapes)."""
 from __future__ import annotations
 
 import os
@@ -7,7 +7,7 @@ from typing import Mapping
 from ..errors import XcvizError
 from ..ir import Graph, gc_paused
 from .build import finalize
-from .schema import DEFAULT_MAX_ALIAS_EXPANSION, DEFAULT_MAX_DEPTH
+from .parse import DEFAULT_MAX_ALIAS_EXPANSION, DEFAULT_MAX_DEPTH
 
 DEFAULT_MAX_FILE_BYTES = 2 * 1024**3
 
@@ -62,18 +62,20 @@ _LINE_LOOKUP_MAX_CHARS = 8 * 1024**2
 
 def load(path: str, *, allow_unknown: bool = False, dims: Mapping[str, int] | None = None,
          max_file_bytes: int = DEFAULT_MAX_FILE_BYTES, max_nodes: int | None = None,
-         max_depth: int = DEFAULT_MAX_DEPTH, max_alias_expansion: int = DEFAULT_MAX_ALIAS_EXPANSION) -> Graph:
-    """Read, convert, resolve ops, order, verify and infer shapes. Never executes anything from the file.
+         max_depth: int = DEFAULT_MAX_DEPTH, max_alias_expansion: int = DEFAULT_MAX_ALIAS_EXPANSION,
+         max_elements: int | None = None) -> Graph:
+    """Read, parse, build (resolve ops, order), verify and infer shapes. Never executes anything from the file.
 
     Bad input raises XcvizError; the limits (docs/limits.md) bound memory and time for hostile files."""
     # The cyclic GC rescans every live object each few thousand allocations: with millions of nodes that
     # made loading several times slower (nothing built here forms a cycle).
     with gc_paused():
-        return _load(str(path), allow_unknown, dims, max_file_bytes, max_nodes, max_depth, max_alias_expansion)
+        return _load(str(path), allow_unknown, dims, max_file_bytes, max_nodes, max_depth, max_alias_expansion,
+                     max_elements)
 
 
 def _load(path: str, allow_unknown: bool, dims, max_file_bytes: int, max_nodes: int | None,
-          max_depth: int, max_alias_expansion: int) -> Graph:
+          max_depth: int, max_alias_expansion: int, max_elements: int | None) -> Graph:
     data = _read(path, max_file_bytes)
     if not data or data.isspace():  # (no stripped copy of a big file)
         raise XcvizError("file is empty", where=path, hint="a graph needs at least `nodes:`")
@@ -86,39 +88,40 @@ def _load(path: str, allow_unknown: bool, dims, max_file_bytes: int, max_nodes: 
         graph, onnx_model = graph_from_model(model, path), True
     else:
         text = _decode(data, path)
-        from . import schema
+        from . import parse, schema
 
         keys = None  # JSON: the keys its text names, until the parsed document is seen to hold them all
         if fmt == "json":
-            obj, keys = schema.parse_json_unchecked(text, path, data)
+            obj, keys = parse.parse_json_unchecked(text, path, data)
         else:
-            obj = schema.parse_yaml(text, path, max_depth=max_depth, max_alias_expansion=max_alias_expansion)
+            obj = parse.parse_yaml(text, path, max_depth=max_depth, max_alias_expansion=max_alias_expansion)
         del data  # (memory for what follows: 63 MB for a 10^6-node file)
         if isinstance(obj, dict) and ("graph" in obj or "irVersion" in obj or "opsetImport" in obj) and "nodes" not in obj:
             from .onnx_model import graph_from_model, read_onnx_json
 
-            schema.check_keys(obj, keys, text, path)
+            parse.check_keys(obj, keys, text, path)
             graph, onnx_model = graph_from_model(read_onnx_json(obj, text, path), path), True
         else:
             lookup = len(text) <= _LINE_LOOKUP_MAX_CHARS
             try:
                 # (counts the document's keys on its way through the nodes)
-                graph = schema.graph_from_mapping(obj, path, max_nodes=max_nodes, max_depth=max_depth, keys=keys)
+                graph, flat = schema.read_mapping(obj, path, max_nodes, max_depth, keys)
                 keys = None
                 if not lookup:  # free the parsed document and the text now, so that their memory serves the checks
                     del obj, text
-                return _checked(graph, max_nodes, allow_unknown, False, dims)
+                return _checked(graph, max_nodes, allow_unknown, False, dims, max_elements, flat)
             except XcvizError as e:
                 if keys is not None:  # a repeated key is the first error, as the strict parser has it
-                    schema.check_keys(obj, keys, text, path)
+                    parse.check_keys(obj, keys, text, path)
                 if lookup:
-                    schema.add_line(e, obj, text, path)
+                    parse.add_line(e, obj, text, path)
                 raise
-    return _checked(graph, max_nodes, allow_unknown or onnx_model, onnx_model, dims)
+    return _checked(graph, max_nodes, allow_unknown or onnx_model, onnx_model, dims, max_elements)
 
 
-def _checked(graph: Graph, max_nodes: int | None, allow_unknown: bool, onnx: bool, dims) -> Graph:
+def _checked(graph: Graph, max_nodes: int | None, allow_unknown: bool, onnx: bool, dims,
+             max_elements: int | None, flat: tuple | None = None) -> Graph:
     if max_nodes is not None and len(graph.nodes) > max_nodes:
         raise XcvizError(f"graph has {len(graph.nodes)} nodes, over the limit of {max_nodes}", where=graph.source,
                          hint="raise it with --max-nodes")
-    return finalize(graph, allow_unknown=allow_unknown, onnx=onnx, dims=dims)
+    return finalize(graph, allow_unknown=allow_unknown, onnx=onnx, dims=dims, max_elements=max_elements, flat=flat)

@@ -1,4 +1,4 @@
-"""Shape inference for big graphs: build.infer_shapes on integer type ids, with the walk compiled by numba.
+"""Shape inference for big graphs: infer.infer_shapes on integer type ids, with the walk compiled by numba.
 
 A node's outputs are a pure function of its key, (op, output count, scalar attributes, declared outputs)
 as a static id plus the type ids of its inputs, unless its rule reads a constant input. The kernel walks
@@ -15,10 +15,11 @@ from itertools import compress, repeat
 import numpy as np
 from numba import njit
 
-from ..errors import XcvizError
-from ..ir import Graph, TensorType, node_where, parse_ref
+from ..ir import Graph, TensorType, parse_ref
+from ..ir.attrs import attrs_key
+from ..ir.columns import NodeColumns
 from ..ops import REGISTRY
-from ..ops.rules import Ctx, ShapeError
+from .node_rule import CONST_RECORDING, apply_rule, record_const
 
 MAX_INPUTS = 8  # inputs of a key the kernel compares; nodes with more go through Python
 
@@ -95,10 +96,9 @@ def _walk(start, n, static, off, src, tid, rid, res_tid0, res_readc, ccap, keys,
     return n
 
 
-def infer_shapes_fast(graph: Graph, counts: list[int], refs) -> tuple[np.ndarray, list[list[TensorType]]]:
-    """infer_shapes for graphs whose refs were flattened (build._Refs); see the module docstring.
+def infer_shapes_fast(graph: Graph, counts: list[int], refs: NodeColumns) -> tuple[np.ndarray, list[list[TensorType]]]:
+    """infer_shapes on the graph's columns; see the module docstring.
     Returns (rid, results): node j's outputs are a copy of results[rid[j]], the same type objects."""
-    from .build import _CONST_RECORDING, _attrs_key, _merge, _record_const
 
     nodes = graph.nodes
     n = len(nodes)
@@ -131,7 +131,7 @@ def infer_shapes_fast(graph: Graph, counts: list[int], refs) -> tuple[np.ndarray
     ops = refs.op
     opc = np.array(list(map(op_code.setdefault, ops, range(len(op_code), len(op_code) + n))), np.int64)
     known = refs.known
-    ccap[:n] = np.isin(opc, [op_code[name] for name in _CONST_RECORDING])
+    ccap[:n] = np.isin(opc, [op_code[name] for name in CONST_RECORDING])
     lens = refs.lens_array
     off = np.zeros(n + 1, np.int64)
     np.cumsum(lens, out=off[1:])
@@ -145,7 +145,7 @@ def infer_shapes_fast(graph: Graph, counts: list[int], refs) -> tuple[np.ndarray
     special = sorted(set(compress(range(n), attrs_l)).union(compress(range(n), outs_l)))
     code: dict = {}
     for i in special:
-        akey = _attrs_key(attrs_l[i]) if attrs_l[i] else ()
+        akey = attrs_key(attrs_l[i]) if attrs_l[i] else ()
         static[i] = -1 if akey is None else (1 << 40) + code.setdefault((ops[i], counts[i], akey, tuple(outs_l[i])), len(code))
     static[lens > MAX_INPUTS] = -1
     if False in known:
@@ -192,7 +192,7 @@ def infer_shapes_fast(graph: Graph, counts: list[int], refs) -> tuple[np.ndarray
             done_const.add(j)
             node = nodes[j]
             node.outputs = list(results[rid[j]])
-            _record_const(node, opdefs[(node.op, True)], input_types(j), consts, source)
+            record_const(node, opdefs[(node.op, True)], input_types(j), consts, source)
         return consts.get(ref)
 
     i = 0
@@ -211,19 +211,8 @@ def infer_shapes_fast(graph: Graph, counts: list[int], refs) -> tuple[np.ndarray
             given = list(node.outputs) + [TensorType()] * (n_out - len(node.outputs))
             outs = given[:n_out]
         else:
-            given = list(node.outputs) + [TensorType()] * (n_out - len(node.outputs))
-            ctx = Ctx(tys, {**opdef.attrs, **node.attrs}, cvals if has_const else [None] * len(tys), given, n_out)
-            try:
-                inferred = opdef.infer(ctx)
-            except ShapeError as e:
-                raise XcvizError(str(e), where=node_where(node, source),
-                                 hint="fix the input shapes or the node's attributes") from None
-            except (TypeError, ValueError, IndexError, KeyError, ZeroDivisionError, OverflowError) as e:
-                raise XcvizError(f"cannot apply {node.op_type} to inputs {', '.join(map(str, tys))}: {e}",
-                                 where=node_where(node, source), hint="check the node's attributes and input shapes") from None
-            read_consts = ctx.read_consts
-            inferred = list(inferred) + [TensorType()] * (n_out - len(inferred))
-            outs = [intern(t, t) for t in (_merge(inferred[k], given[k], node, k, source) for k in range(n_out))]
+            outs, read_consts = apply_rule(node, opdef, tys, cvals if has_const else [None] * len(tys), n_out, source)
+            outs = [intern(t, t) for t in outs]
         node.outputs = outs
         r = len(results)
         if r == cap:
@@ -236,9 +225,9 @@ def infer_shapes_fast(graph: Graph, counts: list[int], refs) -> tuple[np.ndarray
         res_readc[r] = read_consts
         rid[i] = r
         tid[i] = res_tid0[r]
-        if opdef is not None and opdef.name in _CONST_RECORDING and i not in done_const:
+        if opdef is not None and opdef.name in CONST_RECORDING and i not in done_const:
             done_const.add(i)
-            _record_const(node, opdef, tys, consts, source)  # eagerly: a bad const value is an error here
+            record_const(node, opdef, tys, consts, source)  # eagerly: a bad const value is an error here
         s = int(static[i])
         at = src[off[i]:off[i + 1]]
         if s >= 0 and (at >= 0).all() and not (has_const and read_consts):

@@ -1,0 +1,122 @@
+"""Boundary edges of the clusters as arrays, and each cluster's details (ClusterCost), built on request."""
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Callable
+from operator import attrgetter, getitem
+
+import numpy as np
+
+from ..ir import Graph, parse_ref
+from .results import OUTPUT, ClusterCost, Edge
+from .sums import exact_ints
+from .view import CostView
+
+
+class Boundary:
+    """The boundary edges as arrays: data edges with a kept cluster on exactly one side, then cluster
+    results that are graph outputs (the order results list them). Edge objects are built on request."""
+
+    def __init__(self, graph: Graph, flat: CostView, cluster_of: np.ndarray) -> None:
+        self.graph, self.flat = graph, flat
+        self._cols: tuple | None = None
+        dims = graph.dims
+        cs = np.where(flat.src >= 0, cluster_of[np.maximum(flat.src, 0)], -1)
+        cd = cluster_of[flat.dst]
+        self.e = np.flatnonzero((cs != cd) & ((cs >= 0) | (cd >= 0)))  # edge numbers in flat
+        tids = flat.tid_of[self.e]
+        self.bound: dict[int, tuple] = {}  # type id -> (bound type, bytes)
+        nbytes: list = [None] * len(flat.types)
+        for t in np.unique(tids).tolist():
+            bt = flat.types[t].bind(dims)
+            self.bound[t] = (bt, bt.nbytes())
+            nbytes[t] = self.bound[t][1]
+        self.outputs: list[Edge] = []
+        out_src: list[int] = []
+        in_names = {v.name for v in graph.inputs}
+        for r in graph.outputs:  # read as before: an input name first, then 'name:k'
+            if r in in_names:
+                continue  # a graph input is in no cluster
+            name, k = parse_ref(r)
+            i = graph.index[name]
+            c = int(cluster_of[i])
+            if c >= 0:
+                t = graph.nodes[i].out(k).bind(dims)
+                self.outputs.append(Edge(name, OUTPUT, r, t, t.nbytes(), c, -1))
+                out_src.append(i)
+        # per-edge bytes: a table over types, then the output edges' own
+        table = nbytes + [e.bytes for e in self.outputs]
+        at = np.concatenate((tids, np.arange(len(nbytes), len(table)))).astype(np.int64)
+        self.known = np.array([b is not None for b in table], bool)[at]
+        self.bytes = exact_ints([b or 0 for b in table], len(at))[at]
+        k = len(self.outputs)
+        self.src_cluster = np.concatenate((cs[self.e], [e.src_cluster for e in self.outputs])).astype(np.int64)
+        self.dst_cluster = np.concatenate((cd[self.e], np.full(k, -1))).astype(np.int64)
+        self.src_pos = np.concatenate((flat.src[self.e], out_src)).astype(np.int64)
+        self.dst_pos = np.concatenate((flat.dst[self.e], np.full(k, -1))).astype(np.int64)
+
+    def __len__(self) -> int:
+        return len(self.known)
+
+    def _lists(self) -> tuple[list, ...]:
+        """Per boundary edge: tensor (ref text), producer, consumer, type id and the two clusters, as lists
+        (made on first use, at C speed: reading numpy scalars or refs one by one is slow)."""
+        if self._cols is None:
+            flat, e, nodes = self.flat, self.e, self.graph.nodes
+            dst = flat.dst[e]
+            slot = ((e if flat.ref is None else flat.ref[e]) - flat.in_start[dst]).tolist()
+            dst = dst.tolist()
+            refs = list(map(getitem, map(attrgetter("inputs"), map(nodes.__getitem__, dst)), slot))
+            refs += [o.tensor for o in self.outputs]
+            self._cols = (refs, self.src_pos.tolist(), self.dst_pos.tolist(), flat.tid_of[e].tolist(),
+                          self.src_cluster.tolist(), self.dst_cluster.tolist())
+        return self._cols
+
+    def edge(self, k: int) -> Edge:
+        if k >= len(self.e):
+            return self.outputs[k - len(self.e)]
+        refs, src, dst, tid, cs, cd = self._lists()
+        nodes = self.graph.nodes
+        ref, s = refs[k], src[k]
+        bt, nb = self.bound[tid[k]]
+        return Edge(nodes[s].name if s >= 0 else ref, nodes[dst[k]].name, ref, bt, nb, cs[k], cd[k])
+
+
+def _by_cluster(cluster: np.ndarray, nc: int) -> tuple[np.ndarray, np.ndarray]:
+    """Edge numbers grouped by cluster (edge order kept within one), and each cluster's start in them."""
+    order = np.flatnonzero(cluster >= 0)
+    order = order[np.argsort(cluster[order], kind="stable")]
+    counts = np.bincount(cluster[order], minlength=nc)
+    return order, np.concatenate(([0], np.cumsum(counts)))
+
+
+class Details:
+    """Builds one cluster's ClusterCost from the per-cluster numbers and the boundary edges."""
+
+    def __init__(self, graph: Graph, clustering, edges: Boundary, numbers: Callable[[], dict[str, list]]) -> None:
+        self.graph, self.clustering, self.edges, self._numbers = graph, clustering, edges, numbers
+        self.columns: dict[str, list] | None = None
+
+    def make(self, k: int) -> ClusterCost:
+        if self.columns is None:  # first use: the numbers and each cluster's edges, as lists
+            nc = len(self.clustering.clusters)
+            edges = self.edges
+            self.ein, self.ein_at = (a.tolist() for a in _by_cluster(edges.dst_cluster, nc))
+            self.eout, self.eout_at = (a.tolist() for a in _by_cluster(edges.src_cluster, nc))
+            self.refs, self.src, self.dst = edges._lists()[:3]
+            self.columns = self._numbers()
+        at, refs, src, dst, c = self.graph.nodes.__getitem__, self.refs, self.src, self.dst, self.columns
+        members = list(map(at, self.clustering.clusters[k]))
+        ein = self.ein[self.ein_at[k]:self.ein_at[k + 1]]
+        eout = self.eout[self.eout_at[k]:self.eout_at[k + 1]]
+        return ClusterCost(
+            id=self.clustering.cluster_id(k), nodes=list(map(attrgetter("name"), members)),
+            ops=dict(sorted(Counter(map(attrgetter("op_type"), members)).items())),
+            entry_points=list(map(attrgetter("name"), map(at, sorted(set(map(dst.__getitem__, ein)))))),
+            exit_points=list(map(attrgetter("name"), map(at, sorted(set(map(src.__getitem__, eout)))))),
+            inputs=list(dict.fromkeys(map(refs.__getitem__, ein))),
+            outputs=list(dict.fromkeys(map(refs.__getitem__, eout))),
+            boundary_bytes_in=c["boundary_bytes_in"][k], boundary_bytes_out=c["boundary_bytes_out"][k],
+            edges_in=len(ein), edges_out=len(eout), flops=c["flops"][k], effective_size=c["effective_size"][k],
+            time_unfused=c["time_unfused"][k], time_fused=c["time_fused"][k],
+            speedup_estimate=c["speedup_estimate"][k])

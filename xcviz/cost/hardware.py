@@ -1,0 +1,57 @@
+"""Hardware profiles: the four numbers of the roofline model, named (cpu, gpu, h100, tpu) or read from YAML."""
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+from importlib import resources
+
+import yaml
+
+from ..errors import XcvizError
+
+
+DEFAULT_PROFILE = {"cpu": "cpu", "gpu": "gpu", "tpu": "tpu"}
+
+
+PROFILE_KEYS = ("peak_flops", "memory_bandwidth", "launch_overhead", "sync_overhead")
+
+
+@dataclass(frozen=True)
+class Hardware:
+    name: str
+    peak_flops: float
+    memory_bandwidth: float
+    launch_overhead: float
+    sync_overhead: float
+    description: str = ""
+
+
+def hardware_names() -> list[str]:
+    return sorted(p.name[:-5] for p in resources.files("xcviz.hardware").iterdir() if p.name.endswith(".yaml"))
+
+
+def load_hardware(spec: str | None, device: str = "cpu") -> Hardware:
+    """A named profile (cpu, gpu, h100, tpu) or a YAML file with the same keys."""
+    spec = spec or DEFAULT_PROFILE.get(device, "cpu")
+    if os.path.sep in spec or spec.endswith((".yaml", ".yml")):
+        if not os.path.isfile(spec):
+            raise XcvizError("hardware profile not found", where=spec, hint="copy one of " + ", ".join(hardware_names()))
+        text, where = open(spec, encoding="utf-8").read(), spec
+    else:
+        if spec not in hardware_names():
+            raise XcvizError(f"unknown hardware profile {spec!r}", hint="use one of " + ", ".join(hardware_names()) + " or a YAML file")
+        text, where = resources.files("xcviz.hardware").joinpath(f"{spec}.yaml").read_text("utf-8"), spec
+    try:
+        data = yaml.safe_load(text)
+    except yaml.YAMLError as e:
+        raise XcvizError(f"malformed hardware profile: {e}", where=where) from None
+    if not isinstance(data, dict):
+        raise XcvizError("hardware profile must be a mapping", where=where)
+    values = {}
+    for key in PROFILE_KEYS:
+        v = data.get(key)
+        if isinstance(v, bool) or not isinstance(v, (int, float)) or v < 0 or (key in ("peak_flops", "memory_bandwidth") and v <= 0):
+            raise XcvizError(f"hardware profile needs a positive number for {key!r}", where=where,
+                             hint="keys: " + ", ".join(PROFILE_KEYS))
+        values[key] = float(v)
+    return Hardware(str(data.get("name") or spec), description=str(data.get("description") or ""), **values)

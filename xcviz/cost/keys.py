@@ -1,0 +1,96 @@
+"""Cost keys: nodes with equal (op, attributes, input and output types) cost the same, so each key is costed once."""
+from __future__ import annotations
+
+import numpy as np
+
+from ..ir import Graph
+from ..ir.attrs import attrs_key
+from ..ops import REGISTRY
+from ..ops.rules import Ctx
+from .view import CostView
+
+
+SLOTS = 8               # nodes with more inputs or outputs get a cost key of their own (rare; keeps keys small)
+
+
+def _dense(code: np.ndarray, radix: int) -> tuple[np.ndarray, int]:
+    """Renumber codes in [0, radix) to [0, m), m the number of distinct ones."""
+    if radix <= 4 * len(code) + 4096:
+        seen = np.zeros(radix, bool)
+        seen[code] = True
+        rank = np.cumsum(seen) - 1
+        return rank[code], int(rank[-1]) + 1 if radix else 0
+    uniq, inverse = np.unique(code, return_inverse=True)
+    return inverse.reshape(-1), len(uniq)
+
+
+def _group(columns: list[tuple[np.ndarray, int]], n: int) -> tuple[np.ndarray, int]:
+    """One dense id per distinct row of the columns (each with its radix): a mixed-radix number per row,
+    renumbered before it could overflow int64."""
+    code, radix = np.zeros(n, np.int64), 1
+    for col, r in columns:
+        if r <= 1:
+            continue
+        if radix * r > 2**62:
+            code, radix = _dense(code, radix)
+        code = code * r + col
+        radix *= r
+    return _dense(code, radix)
+
+
+def cost_keys(graph: Graph, flat: CostView) -> tuple[np.ndarray, list[int]]:
+    """Per node the id of its cost key, and one node per key.
+
+    FLOPs and bytes are pure functions of (op, known, scalar attributes, input and output types); big graphs
+    repeat a few hundred keys, so each is costed once. Types count by identity (see CostView), attributes only
+    where the op's FLOP rule reads them; a node with non-scalar ones (or more than SLOTS inputs or outputs)
+    is a key of its own."""
+    nodes = graph.nodes
+    n = len(nodes)
+    akey = np.zeros(n, np.int64)  # 0: no attributes
+    alone = (flat.arity > SLOTS) | (flat.n_out > SLOTS)
+    table: dict = {}
+    for j in flat.with_attrs:
+        key = attrs_key(nodes[j].attrs)
+        if key is None:
+            alone[j] = True
+        else:
+            akey[j] = table.setdefault(key, len(table) + 1)
+    radix = len(flat.types) + 1  # type id + 1; 0 = no such input/output
+    columns = [(flat.op, len(flat.op_names)), (flat.known.astype(np.int64), 2), (akey, len(table) + 1)]
+    if alone.any():
+        columns.append((np.where(alone, np.arange(1, n + 1), 0), n + 1))
+    for tids, start, count in ((flat.tid_of, np.cumsum(flat.arity) - flat.arity, flat.arity),
+                               (flat.out_tid, flat.out_start, flat.n_out)):
+        for s in range(min(int(count.max()) if n else 0, SLOTS)):  # the s-th input (output) of each node
+            columns.append((np.where(count > s, tids[np.minimum(start + s, len(tids) - 1)] + 1, 0), radix))
+    sig, m = _group(columns, n)
+    rep = np.empty(m, np.int64)
+    rep[sig] = np.arange(n)  # any node of a key (they all cost the same)
+    return sig, rep.tolist()
+
+
+def costs_per_key(graph: Graph, flat: CostView, reps: list[int]) -> list[tuple]:
+    """(FLOPs, bytes) of each key's node, as the per-node rules give them."""
+    dims = graph.dims
+    ops = REGISTRY.ops
+    starts = np.cumsum(flat.arity) - flat.arity
+    out = []
+    for j in reps:
+        node = graph.nodes[j]
+        start = int(starts[j])
+        types = [flat.types[t].bind(dims) for t in flat.tid_of[start:start + int(flat.arity[j])].tolist()]
+        outs = [t.bind(dims) for t in node.outputs]
+        total: int | None = 0
+        for t in (*types, *outs):
+            b = t.nbytes()
+            total = None if b is None or total is None else total + b
+        opdef = ops.get(node.op) if node.known else None
+        flops = None
+        if opdef is not None and opdef.flops is not None:
+            try:
+                flops = opdef.flops(Ctx(types, {**opdef.attrs, **node.attrs}, [], outs, len(outs)), outs)
+            except Exception:  # noqa: BLE001 - a cost rule never fails a run; the FLOPs are just unknown
+                flops = None
+        out.append((flops, total))
+    return out

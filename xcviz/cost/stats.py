@@ -1,0 +1,118 @@
+"""compute_stats: the roofline estimate of a clustering (see the package docstring), on arrays."""
+from __future__ import annotations
+
+from itertools import chain
+
+import numpy as np
+
+from ..ir import Graph, gc_paused
+from ..ops import REGISTRY
+from .boundary import Boundary, Details
+from .hardware import Hardware
+from .keys import cost_keys, costs_per_key
+from .results import LazyList, Stats
+from .sums import exact_ints, run_totals, seg_total, seq_sums, seq_total
+from .view import CostView
+
+
+def compute_stats(graph: Graph, clustering, hw: Hardware) -> Stats:
+    with gc_paused():
+        return _compute_stats(graph, clustering, hw)
+
+
+def _compute_stats(graph: Graph, clustering, hw: Hardware) -> Stats:
+    nodes = graph.nodes
+    n = len(nodes)
+    flat = CostView(graph)
+    sig, reps = cost_keys(graph, flat)
+    key_costs = costs_per_key(graph, flat, reps)
+
+    def t_op(flops, nbytes) -> float | None:
+        if nbytes is None:
+            return None
+        return max((flops or 0) / hw.peak_flops, nbytes / hw.memory_bandwidth) + hw.launch_overhead
+
+    # per node, from its key: time (NaN = unknown: it makes every sum it enters NaN, as None made the
+    # sums None before) and FLOPs (those an op cannot state count as 0)
+    time = np.array([np.nan if t is None else t for t in (t_op(f, b) for f, b in key_costs)], np.float64)[sig]
+    unknown = np.isnan(time)
+    key_flops = [f or 0 for f, _ in key_costs]
+    flops = exact_ints(key_flops, n)[sig]
+    python_flops = not all(type(f) is int for f in key_flops)  # floats: add them in the order sum() did
+
+    cluster_of = np.fromiter(clustering.cluster_of, np.int64, n)
+    clustered_mask = cluster_of >= 0
+    edges = Boundary(graph, flat, cluster_of)
+    n_edges = len(edges)
+
+    # per cluster, over its members in the clustering's own order
+    clusters = clustering.clusters
+    nc = len(clusters)
+    sizes = np.fromiter(map(len, clusters), np.int64, nc)
+    members = np.fromiter(chain.from_iterable(clusters), np.int64, int(sizes.sum()))
+    if python_flops:
+        fl = flops.tolist()
+        c_flops = np.array([sum([fl[v] for v in m]) for m in clusters] + [None], object)[:-1]
+    else:
+        c_flops = run_totals(flops[members], sizes)
+    c_unfused = seq_sums(time[members], sizes)
+    # and over its boundary edges
+    ins, outs = edges.dst_cluster >= 0, edges.src_cluster >= 0
+    c_in = np.bincount(edges.dst_cluster[ins], minlength=nc)
+    c_out = np.bincount(edges.src_cluster[outs], minlength=nc)
+    known_in = np.bincount(edges.dst_cluster[ins & ~edges.known], minlength=nc) == 0
+    known_out = np.bincount(edges.src_cluster[outs & ~edges.known], minlength=nc) == 0
+    c_bin = seg_total(edges.bytes[ins], edges.dst_cluster[ins], nc)
+    c_bout = seg_total(edges.bytes[outs], edges.src_cluster[outs], nc)
+    known_f = known_in & known_out
+    # the per-cluster formulas of before, on arrays (the same IEEE operations in the same order), for the
+    # clusters whose boundary bytes are known (NaN for the others)
+    fused = np.full(nc, np.nan)
+    fused[known_f] = np.maximum(c_flops[known_f].astype(np.float64) / hw.peak_flops,
+                                (c_bin + c_bout)[known_f].astype(np.float64) / hw.memory_bandwidth) + hw.launch_overhead
+    total = fused + hw.sync_overhead * (c_in + c_out).astype(np.float64)
+    with np.errstate(all="ignore"):  # entries with an unknown part are dropped below
+        speedup = c_unfused / total
+    has_speedup = known_f & ~np.isnan(c_unfused) & (total > 0)
+
+    fused_total = (seq_total(fused) if nc else 0.0) if known_f.all() else None
+    # A fallback op whose bytes are unknown costs the same before and after: leave it out of both.
+    # (Sums in node order, added left to right as ever.)
+    before = None if (clustered_mask & unknown).any() else seq_total(time[~unknown])
+    fallback_time = seq_total(time[~clustered_mask & ~unknown])
+    after = None
+    if fused_total is not None and fallback_time is not None:
+        after = fused_total + fallback_time + hw.sync_overhead * n_edges
+    clustered = int(clustered_mask.sum())
+    fallback = n - clustered
+    if python_flops:
+        fl = flops.tolist()
+        total_flops, cl_flops = sum(fl), sum([f for f, c in zip(fl, clustering.cluster_of) if c >= 0])
+    else:
+        total_flops, cl_flops = int(flops.sum()), int(flops[clustered_mask].sum())
+    boundary_bytes = int(edges.bytes.sum()) if edges.known.all() else None  # exact integers, any order
+
+    def numbers() -> dict[str, list]:
+        zero = np.array([_zero_op(nodes[j].op, nodes[j].known) for j in reps], bool)[sig]
+        columns = dict(
+            boundary_bytes_in=np.where(known_in, c_bin, None), boundary_bytes_out=np.where(known_out, c_bout, None),
+            flops=c_flops, effective_size=sizes - run_totals(zero[members].astype(np.int64), sizes),
+            time_unfused=np.where(np.isnan(c_unfused), None, np.where(sizes > 0, c_unfused.astype(object), 0)),
+            time_fused=np.where(known_f, fused, None), speedup_estimate=np.where(has_speedup, speedup, None))
+        return {key: a.tolist() for key, a in columns.items()}
+
+    detail = Details(graph, clustering, edges, numbers)
+    return Stats(
+        nodes=n, clustered_nodes=clustered, coverage=clustered / n if n else 0.0,
+        coverage_flops=cl_flops / total_flops if total_flops else None,
+        boundary_bytes=boundary_bytes, boundary_edges=n_edges,
+        kernel_launches_before=n, kernel_launches_after=nc + fallback,
+        time_before=before, time_after=after,
+        speedup_estimate=before / after if before is not None and after else None,
+        clusters=nc, fallback_nodes=fallback, hardware=hw.name,
+        clusters_detail=LazyList(nc, detail.make), edges=LazyList(n_edges, edges.edge))
+
+
+def _zero_op(op: str, known: bool) -> bool:
+    opdef = REGISTRY.ops.get(op) if known else None
+    return opdef is not None and "zero_size" in opdef.groups

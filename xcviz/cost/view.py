@@ -1,0 +1,117 @@
+"""The cost model's view of a graph: its columns as edges with type ids, output types by identity."""
+from __future__ import annotations
+
+from itertools import chain
+from operator import attrgetter
+
+import numpy as np
+
+from ..ir import Graph, TensorType
+from ..ir.columns import GraphColumns, columns_of
+from ..ops import REGISTRY
+from ..ops import rules
+
+UNKNOWN = TensorType()  # the type of an output a node does not have
+
+# FLOP rules that read shapes only: attributes cannot change what they give
+_SHAPE_ONLY_RULES = frozenset(f.__code__ for f in (rules.zero_flops, rules.output_flops(), rules.input_flops()))
+
+
+def flops_reads_attrs(op: str) -> bool:
+    """Whether a node's attributes can change its cost: only through a FLOP rule that reads them."""
+    opdef = REGISTRY.ops.get(op)
+    rule = opdef.flops if opdef is not None else None
+    return rule is not None and getattr(rule, "__code__", None) not in _SHAPE_ONLY_RULES
+
+
+class CostView:
+    """What the cost model reads of a graph, as integer arrays.
+
+    Edges, one per non-empty input ref in node order then input order (the order results list them):
+    producer `src` (a node position, or -1 - i for graph input i), consumer `dst`, type id `tid_of`, and
+    `ref`, the position of the ref among all refs (None: the edge number itself; each node's first is at
+    `in_start`). Types are numbered by identity: the loader shares equal types as one object, so a big
+    graph has a few hundred. Per node: output type ids (`out_tid`, `n_out` of them from `out_start`), op
+    code (`op`, names in `op_names`), `known`, and the positions of the nodes whose attributes can change
+    their cost (`with_attrs`)."""
+
+    def __init__(self, graph: Graph) -> None:
+        nodes = graph.nodes
+        n = len(nodes)
+        self.nodes = nodes
+
+        columns = columns_of(graph)
+        # ids of every node's output type objects, in node order
+        raw = self._from_columns(columns, n)
+        self.out_start = np.cumsum(self.n_out) - self.n_out
+
+        # Output types numbered by object identity (ids sorted): any position of an id holds the same object.
+        distinct = np.unique(raw)
+        self.out_tid = np.searchsorted(distinct, raw)
+        at = np.empty(len(distinct), np.int64)
+        at[self.out_tid] = np.arange(len(raw))
+        owner = np.searchsorted(self.out_start, at, side="right") - 1
+        self.types: list[TensorType] = [nodes[j].outputs[p - int(self.out_start[j])]
+                                        for p, j in zip(at.tolist(), owner.tolist())]
+        self._tid = dict(zip(distinct.tolist(), range(len(distinct))))  # self.types keeps the ids valid
+        unknown = self.tid(UNKNOWN)
+        out0 = np.full(n, unknown, np.int64)  # the type of each node's output 0
+        has = self.n_out > 0
+        out0[has] = self.out_tid[self.out_start[has]]
+
+        # The edges: the graph's refs as positions, resolved once and kept by the graph (the loader seeds
+        # them), so no name is looked up here. They read refs as costs always did (a plain ref names a node
+        # before an input of the same name; a ref with ':' an input before 'name:k'), but for two cases
+        # only hand-built graphs have, set right below: of inputs with the same name, costs read the last;
+        # '' is an absent input even where a node or input has that name.
+        pos, port, lens = columns.src, columns.port, columns.lens
+        in_pos = {v.name: i for i, v in enumerate(graph.inputs)}  # the last of equal names, as a dict has it
+        in_tid = np.array([self.tid(v.type) for v in graph.inputs] + [unknown], np.int64)
+        if len(in_pos) < len(graph.inputs):
+            last = np.array([n + in_pos[v.name] for v in graph.inputs], np.int64)
+            pos = np.where(pos >= n, last[np.clip(pos - n, 0, len(last) - 1)], pos)
+        if "" in in_pos or "" in graph.index:
+            pos = pos.copy()
+            pos[[k for k, r in enumerate(chain.from_iterable(map(attrgetter("inputs"), nodes))) if not r]] = -1
+        self.in_start = np.cumsum(lens) - lens
+        dst = np.repeat(np.arange(n, dtype=np.int64), lens)
+        self.ref = None
+        if (pos < 0).any():  # absent inputs are no edges
+            keep = pos >= 0
+            self.ref = np.flatnonzero(keep)
+            pos, port, dst = pos[keep], port[keep], dst[keep]
+        is_input = pos >= n
+        src = np.where(is_input, n - 1 - pos, pos)  # graph input i as -1 - i
+        tid = np.where(is_input, in_tid[np.clip(pos - n, 0, len(in_tid) - 1)], out0[np.clip(pos, 0, n - 1)])
+        for e in np.flatnonzero(port).tolist():  # output k > 0 of a node
+            produced, k = nodes[int(pos[e])].outputs, int(port[e])
+            tid[e] = self.tid(produced[k]) if k < len(produced) else unknown
+        self.src, self.dst, self.tid_of = src, dst, tid
+        self.arity = np.bincount(dst, minlength=n)
+
+    def _from_columns(self, table: GraphColumns, n: int) -> np.ndarray:
+        """n_out, op, op_names, known and with_attrs from the graph's columns, without visiting the nodes;
+        returns the ids of every node's output type objects, in node order."""
+        op_code = dict.fromkeys(table.op)  # codes in order of first appearance
+        for c, name in enumerate(op_code):
+            op_code[name] = c
+        self.op = np.fromiter(map(op_code.__getitem__, table.op), np.int64, n)
+        self.op_names = list(op_code)
+        reads_attrs = np.array([flops_reads_attrs(name) for name in op_code], bool)
+        self.known = np.fromiter(table.known, bool, n)
+        attrs = table.attrs
+        self.with_attrs = [i for i in np.flatnonzero(reads_attrs[self.op]).tolist() if attrs[i]]
+        res_len = np.fromiter(map(len, table.results), np.int64, len(table.results))
+        self.n_out = res_len[table.rid]
+        # ids of every node's output objects: node j's k-th is result rid[j]'s k-th
+        res_ids = np.fromiter(map(id, chain.from_iterable(table.results)), np.int64, int(res_len.sum()))
+        total = int(self.n_out.sum())
+        within = np.arange(total) - np.repeat(np.cumsum(self.n_out) - self.n_out, self.n_out)
+        return res_ids[np.repeat((np.cumsum(res_len) - res_len)[table.rid], self.n_out) + within]
+
+    def tid(self, t: TensorType) -> int:
+        k = self._tid.get(id(t))
+        if k is None:
+            k = self._tid[id(t)] = len(self.types)
+            self.types.append(t)
+        return k

@@ -1,0 +1,147 @@
+"""The graph as columns in node order: GraphColumns, the one form clustering and costs read, and the loader's NodeColumns."""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from itertools import chain
+from operator import attrgetter
+from typing import TYPE_CHECKING
+
+import numpy as np
+
+from . import parse_ref, plain_positions
+
+if TYPE_CHECKING:
+    from . import Graph
+
+_EMPTY_DICT: dict = {}  # placeholders in the columns only (never handed to a node)
+_EMPTY_LIST: list = []
+
+
+class NodeColumns:
+    """The node fields the checks and shape inference read, as columns taken in one pass over the nodes
+    (each pass over 10^6 node objects costs 0.1-0.2 s in cache misses alone), with every data input
+    flattened.
+
+    `src[k]` is the position of what `refs[k]` names: a node (its output 0), n + i for graph input i, or
+    -1 for anything else (an empty optional input, a ':k' output, an undefined name). `op` and `known`
+    follow the nodes' (see read_ops). `flat`: what a loader gathered on its way through the nodes
+    (refs, src, lens, op types, the nodes with more than name, op and inputs), which saves reading them."""
+
+    def __init__(self, graph: "Graph", flat: tuple | None = None) -> None:
+        nodes = graph.nodes
+        self._src_array = self._lens_array = None
+        if flat is not None:
+            self.refs, self.src, self.lens, op_types, special = flat
+            # nodes outside `special` are just name, op and inputs: every other field is its default
+            n = len(nodes)
+            self.op_type, self.op = op_types, list(op_types)
+            self.note, self.known = [None] * n, [True] * n
+            self.attrs, self.declared, self.control = [_EMPTY_DICT] * n, [_EMPTY_LIST] * n, [()] * n
+            for i in special:
+                node = nodes[i]
+                self.attrs[i], self.declared[i], self.control[i] = node.attrs, node.outputs, node.control_inputs
+            return
+        per_node, self.op_type, self.note, self.attrs, self.declared, self.control, self.op, self.known = (
+            list(map(attrgetter(f), nodes))
+            for f in ("inputs", "op_type", "note", "attrs", "outputs", "control_inputs", "op", "known"))
+        self.lens = list(map(len, per_node))
+        self.refs = list(chain.from_iterable(per_node))
+        self.src = plain_positions(graph, self.refs)
+
+    @property
+    def src_array(self) -> np.ndarray:
+        if self._src_array is None:
+            self._src_array = np.array(self.src, np.int64)
+        return self._src_array
+
+    @property
+    def lens_array(self) -> np.ndarray:
+        if self._lens_array is None:
+            self._lens_array = np.array(self.lens, np.int64)
+        return self._lens_array
+
+    def read_ops(self, graph: "Graph") -> None:
+        """Take `op` and `known` from the nodes again (after op resolution wrote them node by node)."""
+        self.op = list(map(attrgetter("op"), graph.nodes))
+        self.known = list(map(attrgetter("known"), graph.nodes))
+
+
+@dataclass(frozen=True, slots=True, eq=False)
+class GraphColumns:
+    """The graph as integer and list columns in node order, made once per graph by the same code
+    (GraphColumns.of) for every graph, loaded or built by hand, of any size; clustering and the cost
+    model read these rather than the node objects.
+
+    Data inputs in CSR form, one entry per input ref (empty refs included): `src[k]` the position of the
+    producing node, n + i for graph input i, -1 for an empty (absent) input; `port[k]` which output of the
+    producer (0 for graph inputs); `lens[j]` how many refs node j has. Per node: `op` (canonical name),
+    `known`, `attrs` (maybe a shared empty dict), and its outputs: node j's output types are the objects
+    of `results[rid[j]]` (equal results are shared, so a big graph has a few hundred)."""
+
+    src: np.ndarray
+    port: np.ndarray
+    lens: np.ndarray
+    op: list
+    known: list
+    attrs: list
+    rid: np.ndarray
+    results: list
+    nodes: list  # the node list these columns describe (identity: see Graph.columns)
+
+    @classmethod
+    def of(cls, graph: "Graph", cols: "NodeColumns | None" = None,
+           outputs: tuple | None = None) -> "GraphColumns":
+        """From the graph's nodes; `cols`: the loader's NodeColumns of these nodes (saves reading every
+        node and looking every name up again); `outputs`: (rid, results) from shape inference."""
+        if cols is None:
+            cols = NodeColumns(graph)
+        src, port = _resolve_ports(graph, cols)
+        rid, results = outputs if outputs is not None else _shared_outputs(graph.nodes)
+        return cls(src, port, cols.lens_array, cols.op, cols.known, cols.attrs, rid, results, graph.nodes)
+
+
+def _resolve_ports(graph, cols) -> tuple[np.ndarray, np.ndarray]:
+    """src and port of every ref: the loader's plain positions, with the rest ('name:k', inputs whose
+    names hold ':') looked up one by one."""
+    n = len(graph.nodes)
+    src = np.array(cols.src, np.int64)
+    port = np.zeros(len(src), np.int64)
+    miss = np.flatnonzero(src < 0)
+    if len(miss):
+        refs = cols.refs
+        inputs = {v.name: n + i for i, v in enumerate(graph.inputs)}
+        idx = graph.index
+        for k in miss.tolist():
+            ref = refs[k]
+            if not ref:
+                continue
+            if ref in inputs:
+                src[k] = inputs[ref]
+                continue
+            name, out = parse_ref(ref)  # 'node:k' (as the loader reads it: a name with ':' and digits after it
+            src[k], port[k] = idx[name], out  # is output k of the node before the ':')
+    return src, port
+
+
+def _shared_outputs(nodes) -> tuple[np.ndarray, list]:
+    """(rid, results) from the nodes' outputs: one result per distinct sequence of type objects."""
+    rid_of: dict = {}
+    results: list = []
+    rid = np.empty(len(nodes), np.int64)
+    for j, outs in enumerate(map(attrgetter("outputs"), nodes)):
+        key = tuple(map(id, outs))
+        r = rid_of.get(key)
+        if r is None:
+            r = rid_of[key] = len(results)
+            results.append(outs)
+        rid[j] = r
+    return rid, results
+
+
+def columns_of(graph: "Graph") -> GraphColumns:
+    """The graph's columns: the loader's, else made from the nodes on first use. A graph is not edited
+    after it is built (a pass that changes one returns a new Graph); a new node list makes new columns."""
+    c = graph._columns
+    if c is None or c.nodes is not graph.nodes or len(c.op) != len(graph.nodes):
+        c = graph._columns = GraphColumns.of(graph)
+    return c

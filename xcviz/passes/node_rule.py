@@ -1,0 +1,68 @@
+"""One node's shape rule: apply its op's rule, merge with the declared types, remember constant values."""
+from __future__ import annotations
+
+import numpy as np
+
+from ..errors import XcvizError
+from ..ir import DTYPE_SIZES, Node, TensorType, node_where
+from ..ops import REGISTRY
+from ..ops.rules import Ctx, ShapeError, fmt
+
+# ops whose values later rules may read (reshape targets, ...): their results are remembered as constants
+CONST_RECORDING = frozenset(opdef.name for opdef in REGISTRY if opdef.folds)
+
+
+def apply_rule(node: Node, opdef, types: list[TensorType], cvals: list, n_out: int,
+               source: str | None) -> tuple[list[TensorType], bool]:
+    """The node's `n_out` output types: its op's rule on `types` (and constant inputs `cvals`) merged
+    with what the file declares; and whether the rule read a constant."""
+    given = list(node.outputs) + [TensorType()] * (n_out - len(node.outputs))
+    ctx = Ctx(types, {**opdef.attrs, **node.attrs}, cvals, given, n_out)
+    try:
+        inferred = opdef.infer(ctx)
+    except ShapeError as e:
+        raise XcvizError(str(e), where=node_where(node, source), hint="fix the input shapes or the node's attributes") from None
+    except (TypeError, ValueError, IndexError, KeyError, ZeroDivisionError, OverflowError) as e:
+        raise XcvizError(f"cannot apply {node.op_type} to inputs {', '.join(map(str, types))}: {e}",
+                         where=node_where(node, source), hint="check the node's attributes and input shapes") from None
+    inferred = list(inferred) + [TensorType()] * (n_out - len(inferred))
+    return [merge(inferred[k], given[k], node, k, source) for k in range(n_out)], ctx.read_consts
+
+
+def merge(inferred: TensorType, given: TensorType, node: Node, k: int, source: str | None) -> TensorType:
+    """The inferred type refined by the declared one; a declared shape that disagrees is an error."""
+    if given.shape is None and given.dtype is None:
+        return inferred
+    shape = inferred.shape
+    if given.shape is not None:
+        if shape is None:
+            shape = given.shape
+        elif len(shape) != len(given.shape):
+            raise XcvizError(f"output {k} is declared {fmt(given.shape)} but {node.op_type} produces {fmt(shape)}",
+                             where=node_where(node, source), hint="fix the declared shape or the inputs")
+        else:
+            dims = []
+            for a, b in zip(shape, given.shape):
+                if isinstance(a, int) and isinstance(b, int) and a != b:
+                    raise XcvizError(f"output {k} is declared {fmt(given.shape)} but {node.op_type} produces {fmt(shape)}",
+                                     where=node_where(node, source), hint="fix the declared shape or the inputs")
+                dims.append(a if isinstance(a, int) else b)
+            shape = tuple(dims)
+    dtype = inferred.dtype or given.dtype
+    return TensorType(shape, dtype)
+
+
+def record_const(node: Node, opdef, types: list[TensorType], consts: dict, source: str | None) -> None:
+    """Remember the values of shape and const nodes: later rules may read them (reshape targets, ...)."""
+    if opdef.name == "shape" and types and types[0].shape is not None:
+        dims = types[0].shape  # a shape is a constant even when symbolic dims stay names
+        consts[node.name] = np.array(list(dims), dtype=object if any(isinstance(d, str) for d in dims) else np.int64)
+    elif opdef.name == "const" and node.attrs.get("value") is not None:
+        dt = node.outputs[0].dtype if node.outputs else None
+        if dt is not None and dt not in DTYPE_SIZES:  # e.g. value: {} or [null] makes a NumPy object array
+            raise XcvizError(f"const value has no tensor dtype (NumPy reads it as {dt})", where=node_where(node, source),
+                             hint="value: a number, or nested lists of numbers of one shape; dtype: float32, ...")
+        try:
+            consts[node.name] = np.asarray(node.attrs["value"])
+        except (TypeError, ValueError):
+            pass
