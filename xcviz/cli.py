@@ -175,3 +175,4 @@ def _fail(message: str, code: int) -> None:
     sys.exit(code)
 from . import cli_render  # noqa: E402,F401
 from . import cli_exec  # noqa: E402,F401
+from . import cli_print  # noqa: E402,F401
