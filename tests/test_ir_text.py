@@ -350,3 +350,13 @@ def test_edited_text_loads_or_fails_cleanly(edits):
         parse_graph(text, "edited.xcir", allow_unknown=True)
     except XcvizError as e:
         assert e.where and e.where.startswith("edited.xcir")
+
+
+def test_long_blank_runs_fail_in_linear_time():
+    import time
+
+    start = time.perf_counter()
+    for text in ("graph g() {" + " " * 200_000 + "@", "graph g() {" + "# c\n" * 50_000 + "@"):
+        with pytest.raises(XcvizError, match="unexpected character '@'"):
+            parse_graph(text)
+    assert time.perf_counter() - start < 20  # a lexer that retried at every offset took minutes

@@ -6,16 +6,18 @@ from bisect import bisect_right
 
 from ..errors import XcvizError
 
-_TOKEN = re.compile(r"""
-    (?P<skip>[ \t\r\n]+|\#[^\n]*)
-  | (?P<val>%(?:[A-Za-z0-9_./-]+|"(?:[^"\\\n]|\\.)*"))
+# blanks and comments, taken with the token after them (half the matches); possessive: never backtracked
+_SKIP = r"(?:[ \t\r\n]++|\#[^\n]*+)*+"
+_TOKEN = re.compile(_SKIP + r"""(?:
+    (?P<val>%(?:[A-Za-z0-9_./-]+|"(?:[^"\\\n]|\\.)*"))
   | (?P<bytes>b"(?:[^"\\\n]|\\.)*")
   | (?P<str>"(?:[^"\\\n]|\\.)*")
   | (?P<hex>0x[0-9a-fA-F \t\r\n]*)
   | (?P<num>-?[0-9]+(?:\.[0-9]*)?(?:[eE][+-]?[0-9]+)?|-inf\b)
   | (?P<word>[A-Za-z_][A-Za-z0-9_.]*)
   | (?P<punct>[(){}\[\]<>,=:^?])
-""", re.VERBOSE)
+)""", re.VERBOSE)
+_BLANK = re.compile(_SKIP)
 _ESCAPE = re.compile(r'\\(x[0-9a-fA-F]{2}|u[0-9a-fA-F]{4}|U[0-9a-fA-F]{8}|["\\nrt])')
 _SIMPLE = {'"': '"', "\\": "\\", "n": "\n", "r": "\r", "t": "\t"}
 
@@ -29,16 +31,17 @@ class Tokens:
         self.i = 0
         self.toks: list[tuple[str, str, int]] = []  # (kind, text, offset)
         append = self.toks.append
-        pos = 0
-        for m in _TOKEN.finditer(text):
-            start = m.start()
-            if start != pos:  # (finditer skips what no token matches)
+        pos, end = 0, len(text)
+        match = _TOKEN.match  # (not finditer: after a failed match it would retry at every later offset)
+        while True:
+            m = match(text, pos)
+            if m is None:
                 break
             pos = m.end()
             kind = m.lastgroup
-            if kind != "skip":
-                append((kind, m.group(), start))
-        if pos != len(text):
+            append((kind, m.group(kind), m.start(kind)))
+        pos = _BLANK.match(text, pos).end()
+        if pos != end:
             raise self.error(f"unexpected character {text[pos]!r}", pos,
                              hint="names with other characters are quoted: %\"my name\"")
         append(("eof", "", len(text)))
