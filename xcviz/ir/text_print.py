@@ -31,6 +31,7 @@ SHORT_DTYPES = {"float64": "f64", "float32": "f32", "float16": "f16", "bfloat16"
                 "uint64": "u64", "uint32": "u32", "uint16": "u16", "uint8": "u8"}
 DECIMAL_MAX = 256   # elements of a constant written as decimals; above, hex (fast and exact at any size)
 HEX_LINE = 64       # bytes of hex per line
+ROW_MAX, ROW_ITEMS, ROW_INDENT = 100, 8, "      "  # longer decimal constants go one row a line
 COMMENT_COLUMN_MAX = 100
 
 _ESCAPES = {'"': '\\"', "\\": "\\\\", "\n": "\\n", "\t": "\\t", "\r": "\\r"}
@@ -170,29 +171,42 @@ def dense_text(a, what: str = "constant") -> str:
     if dtype == "object":
         if not all(type(x) in (str, bytes) for x in a.flat):
             return _unwritable(a, what)
-        return head + _nested(a.tolist(), lambda x: quote(x) if type(x) is str else bytes_text(x)) + ">"
+        return head + _body(a.tolist(), lambda x: quote(x) if type(x) is str else bytes_text(x)) + ">"
     if a.size <= DECIMAL_MAX and a.dtype.kind in "biuf":
         if a.dtype.kind == "b":
-            return head + _nested(a.tolist(), lambda x: "true" if x else "false") + ">"
+            return head + _body(a.tolist(), lambda x: "true" if x else "false") + ">"
         if a.dtype.kind in "iu":
-            return head + _nested(a.tolist(), str) + ">"
+            return head + _body(a.tolist(), str) + ">"
         if name in ("float16", "float32", "float64"):
             text = a.astype(str)  # numpy's shortest digits that read back as the same value of this dtype
             flat = text.ravel().tolist()
             back = np.array([float(x) for x in flat], dtype=a.dtype)
             if back.tobytes() == np.ascontiguousarray(a).ravel().tobytes():  # (NaN payloads go to hex)
-                return head + _nested(text.tolist(), str) + ">"
+                return head + _body(text.tolist(), str) + ">"
     raw = np.ascontiguousarray(a, dtype=a.dtype.newbyteorder("<")).tobytes().hex()
     step = 2 * HEX_LINE
     if len(raw) <= step:
         return head + "0x" + raw + ">"
-    return head + "0x\n" + "\n".join("      " + raw[k:k + step] for k in range(0, len(raw), step)) + ">"
+    return head + "0x\n" + "\n".join(ROW_INDENT + raw[k:k + step] for k in range(0, len(raw), step)) + ">"
 
 
 def _nested(x, leaf: Callable) -> str:
     if type(x) is list:
         return "[" + ", ".join(_nested(y, leaf) for y in x) + "]"
     return leaf(x)
+
+
+def _body(x, leaf: Callable) -> str:
+    """Nested decimals on one line, or when long, one line per row (per ROW_ITEMS values for a vector)."""
+    one = _nested(x, leaf)
+    if len(one) <= ROW_MAX or type(x) is not list:
+        return one
+    if x and type(x[0]) is list:
+        rows = [_nested(r, leaf) for r in x]
+    else:
+        items = [leaf(v) for v in x]
+        rows = [", ".join(items[k:k + ROW_ITEMS]) for k in range(0, len(items), ROW_ITEMS)]
+    return "[\n" + ",\n".join(ROW_INDENT + r for r in rows) + "]"
 
 
 def props_text(node) -> str:
