@@ -329,6 +329,8 @@ def test_window_on_a_half_built_graph_never_raises():
     assert w.splitlines()[1].startswith("> %big = const(...)")
     g = Graph("g", nodes=[Node("a", "relu", "relu", ("x",)), Node("b", "const", "Const", (), attrs={"v": list(range(1000))})])
     assert len(window(g, 1).splitlines()[1]) == 160
+    g = Graph("g", nodes=[Node("c", "const", "Const", (), attrs={"v": np.zeros((10, 10), np.int64)})])
+    assert window(g, 0) == "> %c: () = const() {v=dense<i64[10,10] [ …"
 
 
 # ---- hostile text: any edit of a valid file loads or fails with one XcvizError --------------------------

@@ -299,6 +299,8 @@ def window(graph, node_index: int, radius: int = 2) -> str:
             s = node_text(nodes[j], memo)
         except (XcvizError, TypeError, ValueError, AttributeError):
             s = f"%{name_text(str(nodes[j].name))} = {word_or_quoted(str(nodes[j].op))}(...)"
+        if "\n" in s:  # a long constant spreads over lines: a message shows its first
+            s = s[:s.index("\n")] + " …"
         if len(s) > WINDOW_LINE_MAX - 2:
             s = s[:WINDOW_LINE_MAX - 3] + "…"
         out.append(("> " if j == node_index else "  ") + s)
