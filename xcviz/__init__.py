@@ -2,7 +2,8 @@
 from __future__ import annotations
 
 __version__ = "0.1.0"
-__all__ = ["load", "cluster", "stats", "analyse", "AnalysisOptions", "Analysis", "run", "validate", "XcvizError"]
+__all__ = ["load", "cluster", "stats", "analyse", "AnalysisOptions", "Analysis", "run", "validate", "print_graph",
+           "parse_graph", "XcvizError"]
 
 from .errors import XcvizError
 from .pipeline import Analysis, AnalysisOptions, analyse
@@ -41,3 +42,17 @@ def validate(graph, **kw):
     from .jit import validate_graph
 
     return validate_graph(graph, **kw)
+
+
+def print_graph(graph, clustering=None):
+    """The graph as text (.xcir); with a Clustering, each node's cluster or fallback reason as a comment."""
+    from .ir.text_print import print_graph as _print
+
+    return _print(graph, clustering)
+
+
+def parse_graph(text, source=None, **kw):
+    """Text from print_graph (or a .xcir file's) -> a verified Graph; keyword arguments as for load."""
+    from .loaders.xcir import parse_graph as _parse
+
+    return _parse(text, source, **kw)

@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import os
+import re
 from typing import Mapping
 
 from ..errors import XcvizError
@@ -31,8 +32,12 @@ def _read(path: str, max_bytes: int) -> bytes:
     return data
 
 
+# the text form: `graph NAME(` after any blank or comment lines
+_XCIR_HEAD = re.compile(rb'(?:[ \t\r\n]|#[^\n]*\n)*graph[ \t]+(?:[A-Za-z_][A-Za-z0-9_.]*|"[^"\n]*")[ \t]*\(')
+
+
 def detect_format(path: str, data: bytes) -> str:
-    """'yaml', 'json', 'onnx' (binary) from the suffix, falling back on a look at the content."""
+    """'yaml', 'json', 'xcir', 'onnx' (binary) from the suffix, falling back on a look at the content."""
     ext = os.path.splitext(path)[1].lower()
     if ext in (".onnx", ".pb"):
         return "onnx"
@@ -40,6 +45,8 @@ def detect_format(path: str, data: bytes) -> str:
         return "yaml"
     if ext == ".json":
         return "json"
+    if ext == ".xcir" or _XCIR_HEAD.match(data[:4096]):
+        return "xcir"
     head = data[:64].lstrip()
     if head.startswith((b"{", b"[")):
         return "json"
@@ -81,6 +88,11 @@ def _load(path: str, allow_unknown: bool, dims, max_file_bytes: int, max_nodes: 
         raise XcvizError("file is empty", where=path, hint="a graph needs at least `nodes:`")
     fmt = detect_format(path, data)
     onnx_model = False
+    if fmt == "xcir":
+        from .xcir import graph_from_text
+
+        graph = graph_from_text(_decode(data, path), path, allow_unknown, max_depth)
+        return _checked(graph, max_nodes, True, True, dims)
     if fmt == "onnx":
         from .onnx_model import graph_from_model, read_onnx_bytes
 
