@@ -92,7 +92,7 @@ def _load(path: str, allow_unknown: bool, dims, max_file_bytes: int, max_nodes: 
         from .xcir import graph_from_text
 
         graph = graph_from_text(_decode(data, path), path, allow_unknown, max_depth)
-        return _checked(graph, max_nodes, True, True, dims)
+        return _checked(graph, max_nodes, True, True, dims, max_elements)
     if fmt == "onnx":
         from .onnx_model import graph_from_model, read_onnx_bytes
 

@@ -25,7 +25,7 @@ def graph_from_text(text: str, source: str | None, allow_unknown: bool, max_dept
 
 def parse_graph(text: str, source: str | None = None, *, allow_unknown: bool = False,
                 dims: Mapping[str, int] | None = None, max_nodes: int | None = None,
-                max_depth: int = MAX_DEPTH) -> Graph:
+                max_depth: int = MAX_DEPTH, max_elements: int | None = None) -> Graph:
     """The text form -> a verified Graph (ops resolved, references checked, shapes inferred), as `load`
     returns for a `.xcir` file."""
     from ..ir import gc_paused
@@ -33,4 +33,4 @@ def parse_graph(text: str, source: str | None = None, *, allow_unknown: bool = F
 
     with gc_paused():
         graph = graph_from_text(text, source, allow_unknown, max_depth)
-        return _checked(graph, max_nodes, True, True, dims)
+        return _checked(graph, max_nodes, True, True, dims, max_elements)
