@@ -95,9 +95,19 @@ def test_dispatch_small_graphs_use_reference(monkeypatch):
     """Small graphs never pay numba's start-up; XCVIZ_MARK forces either implementation."""
     from xcviz.clustering import mark
 
+    from xcviz.clustering._kernel import first_use
+
     monkeypatch.delenv("XCVIZ_MARK", raising=False)
+    monkeypatch.setattr(first_use, "cached", lambda: True)
     assert not mark._use_fast(10)
     assert mark._use_fast(mark.FAST_MIN_NODES)
+    # nothing cached: the compile pays only for the biggest graphs; smaller ones run the reference while
+    # a background process compiles the kernel for the next run
+    started = []
+    monkeypatch.setattr(first_use, "cached", lambda: False)
+    monkeypatch.setattr(first_use, "compile_in_background", lambda: started.append(1) or True)
+    assert not mark._use_fast(mark.FAST_MIN_NODES) and started == [1]
+    assert mark._use_fast(first_use.COLD_MIN_NODES) and started == [1]
     monkeypatch.setenv("XCVIZ_MARK", "fast")
     assert mark._use_fast(10)
     monkeypatch.setenv("XCVIZ_MARK", "reference")

@@ -24,7 +24,9 @@ def _use_fast(n: int) -> bool:
         import numba  # noqa: F401
     except ImportError:
         return False
-    return True
+    from ._kernel.first_use import worth_compiling
+
+    return choice == "fast" or worth_compiling(n)
 
 
 def mark_for_compilation(graph, cands: Candidates, opts: ClusterOptions, progress=None) -> Clustering:
