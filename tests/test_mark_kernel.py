@@ -21,7 +21,8 @@ from xcviz.clustering import _kernel as K  # noqa: E402
 from xcviz.clustering._kernel import sets as KS  # noqa: E402
 from xcviz.clustering._kernel.state import HS, IN, LN, M_HT_LIVE, M_POOL_END, ST  # noqa: E402
 from xcviz.clustering import mark_fast, mark_reference  # noqa: E402
-from xcviz.ir import Graph, Node, TensorType, Value  # noqa: E402
+
+from strategies import dags  # noqa: E402
 
 
 def sets_of(S, d):
@@ -132,29 +133,8 @@ def test_pool_compaction_keeps_every_set():
     check_hashed(S)
 
 
-OPS = ["relu", "add", "mul", "matmul", "shape", "const", "identity", "noop", "py_func", "tanh"]
-
-
-@st.composite
-def shuffled_dags(draw):
-    """A DAG whose node list is not in topological order (a Graph built by hand, not by a loader)."""
-    n = draw(st.integers(2, 30))
-    nodes = []
-    for j in range(n):
-        op = draw(st.sampled_from(OPS))
-        k = {"const": 0, "noop": 0, "relu": 1, "tanh": 1, "shape": 1, "identity": 1}.get(op, 2)
-        srcs = ["x"] + [f"n{i}" for i in range(j)]
-        nodes.append(Node(
-            name=f"n{j}", op=op, op_type=op, inputs=tuple(draw(st.sampled_from(srcs)) for _ in range(k)),
-            control_inputs=tuple(sorted(set(draw(st.lists(st.sampled_from(srcs[1:]), max_size=2))))) if j else (),
-            device=draw(st.sampled_from([None, None, "gpu:0"])), compile=draw(st.sampled_from([None, None, True])),
-            outputs=[TensorType((2, 2), "float32")], known=op != "py_func"))
-    nodes = draw(st.permutations(nodes))
-    return Graph("shuffled", [Value("x", TensorType((2, 2), "float32"))], list(nodes), [nodes[-1].name])
-
-
 @settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
-@given(shuffled_dags(), st.sampled_from([None, 1]))
+@given(dags(nodes=(2, 30), shuffle=True), st.sampled_from([None, 1]))
 def test_unordered_node_list_matches_reference(graph, min_size):
     opts = ClusterOptions(min_cluster_size=min_size)
     cands = find_candidates(graph, opts)
