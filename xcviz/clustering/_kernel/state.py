@@ -7,7 +7,7 @@ import numpy as np
 from numba import njit
 
 # Hot helpers are compiled without numba's reference counting (`_nrt=False`, an internal but long-standing
-# flag): with it, every call that passes arrays pays atomic increments and decrements, which was most of
+# flag): with it, every call that passes arrays pays atomic increments and decrements, which is most of
 # the pass's time. Such functions cannot allocate, so build and run_phase size or grow the arrays first.
 leaf = njit(cache=True, _nrt=False)
 
