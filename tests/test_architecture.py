@@ -1,7 +1,8 @@
 """The package's shape: no import circles, short modules, and imports that only point down the layers.
 
 Every import counts, function-level (lazy) ones included: a lazy import still ties the two modules together.
-The layers are those of ../shared/docs/architecture.md, top to bottom; see LAYERS."""
+The layers run from the command line down to the IR (cli -> pipeline -> render -> runtime -> clustering ->
+cost -> passes -> loaders -> ops -> ir); see LAYERS."""
 from __future__ import annotations
 
 import ast
