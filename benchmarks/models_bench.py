@@ -40,8 +40,9 @@ def median_ms(fn, repeats: int, min_seconds: float) -> float:
 
 def bench_graph(g, label: str, repeats: int, min_seconds: float) -> dict:
     import xcviz
-    from xcviz.execute import bind_inputs, compare, execute
-    from xcviz.jit import CompileCache
+    from xcviz.runtime.execute import bind_inputs, execute
+    from xcviz.runtime.jit import CompileCache
+    from xcviz.runtime.measure import compare
 
     clustering = xcviz.cluster(g)
     feeds = bind_inputs(g, seed=0)

@@ -109,7 +109,7 @@ def main() -> None:
     lines += ["", "Why the layout stays fast: graphviz-pure spends its time in network simplex over *virtual* nodes (one per",
               "rank a long edge crosses). A weight read by every layer, drawn once, made O(uses x depth) of them: 6,004",
               "simplex nodes for a 300-node graph (1.1 s); the 3,000-node expanded render ran over 9 minutes. xcviz draws an input read by more",
-              "than 3 nodes once per use (SHARED_FANOUT in xcviz/render/dot.py); above 500 nodes it also bounds",
+              "than 3 nodes once per use (SHARED_FANOUT in xcviz/render/dot_parts.py); above 500 nodes it also bounds",
               "nslimit/nslimit1/mclimit/searchsize, which cut a synthetic 3,000-node graph with long random edges",
               "from 21 s to 3.5 s and cost nothing measurable here (compare expanded with expanded-unbounded)."]
     with open(os.path.join(HERE, "render_results.md"), "w") as f:

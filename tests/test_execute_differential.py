@@ -17,10 +17,11 @@ from hypothesis import HealthCheck, given, note, settings
 from hypothesis import strategies as st
 
 import xcviz
-from xcviz.execute import bind_inputs, compare, execute
-from xcviz.jit import CompileCache
 from xcviz.loaders.build import finalize
 from xcviz.loaders.schema import graph_from_mapping
+from xcviz.runtime.execute import bind_inputs, execute
+from xcviz.runtime.jit import CompileCache
+from xcviz.runtime.measure import compare
 
 EXAMPLES = int(os.environ.get("XCVIZ_DIFF_EXAMPLES", "40"))
 DIFF = settings(max_examples=EXAMPLES, deadline=None, derandomize=EXAMPLES <= 40, database=None,

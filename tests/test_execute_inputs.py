@@ -9,7 +9,7 @@ import pytest
 
 import xcviz
 from xcviz.errors import XcvizError
-from xcviz.execute import DEFAULT_MAX_ELEMENTS, bind_inputs
+from xcviz.runtime.inputs import DEFAULT_MAX_ELEMENTS, bind_inputs
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 SEED = os.path.join(ROOT, "graphs", "seed_demo.yaml")

@@ -8,7 +8,8 @@ import pytest
 
 import xcviz
 from xcviz.errors import XcvizError
-from xcviz.execute import bind_inputs, compare, execute
+from xcviz.runtime.execute import bind_inputs, execute
+from xcviz.runtime.measure import compare
 
 SEED = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "graphs", "seed_demo.yaml")
 

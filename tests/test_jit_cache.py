@@ -7,10 +7,11 @@ import os
 import numpy as np
 
 import xcviz
-from xcviz.execute import bind_inputs, compare, execute
-from xcviz.jit import CompileCache, count_kernels
 from xcviz.loaders.build import finalize
 from xcviz.loaders.onnx_model import graph_from_model
+from xcviz.runtime.execute import bind_inputs, execute
+from xcviz.runtime.jit import CompileCache, count_kernels
+from xcviz.runtime.measure import compare
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
@@ -65,7 +66,7 @@ ENTRY %main (a: f32[4]) -> (f32[4], f32[4]) {
 
 
 def test_repeated_runs_reuse_the_plan_without_reclustering_or_recompiling(monkeypatch):
-    import xcviz.execute as ex
+    import xcviz.runtime.execute as ex
 
     g = xcviz.load(os.path.join(ROOT, "graphs", "transformer_encoder.onnx"))
     calls = []
@@ -86,7 +87,7 @@ def test_repeated_runs_reuse_the_plan_without_reclustering_or_recompiling(monkey
 
 
 def test_hybrid_options_plan_is_cached_per_options():
-    from xcviz.execute import graph_cache
+    from xcviz.runtime.execute import graph_cache
 
     g = xcviz.load(os.path.join(ROOT, "graphs", "seed_demo.yaml"))
     for _ in range(3):

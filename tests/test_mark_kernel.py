@@ -1,4 +1,4 @@
-"""The fast `mark` kernel's pieces (xcviz/clustering/_kernel.py) against plain models.
+"""The fast `mark` kernel's pieces (xcviz/clustering/_kernel/) against plain models.
 
 test_perf_equivalence.py compares whole passes with the reference; these pin what it rarely reaches at
 test sizes: the directly written cycle graph (sets and Pearce-Kelly ranks) against inserting every edge,
@@ -18,27 +18,29 @@ from hypothesis import strategies as st  # noqa: E402
 
 from xcviz.clustering import ClusterOptions, find_candidates  # noqa: E402
 from xcviz.clustering import _kernel as K  # noqa: E402
+from xcviz.clustering._kernel import sets as KS  # noqa: E402
+from xcviz.clustering._kernel.state import HS, IN, LN, M_HT_LIVE, M_POOL_END, ST  # noqa: E402
 from xcviz.clustering import mark_fast, mark_reference  # noqa: E402
-from xcviz.ir import Graph, Node, TensorType, Value  # noqa: E402
+
+from strategies import dags  # noqa: E402
 
 
 def sets_of(S, d):
-    pool, SM = S[0], S[5]
-    return [pool[SM[x, d * K.IN + K.ST]:SM[x, d * K.IN + K.ST] + SM[x, d * K.IN + K.LN]].tolist()
-            for x in range(S[-1])]
+    pool, SM = S.pool, S.SM
+    return [pool[SM[x, d * IN + ST]:SM[x, d * IN + ST] + SM[x, d * IN + LN]].tolist() for x in range(S.N)]
 
 
 def check_hashed(S):
     """Every hashed set's positions are in the hash table, and it holds nothing else."""
-    pool, HK, HV, meta, SM, N = S[0], S[2], S[3], S[4], S[5], S[-1]
+    pool, HK, HV, meta, SM, N = S.pool, S.HK, S.HV, S.meta, S.SM, S.N
     live = 0
     for d in (0, 1):
-        for x in np.flatnonzero(SM[:, d * K.IN + K.HS]).tolist():
-            s, n = SM[x, d * K.IN + K.ST], SM[x, d * K.IN + K.LN]
+        for x in np.flatnonzero(SM[:, d * IN + HS]).tolist():
+            s, n = SM[x, d * IN + ST], SM[x, d * IN + LN]
             for i, y in enumerate(pool[s:s + n].tolist()):
-                assert K._ht_get(HK, HV, K._key(x, y, d, N)) == i
+                assert KS.ht_get(HK, HV, KS.edge_key(x, y, d, N)) == i
             live += n
-    assert live == meta[K.M_HT_LIVE] == np.count_nonzero(HK)
+    assert live == meta[M_HT_LIVE] == np.count_nonzero(HK)
 
 
 @st.composite
@@ -66,10 +68,10 @@ def test_direct_build_is_edge_by_edge_insertion(graph):
     esrc, edst, _ = mark_fast.cycle_graph_edges(es, ed, N)
     direct = K.build(N, esrc, edst, len(es))
     inserted = K.build(N, esrc, edst, len(es), False)
-    assert direct[6].tolist() == inserted[6].tolist()  # ranks
+    assert direct.rank.tolist() == inserted.rank.tolist()
     for d in (0, 1):
         assert sets_of(direct, d) == sets_of(inserted, d)
-        assert (direct[5][:, d * K.IN + K.HS] == inserted[5][:, d * K.IN + K.HS]).all()
+        assert (direct.SM[:, d * IN + HS] == inserted.SM[:, d * IN + HS]).all()
     check_hashed(direct)
     check_hashed(inserted)
 
@@ -81,21 +83,21 @@ def test_hash_table_against_a_dict():
     for step in range(20000):
         key = rng.randrange(1, 200)  # few keys, small table: long probe runs that wrap around
         if key in model and rng.random() < 0.5:
-            assert K._ht_pop(HK, HV, meta, key) == model.pop(key)
+            assert KS.ht_pop(HK, HV, meta, key) == model.pop(key)
         elif key not in model and len(model) < 32:
-            K._ht_put(HK, HV, meta, key, step)
+            KS.ht_put(HK, HV, meta, key, step)
             model[key] = step
         elif key in model:
-            K._ht_set(HK, HV, key, -step)
+            KS.ht_set(HK, HV, key, -step)
             model[key] = -step
-        assert K._ht_get(HK, HV, key) == model.get(key, -1)
-        assert meta[K.M_HT_LIVE] == len(model) == np.count_nonzero(HK)
+        assert KS.ht_get(HK, HV, key) == model.get(key, -1)
+        assert meta[M_HT_LIVE] == len(model) == np.count_nonzero(HK)
     for key in range(1, 200):
-        assert K._ht_get(HK, HV, key) == model.get(key, -1)
+        assert KS.ht_get(HK, HV, key) == model.get(key, -1)
 
 
 def test_pool_compaction_keeps_every_set():
-    """Sets that keep growing and shrinking run the pool out of free space; _compact packs it."""
+    """Sets that keep growing and shrinking run the pool out of free space; the pool is packed then."""
     rng = random.Random(7)
     N, E = 40, 60
     es = np.array([rng.randrange(2, 20) for _ in range(E)], np.int64)
@@ -103,57 +105,36 @@ def test_pool_compaction_keeps_every_set():
     order = np.argsort(ed, kind="stable")
     esrc, edst, _ = mark_fast.cycle_graph_edges(es[order], ed[order], N)
     S = K.build(N, esrc, edst, len(es))
-    pool, ptmp, HK, HV, meta, SM = S[:6]
+    pool, ptmp, HK, HV, meta, SM = S.pool, S.ptmp, S.HK, S.HV, S.meta, S.SM
     model = [sets_of(S, 0), sets_of(S, 1)]
     limit = sum(map(len, model[0])) + sum(map(len, model[1]))  # live entries never exceed the build's
-    compactions, last_end = 0, meta[K.M_POOL_END]
+    compactions, last_end = 0, meta[M_POOL_END]
     for _ in range(20000):
         x, y, d = rng.randrange(N), rng.randrange(N), rng.randrange(2)
         if x == y:
             continue
         seq = model[d][x]
         if y in seq:
-            K._os_erase(pool, HK, HV, meta, SM, x, y, d, N)
+            KS.os_erase(pool, HK, HV, meta, SM, x, y, d, N)
             i = seq.index(y)
             last = seq.pop()
             if last != y:
                 seq[i] = last
         elif sum(map(len, model[0])) + sum(map(len, model[1])) < limit:
-            if K._ht_short(S, K.HASH_MIN + 1):
-                S = K._ht_grow(S, K.HASH_MIN + 1)
-                HK, HV = S[2], S[3]
-            assert K._os_insert(pool, ptmp, HK, HV, meta, SM, x, y, d, N)
+            if KS.ht_short(S, KS.HASH_MIN + 1):
+                S = KS.ht_grow(S, KS.HASH_MIN + 1)
+                HK, HV = S.HK, S.HV
+            assert KS.os_insert(pool, ptmp, HK, HV, meta, SM, x, y, d, N)
             seq.append(y)
-        compactions += meta[K.M_POOL_END] < last_end
-        last_end = meta[K.M_POOL_END]
+        compactions += meta[M_POOL_END] < last_end
+        last_end = meta[M_POOL_END]
     assert compactions > 0
     assert [sets_of(S, 0), sets_of(S, 1)] == model
     check_hashed(S)
 
 
-OPS = ["relu", "add", "mul", "matmul", "shape", "const", "identity", "noop", "py_func", "tanh"]
-
-
-@st.composite
-def shuffled_dags(draw):
-    """A DAG whose node list is not in topological order (a Graph built by hand, not by a loader)."""
-    n = draw(st.integers(2, 30))
-    nodes = []
-    for j in range(n):
-        op = draw(st.sampled_from(OPS))
-        k = {"const": 0, "noop": 0, "relu": 1, "tanh": 1, "shape": 1, "identity": 1}.get(op, 2)
-        srcs = ["x"] + [f"n{i}" for i in range(j)]
-        nodes.append(Node(
-            name=f"n{j}", op=op, op_type=op, inputs=tuple(draw(st.sampled_from(srcs)) for _ in range(k)),
-            control_inputs=tuple(sorted(set(draw(st.lists(st.sampled_from(srcs[1:]), max_size=2))))) if j else (),
-            device=draw(st.sampled_from([None, None, "gpu:0"])), compile=draw(st.sampled_from([None, None, True])),
-            outputs=[TensorType((2, 2), "float32")], known=op != "py_func"))
-    nodes = draw(st.permutations(nodes))
-    return Graph("shuffled", [Value("x", TensorType((2, 2), "float32"))], list(nodes), [nodes[-1].name])
-
-
 @settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
-@given(shuffled_dags(), st.sampled_from([None, 1]))
+@given(dags(nodes=(2, 30), shuffle=True), st.sampled_from([None, 1]))
 def test_unordered_node_list_matches_reference(graph, min_size):
     opts = ClusterOptions(min_cluster_size=min_size)
     cands = find_candidates(graph, opts)

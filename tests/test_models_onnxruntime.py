@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 
 import xcviz
-from xcviz.execute import compare
+from xcviz.runtime.measure import compare
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 MODELS = {"resnet_mini": (2, 3, 32, 32), "mobilenet_mini": (2, 3, 32, 32), "transformer_encoder": (2, 7, 64),

@@ -18,7 +18,8 @@ from hypothesis import strategies as st  # noqa: E402
 import xcviz  # noqa: E402
 from xcviz.clustering import ClusterOptions, find_candidates  # noqa: E402
 from xcviz.clustering import mark_fast, mark_reference  # noqa: E402
-from xcviz.ir import Graph, Node, TensorType, Value  # noqa: E402
+
+from strategies import dags  # noqa: E402
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, os.path.join(ROOT, "benchmarks"))
@@ -62,29 +63,6 @@ def test_generated_ml_graphs(tmp_path, n, seed):
     assert_same(g, ClusterOptions(max_cluster_size=7))
 
 
-OPS = ["relu", "add", "mul", "matmul", "shape", "const", "identity", "noop", "py_func", "tanh"]
-
-
-@st.composite
-def dags(draw):
-    n = draw(st.integers(1, 40))
-    nodes = []
-    for j in range(n):
-        op = draw(st.sampled_from(OPS))
-        k = {"relu": 1, "tanh": 1, "shape": 1, "identity": 1, "add": 2, "mul": 2, "matmul": 2,
-             "const": 0, "noop": 0, "py_func": draw(st.integers(0, 3))}[op]
-        srcs = ["x"] + [f"n{i}" for i in range(j)]
-        inputs = tuple(draw(st.sampled_from(srcs)) for _ in range(k))
-        ctrl = tuple(sorted(set(draw(st.lists(st.sampled_from(srcs[1:]), max_size=2))))) if j else ()
-        nodes.append(Node(
-            name=f"n{j}", op=op, op_type=op, inputs=inputs, control_inputs=ctrl,
-            device=draw(st.sampled_from([None, None, None, "gpu:0", "cpu:1"])),
-            compile=draw(st.sampled_from([None, None, None, None, True, False])),
-            scope=draw(st.sampled_from([None, None, None, "s1", "s2"])),
-            outputs=[TensorType((2, 2), "float32")], known=op != "py_func"))
-    return Graph("rand", [Value("x", TensorType((2, 2), "float32"))], nodes, [f"n{n - 1}"])
-
-
 @settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(dags(), st.sampled_from([None, 1, 3]), st.sampled_from([None, 2, 5]), st.sampled_from(["cpu", "gpu"]))
 def test_random_dags(graph, min_size, max_size, device):
@@ -93,12 +71,22 @@ def test_random_dags(graph, min_size, max_size, device):
 
 def test_dispatch_small_graphs_use_reference(monkeypatch):
     """Small graphs never pay numba's start-up; XCVIZ_MARK forces either implementation."""
+    from xcviz.clustering import mark
+    from xcviz.clustering._kernel import first_use
     from xcviz.fastpath import FAST_MIN_NODES, use_fast
 
     monkeypatch.delenv("XCVIZ_MARK", raising=False)
-    assert not use_fast(10, "XCVIZ_MARK")
-    assert use_fast(FAST_MIN_NODES, "XCVIZ_MARK")
+    monkeypatch.setattr(first_use, "cached", lambda: True)
+    assert not mark._use_fast(10)
+    assert mark._use_fast(FAST_MIN_NODES)
+    # nothing cached: the compile pays only for the biggest graphs; smaller ones run the reference while
+    # a background process compiles the kernel for the next run
+    started = []
+    monkeypatch.setattr(first_use, "cached", lambda: False)
+    monkeypatch.setattr(first_use, "compile_in_background", lambda: started.append(1) or True)
+    assert not mark._use_fast(FAST_MIN_NODES) and started == [1]
+    assert mark._use_fast(first_use.COLD_MIN_NODES) and started == [1]
     monkeypatch.setenv("XCVIZ_MARK", "fast")
-    assert use_fast(10, "XCVIZ_MARK")
+    assert use_fast(10, "XCVIZ_MARK") and mark._use_fast(10)
     monkeypatch.setenv("XCVIZ_MARK", "reference")
-    assert not use_fast(10**7, "XCVIZ_MARK")
+    assert not use_fast(10**7, "XCVIZ_MARK") and not mark._use_fast(10**7)

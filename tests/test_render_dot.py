@@ -187,7 +187,7 @@ def test_auto_collapse_notice(write_graph, run_cli, tmp_path, monkeypatch):
 def test_shared_input_drawn_per_use(write_graph):
     import json
 
-    from xcviz.render.dot import SHARED_FANOUT
+    from xcviz.render.dot_parts import SHARED_FANOUT
 
     n = SHARED_FANOUT + 2
     path = write_graph(json.dumps({

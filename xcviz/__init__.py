@@ -32,14 +32,14 @@ def stats(graph, clustering, hardware=None):
 
 def run(graph, inputs=None, mode="hybrid", **kw):
     """Execute a graph (hybrid | native | jit); returns {output name: numpy array}."""
-    from .execute import run_graph
+    from .runtime.execute import run_graph
 
     return run_graph(graph, inputs, mode=mode, **kw)
 
 
 def validate(graph, **kw):
     """JIT-compile every kept cluster with JAX and compare it with the native reference."""
-    from .jit import validate_graph
+    from .runtime.validate import validate_graph
 
     return validate_graph(graph, **kw)
 

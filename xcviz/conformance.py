@@ -79,7 +79,7 @@ def run_case(case: Case, mode: str) -> tuple[str, str | None]:
     import onnx
 
     from .errors import XcvizError
-    from .execute import execute
+    from .runtime.execute import execute
     from .loaders.build import finalize
     from .loaders.onnx_model import graph_from_model
     from .ops.arrays import Unsupported

@@ -17,7 +17,7 @@ Seed = Annotated[int, typer.Option("--seed", help="seed for random inputs not gi
 MaxElements = Annotated[int, typer.Option(
     "--max-elements", min=1, help="refuse to generate random inputs with more elements than this in all (a --dim typo "
     "should not exhaust memory); inputs given in --inputs are not limited")]
-DEFAULT_MAX_ELEMENTS = 50_000_000  # = execute.DEFAULT_MAX_ELEMENTS (not imported: keeps --help fast)
+DEFAULT_MAX_ELEMENTS = 50_000_000  # = runtime.inputs.DEFAULT_MAX_ELEMENTS (not imported: keeps --help fast)
 Repeats = Annotated[Optional[int], typer.Option("--repeats", help="timed repeats after warm-up [adaptive, ~0.2 s per measurement]", show_default=False)]
 
 
@@ -27,7 +27,7 @@ def validate(graph: GraphArg, inputs: Inputs = None, seed: Seed = 0, auto_fallba
              repeats: Repeats = None, max_elements: MaxElements = DEFAULT_MAX_ELEMENTS, json: Json = False,
              output: Output = None, *, options: AnalysisOptions) -> None:
     """JIT-compile each kept cluster with JAX: kernels, memory, compile time, numerics and speed vs native."""
-    from ..validation import validate_graph
+    from ..runtime.validate import validate_graph
 
     a = analyse(graph, options)
     progress = LazyProgress("compiling")
@@ -57,8 +57,8 @@ def hlo(graph: GraphArg, cluster: str = typer.Option(..., "--cluster", help="clu
         inputs: Inputs = None, seed: Seed = 0, max_elements: MaxElements = DEFAULT_MAX_ELEMENTS,
         output: Output = None, *, options: AnalysisOptions) -> None:
     """Print one cluster's StableHLO (as lowered) or optimized HLO (after XLA's fusion passes)."""
-    from ..execute import bind_inputs, execute
-    from ..jit import CompileCache, cluster_spec
+    from ..runtime.execute import bind_inputs, execute
+    from ..runtime.jit import CompileCache, cluster_spec
 
     if stage not in ("stablehlo", "optimized"):
         raise XcvizError(f"unknown stage {stage!r}", hint="use --stage stablehlo or --stage optimized")
@@ -99,7 +99,7 @@ def run(graph: GraphArg, inputs: Inputs = None, output: Output = None,
         seed: Seed = 0, repeats: Repeats = None, max_elements: MaxElements = DEFAULT_MAX_ELEMENTS, json: Json = False,
         *, options: AnalysisOptions) -> None:
     """Execute the whole graph (outputs to -o FILE.npz), report end-to-end time; --check compares with native."""
-    from ..execute import MODES, bind_inputs
+    from ..runtime.execute import MODES, bind_inputs
 
     if mode not in MODES:
         raise XcvizError(f"unknown mode {mode!r}", hint="use --mode hybrid, native or jit")
@@ -131,14 +131,14 @@ def run(graph: GraphArg, inputs: Inputs = None, output: Output = None,
 def _timed_run(a, feeds: dict, mode: str, check: bool, repeats: int | None) -> tuple[dict, dict, list[str]]:
     """Run the graph once (compiling), then `repeats` timed runs: (the run's report data, the first run's
     output arrays, one line per output that differs from native execution when `check`)."""
-    from ..execute import compare, execute
-    from ..jit import CompileCache
+    from ..runtime.execute import execute
+    from ..runtime.jit import CompileCache
+    from ..runtime.measure import compare, median_ms
     from ..render.report_json import run_outputs
-    from ..validation import _median_ms
 
     g, c, cache = a.graph, a.clustering, CompileCache()
     first = execute(g, feeds, mode, c, cache)
-    ms = _median_ms(lambda: execute(g, feeds, mode, c, cache), repeats)
+    ms = median_ms(lambda: execute(g, feeds, mode, c, cache), repeats)
     ref = execute(g, feeds, "native").outputs if check and mode != "native" else first.outputs
     outputs, failed = run_outputs(first.outputs, ref if check else None, compare)
     result = {"mode": mode, "first_run_ms": first.seconds * 1e3, "median_ms": ms,

@@ -193,7 +193,8 @@ def mark_for_compilation(graph, cands: Candidates, opts: ClusterOptions, progres
     S = K.build(N, esrc, edst, len(es))
     if progress:
         progress(1)
-    C = (ok, base, alive, parent_uf, size, eff, forced, device, scope, groups, max_size, bool(opts.record))
+    C = K.Clusters(ok, base, alive, parent_uf, size, eff, forced, device, scope, groups, max_size,
+                   bool(opts.record))
     # attempts and blocking paths, grown by run_phase when needed; int32 (ids, sizes < 2^31) halves the
     # memory a 10^6-node pass writes
     A = np.empty((max(16, len(esrc)), K.A_COLS), np.int32)

@@ -4,7 +4,8 @@ Edges between the same two drawn nodes merge into one, labelled with the tensor 
 from __future__ import annotations
 
 from ..ir import Graph
-from .dot import BOUNDARY, QUIET, add_inputs_outputs, draw_node, edge_text, penwidth, tensor_source, text, tint
+from .dot_parts import QUIET, add_inputs_outputs, draw_node, edge_text, penwidth, tensor_source, text, tint
+from .tables import BOUNDARY
 from .units import fmt_bytes
 from .view import View
 

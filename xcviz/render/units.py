@@ -20,13 +20,3 @@ def fmt_pct(x: float | None) -> str:
 
 def fmt_speedup(x: float | None) -> str:
     return "unknown" if x is None else f"{x:.2f}×"
-
-
-def fmt_time(seconds: float | None) -> str:
-    if seconds is None:
-        return "unknown"
-    if seconds < 1e-3:
-        return f"{seconds * 1e6:.1f} µs"
-    if seconds < 1:
-        return f"{seconds * 1e3:.2f} ms"
-    return f"{seconds:.2f} s"

@@ -7,13 +7,15 @@ compile time is reported separately. Returns data; only the CLI prints.
 from __future__ import annotations
 
 import dataclasses
-import statistics
-import time
 from dataclasses import dataclass, field
 
-
-from .errors import XcvizError
-from .execute import DEFAULT_MAX_ELEMENTS
+from ..errors import XcvizError
+from ..ir import format_ref
+from .execute import execute
+from .inputs import DEFAULT_MAX_ELEMENTS, bind_inputs
+from .jit import CompileCache, cluster_spec
+from .measure import compare, median_ms
+from .node import eval_node
 
 
 @dataclass
@@ -57,27 +59,7 @@ class ValidationReport:
                 "clusters": [dataclasses.asdict(c) for c in self.clusters]}
 
 
-def _median_ms(fn, repeats: int | None, budget_s: float = 0.2) -> float:
-    fn()  # warm-up
-    times = []
-    start = time.perf_counter()
-    while True:
-        t0 = time.perf_counter()
-        fn()
-        times.append(time.perf_counter() - t0)
-        n = len(times)
-        if repeats is not None and n >= repeats:
-            break
-        if repeats is None and (n >= 50 or (n >= 3 and time.perf_counter() - start > budget_s)):
-            break
-    return statistics.median(times) * 1e3
-
-
 def check_clusters(graph, clustering, env: dict, stats, cache, repeats=None, progress=None) -> list[ClusterCheck]:
-    from .execute import compare
-    from .ir import format_ref
-    from .jit import cluster_spec, eval_node
-
     rows = []
     total = len(clustering.clusters)
     for k, members in enumerate(clustering.clusters):
@@ -122,8 +104,8 @@ def check_clusters(graph, clustering, env: dict, stats, cache, repeats=None, pro
                 for j, v in enumerate(eval_node(node, [local[r] if r else None for r in node.inputs])):
                     local[format_ref(node.name, j)] = v
 
-        row.native_ms = _median_ms(native, repeats)
-        row.xla_ms = _median_ms(lambda: comp(env, spec), repeats)
+        row.native_ms = median_ms(native, repeats)
+        row.xla_ms = median_ms(lambda: comp(env, spec), repeats)
         row.speedup_measured = row.native_ms / row.xla_ms if row.xla_ms else None
         rows.append(row)
     if progress:
@@ -135,10 +117,8 @@ def validate_graph(graph, clustering=None, inputs: dict | None = None, seed: int
                    repeats: int | None = None, progress=None, auto_fallback: bool = False, options=None,
                    max_rounds: int = 8, max_elements: int | None = DEFAULT_MAX_ELEMENTS) -> ValidationReport:
     """JIT-compile every kept cluster and compare it with the native reference; see ValidationReport."""
-    from .clustering import ClusterOptions, run_clustering
-    from .cost import compute_stats, load_hardware
-    from .execute import bind_inputs, execute
-    from .jit import CompileCache
+    from ..clustering import ClusterOptions, run_clustering
+    from ..cost import compute_stats, load_hardware
 
     if clustering is None:
         clustering = run_clustering(graph, options or ClusterOptions())

@@ -5,7 +5,6 @@ tensors that decide shapes (a reshape target, slice bounds: the op's `static` in
 integer graph constants are baked in as compile-time constants, like TF's must-be-constant inputs, and
 become part of the cache key by value. Everything else is an argument, so structurally identical
 clusters (same ops, attributes, wiring, shapes and dtypes) share one executable, as XLA's cache does.
-`validate_graph` lives in validate.py and is re-exported here.
 """
 from __future__ import annotations
 
@@ -16,7 +15,8 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from .ir import Graph, format_ref, parse_ref
+from ..ir import Graph, format_ref, parse_ref
+from .node import eval_node
 
 
 @dataclass
@@ -77,7 +77,7 @@ def cluster_specs(graph: Graph, clusters: list[list[int]]) -> list[ClusterSpec]:
 
 
 def baked_entries(graph: Graph, spec: ClusterSpec) -> set[str]:
-    from .ops.impl import STATIC_INPUTS, install
+    from ..ops.impl import STATIC_INPUTS, install
 
     install()
     consts = {v.name for v in graph.inputs if v.data is not None and np.asarray(v.data).dtype.kind != "f"}
@@ -88,33 +88,6 @@ def baked_entries(graph: Graph, spec: ClusterSpec) -> set[str]:
             if slot < len(node.inputs) and node.inputs[slot] in spec.entries:
                 baked.add(node.inputs[slot])
     return baked
-
-
-def eval_node(node, args: list, use_jax: bool = False) -> list:
-    """Run one node; under JAX, nodes whose inputs are all concrete are folded natively (static shapes)."""
-    from .errors import XcvizError
-    from .ops import REGISTRY
-    from .ops.impl import Unsupported, install
-
-    install()
-    opdef = REGISTRY.ops.get(node.op) if node.known else None
-    if opdef is None:
-        raise XcvizError(f"no implementation for {node.op_type} ({node.note or 'unknown op'})", where=node.where or f"node {node.name!r}",
-                         hint="xcviz can show where it falls back, but cannot execute it")
-    concrete = all(a is None or isinstance(a, (np.ndarray, np.generic)) for a in args)
-    fn = opdef.native if (not use_jax or concrete) else opdef.jax
-    if fn is None:
-        raise Unsupported(f"{node.op_type} has no JAX lowering", where=f"node {node.name!r}")
-    attrs = {**opdef.attrs, **node.attrs, "_op_type": node.op_type, "_num_outputs": len(node.outputs)}
-    try:
-        with np.errstate(all="ignore"):  # IEEE semantics (exp overflow -> inf) are the reference, not warnings
-            out = fn(attrs, *args)
-    except XcvizError as e:
-        e.where = e.where or f"node {node.name!r} ({node.op_type})"
-        raise
-    if isinstance(out, (tuple, list)):
-        return list(out)
-    return [out]
 
 
 def build_function(graph: Graph, spec: ClusterSpec, arg_refs: list[str], baked: dict[str, np.ndarray]):
@@ -212,7 +185,7 @@ class CompileCache:
 
 
 def compile_cluster(graph: Graph, spec: ClusterSpec, values: dict, baked: set[str]) -> Compiled:
-    from .ops.impl import jnp
+    from ..ops.impl import jnp
 
     jnp()
     import jax
@@ -278,9 +251,3 @@ def count_kernels(hlo_text: str) -> tuple[int, int]:
             kernels += 1
             fusions += op == "fusion"
     return kernels, fusions
-
-
-def validate_graph(graph, **kw):
-    from .validation import validate_graph as _validate
-
-    return _validate(graph, **kw)

@@ -1,0 +1,189 @@
+"""The package's shape: no import circles, short modules, and imports that only point down the layers.
+
+Every import counts, function-level (lazy) ones included: a lazy import still ties the two modules together.
+The layers run from the command line down to the IR (cli -> pipeline -> render -> runtime -> clustering ->
+cost -> loaders -> passes -> ops -> ir); see LAYERS."""
+from __future__ import annotations
+
+import ast
+import os
+from functools import cache
+
+import pytest
+
+PACKAGE = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "xcviz")
+MAX_LINES = 400
+
+# Modules allowed over MAX_LINES, each one concept that cannot be split (path relative to xcviz/: why).
+LONG_MODULES: dict[str, str] = {}
+
+# Top-level modules and packages of xcviz/, top layer first. A module may import from its own layer and the
+# layers below it, never from one above. A new top-level name must be placed here.
+LAYERS: list[set[str]] = [
+    {"__init__", "__main__", "cli", "samples"},      # command line, public API
+    {"pipeline", "conformance"},                     # load + options + cluster + stats; ONNX node-test runs
+    {"render"},                                      # tables, JSON, DOT/SVG, HTML: functions of the results
+    {"runtime"},                                     # execution, JAX compilation, validation
+    {"clustering"},
+    {"cost"},
+    {"loaders"},                                     # read -> parse -> build, then verify and infer
+    {"passes", "verify"},
+    {"ops"},
+    {"ir"},
+    {"errors", "progress", "fileio", "fastpath", "hardware"},  # no knowledge of graphs
+]
+
+
+@cache
+def modules() -> dict[str, str]:
+    """Dotted module name -> file, for every .py file under xcviz/ (a package is named by its __init__)."""
+    base = os.path.dirname(PACKAGE)
+    out = {}
+    for folder, _, files in os.walk(PACKAGE):
+        for f in sorted(files):
+            if f.endswith(".py"):
+                path = os.path.join(folder, f)
+                name = os.path.relpath(path, base)[:-3].replace(os.sep, ".")
+                out[name.removesuffix(".__init__")] = path
+    return out
+
+
+def _is_package(name: str) -> bool:
+    return modules()[name].endswith("__init__.py")
+
+
+def _targets(module: str, node: ast.Import | ast.ImportFrom) -> list[str]:
+    """The xcviz modules one import statement names: `from a import b` names a, and a.b when b is a module."""
+    if isinstance(node, ast.Import):
+        names = [a.name for a in node.names]
+    else:
+        if node.level:
+            parts = module.split(".") if _is_package(module) else module.split(".")[:-1]
+            parts = parts[:len(parts) - (node.level - 1)]
+            source = ".".join(parts + ([node.module] if node.module else []))
+        else:
+            source = node.module or ""
+        names = [source] + [f"{source}.{a.name}" for a in node.names]
+    return [n for n in names if n in modules()]
+
+
+@cache
+def import_graph() -> dict[str, frozenset[str]]:
+    """Module -> the xcviz modules it imports anywhere in its body. Importing a package one is inside
+    (`from .. import x` or `from . import y`) is not an edge: Python runs that package first anyway."""
+    graph = {}
+    for name, path in modules().items():
+        with open(path, encoding="utf-8") as f:
+            tree = ast.parse(f.read(), path)
+        edges = set()
+        for node in ast.walk(tree):
+            if isinstance(node, (ast.Import, ast.ImportFrom)):
+                edges.update(t for t in _targets(name, node) if t != name and not name.startswith(t + "."))
+        graph[name] = frozenset(edges)
+    return graph
+
+
+def circles(graph: dict[str, frozenset[str]]) -> list[list[str]]:
+    """The strongly connected components with more than one module (Tarjan's algorithm, iterative)."""
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    stack: list[str] = []
+    on_stack: set[str] = set()
+    found = []
+    for root in sorted(graph):
+        if root in index:
+            continue
+        work = [(root, iter(sorted(graph[root])))]
+        index[root] = low[root] = len(index)
+        stack.append(root)
+        on_stack.add(root)
+        while work:
+            v, children = work[-1]
+            w = next(children, None)
+            if w is not None:
+                if w not in index:
+                    index[w] = low[w] = len(index)
+                    stack.append(w)
+                    on_stack.add(w)
+                    work.append((w, iter(sorted(graph[w]))))
+                elif w in on_stack:
+                    low[v] = min(low[v], index[w])
+                continue
+            work.pop()
+            if work:
+                low[work[-1][0]] = min(low[work[-1][0]], low[v])
+            if low[v] == index[v]:
+                component = []
+                while True:
+                    w = stack.pop()
+                    on_stack.discard(w)
+                    component.append(w)
+                    if w == v:
+                        break
+                if len(component) > 1:
+                    found.append(sorted(component))
+    return sorted(found)
+
+
+def _layer(module: str) -> int:
+    top = module.split(".")[1] if "." in module else "__init__"
+    for rank, names in enumerate(LAYERS):
+        if top in names:
+            return rank
+    raise AssertionError(f"xcviz.{top} is in no layer: place it in LAYERS (tests/test_architecture.py)")
+
+
+def test_circles_finds_a_cycle_and_nothing_else():
+    graph = {"a": frozenset({"b"}), "b": frozenset({"c"}), "c": frozenset({"a"}), "d": frozenset({"a"}),
+             "e": frozenset()}
+    assert circles(graph) == [["a", "b", "c"]]
+    assert circles({"a": frozenset({"b"}), "b": frozenset()}) == []
+
+
+def test_import_graph_sees_lazy_imports():
+    # runtime.execute imports the clustering pass inside a function only
+    assert "xcviz.clustering" in import_graph()["xcviz.runtime.execute"]
+
+
+def test_no_import_circles():
+    found = circles(import_graph())
+    assert not found, "import circles (every import counts, lazy ones too):\n" + "\n".join(
+        "  " + " <-> ".join(c) for c in found)
+
+
+def test_no_module_over_max_lines():
+    over = {}
+    for path in modules().values():
+        rel = os.path.relpath(path, PACKAGE).replace(os.sep, "/")
+        with open(path, encoding="utf-8") as f:
+            n = sum(1 for _ in f)
+        if n > MAX_LINES and rel not in LONG_MODULES:
+            over[rel] = n
+    assert not over, f"modules over {MAX_LINES} lines (split by concept, or name one in LONG_MODULES with why): " + \
+        ", ".join(f"{p} ({n})" for p, n in sorted(over.items(), key=lambda kv: -kv[1]))
+
+
+def test_long_module_allowlist_is_current():
+    short = []
+    for rel in sorted(LONG_MODULES):
+        with open(os.path.join(PACKAGE, rel), encoding="utf-8") as f:
+            if sum(1 for _ in f) <= MAX_LINES:
+                short.append(rel)
+    assert not short, f"short now, remove from LONG_MODULES: {short}"
+
+
+def test_every_module_is_in_a_layer():
+    for name in modules():
+        _layer(name)
+
+
+def test_imports_only_point_down_the_layers():
+    upward = sorted(f"{m} imports {t}" for m, targets in import_graph().items() for t in targets
+                    if _layer(t) < _layer(m))
+    assert not upward, "imports up the layers (see LAYERS):\n  " + "\n  ".join(upward)
+
+
+@pytest.mark.parametrize("low, high", [("ir", "clustering"), ("ops", "render"), ("ir", "runtime"),
+                                       ("ops", "cli"), ("clustering", "render"), ("runtime", "cli")])
+def test_layer_order_examples(low, high):
+    assert _layer(f"xcviz.{low}") > _layer(f"xcviz.{high}")

@@ -1,0 +1,128 @@
+"""DOT building blocks both views share (expanded and collapsed): escaped user text, styles, edge weights,
+node and graph input/output statements. User strings pass through `text()` so no name can break the DOT
+syntax or inject markup."""
+from __future__ import annotations
+
+import math
+import re
+
+from ..ir import Graph, TensorType, parse_ref
+from .tables import FALLBACK
+from .units import fmt_bytes
+from .view import View
+
+FALLBACK_FILL = "#FDE3E3"
+QUIET = "#8A8A8A"
+IO_FILL = "#EEEEEE"
+SHARED_FANOUT = 3        # inputs read more often are drawn once per use (layout time, see add_inputs_outputs)
+_CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f]")
+
+
+def text(*lines: str):
+    """Lines of user text as one DOT escString: backslashes, quotes, entities and control characters defused."""
+    import graphviz
+
+    out = []
+    for line in lines:
+        s = _CONTROL.sub("\ufffd", str(line)).replace("&", "&amp;").replace("\\", "\\\\")
+        out.append(s.replace("\r\n", "\n").replace("\n", "\\n"))
+    return graphviz.nohtml("\\n".join(out))
+
+
+def penwidth(nbytes: int | None) -> str:
+    """1.5 for unknown or tiny tensors, +1 per factor 4 of bytes above 1 KiB, capped at 9."""
+    if not nbytes or nbytes <= 1024:
+        return "1.5"
+    return f"{min(9.0, 1.5 + math.log(nbytes / 1024, 4)):.2f}"
+
+
+def fallback_class(code: str) -> str:
+    return "xc_node xc_fallback xc_code_" + re.sub(r"[^a-z0-9]", "_", code.lower())
+
+
+def tint(color: str, alpha: str = "26") -> str:
+    return color + alpha
+
+
+def node_tooltip(graph: Graph, view: View, i: int) -> list[str]:
+    node = graph.nodes[i]
+    lines = [f"{node.name}: {node.op_type}" + (f" ({node.op})" if node.op != node.op_type else "")]
+    k = view.group_of[i]
+    if k >= 0:
+        lines.append(f"in {view.groups[k].id}")
+    elif view.code[i]:
+        lines.append(f"fallback [{view.code[i]}]: {view.reason[i] or view.code[i]}")
+    else:
+        lines.append("candidate, not merged yet")
+    lines.append(f"device: {view.device[i]}")
+    if node.outputs:
+        lines.append("out: " + ", ".join(str(t.bind(graph.dims)) for t in node.outputs))
+    for key in sorted(node.attrs)[:8]:
+        lines.append(f"{key} = {str(node.attrs[key])[:80]}")
+    return lines
+
+
+def edge_text(t: TensorType, nbytes: int | None) -> str:
+    return f"{t} · {fmt_bytes(nbytes)}"
+
+
+def add_inputs_outputs(g, graph: Graph, prefix: str):
+    """Declare graph inputs and outputs; returns `input_id(k)`, the node id to draw an edge from input k.
+
+    An input read by more than SHARED_FANOUT nodes (a weight every layer uses) is drawn once per use, beside
+    its consumer: one node with hundreds of rank-spanning edges costs the layout O(uses x depth) virtual nodes."""
+    uses = [0] * len(graph.inputs)
+    pos = {v.name: k for k, v in enumerate(graph.inputs)}
+    for ref in [r for node in graph.nodes for r in node.inputs] + list(graph.outputs):
+        if ref in pos:
+            uses[pos[ref]] += 1
+    copies = [0] * len(graph.inputs)
+
+    def declare(k: int, node_id: str, note: str = "") -> None:
+        v = graph.inputs[k]
+        kind = "constant" if v.data is not None else "graph input"
+        t = str(v.type.bind(graph.dims))
+        g.node(node_id, text(v.name, t), shape="invhouse", style="filled", fillcolor=IO_FILL, color=QUIET,
+               tooltip=text(f"{kind} {v.name}" + note, t), **{"class": "xc_node xc_input"})
+
+    for k in range(len(graph.inputs)):
+        if uses[k] <= SHARED_FANOUT:
+            declare(k, f"{prefix}i{k}")
+    for k, ref in enumerate(graph.outputs):
+        g.node(f"{prefix}o{k}", text(f"output {ref}"), shape="house", style="filled", fillcolor=IO_FILL,
+               color="#444444", penwidth="1.5", tooltip=text(f"graph output {ref}", str(graph.tensor_type(ref).bind(graph.dims))),
+               **{"class": "xc_node xc_output"})
+
+    def input_id(k: int) -> str:
+        if uses[k] <= SHARED_FANOUT:
+            return f"{prefix}i{k}"
+        copies[k] += 1
+        node_id = f"{prefix}i{k}_{copies[k]}"
+        declare(k, node_id, f" (read by {uses[k]} nodes; drawn at each)")
+        return node_id
+
+    return input_id
+
+
+def tensor_source(graph: Graph, ref: str, inputs: dict[str, int]) -> tuple[int, int]:
+    """(kind, position): kind 0 = graph input, 1 = node."""
+    if ref in inputs:
+        return 0, inputs[ref]
+    return 1, graph.index[parse_ref(ref)[0]]
+
+
+def draw_node(sub, graph: Graph, view: View, i: int, prefix: str = "") -> None:
+    """One op node in its style: member of a kept cluster, fallback (with its reason code), or a candidate."""
+    node = graph.nodes[i]
+    tip = text(*node_tooltip(graph, view, i))
+    k = view.group_of[i]
+    if k >= 0:
+        sub.node(f"{prefix}n{i}", text(node.name, node.op_type), style="rounded,filled", fillcolor="white",
+                 color=view.groups[k].color, tooltip=tip, **{"class": "xc_node"})
+    elif view.code[i]:
+        sub.node(f"{prefix}n{i}", text(node.name, node.op_type, f"fallback: {view.code[i]}"), style="filled,bold",
+                 fillcolor=FALLBACK_FILL, color=FALLBACK, fontcolor="#8B0000", penwidth="2", tooltip=tip,
+                 **{"class": fallback_class(view.code[i])})
+    else:
+        sub.node(f"{prefix}n{i}", text(node.name, node.op_type), style="rounded,filled", fillcolor="white",
+                 color=QUIET, tooltip=tip, **{"class": "xc_node xc_candidate"})

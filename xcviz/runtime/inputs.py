@@ -1,0 +1,134 @@
+"""Feeds for a run: given inputs checked against their declared types, constants, seeded random tensors."""
+from __future__ import annotations
+
+import numpy as np
+
+from ..errors import XcvizError, did_you_mean
+from ..ir import Graph, TensorType, bind_dims
+
+# Random inputs are refused beyond this many elements in all (--max-elements): a --dim typo such as
+# seq=100000000 should be one clear error, not a MemoryError after minutes of swapping.
+DEFAULT_MAX_ELEMENTS = 50_000_000
+
+
+def input_shape(t: TensorType, dims: dict, name: str = "") -> list[int]:
+    if t.shape is None:
+        raise XcvizError(f"input {name!r} has unknown shape", hint="give its values with --inputs FILE.npz")
+    shape = []
+    for d in t.shape:
+        if isinstance(d, str):
+            if d not in dims:
+                raise XcvizError(f"input {name!r} has symbolic dimension {d!r}", hint=f"bind it with --dim {d}=N or give --inputs")
+            d = dims[d]
+        shape.append(int(d))
+    return shape
+
+
+def random_array(t: TensorType, rng: np.random.Generator, dims: dict, name: str = "") -> np.ndarray:
+    shape = input_shape(t, dims, name)
+    dt = np.dtype(t.dtype or "float32") if t.dtype not in ("bfloat16", "string", None) else np.dtype("float32")
+    if dt.kind == "f":  # drawn as float64 then cast: the values for a seed stay the same across dtypes
+        return rng.standard_normal(shape).astype(dt)
+    if dt.kind == "b":
+        return rng.random(shape) < 0.5
+    return rng.integers(0, 4, size=shape).astype(dt)
+
+
+def _feed_points(graph: Graph) -> list[tuple[str, TensorType, object]]:
+    """(name, type, constant data or None) for graph inputs and placeholder nodes."""
+    pts = [(v.name, v.type, v.data) for v in graph.inputs]
+    pts += [(n.name, n.out(0), None) for n in graph.nodes if n.op == "placeholder"]
+    return pts
+
+
+def _shape_text(shape) -> str:
+    return "[" + ",".join(map(str, shape)) + "]"
+
+
+def _check_given(name: str, t: TensorType, arr: np.ndarray, dims: dict, where: str | None) -> np.ndarray:
+    """A given input against its declared type: rank, fixed dims, consistent symbolic dims, dtype."""
+    declared = f"the graph declares {name}: {t}"
+    if t.shape is not None:
+        if arr.ndim != len(t.shape):
+            raise XcvizError(f"input {name!r} has shape {_shape_text(arr.shape)} (rank {arr.ndim}), expected rank "
+                             f"{len(t.shape)}: {t}", where=where, hint=declared)
+        for d, n in zip(t.shape, arr.shape):
+            if isinstance(d, str):
+                if dims.setdefault(d, n) != n:
+                    raise XcvizError(f"input {name!r}: dimension {d!r} is {n} here but {dims[d]} in an earlier input",
+                                     where=where, hint=f"every input must agree on {d!r}")
+            elif d != n:
+                raise XcvizError(f"input {name!r} has shape {_shape_text(arr.shape)}, expected {t}", where=where,
+                                 hint=declared)
+    if t.dtype and t.dtype not in ("string", "bfloat16") and arr.dtype != np.dtype(t.dtype):
+        want = np.dtype(t.dtype)
+        # same kind (float64 -> float32) or integers/bools into any numeric type convert; the rest is refused
+        if arr.dtype.kind == want.kind or (arr.dtype.kind in "iub" and want.kind in "iufb"):
+            return arr.astype(want)
+        raise XcvizError(f"input {name!r} has dtype {arr.dtype}, expected {t.dtype}", where=where,
+                         hint=f"{declared}; save it with .astype('{t.dtype}')")
+    return arr
+
+
+def bind_inputs(graph: Graph, inputs: dict | None = None, seed: int | None = None,
+                max_elements: int | None = DEFAULT_MAX_ELEMENTS) -> dict[str, np.ndarray]:
+    """Feeds for every input: given, else the constant, else seeded random (symbolic dims bound from given ones).
+
+    `inputs` may carry a `source` attribute (the .npz path) used as the `where` of its errors. Random
+    inputs stop at `max_elements` elements in all (None: no limit)."""
+    where = getattr(inputs, "source", None)
+    inputs = dict(inputs or {})
+    points = _feed_points(graph)
+    known = {p[0] for p in points}
+    extra = sorted(set(inputs) - known)
+    if extra:
+        raise XcvizError(f"unknown input {extra[0]!r}", where=where,
+                         hint=did_you_mean(extra[0], known) or "graph inputs: " + ", ".join(sorted(known)))
+    dims: dict[str, int] = {}  # bound by these inputs (they win over earlier bindings and --dim)
+    feeds: dict[str, np.ndarray] = {}
+    for name, t, data in points:
+        if name in inputs:
+            feeds[name] = _check_given(name, t, np.asarray(inputs[name]), dims, where)
+    rng = np.random.default_rng(0 if seed is None else seed)
+    positive = _positive_inputs(graph)
+    missing = []
+    generated = 0
+    for name, t, data in points:
+        if name in feeds:
+            continue
+        if data is not None:
+            feeds[name] = np.asarray(data)
+        elif seed is None and inputs:
+            missing.append(name)
+        else:
+            dims_here = {**{d: 1 for d in _symbols(t)}, **graph.dims, **dims}
+            shape = input_shape(t, dims_here, name)
+            generated += int(np.prod(shape, dtype=object))
+            if max_elements is not None and generated > max_elements:
+                raise XcvizError(f"random inputs would need {generated:,} elements, over the limit of {max_elements:,} "
+                                 f"(input {name!r} is {t.dtype or 'float32'}{_shape_text(shape)})",
+                                 hint="bind smaller symbolic dims with --dim, give --inputs FILE.npz, or raise --max-elements")
+            feeds[name] = random_array(t, rng, dims_here, name)
+            if name in positive and feeds[name].dtype.kind == "f":
+                feeds[name] = np.abs(feeds[name]) + feeds[name].dtype.type(0.5)
+            for d, n in zip(t.shape or (), feeds[name].shape):
+                if isinstance(d, str):
+                    dims.setdefault(d, n)
+    if missing:
+        raise XcvizError(f"missing input {missing[0]!r}" + (f" (and {len(missing) - 1} more)" if len(missing) > 1 else ""),
+                         where=where, hint="give every graph input in the .npz, or pass --seed N for random ones")
+    bind_dims(graph, dims)
+    return feeds
+
+
+# (op, input slot) whose random values must be positive: variances, square roots, logarithms
+def _positive_inputs(graph: Graph) -> set[str]:
+    """Inputs whose random values must be positive (variances, square roots, logarithms): the entries say which."""
+    from ..ops import REGISTRY
+
+    slots = {(o.name, k) for o in REGISTRY for k in o.positive_inputs}
+    return {ref for n in graph.nodes for k, ref in enumerate(n.inputs) if (n.op, k) in slots}
+
+
+def _symbols(t: TensorType) -> list[str]:
+    return [d for d in (t.shape or ()) if isinstance(d, str)]

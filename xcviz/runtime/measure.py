@@ -1,0 +1,48 @@
+"""Measuring a run: outputs against a reference under dtype-aware tolerances, and median timings."""
+from __future__ import annotations
+
+import statistics
+import time
+
+import numpy as np
+
+
+def median_ms(fn, repeats: int | None, budget_s: float = 0.2) -> float:
+    """Median milliseconds of `fn()` after one warm-up: `repeats` runs, or (None) up to 50 within ~budget_s."""
+    fn()  # warm-up
+    times = []
+    start = time.perf_counter()
+    while True:
+        t0 = time.perf_counter()
+        fn()
+        times.append(time.perf_counter() - t0)
+        n = len(times)
+        if repeats is not None and n >= repeats:
+            break
+        if repeats is None and (n >= 50 or (n >= 3 and time.perf_counter() - start > budget_s)):
+            break
+    return statistics.median(times) * 1e3
+
+
+def compare(got: np.ndarray, ref: np.ndarray) -> dict:
+    """max abs error, relative error (max abs / max |ref|), and ok under dtype-aware tolerances."""
+    got, ref = np.asarray(got), np.asarray(ref)
+    if got.shape != ref.shape:
+        return {"max_abs": None, "max_rel": None, "ok": False, "why": f"shape {got.shape} != {ref.shape}"}
+    if ref.dtype.kind not in "fc":
+        same = bool(np.array_equal(got, ref))
+        return {"max_abs": 0.0 if same else float("inf"), "max_rel": 0.0 if same else float("inf"), "ok": same,
+                "why": None if same else "values differ"}
+    g, r = got.astype(np.float64), ref.astype(np.float64)
+    finite = np.isfinite(r)
+    if not np.array_equal(finite, np.isfinite(g)) or not np.array_equal(np.isnan(g), np.isnan(r)):
+        return {"max_abs": float("inf"), "max_rel": float("inf"), "ok": False, "why": "NaN/Inf pattern differs"}
+    if not finite.any():
+        return {"max_abs": 0.0, "max_rel": 0.0, "ok": True, "why": None}
+    diff = np.abs(g[finite] - r[finite])
+    max_abs = float(diff.max()) if diff.size else 0.0
+    scale = float(np.abs(r[finite]).max()) if diff.size else 0.0
+    rel = max_abs / scale if scale > 0 else (0.0 if max_abs == 0 else float("inf"))
+    rtol = {"float64": 1e-9, "float32": 1e-4, "float16": 1e-2, "bfloat16": 2e-2}.get(str(ref.dtype), 1e-4)
+    ok = bool(max_abs <= 1e-6 if scale == 0 else rel <= rtol)
+    return {"max_abs": max_abs, "max_rel": rel, "ok": ok, "why": None if ok else f"relative error {rel:.2e} > {rtol:g}"}

@@ -1,0 +1,32 @@
+"""Run one node: its op's NumPy implementation, or its JAX lowering while a cluster is being traced."""
+from __future__ import annotations
+
+import numpy as np
+
+from ..errors import XcvizError
+
+
+def eval_node(node, args: list, use_jax: bool = False) -> list:
+    """Run one node; under JAX, nodes whose inputs are all concrete are folded natively (static shapes)."""
+    from ..ops import REGISTRY
+    from ..ops.impl import Unsupported, install
+
+    install()
+    opdef = REGISTRY.ops.get(node.op) if node.known else None
+    if opdef is None:
+        raise XcvizError(f"no implementation for {node.op_type} ({node.note or 'unknown op'})", where=node.where or f"node {node.name!r}",
+                         hint="xcviz can show where it falls back, but cannot execute it")
+    concrete = all(a is None or isinstance(a, (np.ndarray, np.generic)) for a in args)
+    fn = opdef.native if (not use_jax or concrete) else opdef.jax
+    if fn is None:
+        raise Unsupported(f"{node.op_type} has no JAX lowering", where=f"node {node.name!r}")
+    attrs = {**opdef.attrs, **node.attrs, "_op_type": node.op_type, "_num_outputs": len(node.outputs)}
+    try:
+        with np.errstate(all="ignore"):  # IEEE semantics (exp overflow -> inf) are the reference, not warnings
+            out = fn(attrs, *args)
+    except XcvizError as e:
+        e.where = e.where or f"node {node.name!r} ({node.op_type})"
+        raise
+    if isinstance(out, (tuple, list)):
+        return list(out)
+    return [out]
