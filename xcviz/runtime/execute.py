@@ -61,9 +61,7 @@ def jit_clustering(graph: Graph):
     """Every node with a JAX lowering is a candidate, min size 1, `compile: false` ignored."""
     from ..clustering import ClusterOptions, run_clustering
     from ..ops import REGISTRY
-    from ..ops.impl import install
 
-    install()
     g2 = dataclasses.replace(graph, nodes=[msgspec.structs.replace(n, compile=None) for n in graph.nodes], _index=None)
     ops = frozenset(o.name for o in REGISTRY if o.jax is not None)
     return run_clustering(g2, ClusterOptions(strategy="mark", min_cluster_size=1, supported_ops=ops, record=False))

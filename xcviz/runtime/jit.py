@@ -77,14 +77,14 @@ def cluster_specs(graph: Graph, clusters: list[list[int]]) -> list[ClusterSpec]:
 
 
 def baked_entries(graph: Graph, spec: ClusterSpec) -> set[str]:
-    from ..ops.impl import STATIC_INPUTS, install
+    from ..ops import REGISTRY
 
-    install()
     consts = {v.name for v in graph.inputs if v.data is not None and np.asarray(v.data).dtype.kind != "f"}
     baked = {r for r in spec.entries if r in consts}
     for i in spec.members:
         node = graph.nodes[i]
-        for slot in STATIC_INPUTS.get(node.op, ()):
+        opdef = REGISTRY.ops.get(node.op) if node.known else None
+        for slot in opdef.static_inputs if opdef is not None else ():
             if slot < len(node.inputs) and node.inputs[slot] in spec.entries:
                 baked.add(node.inputs[slot])
     return baked
@@ -185,7 +185,7 @@ class CompileCache:
 
 
 def compile_cluster(graph: Graph, spec: ClusterSpec, values: dict, baked: set[str]) -> Compiled:
-    from ..ops.impl import jnp
+    from ..ops.arrays import jnp
 
     jnp()
     import jax

@@ -9,9 +9,7 @@ from ..errors import XcvizError
 def eval_node(node, args: list, use_jax: bool = False) -> list:
     """Run one node; under JAX, nodes whose inputs are all concrete are folded natively (static shapes)."""
     from ..ops import REGISTRY
-    from ..ops.impl import Unsupported, install
-
-    install()
+    from ..ops.arrays import Unsupported
     opdef = REGISTRY.ops.get(node.op) if node.known else None
     if opdef is None:
         raise XcvizError(f"no implementation for {node.op_type} ({node.note or 'unknown op'})", where=node.where or f"node {node.name!r}",
