@@ -36,6 +36,10 @@ class NodeColumns:
             n = len(nodes)
             self.op_type, self.op = op_types, list(op_types)
             self.note, self.known = [None] * n, [True] * n
+            if 2 * len(special) > n:  # (a typed graph: every node declares its type) read them all at C speed
+                self.attrs, self.declared, self.control = (list(map(attrgetter(f), nodes))
+                                                           for f in ("attrs", "outputs", "control_inputs"))
+                return
             self.attrs, self.declared, self.control = [_EMPTY_DICT] * n, [_EMPTY_LIST] * n, [()] * n
             for i in special:
                 node = nodes[i]

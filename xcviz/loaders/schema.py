@@ -178,14 +178,11 @@ def _each_node(nodes_data: list, source: str, max_depth: int, inputs: list[Value
     References are checked to be strings once for the whole file; if one is not, the nodes are read
     again checking each node's in turn, so that the first bad node is the one reported."""
     try:
-        nodes, names, refs, lens, op_types, special = _node_loop(nodes_data, source, max_depth, False)
+        nodes, names, refs, lens, op_types, special, keys = _node_loop(nodes_data, source, max_depth, False)
         "".join(refs)  # every reference a str (C speed); a TypeError otherwise
     except TypeError:
-        nodes, names, refs, lens, op_types, special = _node_loop(nodes_data, source, max_depth, True)
+        nodes, names, refs, lens, op_types, special, keys = _node_loop(nodes_data, source, max_depth, True)
     n = len(nodes)
-    # keys in the node mappings: three in each fast-path node (whose values hold none), all of them in
-    # the others (each of which is in `special`)
-    keys = 3 * (n - len(special)) + sum(parsed_keys(nodes_data[i]) for i in special)
     ids = dict(zip(names, range(n)))  # (C speed, as the look-ups below: ~0.3 s less than a step per node)
     if len(ids) != n or ":" in "".join(names):  # duplicates or names with ':': build works it out the careful way
         return nodes, ids, None, keys
@@ -203,11 +200,15 @@ def _node_loop(nodes_data: list, source: str, max_depth: int, strict: bool):
     lens: list[int] = []  # refs per node
     names_append, refs_ext, lens_append = names.append, refs.extend, lens.append
     declared: dict = {}  # (shape, dtype) as written -> its TensorType, checked once
+    written: dict = {}  # the same for (repr(shape), dtype)
+    same = {}.setdefault  # one object per distinct declared type
     plain = itemgetter("name", "op", "inputs")
     op_names = {}.setdefault
     op_types: list[str] = []
     special: list[int] = []  # nodes with more than name, op and inputs
     op_types_append, special_append = op_types.append, special.append
+    typed = itemgetter("name", "op", "inputs", "shape", "dtype")
+    keys = 0  # keys in the node mappings (to detect repeated keys, see parse_json_unchecked)
     for i, nd in enumerate(nodes_data):
         # Fast path for the plain nodes that make up big graphs; anything else (or anything wrong) goes
         # through _node, which repeats every check in order and so raises exactly the usual error.
@@ -229,7 +230,31 @@ def _node_loop(nodes_data: list, source: str, max_depth: int, strict: bool):
                     names_append(nname)
                     refs_ext(ins_t)
                     lens_append(len(ins_t))
+                    keys += 3
                     continue
+            elif len(nd) == 5:  # ... and a declared type, as exported models have on every node
+                try:
+                    nname, op, ins, shape, dtype = typed(nd)
+                except KeyError:
+                    nname = None
+                if (type(nname) is str and nname and type(op) is str and op and type(ins) is list
+                        and (not strict or str_list(ins)) and type(shape) is list and type(dtype) is str):
+                    # repr tells apart what `==` does not (True, 1 and 1.0; a valid size is only 1)
+                    key = (repr(shape), dtype)
+                    t = written.get(key)
+                    if t is None:
+                        t = written[key] = _declared_type(shape, dtype, same)
+                    if t:
+                        op = op_names(op, op)
+                        ins_t = tuple(ins)
+                        append(Node(nname, op, op, ins_t, (), {}, None, None, None, [t], True, None, None))
+                        op_types_append(op)
+                        special_append(i)
+                        names_append(nname)
+                        refs_ext(ins_t)
+                        lens_append(len(ins_t))
+                        keys += 5
+                        continue
             dget = nd.get
             nname, op, ins = dget("name"), dget("op"), dget("inputs")
             if type(nname) is str and nname and type(op) is str and op:
@@ -246,7 +271,7 @@ def _node_loop(nodes_data: list, source: str, max_depth: int, strict: bool):
                         except TypeError:  # unhashable: not a valid shape or dtype anyway
                             t = False
                         if t is None:
-                            t = declared[key] = _declared_type(shape, dtype)
+                            t = declared[key] = _declared_type(shape, dtype, same)
                         outs = [t] if t else None
                     if (outs is not None and (not attrs or type(attrs) is dict and _plain_attrs(attrs))
                             and (c is None or type(c) is bool) and (dev is None or type(dev) is str)
@@ -254,23 +279,27 @@ def _node_loop(nodes_data: list, source: str, max_depth: int, strict: bool):
                             and (ctl is None or type(ctl) is list and all([type(r) is str for r in ctl]))):
                         node = Node(nname, op, op, tuple(ins) if ins else (), tuple(ctl) if ctl else (),
                                     attrs if attrs else {}, dev, c, scope, outs, True, None, None)
+                        keys += len(nd) + (len(attrs) if attrs else 0)  # (plain values hold no mappings)
         if node is None:
             node = _node(nd, i, source, max_depth)
+            keys += parsed_keys(nd)
         append(node)  # (the same bookkeeping as above, for nodes with more than name, op and inputs)
         op_types_append(node.op_type)
         special_append(i)
         names_append(node.name)
         refs_ext(node.inputs)
         lens_append(len(node.inputs))
-    return nodes, names, refs, lens, op_types, special
+    return nodes, names, refs, lens, op_types, special, keys
 
 
-def _declared_type(shape: Any, dtype: Any) -> TensorType | bool:
-    """A node's `shape`/`dtype` as a TensorType, or False when they need _node's checks (and message)."""
+def _declared_type(shape: Any, dtype: Any, same) -> TensorType | bool:
+    """A node's `shape`/`dtype` as a TensorType (`same`: interns it), or False when they need _node's
+    checks (and message)."""
     try:
-        return TensorType(_shape(shape, ""), _dtype(dtype, ""))
+        t = TensorType(_shape(shape, ""), _dtype(dtype, ""))
     except XcvizError:
         return False
+    return same(t, t)
 
 
 def graph_from_mapping(data: Any, source: str, *, max_nodes: int | None = None,

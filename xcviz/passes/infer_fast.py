@@ -11,6 +11,7 @@ worked out only when a rule asks for them. Same results as infer_shapes (tests/t
 from __future__ import annotations
 
 from itertools import compress, repeat
+from operator import itemgetter
 
 import numpy as np
 from numba import njit
@@ -96,6 +97,27 @@ def _walk(start, n, static, off, src, tid, rid, res_tid0, res_readc, ccap, keys,
     return n
 
 
+def _several(outs: list) -> bool:
+    return len(outs) > 1
+
+
+def _declared_static(static: np.ndarray, attrs_l: list, outs_l: list) -> None:
+    """Static ids of the nodes that declare one output type and have no attributes (every node of an
+    exported model), at C speed: (op, output count) and the declared type, compared by value as the
+    Python loop's key does (equal types may be distinct objects). Such ids are at or above 2^41."""
+    n = len(outs_l)
+    one = np.flatnonzero((np.fromiter(map(len, outs_l), np.int64, n) == 1)
+                         & ~np.fromiter(map(bool, attrs_l), np.bool_, n))
+    if not len(one):
+        return
+    picked = list(map(itemgetter(0), map(outs_l.__getitem__, one.tolist())))
+    _, first, inverse = np.unique(np.fromiter(map(id, picked), np.int64, len(picked)), return_index=True,
+                                  return_inverse=True)
+    by_value: dict = {}
+    codes = np.array([by_value.setdefault(picked[k], len(by_value)) for k in first.tolist()], np.int64)
+    static[one] = (2 << 40) + static[one] * len(by_value) + codes[inverse]
+
+
 def infer_shapes_fast(graph: Graph, counts: list[int], refs: NodeColumns) -> tuple[np.ndarray, list[list[TensorType]]]:
     """infer_shapes on the graph's columns; see the module docstring.
     Returns (rid, results): node j's outputs are a copy of results[rid[j]], the same type objects."""
@@ -142,9 +164,9 @@ def infer_shapes_fast(graph: Graph, counts: list[int], refs: NodeColumns) -> tup
     static = opc * 8192 + counts_a  # counts are at most 4096
     attrs_l = refs.attrs
     outs_l = refs.declared
-    special = sorted(set(compress(range(n), attrs_l)).union(compress(range(n), outs_l)))
+    _declared_static(static, attrs_l, outs_l)
     code: dict = {}
-    for i in special:
+    for i in sorted(set(compress(range(n), attrs_l)).union(compress(range(n), map(_several, outs_l)))):
         akey = attrs_key(attrs_l[i]) if attrs_l[i] else ()
         static[i] = -1 if akey is None else (1 << 40) + code.setdefault((ops[i], counts[i], akey, tuple(outs_l[i])), len(code))
     static[lens > MAX_INPUTS] = -1
