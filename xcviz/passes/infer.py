@@ -21,9 +21,12 @@ def infer_shapes(graph: Graph, counts: list[int], cols: NodeColumns) -> tuple | 
     a few hundred such keys millions of times. Input types are read by position (`cols.src`) from
     `slot`, the output-0 type of every node and the type of every graph input."""
     if use_fast(len(graph.nodes), "XCVIZ_INFER"):
-        from .infer_fast import infer_shapes_fast
+        import os
 
-        return infer_shapes_fast(graph, counts, cols)
+        from . import infer_fast
+
+        if os.environ.get("XCVIZ_INFER") == "fast" or infer_fast.worth_compiling(len(graph.nodes)):
+            return infer_fast.infer_shapes_fast(graph, counts, cols)
     idx = graph.index
     nodes = graph.nodes
     n = len(nodes)

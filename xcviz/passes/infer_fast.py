@@ -16,6 +16,7 @@ from operator import itemgetter
 import numpy as np
 from numba import njit
 
+from .. import progress
 from ..ir import Graph, TensorType, parse_ref
 from ..ir.attrs import attrs_key
 from ..ir.columns import NodeColumns
@@ -23,6 +24,11 @@ from ..ops import REGISTRY
 from .node_rule import CONST_RECORDING, apply_rule, record_const
 
 MAX_INPUTS = 8  # inputs of a key the kernel compares; nodes with more go through Python
+# With nothing in numba's cache, a cold compile of this walk takes ~25 s once, while infer.infer_shapes'
+# Python loop takes ~6 µs a node: below this size the loop finishes first (and a background process fills
+# the cache for the next run).
+COLD_MIN_NODES = 4_000_000
+_announced = False  # the cache was checked in this process (and a line shown if it was cold)
 
 
 @njit(cache=True)
@@ -118,9 +124,34 @@ def _declared_static(static: np.ndarray, attrs_l: list, outs_l: list) -> None:
     static[one] = (2 << 40) + static[one] * len(by_value) + codes[inverse]
 
 
+def cached() -> bool:
+    """True when numba's cache holds the walk's entry points, compiled for this machine from these sources."""
+    return progress.numba_cached((_walk, _hash, _find))
+
+
+def worth_compiling(n: int) -> bool:
+    """Take the compiled walk for a graph of n nodes? Yes when it is cached or the graph pays for a cold
+    compile; otherwise no, and a background process (infer_warm) compiles it for the next run."""
+    if n >= COLD_MIN_NODES or cached():
+        return True
+    progress.warm_in_background(progress.numba_cache_dir(_walk), "xcviz.passes.infer_warm")
+    return False
+
+
 def infer_shapes_fast(graph: Graph, counts: list[int], refs: NodeColumns) -> tuple[np.ndarray, list[list[TensorType]]]:
-    """infer_shapes on the graph's columns; see the module docstring.
+    """infer_shapes on the graph's columns; see the module docstring. The first call in a process says so on
+    stderr while a cold cache makes it compile.
     Returns (rid, results): node j's outputs are a copy of results[rid[j]], the same type objects."""
+    global _announced
+    if _announced or cached():
+        _announced = True
+        return _infer(graph, counts, refs)
+    _announced = True
+    with progress.compiling("shape inference", 25):
+        return _infer(graph, counts, refs)
+
+
+def _infer(graph: Graph, counts: list[int], refs: NodeColumns) -> tuple[np.ndarray, list[list[TensorType]]]:
 
     nodes = graph.nodes
     n = len(nodes)

@@ -1,19 +1,12 @@
 """The kernel's first use: is it in numba's cache, is compiling it worth it, and a line while it compiles.
 
-numba keeps compiled code beside the sources (`__pycache__`), or, where that is not writable (a system-wide
-install), in the user's cache folder (~/.cache/numba on Linux), or in NUMBA_CACHE_DIR when set. A cold
+The cache checks, the background compile and the line are progress.py's (shared with passes/infer_fast.py). A cold
 compile of the kernel takes ~30 s once; loading it from the cache ~1 s; the pure-Python reference takes
 ~30 µs a node (~3 s at 10^5 nodes). So with nothing cached, the compile pays only for graphs near 10^6 nodes:
 smaller ones run the reference while a background process fills the cache for the next run."""
 from __future__ import annotations
 
-import os
-import subprocess
-import sys
-import time
-
 COLD_MIN_NODES = 1_000_000   # with nothing cached, below this the reference finishes before a compile would
-_LOCK_STALE_S = 600          # a background compile that left its lock this long ago has died
 
 
 def _entries():
@@ -25,22 +18,16 @@ def _entries():
 
 def cache_dir() -> str | None:
     """Where numba keeps (or will keep) the compiled kernel."""
-    try:
-        return _entries()[1]._cache.cache_path
-    except Exception:  # noqa: BLE001 - numba internals moved
-        return None
+    from ...progress import numba_cache_dir
+
+    return numba_cache_dir(_entries()[1])
 
 
 def cached() -> bool:
     """True when numba's cache holds every entry point, compiled for this machine from these sources."""
-    try:
-        for d in _entries():
-            magic = d.targetctx.codegen().magic_tuple()
-            if not any(key[1] == magic for key in d._cache._cache_file._load_index()):
-                return False
-    except Exception:  # noqa: BLE001 - numba's cache internals moved: assume cached, compile as before
-        return True
-    return True
+    from ...progress import numba_cached
+
+    return numba_cached(_entries())
 
 
 def worth_compiling(n: int) -> bool:
@@ -54,21 +41,9 @@ def worth_compiling(n: int) -> bool:
 
 def compile_in_background() -> bool:
     """Start a detached process that compiles the kernel into the cache (one at a time, by a lock file)."""
-    folder = cache_dir()
-    if folder is None:
-        return False
-    lock = os.path.join(folder, "xcviz-compiling.lock")
-    try:
-        os.makedirs(folder, exist_ok=True)
-        if os.path.exists(lock) and time.time() - os.path.getmtime(lock) < _LOCK_STALE_S:
-            return False
-        with open(lock, "w") as f:
-            f.write(str(os.getpid()))
-        subprocess.Popen([sys.executable, "-m", "xcviz.clustering._kernel.warm", lock], stdin=subprocess.DEVNULL,
-                         stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True)
-    except OSError:
-        return False
-    return True
+    from ...progress import warm_in_background
+
+    return warm_in_background(cache_dir(), "xcviz.clustering._kernel.warm")
 
 
 class Announced:
@@ -89,10 +64,9 @@ class Announced:
         if self.role == "first" and not cls._checked:
             cls._checked = True
             if not cached():
-                from ...progress import notice
+                from ... import progress
 
-                cls._notice = notice("xcviz: compiling the clustering kernel for big graphs, once (~30 s; "
-                                     "later runs load it from numba's cache)", "xcviz: kernel compiled")
+                cls._notice = progress.compiling("the clustering kernel", 30)
                 cls._notice.__enter__()
         out = self.fn(*args)
         if self.role == "last" and cls._notice is not None:
