@@ -63,3 +63,50 @@ def test_interrupt_in_process_is_130(run_cli, monkeypatch):
     monkeypatch.setattr(analysis, "analyse", interrupted)
     code, out, err = run_cli("cluster", SEED)
     assert code == 130 and err.strip() == "error: interrupted" and out == ""
+
+
+def _xcviz(*args, env=None):
+    return subprocess.run([sys.executable, "-m", "xcviz", *args], capture_output=True, text=True, cwd=ROOT,
+                          env={**os.environ, "PYTHONPATH": ROOT, "COLUMNS": "100", **(env or {})})
+
+
+def test_version(run_cli):
+    import xcviz
+
+    for flag in ("--version", "-V"):
+        code, out, err = run_cli(flag)
+        assert code == 0 and out == f"xcviz {xcviz.__version__}\n" and err == ""
+
+
+def test_shell_completion_is_offered_and_completes():
+    top = _xcviz("-h").stdout
+    assert "--install-completion" in top and "--show-completion" in top
+    script = _xcviz("--show-completion", "bash")
+    assert script.returncode == 0 and "_XCVIZ_COMPLETE=complete_bash" in script.stdout
+    words = {"COMP_CWORD": "1", "_XCVIZ_COMPLETE": "complete_bash"}
+    assert _xcviz(env={**words, "COMP_WORDS": "xcviz clu"}).stdout.split() == ["cluster"]
+    words = {"COMP_CWORD": "4", "_XCVIZ_COMPLETE": "complete_bash"}
+    assert _xcviz(env={**words, "COMP_WORDS": f"xcviz cluster {SEED} --strategy "}).stdout.split() == ["mark", "greedy"]
+
+
+def test_help_shows_choices_metavars_limits_and_whole_summaries(run_cli):
+    import xcviz.cli as cli
+
+    code, top, _ = run_cli("-h")
+    assert code == 0 and "..." not in top.split("\nCommands:\n")[1]
+    for info in cli.app.registered_commands:  # each summary in full, however it is wrapped
+        first = info.callback.__doc__.split("\n\n")[0]
+        assert "".join(first.split()) in "".join(top.split())  # the wrapping may break at a hyphen
+    code, out, _ = run_cli("cluster", "--help")
+    assert code == 0
+    for text in ("Usage: xcviz cluster [OPTIONS] GRAPH\n", "--strategy [mark|greedy]", "--device [cpu|gpu|tpu]",
+                 "--dim NAME=SIZE", "--allow OP[,OP...]", "-o, --output FILE"):
+        assert text in out, text
+    for text in ("<str>", "<int>", "<list[str]>", "{graph}", "{GRAPH}"):
+        assert text not in out, text
+    options, limits = out.split("\nLimits:\n")
+    assert not any(f in options for f in ("--max-nodes", "--max-depth", "--max-elements"))
+    assert all(f in limits for f in ("--max-nodes", "--max-file-bytes", "--max-depth", "--max-alias-expansion",
+                                     "--max-elements"))
+    code, out, _ = run_cli("run", "--help")
+    assert "--mode [hybrid|native|jit]" in out and "--max-elements N" in out.split("\nLimits:\n")[1]

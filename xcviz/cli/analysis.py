@@ -5,13 +5,13 @@ import typer
 
 from ..errors import XcvizError
 from ..pipeline import AnalysisOptions
-from .base import Debug, GraphArg, Json, Output, analyse, analysis_command, app
+from .base import Debug, GraphArg, Json, Output, analyse, analysis_command, command
 from .output import emit_json, emit_renderable
 
 
 @analysis_command
 def cluster(graph: GraphArg, json: Json = False, output: Output = None,
-            limit: int = typer.Option(200, help="rows per table (all rows with --json)"), *,
+            limit: int = typer.Option(200, metavar="N", help="rows per table (all rows with --json)"), *,
             options: AnalysisOptions) -> None:
     """Clusters, fallback nodes with their reasons, refused merges, and a one-line summary."""
     a = analyse(graph, options)
@@ -60,7 +60,7 @@ def explain(graph: GraphArg, node: str = typer.Argument(..., help="node name", s
         emit_renderable(explain_view(story(a.graph, a.clustering, i)), output)
 
 
-@app.command()
+@command()
 def ops(json: Json = False, output: Output = None, debug: Debug = False) -> None:
     """The op registry: canonical names, aliases, and whether XLA compiles each op per device."""
     from ..ops import DEVICES, REGISTRY

@@ -11,6 +11,7 @@ import typer
 from ..errors import XcvizError
 from ..pipeline import AnalysisOptions
 from .base import GraphArg, Output, analyse, analysis_command
+from .helpfmt import LIMITS
 from .output import console, emit_file
 
 SUFFIX_FORMATS = {".svg": "svg", ".png": "png", ".dot": "dot", ".gv": "dot"}
@@ -30,7 +31,7 @@ def render(graph: GraphArg,
                                                  help="write the frames as one self-contained HTML page"),
            compare: Optional[str] = typer.Option(None, "--compare", metavar="S1,S2", show_default=False,
                                                  help="draw several strategies side by side, e.g. greedy,mark"),
-           max_frames: int = typer.Option(500, "--max-frames", help="refuse --steps/--animate with more frames"),
+           max_frames: int = typer.Option(500, "--max-frames", metavar="N", rich_help_panel=LIMITS, help="refuse --steps/--animate with more frames"),
            *, options: AnalysisOptions) -> None:
     """Draw the clusters, fallback nodes (with reasons) and boundary edges (with bytes) as SVG, PNG or DOT."""
     from ..render.tables import summary_line
