@@ -36,6 +36,10 @@ def render(graph: GraphArg,
     """Draw the clusters, fallback nodes (with reasons) and boundary edges (with bytes) as SVG, PNG or DOT."""
     from ..render.tables import summary_line
 
+    if output:
+        from ..fileio import check_target
+
+        check_target(output)  # a path that cannot be written is said before a suffix that does not fit
     fmt = _format(svg, png, dot, output)
     strategies = _strategies(compare, options.strategy, bool(steps or animate))
     results = [analyse(graph, options.replace(strategy=strategies[0]))]
@@ -56,14 +60,19 @@ def render(graph: GraphArg,
 
 
 def _format(svg: bool, png: bool, dot: bool, output: str | None) -> str:
+    """The picture's format: the flag's, else the -o suffix's (svg by default); a suffix that names no format
+    xcviz writes, or another format than the flag's, is an error (out.pdf must not hold SVG)."""
     chosen = [f for f, on in (("svg", svg), ("png", png), ("dot", dot)) if on]
     if len(chosen) > 1:
         raise XcvizError("choose one of --svg, --png, --dot")
-    if chosen:
-        return chosen[0]
-    if output:
-        return SUFFIX_FORMATS.get(os.path.splitext(output)[1].lower(), "svg")
-    return "svg"
+    suffix = os.path.splitext(output)[1].lower() if output else ""
+    if suffix and suffix not in SUFFIX_FORMATS:
+        raise XcvizError(f"xcviz render does not write {suffix} files", where=output,
+                         hint="name the file " + ", ".join(SUFFIX_FORMATS) + " (the format follows the suffix)")
+    if suffix and chosen and SUFFIX_FORMATS[suffix] != chosen[0]:
+        raise XcvizError(f"--{chosen[0]} does not write a {suffix} file", where=output,
+                         hint=f"name it .{chosen[0]}, or drop --{chosen[0]}: the format follows the suffix")
+    return chosen[0] if chosen else SUFFIX_FORMATS.get(suffix, "svg")
 
 
 def _strategies(compare: str | None, strategy: str, frames: bool) -> list[str]:

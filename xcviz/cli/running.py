@@ -110,6 +110,8 @@ def run(graph: GraphArg, inputs: Inputs = None, output: Output = None,
         from ..fileio import check_target
 
         check_target(output)
+        if not output.lower().endswith(".npz"):
+            raise XcvizError("xcviz run writes its outputs as an .npz file", where=output, hint="name it .npz")
     a = analyse(graph, options)
     result, arrays, failed = _timed_run(a, bind_inputs(a.graph, read_npz(inputs), seed, max_elements), mode, check,
                                         repeats)
