@@ -200,3 +200,16 @@ def test_readme_render_example_draws_clusters(run_cli, monkeypatch, tmp_path):
     monkeypatch.chdir(tmp_path)
     code, _, err = run_cli(*args)
     assert code == 0 and err.startswith("2 clusters") and (tmp_path / "seed.png").read_bytes()[:4] == b"\x89PNG"
+
+
+def test_report_format_follows_the_suffix(run_cli, monkeypatch, tmp_path):
+    import json
+
+    seed = os.path.join(ROOT, SEED)
+    monkeypatch.chdir(tmp_path)
+    assert run_cli("cluster", seed, "-o", "r.json")[0] == 0  # JSON without --json: the suffix says so
+    assert json.loads((tmp_path / "r.json").read_text())["schema_version"] == 1
+    assert run_cli("stats", seed, "-o", "r.txt")[0] == 0 and "Stats" in (tmp_path / "r.txt").read_text()
+    code, _, err = run_cli("explain", seed, "c1", "--json", "-o", "r.md")
+    assert code == 2 and "r.md: --json does not write a .md file (hint: name it .json" in err
+    assert sorted(os.listdir(tmp_path)) == ["r.json", "r.txt"]

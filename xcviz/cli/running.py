@@ -11,7 +11,7 @@ from ..errors import XcvizError
 from ..pipeline import AnalysisOptions
 from .base import GraphArg, Json, Output, analyse, analysis_command
 from .helpfmt import LIMITS, complete_from
-from .output import LazyProgress, console, emit_json, emit_renderable
+from .output import LazyProgress, console, emit_json, emit_renderable, wants_json
 
 Inputs = Annotated[Optional[str], typer.Option("--inputs", metavar="FILE.npz", help="an .npz file with one array per graph input (by name)", show_default=False)]
 Seed = Annotated[int, typer.Option("--seed", metavar="N", help="seed for random inputs not given in --inputs")]
@@ -33,6 +33,7 @@ def validate(graph: GraphArg, inputs: Inputs = None, seed: Seed = 0, auto_fallba
     from ..runtime.validate import validate_graph
 
     a = analyse(graph, options)
+    json = wants_json(json, output)  # after loading: writing over the input file is the error to give
     progress = LazyProgress("compiling")
     try:
         report = validate_graph(a.graph, clustering=a.clustering, inputs=read_npz(inputs), seed=seed,
