@@ -54,9 +54,12 @@ class AnalysisOptions:
             object.__setattr__(self, "supported_ops", frozenset(self.supported_ops))
         for name, value in self.dims.items():
             if not isinstance(name, str) or not name.strip() or isinstance(value, bool) \
-                    or not isinstance(value, int) or value < 0:
-                raise XcvizError(f"bad --dim {f'{name}={value}'!r}", hint="write --dim batch=8")
+                    or not isinstance(value, int) or value < 1:
+                raise XcvizError(f"bad --dim {f'{name}={value}'!r}", hint="sizes are positive integers: write --dim batch=8")
         object.__setattr__(self, "dims", types.MappingProxyType(dict(self.dims)))
+        if not self.allow_unknown and self.supported_ops is None:  # else a name may be an op of the file's own
+            for flag, names in (("--allow", self.allow), ("--deny", self.deny)):
+                _check_op_names(flag, names)
         # validates strategy, device and sizes, canonicalises op names (done once, here)
         object.__setattr__(self, "_cluster_options", self._make_cluster_options())
 
@@ -137,9 +140,46 @@ def load_graph(path: str, options: AnalysisOptions | None = None) -> Graph:
 
     o = options or AnalysisOptions()
     protect(path)
-    return load(path, allow_unknown=o.allow_unknown or o.supported_ops is not None, dims=dict(o.dims),
-                max_nodes=o.max_nodes, max_file_bytes=o.max_file_bytes, max_depth=o.max_depth,
-                max_alias_expansion=o.max_alias_expansion, max_elements=o.max_elements)
+    graph = load(path, allow_unknown=o.allow_unknown or o.supported_ops is not None, dims=dict(o.dims),
+                 max_nodes=o.max_nodes, max_file_bytes=o.max_file_bytes, max_depth=o.max_depth,
+                 max_alias_expansion=o.max_alias_expansion, max_elements=o.max_elements)
+    if o.dims:
+        _check_dims(graph, o.dims, path)
+    return graph
+
+
+def _check_dims(graph: Graph, dims: Mapping[str, int], path: str) -> None:
+    """Every bound dimension must be one the graph has: a typo would otherwise be silently ignored."""
+    import re
+
+    def names(types_) -> set[str]:
+        return {w for t in types_ if t.shape for d in t.shape if isinstance(d, str) for w in re.findall(r"[A-Za-z_]\w*", d)}
+
+    known = names(v.type for v in graph.inputs)
+    if all(name in known for name in dims):
+        return
+    known |= names(t for node in graph.nodes for t in node.outputs)  # only when the inputs do not name them all
+    for name in dims:
+        if name not in known:
+            from .errors import did_you_mean
+
+            listed = ", ".join(sorted(known)[:10])
+            raise XcvizError(f"--dim {name}: the graph has no dimension {name!r}", where=path,
+                             hint=did_you_mean(name, known) or (f"its dimensions: {listed}" if known else
+                                                                "the graph has no symbolic dimension"))
+
+
+def _check_op_names(flag: str, names: Iterable[str]) -> None:
+    """Each --allow/--deny name must be an op (or alias) the registry knows."""
+    from .errors import did_you_mean
+    from .ops import REGISTRY
+
+    for name in sorted(names):
+        if REGISTRY.get(name) is None:
+            every = [n for opdef in REGISTRY for n in (opdef.name, *opdef.aliases)]
+            hint = did_you_mean(name, every)
+            raise XcvizError(f"{flag}: unknown op {name!r}", hint=(hint + " " if hint else "") +
+                             "see `xcviz ops`; an op the registry does not know needs --allow-unknown")
 
 
 def _silent(step: str) -> None:
@@ -152,11 +192,14 @@ def split_list(values: Iterable[str] | None) -> frozenset[str]:
 
 
 def parse_dims(values: Iterable[str] | None) -> dict[str, int]:
-    """['batch=8', 'seq=128'] -> {'batch': 8, 'seq': 128}; the last binding of a name wins."""
+    """['batch=8', 'seq=128'] -> {'batch': 8, 'seq': 128}; the last binding of a name wins (sizes are
+    checked by AnalysisOptions)."""
+    import re
+
     dims = {}
     for item in values or []:
         name, sep, value = item.partition("=")
-        if not sep or not name.strip() or not value.strip().isdigit():
+        if not sep or not name.strip() or not re.fullmatch(r"\s*-?[0-9]+\s*", value):
             raise XcvizError(f"bad --dim {item!r}", hint="write --dim batch=8")
         dims[name.strip()] = int(value)
     return dims

@@ -5,16 +5,17 @@ import typer
 
 from ..errors import XcvizError
 from ..pipeline import AnalysisOptions
-from .base import Debug, GraphArg, Json, Output, analyse, analysis_command, app
-from .output import emit_json, emit_renderable
+from .base import Debug, GraphArg, Json, Output, analyse, analysis_command, command
+from .output import emit_json, emit_renderable, wants_json
 
 
 @analysis_command
 def cluster(graph: GraphArg, json: Json = False, output: Output = None,
-            limit: int = typer.Option(200, help="rows per table (all rows with --json)"), *,
+            limit: int = typer.Option(200, metavar="N", help="rows per table (all rows with --json)"), *,
             options: AnalysisOptions) -> None:
     """Clusters, fallback nodes with their reasons, refused merges, and a one-line summary."""
     a = analyse(graph, options)
+    json = wants_json(json, output)  # after loading: writing over the input file is the error to give
     if json:
         from ..render.report_json import cluster_report
 
@@ -29,6 +30,7 @@ def cluster(graph: GraphArg, json: Json = False, output: Output = None,
 def stats(graph: GraphArg, json: Json = False, output: Output = None, *, options: AnalysisOptions) -> None:
     """Coverage, boundary bytes, kernel launches before/after, estimated speedup."""
     a = analyse(graph, options)
+    json = wants_json(json, output)  # after loading: writing over the input file is the error to give
     if json:
         from ..render.report_json import stats_report
 
@@ -47,6 +49,7 @@ def explain(graph: GraphArg, node: str = typer.Argument(..., help="node name", s
     from ..errors import did_you_mean
 
     a = analyse(graph, options)
+    json = wants_json(json, output)  # after loading: writing over the input file is the error to give
     i = a.graph.index.get(node)
     if i is None:
         raise XcvizError(f"no node named {node!r}", where=graph, hint=did_you_mean(node, a.graph.index) or "see `xcviz cluster`")
@@ -60,7 +63,7 @@ def explain(graph: GraphArg, node: str = typer.Argument(..., help="node name", s
         emit_renderable(explain_view(story(a.graph, a.clustering, i)), output)
 
 
-@app.command()
+@command()
 def ops(json: Json = False, output: Output = None, debug: Debug = False) -> None:
     """The op registry: canonical names, aliases, and whether XLA compiles each op per device."""
     from ..ops import DEVICES, REGISTRY

@@ -8,30 +8,57 @@ import typer
 from ..pipeline import (DEFAULT_MAX_ALIAS_EXPANSION, DEFAULT_MAX_DEPTH, DEFAULT_MAX_FILE_BYTES, DEFAULT_MAX_NODES,
                         Analysis, AnalysisOptions)
 
+from .helpfmt import LIMITS, Command, Group, complete_from
+
+STRATEGIES = ("mark", "greedy")       # = clustering's strategies (not imported: keeps --help fast)
+DEVICES = ("cpu", "gpu", "tpu")       # = ops.DEVICES
+
 app = typer.Typer(
-    name="xcviz", no_args_is_help=True, add_completion=False, rich_markup_mode=None,
+    name="xcviz", no_args_is_help=True, add_completion=True, rich_markup_mode=None, cls=Group,
     help="See how XLA auto-clustering splits your model: clusters, fallbacks and why, boundary bytes, speedup.",
     context_settings={"help_option_names": ["-h", "--help"]},
 )
 
-GraphArg = Annotated[str, typer.Argument(help="graph file: .yaml/.json (xcviz schema), ONNX JSON, or .onnx", show_default=False)]
-Strategy = Annotated[str, typer.Option("--strategy", "-s", help="mark (TensorFlow's MarkForCompilationPass) or greedy (the seed's list order)")]
-Device = Annotated[str, typer.Option("--device", "-d", help="target device for the support set: cpu, gpu, tpu")]
-MinSize = Annotated[Optional[int], typer.Option("--min-cluster-size", help="keep clusters whose effective size reaches this [mark: 4, greedy: 0 = keep every run]", show_default=False)]
-MaxSize = Annotated[Optional[int], typer.Option("--max-cluster-size", help="largest cluster, in nodes [unlimited]", show_default=False)]
-Allow = Annotated[Optional[list[str]], typer.Option("--allow", help="ops to add to the support set (comma-separated, repeatable)", show_default=False)]
-Deny = Annotated[Optional[list[str]], typer.Option("--deny", help="ops to remove from the support set (comma-separated, repeatable)", show_default=False)]
-SupportedOps = Annotated[Optional[str], typer.Option("--supported-ops", help="file naming the supported ops (one per line, or a YAML list); replaces the built-in set", show_default=False)]
+
+def _version(value: bool) -> None:
+    if value:
+        from .. import __version__
+
+        print(f"xcviz {__version__}")
+        raise typer.Exit()
+
+
+@app.callback()
+def _root(version: bool = typer.Option(False, "--version", "-V", is_eager=True, callback=_version,
+                                       help="print xcviz's version and exit")) -> None:
+    pass
+
+
+def command(**kwargs):
+    """app.command with xcviz's help layout (option panels, full summaries)."""
+    return app.command(cls=Command, **kwargs)
+
+
+GraphArg = Annotated[str, typer.Argument(metavar="GRAPH", help="graph file: .yaml/.json (xcviz schema), ONNX JSON, .xcir, or .onnx", show_default=False)]
+Strategy = Annotated[str, typer.Option("--strategy", "-s", metavar="[mark|greedy]", autocompletion=complete_from(STRATEGIES),
+                                       help="mark (TensorFlow's MarkForCompilationPass) or greedy (the seed's list order)")]
+Device = Annotated[str, typer.Option("--device", "-d", metavar="[cpu|gpu|tpu]", autocompletion=complete_from(DEVICES),
+                                     help="target device for the support set")]
+MinSize = Annotated[Optional[int], typer.Option("--min-cluster-size", metavar="N", help="keep clusters whose effective size reaches this [mark: 4, greedy: 0 = keep every run]", show_default=False)]
+MaxSize = Annotated[Optional[int], typer.Option("--max-cluster-size", metavar="N", help="largest cluster, in nodes [unlimited]", show_default=False)]
+Allow = Annotated[Optional[list[str]], typer.Option("--allow", metavar="OP[,OP...]", help="ops to add to the support set (comma-separated, repeatable)", show_default=False)]
+Deny = Annotated[Optional[list[str]], typer.Option("--deny", metavar="OP[,OP...]", help="ops to remove from the support set (comma-separated, repeatable)", show_default=False)]
+SupportedOps = Annotated[Optional[str], typer.Option("--supported-ops", metavar="FILE", help="file naming the supported ops (one per line, or a YAML list); replaces the built-in set", show_default=False)]
 AllowUnknown = Annotated[bool, typer.Option("--allow-unknown", help="load ops the registry does not know as opaque fallback nodes")]
-Hardware = Annotated[Optional[str], typer.Option("--hardware", help="hardware profile name (cpu, gpu, h100, tpu) or YAML file [by device]", show_default=False)]
-Dims = Annotated[Optional[list[str]], typer.Option("--dim", help="bind a symbolic dimension, NAME=VALUE (repeatable)", show_default=False)]
+Hardware = Annotated[Optional[str], typer.Option("--hardware", metavar="NAME|FILE", help="hardware profile name (cpu, gpu, h100, tpu) or YAML file [by device]", show_default=False)]
+Dims = Annotated[Optional[list[str]], typer.Option("--dim", metavar="NAME=SIZE", help="bind a symbolic dimension of the graph to a positive size (repeatable)", show_default=False)]
 Json = Annotated[bool, typer.Option("--json", help="print the report as JSON (schema_version 1) instead of tables")]
-Output = Annotated[Optional[str], typer.Option("--output", "-o", help="write the output to this file (atomically)", show_default=False)]
-MaxNodes = Annotated[int, typer.Option("--max-nodes", help="refuse graphs with more nodes than this")]
-MaxFileBytes = Annotated[int, typer.Option("--max-file-bytes", help="refuse graph files larger than this")]
-MaxDepth = Annotated[int, typer.Option("--max-depth", help="refuse YAML/JSON nested deeper than this (lists/mappings)")]
-MaxAliasExpansion = Annotated[int, typer.Option("--max-alias-expansion", help="refuse YAML whose aliases expand to more objects than this")]
-MaxTensorElements = Annotated[Optional[int], typer.Option("--max-elements", min=1, help="refuse graphs with a tensor of more elements than this (more than 64 bits can count: always)", show_default=False)]
+Output = Annotated[Optional[str], typer.Option("--output", "-o", metavar="FILE", help="write the output to this file (atomically)", show_default=False)]
+MaxNodes = Annotated[int, typer.Option("--max-nodes", metavar="N", rich_help_panel=LIMITS, help="refuse graphs with more nodes than this")]
+MaxFileBytes = Annotated[int, typer.Option("--max-file-bytes", metavar="BYTES", rich_help_panel=LIMITS, help="refuse graph files larger than this")]
+MaxDepth = Annotated[int, typer.Option("--max-depth", metavar="N", rich_help_panel=LIMITS, help="refuse YAML/JSON nested deeper than this (lists/mappings)")]
+MaxAliasExpansion = Annotated[int, typer.Option("--max-alias-expansion", metavar="N", rich_help_panel=LIMITS, help="refuse YAML whose aliases expand to more objects than this")]
+MaxTensorElements = Annotated[Optional[int], typer.Option("--max-elements", metavar="N", min=1, rich_help_panel=LIMITS, help="refuse graphs with a tensor of more elements than this (more than 64 bits can count: always)", show_default=False)]
 Debug = Annotated[bool, typer.Option("--debug", help="show Python tracebacks for errors")]
 
 # The flags every command that analyses a graph shares, in --help order: each is the AnalysisOptions
@@ -74,7 +101,7 @@ def analysis_command(fn):
     command.__signature__ = own.replace(parameters=params)
     del command.__wrapped__  # typer must read the new signature, not fn's
     command.__annotations__ = {p.name: p.annotation for p in params}
-    return app.command()(command)
+    return app.command(cls=Command)(command)
 
 
 def analyse(graph, options: AnalysisOptions) -> Analysis:

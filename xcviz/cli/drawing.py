@@ -11,6 +11,7 @@ import typer
 from ..errors import XcvizError
 from ..pipeline import AnalysisOptions
 from .base import GraphArg, Output, analyse, analysis_command
+from .helpfmt import LIMITS
 from .output import console, emit_file
 
 SUFFIX_FORMATS = {".svg": "svg", ".png": "png", ".dot": "dot", ".gv": "dot"}
@@ -30,11 +31,15 @@ def render(graph: GraphArg,
                                                  help="write the frames as one self-contained HTML page"),
            compare: Optional[str] = typer.Option(None, "--compare", metavar="S1,S2", show_default=False,
                                                  help="draw several strategies side by side, e.g. greedy,mark"),
-           max_frames: int = typer.Option(500, "--max-frames", help="refuse --steps/--animate with more frames"),
+           max_frames: int = typer.Option(500, "--max-frames", metavar="N", rich_help_panel=LIMITS, help="refuse --steps/--animate with more frames"),
            *, options: AnalysisOptions) -> None:
     """Draw the clusters, fallback nodes (with reasons) and boundary edges (with bytes) as SVG, PNG or DOT."""
     from ..render.tables import summary_line
 
+    if output:
+        from ..fileio import check_target
+
+        check_target(output)  # a path that cannot be written is said before a suffix that does not fit
     fmt = _format(svg, png, dot, output)
     strategies = _strategies(compare, options.strategy, bool(steps or animate))
     results = [analyse(graph, options.replace(strategy=strategies[0]))]
@@ -55,14 +60,19 @@ def render(graph: GraphArg,
 
 
 def _format(svg: bool, png: bool, dot: bool, output: str | None) -> str:
+    """The picture's format: the flag's, else the -o suffix's (svg by default); a suffix that names no format
+    xcviz writes, or another format than the flag's, is an error (out.pdf must not hold SVG)."""
     chosen = [f for f, on in (("svg", svg), ("png", png), ("dot", dot)) if on]
     if len(chosen) > 1:
         raise XcvizError("choose one of --svg, --png, --dot")
-    if chosen:
-        return chosen[0]
-    if output:
-        return SUFFIX_FORMATS.get(os.path.splitext(output)[1].lower(), "svg")
-    return "svg"
+    suffix = os.path.splitext(output)[1].lower() if output else ""
+    if suffix and suffix not in SUFFIX_FORMATS:
+        raise XcvizError(f"xcviz render does not write {suffix} files", where=output,
+                         hint="name the file " + ", ".join(SUFFIX_FORMATS) + " (the format follows the suffix)")
+    if suffix and chosen and SUFFIX_FORMATS[suffix] != chosen[0]:
+        raise XcvizError(f"--{chosen[0]} does not write a {suffix} file", where=output,
+                         hint=f"name it .{chosen[0]}, or drop --{chosen[0]}: the format follows the suffix")
+    return chosen[0] if chosen else SUFFIX_FORMATS.get(suffix, "svg")
 
 
 def _strategies(compare: str | None, strategy: str, frames: bool) -> list[str]:

@@ -7,25 +7,29 @@ import sys
 from ..errors import BAD_INPUT, INTERNAL, XcvizError
 from .base import app
 
+INTERRUPTED = 130  # 128 + SIGINT, as shells report a command stopped by Ctrl-C
+
 
 def main(argv: list[str] | None = None) -> None:
     """Entry point: one line on stderr and exit 2 for bad input, 1 for internal errors (traceback with --debug)."""
     args = sys.argv[1:] if argv is None else argv
     debug = "--debug" in args
     try:
-        app(args=args, standalone_mode=False, prog_name="xcviz")
+        # standalone_mode=False: typer returns the code of an exit instead of raising it, and turns
+        # Ctrl-C into the code 130 (INTERRUPTED) without a word
+        code = app(args=args, standalone_mode=False, prog_name="xcviz")
     except XcvizError as e:
         if debug:
             raise
         _fail(str(e), e.code)
     except KeyboardInterrupt:
-        _fail("interrupted", 130)
+        _fail("interrupted", INTERRUPTED)
     except SystemExit:
         raise
     except Exception as e:  # noqa: BLE001 - the one place that turns surprises into a clean message
         aborts, usage_errors = _click_exceptions()
         if isinstance(e, aborts):
-            _fail("aborted", 130)
+            _fail("aborted", INTERRUPTED)
         if isinstance(e, usage_errors):
             if debug:
                 raise
@@ -34,6 +38,12 @@ def main(argv: list[str] | None = None) -> None:
         if debug:
             raise
         _fail(f"internal error: {e.__class__.__name__}: {e} (this is a bug in xcviz; rerun with --debug and report it)", INTERNAL)
+    else:
+        # a command returns None; an int is an exit's code (0 after --help/--version)
+        if code == INTERRUPTED:
+            _fail("interrupted", INTERRUPTED)
+        if isinstance(code, int) and code:
+            sys.exit(code)
 
 
 def run() -> None:

@@ -16,6 +16,22 @@ def console(file=None):
     return Console(file=file, highlight=False, soft_wrap=False, width=width)
 
 
+def wants_json(json_flag: bool, output: str | None) -> bool:
+    """A report's format: JSON with --json or for `-o FILE.json` (the format follows the suffix), else tables.
+    --json into a file of another suffix is an error: report.txt must not hold JSON."""
+    suffix = os.path.splitext(output)[1].lower() if output else ""
+    if suffix == ".json":
+        return True
+    if json_flag and suffix:
+        from ..errors import XcvizError
+        from ..fileio import check_target
+
+        check_target(output)  # a path that cannot be written is said first
+        raise XcvizError(f"--json does not write a {suffix} file", where=output,
+                         hint="name it .json, or drop --json for the tables as text")
+    return json_flag
+
+
 def emit_json(data, output: str | None) -> None:
     # json.dumps(data, indent=2, ...) byte for byte, ~10x faster: with an indent, json encodes in Python
     # (20 s for a 10^6-node report); msgspec indents the C encoder's text, numbers copied as written

@@ -10,15 +10,18 @@ import typer
 from ..errors import XcvizError
 from ..pipeline import AnalysisOptions
 from .base import GraphArg, Json, Output, analyse, analysis_command
-from .output import LazyProgress, console, emit_json, emit_renderable
+from .helpfmt import LIMITS, complete_from
+from .output import LazyProgress, console, emit_json, emit_renderable, wants_json
 
-Inputs = Annotated[Optional[str], typer.Option("--inputs", help="an .npz file with one array per graph input (by name)", show_default=False)]
-Seed = Annotated[int, typer.Option("--seed", help="seed for random inputs not given in --inputs")]
+Inputs = Annotated[Optional[str], typer.Option("--inputs", metavar="FILE.npz", help="an .npz file with one array per graph input (by name)", show_default=False)]
+Seed = Annotated[int, typer.Option("--seed", metavar="N", help="seed for random inputs not given in --inputs")]
 MaxElements = Annotated[int, typer.Option(
-    "--max-elements", min=1, help="refuse to generate random inputs with more elements than this in all (a --dim typo "
+    "--max-elements", metavar="N", min=1, rich_help_panel=LIMITS, help="refuse to generate random inputs with more elements than this in all (a --dim typo "
     "should not exhaust memory); inputs given in --inputs are not limited")]
+STAGES = ("stablehlo", "optimized")
+MODES = ("hybrid", "native", "jit")  # = runtime.execute.MODES
 DEFAULT_MAX_ELEMENTS = 50_000_000  # = runtime.inputs.DEFAULT_MAX_ELEMENTS (not imported: keeps --help fast)
-Repeats = Annotated[Optional[int], typer.Option("--repeats", help="timed repeats after warm-up [adaptive, ~0.2 s per measurement]", show_default=False)]
+Repeats = Annotated[Optional[int], typer.Option("--repeats", metavar="N", help="timed repeats after warm-up [adaptive, ~0.2 s per measurement]", show_default=False)]
 
 
 @analysis_command
@@ -30,6 +33,7 @@ def validate(graph: GraphArg, inputs: Inputs = None, seed: Seed = 0, auto_fallba
     from ..runtime.validate import validate_graph
 
     a = analyse(graph, options)
+    json = wants_json(json, output)  # after loading: writing over the input file is the error to give
     progress = LazyProgress("compiling")
     try:
         report = validate_graph(a.graph, clustering=a.clustering, inputs=read_npz(inputs), seed=seed,
@@ -52,8 +56,8 @@ def validate(graph: GraphArg, inputs: Inputs = None, seed: Seed = 0, auto_fallba
 
 
 @analysis_command
-def hlo(graph: GraphArg, cluster: str = typer.Option(..., "--cluster", help="cluster id (cluster_0 or 0)", show_default=False),
-        stage: str = typer.Option("optimized", "--stage", help="stablehlo (as lowered) or optimized (XLA's HLO after passes)"),
+def hlo(graph: GraphArg, cluster: str = typer.Option(..., "--cluster", metavar="ID", help="cluster id (cluster_0 or 0)", show_default=False),
+        stage: str = typer.Option("optimized", "--stage", metavar="[stablehlo|optimized]", autocompletion=complete_from(STAGES), help="as lowered, or XLA's HLO after its passes"),
         inputs: Inputs = None, seed: Seed = 0, max_elements: MaxElements = DEFAULT_MAX_ELEMENTS,
         output: Output = None, *, options: AnalysisOptions) -> None:
     """Print one cluster's StableHLO (as lowered) or optimized HLO (after XLA's fusion passes)."""
@@ -94,12 +98,12 @@ def _cluster_named(clustering, name: str, graph_path: str) -> tuple[str, int]:
 
 @analysis_command
 def run(graph: GraphArg, inputs: Inputs = None, output: Output = None,
-        mode: str = typer.Option("hybrid", "--mode", help="hybrid (clusters compiled, the rest native), native, or jit (everything JAX can compile)"),
+        mode: str = typer.Option("hybrid", "--mode", metavar="[hybrid|native|jit]", autocompletion=complete_from(MODES), help="hybrid: clusters compiled, the rest native; jit: everything JAX can compile"),
         check: bool = typer.Option(False, "--check", help="compare the outputs with native execution; fail on mismatch"),
         seed: Seed = 0, repeats: Repeats = None, max_elements: MaxElements = DEFAULT_MAX_ELEMENTS, json: Json = False,
         *, options: AnalysisOptions) -> None:
     """Execute the whole graph (outputs to -o FILE.npz), report end-to-end time; --check compares with native."""
-    from ..runtime.execute import MODES, bind_inputs
+    from ..runtime.execute import bind_inputs
 
     if mode not in MODES:
         raise XcvizError(f"unknown mode {mode!r}", hint="use --mode hybrid, native or jit")
@@ -107,6 +111,8 @@ def run(graph: GraphArg, inputs: Inputs = None, output: Output = None,
         from ..fileio import check_target
 
         check_target(output)
+        if not output.lower().endswith(".npz"):
+            raise XcvizError("xcviz run writes its outputs as an .npz file", where=output, hint="name it .npz")
     a = analyse(graph, options)
     result, arrays, failed = _timed_run(a, bind_inputs(a.graph, read_npz(inputs), seed, max_elements), mode, check,
                                         repeats)
