@@ -116,14 +116,30 @@ def read_onnx_json(data: dict, text: str, source: str):
     return model
 
 
+# Before opset 13 these ops coerce their input to 2-D at `axis` (default 1) and normalise over the flattened
+# trailing block; from 13 on they work along `axis` (default -1). The ops' entries read `coerce_2d`.
+COERCE_2D_BEFORE_13 = frozenset({"Softmax", "LogSoftmax", "Hardmax"})
+
+
+def _default_opset(model) -> int | None:
+    for opset in model.opset_import:
+        if _s(opset.domain) in ("", "ai.onnx"):
+            return int(opset.version)
+    return None
+
+
+def _legacy_attrs(op_type: str, domain: str, opset: int | None, attrs: dict) -> None:
+    """Spell out the semantics older opsets give an op, so every backend computes the file's opset."""
+    if op_type in COERCE_2D_BEFORE_13 and domain in ("", "ai.onnx") and opset is not None and opset < 13:
+        attrs.setdefault("axis", 1)
+        attrs["coerce_2d"] = 1
+
+
 def graph_from_model(model, source: str) -> Graph:
     import onnx
     from onnx import numpy_helper
 
-    for opset in model.opset_import:
-        domain = _s(opset.domain)
-        if domain not in STANDARD_DOMAINS and not domain.startswith("com.") and domain:
-            pass  # custom domains are allowed; their ops fall back
+    opset = _default_opset(model)
     try:
         inferred = onnx.shape_inference.infer_shapes(model, strict_mode=False, data_prop=True)
     except Exception:  # noqa: BLE001 - inference is a bonus; the file's own types still count
@@ -167,6 +183,7 @@ def graph_from_model(model, source: str) -> Graph:
                 producer[out] = name if j == 0 else f"{name}:{j}"
         domain = _s(n.domain) or ""
         attrs = {_s(a.name): _attr(a) for a in n.attribute}
+        _legacy_attrs(op_type, domain, opset, attrs)
         note = None
         if domain not in STANDARD_DOMAINS:
             note = f"custom op {domain}::{op_type}"

@@ -81,6 +81,29 @@ op("hard_sigmoid", "HardSigmoid", **unary, attrs={"alpha": 0.2, "beta": 0.5}, fl
 op("hard_swish", "HardSwish", **unary, flops=r.output_flops(4),
    impl=lambda xp, a, x: x * xp.clip(x / lit(x, 6) + lit(x, 0.5), lit(x, 0), lit(x, 1)))
 op("silu", "Swish", "swish", **unary, flops=r.output_flops(5), impl=lambda xp, a, x: x * _sigmoid(xp, x))
+op("tan", "Tan", **unary, flops=r.output_flops(4), impl=lambda xp, a, x: xp.tan(x))
+op("asin", "Asin", **unary, flops=r.output_flops(4), impl=lambda xp, a, x: xp.arcsin(x))
+op("acos", "Acos", **unary, flops=r.output_flops(4), impl=lambda xp, a, x: xp.arccos(x))
+op("atan", "Atan", **unary, flops=r.output_flops(4), impl=lambda xp, a, x: xp.arctan(x))
+op("sinh", "Sinh", **unary, flops=r.output_flops(4), impl=lambda xp, a, x: xp.sinh(x))
+op("cosh", "Cosh", **unary, flops=r.output_flops(4), impl=lambda xp, a, x: xp.cosh(x))
+op("asinh", "Asinh", **unary, flops=r.output_flops(4), impl=lambda xp, a, x: xp.arcsinh(x))
+op("acosh", "Acosh", **unary, flops=r.output_flops(4), impl=lambda xp, a, x: xp.arccosh(x))
+op("atanh", "Atanh", **unary, flops=r.output_flops(4), impl=lambda xp, a, x: xp.arctanh(x))
+op("sign", "Sign", **unary, flops=r.output_flops(1), impl=lambda xp, a, x: xp.sign(x).astype(x.dtype))
+op("round", "Round", **unary, flops=r.output_flops(1), doc="half to even (tf2xla: Round)",
+   impl=lambda xp, a, x: xp.round(x))
+op("softsign", "Softsign", **unary, flops=r.output_flops(3), impl=lambda xp, a, x: x / (lit(x, 1) + xp.abs(x)))
+op("selu", "Selu", **unary, attrs={"alpha": 1.67326319217681884765625, "gamma": 1.05070102214813232421875},
+   flops=r.output_flops(4), impl=lambda xp, a, x: xp.where(
+       x > 0, x * lit(x, a["gamma"]), lit(x, a["gamma"]) * (lit(x, a["alpha"]) * xp.exp(x) - lit(x, a["alpha"]))))
+op("thresholded_relu", "ThresholdedRelu", **unary, attrs={"alpha": 1.0}, flops=r.output_flops(1),
+   impl=lambda xp, a, x: xp.where(x > lit(x, a["alpha"]), x, lit(x, 0)))
+op("is_nan", "IsNaN", "IsNan", groups=E, infer=lambda ctx: [TensorType(ctx.shape(0), "bool")], min_inputs=1,
+   max_inputs=1, flops=r.output_flops(1), impl=lambda xp, a, x: xp.isnan(x))
+op("is_inf", "IsInf", groups=E, infer=lambda ctx: [TensorType(ctx.shape(0), "bool")], min_inputs=1,
+   max_inputs=1, attrs={"detect_negative": 1, "detect_positive": 1}, flops=r.output_flops(1),
+   impl=lambda xp, a, x: (xp.isposinf(x) & bool(a["detect_positive"])) | (xp.isneginf(x) & bool(a["detect_negative"])))
 op("not", "Not", "LogicalNot", **unary, flops=r.output_flops(1), impl=lambda xp, a, x: xp.logical_not(x))
 
 
@@ -145,6 +168,14 @@ def power(xp, a, x, y):
     return xp.power(x, y).astype(x.dtype)
 
 
+def mod(xp, a, x, y):
+    if int(a.get("fmod", 0)):
+        return xp.fmod(x, y).astype(x.dtype)
+    if is_np(xp) and np.dtype(x.dtype).kind in "iu" and np.any(np.asarray(y) == 0):
+        raise Unsupported("integer Mod by zero")
+    return xp.mod(x, y).astype(x.dtype)
+
+
 def variadic(name):
     """fn(xp, a, *xs): xs folded left with xp.<name>."""
     def fn(xp, a, *xs):
@@ -174,6 +205,8 @@ op("min", "Min", "Minimum", **many, impl=variadic("minimum"))
 op("sum", "Sum", "AddN", **many, doc="elementwise sum of any number of inputs", impl=variadic("add"))
 op("mean", "Mean", **many, doc="elementwise mean of any number of inputs (ONNX Mean)",
    impl=lambda xp, a, *xs: (variadic("add")(xp, a, *xs) / len(xs)).astype(xs[0].dtype))
+op("mod", "Mod", "FloorMod", **binary, attrs={"fmod": 0}, impl=lambda xp, a, x, y: mod(xp, a, x, y),
+   doc="fmod=0: the sign of the divisor, fmod=1: of the dividend (tf2xla: FloorMod, TruncateMod)")
 op("squared_difference", "SquaredDifference", **binary, impl=lambda xp, a, x, y: (x - y) * (x - y))
 op("bias_add", "BiasAdd", groups=E, infer=r.same, min_inputs=2, max_inputs=2, flops=r.output_flops(1),
    doc="x + bias along the channel axis (TF)", impl=bias_add)
@@ -199,6 +232,10 @@ cmp = dict(groups=E, infer=compare, min_inputs=2, max_inputs=2, flops=r.output_f
 op("equal", "Equal", **cmp, impl=lambda xp, a, x, y: _no_strings(xp, x) or xp.equal(x, y))
 op("less", "Less", **cmp, impl=lambda xp, a, x, y: xp.less(x, y))
 op("greater", "Greater", **cmp, impl=lambda xp, a, x, y: xp.greater(x, y))
+op("less_equal", "LessOrEqual", "LessEqual", **cmp, impl=lambda xp, a, x, y: xp.less_equal(x, y))
+op("greater_equal", "GreaterOrEqual", "GreaterEqual", **cmp, impl=lambda xp, a, x, y: xp.greater_equal(x, y))
+op("xor", "Xor", **cmp, doc="(tf2xla: LogicalAnd, LogicalOr, LogicalNot; tf.math.logical_xor composes them)",
+   impl=lambda xp, a, x, y: xp.logical_xor(x, y))
 op("and", "And", "LogicalAnd", **cmp, impl=lambda xp, a, x, y: xp.logical_and(x, y))
 op("or", "Or", "LogicalOr", **cmp, impl=lambda xp, a, x, y: xp.logical_or(x, y))
 op("where", "Where", "Select", "SelectV2", groups=E, infer=infer_where, min_inputs=3, max_inputs=3,

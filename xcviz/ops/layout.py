@@ -5,7 +5,7 @@ import numpy as np
 
 from ..ir import TensorType
 from . import rules as r
-from .arrays import ints, present
+from .arrays import ints, present, static
 from .registry import LAYOUT, ZERO_SIZE, op
 from .rules import Ctx, ShapeError, fmt, norm_axis, numel
 
@@ -209,3 +209,17 @@ op("tile", "Tile", **layout, infer=infer_tile, min_inputs=2, max_inputs=2, stati
    impl=lambda xp, a, x, reps: xp.tile(x, tuple(ints(reps, "Tile repeats"))))
 op("identity", "Identity", "Snapshot", "StopGradient", groups=(LAYOUT, ZERO_SIZE), infer=r.same, flops=r.zero_flops,
    min_inputs=1, max_inputs=1, doc="counts 0 toward a cluster's effective size, as in TF", impl=lambda xp, a, x: x)
+
+
+# ---- trilu: a band mask over the last two axes -------------------------------------------------------
+def trilu(xp, a, x, k=None):
+    kk = int(static(k, "Trilu k").reshape(-1)[0]) if present(k) else 0
+    rows, cols = np.indices(x.shape[-2:], sparse=True)
+    keep = (cols - rows >= kk) if int(a.get("upper", 1)) else (cols - rows <= kk)
+    return xp.where(keep, x, xp.zeros((), x.dtype))
+
+
+op("trilu", "Trilu", groups=LAYOUT, infer=r.same, flops=r.zero_flops, min_inputs=1,
+   max_inputs=2, attrs={"upper": 1}, static_inputs=(1,), impl=trilu,
+   doc="upper (j - i >= k) or lower (j - i <= k) triangle of the last two axes; k a constant "
+       "(tf2xla: MatrixBandPart; its num_lower/num_upper band is the triangle for a constant k)")

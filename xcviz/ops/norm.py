@@ -66,18 +66,41 @@ op("instancenorm", "InstanceNormalization", infer=r.same, flops=r.input_flops(8)
    attrs={"epsilon": 1e-5}, groups=REDUCTION, impl=instancenorm)
 
 
+def _norm_axes(a, x) -> tuple[int, ...]:
+    """Softmax-family axes: `axis` alone, or (ONNX opset < 13, `coerce_2d`) every axis from `axis` on."""
+    axis = int(a.get("axis", -1)) % max(x.ndim, 1)
+    return tuple(range(axis, x.ndim)) if a.get("coerce_2d") else (axis,)
+
+
 def softmax(xp, a, x, log=False):
-    axis = int(a.get("axis", -1))
-    z = x - xp.max(x, axis=axis, keepdims=True)
+    axes = _norm_axes(a, x)
+    z = x - xp.max(x, axis=axes, keepdims=True)
     e = xp.exp(z)
-    s = xp.sum(e, axis=axis, keepdims=True)
+    s = xp.sum(e, axis=axes, keepdims=True)
     return (z - xp.log(s)) if log else e / s
 
 
-op("softmax", "Softmax", infer=r.same, flops=r.input_flops(5), min_inputs=1, max_inputs=1, attrs={"axis": -1},
-   groups=REDUCTION, impl=lambda xp, a, x: softmax(xp, a, x))
+def hardmax(xp, a, x):
+    """1 at the first maximum along the axes (flattened in C order, as ONNX coerces to 2-D), 0 elsewhere."""
+    axes = _norm_axes(a, x)
+    if len(axes) == 1:
+        hot = xp.arange(x.shape[axes[0]]) == xp.expand_dims(xp.argmax(x, axis=axes[0]), -1)
+        return xp.moveaxis(hot, -1, axes[0]).astype(x.dtype)
+    flat = x.reshape((*x.shape[:axes[0]], -1))
+    hot = xp.arange(flat.shape[-1]) == xp.argmax(flat, axis=-1)[..., None]
+    return hot.astype(x.dtype).reshape(x.shape)
+
+
+legacy = "; ONNX opset < 13 (loader sets coerce_2d): over the input flattened to 2-D at axis (default 1)"
+op("softmax", "Softmax", infer=r.same, flops=r.input_flops(5), min_inputs=1, max_inputs=1,
+   attrs={"axis": -1, "coerce_2d": 0}, groups=REDUCTION, impl=lambda xp, a, x: softmax(xp, a, x),
+   doc="along axis" + legacy)
 op("log_softmax", "LogSoftmax", infer=r.same, flops=r.input_flops(6), min_inputs=1, max_inputs=1,
-   attrs={"axis": -1}, groups=REDUCTION, impl=lambda xp, a, x: softmax(xp, a, x, log=True))
+   attrs={"axis": -1, "coerce_2d": 0}, groups=REDUCTION, impl=lambda xp, a, x: softmax(xp, a, x, log=True),
+   doc="along axis" + legacy)
+op("hardmax", "Hardmax", infer=r.same, flops=r.input_flops(2), min_inputs=1, max_inputs=1,
+   attrs={"axis": -1, "coerce_2d": 0}, groups=REDUCTION, impl=hardmax,
+   doc="one-hot of the first maximum (tf2xla: ArgMax + OneHot)" + legacy)
 
 
 def dropout(xp, a, x, ratio=None, training=None):
@@ -88,3 +111,21 @@ def dropout(xp, a, x, ratio=None, training=None):
 
 op("dropout", "Dropout", infer=infer_first_like_input, flops=r.zero_flops, min_inputs=1, max_inputs=3,
    num_outputs=None, static_inputs=(2,), impl=dropout, doc="inference-mode dropout: identity")
+
+
+def lrn(xp, a, x):
+    """Across-channel local response normalisation, the window [c - floor((n-1)/2), c + ceil((n-1)/2)]."""
+    size = int(a["size"])
+    alpha, beta, bias = float(a.get("alpha", 1e-4)), float(a.get("beta", 0.75)), float(a.get("bias", 1.0))
+    lo = (size - 1) // 2
+    sq = xp.pad(x * x, [(0, 0), (lo, size - 1 - lo)] + [(0, 0)] * (x.ndim - 2))
+    c = x.shape[1]
+    s = sq[:, 0:c]
+    for i in range(1, size):
+        s = s + sq[:, i:i + c]
+    return (x / (lit(x, bias) + lit(x, alpha / size) * s) ** lit(x, beta)).astype(x.dtype)
+
+
+op("lrn", "LRN", infer=r.same, flops=r.input_flops(8), min_inputs=1, max_inputs=1,
+   attrs={"size": 5, "alpha": 1e-4, "beta": 0.75, "bias": 1.0}, groups=REDUCTION, impl=lrn,
+   doc="local response normalisation across channels, NCHW (tf2xla: LRN)")

@@ -5,7 +5,7 @@ import numpy as np
 
 from ..ir import TensorType
 from . import rules as r
-from .arrays import Unsupported, np_dtype
+from .arrays import Unsupported, np_dtype, static
 from .registry import NOOP, SHAPE_CONSUMER, SOURCE, ZERO_SIZE, op
 from .rules import Ctx
 
@@ -72,3 +72,57 @@ op("size", "Size", **query, infer=scalar_int,
 op("rank", "Rank", **query, infer=scalar_int, impl=lambda xp, a, x: np.asarray(x.ndim, dtype=np.int64))
 op("noop", "NoOp", groups=NOOP, infer=lambda ctx: [], num_outputs=0, flops=zero, doc="ordering only",
    impl=lambda xp, a, *xs: ())
+
+
+# ---- value-shaped sources: the output's shape is an input's VALUE, a compile-time constant under XLA --------
+def infer_constant_of_shape(ctx: Ctx) -> list[TensorType]:
+    value = ctx.attrs.get("value")
+    dtype = str(np.asarray(value).dtype) if value is not None else "float32"
+    dims = ctx.const(0)
+    if dims is None:
+        n = ctx.shape(0)
+        known = n is not None and len(n) == 1 and isinstance(n[0], int)
+        return [TensorType(tuple(f"d{i}" for i in range(n[0])) if known else None, dtype)]
+    return [TensorType(tuple(int(d) for d in np.asarray(dims).reshape(-1)), dtype)]
+
+
+def constant_of_shape(xp, a, dims):
+    value = a.get("value")
+    v = np.zeros(1, np.float32) if value is None else np.asarray(value).reshape(-1)
+    shape = tuple(int(d) for d in static(dims, "ConstantOfShape shape").reshape(-1))
+    if any(d < 0 for d in shape):
+        raise Unsupported(f"ConstantOfShape with a negative dimension {shape}")
+    return np.full(shape, v[0], dtype=v.dtype)  # static shape and value: a constant under XLA
+
+
+op("constant_of_shape", "ConstantOfShape", infer=infer_constant_of_shape, flops=zero, min_inputs=1,
+   max_inputs=1, attrs={"value": None}, static_inputs=(0,), impl=constant_of_shape,
+   doc="a tensor of `value` (default float32 0) shaped by its input's value (tf2xla: Fill, shape a constant)")
+
+
+def _range_len(start, limit, delta) -> int:
+    return max(int(np.ceil((float(limit) - float(start)) / float(delta))), 0)
+
+
+def infer_range(ctx: Ctx) -> list[TensorType]:
+    vals = [ctx.const(i) for i in range(3)]
+    dtype = ctx.dtype(0) or ctx.dtype(1)
+    if any(v is None for v in vals):
+        return [TensorType(("range",), dtype)]
+    return [TensorType((_range_len(*(np.asarray(v).reshape(()) for v in vals)),), dtype)]
+
+
+def range_(xp, a, start, limit, delta):
+    s, l, d = (static(v, "Range bound").reshape(()) for v in (start, limit, delta))
+    if float(d) == 0:
+        raise Unsupported("Range with delta 0")
+    n = _range_len(s, l, d)
+    # every value is static: computed once in NumPy (a constant under XLA, like TF's Range on constant bounds)
+    if s.dtype.kind in "iu":
+        return np.arange(int(s), int(s) + n * int(d), int(d), dtype=s.dtype)[:n]
+    return (s + np.arange(n, dtype=np.float64) * d.astype(np.float64)).astype(s.dtype)
+
+
+op("range", "Range", infer=infer_range, flops=r.output_flops(1), min_inputs=3,
+   max_inputs=3, static_inputs=(0, 1, 2), impl=range_,
+   doc="start + i * delta for i < ceil((limit - start) / delta) (tf2xla: Range, bounds constants)")
