@@ -3,42 +3,10 @@ import networkx as nx
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from strategies import finalized_dags as dags
 from xcviz.clustering import ClusterOptions, run_clustering
 from xcviz.cost import compute_stats, load_hardware
-from xcviz.ir import Graph, Node, TensorType, Value, parse_ref
-from xcviz.loaders.build import finalize
-
-OPS = ["relu", "add", "mul", "Identity", "Const", "Shape", "NoOp", "PyFunc", "RandomNormalLike", "sigmoid"]
-
-
-@st.composite
-def dags(draw):
-    n = draw(st.integers(1, 28))
-    nodes = []
-    for j in range(n):
-        op = draw(st.sampled_from(OPS))
-        usable = [i for i in range(j) if nodes[i].op not in ("Shape", "NoOp")]  # data producers of f32[4,4]
-        preds = draw(st.lists(st.sampled_from(usable), max_size=3, unique=True)) if usable else []
-        ctrl = draw(st.lists(st.integers(0, j - 1), max_size=1, unique=True)) if j else []
-        if op == "Const":
-            inputs = ()
-        elif op in ("add", "mul"):
-            a = [f"n{p}" for p in preds[:2]] or ["x"]
-            inputs = tuple((a + ["x"])[:2])
-        elif op == "NoOp":
-            inputs = ()
-        else:
-            inputs = (f"n{preds[0]}" if preds else "x",)
-        nodes.append(Node(name=f"n{j}", op=op, op_type=op, inputs=inputs,
-                          control_inputs=tuple(f"n{c}" for c in ctrl if f"n{c}" not in inputs),
-                          attrs={"value": 1.0} if op == "Const" else {},
-                          device=draw(st.sampled_from([None, None, None, "gpu:0"])),
-                          scope=draw(st.sampled_from([None, None, "s1", "s2"])),
-                          compile=draw(st.sampled_from([None, None, None, None, False])),
-                          outputs=[TensorType((4, 4), "float32")] if op == "PyFunc" else []))
-    g = Graph("rand", inputs=[Value("x", TensorType((4, 4), "float32"))], nodes=nodes,
-              outputs=[f"n{n - 1}"] if nodes[-1].op != "NoOp" else [])
-    return finalize(g, allow_unknown=True)
+from xcviz.ir import parse_ref
 
 
 def _edges(g):

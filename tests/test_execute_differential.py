@@ -12,13 +12,11 @@ from __future__ import annotations
 
 import os
 
-import numpy as np
 from hypothesis import HealthCheck, given, note, settings
 from hypothesis import strategies as st
 
 import xcviz
-from xcviz.loaders.build import finalize
-from xcviz.loaders.schema import graph_from_mapping
+from strategies import mapping_to_graph, typed_mappings
 from xcviz.runtime.execute import bind_inputs, execute
 from xcviz.runtime.jit import CompileCache
 from xcviz.runtime.measure import compare
@@ -27,80 +25,9 @@ EXAMPLES = int(os.environ.get("XCVIZ_DIFF_EXAMPLES", "40"))
 DIFF = settings(max_examples=EXAMPLES, deadline=None, derandomize=EXAMPLES <= 40, database=None,
                 suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
 
-UNARY = ["relu", "tanh", "sigmoid", "neg", "abs", "gelu", "sin", "elu", "softplus", "identity", "leaky_relu"]
-BINARY = ["add", "sub", "mul", "max", "min"]
-REDUCE = ["reduce_sum", "reduce_mean", "reduce_max", "reduce_min"]
-FALLBACK = ["Print", "CheckNumerics", "PyFunc", "custom_nms"]   # no XLA kernel: always native
-KINDS = (["unary"] * 4 + ["binary"] * 3 + ["matmul"] * 3 + ["reduce"] * 2 + ["softmax"] * 2 + ["layernorm", "transpose",
-         "reshape", "concat"] + ["fallback"] * 2)
-
-
-@st.composite
-def graph_docs(draw):
-    dtype = draw(st.sampled_from(["float32", "float32", "float64"]))
-    rank = draw(st.integers(2, 3))
-    shape = [draw(st.integers(1, 4)) for _ in range(rank)]
-    inputs = [{"name": "x0", "shape": shape, "dtype": dtype}]
-    tensors: list[tuple[str, list[int]]] = [("x0", shape)]
-    nodes: list[dict] = []
-
-    def new_input(shp):
-        name = f"w{len(inputs)}"
-        inputs.append({"name": name, "shape": list(shp), "dtype": dtype})
-        return name
-
-    for i in range(draw(st.integers(2, 9))):
-        # recent tensors are likelier operands: long chains, but also fan-out and reuse
-        src, shp = tensors[draw(st.integers(max(0, len(tensors) - 4), len(tensors) - 1))]
-        kind = draw(st.sampled_from(KINDS))
-        node: dict = {"name": f"n{i}"}
-        out = list(shp)
-        if kind == "unary":
-            node.update(op=draw(st.sampled_from(UNARY)), inputs=[src])
-        elif kind == "binary":
-            same = [t for t, s in tensors if s == shp]
-            other = draw(st.sampled_from(same + [None]))
-            node.update(op=draw(st.sampled_from(BINARY)), inputs=[src, other or new_input(shp[-1:])])
-        elif kind == "matmul":
-            out = shp[:-1] + [draw(st.integers(1, 4))]
-            node.update(op="matmul", inputs=[src, new_input([shp[-1], out[-1]])])
-        elif kind == "reduce":
-            out = shp[:-1] + [1]
-            node.update(op=draw(st.sampled_from(REDUCE)), inputs=[src], attrs={"axes": [-1], "keepdims": 1})
-        elif kind == "softmax":
-            node.update(op=draw(st.sampled_from(["softmax", "log_softmax"])), inputs=[src], attrs={"axis": -1})
-        elif kind == "layernorm":
-            node.update(op="layernorm", inputs=[src, new_input(shp[-1:]), new_input(shp[-1:])], attrs={"axis": -1})
-        elif kind == "transpose":
-            perm = list(range(len(shp)))
-            perm[-1], perm[-2] = perm[-2], perm[-1]
-            out = [shp[p] for p in perm]
-            node.update(op="transpose", inputs=[src], attrs={"perm": perm})
-        elif kind == "reshape":
-            out = shp[:-2] + [shp[-2] * shp[-1]] if len(shp) == 3 else [shp[0], shp[1], 1]
-            node.update(op="reshape", inputs=[src], attrs={"shape": out})
-        elif kind == "concat":
-            same = [t for t, s in tensors if s == shp]
-            out = shp[:-1] + [2 * shp[-1]]
-            node.update(op="concat", inputs=[src, draw(st.sampled_from(same))], attrs={"axis": -1})
-        else:
-            op = draw(st.sampled_from(FALLBACK))
-            node.update(op=op, inputs=[src])
-            if op == "custom_nms":
-                node.update(shape=list(shp), dtype=dtype)
-        if kind != "fallback" and draw(st.integers(0, 9)) == 0:
-            node["compile"] = False
-        nodes.append(node)
-        tensors.append((node["name"], out))
-    used = {r for n in nodes for r in n["inputs"]}
-    outputs = [n["name"] for n in nodes if n["name"] not in used]
-    extra = draw(st.lists(st.sampled_from([n["name"] for n in nodes]), max_size=2))
-    outputs += [o for o in dict.fromkeys(extra) if o not in outputs]
-    return {"name": "diff", "inputs": inputs, "nodes": nodes, "outputs": outputs}
-
 
 def build(doc: dict):
-    return finalize(graph_from_mapping(doc, "diff.yaml"))
+    return mapping_to_graph(doc, "diff.yaml")
 
 
 def assert_modes_agree(g, min_size, seed: int = 0) -> int:
@@ -119,7 +46,7 @@ def assert_modes_agree(g, min_size, seed: int = 0) -> int:
 
 
 @DIFF
-@given(doc=graph_docs(), min_size=st.integers(1, 4), seed=st.integers(0, 2**16))
+@given(doc=typed_mappings(), min_size=st.integers(1, 4), seed=st.integers(0, 2**16))
 def test_native_hybrid_jit_agree_on_random_graphs(doc, min_size, seed):
     note(f"graph: {doc}")
     assert_modes_agree(build(doc), min_size, seed)

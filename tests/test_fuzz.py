@@ -10,15 +10,13 @@ from __future__ import annotations
 
 import io
 import json
-import math
 import os
 import tempfile
 
-import pytest
-import yaml
-from hypothesis import HealthCheck, assume, given, settings
+from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from strategies import corrupted_mappings, dump, fuzz_mappings
 from xcviz.errors import XcvizError
 
 EXAMPLES = int(os.environ.get("XCVIZ_FUZZ_EXAMPLES", "200"))
@@ -88,97 +86,9 @@ def test_fuzz_yaml_json_syntax(text, suffix):
     check(text.encode("utf-8"), suffix)
 
 
-# ---- structure-aware: valid-looking graphs, then corruptions ---------------------------------------
-UNARY = ["relu", "tanh", "exp", "sigmoid", "neg", "abs", "identity", "softmax", "custom_nms", "unique", "print"]
-BINARY = ["add", "mul", "sub", "matmul", "div", "maximum"]
-OTHER = ["conv2d", "pool", "concat", "reshape", "transpose", "reduce_sum", "const", "shape", "noop", "nms",
-         "if", "loop", "py_func", "rleu", "UnknownOp"]
-
-junk = st.recursive(
-    st.one_of(st.none(), st.booleans(), st.integers(-2**70, 2**70), st.floats(allow_nan=True, allow_infinity=True),
-              st.text(max_size=12), st.sampled_from(["x", "n0", "n1:1", "n0:99", "", "batch", "[bold]", "<script>"])),
-    lambda inner: st.one_of(st.lists(inner, max_size=4), st.dictionaries(st.text(max_size=6), inner, max_size=4)),
-    max_leaves=12)
-dims = st.one_of(st.integers(0, 6), st.sampled_from(["batch", "n"]))
-
-
-@st.composite
-def graphs(draw):
-    n_inputs = draw(st.integers(1, 3))
-    rank = draw(st.integers(0, 4))
-    base = draw(st.lists(st.integers(1, 5), min_size=rank, max_size=rank))
-    inputs = [{"name": f"x{i}", "shape": list(base), "dtype": draw(st.sampled_from(["float32", "float16", "int32"]))}
-              for i in range(n_inputs)]
-    names = [v["name"] for v in inputs]
-    nodes = []
-    for i in range(draw(st.integers(0, 12))):
-        kind = draw(st.sampled_from(["u", "u", "b", "b", "o"]))
-        op = draw(st.sampled_from(UNARY if kind == "u" else BINARY if kind == "b" else OTHER))
-        k = 1 if kind == "u" else 2 if kind == "b" else draw(st.integers(0, 3))
-        node = {"name": f"n{i}", "op": op, "inputs": [draw(st.sampled_from(names)) for _ in range(k)]}
-        if draw(st.integers(0, 4)) == 0:
-            node["compile"] = draw(st.booleans())
-        if draw(st.integers(0, 4)) == 0:
-            node["shape"], node["dtype"] = list(base), "float32"
-        if draw(st.integers(0, 5)) == 0:
-            node["attrs"] = draw(st.dictionaries(st.sampled_from(["axis", "perm", "pads", "group", "value", "shape"]), junk,
-                                                 max_size=2))
-        nodes.append(node)
-        names.append(node["name"])
-    graph = {"name": "fuzz", "inputs": inputs, "nodes": nodes, "outputs": names[-1:]}
-    if draw(st.integers(0, 5)) == 0:
-        graph["dims"] = {"batch": draw(st.integers(0, 8))}
-    return graph
-
-
-@st.composite
-def corrupted(draw):
-    g = draw(graphs())
-    for _ in range(draw(st.integers(0, 3))):
-        what = draw(st.sampled_from(["node_field", "drop_key", "extra_key", "ref", "cycle", "dup", "shape", "top",
-                                     "nodes_junk", "input_field"]))
-        nodes = g["nodes"]
-        if what == "top":
-            g[draw(st.sampled_from(["name", "inputs", "outputs", "dims", "doc", "nodes"]))] = draw(junk)
-        elif what == "nodes_junk":
-            g["nodes"] = draw(st.lists(junk, max_size=3))
-        elif not isinstance(nodes, list) or not nodes or not all(isinstance(n, dict) for n in nodes):
-            continue
-        elif what == "node_field":
-            n = draw(st.sampled_from(nodes))
-            n[draw(st.sampled_from(["name", "op", "inputs", "control_inputs", "attrs", "shape", "dtype", "outputs",
-                                    "num_outputs", "compile", "device", "scope"]))] = draw(junk)
-        elif what == "drop_key":
-            n = draw(st.sampled_from(nodes))
-            if n:
-                n.pop(draw(st.sampled_from(sorted(n, key=str))))
-        elif what == "extra_key":
-            draw(st.sampled_from(nodes))[draw(st.text(max_size=5))] = draw(junk)
-        elif what == "ref":
-            n = draw(st.sampled_from(nodes))
-            n["inputs"] = [draw(st.sampled_from([f"n{draw(st.integers(0, 15))}", "x0", f"n0:{draw(st.integers(0, 5))}",
-                                                 "ghost", n.get("name") if isinstance(n.get("name"), str) else "n0"]))]
-        elif what == "cycle" and len(nodes) >= 2:
-            nodes[0]["inputs"] = [nodes[-1].get("name") if isinstance(nodes[-1].get("name"), str) else "n1"]
-        elif what == "dup":
-            nodes.append(dict(draw(st.sampled_from(nodes))))
-        elif what == "shape":
-            draw(st.sampled_from(nodes))["shape"] = draw(st.lists(st.one_of(dims, st.integers(-3, 2**45)), max_size=5))
-        elif what == "input_field" and isinstance(g.get("inputs"), list) and g["inputs"]:
-            v = g["inputs"][0]
-            if isinstance(v, dict):
-                v[draw(st.sampled_from(["name", "shape", "dtype", "doc", "extra"]))] = draw(junk)
-    return g
-
-
-def dump(g, fmt: str) -> bytes:
-    if fmt == "json":
-        return json.dumps(g, allow_nan=True, default=str).encode("utf-8")
-    return yaml.safe_dump(g, allow_unicode=True, default_flow_style=None).encode("utf-8")
-
-
+# ---- structure-aware: valid-looking graphs (strategies.FUZZ), then corruptions (strategies.corrupt) -----
 @FUZZ
-@given(g=corrupted(), fmt=st.sampled_from(["yaml", "json"]), cut=st.integers(0, 40), flips=st.integers(0, 2),
+@given(g=corrupted_mappings(), fmt=st.sampled_from(["yaml", "json"]), cut=st.integers(0, 40), flips=st.integers(0, 2),
        data=st.data())
 def test_fuzz_structured_graphs(g, fmt, cut, flips, data):
     raw = bytearray(dump(g, fmt))
@@ -198,7 +108,7 @@ def test_structured_graphs_mostly_load():
 
     @settings(max_examples=60, deadline=None, derandomize=True, database=None,
               suppress_health_check=[HealthCheck.too_slow])
-    @given(g=graphs())
+    @given(g=fuzz_mappings())
     def run(g):
         outcomes.append(check(dump(g, "yaml"), ".yaml"))
 

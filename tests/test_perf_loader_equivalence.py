@@ -15,9 +15,9 @@ import pytest
 
 pytest.importorskip("numba")
 from hypothesis import HealthCheck, assume, given, settings  # noqa: E402
-from hypothesis import strategies as st  # noqa: E402
 
 import xcviz  # noqa: E402
+from strategies import infer_mappings  # noqa: E402
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, os.path.join(ROOT, "benchmarks"))
@@ -100,36 +100,8 @@ def test_hand_offs(tmp_path, monkeypatch):
     assert_same(_write(tmp_path, doc), monkeypatch, allow_unknown=True)
 
 
-OPS = ["add", "mul", "relu", "tanh", "matmul", "shape", "reshape", "const", "identity", "transpose"]
-
-
-@st.composite
-def graphs(draw):
-    n = draw(st.integers(1, 40))
-    nodes = []
-    for i in range(n):
-        op = draw(st.sampled_from(OPS))
-        pick = st.sampled_from(["x", "w"] + [f"n{j}" for j in range(i)])
-        if op in ("add", "mul", "matmul"):
-            ins = [draw(pick), draw(pick)]
-        elif op == "reshape":
-            ins = [draw(pick), draw(st.sampled_from(["t"] + [f"n{j}" for j in range(i)]))]
-        elif op == "const":
-            ins = []
-        else:
-            ins = [draw(pick)]
-        node = {"name": f"n{i}", "op": op, "inputs": ins}
-        if op == "const":
-            node["attrs"] = {"value": draw(st.sampled_from([1.0, [8, 8], [64], [-1]]))}
-        nodes.append(node)
-    return {"name": "h", "inputs": [{"name": "x", "shape": [8, 8], "dtype": "float32"},
-                                     {"name": "w", "shape": [8, 8], "dtype": "float32"},
-                                     {"name": "t", "shape": [2], "dtype": "int64"}],
-            "nodes": nodes, "outputs": [f"n{n - 1}"]}
-
-
 @settings(max_examples=150, deadline=None, suppress_health_check=list(HealthCheck))
-@given(doc=graphs())
+@given(doc=infer_mappings())
 def test_random_graphs(doc, tmp_path_factory):
     """Same types, or the same error, from both implementations."""
     path = _write(tmp_path_factory.mktemp("h"), doc)
@@ -247,7 +219,7 @@ def test_cost_model_columns_keep_opaque_ops_apart(tmp_path, monkeypatch):
 
 
 @settings(max_examples=60, deadline=None, suppress_health_check=list(HealthCheck))
-@given(doc=graphs())
+@given(doc=infer_mappings())
 def test_cost_model_columns_on_random_graphs(doc, tmp_path_factory):
     path = _write(tmp_path_factory.mktemp("c"), doc)
     os.environ["XCVIZ_INFER"] = "fast"
