@@ -10,6 +10,7 @@ from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 
 from conftest import GRAPHS, ROOT
+from goldens import check_golden
 from strategies import (clustering_profile, finalized_dags, fuzz_mappings, graph_specs, mapping_to_graph, to_graph,
                         typed_mappings)
 from xcviz import XcvizError, load, parse_graph, print_graph
@@ -19,7 +20,6 @@ from xcviz.ir.text_print import window
 from xcviz.loaders.build import finalize
 
 GOLDEN = os.path.join(ROOT, "tests", "golden", "xcir")
-UPDATE = os.environ.get("XCVIZ_UPDATE_GOLDEN") == "1"
 EXAMPLES = sorted(f for f in os.listdir(GRAPHS) if f.endswith((".yaml", ".yml", ".json", ".onnx")))
 
 
@@ -89,13 +89,7 @@ def test_examples_round_trip_and_match_goldens(name):
     roundtrip(g)
     text = roundtrip(g, c)
     golden = os.path.join(GOLDEN, f"{os.path.splitext(name)[0]}.xcir")
-    if UPDATE:
-        os.makedirs(GOLDEN, exist_ok=True)
-        with open(golden, "w", encoding="utf-8", newline="\n") as f:
-            f.write(text)
-    assert os.path.exists(golden), f"missing golden {golden}: run XCVIZ_UPDATE_GOLDEN=1 pytest {__file__}"
-    with open(golden, encoding="utf-8", newline="") as f:
-        assert text == f.read(), f"{golden} differs: rerun with XCVIZ_UPDATE_GOLDEN=1 and review the diff"
+    check_golden(golden, text, __file__)
     # a golden is a graph file too: it loads as the graph it was printed from, and clusters the same
     back = load(golden)
     assert_same_graph(g, back)

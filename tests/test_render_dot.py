@@ -7,9 +7,9 @@ import xml.etree.ElementTree as ET
 import pytest
 
 from conftest import GRAPHS, ROOT
+from goldens import check_golden
 
 GOLDEN = os.path.join(ROOT, "tests", "golden")
-UPDATE = os.environ.get("XCVIZ_UPDATE_GOLDEN") == "1"
 SVG_NS = "{http://www.w3.org/2000/svg}"
 EXAMPLES = sorted(f for f in os.listdir(GRAPHS) if f.endswith((".yaml", ".yml", ".json")))
 VARIANTS = {"mark": dict(strategy="mark"), "greedy": dict(strategy="greedy"),
@@ -42,13 +42,7 @@ def test_golden_dot(name, variant):
     dot = _dot(os.path.join(GRAPHS, name), collapse=variant.endswith("collapsed"), **VARIANTS[variant])
     assert dot == _dot(os.path.join(GRAPHS, name), collapse=variant.endswith("collapsed"), **VARIANTS[variant])
     golden = os.path.join(GOLDEN, f"{os.path.splitext(name)[0]}.{variant}.dot")
-    if UPDATE:
-        os.makedirs(GOLDEN, exist_ok=True)
-        with open(golden, "w", encoding="utf-8", newline="\n") as f:
-            f.write(dot)
-    assert os.path.exists(golden), f"missing golden {golden}: run XCVIZ_UPDATE_GOLDEN=1 pytest {__file__}"
-    with open(golden, encoding="utf-8", newline="") as f:
-        assert dot == f.read(), f"{golden} differs: rerun with XCVIZ_UPDATE_GOLDEN=1 and review the diff"
+    check_golden(golden, dot, __file__)
 
 
 def _svg(path, collapse=False, **kw):
