@@ -7,14 +7,14 @@ import pytest
 
 pytest.importorskip("numba")
 
-from xcviz import progress  # noqa: E402
+from xcviz import fastpath, progress  # noqa: E402
 from xcviz.passes import infer_fast, infer_warm  # noqa: E402
 
 
 def test_cold_small_graphs_take_the_python_loop_and_warm_the_cache(monkeypatch):
     started = []
     monkeypatch.setattr(infer_fast, "cached", lambda: False)
-    monkeypatch.setattr(progress, "warm_in_background", lambda folder, module: started.append(module) or True)
+    monkeypatch.setattr(fastpath, "warm_in_background", lambda folder, module: started.append(module) or True)
     assert not infer_fast.worth_compiling(100_000) and started == ["xcviz.passes.infer_warm"]
     assert infer_fast.worth_compiling(infer_fast.COLD_MIN_NODES)
     monkeypatch.setattr(infer_fast, "cached", lambda: True)

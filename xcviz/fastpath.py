@@ -1,7 +1,10 @@
-"""Which graphs take the numba-compiled paths: the one size threshold and the environment overrides."""
+"""Which graphs take the numba-compiled paths: the size threshold, the environment overrides, and numba's
+cache (is a kernel compiled yet; fill it in the background)."""
 from __future__ import annotations
 
 import os
+import sys
+import time
 
 # Under this many nodes the plain-Python code starts instantly and finishes before a compiled kernel
 # would have loaded; at and above it the compiled one wins (see benchmarks/README.md).
@@ -17,5 +20,52 @@ def use_fast(n: int, env: str) -> bool:
     try:
         import numba  # noqa: F401
     except ImportError:
+        return False
+    return True
+
+
+# ---- compiled kernels' first use (numba): shared by the clustering kernel and the shape-inference walk ----
+# numba keeps compiled code beside the sources (`__pycache__`), or, where that is not writable (a system-wide
+# install), in the user's cache folder (~/.cache/numba on Linux), or in NUMBA_CACHE_DIR when set.
+_LOCK_STALE_S = 600  # a background compile that left its lock this long ago has died
+
+
+def numba_cache_dir(dispatcher) -> str | None:
+    """Where numba keeps (or will keep) a compiled function's code."""
+    try:
+        return dispatcher._cache.cache_path
+    except Exception:  # noqa: BLE001 - numba internals moved
+        return None
+
+
+def numba_cached(dispatchers) -> bool:
+    """True when numba's cache holds every one of these functions, compiled for this machine from these sources."""
+    try:
+        for d in dispatchers:
+            magic = d.targetctx.codegen().magic_tuple()
+            if not any(key[1] == magic for key in d._cache._cache_file._load_index()):
+                return False
+    except Exception:  # noqa: BLE001 - numba's cache internals moved: assume cached, compile as before
+        return True
+    return True
+
+
+def warm_in_background(folder: str | None, module: str) -> bool:
+    """Start a detached `python -m MODULE LOCK` that compiles into the cache folder (one at a time, by a lock
+    file there; the module removes it when done)."""
+    import subprocess
+
+    if folder is None:
+        return False
+    lock = os.path.join(folder, "xcviz-compiling.lock")
+    try:
+        os.makedirs(folder, exist_ok=True)
+        if os.path.exists(lock) and time.time() - os.path.getmtime(lock) < _LOCK_STALE_S:
+            return False
+        with open(lock, "w") as f:
+            f.write(str(os.getpid()))
+        subprocess.Popen([sys.executable, "-m", module, lock], stdin=subprocess.DEVNULL,
+                         stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True)
+    except OSError:
         return False
     return True

@@ -59,54 +59,6 @@ def notice(start: str, done: str = "", enabled: bool | None = None):
         print(f"{done} ({time.perf_counter() - t0:.0f} s)", file=sys.stderr, flush=True)
 
 
-# ---- compiled kernels' first use (numba): shared by the clustering kernel and the shape-inference walk ----
-# numba keeps compiled code beside the sources (`__pycache__`), or, where that is not writable (a system-wide
-# install), in the user's cache folder (~/.cache/numba on Linux), or in NUMBA_CACHE_DIR when set.
-_LOCK_STALE_S = 600  # a background compile that left its lock this long ago has died
-
-
-def numba_cache_dir(dispatcher) -> str | None:
-    """Where numba keeps (or will keep) a compiled function's code."""
-    try:
-        return dispatcher._cache.cache_path
-    except Exception:  # noqa: BLE001 - numba internals moved
-        return None
-
-
-def numba_cached(dispatchers) -> bool:
-    """True when numba's cache holds every one of these functions, compiled for this machine from these sources."""
-    try:
-        for d in dispatchers:
-            magic = d.targetctx.codegen().magic_tuple()
-            if not any(key[1] == magic for key in d._cache._cache_file._load_index()):
-                return False
-    except Exception:  # noqa: BLE001 - numba's cache internals moved: assume cached, compile as before
-        return True
-    return True
-
-
-def warm_in_background(folder: str | None, module: str) -> bool:
-    """Start a detached `python -m MODULE LOCK` that compiles into the cache folder (one at a time, by a lock
-    file there; the module removes it when done)."""
-    import os
-    import subprocess
-
-    if folder is None:
-        return False
-    lock = os.path.join(folder, "xcviz-compiling.lock")
-    try:
-        os.makedirs(folder, exist_ok=True)
-        if os.path.exists(lock) and time.time() - os.path.getmtime(lock) < _LOCK_STALE_S:
-            return False
-        with open(lock, "w") as f:
-            f.write(str(os.getpid()))
-        subprocess.Popen([sys.executable, "-m", module, lock], stdin=subprocess.DEVNULL,
-                         stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True)
-    except OSError:
-        return False
-    return True
-
-
 def compiling(what: str, seconds: int):
     """The `notice` for a cold first compile of `what` (a context manager)."""
     return notice(f"xcviz: compiling {what} for big graphs, once (~{seconds} s; later runs load it from numba's "

@@ -16,7 +16,7 @@ from operator import itemgetter
 import numpy as np
 from numba import njit
 
-from .. import progress
+from .. import fastpath, progress
 from ..ir import Graph, TensorType, parse_ref
 from ..ir.attrs import attrs_key
 from ..ir.columns import NodeColumns
@@ -126,7 +126,7 @@ def _declared_static(static: np.ndarray, attrs_l: list, outs_l: list) -> None:
 
 def cached() -> bool:
     """True when numba's cache holds the walk's entry points, compiled for this machine from these sources."""
-    return progress.numba_cached((_walk, _hash, _find))
+    return fastpath.numba_cached((_walk, _hash, _find))
 
 
 def worth_compiling(n: int) -> bool:
@@ -134,7 +134,7 @@ def worth_compiling(n: int) -> bool:
     compile; otherwise no, and a background process (infer_warm) compiles it for the next run."""
     if n >= COLD_MIN_NODES or cached():
         return True
-    progress.warm_in_background(progress.numba_cache_dir(_walk), "xcviz.passes.infer_warm")
+    fastpath.warm_in_background(fastpath.numba_cache_dir(_walk), "xcviz.passes.infer_warm")
     return False
 
 

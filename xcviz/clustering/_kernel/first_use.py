@@ -18,14 +18,14 @@ def _entries():
 
 def cache_dir() -> str | None:
     """Where numba keeps (or will keep) the compiled kernel."""
-    from ...progress import numba_cache_dir
+    from ...fastpath import numba_cache_dir
 
     return numba_cache_dir(_entries()[1])
 
 
 def cached() -> bool:
     """True when numba's cache holds every entry point, compiled for this machine from these sources."""
-    from ...progress import numba_cached
+    from ...fastpath import numba_cached
 
     return numba_cached(_entries())
 
@@ -41,7 +41,7 @@ def worth_compiling(n: int) -> bool:
 
 def compile_in_background() -> bool:
     """Start a detached process that compiles the kernel into the cache (one at a time, by a lock file)."""
-    from ...progress import warm_in_background
+    from ...fastpath import warm_in_background
 
     return warm_in_background(cache_dir(), "xcviz.clustering._kernel.warm")
 
