@@ -1,0 +1,46 @@
+"""`xcviz export`: the clustering written into other tools' formats (TensorBoard GraphDef, Model Explorer).
+
+Each flag names one format and one writer module under xcviz/render/; several flags in one call
+write several files from one analysis."""
+from __future__ import annotations
+
+import sys
+from typing import Optional
+
+import typer
+
+from ..errors import XcvizError
+from ..pipeline import AnalysisOptions
+from .base import GraphArg, analyse, analysis_command
+from .output import console
+
+
+@analysis_command
+def export(graph: GraphArg,
+           graphdef: Optional[str] = typer.Option(None, "--graphdef", metavar="OUT.pbtxt", show_default=False,
+                                                  help="a TensorFlow GraphDef (.pbtxt text or .pb binary) with _XlaCluster on cluster members, for TensorBoard"),
+           model_explorer: Optional[str] = typer.Option(None, "--model-explorer", metavar="DIR", show_default=False,
+                                                        help="Model Explorer node-data overlays (one JSON file per overlay) into DIR"),
+           model_explorer_graph: Optional[str] = typer.Option(None, "--model-explorer-graph", metavar="FILE", show_default=False,
+                                                              help="Model Explorer's graph JSON, clusters as layers, for graphs it cannot open itself"),
+           *, options: AnalysisOptions) -> None:
+    """Write the clustering for TensorBoard (GraphDef with _XlaCluster) or Google's Model Explorer (overlays, graph JSON)."""
+    if not (graphdef or model_explorer or model_explorer_graph):
+        raise XcvizError("nothing to export", hint="name a format: --graphdef OUT.pbtxt, --model-explorer DIR or --model-explorer-graph FILE")
+    a = analyse(graph, options)
+    err = console(sys.stderr)
+    if graphdef:
+        from ..render.graphdef import write_graphdef
+
+        write_graphdef(a, graphdef)
+        err.print(f"wrote {graphdef}")
+    if model_explorer:
+        from ..render.model_explorer import write_overlays
+
+        for path in write_overlays(a, model_explorer, source=graph):
+            err.print(f"wrote {path}")
+    if model_explorer_graph:
+        from ..render.model_explorer import write_graph_json
+
+        write_graph_json(a, model_explorer_graph)
+        err.print(f"wrote {model_explorer_graph}")
