@@ -1,0 +1,1 @@
+"""`xcviz check`: a CI gate (placeholder until written)."""

@@ -1,0 +1,1 @@
+"""`xcviz sweep`: many models (placeholder until written)."""
