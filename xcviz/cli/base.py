@@ -78,14 +78,16 @@ ANALYSIS_OPTIONS: list[tuple[str, object, object]] = [
 OWN_PROCESS = False
 
 
-def analysis_command(fn):
-    """Register `fn` as a command that also takes every ANALYSIS_OPTIONS flag.
+def analysis_command(fn=None, *, cls=Command):
+    """Register `fn` as a command that also takes every ANALYSIS_OPTIONS flag (`cls`: its click class).
 
     `fn` declares only its own parameters plus `options: AnalysisOptions`; it receives the shared flags
     there, parsed and validated. One list of flags means every command accepts the same ones."""
     import functools
     import inspect
 
+    if fn is None:
+        return functools.partial(analysis_command, cls=cls)
     own = inspect.signature(fn, eval_str=True)
     shared = [name for name, _, _ in ANALYSIS_OPTIONS if name not in own.parameters]
 
@@ -101,7 +103,7 @@ def analysis_command(fn):
     command.__signature__ = own.replace(parameters=params)
     del command.__wrapped__  # typer must read the new signature, not fn's
     command.__annotations__ = {p.name: p.annotation for p in params}
-    return app.command(cls=Command)(command)
+    return app.command(cls=cls)(command)
 
 
 def analyse(graph, options: AnalysisOptions) -> Analysis:

@@ -83,7 +83,9 @@ def read_config(path: str) -> dict[str, object]:
     try:
         data = yaml.safe_load(open(path, encoding="utf-8", errors="replace").read())
     except yaml.YAMLError as e:
-        raise XcvizError(f"malformed YAML: {e}", where=path) from None
+        mark = getattr(e, "problem_mark", None)
+        raise XcvizError(f"malformed YAML: {getattr(e, 'problem', None) or str(e).splitlines()[0]}",
+                         where=f"{path}:{mark.line + 1}" if mark else path) from None
     if data is None:
         return {}
     if not isinstance(data, dict):
