@@ -125,6 +125,14 @@ var XC = {};
     apply();
   };
 
+  // show the rectangle (x, y, w, h) whole, centred
+  XC.showBox = function (x, y, w, h) {
+    var r = svg.getBoundingClientRect(), s = Math.max((w + 40) / Math.max(r.width, 1), (h + 40) / Math.max(r.height, 1));
+    view.w = r.width * s; view.h = r.height * s;
+    view.x = x + w / 2 - view.w / 2; view.y = y + h / 2 - view.h / 2;
+    apply();
+  };
+
   XC.center = function (id) {
     var it = XC.itemById[id]; if (!it) return;
     view.x = it.box[0] - view.w / 2; view.y = it.box[1] - view.h / 2;

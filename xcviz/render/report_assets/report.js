@@ -205,22 +205,26 @@
     }
     var dx = g.box[0] - inner.w / 2, dy = g.box[1] - inner.h / 2, c = D.clusters[k].color;
     var layer = XC.make("g", { "class": "inner" }, XC.layers.overlay);
-    XC.make("rect", { "class": "inner-bg", x: dx, y: dy, width: inner.w, height: inner.h, rx: 8, stroke: c }, layer);
+    var bg = XC.make("rect", { "class": "inner-bg", x: dx, y: dy, width: inner.w, height: inner.h, rx: 8, stroke: c,
+                               "data-cluster": k }, layer);
+    XC.make("title", {}, bg).textContent = D.clusters[k].id + ": click the frame to collapse";
     inner.edges.forEach(function (e) { XC.drawEdge(e, layer, dx, dy); });
     inner.items.forEach(function (it) {
       XC.drawItem(it, layer, dx, dy);
       XC.itemById[it.id] = { id: it.id, box: [it.box[0] + dx, it.box[1] + dy, it.box[2], it.box[3]] };
     });
     expanded[k] = layer;
+    XC.showBox(dx, dy, inner.w, inner.h);
   }
 
   $("graph").addEventListener("click", function (ev) {
     if (XC.dragged) return;
+    if (ev.target.classList.contains("inner-bg")) { toggle(+ev.target.dataset.cluster); return; }
     var g = ev.target.closest(".item");
     if (!g) return;
     var id = g.dataset.id;
     if (id.charAt(0) === "n") selectNode(+id.slice(1));
-    else if (id.charAt(0) === "g") { toggle(+id.slice(1)); selectCluster(+id.slice(1)); }
+    else if (id.charAt(0) === "g") { selectCluster(+id.slice(1)); toggle(+id.slice(1)); }
   });
 
   /* ---- the formation replay: frame f applies the merges up to its attempt; positions never move ---- */
