@@ -302,3 +302,38 @@ def test_default_names_from_the_file_stem_and_view(tmp_path, run_cli, monkeypatc
         assert code == 0, err
     assert sorted(p for p in os.listdir(tmp_path) if p.startswith("seed_demo")) == [
         "seed_demo.collapsed.dot", "seed_demo.compare-greedy-mark.dot", "seed_demo.dot"]
+
+
+def _text_boxes(root, cls):
+    """(x0, y0, x1, y1, text, owner) of each text line in groups of class `cls`, sized for a wide sans font."""
+    out = []
+    for grp in _groups(root, cls):
+        owner = grp.find(f"{SVG_NS}title").text
+        for t in grp.iter(f"{SVG_NS}text"):
+            x0, y0, x1, y1 = _bbox_of_text(t, 9.0)
+            out.append((x0, y0, x1, y1, t.text, owner))
+    return out
+
+
+@pytest.mark.parametrize("name", EXAMPLES + ["resnet_mini.onnx", "unet_mini.onnx", "detector_mini.onnx"])
+def test_edge_labels_do_not_collide(name):
+    g, c, s, root = _svg(os.path.join(GRAPHS, name), min_cluster_size=1)
+    boxes = _text_boxes(root, "edge")
+    for k, a in enumerate(boxes):
+        for b in boxes[k + 1:]:
+            if a[5] != b[5]:
+                assert not (a[0] < b[2] and b[0] < a[2] and a[1] < b[3] and b[1] < a[3]), (a[4], b[4])
+
+
+@pytest.mark.parametrize("name", ["seed_demo.yaml", "cycle_refused.yaml", "tiny_mlp_onnx.json"])
+def test_title_and_legend_are_not_clipped(name):
+    """Text Graphviz sized with Helvetica still fits the picture in a ~10 % wider font (DejaVu Sans)."""
+    g, c, s, root = _svg(os.path.join(GRAPHS, name), collapse=True, min_cluster_size=1)
+    width = float(root.get("viewBox").split()[2])
+    top = root.find(f"{SVG_NS}g")   # the graph group: its own <text> children are the title's lines
+    texts = [t for t in top.findall(f"{SVG_NS}text")] + \
+        [t for grp in _groups(root, "xc_legend") for t in grp.iter(f"{SVG_NS}text")]
+    assert texts
+    for t in texts:
+        x0, _, x1, _ = _bbox_of_text(t, 9.0)
+        assert x0 >= 0 and x1 <= width, (t.text, x1, width)
