@@ -28,12 +28,12 @@ def _analyse(path, **kw):
         os.chdir(cwd)
 
 
-def _dot(path, collapse=False, **kw):
+def _dot(path, collapse=False, params="fold", **kw):
     from xcviz.render.dot import build_dot
     from xcviz.render.view import final_view
 
     g, c, s = _analyse(path, **kw)
-    return build_dot(g, final_view(g, c, s), collapse=collapse)
+    return build_dot(g, final_view(g, c, s), collapse=collapse, params=params)
 
 
 @pytest.mark.parametrize("variant", sorted(VARIANTS))
@@ -45,13 +45,13 @@ def test_golden_dot(name, variant):
     check_golden(golden, dot, __file__)
 
 
-def _svg(path, collapse=False, **kw):
+def _svg(path, collapse=False, params="fold", **kw):
     from xcviz.render.dot import build_dot
     from xcviz.render.layout import layout
     from xcviz.render.view import final_view
 
     g, c, s = _analyse(path, **kw)
-    svg = layout(build_dot(g, final_view(g, c, s), collapse=collapse), "svg", engine="graphviz-pure")
+    svg = layout(build_dot(g, final_view(g, c, s), collapse=collapse, params=params), "svg", engine="graphviz-pure")
     return g, c, s, ET.fromstring(svg)
 
 
@@ -61,7 +61,8 @@ def _groups(root, cls):
 
 @pytest.mark.parametrize("name", EXAMPLES)
 def test_svg_structure(name):
-    g, c, s, root = _svg(os.path.join(GRAPHS, name), min_cluster_size=1)
+    """With parameters shown, every node, input and boundary edge the statistics count is drawn."""
+    g, c, s, root = _svg(os.path.join(GRAPHS, name), params="show", min_cluster_size=1)
     assert len(_groups(root, "xc_cluster")) == len(c.clusters)
     fallback = _groups(root, "xc_fallback")
     assert len(fallback) == sum(1 for k in c.cluster_of if k < 0)
@@ -193,3 +194,146 @@ def test_shared_input_drawn_per_use(write_graph):
         dot = _dot(path, collapse=collapse, min_cluster_size=1)
         assert dot.count('[label="w\\nfloat32[4,4]"') == (1 if collapse else n)   # collapsed: one edge into the cluster
         assert dot.count('[label="x\\nfloat32[4,4]"') == 1
+
+
+ONNX_GOLDEN = ["resnet_mini.onnx", "tiny_mlp_onnx.json"]   # graphs with initializers / const nodes
+
+
+@pytest.mark.parametrize("collapse", [False, True])
+@pytest.mark.parametrize("name", ONNX_GOLDEN)
+def test_golden_dot_params_folded(name, collapse):
+    dot = _dot(os.path.join(GRAPHS, name), collapse=collapse)
+    golden = os.path.join(GOLDEN, f"{os.path.splitext(name)[0]}.folded{'.collapsed' if collapse else ''}.dot")
+    check_golden(golden, dot, __file__)
+
+
+@pytest.mark.parametrize("name", ["resnet_mini.onnx", "tiny_mlp_onnx.json", "detection_head.yaml"])
+def test_params_fold_show_hide(name):
+    """Folded: no parameter is drawn as a node or edge; each appears as a `name ‹shape› dtype` line in every
+    consumer's label (or a "+N params" line). Hidden: not at all. Shown: as graph inputs and const nodes."""
+    from xcviz.render.params import find_params, param_line, short_name
+
+    path = os.path.join(GRAPHS, name)
+    g, c, s, root = _svg(path, params="fold", min_cluster_size=1)
+    p = find_params(g)
+    assert p.inputs or p.nodes, name
+    drawn_inputs = {grp.find(f"{SVG_NS}title").text.split("\n")[0].split(" ", 2)[-1].split(" (read by")[0]
+                    for grp in _groups(root, "xc_input")}
+    assert drawn_inputs == {v.name for k, v in enumerate(g.inputs) if k not in p.inputs}
+    titles = [grp.find(f"{SVG_NS}title").text for grp in _groups(root, "xc_node")]
+    texts = " ".join(t.text or "" for t in root.iter(f"{SVG_NS}text"))
+    for j in p.nodes:
+        assert not any(t.startswith(f"{g.nodes[j].name}: ") for t in titles)
+    params = {v.name for k, v in enumerate(g.inputs) if k in p.inputs} | {g.nodes[j].name for j in p.nodes}
+    for node in g.nodes:
+        for ref in node.inputs:
+            if ref in params:
+                line = param_line(ref, g.tensor_type(ref).bind(g.dims))
+                assert line in texts or " params · " in texts, (node.name, line)
+    for edge in _groups(root, "edge"):
+        head = (edge.find(f"{SVG_NS}title").text or "").split(" → ")[0]
+        assert head not in params, head
+    fold_size = len(_groups(root, "node"))
+    _, _, _, shown = _svg(path, params="show", min_cluster_size=1)
+    _, _, _, hidden = _svg(path, params="hide", min_cluster_size=1)
+    assert len(_groups(shown, "node")) > fold_size == len(_groups(hidden, "node"))
+    hidden_texts = " ".join(t.text or "" for t in hidden.iter(f"{SVG_NS}text"))
+    assert not any(short_name(n) + " ‹" in hidden_texts for n in params)
+
+
+def test_fallback_label_carries_reason_words():
+    """A PNG has no tooltips: the reason in words is in the label (wrapped), not only its code."""
+    g, c, s, root = _svg(os.path.join(GRAPHS, "seed_demo.yaml"), min_cluster_size=1)
+    texts = [t.text or "" for t in root.iter(f"{SVG_NS}text")]
+    assert "forced off (compile: false)" in texts
+    assert any(t.startswith("unsupported on cpu: custom op") for t in texts)
+
+
+def _bbox_of_text(el, fontsize_default=11.0):
+    size = float(el.get("font-size", fontsize_default))
+    x, y = float(el.get("x")), float(el.get("y"))
+    w = len(el.text or "") * size * 0.55
+    anchor = el.get("text-anchor", "start")
+    x0 = x - w / 2 if anchor == "middle" else (x - w if anchor == "end" else x)
+    return x0, y - size, x0 + w, y + size * 0.25
+
+
+def _path_points(d):
+    import re
+
+    nums = [float(v) for v in re.findall(r"-?\d+(?:\.\d+)?", d)]
+    pts = list(zip(nums[0::2], nums[1::2]))
+    out = [pts[0]]
+    for k in range(1, len(pts) - 2, 3):   # "M p0 C p1 p2 p3 ...": sample each cubic
+        p0, p1, p2, p3 = out[-1] if k == 1 else pts[k - 1], pts[k], pts[k + 1], pts[k + 2]
+        for t in [i / 20 for i in range(1, 21)]:
+            u = 1 - t
+            out.append(tuple(u ** 3 * a + 3 * u * u * t * b + 3 * u * t * t * c_ + t ** 3 * d_
+                             for a, b, c_, d_ in zip(p0, p1, p2, p3)))
+    return out
+
+
+@pytest.mark.parametrize("name", ["seed_demo.yaml", "resnet_block.yaml", "detection_head.yaml", "resnet_mini.onnx"])
+def test_no_edge_crosses_a_cluster_title(name):
+    g, c, s, root = _svg(os.path.join(GRAPHS, name), min_cluster_size=1)
+    boxes = [_bbox_of_text(t) for grp in _groups(root, "xc_cluster_title") for t in grp.iter(f"{SVG_NS}text")]
+    assert len(boxes) == len(c.clusters)
+    for edge in _groups(root, "edge"):
+        for path in edge.iter(f"{SVG_NS}path"):
+            for x, y in _path_points(path.get("d")):
+                for x0, y0, x1, y1 in boxes:
+                    assert not (x0 <= x <= x1 and y0 <= y <= y1), (edge.find(f"{SVG_NS}title").text, (x, y))
+
+
+def test_default_names_from_the_file_stem_and_view(tmp_path, run_cli, monkeypatch):
+    """Two exports with one internal graph name (torch calls every graph main_graph) do not overwrite each
+    other; --compare and --collapse pictures do not overwrite the plain one."""
+    import shutil
+
+    monkeypatch.chdir(tmp_path)
+    for stem in ("a", "b"):
+        shutil.copy(os.path.join(GRAPHS, "resnet_mini.onnx"), tmp_path / f"{stem}.onnx")
+        code, _, err = run_cli("render", f"{stem}.onnx", "--dot")
+        assert code == 0, err
+    assert (tmp_path / "a.dot").read_text() == (tmp_path / "b.dot").read_text()   # same graph, two files
+    seed = os.path.join(GRAPHS, "seed_demo.yaml")
+    for extra in ([], ["--collapse"], ["--compare", "greedy,mark"]):
+        code, _, err = run_cli("render", seed, "--dot", *extra)
+        assert code == 0, err
+    assert sorted(p for p in os.listdir(tmp_path) if p.startswith("seed_demo")) == [
+        "seed_demo.collapsed.dot", "seed_demo.compare-greedy-mark.dot", "seed_demo.dot"]
+
+
+def _text_boxes(root, cls):
+    """(x0, y0, x1, y1, text, owner) of each text line in groups of class `cls`, sized for a wide sans font."""
+    out = []
+    for grp in _groups(root, cls):
+        owner = grp.find(f"{SVG_NS}title").text
+        for t in grp.iter(f"{SVG_NS}text"):
+            x0, y0, x1, y1 = _bbox_of_text(t, 9.0)
+            out.append((x0, y0, x1, y1, t.text, owner))
+    return out
+
+
+@pytest.mark.parametrize("name", EXAMPLES + ["resnet_mini.onnx", "unet_mini.onnx", "detector_mini.onnx"])
+def test_edge_labels_do_not_collide(name):
+    g, c, s, root = _svg(os.path.join(GRAPHS, name), min_cluster_size=1)
+    boxes = _text_boxes(root, "edge")
+    for k, a in enumerate(boxes):
+        for b in boxes[k + 1:]:
+            if a[5] != b[5]:
+                assert not (a[0] < b[2] and b[0] < a[2] and a[1] < b[3] and b[1] < a[3]), (a[4], b[4])
+
+
+@pytest.mark.parametrize("name", ["seed_demo.yaml", "cycle_refused.yaml", "tiny_mlp_onnx.json"])
+def test_title_and_legend_are_not_clipped(name):
+    """Text Graphviz sized with Helvetica still fits the picture in a ~10 % wider font (DejaVu Sans)."""
+    g, c, s, root = _svg(os.path.join(GRAPHS, name), collapse=True, min_cluster_size=1)
+    width = float(root.get("viewBox").split()[2])
+    top = root.find(f"{SVG_NS}g")   # the graph group: its own <text> children are the title's lines
+    texts = [t for t in top.findall(f"{SVG_NS}text")] + \
+        [t for grp in _groups(root, "xc_legend") for t in grp.iter(f"{SVG_NS}text")]
+    assert texts
+    for t in texts:
+        x0, _, x1, _ = _bbox_of_text(t, 9.0)
+        assert x0 >= 0 and x1 <= width, (t.text, x1, width)

@@ -58,7 +58,7 @@ def test_steps_and_animate_cli(tmp_path, run_cli):
     code, _, err = run_cli("render", SEED, "--min-cluster-size", "1", "--steps", str(steps), "--animate", str(page))
     assert code == 0, err
     names = sorted(os.listdir(steps))
-    assert names == ["frame_001.svg", "frame_002.svg", "frame_003.svg"]
+    assert names == ["seed_demo.step_001.svg", "seed_demo.step_002.svg", "seed_demo.step_003.svg"]
     for name in names:
         ET.parse(steps / name)
     text = page.read_text(encoding="utf-8")
@@ -75,6 +75,16 @@ def test_steps_and_animate_cli(tmp_path, run_cli):
     assert all(f["svg"].startswith("<svg") for f in frames)
     for needle in ('id="play"', 'id="slider"', 'type="range"', 'max="2"', 'id="decision"'):
         assert needle in text
+
+
+def test_animate_into_the_steps_folder(tmp_path, run_cli):
+    """--animate DIR/index.html with --steps DIR: the folder is made before the page's target is checked."""
+    steps = tmp_path / "new"
+    code, _, err = run_cli("render", SEED, "--min-cluster-size", "1", "--steps", str(steps),
+                           "--animate", str(steps / "index.html"))
+    assert code == 0, err
+    assert sorted(os.listdir(steps)) == ["index.html", "seed_demo.step_001.svg", "seed_demo.step_002.svg",
+                                         "seed_demo.step_003.svg"]
 
 
 def test_max_frames(tmp_path, run_cli):

@@ -4,6 +4,7 @@ from __future__ import annotations
 import os
 import re
 import sys
+from enum import Enum
 from typing import Optional
 
 import typer
@@ -15,6 +16,12 @@ from .helpfmt import LIMITS
 from .output import console, emit_file
 
 SUFFIX_FORMATS = {".svg": "svg", ".png": "png", ".dot": "dot", ".gv": "dot"}
+
+
+class ParamsMode(str, Enum):
+    fold = "fold"
+    show = "show"
+    hide = "hide"
 
 
 @analysis_command
@@ -31,6 +38,8 @@ def render(graph: GraphArg,
                                                  help="write the frames as one self-contained HTML page"),
            compare: Optional[str] = typer.Option(None, "--compare", metavar="S1,S2", show_default=False,
                                                  help="draw several strategies side by side, e.g. greedy,mark"),
+           params: ParamsMode = typer.Option(ParamsMode.fold, "--params", case_sensitive=False,
+                                             help="parameters (weights, initializers, constants): fold into their consumer's label, show as nodes, or hide"),
            max_frames: int = typer.Option(500, "--max-frames", metavar="N", rich_help_panel=LIMITS, help="refuse --steps/--animate with more frames"),
            *, options: AnalysisOptions) -> None:
     """Draw the clusters, fallback nodes (with reasons) and boundary edges (with bytes) as SVG, PNG or DOT."""
@@ -45,15 +54,16 @@ def render(graph: GraphArg,
     results = [analyse(graph, options.replace(strategy=strategies[0]))]
     results += [analyse(results[0].graph, options.replace(strategy=st)) for st in strategies[1:]]
     first, err = results[0], console(sys.stderr)
+    named_view = "collapsed" if collapse else ""   # chosen, not automatic: the plain name stays the default picture
     if collapse is None:
         collapse = _auto_collapse(len(first.graph.nodes), err)
     if steps or animate:
-        _frames(first, steps, animate, collapse, max_frames)
+        _frames(first, graph, steps, animate, collapse, max_frames, params.value)
         if not (svg or png or dot or output):
             err.print(summary_line(first.stats))
             return
-    target = output or default_name(first.graph.name, graph, fmt)
-    data = _picture(results, strategies if compare else None, collapse, fmt, target)
+    target = output or default_name(graph, fmt, "compare-" + "-".join(strategies) if compare else named_view)
+    data = _picture(results, strategies if compare else None, collapse, fmt, target, params.value)
     for a in results:
         err.print(summary_line(a.stats) if not compare else f"{a.clustering.strategy}: " + summary_line(a.stats).plain)
     emit_file(target, data)
@@ -96,13 +106,19 @@ def _auto_collapse(n: int, err) -> bool:
     return True
 
 
-def default_name(graph_name: str, source: str, ext: str) -> str:
-    """`<graph name>.<ext>` in the current directory; unsafe characters become '_'."""
-    stem = re.sub(r"[^\w.-]", "_", graph_name or "").strip("._") or os.path.splitext(os.path.basename(source))[0]
-    return f"{stem[:100]}.{ext}"
+def default_name(source: str, ext: str, view: str = "") -> str:
+    """`<input file stem>[.<view>].<ext>` in the current directory: the file's stem, not the graph's internal
+    name (every torch export is called main_graph), and the view (`collapsed`, `compare-greedy-mark`) so two
+    pictures of one model do not overwrite each other. Unsafe characters become '_'."""
+    base = os.path.basename(source.rstrip("/\\")) or "graph"
+    stem = base.split(".")[0] if not base.startswith(".") else base
+    stem = re.sub(r"[^\w.-]", "_", stem).strip("._") or "graph"
+    tail = re.sub(r"[^\w.-]", "_", view)
+    return f"{stem[:100]}{'.' + tail[:100] if tail else ''}.{ext}"
 
 
-def _picture(results: list, labels: list[str] | None, collapse: bool, fmt: str, target: str) -> bytes | str:
+def _picture(results: list, labels: list[str] | None, collapse: bool, fmt: str, target: str,
+             params: str = "fold") -> bytes | str:
     """The DOT of one analysis, or of several side by side under `labels`, laid out unless fmt is dot."""
     from ..fileio import check_target
     from ..render.dot import build_dot, compare_dot
@@ -110,8 +126,8 @@ def _picture(results: list, labels: list[str] | None, collapse: bool, fmt: str, 
 
     views = [final_view(a.graph, a.clustering, a.stats) for a in results]
     graph = results[0].graph
-    source = compare_dot(graph, list(zip(labels, views)), collapse=collapse) if labels else \
-        build_dot(graph, views[0], collapse=collapse)
+    source = compare_dot(graph, list(zip(labels, views)), collapse=collapse, params=params) if labels else \
+        build_dot(graph, views[0], collapse=collapse, params=params)
     check_target(target)   # before a long layout, not after
     if fmt == "dot":
         return source
@@ -120,7 +136,10 @@ def _picture(results: list, labels: list[str] | None, collapse: bool, fmt: str, 
     return layout(source, fmt)
 
 
-def _frames(a, steps: str | None, animate: str | None, collapse: bool, max_frames: int) -> None:
+def _frames(a, source: str, steps: str | None, animate: str | None, collapse: bool, max_frames: int,
+            params: str = "fold") -> None:
+    """Frame SVGs into `steps` as `<input stem>.step_001.svg`, ... (two models' frames can share a folder),
+    and/or the page that plays them into `animate`, which may lie inside `steps`."""
     from ..fileio import check_target
     from ..render.animation import frame_svgs, steps_page
     from ..render.frames import count_merges
@@ -134,13 +153,14 @@ def _frames(a, steps: str | None, animate: str | None, collapse: bool, max_frame
             raise XcvizError("--steps needs a folder", where=steps)
         if not os.path.isdir(os.path.dirname(os.path.abspath(steps))):
             raise XcvizError("parent folder does not exist", where=steps)
+    if steps:
+        os.makedirs(steps, exist_ok=True)   # before checking --animate, which may name a file inside it
     if animate:
         check_target(animate)
-    rendered = frame_svgs(a.graph, a.clustering, a.stats, collapse=collapse)
+    rendered = frame_svgs(a.graph, a.clustering, a.stats, collapse=collapse, params=params)
     if steps:
-        os.makedirs(steps, exist_ok=True)
         width = max(3, len(str(len(rendered))))
         for k, (svg_text, _) in enumerate(rendered):
-            emit_file(os.path.join(steps, f"frame_{k + 1:0{width}d}.svg"), svg_text)
+            emit_file(os.path.join(steps, default_name(source, "svg", f"step_{k + 1:0{width}d}")), svg_text)
     if animate:
         emit_file(animate, steps_page(a.graph, a.clustering, rendered))

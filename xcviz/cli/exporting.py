@@ -23,10 +23,13 @@ def export(graph: GraphArg,
                                                         help="Model Explorer node-data overlays (one JSON file per overlay) into DIR"),
            model_explorer_graph: Optional[str] = typer.Option(None, "--model-explorer-graph", metavar="FILE", show_default=False,
                                                               help="Model Explorer's graph JSON, clusters as layers, for graphs it cannot open itself"),
+           validate: bool = typer.Option(False, "--validate", help="with --model-explorer: also the measured speedup and max error per cluster (compiles with JAX)"),
            *, options: AnalysisOptions) -> None:
     """Write the clustering for TensorBoard (GraphDef with _XlaCluster) or Google's Model Explorer (overlays, graph JSON)."""
     if not (graphdef or model_explorer or model_explorer_graph):
         raise XcvizError("nothing to export", hint="name a format: --graphdef OUT.pbtxt, --model-explorer DIR or --model-explorer-graph FILE")
+    if validate and not model_explorer:
+        raise XcvizError("--validate adds overlays to --model-explorer", hint="add --model-explorer DIR")
     a = analyse(graph, options)
     err = console(sys.stderr)
     if graphdef:
@@ -37,7 +40,12 @@ def export(graph: GraphArg,
     if model_explorer:
         from ..render.model_explorer import write_overlays
 
-        for path in write_overlays(a, model_explorer, source=graph):
+        validation = None
+        if validate:
+            from ..runtime.validate import validate_graph
+
+            validation = validate_graph(a.graph, clustering=a.clustering)
+        for path in write_overlays(a, model_explorer, source=graph, validation=validation):
             err.print(f"wrote {path}")
     if model_explorer_graph:
         from ..render.model_explorer import write_graph_json

@@ -7,13 +7,13 @@ from ..ir import Graph
 
 
 def frame_svgs(graph: Graph, clustering: Clustering, stats: Stats, *, collapse: bool = False,
-               engine: str | None = None) -> list[tuple[str, str]]:
+               engine: str | None = None, params: str = "fold") -> list[tuple[str, str]]:
     """(SVG text, caption) per frame of render.frames.build_frames, laid out by `engine` [best available]."""
     from .dot import build_dot
     from .frames import build_frames
     from .layout import layout
 
-    return [(layout(build_dot(graph, f.view, collapse=collapse), "svg", engine=engine).decode("utf-8"), f.view.caption)
+    return [(layout(build_dot(graph, f.view, collapse=collapse, params=params), "svg", engine=engine).decode("utf-8"), f.view.caption)
             for f in build_frames(graph, clustering, stats)]
 
 

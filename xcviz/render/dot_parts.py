@@ -7,6 +7,7 @@ import math
 import re
 
 from ..ir import Graph, TensorType, parse_ref
+from .params import Params
 from .tables import FALLBACK
 from .units import fmt_bytes
 from .view import View
@@ -15,6 +16,11 @@ FALLBACK_FILL = "#FDE3E3"
 QUIET = "#8A8A8A"
 IO_FILL = "#EEEEEE"
 SHARED_FANOUT = 3        # inputs read more often are drawn once per use (layout time, see add_inputs_outputs)
+REASON_WIDTH = 34        # characters per line of a fallback's reason in its label
+REASON_LINES = 2
+# Graphviz sizes text with Helvetica's metrics; browsers without Helvetica draw DejaVu Sans or similar, up to
+# ~15 % wider, so text whose box we size ourselves (titles, the legend) gets this width per character (em).
+CHAR_EM = 0.58
 _CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f]")
 
 
@@ -27,6 +33,17 @@ def text(*lines: str):
         s = _CONTROL.sub("\ufffd", str(line)).replace("&", "&amp;").replace("\\", "\\\\")
         out.append(s.replace("\r\n", "\n").replace("\n", "\\n"))
     return graphviz.nohtml("\\n".join(out))
+
+
+def html_title(title: str, fontsize: float = 12) -> str:
+    """A title (user text, several lines) as an HTML-like label sized by text_width, so the picture is wide
+    enough for it in any sans-serif font and the title is not clipped at the right edge."""
+    import html
+
+    lines = _CONTROL.sub("\ufffd", title).replace("\r\n", "\n").split("\n")
+    width = max(text_width(ln, fontsize) for ln in lines)
+    body = "".join(html.escape(ln, quote=True) + '<BR ALIGN="LEFT"/>' for ln in lines)
+    return f'<<TABLE BORDER="0" CELLPADDING="2"><TR><TD ALIGN="LEFT" BALIGN="LEFT" WIDTH="{width}">{body}</TD></TR></TABLE>>'
 
 
 def penwidth(nbytes: int | None) -> str:
@@ -66,11 +83,30 @@ def edge_text(t: TensorType, nbytes: int | None) -> str:
     return f"{t} · {fmt_bytes(nbytes)}"
 
 
-def add_inputs_outputs(g, graph: Graph, prefix: str):
+def reason_lines(reason: str | None) -> list[str]:
+    """A fallback's reason in words, wrapped for a node label: at most REASON_LINES lines, cut with '…'."""
+    import textwrap
+
+    if not reason:
+        return []
+    lines = textwrap.wrap(reason, REASON_WIDTH, break_long_words=True, break_on_hyphens=False)
+    if len(lines) > REASON_LINES:
+        lines = lines[:REASON_LINES]
+        lines[-1] = lines[-1][:REASON_WIDTH - 1].rstrip() + "…"
+    return lines
+
+
+def text_width(s: str, fontsize: float) -> int:
+    """Points a line of text needs in the widest common sans-serif font (see CHAR_EM)."""
+    return math.ceil(len(s) * fontsize * CHAR_EM) + 4
+
+
+def add_inputs_outputs(g, graph: Graph, prefix: str, params: Params):
     """Declare graph inputs and outputs; returns `input_id(k)`, the node id to draw an edge from input k.
 
     An input read by more than SHARED_FANOUT nodes (a weight every layer uses) is drawn once per use, beside
-    its consumer: one node with hundreds of rank-spanning edges costs the layout O(uses x depth) virtual nodes."""
+    its consumer: one node with hundreds of rank-spanning edges costs the layout O(uses x depth) virtual nodes.
+    Parameters are not declared unless `params` shows them (they fold into their consumers' labels)."""
     uses = [0] * len(graph.inputs)
     pos = {v.name: k for k, v in enumerate(graph.inputs)}
     for ref in [r for node in graph.nodes for r in node.inputs] + list(graph.outputs):
@@ -86,7 +122,7 @@ def add_inputs_outputs(g, graph: Graph, prefix: str):
                tooltip=text(f"{kind} {v.name}" + note, t), **{"class": "xc_node xc_input"})
 
     for k in range(len(graph.inputs)):
-        if uses[k] <= SHARED_FANOUT:
+        if uses[k] <= SHARED_FANOUT and not params.hidden_input(k):
             declare(k, f"{prefix}i{k}")
     for k, ref in enumerate(graph.outputs):
         g.node(f"{prefix}o{k}", text(f"output {ref}"), shape="house", style="filled", fillcolor=IO_FILL,
@@ -111,18 +147,21 @@ def tensor_source(graph: Graph, ref: str, inputs: dict[str, int]) -> tuple[int, 
     return 1, graph.index[parse_ref(ref)[0]]
 
 
-def draw_node(sub, graph: Graph, view: View, i: int, prefix: str = "") -> None:
-    """One op node in its style: member of a kept cluster, fallback (with its reason code), or a candidate."""
+def draw_node(sub, graph: Graph, view: View, i: int, prefix: str = "", folded: list[str] | None = None) -> None:
+    """One op node in its style: member of a kept cluster, fallback (with its reason code and, in words, the
+    reason itself, so a PNG keeps it), or a candidate; `folded` are its parameter lines (params.folded_lines)."""
     node = graph.nodes[i]
     tip = text(*node_tooltip(graph, view, i))
     k = view.group_of[i]
+    head = [node.name, node.op_type] + (folded or [])
     if k >= 0:
-        sub.node(f"{prefix}n{i}", text(node.name, node.op_type), style="rounded,filled", fillcolor="white",
+        sub.node(f"{prefix}n{i}", text(*head), style="rounded,filled", fillcolor="white",
                  color=view.groups[k].color, tooltip=tip, **{"class": "xc_node"})
     elif view.code[i]:
-        sub.node(f"{prefix}n{i}", text(node.name, node.op_type, f"fallback: {view.code[i]}"), style="filled,bold",
+        why = [ln for ln in reason_lines(view.reason[i]) if ln != view.code[i]]
+        sub.node(f"{prefix}n{i}", text(*head, f"fallback: {view.code[i]}", *why), style="filled,bold",
                  fillcolor=FALLBACK_FILL, color=FALLBACK, fontcolor="#8B0000", penwidth="2", tooltip=tip,
                  **{"class": fallback_class(view.code[i])})
     else:
-        sub.node(f"{prefix}n{i}", text(node.name, node.op_type), style="rounded,filled", fillcolor="white",
+        sub.node(f"{prefix}n{i}", text(*head), style="rounded,filled", fillcolor="white",
                  color=QUIET, tooltip=tip, **{"class": "xc_node xc_candidate"})

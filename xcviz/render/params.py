@@ -1,0 +1,74 @@
+"""Which tensors are parameters (weights, initializers, constants) and how a picture folds them into labels.
+
+A parameter is a graph input that carries data (an ONNX initializer, a weight) or the output of a `const`
+node. Folded (the default), a parameter is not drawn as its own node with an edge: its consumer's label gains
+one line `W ‹64×64› f32` (‹› rather than ⟨⟩, which the PNG renderer's fonts lack), so a ResNet's picture
+shows its 30 ops instead of 52 weight boxes fanning into them."""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from ..ir import Graph, parse_ref
+
+MODES = ("fold", "show", "hide")
+FOLD_LINES = 3          # parameter lines per node label; more are summed into one "+N params" line
+NAME_CHARS = 22         # long export names ("model.encoder.layer.3.attention.self.query.weight") keep their tail
+DTYPE_SHORT = {"float32": "f32", "float16": "f16", "bfloat16": "bf16", "float64": "f64", "int64": "i64",
+               "int32": "i32", "int16": "i16", "int8": "i8", "uint8": "u8", "bool": "bool"}
+
+
+@dataclass(frozen=True)
+class Params:
+    """The parameters of one graph, and the mode a picture draws them in."""
+    mode: str
+    inputs: frozenset[int]      # positions in graph.inputs
+    nodes: frozenset[int]       # positions of const nodes (no inputs)
+
+    def hidden_input(self, k: int) -> bool:
+        return self.mode != "show" and k in self.inputs
+
+    def hidden_node(self, j: int) -> bool:
+        return self.mode != "show" and j in self.nodes
+
+
+def find_params(graph: Graph, mode: str = "fold") -> Params:
+    """Parameters of `graph`; in "show" mode nothing is hidden (the picture before folding)."""
+    if mode not in MODES:
+        raise ValueError(f"params mode {mode!r} not in {MODES}")
+    inputs = frozenset(k for k, v in enumerate(graph.inputs) if v.data is not None)
+    nodes = frozenset(j for j, nd in enumerate(graph.nodes) if nd.op == "const" and not nd.inputs)
+    return Params(mode, inputs, nodes)
+
+
+def is_parameter(graph: Graph, ref: str, params: Params, inputs: dict[str, int]) -> bool:
+    """Is tensor `ref` a parameter (a data-carrying graph input or a const node's output)?"""
+    if ref in inputs:
+        return inputs[ref] in params.inputs
+    j = graph.index.get(parse_ref(ref)[0])
+    return j is not None and j in params.nodes
+
+
+def short_name(name: str) -> str:
+    return name if len(name) <= NAME_CHARS else "…" + name[-(NAME_CHARS - 1):]
+
+
+def param_line(name: str, t) -> str:
+    """`W ‹64×64› f32`; a scalar is `‹›`, an unknown shape `‹?›`."""
+    shape = "?" if t.shape is None else "×".join(str(d) for d in t.shape)
+    return f"{short_name(name)} ‹{shape}› {DTYPE_SHORT.get(t.dtype or '?', t.dtype or '?')}"
+
+
+def folded_lines(graph: Graph, j: int, params: Params, inputs: dict[str, int]) -> list[str]:
+    """The lines node j's label gains for its parameter inputs (none unless folding)."""
+    if params.mode != "fold":
+        return []
+    from .units import fmt_bytes
+
+    refs = [r for r in dict.fromkeys(graph.nodes[j].inputs) if r and is_parameter(graph, r, params, inputs)]
+    shown = refs if len(refs) <= FOLD_LINES + 1 else refs[:FOLD_LINES]   # never a "+1 params" line
+    lines = [param_line(r, graph.tensor_type(r).bind(graph.dims)) for r in shown]
+    if len(refs) > len(shown):
+        rest = [graph.tensor_type(r).bind(graph.dims).nbytes() for r in refs[len(shown):]]
+        total = None if any(b is None for b in rest) else sum(rest)
+        lines.append(f"+{len(rest)} params · {fmt_bytes(total)}")
+    return lines
