@@ -19,38 +19,24 @@ def mark_for_compilation(graph, cands: Candidates, opts: ClusterOptions) -> Clus
     base = 2 + n_in                      # cycle-graph ids: source, sink, graph inputs, then nodes
     nodes = graph.nodes
     n = len(nodes)
-    gc = GraphCycles(base + n)
+    tf = getattr(cands, "tf", None)      # TensorFlow's own cycle graph and deadness (tf_rules.py)
+    extra = tf.extra_nodes if tf is not None else 0
+    gc = GraphCycles(base + n + extra)
     gc.insert_edge(SOURCE, SINK)         # TF's Graph starts with this control edge
-    idx = graph.index
-    input_id = {v.name: 2 + i for i, v in enumerate(graph.inputs)}
     has_out = [False] * (base + n)
-    has_in = [False] * (base + n)
-    for j, node in enumerate(nodes):
-        dst = base + j
-        for ref in node.inputs:
-            if not ref:
-                continue
-            src = input_id.get(ref)
-            if src is None:
-                src = base + idx[parse_ref(ref)[0]]
+    if tf is not None:
+        for src, dst in tf.edges:
             gc.insert_edge(src, dst)
-            has_out[src] = has_in[dst] = True
-        for ref in node.control_inputs:
-            src = base + idx[ref]
-            gc.insert_edge(src, dst)
-            has_out[src] = has_in[dst] = True
-    for v in range(2, base + n):         # FixupSourceAndSinkEdges, in node-id order
-        if not has_in[v]:
-            gc.insert_edge(SOURCE, v)
-        if not has_out[v]:
-            gc.insert_edge(v, SINK)
-
+            if dst != SINK and src < base + n:
+                has_out[src] = True
+    else:
+        _insert_edges(graph, gc, base, has_out)
     # Per-cluster state, stored at the cluster's representative cycle-graph node.
     ok = cands.ok
     size = [1] * (base + n)
     eff = [0] * (base + n)
     forced = [False] * (base + n)
-    device = [None] * base + list(cands.device)
+    device = [None] * base + list(cands.device) + [None] * extra
     scope = [None] * base + [nd.scope for nd in nodes]
     parent = list(range(base + n))       # union-find over cycle-graph ids
     groups_of = ["shape" if _in(nd, SHAPE_CONSUMER) else "noop" if _in(nd, NOOP) and not has_out[base + j] else None
@@ -68,7 +54,7 @@ def mark_for_compilation(graph, cands: Candidates, opts: ClusterOptions) -> Clus
         return root
 
     def cluster(v: int) -> int | None:
-        if v < base or not ok[v - base]:
+        if v < base or v >= base + n or not ok[v - base]:
             return None
         return find(v)
 
@@ -81,7 +67,10 @@ def mark_for_compilation(graph, cands: Candidates, opts: ClusterOptions) -> Clus
 
     def try_contract(frm: int, to: int, phase: int) -> bool:
         refusal = None
-        if device[frm] != device[to]:
+        if tf is not None and tf.deadness[frm - base] != tf.deadness[to - base]:
+            refusal = ("deadness", "the two nodes have mismatching deadness: "
+                       f"{tf.dead_text[frm - base]} and {tf.dead_text[to - base]}")
+        elif device[frm] != device[to]:
             refusal = ("device", f"incompatible devices ({device[frm]} vs {device[to]})")
         elif scope[frm] is not None and scope[to] is not None and scope[frm] != scope[to]:
             refusal = ("scope", f"mismatching XLA scopes ({scope[frm]} vs {scope[to]})")
@@ -108,13 +97,13 @@ def mark_for_compilation(graph, cands: Candidates, opts: ClusterOptions) -> Clus
                 if record:
                     attempts.append(Attempt(phase, frm - base, to - base, True))
                 return True
-            via = [p - base for p in path if p >= base]
+            via = [p - base for p in path if base <= p < base + n]  # (not TF's frame and phantom nodes)
             names = ", ".join(nodes[p].name for p in via) or "a graph input"
             refusal = ("cycle", f"would create a cycle via {names}")
         if record and phase >= 0:
             code, why = refusal
             attempts.append(Attempt(phase, frm - base, to - base, False, why, code,
-                                    tuple(p - base for p in (path or ()) if p >= base)))
+                                    tuple(p - base for p in (path or ()) if base <= p < base + n)))
         return False
 
     def for_each_edge(fn, phase: int) -> bool:
@@ -149,3 +138,32 @@ def mark_for_compilation(graph, cands: Candidates, opts: ClusterOptions) -> Clus
 def _in(node, group: str) -> bool:
     opdef = REGISTRY.ops.get(node.op) if node.known else None
     return opdef is not None and group in opdef.groups
+
+
+def _insert_edges(graph, gc, base: int, has_out: list) -> None:
+    """The cycle graph of a generic graph: every data and control edge, then TF's source/sink fixups."""
+    n = len(graph.nodes)
+    nodes = graph.nodes
+    idx = graph.index
+    input_id = {v.name: 2 + i for i, v in enumerate(graph.inputs)}
+    has_in = [False] * (base + n)
+    for j, node in enumerate(nodes):
+        dst = base + j
+        for ref in node.inputs:
+            if not ref:
+                continue
+            src = input_id.get(ref)
+            if src is None:
+                src = base + idx[parse_ref(ref)[0]]
+            gc.insert_edge(src, dst)
+            has_out[src] = has_in[dst] = True
+        for ref in node.control_inputs:
+            src = base + idx[ref]
+            gc.insert_edge(src, dst)
+            has_out[src] = has_in[dst] = True
+    for v in range(2, base + n):         # FixupSourceAndSinkEdges, in node-id order
+        if not has_in[v]:
+            gc.insert_edge(SOURCE, v)
+        if not has_out[v]:
+            gc.insert_edge(v, SINK)
+
