@@ -9,7 +9,7 @@ PREFIX = "tf."  # op_type of a node read from TensorFlow: TF names resolve to th
 BACK_EDGES = "_back_edges"  # Merge inputs from NextIteration: kept as an attribute, so the graph stays a DAG
 
 # Attributes the loader turns into node fields (or types), not attrs.
-_FIELDS = {"_output_shapes", "_XlaCompile", "_XlaInternalScope", "_XlaCluster"}
+_FIELDS = {"_output_shapes", "_XlaCompile", "_XlaInternalScope"}
 _BOOL_OUT = {"Less", "LessEqual", "Greater", "GreaterEqual", "Equal", "NotEqual", "LogicalAnd", "LogicalOr",
              "LogicalNot", "IsFinite", "IsNan", "IsInf", "LoopCond", "All", "Any", "VarIsInitializedOp"}
 _OUT_ATTR = {"Shape": "out_type", "Size": "out_type", "Rank": None, "Cast": "DstT", "ArgMax": "output_type",

@@ -25,8 +25,10 @@ def signature_graph(saved_model, signature: str | None, source: str):
     sig = meta.signature_def[sig_name]
     graph_def = meta.graph_def
     functions = library(graph_def, source)
-    nodes = inline_calls(list(graph_def.node), functions, type(graph_def.node[0]) if graph_def.node else None, source)
-    outputs = {k: _ref(v.name) for k, v in sorted(sig.outputs.items())}
+    remap: dict[str, str] = {}
+    nodes = inline_calls(list(graph_def.node), functions, type(graph_def.node[0]) if graph_def.node else None,
+                         source, remap=remap)
+    outputs = {k: _follow(_ref(v.name), remap) for k, v in sorted(sig.outputs.items())}
     feeds = {_ref(v.name).split(":")[0] for v in sig.inputs.values()}
     nodes = _needed(nodes, list(outputs.values()))
     return nodes, outputs, feeds, sig_name
@@ -36,8 +38,19 @@ def _ref(tensor: str) -> str:
     return tensor[:-2] if tensor.endswith(":0") else tensor
 
 
-def inline_calls(nodes: list, functions: dict, node_type, source: str, limit: int = 10**6) -> list:
-    """Replace every PartitionedCall/StatefulPartitionedCall of a library function by its body, repeatedly."""
+def _follow(ref: str, remap: dict[str, str]) -> str:
+    for _ in range(len(remap) + 1):
+        if ref not in remap:
+            return ref
+        ref = remap[ref]
+    return ref
+
+
+def inline_calls(nodes: list, functions: dict, node_type, source: str, limit: int = 10**6,
+                 remap: dict | None = None) -> list:
+    """Replace every PartitionedCall/StatefulPartitionedCall of a library function by its body, repeatedly;
+    `remap` collects what each call's outputs became."""
+    remap_all = {} if remap is None else remap
     while True:
         calls = [nd for nd in nodes if nd.op in CALLS and nd.attr["f"].func.name in functions]
         if not calls:
@@ -72,6 +85,7 @@ def inline_calls(nodes: list, functions: dict, node_type, source: str, limit: in
                 else:
                     nd.input.append(remap.get(base, remap.get(r, r)))
         nodes = out
+        remap_all.update(remap)
         if len(nodes) > limit:
             raise XcvizError(f"inlining the function library gives over {limit} nodes", where=source,
                              hint="load the function's own GraphDef instead")
