@@ -3,8 +3,8 @@
 tests/data/tf_suite (docs/tf-suite.md): 24 graphs x Grappler on/off x min cluster size 0/1/4, each with the
 GraphDef the pass received and the partition TensorFlow 2.21 formed (read from its annotated dump). No
 --supported-ops: the candidates come from TF's XLA kernel registry and TF's rules (clustering/tf_rules.py).
-The table of docs/tf-fidelity.md is this test's result; the cases listed in NOT_IDENTICAL are the ones
-where xcviz's partition still differs (reasons in that document)."""
+The table of docs/tf-fidelity.md is this test's result; NOT_IDENTICAL would list the cases where xcviz's
+partition differs (none does)."""
 import json
 import os
 
@@ -16,13 +16,7 @@ from xcviz.loaders import load
 ROOT = os.path.join(os.path.dirname(__file__), "data", "tf_suite")
 CASES = sorted((c, v) for c in os.listdir(ROOT) if os.path.isdir(os.path.join(ROOT, c)) and c != "models"
                for v in os.listdir(os.path.join(ROOT, c)))
-NOT_IDENTICAL = {
-    ("check_numerics", v) for v in ("grappler_off-min0", "grappler_off-min1", "grappler_on-min0", "grappler_on-min1")
-} | {("cond_functional_kept", f"grappler_{g}-min{k}") for g in ("on", "off") for k in (0, 1, 4)} | {
-    ("lstm", "grappler_on-min0"), ("lstm", "grappler_on-min1"),
-} | {("while_functional", f"grappler_on-min{k}") for k in (0, 1, 4)} | {
-    ("while_v1", f"grappler_{g}-min{k}") for g in ("on", "off") for k in (0, 1, 4)
-} | {("while_v2_session", f"grappler_on-min{k}") for k in (0, 1, 4)}
+NOT_IDENTICAL: set[tuple[str, str]] = set()  # every case x variant is identical (docs/tf-fidelity.md)
 
 
 def _partition(case, variant):
@@ -36,6 +30,9 @@ def _partition(case, variant):
 
 def test_suite_is_complete():
     assert len(CASES) == 144 and NOT_IDENTICAL <= set(CASES)
+    clustered = sum(len(json.load(open(os.path.join(ROOT, c, v, "expected.json")))["graphs"][0]["clusters"])
+                    for c, v in CASES)
+    assert clustered > 400  # TF formed 456 clusters: identity is not about empty partitions
 
 
 @pytest.mark.parametrize("case", [c for c in CASES if c not in NOT_IDENTICAL], ids="/".join)

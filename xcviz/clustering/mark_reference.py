@@ -43,7 +43,8 @@ def mark_for_compilation(graph, cands: Candidates, opts: ClusterOptions) -> Clus
                  for j, nd in enumerate(nodes)]
     for j, nd in enumerate(nodes):
         eff[base + j] = 0 if _in(nd, ZERO_SIZE) else 1
-        forced[base + j] = nd.compile is True
+        forced[base + j] = nd.compile is True if tf is None else tf.keep[j]
+    res_ops = {base + j: [j] for j in range(n) if tf.resource_op[j]} if tf is not None else {}
 
     def find(v: int) -> int:
         root = v
@@ -82,6 +83,9 @@ def mark_for_compilation(graph, cands: Candidates, opts: ClusterOptions) -> Clus
                 if cin is not None and (device[cin] != device[to] or device[cin] != device[frm]):
                     refusal = ("cross-device", f"would introduce a cross-device dependency via {nodes[p - base].name}")
                     break
+            if refusal is None and res_ops and any((a, b) in tf.unsafe for a in res_ops.get(frm, ())
+                                                   for b in res_ops.get(to, ())):
+                refusal = ("resource", "the new cluster would break resource variable semantics")
         path: list[int] | None = None
         if refusal is None:
             survivor, path = gc.contract_edge(frm, to)
@@ -94,6 +98,8 @@ def mark_for_compilation(graph, cands: Candidates, opts: ClusterOptions) -> Clus
                 scope[survivor] = scope[frm] if scope[frm] is not None else scope[to]
                 device[survivor] = device[frm]
                 parent[other] = survivor
+                if res_ops and (frm in res_ops or to in res_ops):
+                    res_ops[survivor] = res_ops.pop(frm, []) + res_ops.pop(to, [])
                 if record:
                     attempts.append(Attempt(phase, frm - base, to - base, True))
                 return True
@@ -122,7 +128,8 @@ def mark_for_compilation(graph, cands: Candidates, opts: ClusterOptions) -> Clus
         return changed
 
     for_each_edge(lambda f, t: lone(t) == "shape", 0)
-    for_each_edge(lambda f, t: lone(t) != "noop", 1)
+    no_from = tf.no_phase1_from if tf is not None else None
+    for_each_edge(lambda f, t: lone(t) != "noop" and not (no_from and size[f] == 1 and no_from[f - base]), 1)
     for_each_edge(lambda f, t: True, 2)
     if for_each_edge(lambda f, t: True, -1):
         raise XcvizError("edge contraction is not idempotent (a bug in xcviz)", code=1)

@@ -94,9 +94,7 @@ def deadness(graph, base_op) -> list[frozenset]:
                 p = frozenset()
                 for i, k in ins:
                     p = _or(p, pred_of(i, k))
-                p = p if ins else TRUE
-            for i, k in ctrl:
-                p = _and(p, pred_of(i, k))
+                p = p if ins else TRUE  # (a Merge ignores the deadness of its control inputs)
         elif op == "Exit":
             frame = _frame_symbol(node, nodes, idx)
             p = enter_pred.get(frame, TRUE)

@@ -4,9 +4,9 @@ What MarkForCompilationPass does beyond the generic pass (tensorflow/compiler/ji
 xla_cluster_util.cc, resource_operation_safety_analysis.cc): candidates come from TF's XLA kernel registry
 (ops/tf_kernels.py) and its auto-clustering filters (no stateful random ops, no Assert/CheckNumerics, no
 variant tensors, no string constants, functional ops only when their bodies compile); the cycle graph lifts
-edges into Enter and out of Exit to one node per loop frame and drops NextIteration back edges; resource
-operations that must not share a cluster (a write before a read) get a phantom path; clusters merge only
-under equal deadness predicates (tf_deadness.py)."""
+edges into Enter and out of Exit to one node per loop frame and drops NextIteration back edges; clusters
+holding resource operations that must not share one (a write reaching a read) are not merged; clusters
+merge only under equal deadness predicates (tf_deadness.py)."""
 from __future__ import annotations
 
 from dataclasses import dataclass
@@ -40,12 +40,16 @@ def base_op(node) -> str:
 
 @dataclass
 class TFInfo:
-    """What the generic pass needs from TF's rules: the cycle-graph edges and each node's deadness."""
+    """What the generic pass needs from TF's rules (node positions index the lists)."""
 
     extra_nodes: int
-    edges: list[tuple[int, int]]      # over ids: 0 source, 1 sink, 2.. graph inputs, then nodes, then extra
+    edges: list[tuple[int, int]]      # over ids: 0 source, 1 sink, 2.. graph inputs, then nodes, then frames
     deadness: list[object]
     dead_text: list[str]
+    resource_op: list[bool]           # touches a resource or may call a function: checked against `unsafe`
+    unsafe: set[tuple[int, int]]      # (a, b): a reaches b and XLA cannot keep their order in one cluster
+    keep: list[bool]                  # a cluster holding it is kept whatever its size (_XlaCompile, While/If)
+    no_phase1_from: list[bool]        # a lone scalar integer AssignAdd/SubVariableOp: not merged from in phase 1
 
 
 def op_refusal(op: str, attrs: dict, kind: str) -> tuple[str, str] | None:
@@ -96,8 +100,71 @@ def tf_candidates(graph, opts: ClusterOptions) -> Candidates:
         c.reason.append(why[1] if why else None)
         c.device.append(node.device or dev)
     preds = deadness(graph, base_op)
-    c.tf = TFInfo(*_cycle_edges(graph), deadness=preds, dead_text=[describe(p) for p in preds])
+    ops = [base_op(nd) for nd in graph.nodes]
+    extra, edges, in_nodes = _cycle_edges(graph)
+    for j in _identities_driving_loop_consts(graph, ops):
+        if c.ok[j]:
+            c.ok[j], c.code[j] = False, "loop"
+            c.reason[j] = ("including it can create dependencies between while loop condition and body "
+                           "computations with runtime overhead")
+    res = _resource_nodes(graph, ops)
+    c.tf = TFInfo(extra, edges, preds, [describe(p) for p in preds], res,
+                  set(_unsafe_resource_pairs(graph.nodes, ops, in_nodes)),
+                  [n.compile is True or bool(n.attrs.get("_XlaMustCompile")) or op in _KEEP
+                   for n, op in zip(graph.nodes, ops)],
+                  [_scalar_int_assign(graph, n, op) for n, op in zip(graph.nodes, ops)])
     return c
+
+
+_KEEP = {"While", "StatelessWhile", "If", "StatelessIf"}  # has_functional_control_flow
+
+
+def _identities_driving_loop_consts(graph, ops) -> list[int]:
+    """IsIdentityDrivingConstsInLoop: an Identity on a loop Switch's true output with control edges to Consts."""
+    idx = graph.index
+    drives: set[int] = set()
+    for j, node in enumerate(graph.nodes):
+        if ops[j] == "Const":
+            drives.update(idx[c] for c in node.control_inputs if c in idx)
+    out = []
+    for j in sorted(drives):
+        node = graph.nodes[j]
+        if ops[j] != "Identity":
+            continue
+        for ref in node.inputs:
+            name, _, k = ref.partition(":")
+            i = idx.get(name)
+            if i is not None and ops[i] == "Switch" and k == "1" and len(graph.nodes[i].inputs) > 1:
+                cond = idx.get(graph.nodes[i].inputs[1].partition(":")[0])
+                if cond is not None and ops[cond] == "LoopCond":
+                    out.append(j)
+                    break
+    return out
+
+
+def _resource_nodes(graph, ops) -> list[bool]:
+    """HasResourceInputOrOutput or MayCallFunction, per node."""
+    idx = graph.index
+    resource_out = [op == "VarHandleOp" or (op in ("_Arg", "Identity", "Placeholder") and
+                                             (n.attrs.get("T") == "resource" or n.attrs.get("dtype") == "resource"))
+                    for n, op in zip(graph.nodes, ops)]
+    out = []
+    for j, (n, op) in enumerate(zip(graph.nodes, ops)):
+        reads = any(resource_out[idx[r.partition(":")[0]]] for r in n.inputs if r and r.partition(":")[0] in idx)
+        out.append(resource_out[j] or reads or _kind(op, n.attrs) is not None)
+    return out
+
+
+def _scalar_int_assign(graph, node, op) -> bool:
+    if op not in ("AssignAddVariableOp", "AssignSubVariableOp") or node.attrs.get("dtype") not in (
+            "int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "uint64"):
+        return False
+    for ref in node.inputs:
+        src = graph.nodes[graph.index[ref.partition(":")[0]]] if ref.partition(":")[0] in graph.index else None
+        if src is not None and base_op(src) == "Const":
+            v = src.attrs.get("value")
+            return getattr(v, "ndim", 1) == 0
+    return False
 
 
 def _frames(graph, ops: list[str]) -> tuple[list[str], dict[str, str]]:
@@ -120,8 +187,8 @@ def _frames(graph, ops: list[str]) -> tuple[list[str], dict[str, str]]:
     return frame, parent
 
 
-def _cycle_edges(graph) -> tuple[int, list[tuple[int, int]]]:
-    """CreateCycleDetectionGraph + AdjustCycleDetectionGraphForResourceOps, as a list of edges."""
+def _cycle_edges(graph) -> tuple[int, list[tuple[int, int]], list[list[int]]]:
+    """CreateCycleDetectionGraph as a list of edges (and each node's producers, back edges left out)."""
     nodes = graph.nodes
     n_in, n = len(graph.inputs), len(nodes)
     base = 2 + n_in
@@ -169,42 +236,35 @@ def _cycle_edges(graph) -> tuple[int, list[tuple[int, int]]]:
             edges.append((0, v))
         if not has_out[v]:
             edges.append((v, 1))
-    for a, b in _unsafe_resource_pairs(nodes, ops, preds):
-        p = base + n + extra
-        extra += 1
-        edges += [(base + a, p), (p, base + b)]
-    return extra, edges
+    return extra, edges, preds
 
 
-def _resource_kind(op: str, attrs: dict) -> str | None:
+def _kind(op: str, attrs: dict) -> str | None:
+    """XlaResourceOpKind: R, W or RW; a node that may call a function counts as RW (TF assumes the worst)."""
     if op in READS:
         return "R"
     if op in WRITES:
         return "W"
-    if op in READ_WRITES:
+    if op in READ_WRITES or op in FUNCTIONAL or "_body_ops" in attrs:
         return "RW"
-    if op in FUNCTIONAL:
-        body = set(attrs.get("_body_ops", ()))
-        r, w = bool(body & READS), bool(body & (WRITES | READ_WRITES))
-        return "RW" if (r and w) or body & READ_WRITES else "W" if w else "R" if r else None
     return None
 
 
 def _unsafe_resource_pairs(nodes, ops, preds) -> list[tuple[int, int]]:
-    """Pairs (a, b), b depending on a, with a writing and b reading a resource: XLA runs a cluster's reads
-    before its writes, so they must not share one (safe only: Read -> anything, anything -> Write)."""
-    kinds = [_resource_kind(op, nd.attrs) for op, nd in zip(ops, nodes)]
+    """ComputeIncompatibleResourceOperationPairs: (a, b) when a reaches b (back edges left out) and the edge is
+    not safe (XLA runs a cluster's reads before its writes: only Read -> anything and anything -> Write are)."""
+    kinds = [_kind(op, nd.attrs) for op, nd in zip(ops, nodes)]
     if not any(kinds):
         return []
-    before: list[set[int]] = [set() for _ in nodes]  # resource ops each node depends on
+    reaching: list[set[int]] = [set() for _ in nodes]  # non-read resource ops reaching each node
     pairs: set[tuple[int, int]] = set()
     for j in range(len(nodes)):
         acc: set[int] = set()
         for i in preds[j]:
-            acc |= before[i]
-            if kinds[i]:
-                acc.add(i)
-        before[j] = acc
-        if kinds[j] in ("R", "RW"):
-            pairs.update((a, j) for a in acc if kinds[a] in ("W", "RW"))
+            acc |= reaching[i]
+        if kinds[j]:
+            pairs.update((a, j) for a in acc if a != j and kinds[j] != "W")
+            if kinds[j] != "R":
+                acc.add(j)
+        reaching[j] = acc
     return sorted(pairs)
