@@ -84,3 +84,18 @@ def test_bad_tf_input_is_one_line(tmp_path, run_cli):
 def test_text_and_binary_read_the_same_graph():
     gd = parse_text("GraphDef", open(WHILE, encoding="utf-8").read())
     assert len(gd.node) == len(load(WHILE).nodes)
+
+
+def test_reference_partition_from_xla_cluster_attributes(run_cli):
+    d = os.path.join(ROOT, "lstm", "grappler_on-min1")
+    code, out, err = run_cli("cluster", os.path.join(d, "mark_for_compilation.pbtxt"), "--min-cluster-size", "1", "--json")
+    ref = json.loads(out)["reference"]
+    assert code == 0 and ref["identical"] and ref["differing_nodes"] == []
+    code, out, err = run_cli("cluster", os.path.join(d, "mark_for_compilation.pbtxt"), "--min-cluster-size", "4", "--json")
+    ref = json.loads(out)["reference"]
+    expected4 = json.load(open(os.path.join(ROOT, "lstm", "grappler_on-min4", "expected.json")))["graphs"][0]["clusters"]
+    expected1 = json.load(open(os.path.join(d, "expected.json")))["graphs"][0]["clusters"]
+    moved = {n for m in expected1 if m not in expected4 for n in m} | {n for m in expected4 if m not in expected1 for n in m}
+    assert not ref["identical"] and set(ref["differing_nodes"]) == moved
+    code, out, err = run_cli("cluster", os.path.join(d, "before_mark_for_compilation.pbtxt"), "--json")
+    assert "reference" not in json.loads(out)
