@@ -134,6 +134,7 @@ def graph_from_program(ep, source: str | None = None, dim_names: dict | None = N
             raise XcvizError(f"input {n.name!r} is a {kind.lower()}, which xcviz does not read", where=source,
                              hint="export a module without custom objects or effect tokens")
         types[ref[n.name]] = t
+    inputs.sort(key=lambda v: v.data is not None)  # the user's inputs first, then weights (as for ONNX)
 
     nodes: list[Node] = []
     used = set(node_names) | {v.name for v in inputs}
