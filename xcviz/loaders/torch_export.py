@@ -296,3 +296,16 @@ def from_torch(obj, example_args=None, dynamic_shapes=None, *, example_kwargs=No
     graph = graph_from_program(ep, None, symbol_names(ep, dynamic_shapes))
     graph.name = type(obj).__name__ if isinstance(obj, torch.nn.Module) else "program"
     return finalize(graph, onnx=True, dims=dims)
+
+
+def load_program(path: str, dims=None, max_file_bytes: int | None = None):
+    """(the ExportedProgram, its finalized Graph) of a .pt2 file, for commands that need both."""
+    from . import DEFAULT_MAX_FILE_BYTES, _read
+    from .build import finalize
+
+    if not path.lower().endswith(".pt2"):
+        raise XcvizError("not a torch.export program", where=path, hint="this command reads .pt2 files written by "
+                         "torch.export.save")
+    _read(path, max_file_bytes or DEFAULT_MAX_FILE_BYTES)  # (the existence and size checks every load makes)
+    ep = read_program(path)
+    return ep, finalize(graph_from_program(ep, path), onnx=True, dims=dims)
