@@ -71,10 +71,15 @@ def explain(graph: GraphArg, node: str = typer.Argument(..., help="node name", s
 
 
 @command()
-def ops(json: Json = False, output: Output = None, debug: Debug = False) -> None:
+def ops(json: Json = False, output: Output = None, debug: Debug = False,
+        aten: bool = typer.Option(False, "--aten", help="the aten op table: each aten op PyTorch programs may hold and the op it becomes")) -> None:
     """The op registry: canonical names, aliases, and whether XLA compiles each op per device."""
     from ..ops import DEVICES, REGISTRY
 
+    if aten:
+        from ..render.fx_tables import aten_rows, aten_table
+
+        return emit_json(aten_rows(REGISTRY, DEVICES), output) if json else emit_renderable(aten_table(REGISTRY, DEVICES), output)
     if json:
         from ..render.report_json import ops_report
 

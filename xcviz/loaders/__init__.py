@@ -37,10 +37,12 @@ _XCIR_HEAD = re.compile(rb'(?:[ \t\r\n]|#[^\n]*\n)*graph[ \t]+(?:[A-Za-z_][A-Za-
 
 
 def detect_format(path: str, data: bytes) -> str:
-    """'yaml', 'json', 'xcir', 'onnx' (binary) from the suffix, falling back on a look at the content."""
+    """'yaml', 'json', 'xcir', 'onnx' (binary), 'torch' (.pt2) from the suffix, falling back on the content."""
     ext = os.path.splitext(path)[1].lower()
     if ext in (".pbtxt", ".pbtext") or (ext == ".pb" and data[:1] == b"\x0a"):
         return "tensorflow"  # (a GraphDef opens with field 1, node; an ONNX model with field 1, ir_version)
+    if ext == ".pt2":
+        return "torch"
     if ext in (".onnx", ".pb"):
         return "onnx"
     if ext in (".yaml", ".yml"):
@@ -97,6 +99,11 @@ def _load(path: str, allow_unknown: bool, dims, max_file_bytes: int, max_nodes: 
         raise XcvizError("file is empty", where=path, hint="a graph needs at least `nodes:`")
     fmt = detect_format(path, data)
     onnx_model = False
+    if fmt == "torch":  # (opaque aten ops keep the loader's reason, as ONNX ones do)
+        from .torch_export import graph_from_program, read_program
+
+        del data
+        return _checked(graph_from_program(read_program(path), path), max_nodes, True, True, dims, max_elements)
     if fmt == "xcir":
         from .xcir import graph_from_text
 
