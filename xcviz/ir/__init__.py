@@ -97,6 +97,13 @@ class Value:
     name: str
     type: TensorType = field(default_factory=TensorType)
     data: object | None = None  # numpy array for initializers / constants
+    # a weight given without its values (YAML `param: true`): resident on the device, never fed per call.
+    # An input with `data` is a parameter too. Not part of equality: the text form does not carry it.
+    param: bool = field(default=False, compare=False)
+
+    @property
+    def is_param(self) -> bool:
+        return self.param or self.data is not None
 
 
 class Node(msgspec.Struct, gc=False):
