@@ -22,7 +22,8 @@ from .report_html_layout import dot_text, run_layout
 from .tables import title as default_title
 
 MAX_ATTEMPTS = 200_000      # above: no replay and no in-page explain (the page says to run `xcviz explain`)
-INNER_MAX = 400             # collapsed: clusters up to this many nodes get their own layout, drawn on expanding
+INNER_MAX = 400             # collapsed: clusters up to this many nodes get their own layout, drawn on expanding,
+INNER_TOTAL = 3000          # ... up to this many nodes in all (the layout costs what an expanded one of that size does)
 BIG = 500                   # nodes; bound the layout as render/dot.py does
 TIPS = 12                   # tensor lines in an edge's tooltip
 ASSETS = ("report.css", "graph.js", "report.js")
@@ -101,7 +102,11 @@ def frames(graph: Graph, clustering: Clustering) -> list[dict]:
 def inner_layouts(graph: Graph, clustering: Clustering, records: list[dict], clusters: list[dict],
                   engine: str | None) -> dict:
     """Collapsed view: each cluster's own members laid out (one Graphviz run for all), boxes relative to the cluster."""
-    chosen = [k for k, c in enumerate(clusters) if len(c["members"]) <= INNER_MAX]
+    chosen, total = [], 0
+    for k, c in enumerate(clusters):
+        if len(c["members"]) <= INNER_MAX and total + len(c["members"]) <= INNER_TOTAL:
+            chosen.append(k)
+            total += len(c["members"])
     if not chosen:
         return {}
     items, edges, _ = drawn_expanded(graph, clustering, records)

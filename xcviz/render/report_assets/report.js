@@ -197,7 +197,8 @@
   /* ---- collapsed clusters expand on click ---- */
   function toggle(k) {
     var inner = D.inner[String(k)], g = XC.itemById["g" + k];
-    if (!inner) return;
+    if (!inner) { $("decision").textContent = D.clusters[k].id + " is too large to draw expanded here: its members are " +
+                  "listed on the right; `xcviz render --expand` draws every node"; return; }
     if (expanded[k]) {
       expanded[k].remove(); delete expanded[k];
       memberIds(k).forEach(function (id) { delete XC.el[id]; delete XC.itemById[id]; });
