@@ -125,11 +125,12 @@
     box.appendChild(ul);
   }
 
-  function selectNode(i) {
+  // from a table row the picture moves to the node; a click in the picture leaves the view where it is
+  function selectNode(i, inPicture) {
     var n = D.nodes[i], box = $("details");
     XC.clear();
     var id = XC.el["n" + i] ? "n" + i : "g" + n.g;
-    if (XC.el[id]) { XC.el[id].classList.add("sel"); XC.center(id); }
+    if (XC.el[id]) { XC.el[id].classList.add("sel"); if (!inPicture) XC.center(id); }
     box.innerHTML = "";
     box.appendChild(h("h3", n.name));
     box.appendChild(h("p", n.t + (n.op !== n.t ? " (" + n.op + ")" : "") + " \u00b7 " + n.d));
@@ -224,7 +225,7 @@
     var g = ev.target.closest(".item");
     if (!g) return;
     var id = g.dataset.id;
-    if (id.charAt(0) === "n") selectNode(+id.slice(1));
+    if (id.charAt(0) === "n") selectNode(+id.slice(1), true);
     else if (id.charAt(0) === "g") { selectCluster(+id.slice(1)); toggle(+id.slice(1)); }
   });
 
