@@ -57,6 +57,7 @@ def main() -> None:
     from render_bench import generate
 
     rows = []
+    load = os.getloadavg()[0]   # the build shares the CPUs: read times against the load they ran under
     big = largest_example()
     rows.append(case(f"largest example ({os.path.basename(big)})", big, None))
     with tempfile.TemporaryDirectory() as tmp:
@@ -66,12 +67,16 @@ def main() -> None:
                 json.dump(generate(n), f)
             rows.append(case(f"generated {n:,} {'collapsed' if collapse else 'expanded'}", path, collapse))
             print(rows[-1], flush=True)
-    meta = {"python": platform.python_version(), "machine": platform.machine(), "engine": ENGINE}
+    meta = {"python": platform.python_version(), "machine": platform.machine(), "engine": ENGINE,
+            "cpus": os.cpu_count(), "load_at_start": round(load, 1)}
     with open(os.path.join(HERE, "report_results.json"), "w") as f:
         json.dump({"meta": meta, "rows": rows}, f, indent=1)
         f.write("\n")
     lines = ["# `xcviz report`: page size and build time", "",
-             f"python {meta['python']} on {meta['machine']}, layout by {ENGINE}; `python benchmarks/report.py`.", "",
+             f"python {meta['python']} on {meta['machine']} ({meta['cpus']} CPUs, load average {meta['load_at_start']} at "
+             f"the start), layout by {ENGINE}; `python benchmarks/report.py`. Targets: the largest example's page "
+             "under 5 MB, built in under 5 s. The layout is almost all of `report s`; it is the same Graphviz "
+             "run `xcviz render` makes (see render_results.md), done once: the replay's frames reuse it.", "",
              "| case | nodes | clusters | frames | analyse s | report s | total s | page |",
              "|---|---:|---:|---:|---:|---:|---:|---:|"]
     for r in rows:
