@@ -73,6 +73,14 @@ def test_seed_report_in_chromium(tmp_path, open_page, browser):
     assert page.locator("#graph .item.dim").count() == page.locator("#graph .item").count() - len(_hl(page))
     assert page.locator("#graph .edge.b.hl").count() >= 1   # its boundary edges stay lit
 
+    # the tables sort by a header click (numbers as numbers, both ways) and filter as one types
+    page.click("#clusters th:has-text('nodes')")
+    assert page.eval_on_selector_all("#clusters tbody tr", "rs => rs.map(r => r.dataset.key)") == ["cluster_1", "cluster_0"]
+    page.click("#clusters th:has-text('nodes')")
+    assert page.eval_on_selector_all("#clusters tbody tr", "rs => rs.map(r => r.dataset.key)") == ["cluster_0", "cluster_1"]
+    page.fill("input.filter[data-table='fallback']", "custom")
+    assert page.eval_on_selector_all("#fallback tbody tr", "rs => rs.filter(r => r.style.display !== 'none').map(r => r.dataset.key)") == ["l1"]
+
     # search: a regex over names and ops
     page.fill("#search", "^c1$")
     assert page.text_content("#search-count") == "1 match" and _hl(page, "match") == ["c1"]
