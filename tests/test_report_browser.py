@@ -144,7 +144,17 @@ def test_refused_merge_is_red_with_its_cycle_path(tmp_path, open_page):
     refused = a.clustering.refused()[0]
     names = [n.name for n in a.graph.nodes]
     assert _hl(page, "onpath") == sorted(names[v] for v in refused.path)
-    assert page.locator("#graph .edge.refused, #graph .refused-line").count() >= 1
+    # red: the edges from the producer side to the consumer side, and those that run through the blocking path,
+    # with the groups as they stood at that attempt (clustering.explain.replay, as `xcviz explain` replays them)
+    from xcviz.clustering.explain import replay
+
+    at = next(k for k, x in enumerate(a.clustering.attempts) if not x.merged)
+    _, prod, cons = list(replay(a.clustering, len(names)))[at]
+    P, C, path = {names[v] for v in prod}, {names[v] for v in cons}, {names[v] for v in refused.path}
+    edges = {(names[a.graph.index[r]], n.name) for n in a.graph.nodes for r in n.inputs if r in a.graph.index}
+    want = {(s, t) for s, t in edges if (s in P and t in C) or ((s in P | path) and (t in path | C) and {s, t} & path)}
+    red = page.eval_on_selector_all("#graph .edge.refused", "els => els.map(e => [e.dataset.s, e.dataset.t])")
+    assert want and {(names[int(s[1:])], names[int(t[1:])]) for s, t in red} == want
     assert refused.reason in page.text_content("#decision")
     _explained(page, a, "merge")
     assert not problems, problems
