@@ -73,6 +73,14 @@ def test_seed_report_in_chromium(tmp_path, open_page, browser):
     assert page.locator("#graph .item.dim").count() == page.locator("#graph .item").count() - len(_hl(page))
     assert page.locator("#graph .edge.b.hl").count() >= 1   # its boundary edges stay lit
 
+    # the tables sort by a header click (numbers as numbers, both ways) and filter as one types
+    page.click("#clusters th:has-text('nodes')")
+    assert page.eval_on_selector_all("#clusters tbody tr", "rs => rs.map(r => r.dataset.key)") == ["cluster_1", "cluster_0"]
+    page.click("#clusters th:has-text('nodes')")
+    assert page.eval_on_selector_all("#clusters tbody tr", "rs => rs.map(r => r.dataset.key)") == ["cluster_0", "cluster_1"]
+    page.fill("input.filter[data-table='fallback']", "custom")
+    assert page.eval_on_selector_all("#fallback tbody tr", "rs => rs.filter(r => r.style.display !== 'none').map(r => r.dataset.key)") == ["l1"]
+
     # search: a regex over names and ops
     page.fill("#search", "^c1$")
     assert page.text_content("#search-count") == "1 match" and _hl(page, "match") == ["c1"]
@@ -136,7 +144,17 @@ def test_refused_merge_is_red_with_its_cycle_path(tmp_path, open_page):
     refused = a.clustering.refused()[0]
     names = [n.name for n in a.graph.nodes]
     assert _hl(page, "onpath") == sorted(names[v] for v in refused.path)
-    assert page.locator("#graph .edge.refused, #graph .refused-line").count() >= 1
+    # red: the edges from the producer side to the consumer side, and those that run through the blocking path,
+    # with the groups as they stood at that attempt (clustering.explain.replay, as `xcviz explain` replays them)
+    from xcviz.clustering.explain import replay
+
+    at = next(k for k, x in enumerate(a.clustering.attempts) if not x.merged)
+    _, prod, cons = list(replay(a.clustering, len(names)))[at]
+    P, C, path = {names[v] for v in prod}, {names[v] for v in cons}, {names[v] for v in refused.path}
+    edges = {(names[a.graph.index[r]], n.name) for n in a.graph.nodes for r in n.inputs if r in a.graph.index}
+    want = {(s, t) for s, t in edges if (s in P and t in C) or ((s in P | path) and (t in path | C) and {s, t} & path)}
+    red = page.eval_on_selector_all("#graph .edge.refused", "els => els.map(e => [e.dataset.s, e.dataset.t])")
+    assert want and {(names[int(s[1:])], names[int(t[1:])]) for s, t in red} == want
     assert refused.reason in page.text_content("#decision")
     _explained(page, a, "merge")
     assert not problems, problems

@@ -188,3 +188,18 @@ def test_validate_adds_the_measured_columns(tmp_path, run_cli):
     for c in data["clusters"]:
         v = c["v"]
         assert v["status"] == "ok" and v["err"] is not None and v["err"] < 1e-3 and v["xla_ms"] > 0
+
+
+def test_summary_splits_d_when_the_cost_model_does():
+    """D's parameter/activation split appears when Stats carries it (and only then)."""
+    import dataclasses
+    import types
+
+    from xcviz.render.report_html_data import summary
+
+    a = _analyse("seed_demo", min_cluster_size=1)
+    rows = dict(summary(a.graph, a.clustering, a.stats))
+    assert "D split" not in rows and rows["η by ops"] == "67 % (4/6)"
+    fields = {f.name: getattr(a.stats, f.name) for f in dataclasses.fields(a.stats)}
+    split = types.SimpleNamespace(**fields, parameter_bytes=2048, boundary_bytes_activations=3 * 1024**2)
+    assert dict(summary(a.graph, a.clustering, split))["D split"] == "activations 3.0 MiB · parameters 2.0 KiB"

@@ -15,14 +15,15 @@ from ..clustering.explain import replay
 from ..clustering.result import PHASE_NAMES
 from ..cost import Stats
 from ..ir import Graph
-from .frames import _final_text, _name_set
-from .report_html_data import (COLORS, attempt_rows, cluster_records, drawn_collapsed, drawn_expanded, node_records,
-                               short, summary)
+from .frames import _final_text, _name_set   # the captions `render --animate` writes, word for word
+from .report_html_data import (COLORS, attempt_rows, cluster_records, drawn_collapsed, drawn_expanded, node_lines,
+                               node_records, short, summary)
 from .report_html_layout import dot_text, run_layout
 from .tables import title as default_title
 
 MAX_ATTEMPTS = 200_000      # above: no replay and no in-page explain (the page says to run `xcviz explain`)
-INNER_MAX = 400             # collapsed: clusters up to this many nodes get their own layout, drawn on expanding
+INNER_MAX = 400             # collapsed: clusters up to this many nodes get their own layout, drawn on expanding,
+INNER_TOTAL = 3000          # ... up to this many nodes in all (the layout costs what an expanded one of that size does)
 BIG = 500                   # nodes; bound the layout as render/dot.py does
 TIPS = 12                   # tensor lines in an edge's tooltip
 ASSETS = ("report.css", "graph.js", "report.js")
@@ -101,7 +102,11 @@ def frames(graph: Graph, clustering: Clustering) -> list[dict]:
 def inner_layouts(graph: Graph, clustering: Clustering, records: list[dict], clusters: list[dict],
                   engine: str | None) -> dict:
     """Collapsed view: each cluster's own members laid out (one Graphviz run for all), boxes relative to the cluster."""
-    chosen = [k for k, c in enumerate(clusters) if len(c["members"]) <= INNER_MAX]
+    chosen, total = [], 0
+    for k, c in enumerate(clusters):
+        if len(c["members"]) <= INNER_MAX and total + len(c["members"]) <= INNER_TOTAL:
+            chosen.append(k)
+            total += len(c["members"])
     if not chosen:
         return {}
     items, edges, _ = drawn_expanded(graph, clustering, records)
@@ -120,16 +125,11 @@ def inner_layouts(graph: Graph, clustering: Clustering, records: list[dict], clu
         own = [e for e in edges if inside[e["s"]] == k]
         out[str(k)] = {
             "w": round(x1 - x0, 1), "h": round(y1 - y0, 1),
-            "items": [_item(m, "\n".join(_lines(records, m)), _shift_box(b, x0, y0)) for m, b in boxes.items()],
+            "items": [_item(m, "\n".join(node_lines(records[int(m[1:])])), _shift_box(b, x0, y0))
+                      for m, b in boxes.items()],
             "edges": [_edge(e, _shift(lay.splines.get((e["s"], e["t"]), []), x0, y0)) for e in own],
         }
     return out
-
-
-def _lines(records: list[dict], item: str) -> list[str]:
-    from .report_html_data import node_lines
-
-    return node_lines(records[int(item[1:])])
 
 
 def _shift(pts: list[float], x0: float, y0: float) -> list[float]:

@@ -121,14 +121,31 @@ def attempt_rows(graph: Graph, clustering: Clustering, limit: int) -> tuple[list
     return rows, list(reasons)
 
 
+def input_uses(graph: Graph) -> list[int]:
+    """How many nodes (and graph outputs) read each graph input."""
+    pos = {v.name: k for k, v in enumerate(graph.inputs)}
+    uses = [0] * len(graph.inputs)
+    for ref in [r for node in graph.nodes for r in dict.fromkeys(node.inputs)] + list(graph.outputs):
+        if ref in pos:
+            uses[pos[ref]] += 1
+    return uses
+
+
 def drawn_expanded(graph: Graph, clustering: Clustering, records: list[dict]):
-    """Items (id, label, shape), edges {s, t, k, b, tip} and the clusters' member ids, every node drawn."""
+    """Items (id, label, shape), edges {s, t, k, b, tip} and the clusters' member ids, every node drawn.
+
+    An input read by more than SHARED_FANOUT nodes is drawn once per reader (`i<k>_<j>`), as render/dot.py does:
+    one node with hundreds of rank-spanning edges costs the layout O(uses × depth) virtual nodes."""
+    from .dot_parts import SHARED_FANOUT
+
     dims = graph.dims
     inputs = {v.name: k for k, v in enumerate(graph.inputs) if v.data is None}
     consts = {v.name for v in graph.inputs if v.data is not None}
+    shared = {k for k, n in enumerate(input_uses(graph)) if n > SHARED_FANOUT}
     group = clustering.cluster_of
-    items = [(f"i{k}", f"{v.name}\n{v.type.bind(dims)}", "box") for v, k in
-             ((v, k) for k, v in enumerate(graph.inputs)) if v.data is None]
+    label = {k: f"{v.name}\n{v.type.bind(dims)}" for k, v in enumerate(graph.inputs) if v.data is None}
+    items = [(f"i{k}", label[k], "box") for k in sorted(label) if k not in shared]
+    copies = []
     items += [(f"n{i}", "\n".join(node_lines(rec)), "box") for i, rec in enumerate(records)]
     items += [(f"o{k}", f"output {ref}", "box") for k, ref in enumerate(graph.outputs)]
     edges: dict[tuple[str, str], dict] = {}
@@ -138,6 +155,9 @@ def drawn_expanded(graph: Graph, clustering: Clustering, records: list[dict]):
             return
         if ref in inputs:
             src, src_group = f"i{inputs[ref]}", -1
+            if inputs[ref] in shared:
+                src = f"{src}_{dst}"
+                copies.append((src, label[inputs[ref]], "box"))
         else:
             p = graph.index[parse_ref(ref)[0]]
             src, src_group = f"n{p}", group[p]
@@ -157,19 +177,24 @@ def drawn_expanded(graph: Graph, clustering: Clustering, records: list[dict]):
     for k, ref in enumerate(graph.outputs):
         add(ref, f"o{k}", -1)
     members = {f"c{k}": [f"n{i}" for i in m] for k, m in enumerate(clustering.clusters)}
-    return items, list(edges.values()), members
+    return items + copies, list(edges.values()), members
 
 
 def drawn_collapsed(graph: Graph, clustering: Clustering, records: list[dict], clusters: list[dict]):
-    """Items and edges with each cluster drawn as one item `g<k>`; edges between the same two items merge."""
+    """Items and edges with each cluster drawn as one item `g<k>`; edges between the same two items merge, and
+    an input drawn per reader is drawn once per collapsed reader."""
     items, edges, _ = drawn_expanded(graph, clustering, records)
     item_of = {f"n{i}": f"g{k}" for k, c in enumerate(clusters) for i in c["members"]}
-    kept = [it for it in items if it[0] not in item_of]
-    kept += [(f"g{k}", f"{c['id']}\n{len(c['members'])} ops · est. {fmt_speedup(c['s'])}\n{short(c['ops'], 48)}", "box")
-             for k, c in enumerate(clusters)]
+    label = {i: lab for i, lab, _ in items}
+    kept = {i: (i, lab, shape) for i, lab, shape in items if i not in item_of and "_" not in i}
+    kept.update({f"g{k}": (f"g{k}", f"{c['id']}\n{len(c['members'])} ops · est. {fmt_speedup(c['s'])}\n"
+                           f"{short(c['ops'], 48)}", "box") for k, c in enumerate(clusters)})
     merged: dict[tuple[str, str], dict] = {}
     for e in edges:
         s, t = item_of.get(e["s"], e["s"]), item_of.get(e["t"], e["t"])
+        if "_" in s:   # a per-reader input copy: one per collapsed reader
+            s = s.split("_")[0] + "_" + t
+            kept.setdefault(s, (s, label[e["s"]], "box"))
         if s == t:
             continue
         m = merged.setdefault((s, t), {"s": s, "t": t, "k": e["k"], "b": 0, "tip": []})
@@ -177,7 +202,7 @@ def drawn_collapsed(graph: Graph, clustering: Clustering, records: list[dict], c
         m["tip"] += e["tip"]
         if e["k"] == "b":
             m["k"] = "b"
-    return kept, list(merged.values())
+    return list(kept.values()), list(merged.values())
 
 
 COLORS = {"fallback": FALLBACK, "boundary": BOUNDARY, "clusters": CLUSTER_COLORS}

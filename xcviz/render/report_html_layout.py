@@ -27,8 +27,9 @@ class Layout:
 
 
 def quote(s: str) -> str:
-    """A DOT string literal: quotes, backslashes and control characters defused."""
-    s = _CONTROL.sub(" ", s).replace("\\", "\\\\").replace('"', '\\"')
+    """A DOT string literal: quotes, backslashes and control characters defused; newlines stay line breaks."""
+    s = s.replace("\\", "\\\\").replace('"', '\\"')
+    s = "\\n".join(_CONTROL.sub(" ", line) for line in s.split("\n"))
     return f'"{s}"'
 
 

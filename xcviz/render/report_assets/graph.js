@@ -83,7 +83,7 @@ var XC = {};
     D.items.forEach(function (it) { XC.drawItem(it, layers.items); });
     XC.layers = layers;
     panZoom();
-    XC.fit();
+    XC.start();
   };
 
   // member boxes -> one rounded box per group, labelled at its top left
@@ -133,10 +133,23 @@ var XC = {};
     apply();
   };
 
+  // centre an item; zoomed out beyond reading (more than 2 points per pixel), come in to 1:1 first
   XC.center = function (id) {
-    var it = XC.itemById[id]; if (!it) return;
+    var it = XC.itemById[id], r = svg.getBoundingClientRect();
+    if (!it) return;
+    if (view.w > 2 * r.width) { view.w = r.width; view.h = r.height; }
     view.x = it.box[0] - view.w / 2; view.y = it.box[1] - view.h / 2;
     apply();
+  };
+
+  // the first view: the whole picture if its text stays readable, else its top at 1:1 (`fit` shows all)
+  XC.start = function () {
+    XC.fit();
+    var r = svg.getBoundingClientRect();
+    if (view.w > 4 * r.width) {
+      view.w = r.width; view.h = r.height; view.x = D.width / 2 - view.w / 2; view.y = -20;
+      apply();
+    }
   };
 
   function panZoom() {

@@ -125,11 +125,12 @@
     box.appendChild(ul);
   }
 
-  function selectNode(i) {
+  // from a table row the picture moves to the node; a click in the picture leaves the view where it is
+  function selectNode(i, inPicture) {
     var n = D.nodes[i], box = $("details");
     XC.clear();
     var id = XC.el["n" + i] ? "n" + i : "g" + n.g;
-    if (XC.el[id]) { XC.el[id].classList.add("sel"); XC.center(id); }
+    if (XC.el[id]) { XC.el[id].classList.add("sel"); if (!inPicture) XC.center(id); }
     box.innerHTML = "";
     box.appendChild(h("h3", n.name));
     box.appendChild(h("p", n.t + (n.op !== n.t ? " (" + n.op + ")" : "") + " \u00b7 " + n.d));
@@ -197,7 +198,8 @@
   /* ---- collapsed clusters expand on click ---- */
   function toggle(k) {
     var inner = D.inner[String(k)], g = XC.itemById["g" + k];
-    if (!inner) return;
+    if (!inner) { $("decision").textContent = D.clusters[k].id + " is too large to draw expanded here: its members are " +
+                  "listed on the right; `xcviz render --expand` draws every node"; return; }
     if (expanded[k]) {
       expanded[k].remove(); delete expanded[k];
       memberIds(k).forEach(function (id) { delete XC.el[id]; delete XC.itemById[id]; });
@@ -223,8 +225,13 @@
     var g = ev.target.closest(".item");
     if (!g) return;
     var id = g.dataset.id;
-    if (id.charAt(0) === "n") selectNode(+id.slice(1));
+    if (id.charAt(0) === "n") selectNode(+id.slice(1), true);
     else if (id.charAt(0) === "g") { selectCluster(+id.slice(1)); toggle(+id.slice(1)); }
+    else {   // a graph input or output: its name and type
+      var box = $("details"); box.innerHTML = ""; XC.clear(); g.classList.add("sel");
+      box.appendChild(h("h3", XC.itemById[id].lines[0]));
+      box.appendChild(h("p", (id.charAt(0) === "i" ? "graph input " : "graph output ") + XC.itemById[id].lines.slice(1).join(" ")));
+    }
   });
 
   /* ---- the formation replay: frame f applies the merges up to its attempt; positions never move ---- */
@@ -257,15 +264,19 @@
       XC.hull(ms.map(function (v) { return "n" + v; }), colour, ms.length + " ops " + fate, +r === now ? "new" : "");
     });
   }
-  // a refused merge: its edge red, the blocking path's nodes and edges red
+  // a refused merge: the edges between the two groups red, and the blocking path (its nodes and the edges that
+  // run from the producer side through it to the consumer side), with the groups as they were at that attempt
   function markRefused(k) {
-    var a = D.attempts[k], path = [a[0]].concat(a[5], [a[1]]), found = false;
-    a[5].forEach(function (v) { if (XC.el["n" + v]) XC.el["n" + v].classList.add("onpath"); });
+    var a = D.attempts[k], st = replay(k), ra = st.find(a[0]), rb = st.find(a[1]);
+    var P = new Set((st.members[ra] || [ra]).map(function (v) { return "n" + v; }));
+    var C = new Set((st.members[rb] || [rb]).map(function (v) { return "n" + v; }));
+    var path = new Set(a[5].map(function (v) { return "n" + v; })), found = false;
+    path.forEach(function (id) { if (XC.el[id]) XC.el[id].classList.add("onpath"); });
     XC.edgeEls.forEach(function (x) {
-      for (var j = 0; j + 1 < path.length; j++) {
-        if (x.e.s === "n" + path[j] && x.e.t === "n" + path[j + 1]) x.g.classList.add("refused");
-      }
-      if (x.e.s === "n" + a[0] && x.e.t === "n" + a[1]) { x.g.classList.add("refused"); found = true; }
+      var s = x.e.s, t = x.e.t;
+      var direct = P.has(s) && C.has(t), via = (P.has(s) || path.has(s)) && (path.has(t) || C.has(t)) && (path.has(s) || path.has(t));
+      if (direct || via) x.g.classList.add("refused");
+      found = found || direct;
     });
     var p = XC.itemById["n" + a[0]], q = XC.itemById["n" + a[1]];
     if (!found && p && q) XC.make("line", { "class": "refused-line", x1: p.box[0], y1: p.box[1], x2: q.box[0], y2: q.box[1] },
