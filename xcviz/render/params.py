@@ -42,6 +42,8 @@ def find_params(graph: Graph, mode: str = "fold") -> Params:
 
 def is_parameter(graph: Graph, ref: str, params: Params, inputs: dict[str, int]) -> bool:
     """Is tensor `ref` a parameter (a data-carrying graph input or a const node's output)?"""
+    if not params.inputs and not params.nodes:   # most big generated graphs: no lookups at all
+        return False
     if ref in inputs:
         return inputs[ref] in params.inputs
     j = graph.index.get(parse_ref(ref)[0])
