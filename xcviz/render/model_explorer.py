@@ -13,6 +13,7 @@ import os
 from ..fileio import write_atomic
 from ..ir import parse_ref
 from .model_explorer_ids import me_node_ids
+from .names import file_stem
 from .params import find_params, is_parameter
 from .tables import FALLBACK, cluster_color
 
@@ -89,13 +90,6 @@ def overlays(analysis, source: str | None = None, validation=None) -> dict[str, 
     return out
 
 
-def overlay_stem(source: str | None, graph_name: str) -> str:
-    import re
-
-    base = os.path.basename(source).split(".")[0] if source else graph_name
-    return re.sub(r"[^\w.-]", "_", base).strip("._") or "graph"
-
-
 def write_overlays(analysis, folder: str, source: str | None = None, validation=None) -> list[str]:
     """Write `<stem>.<overlay>.json` per overlay into `folder` (made if missing); returns the paths written."""
     from ..errors import XcvizError
@@ -103,7 +97,7 @@ def write_overlays(analysis, folder: str, source: str | None = None, validation=
     if os.path.exists(folder) and not os.path.isdir(folder):
         raise XcvizError("--model-explorer needs a folder", where=folder, hint="name a folder (it is made if missing)")
     os.makedirs(folder, exist_ok=True)
-    stem = overlay_stem(source, analysis.graph.name)
+    stem = file_stem(source, analysis.graph.name)
     paths = []
     for name, data in overlays(analysis, source, validation).items():
         path = os.path.join(folder, f"{stem}.{name}.json")
