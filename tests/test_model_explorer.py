@@ -50,11 +50,17 @@ def _adapter_ids(adapter_cls, path: str) -> set[str]:
     return {node.id for node in graphs[0].nodes}
 
 
+# torch exports (dynamo and torchscript) that xcviz loads without --dim; the others need bound dimensions
+EXPORTS = ["detect_dynamo", "detect_torchscript", "gpt_dynamo", "gpt_torchscript", "greedy_decode_torchscript",
+           "greedy_whileloop_dynamo", "tagger_dynamo", "unet_dynamo", "unet_torchscript"]
+
+
 def _onnx_models() -> list[str]:
     import onnx
 
     zoo = os.path.join(os.path.dirname(onnx.__file__), "backend", "test", "data", "light")
-    return sorted(glob.glob(os.path.join(GRAPHS, "*.onnx"))) + sorted(glob.glob(os.path.join(zoo, "*.onnx")))
+    exports = [os.path.join(ROOT, "tests", "data", "exports", f"{name}.onnx") for name in EXPORTS]
+    return sorted(glob.glob(os.path.join(GRAPHS, "*.onnx"))) + sorted(glob.glob(os.path.join(zoo, "*.onnx"))) + exports
 
 
 @pytest.mark.parametrize("path", _onnx_models(), ids=os.path.basename)
