@@ -45,7 +45,9 @@ def test_compile_error_is_a_status_and_auto_fallback_denies_it():
     c = xcviz.cluster(g, min_cluster_size=1, allow=frozenset({"custom_nms"}))
     report = xcviz.validate(g, clustering=c, repeats=1)
     bad = [r for r in report.clusters if r.status != "ok"]
-    assert bad and bad[0].status == "compile-error" and "custom_nms" in bad[0].message
+    # issue 12: a cluster is ok, mismatch or skipped; a compile error is a skip that fails validation
+    assert bad and bad[0].status == "skipped" and bad[0].reason == "compile-error" and "custom_nms" in bad[0].message
+    assert bad[0].failed and not report.ok
     fixed = xcviz.validate(g, clustering=c, repeats=1, auto_fallback=True)
     assert fixed.ok and fixed.denied == ["custom_nms"] and fixed.rounds == 2
 
@@ -85,3 +87,67 @@ def test_cli_validate_piped_is_at_most_120_columns(run_cli):
                            "--repeats", "1")
     assert code == 0 and max(cell_len(ln.rstrip()) for ln in out.splitlines()) <= 120
     assert [ln.split()[0] for ln in out.splitlines() if ln.startswith("cluster_")] == ["cluster_0", "cluster_1"]
+
+
+# A model with an op xcviz cannot execute (Frobnicate, unknown) upstream of a cluster and producing an index
+PARTIAL = """graph partial(%x: f32[4,8], %w: f32[8,8]) {
+  %m: f32[4,8] = matmul(%x, %w)
+  %u: f32[4,8] = Frobnicate(%m)
+  %k: i64[4] = Frobnicate(%m)
+  %r: f32[4,8] = relu(%u)
+  %e: f32[4,8] = exp(%r)
+  %g: f32[4,8] = gather(%e, %k)
+  return %g
+}"""
+
+
+def test_validate_never_gives_up_synthetic_entries_where_upstream_cannot_run():
+    g = xcviz.parse_graph(PARTIAL, allow_unknown=True)
+    report = xcviz.validate(g, clustering=xcviz.cluster(g, min_cluster_size=1), repeats=1)
+    got = {c.id: (c.nodes, c.status, c.inputs) for c in report.clusters}
+    assert got == {"cluster_0": (["m"], "ok", "real"), "cluster_1": (["r", "e", "g"], "ok", "synthetic")}
+    assert report.ok and report.counts() == {"ok": 2, "mismatch": 0, "skipped": 0}
+    data = report.to_json()
+    assert data["cannot_execute"] == [{"op": "Frobnicate", "count": 2, "node": "u", "why": "unknown op Frobnicate"}]
+    assert [(c["status"], c["inputs"], c["reason"]) for c in data["clusters"]] == [("ok", "real", None),
+                                                                                   ("ok", "synthetic", None)]
+    json.dumps(data, allow_nan=False)
+
+
+def test_synthetic_index_entries_stay_in_range():
+    import numpy as np
+
+    from xcviz.runtime.jit import cluster_spec
+    from xcviz.runtime.partial import PartialRun, cluster_inputs
+
+    g = xcviz.parse_graph(PARTIAL, allow_unknown=True)
+    spec = cluster_spec(g, [g.index[n] for n in ("r", "e", "g")])
+    for seed in range(20):
+        values, kind, ref = cluster_inputs(g, spec, PartialRun({}, {}), seed)
+        assert kind == "synthetic" and values["k"].dtype == np.int64 and 0 <= values["k"].min() <= values["k"].max() < 4
+        # the reference is the native ops on those same entries
+        e = np.exp(np.maximum(values["u"], 0))
+        np.testing.assert_allclose(ref["g"], e[values["k"]], rtol=1e-6)
+
+
+def test_cluster_holding_an_op_without_implementation_is_skipped_not_aborted():
+    g = xcviz.parse_graph(PARTIAL, allow_unknown=True)
+    report = xcviz.validate(g, clustering=xcviz.cluster(g, min_cluster_size=1, allow=frozenset({"Frobnicate"})),
+                            repeats=1)
+    [c] = report.clusters
+    assert c.status == "skipped" and c.reason == "no-reference" and "Frobnicate" in c.message
+    assert report.ok and not c.failed  # nothing to compare with is not a failure of xcviz's lowering
+
+
+def test_cli_run_lists_every_op_it_cannot_execute_validate_goes_on(run_cli, tmp_path):
+    path = tmp_path / "partial.xcir"
+    path.write_text(PARTIAL)
+    code, out, err = run_cli("run", str(path), "--allow-unknown")
+    assert code == 2 and not out and len(err.strip().splitlines()) == 1
+    assert "cannot execute 2 node(s) of 1 op(s): Frobnicate ×2 (node 'u'" in err
+    code, out, err = run_cli("validate", str(path), "--allow-unknown", "--min-cluster-size", "1", "--json",
+                             "--repeats", "1")
+    data = json.loads(out)
+    assert code == 0 and data["ok"] and [c["inputs"] for c in data["clusters"]] == ["real", "synthetic"]
+    code, out, err = run_cli("validate", str(path), "--allow-unknown", "--min-cluster-size", "1", "--repeats", "1")
+    assert code == 0 and "ok*" in out and "cannot execute: Frobnicate ×2 (node 'u')" in out

@@ -2,7 +2,7 @@
 from __future__ import annotations
 
 __version__ = "0.1.0"
-__all__ = ["load", "cluster", "stats", "analyse", "AnalysisOptions", "Analysis", "run", "validate", "print_graph",
+__all__ = ["load", "from_torch", "cluster", "stats", "analyse", "AnalysisOptions", "Analysis", "run", "validate", "print_graph",
            "parse_graph", "XcvizError"]
 
 from .errors import XcvizError
@@ -14,6 +14,14 @@ def load(path, **kw):
     from .loaders import load as _load
 
     return _load(path, **kw)
+
+
+def from_torch(module_or_program, example_args=None, dynamic_shapes=None, **kw):
+    """A torch.nn.Module (exported with torch.export) or an ExportedProgram as a verified Graph (needs the
+    `torch` extra); keywords: example_kwargs, decompose (run_decompositions first), dims."""
+    from .loaders.torch_export import from_torch as _from_torch
+
+    return _from_torch(module_or_program, example_args, dynamic_shapes, **kw)
 
 
 def cluster(graph, **kw):

@@ -46,6 +46,8 @@ class AnalysisOptions:
     max_depth: int = DEFAULT_MAX_DEPTH
     max_alias_expansion: int = DEFAULT_MAX_ALIAS_EXPANSION
     max_elements: int | None = None       # refuse a tensor of more elements (over 64 bits: always)
+    signature: str | None = None          # SavedModel: the signature to load (None: serving_default)
+    tf_xla_flags: str | None = None       # TF_XLA_FLAGS as one string: sizes map onto the fields above
 
     def __post_init__(self) -> None:
         for name in ("allow", "deny"):
@@ -57,6 +59,12 @@ class AnalysisOptions:
                     or not isinstance(value, int) or value < 1:
                 raise XcvizError(f"bad --dim {f'{name}={value}'!r}", hint="sizes are positive integers: write --dim batch=8")
         object.__setattr__(self, "dims", types.MappingProxyType(dict(self.dims)))
+        if self.tf_xla_flags:  # an explicit --min/--max-cluster-size wins over the TF flag
+            from .clustering.tf_flags import parse_tf_xla_flags
+
+            for name, value in parse_tf_xla_flags(self.tf_xla_flags).items():
+                if getattr(self, name) is None:
+                    object.__setattr__(self, name, value)
         if not self.allow_unknown and self.supported_ops is None:  # else a name may be an op of the file's own
             for flag, names in (("--allow", self.allow), ("--deny", self.deny)):
                 _check_op_names(flag, names)
@@ -142,7 +150,8 @@ def load_graph(path: str, options: AnalysisOptions | None = None) -> Graph:
     protect(path)
     graph = load(path, allow_unknown=o.allow_unknown or o.supported_ops is not None, dims=dict(o.dims),
                  max_nodes=o.max_nodes, max_file_bytes=o.max_file_bytes, max_depth=o.max_depth,
-                 max_alias_expansion=o.max_alias_expansion, max_elements=o.max_elements)
+                 max_alias_expansion=o.max_alias_expansion, max_elements=o.max_elements,
+                 signature=o.signature)
     if o.dims:
         _check_dims(graph, o.dims, path)
     return graph

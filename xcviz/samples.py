@@ -1,8 +1,9 @@
 """Regenerate samples/ from every graph in graphs/: `python -m xcviz.samples` (`--check` only compares).
 
-Per graph: <stem>.svg and <stem>.dot (the `xcviz render` picture), <stem>.json (the `cluster --json` report) and
-<stem>.txt (the `cluster` tables, 100 columns, no color). Output is deterministic: files in sorted order, relative
-paths only, no timestamps, and SVG always laid out by graphviz-pure so every machine produces the same bytes."""
+Per graph: <stem>.svg and <stem>.dot (the `xcviz render` picture), <stem>.json (the `cluster --json` report),
+<stem>.txt (the `cluster` tables, 100 columns, no color) and <stem>.report.html (the `xcviz report` page).
+Output is deterministic: files in sorted order, relative paths only, no timestamps, and SVG always laid out by
+graphviz-pure so every machine produces the same bytes."""
 from __future__ import annotations
 
 import io
@@ -47,6 +48,7 @@ def generate(root: str) -> dict[str, bytes]:
     from .render.collapse import AUTO_COLLAPSE
     from .render.dot import build_dot
     from .render.layout import layout
+    from .render.report_html import build_report
     from .render.report_json import cluster_report
     from .render.view import final_view
 
@@ -71,7 +73,8 @@ def generate(root: str) -> dict[str, bytes]:
             out[f"{stem}.json"] = (json.dumps(cluster_report(g, c, s), indent=2, ensure_ascii=False,
                                               allow_nan=False) + "\n").encode()
             out[f"{stem}.txt"] = tables_text(g, c, s).encode()
-            files = [f"{stem}.svg", f"{stem}.dot", f"{stem}.json", f"{stem}.txt"]
+            files = [f"{stem}.svg", f"{stem}.dot", f"{stem}.json", f"{stem}.txt", f"{stem}.report.html"]
+            out[f"{stem}.report.html"] = build_report(g, c, s, engine=ENGINE).encode()   # the `xcviz report` page
             if stem in ANIMATED:
                 out[f"{stem}.steps.html"] = steps_page(g, c, frame_svgs(g, c, s, engine=ENGINE)).encode()
                 files.append(f"{stem}.steps.html")

@@ -13,5 +13,8 @@ from . import drawing  # noqa: E402,F401
 from . import running  # noqa: E402,F401
 from . import printing  # noqa: E402,F401
 from . import exporting  # noqa: E402,F401
+from . import diff, check, sweep  # noqa: E402,F401  (issue 17: the everyday commands)
+from . import reporting  # noqa: E402,F401
+from . import fx  # noqa: E402,F401
 
 __all__ = ["app", "main", "run"]

@@ -16,14 +16,21 @@ def cluster(graph: GraphArg, json: Json = False, output: Output = None,
     """Clusters, fallback nodes with their reasons, refused merges, and a one-line summary."""
     a = analyse(graph, options)
     json = wants_json(json, output)  # after loading: writing over the input file is the error to give
+    from ..clustering.tf_reference import compare_with_reference, reference_line
+
+    ref = compare_with_reference(a.graph, a.clustering)  # a graph with TF's _XlaCluster attributes
     if json:
         from ..render.report_json import cluster_report
 
-        emit_json(cluster_report(a.graph, a.clustering, a.stats), output)
+        emit_json(cluster_report(a.graph, a.clustering, a.stats) | ({"reference": ref} if ref else {}), output)
     else:
+        from rich.console import Group
+        from rich.text import Text
+
         from ..render.tables import cluster_view
 
-        emit_renderable(cluster_view(a.graph, a.clustering, a.stats, limit=limit), output)
+        view = cluster_view(a.graph, a.clustering, a.stats, limit=limit)
+        emit_renderable(Group(view, Text(reference_line(ref))) if ref else view, output)
 
 
 @analysis_command
@@ -64,10 +71,15 @@ def explain(graph: GraphArg, node: str = typer.Argument(..., help="node name", s
 
 
 @command()
-def ops(json: Json = False, output: Output = None, debug: Debug = False) -> None:
+def ops(json: Json = False, output: Output = None, debug: Debug = False,
+        aten: bool = typer.Option(False, "--aten", help="the aten op table: each aten op PyTorch programs may hold and the op it becomes")) -> None:
     """The op registry: canonical names, aliases, and whether XLA compiles each op per device."""
     from ..ops import DEVICES, REGISTRY
 
+    if aten:
+        from ..render.fx_tables import aten_rows, aten_table
+
+        return emit_json(aten_rows(REGISTRY, DEVICES), output) if json else emit_renderable(aten_table(REGISTRY, DEVICES), output)
     if json:
         from ..render.report_json import ops_report
 

@@ -39,7 +39,7 @@ def command(**kwargs):
     return app.command(cls=Command, **kwargs)
 
 
-GraphArg = Annotated[str, typer.Argument(metavar="GRAPH", help="graph file: .yaml/.json (xcviz schema), ONNX JSON, .xcir, or .onnx", show_default=False)]
+GraphArg = Annotated[str, typer.Argument(metavar="GRAPH", help="graph file: .yaml/.json (xcviz schema), ONNX JSON, .xcir, .onnx, TensorFlow .pb/.pbtxt or a SavedModel folder", show_default=False)]
 Strategy = Annotated[str, typer.Option("--strategy", "-s", metavar="[mark|greedy]", autocompletion=complete_from(STRATEGIES),
                                        help="mark (TensorFlow's MarkForCompilationPass) or greedy (the seed's list order)")]
 Device = Annotated[str, typer.Option("--device", "-d", metavar="[cpu|gpu|tpu]", autocompletion=complete_from(DEVICES),
@@ -59,6 +59,8 @@ MaxFileBytes = Annotated[int, typer.Option("--max-file-bytes", metavar="BYTES", 
 MaxDepth = Annotated[int, typer.Option("--max-depth", metavar="N", rich_help_panel=LIMITS, help="refuse YAML/JSON nested deeper than this (lists/mappings)")]
 MaxAliasExpansion = Annotated[int, typer.Option("--max-alias-expansion", metavar="N", rich_help_panel=LIMITS, help="refuse YAML whose aliases expand to more objects than this")]
 MaxTensorElements = Annotated[Optional[int], typer.Option("--max-elements", metavar="N", min=1, rich_help_panel=LIMITS, help="refuse graphs with a tensor of more elements than this (more than 64 bits can count: always)", show_default=False)]
+Signature = Annotated[Optional[str], typer.Option("--signature", metavar="NAME", help="SavedModel: the signature to load [serving_default]", show_default=False)]
+TfXlaFlags = Annotated[Optional[str], typer.Option("--tf-xla-flags", metavar="FLAGS", help='TF_XLA_FLAGS as one string, e.g. "--tf_xla_auto_jit=2 --tf_xla_min_cluster_size=4"', show_default=False)]
 Debug = Annotated[bool, typer.Option("--debug", help="show Python tracebacks for errors")]
 
 # The flags every command that analyses a graph shares, in --help order: each is the AnalysisOptions
@@ -70,7 +72,8 @@ ANALYSIS_OPTIONS: list[tuple[str, object, object]] = [
     ("dims", Dims, None), ("max_nodes", MaxNodes, DEFAULT_MAX_NODES),
     ("max_file_bytes", MaxFileBytes, DEFAULT_MAX_FILE_BYTES), ("max_depth", MaxDepth, DEFAULT_MAX_DEPTH),
     ("max_alias_expansion", MaxAliasExpansion, DEFAULT_MAX_ALIAS_EXPANSION),
-    ("max_elements", MaxTensorElements, None), ("debug", Debug, False),
+    ("max_elements", MaxTensorElements, None), ("signature", Signature, None), ("tf_xla_flags", TfXlaFlags, None),
+    ("debug", Debug, False),
 ]
 
 # True in the `xcviz` process itself (entry.run), which ends without freeing anything; False when main()
@@ -78,14 +81,16 @@ ANALYSIS_OPTIONS: list[tuple[str, object, object]] = [
 OWN_PROCESS = False
 
 
-def analysis_command(fn):
-    """Register `fn` as a command that also takes every ANALYSIS_OPTIONS flag.
+def analysis_command(fn=None, *, cls=Command):
+    """Register `fn` as a command that also takes every ANALYSIS_OPTIONS flag (`cls`: its click class).
 
     `fn` declares only its own parameters plus `options: AnalysisOptions`; it receives the shared flags
     there, parsed and validated. One list of flags means every command accepts the same ones."""
     import functools
     import inspect
 
+    if fn is None:
+        return functools.partial(analysis_command, cls=cls)
     own = inspect.signature(fn, eval_str=True)
     shared = [name for name, _, _ in ANALYSIS_OPTIONS if name not in own.parameters]
 
@@ -101,7 +106,7 @@ def analysis_command(fn):
     command.__signature__ = own.replace(parameters=params)
     del command.__wrapped__  # typer must read the new signature, not fn's
     command.__annotations__ = {p.name: p.annotation for p in params}
-    return app.command(cls=Command)(command)
+    return app.command(cls=cls)(command)
 
 
 def analyse(graph, options: AnalysisOptions) -> Analysis:

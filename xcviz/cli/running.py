@@ -50,9 +50,9 @@ def validate(graph: GraphArg, inputs: Inputs = None, seed: Seed = 0, auto_fallba
 
         emit_renderable(validate_table(report, 120 if output else console().width), output)
     if not report.ok:
-        bad = next(x for x in report.clusters if x.status != "ok")
-        raise XcvizError(f"{sum(x.status != 'ok' for x in report.clusters)} cluster(s) failed validation; first: "
-                         f"{bad.id} {bad.status}", hint="rerun with --auto-fallback to deny their ops", code=1)
+        bad = next(x for x in report.clusters if x.failed)
+        raise XcvizError(f"{sum(x.failed for x in report.clusters)} cluster(s) failed validation; first: "
+                         f"{bad.id} {bad.reason or bad.status}", hint="rerun with --auto-fallback to deny their ops", code=1)
 
 
 @analysis_command

@@ -15,7 +15,14 @@ def run_clustering(graph, opts: ClusterOptions | None = None) -> Clustering:
 
 
 def _run(graph, opts: ClusterOptions) -> Clustering:
-    cands = find_candidates(graph, opts)
+    from .tf_rules import is_tf_graph
+
+    if is_tf_graph(graph) and opts.supported_ops is None:  # TensorFlow's own rules for TensorFlow's graphs
+        from .tf_rules import tf_candidates
+
+        cands = tf_candidates(graph, opts)
+    else:
+        cands = find_candidates(graph, opts)
     if opts.strategy == "greedy":
         from .greedy import list_order_greedy
 

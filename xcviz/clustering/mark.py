@@ -24,7 +24,7 @@ def _use_fast(n: int) -> bool:
 
 
 def mark_for_compilation(graph, cands: Candidates, opts: ClusterOptions, progress=None) -> Clustering:
-    if _use_fast(len(graph.nodes)):
+    if getattr(cands, "tf", None) is None and _use_fast(len(graph.nodes)):  # (TF's rules: reference only)
         from .mark_fast import mark_for_compilation as fast
 
         return fast(graph, cands, opts, progress=progress)

@@ -2,8 +2,10 @@
 
 Per-op time  T_op = max(FLOPs / peak, bytes moved / bandwidth) + launch overhead, where bytes moved are the
 op's inputs plus outputs. A fused cluster runs as one kernel that moves only its boundary bytes:
-T_fused(C) = max(sum FLOPs(C) / peak, D(C) / bandwidth) + launch overhead, and every boundary edge costs a
-hand-off T_sync = sync overhead. S = sum T_op / (sum T_fused + sum T_op(fallback) + T_sync).
+T_fused(C) = max(sum FLOPs(C) / peak, D(C) / bandwidth) + launch overhead, and every activation tensor
+crossing into or out of a cluster (once per cluster, see params: parameters stay resident and cost only
+their read bandwidth inside D(C)) costs a hand-off T_sync = sync overhead.
+S = sum T_op / (sum T_fused + sum T_op(fallback) + T_sync).
 FLOPs an op cannot state (unknown shapes, opaque ops) count as 0; unknown bytes make a number unknown.
 
 Computed on integer arrays over the graph's edges: a node's FLOPs and bytes once per distinct (op,
@@ -12,7 +14,7 @@ same to the bit), and the ClusterCost and Edge objects only when read.
 
 Modules: hardware (profiles), results (what is returned), view (the graph's columns as costed edges),
 keys (one cost per distinct node key), sums (how numbers are added), boundary (edges and cluster
-details), stats (compute_stats)."""
+details), params (which values are resident parameters), stats (compute_stats)."""
 from __future__ import annotations
 
 from .hardware import PROFILE_KEYS, Hardware, hardware_names, load_hardware

@@ -8,6 +8,7 @@ from operator import attrgetter, getitem
 import numpy as np
 
 from ..ir import Graph, parse_ref
+from .params import parameter_sources
 from .results import OUTPUT, ClusterCost, Edge
 from .sums import exact_ints
 from .view import CostView
@@ -33,6 +34,7 @@ class Boundary:
             nbytes[t] = self.bound[t][1]
         self.outputs: list[Edge] = []
         out_src: list[int] = []
+        out_port: list[int] = []
         in_names = {v.name for v in graph.inputs}
         for r in graph.outputs:  # read as before: an input name first, then 'name:k'
             if r in in_names:
@@ -44,6 +46,7 @@ class Boundary:
                 t = graph.nodes[i].out(k).bind(dims)
                 self.outputs.append(Edge(name, OUTPUT, r, t, t.nbytes(), c, -1))
                 out_src.append(i)
+                out_port.append(k)
         # per-edge bytes: a table over types, then the output edges' own
         table = nbytes + [e.bytes for e in self.outputs]
         at = np.concatenate((tids, np.arange(len(nbytes), len(table)))).astype(np.int64)
@@ -54,9 +57,28 @@ class Boundary:
         self.dst_cluster = np.concatenate((cd[self.e], np.full(k, -1))).astype(np.int64)
         self.src_pos = np.concatenate((flat.src[self.e], out_src)).astype(np.int64)
         self.dst_pos = np.concatenate((flat.dst[self.e], np.full(k, -1))).astype(np.int64)
+        src = self.src_pos
+        # the value each edge carries (producer, output number): one tensor is handed over once per cluster
+        self.value = src * (1 << 20) + np.concatenate((flat.port[self.e], out_port)).astype(np.int64)
+        # which edges carry parameters (resident weights and constants) rather than activations
+        p_in, p_node = parameter_sources(graph, flat)
+        self.param = np.where(src >= 0, p_node[np.maximum(src, 0)],
+                              p_in[np.clip(-1 - src, 0, max(len(p_in) - 1, 0))] if len(p_in) else False)
 
     def __len__(self) -> int:
         return len(self.known)
+
+    def handoffs(self, nc: int) -> tuple[np.ndarray, int]:
+        """Activation hand-offs between the runtimes: per cluster, the distinct tensors it takes in plus those
+        it gives out; and in all, the distinct (tensor, from, to) crossings. Parameters stay resident, and a
+        tensor read by several nodes of one cluster (or of the fallback) crosses once."""
+        act = ~self.param
+        v, cs, cd = self.value[act], self.src_cluster[act], self.dst_cluster[act]
+        per = np.zeros(nc, np.int64)
+        for side in (cd, cs):
+            into = side >= 0
+            per += np.bincount(side[into][_first(v[into], side[into])], minlength=nc)
+        return per, int(_first(v, cs, cd).sum())
 
     def _lists(self) -> tuple[list, ...]:
         """Per boundary edge: tensor (ref text), producer, consumer, type id and the two clusters, as lists
@@ -80,6 +102,20 @@ class Boundary:
         ref, s = refs[k], src[k]
         bt, nb = self.bound[tid[k]]
         return Edge(nodes[s].name if s >= 0 else ref, nodes[dst[k]].name, ref, bt, nb, cs[k], cd[k])
+
+
+def _first(*keys: np.ndarray) -> np.ndarray:
+    """A mask of the first row of each distinct combination of the keys."""
+    out = np.zeros(len(keys[0]), bool)
+    if len(out):
+        order = np.lexsort(keys[::-1])
+        diff = np.zeros(len(out), bool)
+        diff[0] = True
+        for k in keys:
+            s = k[order]
+            diff[1:] |= s[1:] != s[:-1]
+        out[order[diff]] = True
+    return out
 
 
 def _by_cluster(cluster: np.ndarray, nc: int) -> tuple[np.ndarray, np.ndarray]:
@@ -117,6 +153,7 @@ class Details:
             inputs=list(dict.fromkeys(map(refs.__getitem__, ein))),
             outputs=list(dict.fromkeys(map(refs.__getitem__, eout))),
             boundary_bytes_in=c["boundary_bytes_in"][k], boundary_bytes_out=c["boundary_bytes_out"][k],
+            parameter_bytes_in=c["parameter_bytes_in"][k],
             edges_in=len(ein), edges_out=len(eout), flops=c["flops"][k], effective_size=c["effective_size"][k],
             time_unfused=c["time_unfused"][k], time_fused=c["time_fused"][k],
             speedup_estimate=c["speedup_estimate"][k])

@@ -39,6 +39,7 @@ class ClusterCost:
     time_unfused: float | None
     time_fused: float | None
     speedup_estimate: float | None
+    parameter_bytes_in: int | None = None   # the part of boundary_bytes_in carried by parameters (resident)
 
 
 @dataclass
@@ -57,6 +58,11 @@ class Stats:
     clusters: int
     fallback_nodes: int
     hardware: str
+    # D split: activations (computed per call, handed between the runtimes) and parameters (resident weights
+    # and constants, read by the kernels that use them); D = the two together
+    boundary_bytes_activations: int | None = None
+    parameter_bytes: int | None = None
+    handoffs: int = 0   # activation tensors crossing between the runtimes per call (each costs sync_overhead)
     # Read-only lists; compute_stats fills them with LazyList, which builds each object on first access
     clusters_detail: Sequence[ClusterCost] = field(default_factory=list)
     edges: Sequence[Edge] = field(default_factory=list)

@@ -65,12 +65,16 @@ def _compute_stats(graph: Graph, clustering, hw: Hardware) -> Stats:
     c_bin = seg_total(edges.bytes[ins], edges.dst_cluster[ins], nc)
     c_bout = seg_total(edges.bytes[outs], edges.src_cluster[outs], nc)
     known_f = known_in & known_out
+    # parameters: read inside the kernel (bandwidth), but no hand-off per call (sync counts activations)
+    par = edges.param
+    c_pin = seg_total(edges.bytes[ins & par], edges.dst_cluster[ins & par], nc)
+    c_sync, n_sync = edges.handoffs(nc)
     # the per-cluster formulas of before, on arrays (the same IEEE operations in the same order), for the
     # clusters whose boundary bytes are known (NaN for the others)
     fused = np.full(nc, np.nan)
     fused[known_f] = np.maximum(c_flops[known_f].astype(np.float64) / hw.peak_flops,
                                 (c_bin + c_bout)[known_f].astype(np.float64) / hw.memory_bandwidth) + hw.launch_overhead
-    total = fused + hw.sync_overhead * (c_in + c_out).astype(np.float64)
+    total = fused + hw.sync_overhead * c_sync.astype(np.float64)
     with np.errstate(all="ignore"):  # entries with an unknown part are dropped below
         speedup = c_unfused / total
     has_speedup = known_f & ~np.isnan(c_unfused) & (total > 0)
@@ -82,7 +86,7 @@ def _compute_stats(graph: Graph, clustering, hw: Hardware) -> Stats:
     fallback_time = seq_total(time[~clustered_mask & ~unknown])
     after = None
     if fused_total is not None and fallback_time is not None:
-        after = fused_total + fallback_time + hw.sync_overhead * n_edges
+        after = fused_total + fallback_time + hw.sync_overhead * n_sync
     clustered = int(clustered_mask.sum())
     fallback = n - clustered
     if python_flops:
@@ -91,11 +95,14 @@ def _compute_stats(graph: Graph, clustering, hw: Hardware) -> Stats:
     else:
         total_flops, cl_flops = int(flops.sum()), int(flops[clustered_mask].sum())
     boundary_bytes = int(edges.bytes.sum()) if edges.known.all() else None  # exact integers, any order
+    act_bytes = int(edges.bytes[~par].sum()) if edges.known[~par].all() else None
+    par_bytes = int(edges.bytes[par].sum()) if edges.known[par].all() else None
 
     def numbers() -> dict[str, list]:
         zero = np.array([_zero_op(nodes[j].op, nodes[j].known) for j in reps], bool)[sig]
         columns = dict(
             boundary_bytes_in=np.where(known_in, c_bin, None), boundary_bytes_out=np.where(known_out, c_bout, None),
+            parameter_bytes_in=np.where(known_in, c_pin, None),
             flops=c_flops, effective_size=sizes - run_totals(zero[members].astype(np.int64), sizes),
             time_unfused=np.where(np.isnan(c_unfused), None, np.where(sizes > 0, c_unfused.astype(object), 0)),
             time_fused=np.where(known_f, fused, None), speedup_estimate=np.where(has_speedup, speedup, None))
@@ -106,6 +113,8 @@ def _compute_stats(graph: Graph, clustering, hw: Hardware) -> Stats:
         nodes=n, clustered_nodes=clustered, coverage=clustered / n if n else 0.0,
         coverage_flops=cl_flops / total_flops if total_flops else None,
         boundary_bytes=boundary_bytes, boundary_edges=n_edges,
+        boundary_bytes_activations=act_bytes, parameter_bytes=par_bytes,
+        handoffs=n_sync,
         kernel_launches_before=n, kernel_launches_after=nc + fallback,
         time_before=before, time_after=after,
         speedup_estimate=before / after if before is not None and after else None,

@@ -86,7 +86,7 @@ class CostView:
         for e in np.flatnonzero(port).tolist():  # output k > 0 of a node
             produced, k = nodes[int(pos[e])].outputs, int(port[e])
             tid[e] = self.tid(produced[k]) if k < len(produced) else unknown
-        self.src, self.dst, self.tid_of = src, dst, tid
+        self.src, self.dst, self.tid_of, self.port = src, dst, tid, np.where(is_input, 0, port)
         self.arity = np.bincount(dst, minlength=n)
 
     def _from_columns(self, table: GraphColumns, n: int) -> np.ndarray:

@@ -10,6 +10,8 @@ from typing import Mapping, Sequence
 
 import msgspec
 
+from .symbolic import eval_dim
+
 # Element sizes in bytes of every dtype xcviz knows (ONNX and NumPy spellings map here).
 DTYPE_SIZES: dict[str, int] = {
     "float64": 8, "float32": 4, "float16": 2, "bfloat16": 2,
@@ -48,9 +50,11 @@ class TensorType:
         n = 1
         for d in self.shape:
             if isinstance(d, str):
-                if not dims or d not in dims:
+                if not dims:
                     return None
-                d = dims[d]
+                d = dims[d] if d in dims else eval_dim(d, dims)  # an expression ('seq+1') binds through its names
+                if isinstance(d, str):
+                    return None
             n *= d
         return n
 
@@ -63,7 +67,7 @@ class TensorType:
     def bind(self, dims: Mapping[str, int]) -> "TensorType":
         if self.shape is None or not dims:
             return self
-        return TensorType(tuple(dims.get(d, d) if isinstance(d, str) else d for d in self.shape), self.dtype)
+        return TensorType(tuple(eval_dim(d, dims) if isinstance(d, str) else d for d in self.shape), self.dtype)
 
     def __str__(self) -> str:
         dt = self.dtype or "?"
@@ -93,6 +97,13 @@ class Value:
     name: str
     type: TensorType = field(default_factory=TensorType)
     data: object | None = None  # numpy array for initializers / constants
+    # a weight given without its values (YAML `param: true`): resident on the device, never fed per call.
+    # An input with `data` is a parameter too. Not part of equality: the text form does not carry it.
+    param: bool = field(default=False, compare=False)
+
+    @property
+    def is_param(self) -> bool:
+        return self.param or self.data is not None
 
 
 class Node(msgspec.Struct, gc=False):

@@ -37,8 +37,12 @@ _XCIR_HEAD = re.compile(rb'(?:[ \t\r\n]|#[^\n]*\n)*graph[ \t]+(?:[A-Za-z_][A-Za-
 
 
 def detect_format(path: str, data: bytes) -> str:
-    """'yaml', 'json', 'xcir', 'onnx' (binary) from the suffix, falling back on a look at the content."""
+    """'yaml', 'json', 'xcir', 'onnx' (binary), 'torch' (.pt2) from the suffix, falling back on the content."""
     ext = os.path.splitext(path)[1].lower()
+    if ext in (".pbtxt", ".pbtext") or (ext == ".pb" and data[:1] == b"\x0a"):
+        return "tensorflow"  # (a GraphDef opens with field 1, node; an ONNX model with field 1, ir_version)
+    if ext == ".pt2":
+        return "torch"
     if ext in (".onnx", ".pb"):
         return "onnx"
     if ext in (".yaml", ".yml"):
@@ -70,13 +74,20 @@ _LINE_LOOKUP_MAX_CHARS = 8 * 1024**2
 def load(path: str, *, allow_unknown: bool = False, dims: Mapping[str, int] | None = None,
          max_file_bytes: int = DEFAULT_MAX_FILE_BYTES, max_nodes: int | None = None,
          max_depth: int = DEFAULT_MAX_DEPTH, max_alias_expansion: int = DEFAULT_MAX_ALIAS_EXPANSION,
-         max_elements: int | None = None) -> Graph:
+         max_elements: int | None = None, signature: str | None = None) -> Graph:
     """Read, parse, build (resolve ops, order), verify and infer shapes. Never executes anything from the file.
 
     Bad input raises XcvizError; the limits (docs/limits.md) bound memory and time for hostile files."""
     # The cyclic GC rescans every live object each few thousand allocations: with millions of nodes that
     # made loading several times slower (nothing built here forms a cycle).
     with gc_paused():
+        from .tensorflow.savedmodel import saved_model_file
+
+        if saved_model_file(str(path)):  # a SavedModel directory (or its saved_model.pb)
+            from .tensorflow import load_saved_model
+
+            graph = load_saved_model(str(path), signature, max_file_bytes)
+            return _checked(graph, max_nodes, True, False, dims, max_elements)
         return _load(str(path), allow_unknown, dims, max_file_bytes, max_nodes, max_depth, max_alias_expansion,
                      max_elements)
 
@@ -88,11 +99,21 @@ def _load(path: str, allow_unknown: bool, dims, max_file_bytes: int, max_nodes: 
         raise XcvizError("file is empty", where=path, hint="a graph needs at least `nodes:`")
     fmt = detect_format(path, data)
     onnx_model = False
+    if fmt == "torch":  # (opaque aten ops keep the loader's reason, as ONNX ones do)
+        from .torch_export import graph_from_program, read_program
+
+        del data
+        return _checked(graph_from_program(read_program(path), path), max_nodes, True, True, dims, max_elements)
     if fmt == "xcir":
         from .xcir import graph_from_text
 
         graph = graph_from_text(_decode(data, path), path, allow_unknown, max_depth)
         return _checked(graph, max_nodes, True, True, dims, max_elements)
+    if fmt == "tensorflow":
+        from .tensorflow import graph_from_graphdef, read_graphdef
+
+        graph = graph_from_graphdef(read_graphdef(path, data, not data[:1] == b"\x0a" or path.endswith("txt")), path)
+        return _checked(graph, max_nodes, True, False, dims, max_elements)
     if fmt == "onnx":
         from .onnx_model import graph_from_model, read_onnx_bytes
 

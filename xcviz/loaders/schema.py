@@ -348,11 +348,14 @@ def read_mapping(data: Any, source: str, max_nodes: int | None, max_depth: int,
             continue
         if not isinstance(item, dict) or not isinstance(item.get("name"), str):
             raise XcvizError("each input needs a string `name`", where=where, hint="- {name: x, shape: [1, 3], dtype: float32}")
-        extra = set(item) - {"name", "shape", "dtype", "doc"}
+        extra = set(item) - {"name", "shape", "dtype", "doc", "param"}
         if extra:
             raise XcvizError(f"unknown input key(s) {', '.join(sorted(map(str, extra)))}"[:300], where=where,
-                                 hint="allowed: name, shape, dtype, doc")
-        inputs.append(Value(item["name"], TensorType(_shape(item.get("shape"), where), _dtype(item.get("dtype"), where))))
+                                 hint="allowed: name, shape, dtype, doc, param")
+        if not isinstance(item.get("param", False), bool):
+            raise XcvizError("`param` must be true or false", where=where, hint="param: true marks a weight")
+        inputs.append(Value(item["name"], TensorType(_shape(item.get("shape"), where), _dtype(item.get("dtype"), where)),
+                            param=item.get("param", False)))
     nodes, index, flat, node_keys = _each_node(nodes_data, source, max_depth, inputs)
     if keys is not None and keys != len(data) + node_keys + sum(parsed_keys(v) for k, v in data.items() if k != "nodes"):
         raise XcvizError("duplicate key", where=source, hint="each key may appear once per object")

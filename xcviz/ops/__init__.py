@@ -1,7 +1,8 @@
 """The op table: importing the family files registers every op's one entry (see registry.OpDef)."""
 from . import (  # noqa: F401  (registration side effects)
-    conv, elementwise, fallback, indexing, layout, linalg, norm, reduce, resample, scatter, source,
+    conv, elementwise, fallback, indexing, layout, linalg, norm, reduce, resample, scatter, source, tf_ops,
 )
+from . import aten, aten_layout, aten_table  # noqa: F401,E402  (PyTorch-only entries and the aten op table)
 from .arrays import Unsupported  # noqa: F401
 from .registry import (  # noqa: F401
     ALL, CONTROL_FLOW, CUSTOM, DEVICES, ELEMENTWISE, LAYOUT, NOOP, REDUCTION, REGISTRY, SHAPE_CONSUMER, SOURCE,

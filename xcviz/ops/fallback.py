@@ -168,6 +168,7 @@ def py_func_stand_in(xp, a, *xs):
 def refuse(why):
     def fn(xp, a, *xs):
         raise Unsupported(why)
+    fn.refuses = why  # read by run's preflight: this op cannot execute at all
     return fn
 
 

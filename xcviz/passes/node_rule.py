@@ -7,9 +7,11 @@ from ..errors import XcvizError
 from ..ir import DTYPE_SIZES, Node, TensorType, node_where
 from ..ops import REGISTRY
 from ..ops.rules import Ctx, ShapeError, fmt
+from .sym_rules import RULES as SYM_RULES
+from .values import TYPE_VALUE_OPS, type_value
 
 # ops whose values later rules may read (reshape targets, ...): their results are remembered as constants
-CONST_RECORDING = frozenset(opdef.name for opdef in REGISTRY if opdef.folds)
+CONST_RECORDING = frozenset(opdef.name for opdef in REGISTRY if opdef.folds) | TYPE_VALUE_OPS
 
 
 def apply_rule(node: Node, opdef, types: list[TensorType], cvals: list, n_out: int,
@@ -19,7 +21,10 @@ def apply_rule(node: Node, opdef, types: list[TensorType], cvals: list, n_out: i
     given = list(node.outputs) + [TensorType()] * (n_out - len(node.outputs))
     ctx = Ctx(types, {**opdef.attrs, **node.attrs}, cvals, given, n_out)
     try:
-        inferred = opdef.infer(ctx)
+        sym = SYM_RULES.get(opdef.name)
+        inferred = sym(ctx) if sym is not None and any(v is not None for v in cvals) else None
+        if inferred is None:
+            inferred = opdef.infer(ctx)
     except ShapeError as e:
         raise XcvizError(str(e), where=node_where(node, source), hint="fix the input shapes or the node's attributes") from None
     except (TypeError, ValueError, IndexError, KeyError, ZeroDivisionError, OverflowError) as e:
@@ -46,17 +51,22 @@ def merge(inferred: TensorType, given: TensorType, node: Node, k: int, source: s
                 if isinstance(a, int) and isinstance(b, int) and a != b:
                     raise XcvizError(f"output {k} is declared {fmt(given.shape)} but {node.op_type} produces {fmt(shape)}",
                                      where=node_where(node, source), hint="fix the declared shape or the inputs")
-                dims.append(a if isinstance(a, int) else b)
+                dims.append(a if isinstance(a, int) or (isinstance(b, str) and not _placeholder(a)) else b)
             shape = tuple(dims)
     dtype = inferred.dtype or given.dtype
     return TensorType(shape, dtype)
 
 
+def _placeholder(d) -> bool:
+    """A name a rule makes up for a size it cannot tell ('?', 'range', 'd0'): a declared name is better."""
+    return d == "?" or d == "range" or (d[:1] == "d" and d[1:].isdigit())
+
+
 def record_const(node: Node, opdef, types: list[TensorType], consts: dict, source: str | None) -> None:
     """Remember the values of shape and const nodes: later rules may read them (reshape targets, ...)."""
-    if opdef.name == "shape" and types and types[0].shape is not None:
-        dims = types[0].shape  # a shape is a constant even when symbolic dims stay names
-        consts[node.name] = np.array(list(dims), dtype=object if any(isinstance(d, str) for d in dims) else np.int64)
+    if opdef.name in TYPE_VALUE_OPS and types and types[0].shape is not None:
+        # a shape is a constant even when symbolic dims stay names (Shape's start/end applied)
+        consts[node.name] = type_value(opdef.name, {**opdef.attrs, **node.attrs}, types[0])
     elif opdef.name == "const" and node.attrs.get("value") is not None:
         dt = node.outputs[0].dtype if node.outputs else None
         if dt is not None and dt not in DTYPE_SIZES:  # e.g. value: {} or [null] makes a NumPy object array

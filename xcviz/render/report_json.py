@@ -73,6 +73,7 @@ def cluster_report(graph: Graph, clustering: Clustering, stats: Stats) -> dict:
         "entry_points": c.entry_points, "exit_points": c.exit_points,
         "inputs": c.inputs, "outputs": c.outputs,
         "boundary_bytes_in": c.boundary_bytes_in, "boundary_bytes_out": c.boundary_bytes_out,
+        "parameter_bytes_in": c.parameter_bytes_in,
         "flops": c.flops, "effective_size": c.effective_size,
         "speedup_estimate": _num(c.speedup_estimate, 4),
     } for c in stats.clusters_detail]
@@ -102,6 +103,8 @@ def stats_dict(s: Stats) -> dict:
         "nodes": s.nodes, "clustered_nodes": s.clustered_nodes,
         "coverage": _num(s.coverage), "coverage_flops": _num(s.coverage_flops),
         "boundary_bytes": s.boundary_bytes, "boundary_edges": s.boundary_edges,
+        "boundary_bytes_activations": s.boundary_bytes_activations, "parameter_bytes": s.parameter_bytes,
+        "handoffs": s.handoffs,
         "kernel_launches_before": s.kernel_launches_before, "kernel_launches_after": s.kernel_launches_after,
         "time_before_s": _num(s.time_before, 9), "time_after_s": _num(s.time_after, 9),
         "speedup_estimate": _num(s.speedup_estimate, 4),

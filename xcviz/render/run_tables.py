@@ -46,9 +46,9 @@ def validate_table(report, width: int = 120):
                      "cached" if c.cache_hit else _fmt(c.compile_ms, ".0f"), _ms(c.native_ms), _ms(c.xla_ms),
                      _fmt(c.speedup_measured, ".2f") + ("×" if c.speedup_measured else ""),
                      _fmt(c.speedup_estimate, ".2f") + ("×" if c.speedup_estimate else ""),
-                     _fmt(c.max_rel_error, ".1e"), c.status])
+                     _fmt(c.max_rel_error, ".1e"), _status(c)])
         if c.status != "ok":
-            problems.append(f"{c.id} {c.status}: {c.message}")
+            problems.append(f"{c.id} {c.status}{f' ({c.reason})' if c.reason else ''}: {c.message}")
     gap = 2 if width >= 110 else 1
     others = sum(max([cell_len(h)] + [cell_len(r[i]) for r in rows]) for i, h in enumerate(VALIDATE_COLUMNS) if i != 1)
     ops_width = max(12, min(40, width - others - gap * (len(VALIDATE_COLUMNS) - 1)))
@@ -62,13 +62,24 @@ def validate_table(report, width: int = 120):
                      overflow="ellipsis")
     for r in rows:
         r[1] = ops_summary(r[1], ops_width)
-        t.add_row(*r[:-1], Text(r[-1], style=None if r[-1] == "ok" else "red"))
+        t.add_row(*r[:-1], Text(r[-1], style=None if r[-1].startswith("ok") else "red"))
     lines = problems + ([f"--auto-fallback denied: {', '.join(report.denied)} ({report.rounds} rounds)"]
                         if report.denied else [])
+    missing = getattr(report, "cannot_execute", None)
+    if missing:
+        lines.append("cannot execute: " + ", ".join(f"{op} ×{n} (node {first!r})" for op, (n, first, _) in
+                                                    sorted(missing.items(), key=lambda kv: (-kv[1][0], kv[0]))))
+    if any(getattr(c, "inputs", "real") == "synthetic" for c in report.clusters):
+        lines.append("* synthetic entry tensors (seeded, of the inferred types): their producers cannot run natively")
     lines.append("max err = max |XLA - native| / max |native|; --json has every op and the absolute error")
     t.caption = Text("\n".join(lines))
     t.caption_justify = "left"
     return t
+
+
+def _status(c) -> str:
+    """ok | mismatch | skipped, with '*' when the cluster ran on synthetic entry tensors."""
+    return c.status + ("*" if getattr(c, "inputs", "real") == "synthetic" else "")
 
 
 def _ms(v: float | None) -> str:

@@ -73,8 +73,12 @@ def summary_line(stats: Stats) -> Text:
     if s.coverage_flops is not None:
         text.append(f", {fmt_pct(s.coverage_flops)} of FLOPs")
     text.append(" · ")
-    text.append(fmt_bytes(s.boundary_bytes), style=BOUNDARY)
-    text.append(" cross boundaries · est. speedup ")
+    # what really crosses per call is the activations; parameters stay resident (read, never handed over)
+    text.append(fmt_bytes(s.boundary_bytes_activations), style=BOUNDARY)
+    text.append(" cross boundaries")
+    if s.parameter_bytes != 0:
+        text.append(f" (+ {fmt_bytes(s.parameter_bytes)} resident parameters)")
+    text.append(" · est. speedup ")
     text.append(fmt_speedup(s.speedup_estimate), style="bold")
     text.append(f" ({s.hardware})")
     return text
@@ -132,6 +136,9 @@ def stats_table(graph: Graph, clustering: Clustering, stats: Stats) -> Group:
         ("coverage (FLOPs)", fmt_pct(s.coverage_flops)),
         ("boundary edges |∂C|", str(s.boundary_edges)),
         ("boundary bytes D", fmt_bytes(s.boundary_bytes)),
+        ("  activations (per call)", fmt_bytes(s.boundary_bytes_activations)),
+        ("  parameters (resident)", fmt_bytes(s.parameter_bytes)),
+        ("hand-offs per call", str(s.handoffs)),
         ("kernel launches", f"{s.kernel_launches_before} → {s.kernel_launches_after}"),
         ("est. speedup S", fmt_speedup(s.speedup_estimate)),
     ]

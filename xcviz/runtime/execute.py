@@ -19,6 +19,7 @@ from ..ir import Graph, format_ref, parse_ref, topo_order
 from .inputs import bind_inputs
 from .jit import CompileCache, baked_entries, cluster_specs
 from .node import eval_node
+from .partial import preflight
 
 MODES = ("hybrid", "native", "jit")
 
@@ -129,6 +130,7 @@ def plan_for(graph: Graph, mode: str, clustering, cache, options=None) -> Plan:
     if plan is not None and (key[-2:-1] != ("clustering",) or plan.clustering is clustering):
         plans[key] = plans.pop(key)  # most recently used last
         return plan
+    preflight(graph)  # every op it cannot execute, in one line, before anything runs
     if mode == "jit":
         clustering = jit_clustering(graph)
     elif mode == "hybrid" and clustering is None:

@@ -1,8 +1,11 @@
 """Validate every kept cluster: compile it with JAX, compare it with the native reference, time both.
 
 The graph first runs natively once (given or seeded random inputs), so every cluster is fed the real
-tensors it would see; its native outputs are the reference. Times are medians of repeats after a warm-up;
-compile time is reported separately. Returns data; only the CLI prints.
+tensors it would see; its native outputs are the reference. Where a tensor cannot be computed (an op xcviz
+cannot execute upstream), the cluster gets seeded synthetic entry tensors of the inferred types instead
+(`inputs: synthetic`); a cluster that still cannot be checked is `skipped` with the reason: one failing
+cluster never stops the others. Times are medians of repeats after a warm-up; compile time is reported
+separately. Returns data; only the CLI prints.
 """
 from __future__ import annotations
 
@@ -11,11 +14,15 @@ from dataclasses import dataclass, field
 
 from ..errors import XcvizError
 from ..ir import format_ref
-from .execute import execute
 from .inputs import DEFAULT_MAX_ELEMENTS, bind_inputs
 from .jit import CompileCache, cluster_spec
 from .measure import compare, median_ms
 from .node import eval_node
+from .partial import PartialRun, Skip, cannot_execute, cluster_inputs, execute_tolerant
+
+# Skips that are xcviz's own failure (its JAX lowering does not compile or run): validation fails on them and
+# --auto-fallback denies their ops. Other skips (no native reference, inputs impossible to build) are reported.
+FAILURES = ("compile-error", "run-error")
 
 
 @dataclass
@@ -35,9 +42,15 @@ class ClusterCheck:
     speedup_estimate: float | None
     max_abs_error: float | None
     max_rel_error: float | None
-    status: str                 # ok | mismatch | compile-error
+    status: str                 # ok | mismatch | skipped
     message: str | None = None
     culprit: str | None = None  # node named by a compile error
+    inputs: str = "real"        # real: the tensors the graph computes; synthetic: seeded, of the inferred types
+    reason: str | None = None   # why skipped: compile-error | run-error | no-reference | no-inputs
+
+    @property
+    def failed(self) -> bool:
+        return self.status == "mismatch" or self.reason in FAILURES
 
 
 @dataclass
@@ -48,18 +61,26 @@ class ValidationReport:
     denied: list[str] = field(default_factory=list)   # ops denied by --auto-fallback
     rounds: int = 1
     clustering: object = None
+    cannot_execute: dict = field(default_factory=dict)  # op_type -> (count, first node, why)
 
     @property
     def ok(self) -> bool:
-        return all(c.status == "ok" for c in self.clusters)
+        """No cluster failed: every one is ok or honestly skipped (nothing to compare it with)."""
+        return not any(c.failed for c in self.clusters)
+
+    def counts(self) -> dict[str, int]:
+        return {s: sum(c.status == s for c in self.clusters) for s in ("ok", "mismatch", "skipped")}
 
     def to_json(self) -> dict:
         return {"schema_version": 1, "graph": self.graph, "ok": self.ok, "cache": self.cache,
-                "auto_fallback": {"denied": self.denied, "rounds": self.rounds},
-                "clusters": [dataclasses.asdict(c) for c in self.clusters]}
+                "counts": self.counts(), "auto_fallback": {"denied": self.denied, "rounds": self.rounds},
+                "cannot_execute": [{"op": op, "count": n, "node": first, "why": why}
+                                   for op, (n, first, why) in sorted(self.cannot_execute.items())],
+                "clusters": [{**dataclasses.asdict(c), "failed": c.failed} for c in self.clusters]}
 
 
-def check_clusters(graph, clustering, env: dict, stats, cache, repeats=None, progress=None) -> list[ClusterCheck]:
+def check_clusters(graph, clustering, run: PartialRun, stats, cache, repeats=None, progress=None,
+                   seed: int = 0) -> list[ClusterCheck]:
     rows = []
     total = len(clustering.clusters)
     for k, members in enumerate(clustering.clusters):
@@ -67,50 +88,63 @@ def check_clusters(graph, clustering, env: dict, stats, cache, repeats=None, pro
         if progress:
             progress(k, total, cid)
         detail = stats.clusters_detail[k]
-        spec = cluster_spec(graph, members)
         row = ClusterCheck(cid, detail.nodes, detail.ops, detail.effective_size, None, None, {}, None, False, None,
-                           None, None, detail.speedup_estimate, None, None, "compile-error")
-        try:
-            comp, hit = cache.get(graph, spec, env)
-        except Exception as e:  # noqa: BLE001 - any failure to trace/lower/compile is this cluster's status
-            row.message = f"{e.__class__.__name__}: {e}".splitlines()[0][:300]
-            where = getattr(e, "where", None) or ""
-            row.culprit = where.split("'")[1] if where.count("'") >= 2 else None
-            rows.append(row)
-            continue
-        row.kernels_after, row.fusions, row.memory, row.cache_hit = comp.kernels, comp.fusions, comp.memory, hit
-        row.compile_ms = 0.0 if hit else comp.compile_seconds * 1e3
-        try:
-            outs = comp(env, spec)
-        except Exception as e:  # noqa: BLE001
-            row.status, row.message = "run-error", f"{e.__class__.__name__}: {e}".splitlines()[0][:300]
-            rows.append(row)
-            continue
-        worst_abs = worst_rel = 0.0
-        bad = None
-        for ref, got in zip(spec.exits, outs):
-            cmp = compare(got, env[ref])
-            if cmp["max_abs"] is not None:
-                worst_abs, worst_rel = max(worst_abs, cmp["max_abs"]), max(worst_rel, cmp["max_rel"])
-            if not cmp["ok"] and bad is None:
-                bad = f"{ref}: {cmp['why']}"
-        row.max_abs_error, row.max_rel_error = worst_abs, worst_rel
-        row.status, row.message = ("ok", None) if bad is None else ("mismatch", bad)
-        nodes = [graph.nodes[i] for i in members]
-
-        def native():
-            local = {r: env[r] for r in spec.entries}
-            for node in nodes:
-                for j, v in enumerate(eval_node(node, [local[r] if r else None for r in node.inputs])):
-                    local[format_ref(node.name, j)] = v
-
-        row.native_ms = median_ms(native, repeats)
-        row.xla_ms = median_ms(lambda: comp(env, spec), repeats)
-        row.speedup_measured = row.native_ms / row.xla_ms if row.xla_ms else None
+                           None, None, detail.speedup_estimate, None, None, "skipped")
+        check_cluster(graph, cluster_spec(graph, members), run, cache, repeats, seed, row)
         rows.append(row)
     if progress:
         progress(total, total, "done")
     return rows
+
+
+def _skip(row: ClusterCheck, reason: str, e: Exception) -> None:
+    row.status, row.reason = "skipped", reason
+    row.message = str(e) if isinstance(e, (Skip, XcvizError)) else f"{e.__class__.__name__}: {e}"
+    row.message = (row.message.splitlines() or [""])[0][:300]
+
+
+def check_cluster(graph, spec, run: PartialRun, cache, repeats, seed: int, row: ClusterCheck) -> None:
+    """Fill `row`: entries (real or synthetic), compile, compare with the native reference, time both."""
+    try:
+        values, row.inputs, reference = cluster_inputs(graph, spec, run, seed)
+    except Skip as e:
+        _skip(row, "no-reference" if str(e).startswith("no native") else "no-inputs", e)
+        return
+    try:
+        comp, hit = cache.get(graph, spec, values)
+    except Exception as e:  # noqa: BLE001 - any failure to trace/lower/compile is this cluster's status
+        _skip(row, "compile-error", e)
+        where = getattr(e, "where", None) or ""
+        row.culprit = where.split("'")[1] if where.count("'") >= 2 else None
+        return
+    row.kernels_after, row.fusions, row.memory, row.cache_hit = comp.kernels, comp.fusions, comp.memory, hit
+    row.compile_ms = 0.0 if hit else comp.compile_seconds * 1e3
+    try:
+        outs = comp(values, spec)
+    except Exception as e:  # noqa: BLE001
+        _skip(row, "run-error", e)
+        return
+    worst_abs = worst_rel = 0.0
+    bad = None
+    for ref, got in zip(spec.exits, outs):
+        cmp = compare(got, reference[ref])
+        if cmp["max_abs"] is not None:
+            worst_abs, worst_rel = max(worst_abs, cmp["max_abs"]), max(worst_rel, cmp["max_rel"])
+        if not cmp["ok"] and bad is None:
+            bad = f"{ref}: {cmp['why']}"
+    row.max_abs_error, row.max_rel_error = worst_abs, worst_rel
+    row.status, row.message = ("ok", None) if bad is None else ("mismatch", bad)
+    nodes = [graph.nodes[i] for i in spec.members]
+
+    def native():
+        local = {r: values[r] for r in spec.entries}
+        for node in nodes:
+            for j, v in enumerate(eval_node(node, [local[r] if r else None for r in node.inputs])):
+                local[format_ref(node.name, j)] = v
+
+    row.native_ms = median_ms(native, repeats)
+    row.xla_ms = median_ms(lambda: comp(values, spec), repeats)
+    row.speedup_measured = row.native_ms / row.xla_ms if row.xla_ms else None
 
 
 def validate_graph(graph, clustering=None, inputs: dict | None = None, seed: int | None = 0, hardware=None,
@@ -124,14 +158,14 @@ def validate_graph(graph, clustering=None, inputs: dict | None = None, seed: int
         clustering = run_clustering(graph, options or ClusterOptions())
     opts = clustering.options
     feeds = bind_inputs(graph, inputs, seed, max_elements)
-    env = execute(graph, feeds, "native", keep_all=True).env
+    run = execute_tolerant(graph, feeds)
     hw = load_hardware(hardware, opts.device)
     cache = CompileCache()
     denied: list[str] = []
     for rnd in range(1, max_rounds + 1):
         stats = compute_stats(graph, clustering, hw)
-        rows = check_clusters(graph, clustering, env, stats, cache, repeats, progress)
-        failing = [r for r in rows if r.status != "ok"]
+        rows = check_clusters(graph, clustering, run, stats, cache, repeats, progress, seed or 0)
+        failing = [r for r in rows if r.failed]
         if not auto_fallback or not failing:
             break
         new = set()
@@ -148,4 +182,4 @@ def validate_graph(graph, clustering=None, inputs: dict | None = None, seed: int
         clustering = run_clustering(graph, opts)
     else:
         raise XcvizError("auto-fallback did not converge", hint=f"denied so far: {', '.join(denied)}")
-    return ValidationReport(graph.name, rows, cache.stats(), denied, rnd, clustering)
+    return ValidationReport(graph.name, rows, cache.stats(), denied, rnd, clustering, cannot_execute(graph))

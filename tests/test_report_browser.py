@@ -1,0 +1,178 @@
+"""The HTML report in a real browser: headless Chromium (Debian's `chromium`) driven by Playwright for Python.
+
+Enable with `apt-get install -y chromium` and `pip install -e '.[browser]'` (never `playwright install`: the
+system Chromium is used). Without them the tests skip and say so."""
+import base64
+import os
+import shutil
+
+import pytest
+
+from conftest import GRAPHS
+
+CHROMIUM = "/usr/bin/chromium"
+ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking"]
+ENABLE = "apt-get install -y chromium && pip install -e '.[browser]'"
+
+sync_api = pytest.importorskip("playwright.sync_api", reason=f"playwright is not installed: {ENABLE}")
+if not (os.path.exists(CHROMIUM) or shutil.which("chromium")):
+    pytest.skip(f"no Chromium at {CHROMIUM}: {ENABLE}", allow_module_level=True)
+
+
+@pytest.fixture(scope="module")
+def browser():
+    with sync_api.sync_playwright() as p:
+        b = p.chromium.launch(executable_path=CHROMIUM if os.path.exists(CHROMIUM) else shutil.which("chromium"),
+                              args=ARGS)
+        yield b
+        b.close()
+
+
+def _report(tmp_path, name, **opts):
+    from xcviz.pipeline import AnalysisOptions, analyse
+    from xcviz.render.report_html import build_report
+
+    a = analyse(os.path.join(GRAPHS, name), AnalysisOptions(**opts))
+    out = tmp_path / (os.path.splitext(name)[0] + ".html")
+    out.write_text(build_report(a.graph, a.clustering, a.stats), encoding="utf-8")
+    return a, out
+
+
+@pytest.fixture
+def open_page(browser):
+    """Open a report; yields (page, problems): requests other than file:/data:/blob: and console errors."""
+    opened = []
+
+    def _open(path):
+        page = browser.new_page(viewport={"width": 1400, "height": 1000})
+        problems = []
+        page.on("request", lambda r: r.url.startswith(("file:", "data:", "blob:")) or problems.append(f"request {r.url}"))
+        page.on("console", lambda m: m.type in ("error", "warning") and problems.append(f"console {m.type}: {m.text}"))
+        page.on("pageerror", lambda e: problems.append(f"page error: {e}"))
+        page.goto(path.as_uri())
+        page.wait_for_function("window.XCREPORT !== undefined")
+        opened.append(page)
+        return page, problems
+
+    yield _open
+    for page in opened:
+        page.close()
+
+
+def _hl(page, cls="hl"):
+    return sorted(page.eval_on_selector_all(f"#graph .item.{cls}", "els => els.map(e => e.dataset.name)"))
+
+
+def test_seed_report_in_chromium(tmp_path, open_page, browser):
+    a, path = _report(tmp_path, "seed_demo.yaml", min_cluster_size=1)
+    page, problems = open_page(path)
+
+    # clicking cluster_0's row highlights exactly its members (the cost model's list) and dims the rest
+    page.click("#clusters tbody tr[data-key='cluster_0']")
+    assert _hl(page) == sorted(a.stats.clusters_detail[0].nodes)
+    assert page.locator("#graph .item.dim").count() == page.locator("#graph .item").count() - len(_hl(page))
+    assert page.locator("#graph .edge.b.hl").count() >= 1   # its boundary edges stay lit
+
+    # search: a regex over names and ops
+    page.fill("#search", "^c1$")
+    assert page.text_content("#search-count") == "1 match" and _hl(page, "match") == ["c1"]
+    page.fill("#search", "conv|MATMUL")
+    assert _hl(page, "match") == ["c1", "m1"]
+
+    # wheel zoom changes the view, around the pointer; fit restores a view that shows everything
+    page.click("#fit")
+    before = page.get_attribute("#graph", "viewBox")
+    box = page.locator("#canvas").bounding_box()
+    page.mouse.move(box["x"] + box["width"] / 2, box["y"] + box["height"] / 2)
+    page.mouse.wheel(0, -400)
+    after = page.get_attribute("#graph", "viewBox")
+    assert after != before and float(after.split()[2]) < float(before.split()[2])
+    page.click("#fit")
+    assert page.get_attribute("#graph", "viewBox") == before
+
+    # the replay steps back and forward on the same positions
+    frames = page.evaluate("XCREPORT.data.frames")
+    last = f"frame {len(frames)} / {len(frames)}"
+    assert page.text_content("#frame-counter") == last and len(frames) >= 3
+    positions = page.eval_on_selector_all("#graph .item rect", "els => els.map(e => e.getAttribute('x') + ',' + e.getAttribute('y'))")
+    page.click("#prev")
+    assert page.text_content("#frame-counter") == f"frame {len(frames) - 1} / {len(frames)}"
+    assert frames[-2]["text"] in page.text_content("#decision")
+    assert page.locator("#graph .hull.new").count() == 1
+    assert page.eval_on_selector_all("#graph .item rect", "els => els.map(e => e.getAttribute('x') + ',' + e.getAttribute('y'))") == positions
+    page.click("#next")
+    assert page.text_content("#frame-counter") == last and frames[-1]["text"] in page.text_content("#decision")
+
+    # clicking a node shows its types, attributes and the story `xcviz explain` tells
+    _explained(page, a, "r1")
+    _explained(page, a, "l1")
+
+    shot = page.screenshot()
+    assert not problems, problems
+    assert _distinct_colors(browser, shot) > 20, "the screenshot is blank"
+
+
+def _explained(page, a, name):
+    from xcviz.clustering.explain import story
+
+    page.fill("#search", "")
+    page.click(f"#graph .item[data-name='{name}']")
+    text = page.text_content("#details")
+    s = story(a.graph, a.clustering, a.graph.index[name])
+    assert text.startswith(name)
+    for t in a.graph.nodes[a.graph.index[name]].outputs:
+        assert str(t) in text
+    for step in s["steps"]:
+        assert step.text() in text
+    assert (f"in {s['cluster']}" if s["cluster"] else f"falls back, {s['reason']}") in text
+
+
+def test_refused_merge_is_red_with_its_cycle_path(tmp_path, open_page):
+    a, path = _report(tmp_path, "cycle_refused.yaml", min_cluster_size=1)
+    page, problems = open_page(path)
+    frames = page.evaluate("XCREPORT.data.frames")
+    k = next(f for f, fr in enumerate(frames) if fr["refused"])
+    page.evaluate(f"XCREPORT.showFrame({k})")
+    refused = a.clustering.refused()[0]
+    names = [n.name for n in a.graph.nodes]
+    assert _hl(page, "onpath") == sorted(names[v] for v in refused.path)
+    assert page.locator("#graph .edge.refused, #graph .refused-line").count() >= 1
+    assert refused.reason in page.text_content("#decision")
+    _explained(page, a, "merge")
+    assert not problems, problems
+
+
+def test_collapsed_report_expands_on_click(tmp_path, open_page):
+    from xcviz.render.report_html import build_report
+
+    from xcviz.pipeline import AnalysisOptions, analyse
+
+    a = analyse(os.path.join(GRAPHS, "transformer_encoder.onnx"), AnalysisOptions())
+    path = tmp_path / "collapsed.html"
+    path.write_text(build_report(a.graph, a.clustering, a.stats, collapse=True), encoding="utf-8")
+    page, problems = open_page(path)
+    members = a.stats.clusters_detail[0].nodes
+    assert page.locator("#graph .item[data-id='g0']").count() == 1
+    assert page.locator("#graph .item.member").count() == 0
+    page.click("#graph .item[data-id='g0']")
+    assert sorted(page.eval_on_selector_all("#graph .inner .item", "els => els.map(e => e.dataset.name)")) == sorted(members)
+    page.click("#graph .inner .item >> nth=0")
+    assert page.text_content("#details h3") == members[0]
+    page.click("#graph .inner-bg", position={"x": 3, "y": 3})   # its frame collapses it again
+    assert page.locator("#graph .inner .item").count() == 0
+    assert not problems, problems
+
+
+def _distinct_colors(browser, png: bytes) -> int:
+    """Distinct colours in a PNG, decoded by the browser itself (a blank page has one or two)."""
+    page = browser.new_page()
+    try:
+        return page.evaluate("""async (src) => {
+            const img = new Image(); img.src = src; await img.decode();
+            const c = document.createElement('canvas'); c.width = img.width; c.height = img.height;
+            const ctx = c.getContext('2d'); ctx.drawImage(img, 0, 0);
+            const d = ctx.getImageData(0, 0, c.width, c.height).data, seen = new Set();
+            for (let i = 0; i < d.length; i += 4 * 7) seen.add((d[i] << 16) | (d[i + 1] << 8) | d[i + 2]);
+            return seen.size; }""", "data:image/png;base64," + base64.b64encode(png).decode())
+    finally:
+        page.close()

@@ -1,0 +1,101 @@
+"""TensorFlow files in: frozen .pb, SavedModel (signature), TF's .pbtxt dumps; export --graphdef round-trips;
+bad TF input is one line and exit 2."""
+import json
+import os
+
+import pytest
+
+from xcviz.clustering import run_clustering
+from xcviz.loaders import load
+from xcviz.loaders.tensorflow.protos import message_classes, parse_text
+from xcviz.pipeline import AnalysisOptions, analyse
+
+ROOT = os.path.join(os.path.dirname(__file__), "data", "tf_suite")
+MODELS = os.path.join(ROOT, "models")
+WHILE = os.path.join(ROOT, "while_v1", "grappler_off-min1", "before_mark_for_compilation.pbtxt")
+
+
+@pytest.mark.parametrize("name", ["keras_cnn", "keras_transformer"])
+def test_frozen_graph_and_savedmodel_load_with_the_recorded_io(name):
+    meta = json.load(open(os.path.join(MODELS, f"{name}.json"), encoding="utf-8"))
+    frozen = load(os.path.join(MODELS, f"{name}_frozen.pb"))
+    saved = load(os.path.join(MODELS, f"{name}_savedmodel"))
+    for g in (frozen, saved):
+        assert len(g.inputs) == 1 and g.outputs
+        assert run_clustering(g).clusters  # TF's registry makes the convolutions / matmuls candidates
+    assert saved.inputs[0].type.shape == tuple(meta.get("input_shape", saved.inputs[0].type.shape))
+    assert not any(n.op_type in ("tf.StatefulPartitionedCall", "tf.PartitionedCall") for n in saved.nodes)
+
+
+def test_back_edges_are_kept_beside_the_dag():
+    g = load(WHILE)
+    merges = [n for n in g.nodes if n.op_type == "tf.Merge"]
+    assert merges and all(n.attrs["_back_edges"] for n in merges)
+    assert all(g.node(r.split(":")[0]).op_type == "tf.NextIteration" for n in merges for r in n.attrs["_back_edges"])
+
+
+def test_export_graphdef_round_trips(tmp_path):
+    a = analyse(WHILE, AnalysisOptions(min_cluster_size=1))
+    for out in (tmp_path / "g.pbtxt", tmp_path / "g.pb"):
+        from xcviz.render.graphdef import write_graphdef
+
+        write_graphdef(a, str(out))
+        g = load(str(out))
+        groups: dict[str, list[str]] = {}
+        for n in g.nodes:
+            if "_XlaCluster" in n.attrs:
+                groups.setdefault(n.attrs["_XlaCluster"], []).append(n.name)
+        ours = sorted(sorted(a.graph.nodes[j].name for j in m) for m in a.clustering.clusters)
+        assert sorted(sorted(m) for m in groups.values()) == ours and ours
+        assert [n.name for n in g.nodes] == [n.name for n in a.graph.nodes]
+
+
+def test_tf_xla_flags_set_the_sizes():
+    assert AnalysisOptions(tf_xla_flags="--tf_xla_auto_jit=2 --tf_xla_min_cluster_size=7").min_cluster_size == 7
+    assert AnalysisOptions(min_cluster_size=2, tf_xla_flags="--tf_xla_min_cluster_size=7").min_cluster_size == 2
+
+
+def _bad_inputs(tmp_path):
+    data = open(os.path.join(MODELS, "keras_cnn_frozen.pb"), "rb").read()
+    (tmp_path / "cut.pb").write_bytes(data[: len(data) // 2])
+    (tmp_path / "missing.pbtxt").write_text('node { name: "a" op: "Relu" input: "nowhere" }\n')
+    gd = message_classes()["GraphDef"]()
+    f = gd.library.function.add()
+    f.signature.name = "f"
+    f.node_def.add(name="call", op="g")
+    g = gd.library.function.add()
+    g.signature.name = "g"
+    g.node_def.add(name="call", op="f")
+    gd.node.add(name="x", op="f")
+    from google.protobuf import text_format
+
+    (tmp_path / "recursive.pbtxt").write_text(text_format.MessageToString(gd))
+    return {"cut.pb": "truncated", "missing.pbtxt": "names no node", "recursive.pbtxt": "recursive call: f -> g -> f"}
+
+
+def test_bad_tf_input_is_one_line(tmp_path, run_cli):
+    for name, words in _bad_inputs(tmp_path).items():
+        code, out, err = run_cli("cluster", str(tmp_path / name))
+        assert code == 2 and words in err and len(err.strip().splitlines()) == 1, (name, err)
+    code, out, err = run_cli("cluster", os.path.join(MODELS, "keras_cnn_savedmodel"), "--signature", "nope")
+    assert code == 2 and "no signature 'nope'" in err and "serving_default" in err
+
+
+def test_text_and_binary_read_the_same_graph():
+    gd = parse_text("GraphDef", open(WHILE, encoding="utf-8").read())
+    assert len(gd.node) == len(load(WHILE).nodes)
+
+
+def test_reference_partition_from_xla_cluster_attributes(run_cli):
+    d = os.path.join(ROOT, "lstm", "grappler_on-min1")
+    code, out, err = run_cli("cluster", os.path.join(d, "mark_for_compilation.pbtxt"), "--min-cluster-size", "1", "--json")
+    ref = json.loads(out)["reference"]
+    assert code == 0 and ref["identical"] and ref["differing_nodes"] == []
+    code, out, err = run_cli("cluster", os.path.join(d, "mark_for_compilation.pbtxt"), "--min-cluster-size", "4", "--json")
+    ref = json.loads(out)["reference"]
+    expected4 = json.load(open(os.path.join(ROOT, "lstm", "grappler_on-min4", "expected.json")))["graphs"][0]["clusters"]
+    expected1 = json.load(open(os.path.join(d, "expected.json")))["graphs"][0]["clusters"]
+    moved = {n for m in expected1 if m not in expected4 for n in m} | {n for m in expected4 if m not in expected1 for n in m}
+    assert not ref["identical"] and set(ref["differing_nodes"]) == moved
+    code, out, err = run_cli("cluster", os.path.join(d, "before_mark_for_compilation.pbtxt"), "--json")
+    assert "reference" not in json.loads(out)

@@ -1,0 +1,139 @@
+"""The torch.export loader: inputs and weights, getitem references, symbolic sizes, module paths, and one
+clear line for each kind of bad .pt2 file."""
+from __future__ import annotations
+
+import json
+import sys
+import zipfile
+
+import numpy as np
+import pytest
+
+torch = pytest.importorskip("torch", reason="needs the torch extra: pip install -e '.[torch]'")
+import xcviz  # noqa: E402
+from xcviz.pipeline import AnalysisOptions, analyse  # noqa: E402
+
+from test_torch_models import DataDependent, TwoBranch, build  # noqa: E402
+
+nn = torch.nn
+
+
+def _save(ep, tmp_path, name="m.pt2") -> str:
+    path = str(tmp_path / name)
+    torch.export.save(ep, path)
+    return path
+
+
+def test_weights_are_inputs_with_values_named_by_their_fqn():
+    model, _, ep = build("two_branch")
+    g = xcviz.from_torch(ep)
+    weights = {v.name: v for v in g.inputs if v.data is not None}
+    assert set(weights) == set(model.state_dict())
+    np.testing.assert_array_equal(weights["a1.weight"].data, model.a1.weight.detach().numpy())
+    assert [v.name for v in g.inputs if v.data is None] == ["x"]
+    assert g.outputs == ["cat"]
+
+
+def test_getitem_is_a_reference_to_the_producers_output():
+    g = xcviz.from_torch(DataDependent().eval(), (torch.randn(3, 8),))
+    names = {n.name for n in g.nodes}
+    assert not any(n.startswith("getitem") for n in names)
+    topk = g.node("topk")
+    assert topk.op == "topk" and len(topk.outputs) == 2
+    consumers = [n for n in g.nodes if "topk" in n.inputs]
+    assert consumers and all(n.op == "torch_linear" for n in consumers)
+    assert g.node("nonzero").op == "torch_nonzero"
+    c = analyse(g, AnalysisOptions(min_cluster_size=1)).clustering
+    assert c.cluster_of[g.index["nonzero"]] == -1 and "data-dependent" in c.reason[g.index["nonzero"]]
+
+
+def test_module_path_is_shown_and_is_no_clustering_barrier():
+    g = xcviz.from_torch(TwoBranch().eval(), (torch.randn(3, 8),))
+    assert "in a1)" in g.node("linear").where
+    assert all(n.scope is None for n in g.nodes)
+    a = analyse(g, AnalysisOptions(min_cluster_size=1))
+    assert a.stats.clusters == 1  # every op compiles: one cluster across the modules
+
+
+def test_dynamic_batch_stays_symbolic_and_binds(tmp_path, run_cli):
+    from torch.export import Dim
+
+    batch = Dim("batch")
+    model, x = TwoBranch().eval(), torch.randn(3, 8)
+    g = xcviz.from_torch(model, (x,), dynamic_shapes={"x": {0: batch}})
+    assert g.inputs[0].type.shape == ("batch", 8)
+    assert g.node("cat").outputs[0].shape == ("batch", 8)
+    feeds = {"x": np.random.default_rng(0).standard_normal((5, 8)).astype(np.float32)}
+    got = xcviz.run(g, feeds)
+    with torch.no_grad():
+        want = model(torch.from_numpy(feeds["x"])).numpy()
+    np.testing.assert_allclose(next(iter(got.values())), want, rtol=1e-5, atol=1e-5)
+    # a saved program keeps torch's own symbol, which --dim binds
+    ep = torch.export.export(model, (x,), dynamic_shapes={"x": {0: batch}})
+    symbol = str(next(iter(ep.range_constraints)))
+    path = _save(ep, tmp_path)
+    code, out, err = run_cli("cluster", path, "--min-cluster-size", "1", "--json")
+    assert code == 0, err
+    assert symbol in out
+    code, out, err = run_cli("cluster", path, "--min-cluster-size", "1", "--dim", f"{symbol}=8")
+    assert code == 0, err
+    assert "unknown cross boundaries" not in out and "unknown cross boundaries" in run_cli(
+        "cluster", path, "--min-cluster-size", "1")[1]
+
+
+def _one_line(code, err):
+    assert code == 2
+    lines = [ln for ln in err.strip().splitlines() if ln.strip()]
+    assert 1 <= len(lines) <= 2 and "Traceback" not in err, err  # the message, and its hint
+    return err
+
+
+def test_not_a_torch_export(tmp_path, run_cli):
+    bad = tmp_path / "bad.pt2"
+    bad.write_bytes(b"not a zip at all\n" * 10)
+    assert "not a torch.export program" in _one_line(*run_cli("cluster", str(bad))[::2])
+    with zipfile.ZipFile(tmp_path / "other.pt2", "w") as z:
+        z.writestr("other/data.txt", "hello")
+    assert "not a torch.export program" in _one_line(*run_cli("cluster", str(tmp_path / "other.pt2"))[::2])
+
+
+def test_newer_schema_version(tmp_path, run_cli):
+    _, _, ep = build("two_branch")
+    path = _save(ep, tmp_path)
+    newer = tmp_path / "newer.pt2"
+    with zipfile.ZipFile(path) as src, zipfile.ZipFile(newer, "w") as dst:
+        for item in src.infolist():
+            data = src.read(item)
+            if item.filename.endswith("models/model.json"):
+                doc = json.loads(data)
+                doc["schema_version"]["major"] = 99
+                data = json.dumps(doc).encode()
+            dst.writestr(item, data)
+    err = _one_line(*run_cli("cluster", str(newer))[::2])
+    assert "schema 99" in err and "re-export" in err
+
+
+def test_unknown_aten_op_loads_opaque_with_its_reason(tmp_path, run_cli):
+    class Odd(nn.Module):
+        def forward(self, x):
+            return torch.special.erfinv(torch.tanh(x) * 0.5) + 1
+
+    ep = torch.export.export(Odd(), (torch.randn(4),))
+    path = _save(ep, tmp_path)
+    g = xcviz.load(path)
+    opaque = [n for n in g.nodes if not n.known]
+    assert [(n.name, n.note) for n in opaque] == [("special_erfinv", "aten.special_erfinv is not in xcviz's op table")]
+    code, out, err = run_cli("cluster", path, "--min-cluster-size", "1")
+    assert code == 0, err
+    assert "aten.special_erfinv is not in" in out
+    np.savez(tmp_path / "in.npz", x=np.zeros(4, np.float32))
+    err = _one_line(*run_cli("run", path, "--inputs", str(tmp_path / "in.npz"))[::2])
+    assert "erfinv" in err
+
+
+def test_without_torch_a_pt2_names_the_extra(tmp_path, run_cli, monkeypatch):
+    _, _, ep = build("two_branch")
+    path = _save(ep, tmp_path)
+    monkeypatch.setitem(sys.modules, "torch", None)  # `import torch` now fails as if it were not installed
+    err = _one_line(*run_cli("cluster", path)[::2])
+    assert "needs torch" in err and "pip install -e '.[torch]'" in err

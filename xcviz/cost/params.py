@@ -1,0 +1,40 @@
+"""Which values are parameters: weights and constants that stay resident where they are read, never fed per call.
+
+A parameter is a graph input that is a weight (an ONNX initializer, any input with values, or a YAML input
+marked `param: true`), a `Const` output, or the output of a node whose every input is a parameter (folded
+once at load, as TensorFlow's and ONNX Runtime's constant folding do; nodes without inputs, such as random
+ops, are not parameters). A parameter costs the bandwidth of reading it inside the kernels that use it, but
+no hand-off between the native runtime and XLA: those are paid by activations only."""
+from __future__ import annotations
+
+import numpy as np
+
+from ..ir import Graph
+from .view import CostView
+
+CONSTANT_OPS = frozenset({"const"})
+# ops whose result changes from call to call even when their inputs do not
+VOLATILE_OPS = frozenset({"multinomial", "random_normal", "random_normal_like", "random_uniform", "print", "py_func"})
+
+
+def parameter_sources(graph: Graph, flat: CostView) -> tuple[np.ndarray, np.ndarray]:
+    """(per graph input, per node) whether the value it gives is a parameter (for a node: all its outputs)."""
+    n = len(flat.arity)
+    inp = np.fromiter((v.is_param for v in graph.inputs), bool, len(graph.inputs))
+    const_code = [c for c, name in enumerate(flat.op_names) if name in CONSTANT_OPS]
+    node = np.isin(flat.op, const_code) & flat.known if const_code else np.zeros(n, bool)
+    if not inp.any() and not node.any():
+        return inp, node
+    src, dst = flat.src, flat.dst
+    volatile = [c for c, name in enumerate(flat.op_names) if name in VOLATILE_OPS]
+    has_inputs = (flat.arity > 0) & ~np.isin(flat.op, volatile)
+    from_input = src < 0
+    in_param = np.where(from_input, inp[np.clip(-1 - src, 0, max(len(inp) - 1, 0))] if len(inp) else False, False)
+    # A node is a parameter when every input is; fixed point over the (usually short) constant chains.
+    while True:
+        edge_param = np.where(from_input, in_param, node[np.maximum(src, 0)])
+        not_param = np.bincount(dst[~edge_param], minlength=n) > 0
+        new = node | (has_inputs & ~not_param)
+        if (new == node).all():
+            return inp, node
+        node = new

@@ -1,0 +1,83 @@
+"""TensorFlow graphs: GraphDef (.pb binary, .pbtxt text, TF's dumps) and SavedModel directories, no TF needed."""
+from __future__ import annotations
+
+import os
+
+from ...errors import XcvizError
+from ...ir import Graph
+from .functions import body_ops, library
+from .graphdef import PREFIX, nodes_to_graph
+from .savedmodel import saved_model_file, signature_graph
+
+TEXT_SUFFIXES = (".pbtxt", ".pbtext")
+
+
+def is_graphdef_bytes(path: str, data: bytes) -> bool:
+    """A .pb that is a GraphDef, not an ONNX model: GraphDef starts with field 1 (node, length-delimited, 0x0a);
+    an ONNX ModelProto with field 1 (ir_version, varint, 0x08)."""
+    return os.path.basename(path) == "saved_model.pb" or data[:1] == b"\x0a"
+
+
+def read_graphdef(path: str, data: bytes, text: bool):
+    from google.protobuf import message, text_format
+
+    from .protos import parse_binary, parse_text
+
+    try:
+        if text:
+            return parse_text("GraphDef", data.decode("utf-8", "replace"))
+        return parse_binary("GraphDef", data)
+    except text_format.ParseError as e:
+        raise XcvizError(f"not a TensorFlow GraphDef in text form: {e}"[:300], where=path,
+                         hint="give a .pbtxt written by TensorFlow (tf.io.write_graph, TF_DUMP_GRAPH_PREFIX)") from None
+    except (message.DecodeError, RuntimeError, ValueError) as e:
+        raise XcvizError(f"cannot parse the binary GraphDef ({e})"[:300], where=path,
+                         hint="the file may be truncated or corrupted") from None
+
+
+def graph_from_graphdef(graph_def, source: str, outputs=None, feeds=None, name: str | None = None) -> Graph:
+    functions = library(graph_def, source)
+    graph = nodes_to_graph(graph_def.node, name or _name(source), source, outputs, feeds)
+    _annotate_calls(graph, functions)
+    return graph
+
+
+def _annotate_calls(graph: Graph, functions: dict) -> None:
+    """Functional ops carry the ops their bodies run (`_body_ops`): TF's rules judge a call by its body."""
+    memo: dict = {}
+    for node in graph.nodes:
+        names = [v for k, v in node.attrs.items() if k in ("f", "body", "cond", "then_branch", "else_branch")
+                 and isinstance(v, str) and v in functions]
+        if node.op_type[len(PREFIX):] in functions:
+            names.append(node.op_type[len(PREFIX):])
+        if names:
+            ops: set[str] = set()
+            for n in names:
+                ops |= body_ops(n, functions, memo)
+            node.attrs["_body_ops"] = sorted(ops)
+
+
+def load_saved_model(path: str, signature: str | None, max_bytes: int) -> Graph:
+    from google.protobuf import message
+
+    from .protos import parse_binary
+
+    file = saved_model_file(path)
+    if os.path.getsize(file) > max_bytes:
+        raise XcvizError(f"file is over the limit of {max_bytes} bytes", where=file, hint="raise it with --max-file-bytes")
+    with open(file, "rb") as f:
+        data = f.read()
+    try:
+        sm = parse_binary("SavedModel", data)
+    except (message.DecodeError, RuntimeError, ValueError) as e:
+        raise XcvizError(f"cannot parse saved_model.pb ({e})"[:300], where=path,
+                         hint="the file may be truncated or corrupted") from None
+    nodes, outputs, feeds, sig = signature_graph(sm, signature, path)
+    graph = nodes_to_graph(nodes, f"{_name(path)}:{sig}", path, list(outputs.values()), feeds)
+    graph.output_names.update({ref: key for key, ref in outputs.items() if ref != key})
+    return graph
+
+
+def _name(path: str) -> str:
+    base = os.path.basename(os.path.normpath(path))
+    return base.split(".")[0] or "graph"

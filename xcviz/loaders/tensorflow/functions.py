@@ -1,0 +1,100 @@
+"""A GraphDef's function library: the call graph (recursion refused), each call's body ops, and inlining."""
+from __future__ import annotations
+
+from ...errors import XcvizError
+from .graphdef import split_input
+
+# attributes that name a function body on TF's functional ops
+FUNC_ATTRS = ("f", "body", "cond", "then_branch", "else_branch", "branches")
+# output argument names of multi-output ops, in order (for `node:arg:i` refs inside function bodies)
+_OUT_ARGS = {"FusedBatchNormV3": ("y", "batch_mean", "batch_variance", "reserve_space_1", "reserve_space_2",
+                                  "reserve_space_3"),
+             "FusedBatchNorm": ("y", "batch_mean", "batch_variance", "reserve_space_1", "reserve_space_2"),
+             "Switch": ("output_false", "output_true"), "Merge": ("output", "value_index"),
+             "TopKV2": ("values", "indices"), "Unique": ("y", "idx"),
+             "StatelessRandomGetKeyCounter": ("key", "counter")}
+
+
+def called(node_def, functions: dict) -> list[str]:
+    """Names of the library functions a NodeDef calls (its op, or its function-valued attributes)."""
+    out = [node_def.op] if node_def.op in functions else []
+    for key in FUNC_ATTRS:
+        if key in node_def.attr:
+            v = node_def.attr[key]
+            names = [f.name for f in v.list.func] if v.WhichOneof("value") == "list" else [v.func.name]
+            out += [n for n in names if n]
+    return out
+
+
+def library(graph_def, source: str) -> dict:
+    """{name: FunctionDef}, after checking that no function calls itself, directly or not."""
+    functions = {f.signature.name: f for f in graph_def.library.function}
+    state: dict[str, int] = {}  # 1: on the DFS stack, 2: done
+
+    def visit(name: str, path: list[str]) -> None:
+        if state.get(name) == 2 or name not in functions:
+            return
+        if state.get(name) == 1:
+            cycle = " -> ".join(path[path.index(name):] + [name])
+            raise XcvizError(f"the function library has a recursive call: {cycle}", where=source,
+                             hint="TensorFlow cannot run it either; check how the GraphDef was made")
+        state[name] = 1
+        for nd in functions[name].node_def:
+            for callee in called(nd, functions):
+                visit(callee, path + [name])
+        state[name] = 2
+
+    for name in sorted(functions):
+        visit(name, [])
+    return functions
+
+
+def body_ops(name: str, functions: dict, memo: dict | None = None) -> frozenset[str]:
+    """Every op a function's body runs, through nested calls (the library is known to be acyclic)."""
+    memo = {} if memo is None else memo
+    if name not in memo:
+        ops: set[str] = set()
+        for nd in functions[name].node_def if name in functions else ():
+            ops.add(nd.op)
+            for callee in called(nd, functions):
+                ops |= body_ops(callee, functions, memo)
+        memo[name] = frozenset(ops)
+    return memo[name]
+
+
+def body_ref(ref: str, ops: dict[str, str], args: dict[str, str], prefix: str) -> str:
+    """A FunctionDef input ('x', 'n:out:1', '^n') -> a graph ref with the call's prefix."""
+    base, ctrl = split_input(ref)
+    if ctrl:
+        return "^" + (args.get(base) or prefix + base)
+    parts = ref.split(":")
+    if len(parts) == 1:
+        return args[parts[0]] if parts[0] in args else prefix + parts[0]
+    node = parts[0]
+    k = int(parts[2]) if len(parts) > 2 else 0
+    names = _OUT_ARGS.get(ops.get(node, ""), ())
+    if parts[1] in names:
+        k += names.index(parts[1])
+    return prefix + node if k == 0 else f"{prefix}{node}:{k}"
+
+
+def inline(node_def, fdef, inputs: list[str], new_node) -> tuple[list, list[str]]:
+    """The body of `fdef` as new NodeDefs named `<call>/<node>`, fed by the call's `inputs`; returns them and
+    the refs of the function's outputs (in signature order)."""
+    prefix = node_def.name + "/"
+    args = {a.name: ref for a, ref in zip(fdef.signature.input_arg, inputs)}
+    ops = {nd.name: nd.op for nd in fdef.node_def}
+    out = []
+    for nd in fdef.node_def:
+        copy = new_node()
+        copy.CopyFrom(nd)
+        copy.name = prefix + nd.name
+        del copy.input[:]
+        for ref in nd.input:
+            r = body_ref(ref, ops, args, prefix)
+            copy.input.append(r)
+        if not copy.device:
+            copy.device = node_def.device
+        out.append(copy)
+    rets = [body_ref(fdef.ret[a.name], ops, args, prefix) for a in fdef.signature.output_arg]
+    return out, rets

@@ -1,0 +1,151 @@
+"""The interactive HTML report: one self-contained page (data, style and script inline; no network, works from file://).
+
+Graphviz lays the picture out once here; the page's small own script (report_assets/) draws it, pans, zooms,
+searches, highlights clusters, tells each node's `explain` story and replays the formation on the same
+positions. Frames are stored as differences: each is the index of the merge attempt it applies."""
+from __future__ import annotations
+
+import html
+import json
+import re
+from importlib import resources
+
+from ..clustering import Clustering
+from ..clustering.explain import replay
+from ..clustering.result import PHASE_NAMES
+from ..cost import Stats
+from ..ir import Graph
+from .frames import _final_text, _name_set
+from .report_html_data import (COLORS, attempt_rows, cluster_records, drawn_collapsed, drawn_expanded, node_records,
+                               short, summary)
+from .report_html_layout import dot_text, run_layout
+from .tables import title as default_title
+
+MAX_ATTEMPTS = 200_000      # above: no replay and no in-page explain (the page says to run `xcviz explain`)
+INNER_MAX = 400             # collapsed: clusters up to this many nodes get their own layout, drawn on expanding
+BIG = 500                   # nodes; bound the layout as render/dot.py does
+TIPS = 12                   # tensor lines in an edge's tooltip
+ASSETS = ("report.css", "graph.js", "report.js")
+
+
+def asset(name: str) -> str:
+    return resources.files("xcviz.render").joinpath("report_assets", name).read_text(encoding="utf-8")
+
+
+def build_report(graph: Graph, clustering: Clustering, stats: Stats, *, validation=None, collapse: bool | None = None,
+                 engine: str | None = None) -> str:
+    """The page as text: deterministic (same input, same bytes), no timestamps, no paths."""
+    return page(report_data(graph, clustering, stats, validation=validation, collapse=collapse, engine=engine))
+
+
+def report_data(graph: Graph, clustering: Clustering, stats: Stats, *, validation=None, collapse: bool | None = None,
+                engine: str | None = None) -> dict:
+    from .collapse import AUTO_COLLAPSE
+
+    n = len(graph.nodes)
+    collapse = n > AUTO_COLLAPSE if collapse is None else collapse
+    records = node_records(graph, clustering)
+    clusters = cluster_records(clustering, stats, validation)
+    if collapse:
+        items, edges = drawn_collapsed(graph, clustering, records, clusters)
+        members = {}
+    else:
+        items, edges, members = drawn_expanded(graph, clustering, records)
+    lay = run_layout(dot_text(items, [(e["s"], e["t"]) for e in edges], members, big=n > BIG), engine)
+    attempts = attempt_rows(graph, clustering, MAX_ATTEMPTS)
+    data = {
+        "title": default_title(graph, clustering), "summary": summary(graph, clustering, stats),
+        "colors": COLORS, "phases": {str(k): v for k, v in sorted(PHASE_NAMES.items())},
+        "min_size": clustering.options.min_size, "collapsed": collapse, "validated": validation is not None,
+        "nodes": records, "clusters": clusters,
+        "width": round(lay.width, 1), "height": round(lay.height, 1),
+        "items": [_item(i, label, lay.boxes[i]) for i, label, _ in items],
+        "edges": [_edge(e, lay.splines.get((e["s"], e["t"]), [])) for e in edges],
+        "attempts": attempts[0] if attempts else None, "reasons": attempts[1] if attempts else [],
+        "frames": None if collapse or attempts is None else frames(graph, clustering),
+        "inner": inner_layouts(graph, clustering, records, clusters, engine) if collapse else {},
+    }
+    return data
+
+
+def _item(i: str, label: str, box: list[float]) -> dict:
+    return {"id": i, "lines": label.split("\n"), "box": box}
+
+
+def _edge(e: dict, spline: list[float]) -> dict:
+    tips = e["tip"][:TIPS] + ([f"… {len(e['tip']) - TIPS} more tensors"] if len(e["tip"]) > TIPS else [])
+    return {"s": e["s"], "t": e["t"], "k": e["k"], "b": e["b"], "tip": "\n".join(tips), "p": spline}
+
+
+def frames(graph: Graph, clustering: Clustering) -> list[dict]:
+    """One frame per merge that changed the groups, then the final one: {a: attempt index, text, refused: [indices]}."""
+    names = [nd.name for nd in graph.nodes]
+    out, refused = [], []
+    for k, (a, prod, cons) in enumerate(replay(clustering, len(names))):
+        phase = PHASE_NAMES.get(a.phase, f"phase {a.phase}")
+        if not a.merged:
+            refused.append(k)
+            continue
+        if set(prod) == set(cons):
+            continue
+        if a.phase == -1:   # greedy grows the current cluster by the next node in list order
+            text = f"{phase}: merged {names[a.dst]} into cluster of {names[a.src]}"
+        else:
+            text = f"{phase}: merged {_name_set(names, prod)} into cluster of {names[a.dst]}"
+        out.append({"a": k, "text": text, "refused": refused})
+        refused = []
+    out.append({"a": None, "text": _final_text(clustering, names), "refused": refused})
+    return out
+
+
+def inner_layouts(graph: Graph, clustering: Clustering, records: list[dict], clusters: list[dict],
+                  engine: str | None) -> dict:
+    """Collapsed view: each cluster's own members laid out (one Graphviz run for all), boxes relative to the cluster."""
+    chosen = [k for k, c in enumerate(clusters) if len(c["members"]) <= INNER_MAX]
+    if not chosen:
+        return {}
+    items, edges, _ = drawn_expanded(graph, clustering, records)
+    inside = {f"n{i}": k for k in chosen for i in clusters[k]["members"]}
+    items = [it for it in items if it[0] in inside]
+    edges = [e for e in edges if inside.get(e["s"], -1) == inside.get(e["t"], -2)]
+    members = {f"c{k}": [f"n{i}" for i in clusters[k]["members"]] for k in chosen}
+    lay = run_layout(dot_text(items, [(e["s"], e["t"]) for e in edges], members, big=len(items) > BIG), engine)
+    out = {}
+    for k in chosen:
+        boxes = {m: lay.boxes[m] for m in members[f"c{k}"]}
+        x0 = min(b[0] - b[2] / 2 for b in boxes.values()) - 8
+        y0 = min(b[1] - b[3] / 2 for b in boxes.values()) - 8
+        x1 = max(b[0] + b[2] / 2 for b in boxes.values()) + 8
+        y1 = max(b[1] + b[3] / 2 for b in boxes.values()) + 8
+        own = [e for e in edges if inside[e["s"]] == k]
+        out[str(k)] = {
+            "w": round(x1 - x0, 1), "h": round(y1 - y0, 1),
+            "items": [_item(m, "\n".join(_lines(records, m)), _shift_box(b, x0, y0)) for m, b in boxes.items()],
+            "edges": [_edge(e, _shift(lay.splines.get((e["s"], e["t"]), []), x0, y0)) for e in own],
+        }
+    return out
+
+
+def _lines(records: list[dict], item: str) -> list[str]:
+    from .report_html_data import node_lines
+
+    return node_lines(records[int(item[1:])])
+
+
+def _shift(pts: list[float], x0: float, y0: float) -> list[float]:
+    """Spline points moved so that (x0, y0) becomes the origin."""
+    return [round(v - (x0 if k % 2 == 0 else y0), 1) for k, v in enumerate(pts)]
+
+
+def _shift_box(box: list[float], x0: float, y0: float) -> list[float]:
+    return _shift(box[:2], x0, y0) + box[2:]
+
+
+def page(data: dict) -> str:
+    """Fill the page template: the data as JSON that cannot close its <script> element early."""
+    blob = json.dumps(data, ensure_ascii=False, separators=(",", ":"), allow_nan=False)
+    blob = blob.replace("</", "<\\/").replace("<!--", "\\u003c!--")
+    fill = {"TITLE": html.escape(short(data["title"], 200)), "STYLE": asset("report.css"), "DATA": blob,
+            "SCRIPT": "\n".join(asset(a) for a in ASSETS[1:])}
+    # one pass: a placeholder inside the data (a node named "{{SCRIPT}}") stays text
+    return re.sub(r"\{\{([A-Z]+)\}\}", lambda m: fill[m.group(1)], asset("report.html"))

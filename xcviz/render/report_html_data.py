@@ -1,0 +1,183 @@
+"""The HTML report's data: nodes, drawn items and edges, clusters, fallbacks and the summary, as plain JSON-able values.
+
+Parameters (graph inputs that hold constant data: initializers, weights) are not drawn: they fold into their
+consumers' labels (`W ⟨64×64⟩ f32`), so the picture shows the computation, not the weights."""
+from __future__ import annotations
+
+from ..clustering import Clustering
+from ..cost import Stats
+from ..ir import Graph, parse_ref
+from .tables import BOUNDARY, CLUSTER_COLORS, FALLBACK, cluster_color
+from .units import fmt_bytes, fmt_pct, fmt_speedup
+
+MAX_ATTRS = 30
+MAX_TEXT = 200
+LABEL_PARAMS = 2      # parameter lines in a node's label; the rest are in its details
+SHORT_DTYPES = {"float32": "f32", "float16": "f16", "bfloat16": "bf16", "float64": "f64", "int64": "i64",
+                "int32": "i32", "int8": "i8", "uint8": "u8", "bool": "bool"}
+
+
+def short(s: object, limit: int = MAX_TEXT) -> str:
+    s = str(s)
+    return s if len(s) <= limit else s[:limit - 1] + "…"
+
+
+def param_text(name: str, t) -> str:
+    """`W ⟨64×64⟩ f32`: a folded parameter, as labels show it."""
+    shape = "?" if t.shape is None else "×".join(str(d) for d in t.shape) or "scalar"
+    return f"{short(name, 40)} ⟨{shape}⟩ {SHORT_DTYPES.get(t.dtype, t.dtype)}"
+
+
+def summary(graph: Graph, clustering: Clustering, stats: Stats) -> list[list[str]]:
+    """The summary's (label, value) rows, formatted with units."""
+    o = clustering.options
+    rows = [
+        ["graph", f"{graph.name} · {len(graph.nodes):,} ops"],
+        ["options", f"{o.strategy}, {o.device}, min size {o.min_size}, hardware {stats.hardware}"],
+        ["clusters", f"{stats.clusters:,} kept · {stats.fallback_nodes:,} fallback nodes"],
+        ["η by ops", f"{fmt_pct(stats.coverage)} ({stats.clustered_nodes:,}/{stats.nodes:,})"],
+        ["η by FLOPs", fmt_pct(stats.coverage_flops)],
+        ["D (boundary bytes)", f"{fmt_bytes(stats.boundary_bytes)} over {stats.boundary_edges:,} edges"],
+    ]
+    params = getattr(stats, "parameter_bytes", None)
+    acts = getattr(stats, "boundary_bytes_activations", None)
+    if params is not None or acts is not None:   # the cost model's split, where it has one
+        rows.append(["D split", f"activations {fmt_bytes(acts)} · parameters {fmt_bytes(params)}"])
+    rows += [
+        ["S (est. speedup)", f"{fmt_speedup(stats.speedup_estimate)} ({stats.hardware})"],
+        ["kernels", f"{stats.kernel_launches_before:,} → {stats.kernel_launches_after:,} launches"],
+    ]
+    return rows
+
+
+def node_records(graph: Graph, clustering: Clustering) -> list[dict]:
+    """One record per op node: what the details panel and the search read."""
+    dims = graph.dims
+    consts = {v.name: v for v in graph.inputs if v.data is not None}
+    out = []
+    for i, node in enumerate(graph.nodes):
+        k = clustering.cluster_of[i]
+        params = [param_text(r, consts[r].type.bind(dims)) for r in node.inputs if r in consts]
+        rec = {
+            "name": node.name, "op": node.op, "t": node.op_type, "g": k, "d": clustering.device[i],
+            "cand": bool(clustering.candidate[i]),
+            "in": [f"{r}: {graph.tensor_type(r).bind(dims)}" if r else "(absent)" for r in node.inputs],
+            "out": [str(t.bind(dims)) for t in node.outputs],
+            "attrs": [[key, short(node.attrs[key])] for key in sorted(node.attrs)[:MAX_ATTRS]],
+            "params": params,
+        }
+        if k < 0:
+            rec["c"] = clustering.code[i] or "fallback"
+            rec["r"] = clustering.reason[i] or rec["c"]
+        out.append(rec)
+    return out
+
+
+def node_lines(rec: dict) -> list[str]:
+    """The text drawn in a node's box (and sized by the layout)."""
+    lines = [short(rec["name"], 40), short(rec["t"], 40)]
+    if rec["g"] < 0 and "c" in rec:
+        lines.append(short(rec["r"], 48))
+    lines += rec["params"][:LABEL_PARAMS]
+    if len(rec["params"]) > LABEL_PARAMS:
+        lines.append(f"+{len(rec['params']) - LABEL_PARAMS} parameters")
+    return lines
+
+
+def cluster_records(clustering: Clustering, stats: Stats, validation=None) -> list[dict]:
+    checks = {c.id: c for c in validation.clusters} if validation is not None else {}
+    out = []
+    for k, c in enumerate(stats.clusters_detail):
+        rec = {"id": c.id, "color": cluster_color(k), "members": list(clustering.clusters[k]),
+               "ops": " ".join(f"{op}×{n}" if n > 1 else op for op, n in c.ops.items()), "flops": c.flops,
+               "bin": c.boundary_bytes_in, "bout": c.boundary_bytes_out,
+               "s": None if c.speedup_estimate is None else round(c.speedup_estimate, 4)}
+        v = checks.get(c.id)
+        if validation is not None:
+            rec["v"] = None if v is None else {
+                "status": v.status, "native_ms": _r(v.native_ms), "xla_ms": _r(v.xla_ms),
+                "speedup": _r(v.speedup_measured), "err": _r(v.max_abs_error, 9), "compile_ms": _r(v.compile_ms),
+                "message": short(v.message or "")}
+        out.append(rec)
+    return out
+
+
+def _r(x: float | None, digits: int = 4) -> float | None:
+    import math
+
+    return None if x is None or not math.isfinite(x) else round(float(x), digits)
+
+
+def attempt_rows(graph: Graph, clustering: Clustering, limit: int) -> tuple[list, list[str]] | None:
+    """Every merge attempt as [src, dst, merged, phase, reason index, path], with the interned reasons;
+    None above `limit` attempts (the page then tells the user to run `xcviz explain`)."""
+    if len(clustering.attempts) > limit:
+        return None
+    reasons: dict[str, int] = {}
+    rows = []
+    for a in clustering.attempts:
+        r = -1 if a.reason is None else reasons.setdefault(a.reason, len(reasons))
+        rows.append([a.src, a.dst, int(a.merged), a.phase, r, list(a.path)])
+    return rows, list(reasons)
+
+
+def drawn_expanded(graph: Graph, clustering: Clustering, records: list[dict]):
+    """Items (id, label, shape), edges {s, t, k, b, tip} and the clusters' member ids, every node drawn."""
+    dims = graph.dims
+    inputs = {v.name: k for k, v in enumerate(graph.inputs) if v.data is None}
+    consts = {v.name for v in graph.inputs if v.data is not None}
+    group = clustering.cluster_of
+    items = [(f"i{k}", f"{v.name}\n{v.type.bind(dims)}", "box") for v, k in
+             ((v, k) for k, v in enumerate(graph.inputs)) if v.data is None]
+    items += [(f"n{i}", "\n".join(node_lines(rec)), "box") for i, rec in enumerate(records)]
+    items += [(f"o{k}", f"output {ref}", "box") for k, ref in enumerate(graph.outputs)]
+    edges: dict[tuple[str, str], dict] = {}
+
+    def add(ref: str, dst: str, dst_group: int) -> None:
+        if not ref or ref in consts:
+            return
+        if ref in inputs:
+            src, src_group = f"i{inputs[ref]}", -1
+        else:
+            p = graph.index[parse_ref(ref)[0]]
+            src, src_group = f"n{p}", group[p]
+        t = graph.tensor_type(ref).bind(dims)
+        kind = "b" if src_group != dst_group and (src_group >= 0 or dst_group >= 0) else "i" if src_group >= 0 else "p"
+        e = edges.setdefault((src, dst), {"s": src, "t": dst, "k": kind, "b": 0, "tip": []})
+        nbytes = t.nbytes()
+        e["b"] = None if nbytes is None or e["b"] is None else e["b"] + nbytes
+        e["tip"].append(f"{ref}: {t} · {fmt_bytes(nbytes)}")
+
+    for j, node in enumerate(graph.nodes):
+        for ref in dict.fromkeys(node.inputs):
+            add(ref, f"n{j}", group[j])
+        for ref in node.control_inputs:
+            edges.setdefault((f"n{graph.index[ref]}", f"n{j}"), {"s": f"n{graph.index[ref]}", "t": f"n{j}", "k": "c",
+                                                                  "b": None, "tip": [f"control: {ref} → {node.name}"]})
+    for k, ref in enumerate(graph.outputs):
+        add(ref, f"o{k}", -1)
+    members = {f"c{k}": [f"n{i}" for i in m] for k, m in enumerate(clustering.clusters)}
+    return items, list(edges.values()), members
+
+
+def drawn_collapsed(graph: Graph, clustering: Clustering, records: list[dict], clusters: list[dict]):
+    """Items and edges with each cluster drawn as one item `g<k>`; edges between the same two items merge."""
+    items, edges, _ = drawn_expanded(graph, clustering, records)
+    item_of = {f"n{i}": f"g{k}" for k, c in enumerate(clusters) for i in c["members"]}
+    kept = [it for it in items if it[0] not in item_of]
+    kept += [(f"g{k}", f"{c['id']}\n{len(c['members'])} ops · est. {fmt_speedup(c['s'])}\n{short(c['ops'], 48)}", "box")
+             for k, c in enumerate(clusters)]
+    merged: dict[tuple[str, str], dict] = {}
+    for e in edges:
+        s, t = item_of.get(e["s"], e["s"]), item_of.get(e["t"], e["t"])
+        if s == t:
+            continue
+        m = merged.setdefault((s, t), {"s": s, "t": t, "k": e["k"], "b": 0, "tip": []})
+        m["b"] = None if e["b"] is None or m["b"] is None else m["b"] + e["b"]
+        m["tip"] += e["tip"]
+        if e["k"] == "b":
+            m["k"] = "b"
+    return kept, list(merged.values())
+
+
+COLORS = {"fallback": FALLBACK, "boundary": BOUNDARY, "clusters": CLUSTER_COLORS}

@@ -1,0 +1,106 @@
+"""A sweep's rows (one per model × configuration), the zoo-wide fallback-op table, and their tables and CSV."""
+from __future__ import annotations
+
+import csv
+import io
+from collections import Counter
+
+from rich.console import Group
+from rich.table import Table
+from rich.text import Text
+
+from .report_json import SCHEMA_VERSION
+from .units import fmt_bytes, fmt_pct, fmt_speedup
+
+TOP_REASONS = 3
+CSV_COLUMNS = ["model", "config", "nodes", "clusters", "coverage", "coverage_flops", "boundary_bytes",
+               "parameter_bytes", "speedup_estimate", "top_fallback_reasons", "error"]
+
+
+def sweep_row(model: str, config: str, graph, clustering, stats) -> dict:
+    """One model × configuration: its size, the partition's metrics, and what falls back (by reason and op)."""
+    codes: Counter = Counter()
+    example: dict[str, str] = {}
+    ops: Counter = Counter()
+    for node, k, code, reason in zip(graph.nodes, clustering.cluster_of, clustering.code, clustering.reason):
+        if k < 0:
+            c = code or "other"
+            codes[c] += 1
+            example.setdefault(c, reason or "")
+            ops[node.op_type] += 1
+    return {
+        "model": model, "config": config, "nodes": stats.nodes, "clusters": stats.clusters,
+        "coverage": round(stats.coverage, 6),
+        "coverage_flops": None if stats.coverage_flops is None else round(stats.coverage_flops, 6),
+        "boundary_bytes": stats.boundary_bytes, "parameter_bytes": getattr(stats, "parameter_bytes", None),
+        "speedup_estimate": None if stats.speedup_estimate is None else round(stats.speedup_estimate, 4),
+        "top_fallback_reasons": [{"reason_code": c, "nodes": n, "example": example[c]}
+                                 for c, n in sorted(codes.items(), key=lambda t: (-t[1], t[0]))[:TOP_REASONS]],
+        "fallback_ops": dict(sorted(ops.items())), "error": None,
+    }
+
+
+def error_row(model: str, config: str, message: str) -> dict:
+    return {"model": model, "config": config, "error": message}
+
+
+def fallback_ops(rows: list[dict]) -> list[dict]:
+    """Per configuration and op: how many models have a fallback node of it, and how many such nodes."""
+    models: Counter = Counter()
+    nodes: Counter = Counter()
+    for r in rows:
+        for op, n in (r.get("fallback_ops") or {}).items():
+            models[(r["config"], op)] += 1
+            nodes[(r["config"], op)] += n
+    return [{"config": c, "op": op, "models": models[(c, op)], "nodes": nodes[(c, op)]}
+            for (c, op) in sorted(models, key=lambda k: (k[0], -models[k], -nodes[k], k[1]))]
+
+
+def sweep_report(rows: list[dict]) -> dict:
+    return {"schema_version": SCHEMA_VERSION, "rows": rows, "fallback_ops": fallback_ops(rows),
+            "failed": sum(r["error"] is not None for r in rows)}
+
+
+def _reasons(r: dict) -> str:
+    return ", ".join(f"{x['reason_code']}×{x['nodes']}" for x in r.get("top_fallback_reasons") or [])
+
+
+def sweep_csv(rows: list[dict]) -> str:
+    out = io.StringIO()
+    w = csv.writer(out, lineterminator="\n")
+    w.writerow(CSV_COLUMNS)
+    for r in rows:
+        w.writerow(["" if r.get(k) is None else (_reasons(r) if k == "top_fallback_reasons" else r[k]) for k in CSV_COLUMNS])
+    return out.getvalue()
+
+
+def sweep_view(report: dict) -> Group:
+    rows = report["rows"]
+    configs = {r["config"] for r in rows}
+    t = Table(title=Text(f"Sweep ({len({r['model'] for r in rows})} models × {len(configs)} configurations)"),
+              title_justify="left", header_style="bold")
+    cols = ["model"] + (["config"] if len(configs) > 1 else []) + ["nodes", "clusters", "η", "η FLOPs", "D",
+                                                                   "params", "S", "top fallback reasons"]
+    for col in cols:
+        t.add_column(col, justify="left" if col in ("model", "config", "top fallback reasons") else "right", overflow="fold")
+    for r in rows:
+        head = [Text(r["model"])] + ([Text(r["config"])] if len(configs) > 1 else [])
+        if r["error"] is not None:
+            t.add_row(*head, *[Text("")] * 7, Text(f"error: {r['error']}", style="red"))
+            continue
+        t.add_row(*head, f"{r['nodes']:,}", str(r["clusters"]), fmt_pct(r["coverage"]), fmt_pct(r["coverage_flops"]),
+                  fmt_bytes(r["boundary_bytes"]), "" if r["parameter_bytes"] is None else fmt_bytes(r["parameter_bytes"]),
+                  fmt_speedup(r["speedup_estimate"]), Text(_reasons(r)))
+    parts: list = [t]
+    ops = report["fallback_ops"]
+    if ops:
+        f = Table(title=Text("Fallback ops across the models"), title_justify="left", header_style="bold")
+        for col in (["config"] if len(configs) > 1 else []) + ["op", "models", "nodes"]:
+            f.add_column(col, justify="right" if col in ("models", "nodes") else "left", overflow="fold")
+        for o in ops:
+            f.add_row(*([Text(o["config"])] if len(configs) > 1 else []), Text(o["op"]), str(o["models"]), str(o["nodes"]))
+        parts += [Text(""), f]
+    ok = len(rows) - report["failed"]
+    parts += [Text(""), Text(f"{ok}/{len(rows)} analyses done" + (f", {report['failed']} failed" if report["failed"] else ""),
+                             style="bold")]
+    return Group(*parts)

@@ -1,0 +1,156 @@
+"""What can run when not everything can: the ops a graph cannot execute, a native run that keeps going past
+them, and a cluster's entry tensors and native reference (real where computed, else synthetic, seeded)."""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from ..errors import XcvizError
+from ..ir import Graph, TensorType, format_ref, parse_ref
+from .node import eval_node
+
+
+def cannot_execute(graph: Graph) -> dict[str, tuple[int, str, str]]:
+    """op_type -> (count, first node's name, why) for every node xcviz has no implementation for at all."""
+    from ..ops import REGISTRY
+
+    found: dict[str, tuple[int, str, str]] = {}
+    for node in graph.nodes:
+        if node.op == "placeholder":
+            continue
+        opdef = REGISTRY.ops.get(node.op) if node.known else None
+        refuses = getattr(opdef.impl, "refuses", None) if opdef is not None else None
+        if opdef is None or opdef.impl is None or refuses:
+            why = node.note or refuses or ("unknown op" if opdef is None else "no implementation in xcviz yet")
+            n, first, _ = found.get(node.op_type, (0, node.name, why))
+            found[node.op_type] = (n + 1, first, why)
+    return found
+
+
+def missing_text(found: dict[str, tuple[int, str, str]]) -> str:
+    """'Range ×1 (node '/Range'), Trilu ×2 (node 't')': every op, most frequent first."""
+    items = sorted(found.items(), key=lambda kv: (-kv[1][0], kv[0]))
+    return ", ".join(f"{op} ×{n} (node {first!r}: {why})" for op, (n, first, why) in items)
+
+
+def preflight(graph: Graph) -> None:
+    """Refuse at once, in one line, a graph with ops xcviz cannot execute: all of them, counted."""
+    found = cannot_execute(graph)
+    if found:
+        total = sum(n for n, _, _ in found.values())
+        raise XcvizError(f"cannot execute {total} node(s) of {len(found)} op(s): {missing_text(found)}",
+                         where=graph.source or graph.name,
+                         hint="`xcviz cluster` and `xcviz validate` still work on the rest of the graph")
+
+
+@dataclass
+class PartialRun:
+    env: dict                   # every tensor that could be computed natively
+    failed: dict[str, str]      # node name -> why its outputs are missing (its own error, or an input's)
+
+
+def execute_tolerant(graph: Graph, feeds: dict) -> PartialRun:
+    """Run every node natively in topological order; a node that cannot run leaves its outputs missing and
+    its consumers are skipped with the first cause, so one missing op never stops the rest of the graph."""
+    env: dict = dict(feeds)
+    failed: dict[str, str] = {}
+    for node in graph.nodes:
+        if node.op == "placeholder":
+            if node.name in feeds:
+                env[node.name] = feeds[node.name]
+            continue
+        absent = [r for r in node.inputs if r and r not in env]
+        if absent:
+            up = parse_ref(absent[0])[0]
+            failed[node.name] = failed.get(up, f"input {absent[0]!r} is missing")
+            continue
+        try:
+            outs = eval_node(node, [env[r] if r else None for r in node.inputs])
+        except Exception as e:  # noqa: BLE001 - every failure is recorded; the rest of the graph goes on
+            failed[node.name] = f"node {node.name!r} ({node.op_type}): {_first_line(e)}"
+            continue
+        for k, v in enumerate(outs):
+            env[format_ref(node.name, k)] = np.asarray(v)
+    return PartialRun(env, failed)
+
+
+def _first_line(e: Exception) -> str:
+    text = str(e) if isinstance(e, XcvizError) else f"{e.__class__.__name__}: {e}"
+    return (text.splitlines() or [""])[0][:300]
+
+
+class Skip(Exception):
+    """A cluster that cannot be validated; the message says why."""
+
+
+def _index_bound(graph: Graph, ref: str) -> int:
+    """The largest value an integer entry may take and stay in range: the smallest dim it could index (>= 1)."""
+    bound = 8
+    for node in graph.nodes:
+        if ref in node.inputs:
+            for r in node.inputs:
+                if r and r != ref:
+                    t = type_of(graph, r)
+                    for d in (t.shape or ()) if t else ():
+                        if isinstance(d, int) and d > 0:
+                            bound = min(bound, d)
+    return max(1, bound)
+
+
+def type_of(graph: Graph, ref: str) -> TensorType | None:
+    name, k = parse_ref(ref)
+    idx = graph.index.get(name)
+    if idx is not None:
+        return graph.nodes[idx].out(k)
+    for v in graph.inputs:
+        if v.name == ref:
+            return v.type
+    return None
+
+
+def synthetic(graph: Graph, ref: str, rng: np.random.Generator) -> np.ndarray:
+    """A seeded tensor of the entry's inferred type; integers stay below every dim they could index."""
+    t = type_of(graph, ref)
+    dims = graph.dims
+    if t is None or t.shape is None or any(isinstance(d, str) and d not in dims for d in t.shape):
+        raise Skip(f"entry {ref!r} is not computable and its shape is not known ({t or '?'})")
+    shape = [dims[d] if isinstance(d, str) else d for d in t.shape]
+    dt = t.dtype or "float32"
+    if dt in ("string", "bfloat16"):
+        raise Skip(f"entry {ref!r} is not computable and has dtype {dt}")
+    dt = np.dtype(dt)
+    if dt.kind == "f":
+        return rng.standard_normal(shape).astype(dt)
+    if dt.kind == "b":
+        return rng.random(shape) < 0.5
+    return rng.integers(0, _index_bound(graph, ref), size=shape).astype(dt)
+
+
+def cluster_inputs(graph: Graph, spec, run: PartialRun, seed: int = 0) -> tuple[dict, str, dict]:
+    """(entry values, 'real' | 'synthetic', native reference of the exits) for one cluster, or Skip."""
+    values: dict = {}
+    kind = "real"
+    rng = np.random.default_rng([seed, len(spec.entries), len(spec.members)])
+    for r in spec.entries:
+        if r in run.env:
+            values[r] = run.env[r]
+        else:
+            values[r] = synthetic(graph, r, rng)
+            kind = "synthetic"
+    if kind == "real" and all(r in run.env for r in spec.exits):
+        return values, kind, {r: run.env[r] for r in spec.exits}
+    local = dict(values)
+    for i in spec.members:
+        node = graph.nodes[i]
+        try:
+            outs = eval_node(node, [local[r] if r else None for r in node.inputs])
+        except Exception as e:  # noqa: BLE001 - no reference, no validation: the reason is the status
+            raise Skip(f"no native reference: {_first_line(e) if isinstance(e, XcvizError) else _node_error(node, e)}") from None
+        for k, v in enumerate(outs):
+            local[format_ref(node.name, k)] = np.asarray(v)
+    return values, kind, {r: local[r] for r in spec.exits}
+
+
+def _node_error(node, e: Exception) -> str:
+    return f"node {node.name!r} ({node.op_type}): {_first_line(e)}"
