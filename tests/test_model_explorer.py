@@ -179,3 +179,37 @@ def test_validation_overlays(tmp_path, run_cli):
     assert all(0 <= r["value"] < 1e-3 for r in errors.values())
     code, _, err = run_cli("export", os.path.join(GRAPHS, "seed_demo.yaml"), "--validate")
     assert code == 2 and "--model-explorer DIR" in err
+
+
+def test_overlays_match_the_exported_program_adapter(tmp_path):
+    """torch.export programs: keys are fx node names, as Model Explorer's ExportedProgram adapter names them;
+    nodes xcviz adds for scalar arguments (`<name>_const`) have no overlay entry."""
+    _, ndb, _ = _me()
+    try:
+        import torch
+        from model_explorer.builtin_pytorch_exportedprogram_adapter import BuiltinPytorchExportedProgramAdapter
+    except ImportError as e:
+        pytest.skip(f"torch not installed ({e}); enable with pip install torch (CPU wheel)")
+    from xcviz.render.model_explorer import overlays
+
+    class Net(torch.nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.conv, self.bn, self.fc = torch.nn.Conv2d(3, 8, 3), torch.nn.BatchNorm2d(8), torch.nn.Linear(8, 4)
+
+        def forward(self, x):
+            y = torch.relu(self.bn(self.conv(x))) * 0.5
+            return self.fc(y.mean(dim=(2, 3)))
+
+    path = str(tmp_path / "net.pt2")
+    torch.export.save(torch.export.export(Net().eval(), (torch.randn(1, 3, 8, 8),)), path)
+    a = _analyse(path, min_cluster_size=1)
+    docs = overlays(a, source=path)
+    graphs = BuiltinPytorchExportedProgramAdapter().convert(path, {"const_element_count_limit": 16})["graphs"]
+    ids = {node.id for g in graphs for node in g.nodes}
+    assert docs["cluster"]["results"]
+    for name, doc in docs.items():
+        _node_data(ndb, doc)
+        assert set(doc["results"]) <= ids, (name, sorted(set(doc["results"]) - ids)[:5])
+    fx_ops = {n.name for n in a.graph.nodes if n.op != "const"}
+    assert fx_ops <= set(docs["cluster"]["results"])

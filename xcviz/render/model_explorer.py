@@ -59,6 +59,8 @@ def overlays(analysis, source: str | None = None, validation=None) -> dict[str, 
     n = len(graph.nodes)
     clusters, reasons = {}, {}
     for i in range(n):
+        if ids[i] is None:
+            continue
         k = clustering.cluster_of[i]
         value = cluster_value(clustering, i)
         clusters[ids[i]] = {"value": value, "bgColor": cluster_color(k) if k >= 0 else FALLBACK,
@@ -69,18 +71,22 @@ def overlays(analysis, source: str | None = None, validation=None) -> dict[str, 
            "fallback_reason": _data("xcviz fallback reason", reasons)}
     sent = activation_boundary_bytes(graph, clustering)
     out["boundary_bytes"] = _data("xcviz boundary bytes (activations)",
-                                  {ids[p]: {"value": b} for p, b in sent.items()}, gradient=BOUNDARY_GRADIENT)
+                                  {ids[p]: {"value": b} for p, b in sent.items() if ids[p] is not None},
+                                  gradient=BOUNDARY_GRADIENT)
     speed = {}
     for k, members in enumerate(clustering.clusters):
         detail = stats.clusters_detail[k] if k < len(stats.clusters_detail) else None
         if detail is not None and detail.speedup_estimate is not None:
-            speed.update({ids[i]: {"value": round(float(detail.speedup_estimate), 4)} for i in members})
+            speed.update({ids[i]: {"value": round(float(detail.speedup_estimate), 4)} for i in members
+                          if ids[i] is not None})
     out["speedup_estimate"] = _data("xcviz est. speedup", speed, thresholds=SPEEDUP_THRESHOLDS)
     if validation is not None:
         index = {clustering.cluster_id(k): members for k, members in enumerate(clustering.clusters)}
         measured, error = {}, {}
         for check in validation.clusters:
             for i in index.get(check.id, []):
+                if ids[i] is None:
+                    continue
                 if check.speedup_measured is not None:
                     measured[ids[i]] = {"value": round(float(check.speedup_measured), 4)}
                 if check.max_abs_error is not None:
