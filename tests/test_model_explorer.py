@@ -50,11 +50,17 @@ def _adapter_ids(adapter_cls, path: str) -> set[str]:
     return {node.id for node in graphs[0].nodes}
 
 
+# torch exports (dynamo and torchscript) that xcviz loads without --dim; the others need bound dimensions
+EXPORTS = ["detect_dynamo", "detect_torchscript", "gpt_dynamo", "gpt_torchscript", "greedy_decode_torchscript",
+           "greedy_whileloop_dynamo", "tagger_dynamo", "unet_dynamo", "unet_torchscript"]
+
+
 def _onnx_models() -> list[str]:
     import onnx
 
     zoo = os.path.join(os.path.dirname(onnx.__file__), "backend", "test", "data", "light")
-    return sorted(glob.glob(os.path.join(GRAPHS, "*.onnx"))) + sorted(glob.glob(os.path.join(zoo, "*.onnx")))
+    exports = [os.path.join(ROOT, "tests", "data", "exports", f"{name}.onnx") for name in EXPORTS]
+    return sorted(glob.glob(os.path.join(GRAPHS, "*.onnx"))) + sorted(glob.glob(os.path.join(zoo, "*.onnx"))) + exports
 
 
 @pytest.mark.parametrize("path", _onnx_models(), ids=os.path.basename)
@@ -173,3 +179,37 @@ def test_validation_overlays(tmp_path, run_cli):
     assert all(0 <= r["value"] < 1e-3 for r in errors.values())
     code, _, err = run_cli("export", os.path.join(GRAPHS, "seed_demo.yaml"), "--validate")
     assert code == 2 and "--model-explorer DIR" in err
+
+
+def test_overlays_match_the_exported_program_adapter(tmp_path):
+    """torch.export programs: keys are fx node names, as Model Explorer's ExportedProgram adapter names them;
+    nodes xcviz adds for scalar arguments (`<name>_const`) have no overlay entry."""
+    _, ndb, _ = _me()
+    try:
+        import torch
+        from model_explorer.builtin_pytorch_exportedprogram_adapter import BuiltinPytorchExportedProgramAdapter
+    except ImportError as e:
+        pytest.skip(f"torch not installed ({e}); enable with pip install torch (CPU wheel)")
+    from xcviz.render.model_explorer import overlays
+
+    class Net(torch.nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.conv, self.bn, self.fc = torch.nn.Conv2d(3, 8, 3), torch.nn.BatchNorm2d(8), torch.nn.Linear(8, 4)
+
+        def forward(self, x):
+            y = torch.relu(self.bn(self.conv(x))) * 0.5
+            return self.fc(y.mean(dim=(2, 3)))
+
+    path = str(tmp_path / "net.pt2")
+    torch.export.save(torch.export.export(Net().eval(), (torch.randn(1, 3, 8, 8),)), path)
+    a = _analyse(path, min_cluster_size=1)
+    docs = overlays(a, source=path)
+    graphs = BuiltinPytorchExportedProgramAdapter().convert(path, {"const_element_count_limit": 16})["graphs"]
+    ids = {node.id for g in graphs for node in g.nodes}
+    assert docs["cluster"]["results"]
+    for name, doc in docs.items():
+        _node_data(ndb, doc)
+        assert set(doc["results"]) <= ids, (name, sorted(set(doc["results"]) - ids)[:5])
+    fx_ops = {n.name for n in a.graph.nodes if n.op != "const"}
+    assert fx_ops <= set(docs["cluster"]["results"])

@@ -4,6 +4,7 @@ Rewrite the goldens with XCVIZ_UPDATE_GOLDEN=1 pytest tests/test_render_dot.py, 
 import os
 import xml.etree.ElementTree as ET
 
+import numpy as np
 import pytest
 
 from conftest import GRAPHS, ROOT
@@ -211,7 +212,7 @@ def test_golden_dot_params_folded(name, collapse):
 def test_params_fold_show_hide(name):
     """Folded: no parameter is drawn as a node or edge; each appears as a `name ‹shape› dtype` line in every
     consumer's label (or a "+N params" line). Hidden: not at all. Shown: as graph inputs and const nodes."""
-    from xcviz.render.params import find_params, param_line, short_name
+    from xcviz.render.params import find_params, param_line, param_value, short_name
 
     path = os.path.join(GRAPHS, name)
     g, c, s, root = _svg(path, params="fold", min_cluster_size=1)
@@ -225,10 +226,11 @@ def test_params_fold_show_hide(name):
     for j in p.nodes:
         assert not any(t.startswith(f"{g.nodes[j].name}: ") for t in titles)
     params = {v.name for k, v in enumerate(g.inputs) if k in p.inputs} | {g.nodes[j].name for j in p.nodes}
+    inputs = {v.name: k for k, v in enumerate(g.inputs)}
     for node in g.nodes:
         for ref in node.inputs:
             if ref in params:
-                line = param_line(ref, g.tensor_type(ref).bind(g.dims))
+                line = param_line(ref, g.tensor_type(ref).bind(g.dims), param_value(g, ref, inputs))
                 assert line in texts or " params · " in texts, (node.name, line)
     for edge in _groups(root, "edge"):
         head = (edge.find(f"{SVG_NS}title").text or "").split(" → ")[0]
@@ -237,8 +239,22 @@ def test_params_fold_show_hide(name):
     _, _, _, shown = _svg(path, params="show", min_cluster_size=1)
     _, _, _, hidden = _svg(path, params="hide", min_cluster_size=1)
     assert len(_groups(shown, "node")) > fold_size == len(_groups(hidden, "node"))
-    hidden_texts = " ".join(t.text or "" for t in hidden.iter(f"{SVG_NS}text"))
-    assert not any(short_name(n) + " ‹" in hidden_texts for n in params)
+    hidden_lines = [t.text or "" for t in hidden.iter(f"{SVG_NS}text")]
+    assert not any(t.startswith((short_name(n) + " ‹", short_name(n) + " = ")) for n in params for t in hidden_lines)
+
+
+def test_param_line():
+    from xcviz.ir import TensorType
+    from xcviz.render.params import param_line
+
+    assert param_line("W", TensorType((64, 64), "float32")) == "W ‹64×64› f32"
+    assert param_line("s", TensorType((), "float32")) == "s ‹scalar› f32"
+    assert param_line("x", TensorType(None, None)) == "x ‹?› ?"
+    assert param_line("eps", TensorType((), "float32"), np.float32(1e-5)) == "eps = 1e-05 f32"
+    assert param_line("axes", TensorType((2,), "int64"), np.array([0, 2])) == "axes = [0, 2] i64"
+    assert param_line("big", TensorType((5,), "int64"), np.arange(5)) == "big ‹5› i64"
+    assert param_line("model.encoder.layer.3.attention.query.weight", TensorType((8,), "float16")) == \
+        "…ttention.query.weight ‹8› f16"
 
 
 def test_fallback_label_carries_reason_words():

@@ -2,7 +2,6 @@
 from __future__ import annotations
 
 import os
-import re
 import sys
 from enum import Enum
 from typing import Optional
@@ -107,14 +106,12 @@ def _auto_collapse(n: int, err) -> bool:
 
 
 def default_name(source: str, ext: str, view: str = "") -> str:
-    """`<input file stem>[.<view>].<ext>` in the current directory: the file's stem, not the graph's internal
-    name (every torch export is called main_graph), and the view (`collapsed`, `compare-greedy-mark`) so two
-    pictures of one model do not overwrite each other. Unsafe characters become '_'."""
-    base = os.path.basename(source.rstrip("/\\")) or "graph"
-    stem = base.split(".")[0] if not base.startswith(".") else base
-    stem = re.sub(r"[^\w.-]", "_", stem).strip("._") or "graph"
-    tail = re.sub(r"[^\w.-]", "_", view)
-    return f"{stem[:100]}{'.' + tail[:100] if tail else ''}.{ext}"
+    """`<input file stem>[.<view>].<ext>` in the current directory (render/names.py): not the graph's internal
+    name (every torch export is main_graph), and the view (`collapsed`, `compare-greedy-mark`, `step_001`) so
+    two pictures of one model do not overwrite each other."""
+    from ..render.names import output_name
+
+    return output_name(source, ext, view)
 
 
 def _picture(results: list, labels: list[str] | None, collapse: bool, fmt: str, target: str,

@@ -1,9 +1,11 @@
 """Views to DOT text: clusters as filled subgraphs, fallback nodes in red, boundary edges in amber by bytes.
 
-SVG classes (documented, tested): every kept cluster is a `<g class="cluster xc_cluster">`; nodes carry
+SVG classes (documented, tested): every kept cluster is a `<g class="cluster xc_cluster">` whose title is a
+text node `xc_cluster_title` (tied above the cluster's sources by invisible `xc_title_edge` edges); nodes carry
 `xc_node` plus `xc_fallback` (and `xc_code_<code>`), `xc_candidate`, `xc_input`, `xc_output`, `xc_group`
 (a collapsed cluster) or `xc_legend`; edges carry `xc_boundary`, `xc_intra`, `xc_plain` or `xc_control`.
-The collapsed view is drawn by collapse.py; the pieces both views share are in dot_parts.py."""
+Parameters fold into their consumers' labels (params.py). The collapsed view is drawn by collapse.py; the
+pieces both views share are in dot_parts.py."""
 from __future__ import annotations
 
 import re

@@ -13,6 +13,7 @@ import os
 from ..fileio import write_atomic
 from ..ir import parse_ref
 from .model_explorer_ids import me_node_ids
+from .names import file_stem
 from .params import find_params, is_parameter
 from .tables import FALLBACK, cluster_color
 
@@ -58,6 +59,8 @@ def overlays(analysis, source: str | None = None, validation=None) -> dict[str, 
     n = len(graph.nodes)
     clusters, reasons = {}, {}
     for i in range(n):
+        if ids[i] is None:
+            continue
         k = clustering.cluster_of[i]
         value = cluster_value(clustering, i)
         clusters[ids[i]] = {"value": value, "bgColor": cluster_color(k) if k >= 0 else FALLBACK,
@@ -68,18 +71,22 @@ def overlays(analysis, source: str | None = None, validation=None) -> dict[str, 
            "fallback_reason": _data("xcviz fallback reason", reasons)}
     sent = activation_boundary_bytes(graph, clustering)
     out["boundary_bytes"] = _data("xcviz boundary bytes (activations)",
-                                  {ids[p]: {"value": b} for p, b in sent.items()}, gradient=BOUNDARY_GRADIENT)
+                                  {ids[p]: {"value": b} for p, b in sent.items() if ids[p] is not None},
+                                  gradient=BOUNDARY_GRADIENT)
     speed = {}
     for k, members in enumerate(clustering.clusters):
         detail = stats.clusters_detail[k] if k < len(stats.clusters_detail) else None
         if detail is not None and detail.speedup_estimate is not None:
-            speed.update({ids[i]: {"value": round(float(detail.speedup_estimate), 4)} for i in members})
+            speed.update({ids[i]: {"value": round(float(detail.speedup_estimate), 4)} for i in members
+                          if ids[i] is not None})
     out["speedup_estimate"] = _data("xcviz est. speedup", speed, thresholds=SPEEDUP_THRESHOLDS)
     if validation is not None:
         index = {clustering.cluster_id(k): members for k, members in enumerate(clustering.clusters)}
         measured, error = {}, {}
         for check in validation.clusters:
             for i in index.get(check.id, []):
+                if ids[i] is None:
+                    continue
                 if check.speedup_measured is not None:
                     measured[ids[i]] = {"value": round(float(check.speedup_measured), 4)}
                 if check.max_abs_error is not None:
@@ -89,13 +96,6 @@ def overlays(analysis, source: str | None = None, validation=None) -> dict[str, 
     return out
 
 
-def overlay_stem(source: str | None, graph_name: str) -> str:
-    import re
-
-    base = os.path.basename(source).split(".")[0] if source else graph_name
-    return re.sub(r"[^\w.-]", "_", base).strip("._") or "graph"
-
-
 def write_overlays(analysis, folder: str, source: str | None = None, validation=None) -> list[str]:
     """Write `<stem>.<overlay>.json` per overlay into `folder` (made if missing); returns the paths written."""
     from ..errors import XcvizError
@@ -103,7 +103,7 @@ def write_overlays(analysis, folder: str, source: str | None = None, validation=
     if os.path.exists(folder) and not os.path.isdir(folder):
         raise XcvizError("--model-explorer needs a folder", where=folder, hint="name a folder (it is made if missing)")
     os.makedirs(folder, exist_ok=True)
-    stem = overlay_stem(source, analysis.graph.name)
+    stem = file_stem(source, analysis.graph.name)
     paths = []
     for name, data in overlays(analysis, source, validation).items():
         path = os.path.join(folder, f"{stem}.{name}.json")

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from ..ir import parse_ref
 from .dot_parts import FALLBACK_FILL
-from .params import find_params, is_parameter, param_line
+from .params import find_params, is_parameter, param_line, param_value
 from .tables import BOUNDARY, FALLBACK, cluster_color
 from .units import fmt_bytes, fmt_speedup
 
@@ -48,7 +48,7 @@ def graph_json(analysis) -> dict:
             if not ref:
                 continue
             if is_parameter(graph, ref, params, inputs) and ref in inputs:
-                attrs.append(_kv(f"param {pos}", param_line(ref, graph.tensor_type(ref).bind(dims))))
+                attrs.append(_kv(f"param {pos}", param_line(ref, graph.tensor_type(ref).bind(dims), param_value(graph, ref, inputs))))
                 continue
             src, out, sk = source(ref)
             edges.append({"sourceNodeId": src, "sourceNodeOutputId": out, "targetNodeInputId": str(pos)})

@@ -4,8 +4,9 @@ Model Explorer's ONNX adapter (model-explorer-onnx) runs onnx_ir's NameFixPass b
 unnamed node becomes `node`, `node_1`, `node_2`, ... and a repeated name `n`, `n_1`, ... in file order, with
 one counter shared with the nodes of If/Loop bodies (visited right after their node, each body with its own
 set of used names). xcviz's ONNX loader names an unnamed node `{op_type}_{i}` instead. Reading the file's
-node list again maps one naming onto the other. For any other format the id is xcviz's node name (the ids
-write_graph_json uses)."""
+node list again maps one naming onto the other. Its ExportedProgram adapter (.pt2) names a node by its fx
+name, as xcviz's torch loader does; nodes the loader adds (`<name>_const`) have no id there (None). For any
+other format the id is xcviz's node name (the ids write_graph_json uses)."""
 from __future__ import annotations
 
 import collections
@@ -53,10 +54,21 @@ def onnx_ids(source: str) -> dict[str, str]:
     return ids
 
 
-def me_node_ids(graph, source: str | None) -> list[str]:
-    """Model Explorer's id of each node of `graph` (in xcviz's node order)."""
+def fx_names(source: str) -> set[str]:
+    """The fx node names of the torch.export program at `source` (the ExportedProgram adapter's ids)."""
+    import torch
+
+    return {n.name for n in torch.export.load(source).graph.nodes}
+
+
+def me_node_ids(graph, source: str | None) -> list[str | None]:
+    """Model Explorer's id of each node of `graph` (in xcviz's node order); None: Model Explorer has no such node."""
     names = [nd.name for nd in graph.nodes]
-    if source and str(source).lower().endswith(".onnx") and os.path.isfile(source):
+    suffix = str(source or "").lower()
+    if suffix.endswith(".onnx") and os.path.isfile(source):
         mapping = onnx_ids(str(source))
         return [mapping.get(name, name) for name in names]
+    if suffix.endswith(".pt2") and os.path.isfile(source):
+        known = fx_names(str(source))
+        return [name if name in known else None for name in names]
     return names

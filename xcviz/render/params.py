@@ -12,6 +12,7 @@ from ..ir import Graph, parse_ref
 
 MODES = ("fold", "show", "hide")
 FOLD_LINES = 3          # parameter lines per node label; more are summed into one "+N params" line
+VALUE_ITEMS = 4         # a parameter of at most this many numbers shows its value, not its shape
 NAME_CHARS = 22         # long export names ("model.encoder.layer.3.attention.self.query.weight") keep their tail
 DTYPE_SHORT = {"float32": "f32", "float16": "f16", "bfloat16": "bf16", "float64": "f64", "int64": "i64",
                "int32": "i32", "int16": "i16", "int8": "i8", "uint8": "u8", "bool": "bool"}
@@ -42,6 +43,8 @@ def find_params(graph: Graph, mode: str = "fold") -> Params:
 
 def is_parameter(graph: Graph, ref: str, params: Params, inputs: dict[str, int]) -> bool:
     """Is tensor `ref` a parameter (a data-carrying graph input or a const node's output)?"""
+    if not params.inputs and not params.nodes:   # most big generated graphs: no lookups at all
+        return False
     if ref in inputs:
         return inputs[ref] in params.inputs
     j = graph.index.get(parse_ref(ref)[0])
@@ -52,10 +55,39 @@ def short_name(name: str) -> str:
     return name if len(name) <= NAME_CHARS else "…" + name[-(NAME_CHARS - 1):]
 
 
-def param_line(name: str, t) -> str:
-    """`W ‹64×64› f32`; a scalar is `‹›`, an unknown shape `‹?›`."""
-    shape = "?" if t.shape is None else "×".join(str(d) for d in t.shape)
-    return f"{short_name(name)} ‹{shape}› {DTYPE_SHORT.get(t.dtype or '?', t.dtype or '?')}"
+def param_line(name: str, t, value=None) -> str:
+    """`W ‹64×64› f32`; an unknown shape is `‹?›`; a known value of up to VALUE_ITEMS numbers is shown instead
+    of the shape (`eps = 1e-05 f32`, `axes = [0, 2] i64`): for a Clip bound or a Slice start it is the point."""
+    dtype = DTYPE_SHORT.get(t.dtype or "?", t.dtype or "?")
+    shown = small_value(value)
+    if shown is not None:
+        return f"{short_name(name)} = {shown} {dtype}"
+    shape = "?" if t.shape is None else "×".join(str(d) for d in t.shape) or "scalar"
+    return f"{short_name(name)} ‹{shape}› {dtype}"
+
+
+def small_value(value) -> str | None:
+    """`1e-05`, `[0, 2]`: the numbers of a tiny numeric array, None for anything else."""
+    import numpy as np
+
+    if value is None:
+        return None
+    try:
+        arr = np.asarray(value)
+    except Exception:  # noqa: BLE001 - not array-like: show the shape instead
+        return None
+    if arr.size > VALUE_ITEMS or arr.dtype.kind not in "biuf":
+        return None
+    items = [f"{float(v):.4g}" if arr.dtype.kind == "f" else str(v.item()) for v in arr.reshape(-1)]
+    return items[0] if arr.ndim == 0 else "[" + ", ".join(items) + "]"
+
+
+def param_value(graph: Graph, ref: str, inputs: dict[str, int]):
+    """The known value of parameter `ref`: a graph input's data or a const node's `value` attribute."""
+    if ref in inputs:
+        return graph.inputs[inputs[ref]].data
+    j = graph.index.get(parse_ref(ref)[0])
+    return graph.nodes[j].attrs.get("value") if j is not None else None
 
 
 def folded_lines(graph: Graph, j: int, params: Params, inputs: dict[str, int]) -> list[str]:
@@ -66,7 +98,7 @@ def folded_lines(graph: Graph, j: int, params: Params, inputs: dict[str, int]) -
 
     refs = [r for r in dict.fromkeys(graph.nodes[j].inputs) if r and is_parameter(graph, r, params, inputs)]
     shown = refs if len(refs) <= FOLD_LINES + 1 else refs[:FOLD_LINES]   # never a "+1 params" line
-    lines = [param_line(r, graph.tensor_type(r).bind(graph.dims)) for r in shown]
+    lines = [param_line(r, graph.tensor_type(r).bind(graph.dims), param_value(graph, r, inputs)) for r in shown]
     if len(refs) > len(shown):
         rest = [graph.tensor_type(r).bind(graph.dims).nbytes() for r in refs[len(shown):]]
         total = None if any(b is None for b in rest) else sum(rest)
