@@ -137,3 +137,19 @@ def test_without_torch_a_pt2_names_the_extra(tmp_path, run_cli, monkeypatch):
     monkeypatch.setitem(sys.modules, "torch", None)  # `import torch` now fails as if it were not installed
     err = _one_line(*run_cli("cluster", path)[::2])
     assert "needs torch" in err and "pip install -e '.[torch]'" in err
+
+
+def test_readme_example_runs(tmp_path, monkeypatch, capsys, run_cli):
+    import os
+    import re
+
+    readme = open(os.path.join(os.path.dirname(__file__), "..", "README.md"), encoding="utf-8").read()
+    section = readme.split("## PyTorch programs", 1)[1]
+    code = re.search(r"```python\n(.*?)```", section, re.S).group(1)
+    monkeypatch.chdir(tmp_path)
+    exec(compile(code, "README.md", "exec"), {})
+    printed = capsys.readouterr().out.split()
+    assert printed == ["float32[batch,8]", "1"]
+    code, out, err = run_cli("cluster", "net.pt2", "--min-cluster-size", "1")
+    assert code == 0, err
+    assert re.search(r"^1 cluster · coverage 4/4 ops", out, re.M), out

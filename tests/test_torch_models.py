@@ -2,6 +2,8 @@
 the module's eager output. The models are also what test_torch_fx.py compares with torch.fx's partitioner."""
 from __future__ import annotations
 
+import json
+
 import numpy as np
 import pytest
 
@@ -170,3 +172,14 @@ def test_every_aten_op_of_the_models_is_in_the_table(name):
     compute = [n for n in ep.graph.nodes if n.op == "call_function" and "getitem" not in n.name]
     names = {n.name for n in g.nodes}
     assert {n.name for n in compute if hasattr(n.meta.get("val"), "shape")} <= names
+
+
+def test_validate_compiles_each_cluster_of_a_program(tmp_path, run_cli):
+    _, _, ep = build("gpt")
+    path = str(tmp_path / "gpt.pt2")
+    torch.export.save(ep, path)
+    code, out, err = run_cli("validate", path, "--json")
+    assert code == 0, err
+    report = json.loads(out)
+    clusters = report["clusters"]
+    assert clusters and all(c["status"] == "ok" for c in clusters)

@@ -86,6 +86,9 @@ def tensor_type(v, names: dict) -> TensorType:
     shape = getattr(v, "shape", None)
     if shape is None:
         return TensorType()
+    shape = tuple(shape)
+    if all(type(d) is int for d in shape):
+        return TensorType(shape, _dtype(v.dtype))
     return TensorType(tuple(_dim(d, names) for d in shape), _dtype(v.dtype))
 
 

@@ -129,13 +129,28 @@ def _split(c: Call) -> Spec:
     return Spec("split", (c.args[0],), {"axis": dim, "split": _static(sizes, "split sizes")})
 
 
+@aten("chunk", target="split")
+def _chunk(c: Call) -> Spec:
+    dim, shape = int(c.args[2]), c.t(0).shape
+    if shape is None or not isinstance(shape[dim], int):
+        raise NotMapped("chunk of a symbolic dim")
+    n, size = shape[dim], -(-shape[dim] // int(c.args[1]))
+    return Spec("split", (c.args[0],), {"axis": dim, "split": [min(size, n - i) for i in range(0, n, size)]})
+
+
 @aten("tril", "triu", target="trilu")
 def _trilu(c: Call) -> Spec:
     return Spec("trilu", (c.args[0], _i64(int(c.args[1]))), {"upper": int(c.name == "triu")})
 
 
-@aten("constant_pad_nd", target="pad")
+_PAD_MODES = {"constant": "constant", "reflect": "reflect", "replicate": "edge", "circular": "wrap"}
+
+
+@aten("constant_pad_nd", "pad", target="pad")
 def _pad(c: Call) -> Spec:
+    mode, value = ("constant", c.args[2]) if c.name == "constant_pad_nd" else (c.args[2], c.args[3])
+    if mode not in _PAD_MODES:
+        raise NotMapped(f"pad mode {mode!r}")
     pads, rank = _static(c.args[1], "pads"), c.rank(0)
     if rank is None:
         raise NotMapped("pad of a tensor of unknown rank")
@@ -143,7 +158,7 @@ def _pad(c: Call) -> Spec:
     k = len(pads) // 2
     begins = [0] * (rank - k) + [pads[2 * (k - 1 - i)] for i in range(k)]
     ends = [0] * (rank - k) + [pads[2 * (k - 1 - i) + 1] for i in range(k)]
-    return Spec("pad", (c.args[0], _i64(begins + ends), c.scalar(c.args[2])), {"mode": "constant"})
+    return Spec("pad", (c.args[0], _i64(begins + ends), c.scalar(value or 0)), {"mode": _PAD_MODES[mode]})
 
 
 # ---- tensors made from sizes: constants when the sizes are static --------------------------------------------

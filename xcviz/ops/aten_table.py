@@ -11,7 +11,7 @@ _UNARY = {
     "reciprocal": "reciprocal", "floor": "floor", "ceil": "ceil", "round": "round", "sign": "sign",
     "silu": "silu", "hardswish": "hard_swish", "logical_not": "not", "isnan": "is_nan", "asin": "asin",
     "acos": "acos", "atan": "atan", "sinh": "sinh", "cosh": "cosh", "asinh": "asinh", "acosh": "acosh",
-    "atanh": "atanh", "relu6": "relu6",
+    "atanh": "atanh", "relu6": "relu6", "bitwise_not": "not",
     # copies and views that change nothing a compiler sees
     "clone": "identity", "alias": "identity", "detach": "identity", "contiguous": "identity",
     "lift_fresh_copy": "identity", "dropout": "identity", "feature_dropout": "identity",
@@ -21,7 +21,8 @@ for _name, _target in _UNARY.items():
 
 _BINARY = {"add": "add", "sub": "sub", "mul": "mul", "div": "div", "pow": "pow", "maximum": "max",
            "minimum": "min", "remainder": "mod", "fmod": "mod", "logical_and": "and", "logical_or": "or",
-           "logical_xor": "xor", "bitwise_and": "and", "bitwise_or": "or"}
+           "logical_xor": "xor", "bitwise_and": "and", "bitwise_or": "or", "bitwise_xor": "xor",
+           "__and__": "and", "__or__": "or", "__xor__": "xor"}
 _COMPARE = {"eq": "equal", "lt": "less", "le": "less_equal", "gt": "greater", "ge": "greater_equal"}
 
 
@@ -128,6 +129,15 @@ def _conv_attrs(c: Call, stride, padding, dilation, groups) -> dict:
 def _conv(c: Call) -> Spec:
     x, w, b, stride, padding, dilation, groups = c.args[:7]
     return Spec("conv2d", (x, w, b), _conv_attrs(c, stride, padding, dilation, groups))
+
+
+@aten("conv_transpose1d", "conv_transpose2d", "conv_transpose3d", target="conv_transpose")
+def _conv_transpose(c: Call) -> Spec:
+    x, w, b, stride, padding, output_padding, groups, dilation = c.args[:8]
+    attrs = _conv_attrs(c, stride, padding, dilation, groups)
+    n = (c.rank(0) or 4) - 2
+    attrs["output_padding"] = [int(p) for p in output_padding] * (n // len(output_padding))
+    return Spec("conv_transpose", (x, w, b), attrs)
 
 
 @aten("convolution", target="conv2d")
