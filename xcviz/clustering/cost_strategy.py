@@ -6,7 +6,8 @@ as XLA's priority fusion orders producers: the benefit of merging A and B is
     dT = T(A) + T(B) - T(A u B),   T(C) = min(F(C), sum of T_op over C),
     F(C) = max(FLOPs(C) / peak, D(C) / bandwidth) + launch + sync * |boundary(C)|,
 the roofline of compute_stats (xcviz/cost) for a fused cluster, or the members run natively when that is
-faster (so a merge that turns cheap native edges into hand-offs does not pay). Ties go to the lower node positions, so the
+faster (so a merge that turns cheap native edges into hand-offs does not pay). Parameters (initializers and
+Const outputs) are resident, as XLA keeps them: their bytes are read, but they cost no hand-off. Ties go to the lower node positions, so the
 result is deterministic. A merge with dT <= 0 is refused ("not profitable: dT = -0.4 µs"), and at the end a
 cluster whose estimated speedup sum T_op / T(C) is <= 1 is dropped ("unprofitable (est. 0.58×)") instead of
 the minimum-size rule (an explicit --min-cluster-size still applies). Unbound symbolic dims count as 1.
@@ -64,12 +65,13 @@ class _Clusters:
         self.edges = [0] * size      # |boundary(C)|
         self.link: list[dict[int, list]] = [{} for _ in range(size)]  # other id -> [edges, bytes]
 
-    def connect(self, a: int, b: int, nbytes: int) -> None:
+    def connect(self, a: int, b: int, nbytes: int, handoff: int = 1) -> None:
+        """A data edge a -> b; `handoff` 0 for a parameter (read by the kernel, never handed over per call)."""
         for x, y in ((a, b), (b, a)):
             e = self.link[x].setdefault(y, [0, 0])
-            e[0] += 1
+            e[0] += handoff
             e[1] += nbytes
-            self.edges[x] += 1
+            self.edges[x] += handoff
             self.bytes[x] += nbytes
 
     def time(self, flops: float, nbytes: int, edges: int) -> float:
@@ -116,10 +118,12 @@ def cost_clustering(graph, cands: Candidates, opts: ClusterOptions) -> Clusterin
     gc.insert_edge(SOURCE, SINK)
     st = _Clusters(hw, base + n)
     linked = [False] * (base + n), [False] * (base + n)  # has an in edge, has an out edge
+    # parameters (initializers, Const outputs) stay resident under XLA: their bytes are read, no hand-off
+    param = [v.data is not None for v in graph.inputs] + [_const(nd) for nd in nodes]
     for s, d, nb in zip(src, dst, ebytes):
         a = base + s if s >= 0 else 1 - s  # graph input i (src -1 - i) has id 2 + i
         gc.insert_edge(a, base + d)
-        st.connect(a, base + d, nb)
+        st.connect(a, base + d, nb, 0 if param[s + n_in if s >= 0 else -1 - s] else 1)
         linked[1][a] = linked[0][base + d] = True
     for d, node in enumerate(nodes):
         for ref in node.control_inputs:
@@ -242,6 +246,11 @@ def _finish(graph, cands, opts, st: _Clusters, find, base: int, attempts) -> Clu
             result.reason[j] = f"unprofitable (est. {speedup:.2f}×)"
     result.groups = sorted(result.groups + [m for m, _ in dropped.values()], key=lambda g: g[0])
     return result
+
+
+def _const(node) -> bool:
+    opdef = REGISTRY.ops.get(node.op) if node.known else None
+    return opdef is not None and opdef.name == "const"
 
 
 def _zero(node) -> bool:

@@ -22,7 +22,7 @@ from ..ir.attrs import attrs_key
 from ..ir.columns import NodeColumns
 from ..ops import REGISTRY
 from .node_rule import CONST_RECORDING, apply_rule, record_const
-from .values import VALUE_OPS, node_value
+from .values import VALUE_OPS, may_have_value, node_value
 
 MAX_INPUTS = 8  # inputs of a key the kernel compares; nodes with more go through Python
 # With nothing in numba's cache, a cold compile of this walk takes ~25 s once, while infer.infer_shapes'
@@ -248,6 +248,10 @@ def _infer(graph: Graph, counts: list[int], refs: NodeColumns) -> tuple[np.ndarr
             k = stack[-1]
             node = nodes[k]
             opdef = opdefs[(node.op, True)]
+            if opdef.name in VALUE_OPS and not (results[rid[k]] and may_have_value(results[rid[k]][0])):
+                stack.pop()  # a float or large tensor: no value, and no need to look at its producers
+                done_const.add(k)
+                continue
             pending = [p for p in map(idx.get, node.inputs) if p is not None and ccap[p] and p not in done_const] \
                 if opdef.name in VALUE_OPS else []
             if pending:
