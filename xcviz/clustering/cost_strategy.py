@@ -7,8 +7,11 @@ as XLA's priority fusion orders producers: the benefit of merging A and B is
     F(C) = max(FLOPs(C) / peak, D(C) / bandwidth) + launch + sync * |boundary(C)|,
 the roofline of compute_stats (xcviz/cost) for a fused cluster, or the members run natively when that is
 faster (so a merge that turns cheap native edges into hand-offs does not pay). Parameters (initializers and
-Const outputs) are resident, as XLA keeps them: their bytes are read, but they cost no hand-off. Ties go to the lower node positions, so the
-result is deterministic. A merge with dT <= 0 is refused ("not profitable: dT = -0.4 µs"), and at the end a
+Const outputs) are resident, as XLA keeps them: their bytes are read, but they cost no hand-off. Edges that
+carry small integer tensors (shape vectors, indices) are merged first, as mark's phase 0 merges shape
+consumers: XLA needs a Reshape's target as a compile-time constant inside the cluster that reads it. Ties go to the lower node positions, so the
+result is deterministic. A merge with dT < 0 is refused ("not profitable: dT = -0.4 µs"; dT = 0, where
+neither side is worth compiling yet, merges: a bigger cluster may pay), and at the end a
 cluster whose estimated speedup sum T_op / T(C) is <= 1 is dropped ("unprofitable (est. 0.58×)") instead of
 the minimum-size rule (an explicit --min-cluster-size still applies). Unbound symbolic dims count as 1.
 Every decision is an Attempt (phase 3, "cost"), so explain, --steps, --animate and --compare work as for mark.
@@ -30,10 +33,12 @@ SOURCE, SINK = 0, 1
 
 
 def _costs(graph, hw):
-    """Per node: roofline time and FLOPs; per data edge: (producer id, consumer position, bytes)."""
+    """Per node: roofline time and FLOPs; per data edge: producer (-1 - i: graph input i), consumer, bytes;
+    and (producer, bytes) per graph output a node produces."""
     from ..cost.keys import cost_keys, costs_per_key
     from ..cost.symbolic import free_dims
     from ..cost.view import CostView
+    from ..passes.values import may_have_value
 
     saved = dict(graph.dims)
     graph.dims.update({d: 1 for d in free_dims(graph)})  # unbound dims count as 1 (the ordering needs numbers)
@@ -42,8 +47,13 @@ def _costs(graph, hw):
         sig, reps = cost_keys(graph, flat)
         per_key = costs_per_key(graph, flat, reps)
         nbytes = [t.bind(graph.dims).nbytes() or 0 for t in flat.types]
-        outs = [graph.nodes[graph.index[parse_ref(r)[0]]].out(parse_ref(r)[1]).bind(graph.dims).nbytes() or 0
-                if parse_ref(r)[0] in graph.index else 0 for r in graph.outputs]
+        shapes = [may_have_value(t.bind(graph.dims)) for t in flat.types]
+        outs = []  # (producer position, bytes) of each graph output a node produces
+        for r in graph.outputs:
+            name, k = parse_ref(r)
+            j = graph.index.get(name)
+            if j is not None:
+                outs.append((j, graph.nodes[j].out(k).bind(graph.dims).nbytes() or 0))
     finally:
         graph.dims.clear()
         graph.dims.update(saved)
@@ -51,7 +61,9 @@ def _costs(graph, hw):
     moved = np.array([b or 0 for _, b in per_key], np.float64)[sig]
     time = np.maximum(flops / hw.peak_flops, moved / hw.memory_bandwidth) + hw.launch_overhead
     edge_bytes = np.array(nbytes, np.int64)[flat.tid_of] if len(flat.tid_of) else np.zeros(0, np.int64)
-    return time.tolist(), flops.tolist(), flat.src.tolist(), flat.dst.tolist(), edge_bytes.tolist(), outs
+    edge_shape = np.array(shapes, bool)[flat.tid_of] if len(flat.tid_of) else np.zeros(0, bool)
+    return (time.tolist(), flops.tolist(), flat.src.tolist(), flat.dst.tolist(), edge_bytes.tolist(),
+            edge_shape.tolist(), outs)
 
 
 class _Clusters:
@@ -65,12 +77,14 @@ class _Clusters:
         self.edges = [0] * size      # |boundary(C)|
         self.link: list[dict[int, list]] = [{} for _ in range(size)]  # other id -> [edges, bytes]
 
-    def connect(self, a: int, b: int, nbytes: int, handoff: int = 1) -> None:
-        """A data edge a -> b; `handoff` 0 for a parameter (read by the kernel, never handed over per call)."""
+    def connect(self, a: int, b: int, nbytes: int, handoff: int = 1, shape: bool = False) -> None:
+        """A data edge a -> b; `handoff` 0 for a parameter (read by the kernel, never handed over per call);
+        `shape`: it carries a small integer tensor (a shape vector, an index)."""
         for x, y in ((a, b), (b, a)):
-            e = self.link[x].setdefault(y, [0, 0])
+            e = self.link[x].setdefault(y, [0, 0, 0])
             e[0] += handoff
             e[1] += nbytes
+            e[2] += shape
             self.edges[x] += handoff
             self.bytes[x] += nbytes
 
@@ -86,7 +100,9 @@ class _Clusters:
         return min(self.fused(c), self.unfused[c])
 
     def benefit(self, a: int, b: int) -> float:
-        k, nb = self.link[a].get(b, (0, 0))
+        k, nb, shape = self.link[a].get(b, (0, 0, 0))
+        if shape:
+            return float("inf")  # shape values stay inside the cluster that reads them, as mark's phase 0 does
         merged = self.time(self.flops[a] + self.flops[b], self.bytes[a] + self.bytes[b] - 2 * nb,
                            self.edges[a] + self.edges[b] - 2 * k)
         return self.best(a) + self.best(b) - min(merged, self.unfused[a] + self.unfused[b])
@@ -94,15 +110,15 @@ class _Clusters:
     def merge(self, keep: int, gone: int) -> None:
         self.unfused[keep] += self.unfused[gone]
         self.flops[keep] += self.flops[gone]
-        between = self.link[keep].pop(gone, [0, 0])
+        between = self.link[keep].pop(gone, [0, 0, 0])
         self.link[gone].pop(keep, None)
         self.edges[keep] += self.edges[gone] - 2 * between[0]
         self.bytes[keep] += self.bytes[gone] - 2 * between[1]
-        for other, (k, nb) in self.link[gone].items():
-            for x, y, (kk, bb) in ((keep, other, (k, nb)), (other, keep, self.link[other].pop(gone))):
-                e = self.link[x].setdefault(y, [0, 0])
-                e[0] += kk
-                e[1] += bb
+        for other, entry in self.link[gone].items():
+            for x, y, add in ((keep, other, entry), (other, keep, self.link[other].pop(gone))):
+                e = self.link[x].setdefault(y, [0, 0, 0])
+                for i in range(3):
+                    e[i] += add[i]
         self.link[gone] = {}
 
 
@@ -113,26 +129,24 @@ def cost_clustering(graph, cands: Candidates, opts: ClusterOptions) -> Clusterin
     nodes = graph.nodes
     n, n_in = len(nodes), len(graph.inputs)
     base = 2 + n_in
-    time, flops, src, dst, ebytes, out_bytes = _costs(graph, hw)
+    time, flops, src, dst, ebytes, eshape, out_bytes = _costs(graph, hw)
     gc = GraphCycles(base + n)
     gc.insert_edge(SOURCE, SINK)
     st = _Clusters(hw, base + n)
     linked = [False] * (base + n), [False] * (base + n)  # has an in edge, has an out edge
     # parameters (initializers, Const outputs) stay resident under XLA: their bytes are read, no hand-off
     param = [v.data is not None for v in graph.inputs] + [_const(nd) for nd in nodes]
-    for s, d, nb in zip(src, dst, ebytes):
+    for s, d, nb, shape in zip(src, dst, ebytes, eshape):
         a = base + s if s >= 0 else 1 - s  # graph input i (src -1 - i) has id 2 + i
         gc.insert_edge(a, base + d)
-        st.connect(a, base + d, nb, 0 if param[s + n_in if s >= 0 else -1 - s] else 1)
+        st.connect(a, base + d, nb, 0 if param[s + n_in if s >= 0 else -1 - s] else 1, shape)
         linked[1][a] = linked[0][base + d] = True
     for d, node in enumerate(nodes):
         for ref in node.control_inputs:
             gc.insert_edge(base + graph.index[ref], base + d)
             linked[1][base + graph.index[ref]] = linked[0][base + d] = True
-    for r, nb in zip(graph.outputs, out_bytes):
-        j = graph.index.get(parse_ref(r)[0])
-        if j is not None:
-            st.connect(base + j, SINK, nb)  # a graph output produced in a cluster crosses its boundary
+    for j, nb in out_bytes:
+        st.connect(base + j, SINK, nb)  # a graph output produced in a cluster crosses its boundary
     for v in range(2, base + n):        # FixupSourceAndSinkEdges, as mark
         if not linked[0][v]:
             gc.insert_edge(SOURCE, v)
@@ -185,8 +199,8 @@ def cost_clustering(graph, cands: Candidates, opts: ClusterOptions) -> Clusterin
         if find(a) != a or find(b) != b or version[a] != va or version[b] != vb:
             continue  # a side has merged since: its pairs were pushed again with the new versions
         frm, to = (a, b) if b in gc.out[a] else (b, a)  # along the producer -> consumer edge
-        if -neg <= 0:
-            refuse(frm, to, "unprofitable", f"not profitable: ΔT = {-neg * 1e6:+.1f} µs")
+        if -neg < 0:  # 0: neither side pays yet; growing may make it pay (or it is dropped at the end)
+            refuse(frm, to, "unprofitable", f"not profitable: ΔT = {-neg * 1e6:+.1f} µs".replace("-", "−"))
             continue
         if device[frm] != device[to]:
             refuse(frm, to, "device", f"incompatible devices ({device[frm]} vs {device[to]})")
