@@ -100,3 +100,23 @@ def test_json_keys_and_table_rows(tmp_path):
     u = analyse(str(p), AnalysisOptions(min_cluster_size=1, dims={"batch": 4}))
     console.print(stats_table(u.graph, u.clustering, u.stats))
     check_golden(os.path.join(HERE, "golden", "symbolic_stats.txt"), console.export_text(), __file__)
+
+
+def test_inputs_bind_dims_for_cluster_and_stats(run_cli, tmp_path):
+    """`stats/cluster --inputs X.npz` report what `--dim` with the arrays' sizes reports; a shape that
+    disagrees with the graph is one clear error."""
+    import numpy as np
+
+    model = os.path.join(ROOT, "tests/data/exports/bert_dynamo.onnx")
+    npz = model.replace(".onnx", ".inputs.npz")
+    for cmd in ("stats", "cluster"):
+        code, out, err = run_cli(cmd, model, "--inputs", npz, "--json")
+        assert code == 0, err
+        code, ref, err = run_cli(cmd, model, "--dim", "batch=2", "--dim", "seq=7", "--json")
+        assert code == 0, err
+        got, want = json.loads(out)["stats"], json.loads(ref)["stats"]
+        assert got["boundary_bytes"] == want["boundary_bytes"] == 88336 and got["free_dims"] == []
+    bad = tmp_path / "bad.npz"
+    np.savez(bad, input_ids=np.zeros((2, 7), np.int64), attention_mask=np.zeros((2, 8), np.int64))
+    code, _, err = run_cli("stats", model, "--inputs", str(bad))
+    assert code == 2 and "dimension 'seq' is 8 here but 7" in err and "Traceback" not in err
