@@ -87,7 +87,7 @@ def test_shell_completion_is_offered_and_completes():
     words = {"COMP_CWORD": "1", "_XCVIZ_COMPLETE": "complete_bash"}
     assert _xcviz(env={**words, "COMP_WORDS": "xcviz clu"}).stdout.split() == ["cluster"]
     words = {"COMP_CWORD": "4", "_XCVIZ_COMPLETE": "complete_bash"}
-    assert _xcviz(env={**words, "COMP_WORDS": f"xcviz cluster {SEED} --strategy "}).stdout.split() == ["mark", "greedy"]
+    assert _xcviz(env={**words, "COMP_WORDS": f"xcviz cluster {SEED} --strategy "}).stdout.split() == ["mark", "greedy", "cost"]
 
 
 def test_help_shows_choices_metavars_limits_and_whole_summaries(run_cli):
@@ -100,7 +100,7 @@ def test_help_shows_choices_metavars_limits_and_whole_summaries(run_cli):
         assert "".join(first.split()) in "".join(top.split())  # the wrapping may break at a hyphen
     code, out, _ = run_cli("cluster", "--help")
     assert code == 0
-    for text in ("Usage: xcviz cluster [OPTIONS] GRAPH\n", "--strategy [mark|greedy]", "--device [cpu|gpu|tpu]",
+    for text in ("Usage: xcviz cluster [OPTIONS] GRAPH\n", "--strategy [mark|greedy|cost]", "--device [cpu|gpu|tpu]",
                  "--dim NAME=SIZE", "--allow OP[,OP...]", "-o, --output FILE"):
         assert text in out, text
     for text in ("<str>", "<int>", "<list[str]>", "{graph}", "{GRAPH}"):

@@ -107,3 +107,16 @@ def test_sym_algebra_round_trips():
     assert (Sym.of("seq") + 1).exact_div(2) is None
     assert parse("N?") == Sym.name("N?")  # a file's odd name stays one name
     assert TensorType(("seq+1", 4), "float32").nbytes({"seq": 3}) == 64
+
+
+def test_compiled_walk_propagates_the_same_values(monkeypatch):
+    """The numba walk (big graphs) works values out lazily; forced onto the exports it gives the
+    reference loop's shapes node for node."""
+    pytest.importorskip("numba", reason="pip install numba")
+    from xcviz.loaders import load
+
+    for path in EXPORTS:
+        monkeypatch.setenv("XCVIZ_INFER", "reference")
+        ref = [tuple(n.outputs) for n in load(path).nodes]
+        monkeypatch.setenv("XCVIZ_INFER", "fast")
+        assert [tuple(n.outputs) for n in load(path).nodes] == ref, os.path.basename(path)

@@ -97,7 +97,8 @@ class AnalysisOptions:
 
         return ClusterOptions(strategy=self.strategy, device=self.device, min_cluster_size=self.min_cluster_size,
                               max_cluster_size=self.max_cluster_size, allow=self.allow, deny=self.deny,
-                              supported_ops=self.supported_ops)
+                              supported_ops=self.supported_ops,
+                              hardware=self.hardware if self.strategy == "cost" else None)
 
 
 @dataclass(frozen=True, eq=False, repr=False)

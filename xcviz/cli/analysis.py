@@ -1,6 +1,8 @@
 """The analysis commands: `cluster`, `stats`, `explain` (tables or --json) and `ops` (the op registry)."""
 from __future__ import annotations
 
+from typing import Annotated, Optional
+
 import typer
 
 from ..errors import XcvizError
@@ -8,13 +10,36 @@ from ..pipeline import AnalysisOptions
 from .base import Debug, GraphArg, Json, Output, analyse, analysis_command, command
 from .output import emit_json, emit_renderable, wants_json
 
+Inputs = Annotated[Optional[str], typer.Option(
+    "--inputs", metavar="FILE.npz", show_default=False,
+    help="an .npz file with one array per graph input: their shapes bind the symbolic dimensions (as in validate)")]
+
+
+
+def bind_inputs_dims(a, path: str | None):
+    """`--inputs FILE.npz`: the symbolic dims the arrays' shapes bind (they win over --dim, as in
+    `validate`), and the costs again with them; the clustering does not depend on sizes."""
+    if path is None:
+        return a
+    from ..cost import compute_stats
+    from ..cost.symbolic import dims_from_arrays
+    from ..ir import bind_dims
+    from ..pipeline import Analysis
+    from .running import read_npz
+
+    dims = dims_from_arrays(a.graph, read_npz(path), path)
+    if not dims:
+        return a
+    bind_dims(a.graph, dims)
+    return Analysis(a.graph, a.clustering, compute_stats(a.graph, a.clustering, a.hardware), a.hardware)
+
 
 @analysis_command
 def cluster(graph: GraphArg, json: Json = False, output: Output = None,
-            limit: int = typer.Option(200, metavar="N", help="rows per table (all rows with --json)"), *,
-            options: AnalysisOptions) -> None:
+            limit: int = typer.Option(200, metavar="N", help="rows per table (all rows with --json)"),
+            inputs: Inputs = None, *, options: AnalysisOptions) -> None:
     """Clusters, fallback nodes with their reasons, refused merges, and a one-line summary."""
-    a = analyse(graph, options)
+    a = bind_inputs_dims(analyse(graph, options), inputs)
     json = wants_json(json, output)  # after loading: writing over the input file is the error to give
     from ..clustering.tf_reference import compare_with_reference, reference_line
 
@@ -34,9 +59,10 @@ def cluster(graph: GraphArg, json: Json = False, output: Output = None,
 
 
 @analysis_command
-def stats(graph: GraphArg, json: Json = False, output: Output = None, *, options: AnalysisOptions) -> None:
+def stats(graph: GraphArg, json: Json = False, output: Output = None, inputs: Inputs = None, *,
+          options: AnalysisOptions) -> None:
     """Coverage, boundary bytes, kernel launches before/after, estimated speedup."""
-    a = analyse(graph, options)
+    a = bind_inputs_dims(analyse(graph, options), inputs)
     json = wants_json(json, output)  # after loading: writing over the input file is the error to give
     if json:
         from ..render.report_json import stats_report

@@ -10,7 +10,7 @@ from ..pipeline import (DEFAULT_MAX_ALIAS_EXPANSION, DEFAULT_MAX_DEPTH, DEFAULT_
 
 from .helpfmt import LIMITS, Command, Group, complete_from
 
-STRATEGIES = ("mark", "greedy")       # = clustering's strategies (not imported: keeps --help fast)
+STRATEGIES = ("mark", "greedy", "cost")     # = clustering's strategies (not imported: keeps --help fast)
 DEVICES = ("cpu", "gpu", "tpu")       # = ops.DEVICES
 
 app = typer.Typer(
@@ -39,9 +39,9 @@ def command(**kwargs):
     return app.command(cls=Command, **kwargs)
 
 
-GraphArg = Annotated[str, typer.Argument(metavar="GRAPH", help="graph file: .yaml/.json (xcviz schema), ONNX JSON, .xcir, .onnx, TensorFlow .pb/.pbtxt or a SavedModel folder", show_default=False)]
-Strategy = Annotated[str, typer.Option("--strategy", "-s", metavar="[mark|greedy]", autocompletion=complete_from(STRATEGIES),
-                                       help="mark (TensorFlow's MarkForCompilationPass) or greedy (the seed's list order)")]
+GraphArg = Annotated[str, typer.Argument(metavar="GRAPH", help="graph file: .yaml/.json (xcviz schema), ONNX JSON, .xcir, .onnx, TensorFlow .pb/.pbtxt or a SavedModel folder, torch.export .pt2", show_default=False)]
+Strategy = Annotated[str, typer.Option("--strategy", "-s", metavar="[mark|greedy|cost]", autocompletion=complete_from(STRATEGIES),
+                                       help="mark (TensorFlow's MarkForCompilationPass), greedy (the seed's list order) or cost (best estimated benefit first)")]
 Device = Annotated[str, typer.Option("--device", "-d", metavar="[cpu|gpu|tpu]", autocompletion=complete_from(DEVICES),
                                      help="target device for the support set")]
 MinSize = Annotated[Optional[int], typer.Option("--min-cluster-size", metavar="N", help="keep clusters whose effective size reaches this [mark: 4, greedy: 0 = keep every run]", show_default=False)]

@@ -1,4 +1,4 @@
-"""Clustering strategies: `mark` (TensorFlow's MarkForCompilationPass) and `greedy` (the seed's demo)."""
+"""Clustering strategies: `mark` (TensorFlow's MarkForCompilationPass), `greedy` (the seed's demo), `cost` (by benefit)."""
 from __future__ import annotations
 
 from .options import STRATEGIES, ClusterOptions, find_candidates, normalize_device  # noqa: F401
@@ -27,6 +27,10 @@ def _run(graph, opts: ClusterOptions) -> Clustering:
         from .greedy import list_order_greedy
 
         return list_order_greedy(graph, cands, opts)
+    if opts.strategy == "cost":
+        from .cost_strategy import cost_clustering
+
+        return cost_clustering(graph, cands, opts)
     from .mark import mark_for_compilation
 
     return mark_for_compilation(graph, cands, opts)

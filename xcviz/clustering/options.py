@@ -10,7 +10,7 @@ import numpy as np
 from ..errors import XcvizError
 from ..ops import DEVICES, REGISTRY
 
-STRATEGIES = ("mark", "greedy")
+STRATEGIES = ("mark", "greedy", "cost")
 DEFAULT_MIN_CLUSTER_SIZE = 4
 
 
@@ -24,10 +24,11 @@ class ClusterOptions:
     deny: frozenset[str] = frozenset()
     supported_ops: frozenset[str] | None = None  # replaces the built-in support set
     record: bool = True                   # keep every merge attempt (explain, frames)
+    hardware: str | None = None           # the cost strategy's profile (name or YAML file); None: the device's
 
     def __post_init__(self) -> None:
         if self.strategy not in STRATEGIES:
-            raise XcvizError(f"unknown strategy {self.strategy!r}", hint="use --strategy mark or --strategy greedy")
+            raise XcvizError(f"unknown strategy {self.strategy!r}", hint="use --strategy mark, greedy or cost")
         if self.device not in DEVICES:
             raise XcvizError(f"unknown device {self.device!r}", hint="use --device cpu, gpu or tpu")
         for key in ("min_cluster_size", "max_cluster_size"):

@@ -5,7 +5,7 @@ from dataclasses import dataclass, field
 
 from .options import ClusterOptions
 
-PHASE_NAMES = {0: "phase 0 (shape consumers)", 1: "phase 1", 2: "phase 2", -1: "greedy"}
+PHASE_NAMES = {0: "phase 0 (shape consumers)", 1: "phase 1", 2: "phase 2", -1: "greedy", 3: "cost"}
 
 
 @dataclass(frozen=True, slots=True)

@@ -11,26 +11,6 @@ from ..ops import REGISTRY
 from .node_rule import CONST_RECORDING, apply_rule, record_const
 from .values import VALUE_OPS, node_value
 
-# ops whose presence makes a graph compute shapes at run time (exported models): such graphs take the
-# Python loop, which propagates values through every op of VALUE_OPS (the compiled walk records only
-# Shape and Const values)
-VALUE_SOURCES = frozenset({"Shape", "Size", "Rank", "ConstantOfShape", "Range", "shape", "size", "rank",
-                           "constant_of_shape", "range"})
-
-
-def computes_shapes(cols: NodeColumns) -> bool:
-    """Whether some node reads a value computed from shapes (a Shape, Range, ... feeding another node):
-    at C speed, for the 10^6-node graphs the compiled walk is for (their Shape nodes feed nothing)."""
-    ops = cols.op
-    if VALUE_SOURCES.isdisjoint(ops):
-        return False
-    import numpy as np
-
-    is_src = np.fromiter(map(VALUE_SOURCES.__contains__, ops), bool, len(ops))
-    src = np.asarray(cols.src_array)
-    return bool(is_src[src[(src >= 0) & (src < len(ops))]].any())
-
-
 def infer_shapes(graph: Graph, counts: list[int], cols: NodeColumns) -> tuple | None:
     """Fill every node's output types from its op's rule; file-given types must agree. `counts`: each
     node's number of outputs; `cols`: the graph's columns. Returns the fast path's (rid, results) (see
@@ -40,7 +20,7 @@ def infer_shapes(graph: Graph, counts: list[int], cols: NodeColumns) -> tuple | 
     input is a known constant, so its merged result is computed once per distinct key: big graphs repeat
     a few hundred such keys millions of times. Input types are read by position (`cols.src`) from
     `slot`, the output-0 type of every node and the type of every graph input."""
-    if use_fast(len(graph.nodes), "XCVIZ_INFER") and not computes_shapes(cols):
+    if use_fast(len(graph.nodes), "XCVIZ_INFER"):
         import os
 
         from . import infer_fast

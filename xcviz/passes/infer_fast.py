@@ -5,8 +5,8 @@ as a static id plus the type ids of its inputs, unless its rule reads a constant
 the nodes in order and gives each node the result its key already has; it stops at the first node whose
 key is new or that needs Python (an opaque op, a ':k' or empty input, container attributes, more than
 MAX_INPUTS inputs, a constant input to a rule that reads constants). Python runs that node exactly as
-infer_shapes does, records the result, and the walk resumes. Constant values (shape and const nodes) are
-worked out only when a rule asks for them. Same results as infer_shapes (tests/test_perf_equivalence.py).
+infer_shapes does, records the result, and the walk resumes. Constant values (shape and const nodes, and
+the value ops of values.py) are worked out only when a rule asks for them. Same results as infer_shapes (tests/test_perf_equivalence.py).
 """
 from __future__ import annotations
 
@@ -22,6 +22,7 @@ from ..ir.attrs import attrs_key
 from ..ir.columns import NodeColumns
 from ..ops import REGISTRY
 from .node_rule import CONST_RECORDING, apply_rule, record_const
+from .values import VALUE_OPS, may_have_value, node_value
 
 MAX_INPUTS = 8  # inputs of a key the kernel compares; nodes with more go through Python
 # With nothing in numba's cache, a cold compile of this walk takes ~25 s once, while infer.infer_shapes'
@@ -184,7 +185,7 @@ def _infer(graph: Graph, counts: list[int], refs: NodeColumns) -> tuple[np.ndarr
     ops = refs.op
     opc = np.array(list(map(op_code.setdefault, ops, range(len(op_code), len(op_code) + n))), np.int64)
     known = refs.known
-    ccap[:n] = np.isin(opc, [op_code[name] for name in CONST_RECORDING])
+    ccap[:n] = np.isin(opc, [op_code[name] for name in CONST_RECORDING | VALUE_OPS])
     lens = refs.lens_array
     off = np.zeros(n + 1, np.int64)
     np.cumsum(lens, out=off[1:])
@@ -237,15 +238,38 @@ def _infer(graph: Graph, counts: list[int], refs: NodeColumns) -> tuple[np.ndarr
         return out
 
     def const_of(ref: str):
-        """The constant value `ref` carries, or None; shape/const nodes are worked out on first use."""
+        """The constant value `ref` carries, or None; shape/const nodes and the value ops fed by them
+        (values.py) are worked out on first use, producers first (a loop, not recursion: chains are long)."""
         if ref in consts or ":" in ref:
             return consts.get(ref)
         j = idx.get(ref)
-        if j is not None and j not in done_const and ccap[j]:
-            done_const.add(j)
-            node = nodes[j]
-            node.outputs = list(results[rid[j]])
-            record_const(node, opdefs[(node.op, True)], input_types(j), consts, source)
+        stack = [j] if j is not None and j not in done_const and ccap[j] else []
+        while stack:
+            k = stack[-1]
+            node = nodes[k]
+            opdef = opdefs[(node.op, True)]
+            if opdef.name in VALUE_OPS and not (results[rid[k]] and may_have_value(results[rid[k]][0])):
+                stack.pop()  # a float or large tensor: no value, and no need to look at its producers
+                done_const.add(k)
+                continue
+            pending = [p for p in map(idx.get, node.inputs) if p is not None and ccap[p] and p not in done_const] \
+                if opdef.name in VALUE_OPS else []
+            if pending:
+                stack += pending
+                continue
+            stack.pop()
+            if k in done_const:
+                continue
+            done_const.add(k)
+            node.outputs = list(results[rid[k]])
+            if opdef.name in CONST_RECORDING:
+                record_const(node, opdef, input_types(k), consts, source)
+                continue
+            cvals = [consts.get(r) if r else None for r in node.inputs]
+            if any(v is not None for v in cvals):
+                v = node_value(opdef, {**opdef.attrs, **node.attrs}, input_types(k), cvals, node.inputs, node.outputs)
+                if v is not None:
+                    consts[node.name] = v
         return consts.get(ref)
 
     i = 0

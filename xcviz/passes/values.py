@@ -146,6 +146,14 @@ def _reduce_pick(xs, op):
     return out
 
 
+def may_have_value(t: TensorType) -> bool:
+    """Values are kept for small integer tensors only (bool masks for Where): shape vectors, never weights."""
+    if t.dtype is None or t.dtype[:3] not in ("int", "uin", "boo"):
+        return False
+    n = t.numel()
+    return n is not None and n <= MAX_ELEMENTS
+
+
 def node_value(opdef, attrs: dict, types: list[TensorType], cvals: list, refs: list[str], outs: list[TensorType]):
     """The value of the node's output 0, or None when it is not known or not small. Every input the node
     names (refs; '' is an absent optional input) must have a value."""
@@ -154,9 +162,8 @@ def node_value(opdef, attrs: dict, types: list[TensorType], cvals: list, refs: l
         return type_value(name, attrs, types[0]) if types else None
     if name not in VALUE_OPS or not outs:
         return None
-    n = outs[0].numel()
-    if n is None or n > MAX_ELEMENTS or outs[0].dtype is None or outs[0].dtype[:3] not in ("int", "uin", "boo"):
-        return None  # shape values are integers (bool masks for Where); weights are left alone
+    if not may_have_value(outs[0]):
+        return None
     if any(v is None and ref for v, ref in zip(cvals, refs)):
         return None
     args = [None if v is None else np.asarray(v) for v in cvals]

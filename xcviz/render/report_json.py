@@ -7,6 +7,7 @@ from ..clustering import Clustering
 from ..clustering.result import PHASE_NAMES
 from ..cost import Stats
 from ..ir import Graph
+from . import symbolic_view
 
 SCHEMA_VERSION = 1
 
@@ -87,7 +88,7 @@ def cluster_report(graph: Graph, clustering: Clustering, stats: Stats) -> dict:
         "options": options_info(clustering, stats.hardware),
         "clusters": clusters,
         "nodes": nodes,
-        "stats": stats_dict(stats),
+        "stats": stats_dict(stats) | symbolic_view.json_keys(graph, clustering, stats),
         "boundary_edges": [{
             "from": e.src, "to": e.dst, "tensor": e.tensor, "shape": _shape(e.type.shape), "dtype": e.type.dtype,
             "bytes": e.bytes,
@@ -114,7 +115,8 @@ def stats_dict(s: Stats) -> dict:
 
 def stats_report(graph: Graph, clustering: Clustering, stats: Stats) -> dict:
     return {"schema_version": SCHEMA_VERSION, "graph": graph_info(graph),
-            "options": options_info(clustering, stats.hardware), "stats": stats_dict(stats)}
+            "options": options_info(clustering, stats.hardware),
+            "stats": stats_dict(stats) | symbolic_view.json_keys(graph, clustering, stats)}
 
 
 def explain_report(story: dict) -> dict:

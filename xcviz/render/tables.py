@@ -9,6 +9,7 @@ from ..clustering import Clustering
 from ..cost import Stats
 from ..ir import Graph
 from .units import fmt_bytes, fmt_pct, fmt_speedup
+from . import symbolic_view
 
 # One hue per cluster, the same everywhere (terminal, SVG, HTML). Colorblind-safe blues, greens and purples
 # (Okabe-Ito and Tol's muted set) that stay clear of the two hues reserved for meaning: fallback red and
@@ -84,19 +85,6 @@ def summary_line(stats: Stats) -> Text:
     return text
 
 
-def dims_hint(graph: Graph, stats: Stats) -> list[Text]:
-    """When bytes are unknown because of unbound symbolic dimensions, say which ones to bind."""
-    if stats.boundary_bytes is not None:
-        return []
-    free = sorted({d for v in graph.inputs if v.type.shape for d in v.type.shape
-                   if isinstance(d, str) and d not in graph.dims and d != "?"})
-    if not free:
-        return []
-    example = " ".join(f"--dim {d}=1" for d in free[:3])
-    return [Text(f"bytes are unknown while {', '.join(free)} {'is' if len(free) == 1 else 'are'} unbound: try {example}",
-                 style="dim")]
-
-
 def cluster_view(graph: Graph, clustering: Clustering, stats: Stats, limit: int | None = None) -> Group:
     parts = []
     if clustering.clusters:
@@ -117,7 +105,7 @@ def cluster_view(graph: Graph, clustering: Clustering, stats: Stats, limit: int 
         if len(shown) < n_refused:
             t.caption = f"{n_refused - len(shown)} more (use --json for all)"
         parts += [Text(""), t]
-    parts += [Text(""), summary_line(stats), *dims_hint(graph, stats)]
+    parts += [Text(""), summary_line(stats), *symbolic_view.hint(graph, clustering, stats)]
     return Group(*parts)
 
 
@@ -142,9 +130,10 @@ def stats_table(graph: Graph, clustering: Clustering, stats: Stats) -> Group:
         ("kernel launches", f"{s.kernel_launches_before} → {s.kernel_launches_after}"),
         ("est. speedup S", fmt_speedup(s.speedup_estimate)),
     ]
+    rows += symbolic_view.rows(graph, clustering, s)  # D and FLOPs as formulas, D's lower bound, unknown edges
     for k, v in rows:
         t.add_row(k, Text(v))
-    return Group(t, Text(""), summary_line(s), *dims_hint(graph, s))
+    return Group(t, Text(""), summary_line(s), *symbolic_view.hint(graph, clustering, s))
 
 
 def ops_table(registry, device: str | None = None) -> Table:
