@@ -40,6 +40,7 @@ class ClusterCost:
     time_fused: float | None
     speedup_estimate: float | None
     parameter_bytes_in: int | None = None   # the part of boundary_bytes_in carried by parameters (resident)
+    kernels: int = 1                        # XLA kernels predicted by the fusion model (cost.fusion)
 
 
 @dataclass

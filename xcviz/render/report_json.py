@@ -74,7 +74,7 @@ def cluster_report(graph: Graph, clustering: Clustering, stats: Stats) -> dict:
         "inputs": c.inputs, "outputs": c.outputs,
         "boundary_bytes_in": c.boundary_bytes_in, "boundary_bytes_out": c.boundary_bytes_out,
         "parameter_bytes_in": c.parameter_bytes_in,
-        "flops": c.flops, "effective_size": c.effective_size,
+        "flops": c.flops, "effective_size": c.effective_size, "kernels": c.kernels,
         "speedup_estimate": _num(c.speedup_estimate, 4),
     } for c in stats.clusters_detail]
     refused = [{

@@ -139,7 +139,7 @@ def stats_table(graph: Graph, clustering: Clustering, stats: Stats) -> Group:
         ("  activations (per call)", fmt_bytes(s.boundary_bytes_activations)),
         ("  parameters (resident)", fmt_bytes(s.parameter_bytes)),
         ("hand-offs per call", str(s.handoffs)),
-        ("kernel launches", f"{s.kernel_launches_before} → {s.kernel_launches_after}"),
+        ("kernel launches (XLA, predicted)", f"{s.kernel_launches_before} → {s.kernel_launches_after}"),
         ("est. speedup S", fmt_speedup(s.speedup_estimate)),
     ]
     for k, v in rows:

@@ -38,6 +38,7 @@ class ClusterCheck:
     status: str                 # ok | mismatch | compile-error
     message: str | None = None
     culprit: str | None = None  # node named by a compile error
+    kernels_predicted: int | None = None  # the cost model's fusion model, beside XLA's own count (kernels_after)
 
 
 @dataclass
@@ -69,7 +70,8 @@ def check_clusters(graph, clustering, env: dict, stats, cache, repeats=None, pro
         detail = stats.clusters_detail[k]
         spec = cluster_spec(graph, members)
         row = ClusterCheck(cid, detail.nodes, detail.ops, detail.effective_size, None, None, {}, None, False, None,
-                           None, None, detail.speedup_estimate, None, None, "compile-error")
+                           None, None, detail.speedup_estimate, None, None, "compile-error",
+                           kernels_predicted=detail.kernels)
         try:
             comp, hit = cache.get(graph, spec, env)
         except Exception as e:  # noqa: BLE001 - any failure to trace/lower/compile is this cluster's status
