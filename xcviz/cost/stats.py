@@ -9,6 +9,7 @@ from ..ir import Graph, gc_paused
 from ..ops import REGISTRY
 from .boundary import Boundary, Details
 from .hardware import Hardware
+from .coverage import flops_coverage
 from .fusion import predict_kernels
 from .keys import cost_keys, costs_per_key
 from .params import param_of
@@ -120,7 +121,8 @@ def _compute_stats(graph: Graph, clustering, hw: Hardware) -> Stats:
     detail = Details(graph, clustering, edges, numbers)
     return Stats(
         nodes=n, clustered_nodes=clustered, coverage=clustered / n if n else 0.0,
-        coverage_flops=cl_flops / total_flops if total_flops else None,
+        **flops_coverage(nodes, np.array([f is None for f, _, _ in key_costs] + [False], bool)[:-1][sig],
+                         clustered_mask, cl_flops, total_flops),
         boundary_bytes=boundary_bytes, boundary_edges=n_edges,
         boundary_bytes_activations=act_bytes, parameter_bytes=par_bytes,
         handoffs=n_sync,

@@ -102,6 +102,8 @@ def stats_dict(s: Stats) -> dict:
     return {
         "nodes": s.nodes, "clustered_nodes": s.clustered_nodes,
         "coverage": _num(s.coverage), "coverage_flops": _num(s.coverage_flops),
+        "coverage_flops_min": _num(s.coverage_flops_min), "coverage_flops_max": _num(s.coverage_flops_max),
+        "unknown_cost_nodes": s.unknown_cost_nodes,
         "boundary_bytes": s.boundary_bytes, "boundary_edges": s.boundary_edges,
         "boundary_bytes_activations": s.boundary_bytes_activations, "parameter_bytes": s.parameter_bytes,
         "handoffs": s.handoffs,
