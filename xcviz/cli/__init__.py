@@ -13,5 +13,6 @@ from . import drawing  # noqa: E402,F401
 from . import running  # noqa: E402,F401
 from . import printing  # noqa: E402,F401
 from . import exporting  # noqa: E402,F401
+from . import calibrating  # noqa: E402,F401
 
 __all__ = ["app", "main", "run"]
