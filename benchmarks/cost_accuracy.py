@@ -6,7 +6,8 @@ predicted kernel count vs the kernels in XLA's optimized HLO. A benchmark, not a
     python benchmarks/cost_accuracy.py --models graphs/resnet_mini.onnx --runs 3
 
 Models: every .onnx in graphs/ and the small models of the onnx wheel's zoo (onnx/backend/test/data/light),
-clustered with `mark` at minimum size 1, inputs seeded random (seed 0), batch dims bound to 1, other symbolic dims (sequence lengths) to 16.
+clustered with `mark` at minimum size 1 (whole models, mostly one cluster each) and again with
+`--max-cluster-size 6` (many small clusters of every kind), inputs seeded random (seed 0), batch dims bound to 1, other symbolic dims (sequence lengths) to 16.
 Per cluster, `validate` times the native nodes and the XLA executable (median of `--repeats`); the whole
 validation is repeated `--runs` times and each cluster's measured speedup is the median over runs, with its
 spread (min-max). The machine is shared and noisy: the spread says how much to trust a number.
@@ -26,8 +27,9 @@ import sys
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(HERE)
 sys.path.insert(0, ROOT)
-ZOO_SMALL = ("squeezenet", "shufflenet", "inception_v1", "bvlc_alexnet", "zfnet512", "densenet121", "resnet50",
-             "inception_v2", "vgg19")
+# the zoo's models small enough to run natively, 7 times, on a 2-core machine (vgg19, resnet50, densenet121,
+# inception_v2 and zfnet512 take minutes per native run there)
+ZOO_SMALL = ("squeezenet", "shufflenet", "inception_v1", "bvlc_alexnet")
 
 
 def zoo_models(names=ZOO_SMALL) -> list[str]:
@@ -50,16 +52,22 @@ def _dims(path: str) -> dict[str, int]:
             for v in g.inputs if v.type.shape for d in v.type.shape if isinstance(d, str)}
 
 
-def measure_model(path: str, hardware: str | None, runs: int, repeats: int, kernels_only: bool) -> dict:
+def measure_model(path: str, hardware: str | None, runs: int, repeats: int, kernels_only: bool,
+                  max_size: int | None = None) -> dict:
     from xcviz.pipeline import AnalysisOptions, analyse
-    from xcviz.runtime.validate import validate_graph
+    from xcviz.runtime.execute import execute
+    from xcviz.runtime.inputs import bind_inputs
+    from xcviz.runtime.jit import CompileCache
+    from xcviz.runtime.validate import check_clusters
 
-    opts = AnalysisOptions(min_cluster_size=1, hardware=hardware, dims=_dims(path))
+    opts = AnalysisOptions(min_cluster_size=1, max_cluster_size=max_size, hardware=hardware, dims=_dims(path))
     a = analyse(path, opts)
+    env = execute(a.graph, bind_inputs(a.graph, None, 0), "native", keep_all=True).env
+    cache = CompileCache()  # one compile per cluster, reused by every run
     rows: dict[str, dict] = {}
     for _ in range(1 if kernels_only else runs):
-        report = validate_graph(a.graph, a.clustering, hardware=hardware, repeats=1 if kernels_only else repeats)
-        for c, d in zip(report.clusters, a.stats.clusters_detail):
+        checks = check_clusters(a.graph, a.clustering, env, a.stats, cache, 1 if kernels_only else repeats)
+        for c, d in zip(checks, a.stats.clusters_detail):
             r = rows.setdefault(c.id, {"id": c.id, "ops": c.ops, "size": len(c.nodes), "kernels_predicted": d.kernels,
                                        "kernels_xla": c.kernels_after, "fusions_xla": c.fusions,
                                        "estimate": d.speedup_estimate, "status": c.status,
@@ -72,12 +80,12 @@ def measure_model(path: str, hardware: str | None, runs: int, repeats: int, kern
         m = r.pop("measured")
         r["measured_median"] = statistics.median(m) if m else None
         r["measured_spread"] = [min(m), max(m)] if m else None
-        r["xla_ms_median"] = statistics.median(r.pop("xla_ms")) if r["xla_ms"] else None
-        r["native_ms_median"] = statistics.median(r.pop("native_ms")) if r["native_ms"] else None
-    s = a.stats
-    return {"model": os.path.relpath(path, ROOT) if path.startswith(ROOT) else os.path.basename(path),
-            "nodes": s.nodes, "clusters": list(rows.values()),
-            "estimate_whole": s.speedup_estimate}
+        xla, native = r.pop("xla_ms"), r.pop("native_ms")
+        r["xla_ms_median"] = statistics.median(xla) if xla else None
+        r["native_ms_median"] = statistics.median(native) if native else None
+    name = os.path.relpath(path, ROOT) if path.startswith(ROOT) else os.path.basename(path)
+    return {"model": name + (f" (max size {max_size})" if max_size else ""), "nodes": a.stats.nodes,
+            "clusters": list(rows.values()), "estimate_whole": a.stats.speedup_estimate}
 
 
 def spearman(xs: list[float], ys: list[float]) -> float | None:
@@ -152,16 +160,19 @@ def main() -> None:
     ap.add_argument("--runs", type=int, default=7, help="validations per model (median and spread over them)")
     ap.add_argument("--repeats", type=int, default=5, help="timed repeats inside one validation")
     ap.add_argument("--kernels-only", action="store_true")
+    ap.add_argument("--max-sizes", type=int, nargs="*", default=[6],
+                    help="also cluster each model with these --max-cluster-size values (more, smaller clusters)")
     ap.add_argument("--out", default=os.path.join(HERE, "cost_accuracy_results"))
     args = ap.parse_args()
     models = []
     for path in args.models or default_models():
-        try:
-            models.append(measure_model(path, args.hardware, args.runs, args.repeats, args.kernels_only))
-        except Exception as e:  # noqa: BLE001 - a benchmark lists what it could not run
-            print(f"skipped {path}: {e.__class__.__name__}: {str(e)[:200]}", file=sys.stderr)
-            continue
-        print(f"{models[-1]['model']}: {len(models[-1]['clusters'])} clusters", file=sys.stderr)
+        for max_size in (None, *args.max_sizes):
+            try:
+                models.append(measure_model(path, args.hardware, args.runs, args.repeats, args.kernels_only, max_size))
+            except Exception as e:  # noqa: BLE001 - a benchmark lists what it could not run
+                print(f"skipped {path}: {e.__class__.__name__}: {str(e)[:200]}", file=sys.stderr)
+                continue
+            print(f"{models[-1]['model']}: {len(models[-1]['clusters'])} clusters", file=sys.stderr, flush=True)
     result = {"machine": f"{platform.machine()} {os.cpu_count()} cpus (shared, noisy)",
               "hardware": args.hardware or "cpu", "runs": args.runs, "repeats": args.repeats,
               "kernels_only": args.kernels_only, "models": models, "summary": summarise(models)}

@@ -10,7 +10,8 @@ memory, so ends a kernel, where:
   CPU, cuDNN/cuBLAS on GPU), or
 - it is a reduction's result (reductions and reduce-windows are fusion roots: their elementwise producers
   fuse into them as input fusions, on CPU as YNNPACK fusions).
-Reshapes, squeezes, identities and constants are bitcasts (no kernel), and so is a transpose read only by
+Reshapes, squeezes, identities and constants are bitcasts (no kernel); a broadcast constant
+(ConstantOfShape) fuses into its readers, and where it must be written, equal ones are one (XLA's CSE), and so is a transpose read only by
 library calls on GPU and TPU (XLA's TransposeFolding makes it part of the call's operand); a bitcast that must be written
 makes its producer's fusion write it. A softmax or a normalisation lowers to two reductions.
 
@@ -30,7 +31,8 @@ from ..ir import Graph
 from .view import CostView
 
 FREE = frozenset({"reshape", "flatten", "squeeze", "unsqueeze", "identity", "const", "dropout", "shape", "size",
-                  "rank", "noop", "constant_of_shape"})
+                  "rank", "noop"})
+BROADCASTS = frozenset({"constant_of_shape"})   # a broadcast constant: fused into readers, else one kernel
 LIBRARY = frozenset({"conv2d", "conv_transpose", "matmul", "gemm", "einsum"})
 REDUCE = frozenset({"reduce_sum", "reduce_mean", "reduce_max", "reduce_min", "reduce_prod", "argmax", "argmin",
                     "global_avgpool", "global_maxpool", "avgpool", "maxpool", "cumsum", "topk", "lrn", "hardmax"})
@@ -84,6 +86,16 @@ def node_kernels(flat: CostView, cluster_of: np.ndarray, exits: np.ndarray, para
         written[src[more]] = True
     clustered = cluster_of >= 0
     per_node = np.where(kind >= K_LIB, weight, 0) + ((kind == K_LOOP) & written)
+    # XLA's CSE makes equal broadcast constants one: count each (cluster, type, value) once
+    bcast = np.flatnonzero(np.isin(flat.op, [c for c, o in enumerate(flat.op_names) if o in BROADCASTS])
+                           & written & (cluster_of >= 0))
+    seen: set = set()
+    for j in bcast.tolist():
+        key = (int(cluster_of[j]), int(flat.out_tid[flat.out_start[j]]) if flat.n_out[j] else -1,
+               repr(sorted(flat.nodes[j].attrs.items())))
+        if key in seen:
+            per_node[j] = 0
+        seen.add(key)
     # per-call work on parameters XLA cannot fold (they are arguments of the compiled cluster)
     if device == "cpu":
         # (GPU and TPU fusion cost models recompute such a small vector inside the consumer instead)
