@@ -118,7 +118,12 @@ def summarise(models: list[dict]) -> dict:
     timed = [r for r in rows if r["measured_median"] and r["estimate"] and (r["xla_ms_median"] or 0) >= 0.02]
     est, meas = [r["estimate"] for r in timed], [r["measured_median"] for r in timed]
     within = [0.5 <= e / m <= 2.0 for e, m in zip(est, meas)]
+    multi = [r for r in k if r["size"] > 1]
     return {"clusters": len(rows), "kernels_compared": len(k),
+            "kernels_multi_node": len(multi),
+            "kernels_multi_node_exact": sum(r["kernels_predicted"] == r["kernels_xla"] for r in multi),
+            "kernels_multi_node_within_25pct": sum(abs(r["kernels_predicted"] - r["kernels_xla"]) <= 0.25 * r["kernels_xla"]
+                                                   for r in multi),
             "kernels_exact": sum(r["kernels_predicted"] == r["kernels_xla"] for r in k),
             "kernels_exact_share": (sum(r["kernels_predicted"] == r["kernels_xla"] for r in k) / len(k)) if k else None,
             "kernels_within_25pct_share": (sum(abs(r["kernels_predicted"] - r["kernels_xla"]) <= 0.25 * r["kernels_xla"]
@@ -131,7 +136,9 @@ def markdown(result: dict) -> str:
     s = result["summary"]
     lines = [f"# Cost model accuracy ({result['machine']}, hardware {result['hardware']})", "",
              f"Clusters: {s['clusters']}. Kernel count exact on {s['kernels_exact']}/{s['kernels_compared']} "
-             f"({_pct(s['kernels_exact_share'])}), within 25 % on {_pct(s['kernels_within_25pct_share'])}.",
+             f"({_pct(s['kernels_exact_share'])}), within 25 % on {_pct(s['kernels_within_25pct_share'])}; "
+             f"of the {s['kernels_multi_node']} clusters of two or more nodes, exact on "
+             f"{s['kernels_multi_node_exact']}, within 25 % on {s['kernels_multi_node_within_25pct']}.",
              f"Speedup, over {s['timed_clusters']} clusters timed above the noise floor: Spearman "
              f"{_f(s['spearman'])}, within 2x: {_pct(s['within_2x_share'])}.", "",
              "| model | cluster | ops | kernels pred. | kernels XLA | est. | measured (median) | spread |",
@@ -163,7 +170,14 @@ def main() -> None:
     ap.add_argument("--max-sizes", type=int, nargs="*", default=[6],
                     help="also cluster each model with these --max-cluster-size values (more, smaller clusters)")
     ap.add_argument("--out", default=os.path.join(HERE, "cost_accuracy_results"))
+    ap.add_argument("--from-json", default=None, help="re-summarise a results JSON instead of measuring")
     args = ap.parse_args()
+    if args.from_json:
+        with open(args.from_json, encoding="utf-8") as f:
+            result = json.load(f)
+        result["summary"] = summarise(result["models"])
+        _write(result, args.out)
+        return
     models = []
     for path in args.models or default_models():
         for max_size in (None, *args.max_sizes):
@@ -176,11 +190,15 @@ def main() -> None:
     result = {"machine": f"{platform.machine()} {os.cpu_count()} cpus (shared, noisy)",
               "hardware": args.hardware or "cpu", "runs": args.runs, "repeats": args.repeats,
               "kernels_only": args.kernels_only, "models": models, "summary": summarise(models)}
+    _write(result, args.out)
+
+
+def _write(result: dict, out: str | None) -> None:
     print(json.dumps(result["summary"], indent=1))
-    if args.out:
-        with open(args.out + ".json", "w", encoding="utf-8") as f:
+    if out:
+        with open(out + ".json", "w", encoding="utf-8") as f:
             json.dump(result, f, indent=1, sort_keys=True)
-        with open(args.out + ".md", "w", encoding="utf-8") as f:
+        with open(out + ".md", "w", encoding="utf-8") as f:
             f.write(markdown(result))
 
 
