@@ -12,7 +12,8 @@ from xcviz.render.tables import stats_table
 ROOT = Path(__file__).resolve().parent.parent
 CASES = {"resnet_block.h100": ("graphs/resnet_block.yaml", dict(device="gpu", hardware="h100")),
          "resnet_mini.cpu": ("graphs/resnet_mini.onnx", dict(dims={"N": 1})),
-         "transformer_block.cpu": ("graphs/transformer_block.yaml", {})}
+         "transformer_block.cpu": ("graphs/transformer_block.yaml", {}),
+         "seed_demo.cpu": ("graphs/seed_demo.yaml", dict(min_cluster_size=1))}  # a custom op of unknown cost
 
 
 @pytest.mark.parametrize("case", sorted(CASES))

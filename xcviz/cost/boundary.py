@@ -8,7 +8,7 @@ from operator import attrgetter, getitem
 import numpy as np
 
 from ..ir import Graph, parse_ref
-from .params import parameter_sources
+from .params import param_of, parameter_sources
 from .results import OUTPUT, ClusterCost, Edge
 from .sums import exact_ints
 from .view import CostView
@@ -61,9 +61,8 @@ class Boundary:
         # the value each edge carries (producer, output number): one tensor is handed over once per cluster
         self.value = src * (1 << 20) + np.concatenate((flat.port[self.e], out_port)).astype(np.int64)
         # which edges carry parameters (resident weights and constants) rather than activations
-        p_in, p_node = parameter_sources(graph, flat)
-        self.param = np.where(src >= 0, p_node[np.maximum(src, 0)],
-                              p_in[np.clip(-1 - src, 0, max(len(p_in) - 1, 0))] if len(p_in) else False)
+        self.p_in, self.p_node = parameter_sources(graph, flat)
+        self.param = param_of(src, self.p_in, self.p_node)
 
     def __len__(self) -> int:
         return len(self.known)
@@ -153,7 +152,7 @@ class Details:
             inputs=list(dict.fromkeys(map(refs.__getitem__, ein))),
             outputs=list(dict.fromkeys(map(refs.__getitem__, eout))),
             boundary_bytes_in=c["boundary_bytes_in"][k], boundary_bytes_out=c["boundary_bytes_out"][k],
-            parameter_bytes_in=c["parameter_bytes_in"][k],
+            parameter_bytes_in=c["parameter_bytes_in"][k], kernels=c["kernels"][k],
             edges_in=len(ein), edges_out=len(eout), flops=c["flops"][k], effective_size=c["effective_size"][k],
             time_unfused=c["time_unfused"][k], time_fused=c["time_fused"][k],
             speedup_estimate=c["speedup_estimate"][k])

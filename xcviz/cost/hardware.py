@@ -14,6 +14,7 @@ DEFAULT_PROFILE = {"cpu": "cpu", "gpu": "gpu", "tpu": "tpu"}
 
 
 PROFILE_KEYS = ("peak_flops", "memory_bandwidth", "launch_overhead", "sync_overhead")
+BACKENDS = ("cpu", "gpu", "tpu")
 
 
 @dataclass(frozen=True)
@@ -24,6 +25,8 @@ class Hardware:
     launch_overhead: float
     sync_overhead: float
     description: str = ""
+    backend: str = "cpu"     # the XLA backend whose fusion rules apply (cpu, gpu, tpu)
+    source: str = ""         # where the numbers come from (a datasheet figure, or `xcviz calibrate` on ...)
 
 
 def hardware_names() -> list[str]:
@@ -54,4 +57,8 @@ def load_hardware(spec: str | None, device: str = "cpu") -> Hardware:
             raise XcvizError(f"hardware profile needs a positive number for {key!r}", where=where,
                              hint="keys: " + ", ".join(PROFILE_KEYS))
         values[key] = float(v)
-    return Hardware(str(data.get("name") or spec), description=str(data.get("description") or ""), **values)
+    backend = data.get("backend", "cpu")
+    if backend not in BACKENDS:
+        raise XcvizError(f"unknown backend {backend!r} in hardware profile", where=where, hint="one of " + ", ".join(BACKENDS))
+    return Hardware(str(data.get("name") or spec), description=str(data.get("description") or ""), backend=backend,
+                    source=str(data.get("source") or ""), **values)

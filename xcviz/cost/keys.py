@@ -71,7 +71,8 @@ def cost_keys(graph: Graph, flat: CostView) -> tuple[np.ndarray, list[int]]:
 
 
 def costs_per_key(graph: Graph, flat: CostView, reps: list[int]) -> list[tuple]:
-    """(FLOPs, bytes) of each key's node, as the per-node rules give them."""
+    """(FLOPs, bytes read and written, bytes written (0 where unknown)) of each key's node, as the per-node
+    rules give them."""
     dims = graph.dims
     ops = REGISTRY.ops
     starts = np.cumsum(flat.arity) - flat.arity
@@ -85,6 +86,7 @@ def costs_per_key(graph: Graph, flat: CostView, reps: list[int]) -> list[tuple]:
         for t in (*types, *outs):
             b = t.nbytes()
             total = None if b is None or total is None else total + b
+        written = sum(t.nbytes() or 0 for t in outs)
         opdef = ops.get(node.op) if node.known else None
         flops = None
         if opdef is not None and opdef.flops is not None:
@@ -92,5 +94,5 @@ def costs_per_key(graph: Graph, flat: CostView, reps: list[int]) -> list[tuple]:
                 flops = opdef.flops(Ctx(types, {**opdef.attrs, **node.attrs}, [], outs, len(outs)), outs)
             except Exception:  # noqa: BLE001 - a cost rule never fails a run; the FLOPs are just unknown
                 flops = None
-        out.append((flops, total))
+        out.append((flops, total, written))
     return out

@@ -40,6 +40,7 @@ class ClusterCost:
     time_fused: float | None
     speedup_estimate: float | None
     parameter_bytes_in: int | None = None   # the part of boundary_bytes_in carried by parameters (resident)
+    kernels: int = 1                        # XLA kernels predicted by the fusion model (cost.fusion)
 
 
 @dataclass
@@ -62,6 +63,10 @@ class Stats:
     # and constants, read by the kernels that use them); D = the two together
     boundary_bytes_activations: int | None = None
     parameter_bytes: int | None = None
+    # coverage by FLOPs when some nodes' FLOPs are unknown (coverage_flops is then None): bounds, and which
+    unknown_cost_nodes: dict | None = None  # {"count", "ops": {op_type: n}, "nodes": [first names]}
+    coverage_flops_min: float | None = None
+    coverage_flops_max: float | None = None
     handoffs: int = 0   # activation tensors crossing between the runtimes per call (each costs sync_overhead)
     # Read-only lists; compute_stats fills them with LazyList, which builds each object on first access
     clusters_detail: Sequence[ClusterCost] = field(default_factory=list)

@@ -9,7 +9,10 @@ from ..ir import Graph, gc_paused
 from ..ops import REGISTRY
 from .boundary import Boundary, Details
 from .hardware import Hardware
+from .coverage import flops_coverage
+from .fusion import predict_kernels
 from .keys import cost_keys, costs_per_key
+from .params import param_of
 from .results import LazyList, Stats
 from .sums import exact_ints, run_totals, seg_total, seq_sums, seq_total
 from .view import CostView
@@ -34,9 +37,9 @@ def _compute_stats(graph: Graph, clustering, hw: Hardware) -> Stats:
 
     # per node, from its key: time (NaN = unknown: it makes every sum it enters NaN, as None made the
     # sums None before) and FLOPs (those an op cannot state count as 0)
-    time = np.array([np.nan if t is None else t for t in (t_op(f, b) for f, b in key_costs)], np.float64)[sig]
+    time = np.array([np.nan if t is None else t for t in (t_op(f, b) for f, b, _ in key_costs)], np.float64)[sig]
     unknown = np.isnan(time)
-    key_flops = [f or 0 for f, _ in key_costs]
+    key_flops = [f or 0 for f, _, _ in key_costs]
     flops = exact_ints(key_flops, n)[sig]
     python_flops = not all(type(f) is int for f in key_flops)  # floats: add them in the order sum() did
 
@@ -71,9 +74,16 @@ def _compute_stats(graph: Graph, clustering, hw: Hardware) -> Stats:
     c_sync, n_sync = edges.handoffs(nc)
     # the per-cluster formulas of before, on arrays (the same IEEE operations in the same order), for the
     # clusters whose boundary bytes are known (NaN for the others)
+    # XLA's kernels in each cluster (see fusion): each costs a launch, and each value one kernel writes for
+    # another inside the cluster is written and read back once
+    p_edge = param_of(flat.src, edges.p_in, edges.p_node)
+    exits = edges.src_pos[outs]
+    kernels, written = predict_kernels(graph, flat, cluster_of, nc, exits, p_edge, hw.backend)
+    inner_bytes = seg_total(2 * written_bytes(key_costs, sig)[written], cluster_of[written], nc)
     fused = np.full(nc, np.nan)
     fused[known_f] = np.maximum(c_flops[known_f].astype(np.float64) / hw.peak_flops,
-                                (c_bin + c_bout)[known_f].astype(np.float64) / hw.memory_bandwidth) + hw.launch_overhead
+                                (c_bin + c_bout + inner_bytes)[known_f].astype(np.float64) / hw.memory_bandwidth
+                                ) + hw.launch_overhead * kernels[known_f]
     total = fused + hw.sync_overhead * c_sync.astype(np.float64)
     with np.errstate(all="ignore"):  # entries with an unknown part are dropped below
         speedup = c_unfused / total
@@ -105,17 +115,18 @@ def _compute_stats(graph: Graph, clustering, hw: Hardware) -> Stats:
             parameter_bytes_in=np.where(known_in, c_pin, None),
             flops=c_flops, effective_size=sizes - run_totals(zero[members].astype(np.int64), sizes),
             time_unfused=np.where(np.isnan(c_unfused), None, np.where(sizes > 0, c_unfused.astype(object), 0)),
-            time_fused=np.where(known_f, fused, None), speedup_estimate=np.where(has_speedup, speedup, None))
+            time_fused=np.where(known_f, fused, None), kernels=kernels, speedup_estimate=np.where(has_speedup, speedup, None))
         return {key: a.tolist() for key, a in columns.items()}
 
     detail = Details(graph, clustering, edges, numbers)
     return Stats(
         nodes=n, clustered_nodes=clustered, coverage=clustered / n if n else 0.0,
-        coverage_flops=cl_flops / total_flops if total_flops else None,
+        **flops_coverage(nodes, np.array([f is None for f, _, _ in key_costs] + [False], bool)[:-1][sig],
+                         clustered_mask, cl_flops, total_flops),
         boundary_bytes=boundary_bytes, boundary_edges=n_edges,
         boundary_bytes_activations=act_bytes, parameter_bytes=par_bytes,
         handoffs=n_sync,
-        kernel_launches_before=n, kernel_launches_after=nc + fallback,
+        kernel_launches_before=n, kernel_launches_after=int(kernels.sum()) + fallback,
         time_before=before, time_after=after,
         speedup_estimate=before / after if before is not None and after else None,
         clusters=nc, fallback_nodes=fallback, hardware=hw.name,
@@ -125,3 +136,8 @@ def _compute_stats(graph: Graph, clustering, hw: Hardware) -> Stats:
 def _zero_op(op: str, known: bool) -> bool:
     opdef = REGISTRY.ops.get(op) if known else None
     return opdef is not None and "zero_size" in opdef.groups
+
+
+def written_bytes(key_costs: list[tuple], sig: np.ndarray) -> np.ndarray:
+    """Per node, the bytes of its outputs (0 where unknown), as exact integers."""
+    return exact_ints([w for _, _, w in key_costs], len(sig))[sig]

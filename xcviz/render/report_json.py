@@ -75,7 +75,7 @@ def cluster_report(graph: Graph, clustering: Clustering, stats: Stats) -> dict:
         "inputs": c.inputs, "outputs": c.outputs,
         "boundary_bytes_in": c.boundary_bytes_in, "boundary_bytes_out": c.boundary_bytes_out,
         "parameter_bytes_in": c.parameter_bytes_in,
-        "flops": c.flops, "effective_size": c.effective_size,
+        "flops": c.flops, "effective_size": c.effective_size, "kernels": c.kernels,
         "speedup_estimate": _num(c.speedup_estimate, 4),
     } for c in stats.clusters_detail]
     refused = [{
@@ -103,6 +103,8 @@ def stats_dict(s: Stats) -> dict:
     return {
         "nodes": s.nodes, "clustered_nodes": s.clustered_nodes,
         "coverage": _num(s.coverage), "coverage_flops": _num(s.coverage_flops),
+        "coverage_flops_min": _num(s.coverage_flops_min), "coverage_flops_max": _num(s.coverage_flops_max),
+        "unknown_cost_nodes": s.unknown_cost_nodes,
         "boundary_bytes": s.boundary_bytes, "boundary_edges": s.boundary_edges,
         "boundary_bytes_activations": s.boundary_bytes_activations, "parameter_bytes": s.parameter_bytes,
         "handoffs": s.handoffs,

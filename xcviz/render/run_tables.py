@@ -24,8 +24,8 @@ def ops_summary(ops: dict[str, int], width: int = 28) -> str:
     return text + (f" …+{len(items) - len(parts)}" if len(parts) < len(items) else "")
 
 
-VALIDATE_COLUMNS = ("cluster", "ops", "kernels", "temp", "compile", "native", "XLA", "speedup", "est.", "max err",
-                    "status")
+VALIDATE_COLUMNS = ("cluster", "ops", "kernels", "pred.", "temp", "compile", "native", "XLA", "speedup", "est.",
+                    "max err", "status")
 
 
 def validate_table(report, width: int = 120):
@@ -41,7 +41,7 @@ def validate_table(report, width: int = 120):
     rows, problems = [], []
     for c in report.clusters:
         temp = c.memory.get("temp_bytes") if c.memory else None
-        rows.append([c.id, c.ops, f"{c.kernels_before}→{_fmt(c.kernels_after, 'd')}",
+        rows.append([c.id, c.ops, f"{c.kernels_before}→{_fmt(c.kernels_after, 'd')}", _fmt(c.kernels_predicted, "d"),
                      "-" if temp is None else human_bytes(temp),
                      "cached" if c.cache_hit else _fmt(c.compile_ms, ".0f"), _ms(c.native_ms), _ms(c.xla_ms),
                      _fmt(c.speedup_measured, ".2f") + ("×" if c.speedup_measured else ""),
@@ -50,15 +50,19 @@ def validate_table(report, width: int = 120):
         if c.status != "ok":
             problems.append(f"{c.id} {c.status}{f' ({c.reason})' if c.reason else ''}: {c.message}")
     gap = 2 if width >= 110 else 1
-    others = sum(max([cell_len(h)] + [cell_len(r[i]) for r in rows]) for i, h in enumerate(VALIDATE_COLUMNS) if i != 1)
-    ops_width = max(12, min(40, width - others - gap * (len(VALIDATE_COLUMNS) - 1)))
+    columns = VALIDATE_COLUMNS
+    if width < 110:  # the predicted kernels (also in --json) give way to the ops on a narrow terminal
+        columns = tuple(c for c in columns if c != "pred.")
+        rows = [r[:3] + r[4:] for r in rows]
+    others = sum(max([cell_len(h)] + [cell_len(r[i]) for r in rows]) for i, h in enumerate(columns) if i != 1)
+    ops_width = max(12, min(40, width - others - gap * (len(columns) - 1)))
     ok = sum(c.status == "ok" for c in report.clusters)
     t = Table(title=Text(f"validate {report.graph}: {ok}/{len(report.clusters)} clusters ok · {report.cache['compiles']}"
                          f" compiles, {report.cache['hits']} cache hits · times in ms (median after warm-up)"),
               title_justify="left", header_style="bold", box=box.SIMPLE_HEAD, pad_edge=False,
               padding=(0, gap - 1 if gap > 1 else 0), collapse_padding=True, show_edge=False)
-    for i, col in enumerate(VALIDATE_COLUMNS):
-        t.add_column(col, justify="left" if i in (0, 1, len(VALIDATE_COLUMNS) - 1) else "right", no_wrap=True,
+    for i, col in enumerate(columns):
+        t.add_column(col, justify="left" if i in (0, 1, len(columns) - 1) else "right", no_wrap=True,
                      overflow="ellipsis")
     for r in rows:
         r[1] = ops_summary(r[1], ops_width)
@@ -71,7 +75,8 @@ def validate_table(report, width: int = 120):
                                                     sorted(missing.items(), key=lambda kv: (-kv[1][0], kv[0]))))
     if any(getattr(c, "inputs", "real") == "synthetic" for c in report.clusters):
         lines.append("* synthetic entry tensors (seeded, of the inferred types): their producers cannot run natively")
-    lines.append("max err = max |XLA - native| / max |native|; --json has every op and the absolute error")
+    lines.append("kernels: ops → XLA's (optimized HLO); pred.: the cost model's fusion model. "
+                 "max err = max |XLA - native| / max |native|; --json has every op and the absolute error")
     t.caption = Text("\n".join(lines))
     t.caption_justify = "left"
     return t

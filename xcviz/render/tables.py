@@ -7,6 +7,7 @@ from rich.text import Text
 
 from ..clustering import Clustering
 from ..cost import Stats
+from ..cost.coverage import unknown_text
 from ..ir import Graph
 from .units import fmt_bytes, fmt_pct, fmt_speedup
 from . import symbolic_view
@@ -71,8 +72,13 @@ def summary_line(stats: Stats) -> Text:
     text = Text()
     text.append(f"{s.clusters} cluster{'s' if s.clusters != 1 else ''}", style="bold")
     text.append(f" · coverage {s.clustered_nodes}/{s.nodes} ops ({fmt_pct(s.coverage)})")
-    if s.coverage_flops is not None:
-        text.append(f", {fmt_pct(s.coverage_flops)} of FLOPs")
+    flops = flops_coverage_text(s)
+    if flops:
+        text.append(f", {flops} of FLOPs")
+    elif s.unknown_cost_nodes:
+        text.append(", FLOPs coverage unknown")
+    if s.unknown_cost_nodes:
+        text.append(f" ({unknown_text(s.unknown_cost_nodes)})")
     text.append(" · ")
     # what really crosses per call is the activations; parameters stay resident (read, never handed over)
     text.append(fmt_bytes(s.boundary_bytes_activations), style=BOUNDARY)
@@ -83,6 +89,16 @@ def summary_line(stats: Stats) -> Text:
     text.append(fmt_speedup(s.speedup_estimate), style="bold")
     text.append(f" ({s.hardware})")
     return text
+
+
+def flops_coverage_text(s: Stats) -> str:
+    """'62 %', or a bound where some nodes' FLOPs are unknown ('≥ 62 %', '≤ 99 %'); '' when nothing is known."""
+    if s.coverage_flops is not None:
+        return fmt_pct(s.coverage_flops)
+    lo, hi = s.coverage_flops_min, s.coverage_flops_max
+    if lo is None or hi is None or (lo == 0.0 and hi == 1.0):
+        return ""
+    return f"≥ {fmt_pct(lo)}" if hi == 1.0 else f"≤ {fmt_pct(hi)}"
 
 
 def cluster_view(graph: Graph, clustering: Clustering, stats: Stats, limit: int | None = None) -> Group:
@@ -121,13 +137,14 @@ def stats_table(graph: Graph, clustering: Clustering, stats: Stats) -> Group:
         ("clustered ops", f"{s.clustered_nodes}"),
         ("fallback ops", f"{s.fallback_nodes}"),
         ("coverage η (ops)", fmt_pct(s.coverage)),
-        ("coverage (FLOPs)", fmt_pct(s.coverage_flops)),
+        ("coverage (FLOPs)", flops_coverage_text(s) or fmt_pct(None)),
+        *([("  unknown cost", unknown_text(s.unknown_cost_nodes))] if s.unknown_cost_nodes else []),
         ("boundary edges |∂C|", str(s.boundary_edges)),
         ("boundary bytes D", fmt_bytes(s.boundary_bytes)),
         ("  activations (per call)", fmt_bytes(s.boundary_bytes_activations)),
         ("  parameters (resident)", fmt_bytes(s.parameter_bytes)),
         ("hand-offs per call", str(s.handoffs)),
-        ("kernel launches", f"{s.kernel_launches_before} → {s.kernel_launches_after}"),
+        ("kernel launches (XLA, predicted)", f"{s.kernel_launches_before} → {s.kernel_launches_after}"),
         ("est. speedup S", fmt_speedup(s.speedup_estimate)),
     ]
     rows += symbolic_view.rows(graph, clustering, s)  # D and FLOPs as formulas, D's lower bound, unknown edges

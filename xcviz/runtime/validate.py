@@ -47,6 +47,7 @@ class ClusterCheck:
     culprit: str | None = None  # node named by a compile error
     inputs: str = "real"        # real: the tensors the graph computes; synthetic: seeded, of the inferred types
     reason: str | None = None   # why skipped: compile-error | run-error | no-reference | no-inputs
+    kernels_predicted: int | None = None  # the cost model's fusion model, beside XLA's own count (kernels_after)
 
     @property
     def failed(self) -> bool:
@@ -89,7 +90,8 @@ def check_clusters(graph, clustering, run: PartialRun, stats, cache, repeats=Non
             progress(k, total, cid)
         detail = stats.clusters_detail[k]
         row = ClusterCheck(cid, detail.nodes, detail.ops, detail.effective_size, None, None, {}, None, False, None,
-                           None, None, detail.speedup_estimate, None, None, "skipped")
+                           None, None, detail.speedup_estimate, None, None, "skipped",
+                           kernels_predicted=detail.kernels)
         check_cluster(graph, cluster_spec(graph, members), run, cache, repeats, seed, row)
         rows.append(row)
     if progress:

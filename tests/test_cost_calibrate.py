@@ -1,0 +1,50 @@
+"""`xcviz calibrate` writes a profile that `--hardware FILE` reads; every built-in profile says where its
+numbers come from."""
+import pytest
+import yaml
+from importlib import resources
+
+from pathlib import Path
+
+from xcviz.cost import PROFILE_KEYS, hardware_names, load_hardware
+
+ROOT = Path(__file__).resolve().parent.parent
+
+pytest.importorskip("jax", reason="calibrate measures through JAX: pip install -e '.[jax]'")
+
+
+def test_calibrate_writes_a_profile_that_loads(run_cli, tmp_path):
+    out = tmp_path / "mine.yaml"
+    code, _, err = run_cli("calibrate", "-o", str(out), "--matmul-n", "32", "--stream", "1024", "--repeats", "2")
+    assert code == 0 and f"wrote {out}" in err
+    hw = load_hardware(str(out))
+    assert hw.name == "mine" and hw.backend == "cpu" and hw.source.startswith("measured with xcviz calibrate on")
+    assert all(getattr(hw, k) > 0 for k in ("peak_flops", "memory_bandwidth", "launch_overhead"))
+    assert hw.sync_overhead >= 0
+    # and the cost model runs on it
+    code, out_text, _ = run_cli("stats", str(ROOT / "graphs/resnet_block.yaml"), "--hardware", str(out))
+    assert code == 0 and "(mine)" in out_text
+
+
+def test_calibrate_needs_a_yaml_target(run_cli, tmp_path):
+    code, _, err = run_cli("calibrate", "-o", str(tmp_path / "x.txt"), "--repeats", "1")
+    assert code == 2 and "must be a .yaml" in err and "Traceback" not in err
+
+
+def test_calibrate_measures_plausible_rates():
+    from xcviz.runtime.calibrate import calibrate
+
+    steps = []
+    c = calibrate(64, 4096, 2, progress=steps.append)
+    assert len(steps) == 4
+    assert 1e6 < c.peak_flops < 1e16 and 1e6 < c.memory_bandwidth < 1e14 and 0 < c.launch_overhead < 1.0
+    data = yaml.safe_load(c.profile_yaml("x"))
+    assert set(PROFILE_KEYS) <= set(data) and data["backend"] == c.backend
+
+
+@pytest.mark.parametrize("name", hardware_names())
+def test_every_builtin_profile_says_where_its_numbers_come_from(name):
+    text = resources.files("xcviz.hardware").joinpath(f"{name}.yaml").read_text("utf-8")
+    hw = load_hardware(name)
+    assert hw.source and ("datasheet" in hw.source or "documentation" in hw.source or "measured" in hw.source
+                          or "derived" in hw.source), text

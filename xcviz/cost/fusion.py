@@ -1,0 +1,135 @@
+"""A model of the kernels XLA emits for a cluster: producer-consumer fusion, as XLA's fusion passes do it.
+
+XLA does not run one kernel per cluster. Its instruction fusion (xla/service/instruction_fusion.cc, and the
+CPU and GPU passes built on it) fuses a producer into its consumers when the producer is loop-fusible
+(elementwise, broadcast, reshape, transpose, slice, concat, pad, gather, ...): the producer is recomputed
+inside each consumer's loop (cheap ops are duplicated rather than materialised). A value is written to
+memory, so ends a kernel, where:
+- it leaves the cluster (a boundary edge or a graph output),
+- it feeds a library call that takes operands from memory (convolution and dot: oneDNN/Eigen/YNNPACK on
+  CPU, cuDNN/cuBLAS on GPU), or
+- it is a reduction's result (reductions and reduce-windows are fusion roots: their elementwise producers
+  fuse into them as input fusions, on CPU as YNNPACK fusions).
+Reshapes, squeezes, identities and constants are bitcasts (no kernel); a broadcast constant
+(ConstantOfShape) fuses into its readers, and where it must be written, equal ones are one (XLA's CSE), and so is a transpose read only by
+library calls on GPU and TPU (XLA's TransposeFolding makes it part of the call's operand); a bitcast that must be written
+makes its producer's fusion write it. A softmax or a normalisation lowers to two reductions.
+
+Work on parameters is not folded by XLA, as weights are arguments of the compiled cluster: on CPU a
+BatchNorm computes rsqrt(var + eps) per call in a small fusion of its own (GPU and TPU recompute it inside
+the consumer's loop), and a convolution's weight (wider than 1x1) and its fed-in input are copied to the
+layout the library wants, and its result back when it leaves the cluster (one copy each).
+
+What it does not model (measured against XLA's optimized HLO in benchmarks/cost_accuracy.py): sibling
+multi-output fusion, output fusion of a dot into its bias add, library fusions that absorb several
+convolutions (YNNPACK on CPU), and fusions XLA refuses for size or register pressure."""
+from __future__ import annotations
+
+import numpy as np
+
+from ..ir import Graph
+from .view import CostView
+
+FREE = frozenset({"reshape", "flatten", "squeeze", "unsqueeze", "identity", "const", "dropout", "shape", "size",
+                  "rank", "noop"})
+BROADCASTS = frozenset({"constant_of_shape"})   # a broadcast constant: fused into readers, else one kernel
+LIBRARY = frozenset({"conv2d", "conv_transpose", "matmul", "gemm", "einsum"})
+REDUCE = frozenset({"reduce_sum", "reduce_mean", "reduce_max", "reduce_min", "reduce_prod", "argmax", "argmin",
+                    "global_avgpool", "global_maxpool", "avgpool", "maxpool", "cumsum", "topk", "lrn", "hardmax"})
+TWO_REDUCTIONS = frozenset({"softmax", "log_softmax", "layernorm", "instancenorm"})
+FOLDABLE = frozenset({"transpose"})
+CPU_KERNELS = {"softmax": 4, "log_softmax": 4, "layernorm": 5, "instancenorm": 5}
+PARAM_PREP = frozenset({"batchnorm"})       # one per-call fusion on its parameters
+CPU_LAYOUT = frozenset({"conv2d", "conv_transpose"})  # weight (and fed-in input) copied to NHWC on CPU
+
+# kinds
+K_FREE, K_LOOP, K_LIB, K_REDUCE = 0, 1, 2, 3
+
+
+def op_kinds(op_names: list[str], device: str) -> tuple[np.ndarray, np.ndarray]:
+    """Per op code: its kind and the kernels it is as a fusion root (a reduction: 1; a softmax or a
+    normalisation: on GPU and TPU 2, the loops fused into the reductions; on CPU, whose emitter fuses no
+    producer into a reduction, as counted in XLA's optimized HLO: softmax 4, layer norm 5)."""
+    kind = np.array([K_FREE if o in FREE else K_LIB if o in LIBRARY else K_REDUCE if o in REDUCE | TWO_REDUCTIONS
+                     else K_LOOP for o in op_names] + [K_LOOP], np.int64)[:-1]
+    weight = np.array([(CPU_KERNELS.get(o, 1) if device == "cpu" else 2 if o in TWO_REDUCTIONS else 1)
+                       for o in op_names] + [1], np.int64)[:-1]
+    return kind, weight
+
+
+def node_kernels(flat: CostView, cluster_of: np.ndarray, exits: np.ndarray, param_edge: np.ndarray,
+                 device: str) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Per node: the kernels it accounts for, whether its value is written to memory, and its kind."""
+    n = len(cluster_of)
+    kinds, weights = op_kinds(flat.op_names, device)
+    kind, weight = kinds[flat.op], weights[flat.op]
+    kind = np.where(flat.known, kind, K_LOOP)
+    src, dst = flat.src, flat.dst
+    srcn = np.maximum(src, 0)
+    inner = (src >= 0) & (cluster_of[srcn] == cluster_of[dst]) & (cluster_of[dst] >= 0)
+    written = np.zeros(n, bool)
+    written[exits] = True
+    # a transpose read only by library calls folds into their operand (XLA's TransposeFolding): a bitcast
+    # (on GPU and TPU: on CPU the library calls, YNNPACK and oneDNN, want their operands copied)
+    folds = np.isin(flat.op, [c for c, o in enumerate(flat.op_names) if o in FOLDABLE]) & ~written & (device != "cpu")
+    other_reader = np.bincount(src[inner & (kind[dst] != K_LIB)], minlength=n) > 0
+    kind = np.where(folds & ~other_reader & (np.bincount(src[inner], minlength=n) > 0), K_FREE, kind)
+    # a value read by a library call is written to memory
+    lib_reads = inner & (kind[dst] == K_LIB)
+    written[src[lib_reads]] = True
+    # a bitcast that must be written makes its producer write (through chains of bitcasts)
+    through = inner & (kind[dst] == K_FREE) & (kind[srcn] != K_LIB) & (kind[srcn] != K_REDUCE)
+    while True:
+        more = through & written[dst] & ~written[srcn]
+        if not more.any():
+            break
+        written[src[more]] = True
+    clustered = cluster_of >= 0
+    per_node = np.where(kind >= K_LIB, weight, 0) + ((kind == K_LOOP) & written)
+    # XLA's CSE makes equal broadcast constants one: count each (cluster, type, value) once
+    bcast = np.flatnonzero(np.isin(flat.op, [c for c, o in enumerate(flat.op_names) if o in BROADCASTS])
+                           & written & (cluster_of >= 0))
+    seen: set = set()
+    for j in bcast.tolist():
+        key = (int(cluster_of[j]), int(flat.out_tid[flat.out_start[j]]) if flat.n_out[j] else -1,
+               repr(sorted(flat.nodes[j].attrs.items())))
+        if key in seen:
+            per_node[j] = 0
+        seen.add(key)
+    # per-call work on parameters XLA cannot fold (they are arguments of the compiled cluster)
+    if device == "cpu":
+        # (GPU and TPU fusion cost models recompute such a small vector inside the consumer instead)
+        prep = np.isin(flat.op, [c for c, o in enumerate(flat.op_names) if o in PARAM_PREP]) & flat.known
+        per_node = per_node + prep
+        layout = np.isin(flat.op, [c for c, o in enumerate(flat.op_names) if o in CPU_LAYOUT]) & flat.known
+        e = np.arange(len(dst))
+        slot = (e if flat.ref is None else flat.ref) - flat.in_start[dst]
+        e_layout = layout[dst] & (slot <= 1)   # the image and the weight, not the bias
+        # the weight (a parameter) of a kernel wider than 1x1 and an input fed from outside the cluster are
+        # copied once (a 1x1 kernel is a matrix, read as it is)
+        wide = np.array([not t.shape or any(d != 1 for d in t.shape[2:]) for t in flat.types] + [True], bool)[:-1]
+        copies = e_layout & ((param_edge & (slot == 1) & wide[flat.tid_of]) | (~inner & (slot == 0) & ~param_edge))
+        per_node = per_node + np.bincount(dst[copies], minlength=n)
+        # and a convolution's result leaving the cluster is copied back to the graph's layout
+        leaves = np.zeros(n, bool)
+        leaves[exits] = True
+        per_node = per_node + (layout & leaves)
+    return per_node, written, kind
+
+
+def predict_kernels(graph: Graph, flat: CostView, cluster_of: np.ndarray, nc: int, exits: np.ndarray,
+                    param_edge: np.ndarray, device: str = "cpu") -> tuple[np.ndarray, np.ndarray]:
+    """Predicted XLA kernels per cluster, and the members whose value one kernel writes for another.
+    `exits`: positions of the members whose value leaves their cluster; `param_edge`: per edge of `flat`,
+    whether it carries a parameter; `device`: the XLA backend (cpu, gpu, tpu)."""
+    if nc == 0:
+        return np.zeros(0, np.int64), np.zeros(0, np.int64)
+    per_node, written, kind = node_kernels(flat, cluster_of, exits, param_edge, device)
+    clustered = cluster_of >= 0
+    kernels = np.bincount(cluster_of[clustered], weights=per_node[clustered], minlength=nc).astype(np.int64)
+    # values written inside their cluster for another kernel of it (exits are boundary bytes already)
+    inner_written = written & clustered & (kind == K_LOOP)
+    inner_written[exits] = False
+    roots = clustered & (kind >= K_LIB)
+    roots[exits] = False
+    return kernels, np.flatnonzero(inner_written | roots)
