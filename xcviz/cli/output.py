@@ -11,8 +11,9 @@ def console(file=None):
     from rich.console import Console
 
     file = file or sys.stdout
-    # Pipes and files get a fixed, generous width so tables stay readable and output is reproducible.
-    width = None if file.isatty() else 120
+    # Pipes get a fixed, generous width so tables stay readable and output is reproducible, unless COLUMNS
+    # says otherwise (rich reads it, as on a terminal)
+    width = None if file.isatty() or os.environ.get("COLUMNS", "").strip().isdigit() else 120
     return Console(file=file, highlight=False, soft_wrap=False, width=width)
 
 

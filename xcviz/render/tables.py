@@ -8,6 +8,7 @@ from rich.text import Text
 from ..clustering import Clustering
 from ..cost import Stats
 from ..ir import Graph
+from .table_layout import Strip, fit, phrases
 from .units import fmt_bytes, fmt_pct, fmt_speedup
 
 # One hue per cluster, the same everywhere (terminal, SVG, HTML). Colorblind-safe blues, greens and purples
@@ -96,25 +97,37 @@ def dims_hint(graph: Graph, stats: Stats) -> list[Text]:
 def cluster_view(graph: Graph, clustering: Clustering, stats: Stats, limit: int | None = None) -> Group:
     parts = []
     if clustering.clusters:
-        parts.append(clusters_table(graph, clustering, stats, limit))
+        parts.append(fit(clusters_table(graph, clustering, stats, limit)))
     else:
         parts.append(Text(f"No cluster kept ({title(graph, clustering)})", style="bold"))
     if stats.fallback_nodes:
-        parts += [Text(""), fallback_table(graph, clustering, limit)]
+        parts += [Text(""), fit(fallback_table(graph, clustering, limit))]
     n_refused = clustering.refused_count()
     if n_refused:
         nodes = graph.nodes
         t = Table(title=Text("Merges refused"), title_justify="left", header_style="bold")
-        for col in ("phase", "edge", "reason"):
-            t.add_column(col, overflow="fold")
         shown = clustering.refused(limit)
-        for a in shown:
-            t.add_row(Text(str(a.phase)), Text(f"{nodes[a.src].name} → {nodes[a.dst].name}"), Text(a.reason or ""))
+        pairs = refused_pairs(shown)  # the same pair may be tried again in a later round: one row, a count
+        counted = any(n > 1 for n in pairs.values())
+        for col in ("phase", "edge", "reason") + (("times",) if counted else ()):
+            t.add_column(col, overflow="fold", justify="right" if col == "times" else "left")
+        for (phase, src, dst, reason), n in pairs.items():
+            t.add_row(Text(str(phase)), Text(f"{nodes[src].name} → {nodes[dst].name}"), Text(reason or ""),
+                      *((Text(f"×{n}"),) if counted else ()))
         if len(shown) < n_refused:
             t.caption = f"{n_refused - len(shown)} more (use --json for all)"
-        parts += [Text(""), t]
-    parts += [Text(""), summary_line(stats), *dims_hint(graph, stats)]
+        parts += [Text(""), fit(t)]
+    parts += [Text(""), phrases(summary_line(stats)), *map(Strip, dims_hint(graph, stats))]
     return Group(*parts)
+
+
+def refused_pairs(attempts) -> dict[tuple, int]:
+    """(phase, src, dst, reason) -> how many times, in first-seen order."""
+    out: dict[tuple, int] = {}
+    for a in attempts:
+        key = (a.phase, a.src, a.dst, a.reason)
+        out[key] = out.get(key, 0) + 1
+    return out
 
 
 def stats_table(graph: Graph, clustering: Clustering, stats: Stats) -> Group:
@@ -137,10 +150,10 @@ def stats_table(graph: Graph, clustering: Clustering, stats: Stats) -> Group:
     ]
     for k, v in rows:
         t.add_row(k, Text(v))
-    return Group(t, Text(""), summary_line(s), *dims_hint(graph, s))
+    return Group(fit(t), Text(""), phrases(summary_line(s)), *map(Strip, dims_hint(graph, s)))
 
 
-def ops_table(registry, device: str | None = None) -> Table:
+def ops_table(registry, device: str | None = None):
     from ..ops import DEVICES
 
     t = Table(title=Text(f"Op registry ({len(registry)} ops)"), title_justify="left", header_style="bold")
@@ -152,7 +165,7 @@ def ops_table(registry, device: str | None = None) -> Table:
     for op in registry:
         marks = [Text("✓", style="green") if op.compilable_on(d) else Text("✗", style=FALLBACK) for d in DEVICES]
         t.add_row(Text(op.name, style="bold"), Text(", ".join(op.aliases)), *marks, Text(op.reason or op.doc))
-    return t
+    return fit(t)
 
 
 def explain_view(s: dict) -> Group:
