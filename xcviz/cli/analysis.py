@@ -6,14 +6,26 @@ import typer
 from ..errors import XcvizError
 from ..pipeline import AnalysisOptions
 from .base import Debug, GraphArg, Json, Output, analyse, analysis_command, command
+from .helpfmt import complete_from
 from .output import emit_json, emit_renderable, wants_json
+
+
+SORTS = ("file", "size", "bytes", "speedup", "name")  # = render.ordering.SORTS (not imported: keeps --help fast)
+FALLBACK_VIEWS = ("auto", "nodes", "grouped")
 
 
 @analysis_command
 def cluster(graph: GraphArg, json: Json = False, output: Output = None,
-            limit: int = typer.Option(200, metavar="N", help="rows per table (all rows with --json)"), *,
-            options: AnalysisOptions) -> None:
+            limit: int = typer.Option(200, metavar="N", help="rows per table (all rows with --json)"),
+            sort: str = typer.Option("file", "--sort", metavar="[" + "|".join(SORTS) + "]", autocompletion=complete_from(SORTS),
+                                     help="cluster order: as formed, most nodes, most boundary bytes, highest speedup, or by first node's name"),
+            fallbacks: str = typer.Option("auto", "--fallbacks", metavar="[" + "|".join(FALLBACK_VIEWS) + "]",
+                                          autocompletion=complete_from(FALLBACK_VIEWS),
+                                          help="fallback table: a row per node, or grouped by reason and op (auto: grouped above 20 nodes)"),
+            *, options: AnalysisOptions) -> None:
     """Clusters, fallback nodes with their reasons, refused merges, and a one-line summary."""
+    _choice("--sort", sort, SORTS)
+    _choice("--fallbacks", fallbacks, FALLBACK_VIEWS)
     a = analyse(graph, options)
     json = wants_json(json, output)  # after loading: writing over the input file is the error to give
     if json:
@@ -23,7 +35,14 @@ def cluster(graph: GraphArg, json: Json = False, output: Output = None,
     else:
         from ..render.tables import cluster_view
 
-        emit_renderable(cluster_view(a.graph, a.clustering, a.stats, limit=limit), output)
+        emit_renderable(cluster_view(a.graph, a.clustering, a.stats, limit=limit, sort=sort, fallbacks=fallbacks), output)
+
+
+def _choice(flag: str, value: str, choices: tuple[str, ...]) -> None:
+    if value not in choices:
+        from ..errors import did_you_mean
+
+        raise XcvizError(f"{flag} {value!r}: not one of {', '.join(choices)}", hint=did_you_mean(value, choices))
 
 
 @analysis_command

@@ -8,6 +8,7 @@ from rich.text import Text
 from ..clustering import Clustering
 from ..cost import Stats
 from ..ir import Graph
+from .ordering import GROUP_ABOVE, cluster_order, grouped_fallback_table
 from .table_layout import Strip, fit, phrases
 from .units import fmt_bytes, fmt_pct, fmt_speedup
 
@@ -35,14 +36,16 @@ def title(graph: Graph, clustering: Clustering) -> str:
     return f"{graph.name}: {o.strategy}, {o.device}, min size {o.min_size}"
 
 
-def clusters_table(graph: Graph, clustering: Clustering, stats: Stats, limit: int | None = None) -> Table:
+def clusters_table(graph: Graph, clustering: Clustering, stats: Stats, limit: int | None = None,
+                   sort: str | None = None) -> Table:
     t = Table(title=Text(f"Clusters ({title(graph, clustering)})"), title_justify="left", header_style="bold")
     for col in ("id", "nodes", "ops", "entry → exit", "bytes in", "bytes out", "est. speedup"):
         t.add_column(col, justify="right" if col.startswith(("bytes", "est")) else "left", overflow="fold",
                      no_wrap=col in ("id", "bytes in", "bytes out"))
-    details = stats.clusters_detail if limit is None else stats.clusters_detail[:limit]
-    for k, c in enumerate(details):
-        color = cluster_color(k)
+    order = cluster_order(stats.clusters_detail, sort)
+    for k in order if limit is None else order[:limit]:
+        c = stats.clusters_detail[k]
+        color = cluster_color(k)  # a cluster keeps its colour in any order
         ops = " ".join(f"{op}×{n}" if n > 1 else op for op, n in c.ops.items())
         t.add_row(Text(c.id, style=f"bold {color}"), Text(_names(c.nodes)), Text(ops),
                   Text(f"{_names(c.entry_points, 4)} → {_names(c.exit_points, 4)}"),
@@ -94,14 +97,18 @@ def dims_hint(graph: Graph, stats: Stats) -> list[Text]:
                  style="dim")]
 
 
-def cluster_view(graph: Graph, clustering: Clustering, stats: Stats, limit: int | None = None) -> Group:
+def cluster_view(graph: Graph, clustering: Clustering, stats: Stats, limit: int | None = None,
+                 sort: str | None = None, fallbacks: str = "auto") -> Group:
+    """`fallbacks`: nodes (one row each), grouped (by reason and op), auto (grouped above GROUP_ABOVE nodes)."""
     parts = []
     if clustering.clusters:
-        parts.append(fit(clusters_table(graph, clustering, stats, limit)))
+        parts.append(fit(clusters_table(graph, clustering, stats, limit, sort)))
     else:
         parts.append(Text(f"No cluster kept ({title(graph, clustering)})", style="bold"))
     if stats.fallback_nodes:
-        parts += [Text(""), fit(fallback_table(graph, clustering, limit))]
+        grouped = fallbacks == "grouped" or (fallbacks == "auto" and stats.fallback_nodes > GROUP_ABOVE)
+        table = grouped_fallback_table(graph, clustering, limit, FALLBACK) if grouped else fallback_table(graph, clustering, limit)
+        parts += [Text(""), fit(table)]
     n_refused = clustering.refused_count()
     if n_refused:
         nodes = graph.nodes
