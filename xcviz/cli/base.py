@@ -82,6 +82,19 @@ GraphFormat = Annotated[Optional[str], typer.Option("--format", metavar="[yaml|j
 OWN_PROCESS = False
 
 
+# the commands that need the JAX extra: True, or (parameter, the value with which they do not)
+JAX_COMMANDS: dict[str, object] = {"validate": True, "hlo": True, "run": ("mode", "native")}
+
+
+def _need_jax(command: str) -> None:
+    import importlib.util
+
+    if importlib.util.find_spec("jax") is None or importlib.util.find_spec("jaxlib") is None:
+        from ..errors import XcvizError
+
+        raise XcvizError(f"xcviz {command} needs JAX", hint="pip install 'xcviz[jax]'")
+
+
 def analysis_command(fn=None, *, cls=Command):
     """Register `fn` as a command that also takes every ANALYSIS_OPTIONS flag (`cls`: its click class).
 
@@ -96,11 +109,14 @@ def analysis_command(fn=None, *, cls=Command):
     shared = [name for name, _, _ in ANALYSIS_OPTIONS if name not in own.parameters]
 
     takes_graph = "graph" in own.parameters
+    jax_needed = JAX_COMMANDS.get(fn.__name__, False)
 
     @functools.wraps(fn)
     def command(**kwargs):
         flags = {name: kwargs.pop(name) for name in shared}
         flags.pop("debug", None)  # handled by main()
+        if jax_needed and (jax_needed is True or kwargs.get(jax_needed[0]) != jax_needed[1]):
+            _need_jax(fn.__name__)
         if not takes_graph:
             return fn(**kwargs, options=AnalysisOptions.from_flags(**flags))
         from . import stdin
