@@ -40,7 +40,7 @@ def command(**kwargs):
     return app.command(cls=Command, **kwargs)
 
 
-GraphArg = Annotated[str, typer.Argument(metavar="GRAPH", help="graph file: .yaml/.json (xcviz schema), ONNX JSON, .xcir, or .onnx", show_default=False)]
+GraphArg = Annotated[str, typer.Argument(metavar="GRAPH", help="graph file: .yaml/.json (xcviz schema), ONNX JSON, .xcir, or .onnx; - reads stdin", show_default=False)]
 Strategy = Annotated[str, typer.Option("--strategy", "-s", metavar="[mark|greedy]", autocompletion=complete_from(STRATEGIES),
                                        help="mark (TensorFlow's MarkForCompilationPass) or greedy (the seed's list order)")]
 Device = Annotated[str, typer.Option("--device", "-d", metavar="[cpu|gpu|tpu]", autocompletion=complete_from(DEVICES),

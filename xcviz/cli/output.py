@@ -50,8 +50,10 @@ def emit_json(data, output: str | None) -> None:
 
 def emit_renderable(renderable, output: str | None) -> None:
     from ..render.safe_text import sanitize
+    from ..render.table_layout import Strip
 
     sanitize(renderable)  # names from a hostile file must not move the cursor or change colours
+    renderable = Strip(renderable)  # no line ends in spaces (rich pads titles and wrapped text)
     if output:
         from rich.console import Console
 
