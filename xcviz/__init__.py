@@ -1,22 +1,77 @@
 """xcviz: see how XLA auto-clustering splits a model, why ops fall back, and what crosses each boundary."""
 from __future__ import annotations
 
+import functools
+import os
+import re
+from typing import TYPE_CHECKING, Any, Callable, Iterable, Literal, Mapping, TypeVar
+
 __version__ = "0.1.0"
-__all__ = ["load", "from_torch", "cluster", "stats", "analyse", "AnalysisOptions", "Analysis", "run", "validate", "print_graph",
-           "parse_graph", "XcvizError"]
+__all__ = ["load", "from_torch", "cluster", "stats", "explain", "render", "validate", "run", "diff", "analyse", "AnalysisOptions",
+           "Analysis", "print_graph", "parse_graph", "XcvizError"]
 
+from . import render as _render_package  # noqa: F401  (empty; imported before `def render` below, so that
+# importing xcviz.render.* later finds it loaded and leaves the attribute `xcviz.render` the API function)
 from .errors import XcvizError
-from .pipeline import Analysis, AnalysisOptions, analyse
+from .pipeline import (DEFAULT_MAX_ALIAS_EXPANSION, DEFAULT_MAX_DEPTH, DEFAULT_MAX_FILE_BYTES, DEFAULT_MAX_NODES,
+                       Analysis, AnalysisOptions, analyse)
+
+if TYPE_CHECKING:
+    import numpy as np
+
+    from .clustering import Clustering
+    from .cost import Stats
+    from .ir import Graph
+    from .runtime.validate import ValidationReport
+
+F = TypeVar("F", bound=Callable[..., Any])
+Strategy = Literal["mark", "greedy"]
+Device = Literal["cpu", "gpu", "tpu"]
+
+# an error's hint speaks the command line's flags; raised through the API it names the parameters instead
+_FLAG_TO_PARAMETER = [
+    (r"--dim (\w+)=N", r"dims={'\1': N}"), (r"--dim (\w+)=(\w+)", r"dims={'\1': \2}"), (r"--dim NAME=SIZE", "dims={...}"),
+    (r"--dim\b", "dims={...}"), (r"--seed N", "seed=0"), (r"--inputs FILE\.npz", "inputs={name: array}"),
+    (r"--inputs\b", "inputs"), (r"in the \.npz", "in inputs"), (r"--allow-unknown", "allow_unknown=True"), (r"--supported-ops FILE", "supported_ops={...}"),
+    (r"--strategy (\w+)", r"strategy='\1'"), (r"--mode (\w+)", r"mode='\1'"), (r"--(max[\w-]+)", None),
+    (r"--(min-cluster-size|max-cluster-size|allow|deny|hardware|device|strategy|auto-fallback)\b", None),
+]
 
 
-def load(path, **kw):
-    """Load a graph file (.yaml, .json, ONNX JSON, .onnx) into a verified Graph."""
-    from .loaders import load as _load
+def _api_hint(text: str | None) -> str | None:
+    if not text:
+        return text
+    for pattern, repl in _FLAG_TO_PARAMETER:
+        text = re.sub(pattern, repl if repl is not None else (lambda m: m.group(1).replace("-", "_") + "="), text)
+    return text
 
-    return _load(path, **kw)
+
+def _api(fn: F) -> F:
+    """Errors raised through the API name its parameters; a missing optional dependency names its extra."""
+    @functools.wraps(fn)
+    def call(*args, **kwargs):
+        try:
+            return fn(*args, **kwargs)
+        except XcvizError as e:
+            e.hint = _api_hint(e.hint)
+            raise
+        except ModuleNotFoundError as e:
+            if (e.name or "").split(".")[0] in ("jax", "jaxlib"):
+                raise XcvizError(f"xcviz.{fn.__name__} needs JAX", hint="pip install 'xcviz[jax]'") from None
+            raise
+    return call  # type: ignore[return-value]
 
 
-def from_torch(module_or_program, example_args=None, dynamic_shapes=None, **kw):
+def _need_jax(what: str) -> None:
+    """validate, run and hlo need the JAX extra: say so before any work (their runs catch import errors)."""
+    import importlib.util
+
+    if importlib.util.find_spec("jax") is None or importlib.util.find_spec("jaxlib") is None:
+        raise XcvizError(f"{what} needs JAX", hint="pip install 'xcviz[jax]'")
+
+
+@_api
+def from_torch(module_or_program: Any, example_args: tuple | None = None, dynamic_shapes: Any = None, **kw: Any) -> Graph:
     """A torch.nn.Module (exported with torch.export) or an ExportedProgram as a verified Graph (needs the
     `torch` extra); keywords: example_kwargs, decompose (run_decompositions first), dims."""
     from .loaders.torch_export import from_torch as _from_torch
@@ -24,43 +79,151 @@ def from_torch(module_or_program, example_args=None, dynamic_shapes=None, **kw):
     return _from_torch(module_or_program, example_args, dynamic_shapes, **kw)
 
 
-def cluster(graph, **kw):
-    """Cluster a graph; keyword arguments are ClusterOptions fields. Returns a Clustering."""
+@_api
+def load(path: str | os.PathLike, *, allow_unknown: bool = False, dims: Mapping[str, int] | None = None,
+         max_nodes: int | None = DEFAULT_MAX_NODES, max_file_bytes: int = DEFAULT_MAX_FILE_BYTES,
+         max_depth: int = DEFAULT_MAX_DEPTH, max_alias_expansion: int = DEFAULT_MAX_ALIAS_EXPANSION,
+         max_elements: int | None = None) -> Graph:
+    """Load a graph file (.yaml, .json, ONNX JSON, .xcir, .onnx) into a verified, shape-inferred Graph.
+
+    allow_unknown: load ops the registry does not know as opaque nodes that fall back (else an error).
+    dims: bind symbolic dimensions, e.g. {"batch": 8}. The max_* limits refuse hostile or oversized files."""
+    from .pipeline import load_graph
+
+    options = AnalysisOptions(allow_unknown=allow_unknown, dims=dims or {}, max_file_bytes=max_file_bytes,
+                              max_nodes=max_nodes if max_nodes is not None else 2**62, max_depth=max_depth,
+                              max_alias_expansion=max_alias_expansion, max_elements=max_elements)
+    return load_graph(os.fspath(path), options)  # (checks that each bound dimension is one the graph has)
+
+
+@_api
+def cluster(graph: Graph, *, strategy: Strategy = "mark", device: Device = "cpu", min_cluster_size: int | None = None,
+            max_cluster_size: int | None = None, allow: Iterable[str] = (), deny: Iterable[str] = (),
+            supported_ops: Iterable[str] | None = None) -> Clustering:
+    """Cluster a graph as XLA auto-clustering would: kept clusters, each node's decision and every merge tried.
+
+    min_cluster_size: None = 4 for mark (TensorFlow's default), 0 for greedy. allow/deny widen/narrow the
+    device's support set (any op spelling); supported_ops replaces it."""
     from .clustering import ClusterOptions, run_clustering
 
-    return run_clustering(graph, ClusterOptions(**kw))
+    return run_clustering(graph, ClusterOptions(
+        strategy=strategy, device=device, min_cluster_size=min_cluster_size, max_cluster_size=max_cluster_size,
+        allow=frozenset(allow), deny=frozenset(deny), supported_ops=None if supported_ops is None else frozenset(supported_ops)))
 
 
-def stats(graph, clustering, hardware=None):
-    """Coverage, boundary bytes, launches and estimated speedup of a clustering."""
+@_api
+def stats(graph: Graph, clustering: Clustering, *, hardware: str | None = None) -> Stats:
+    """Coverage η, boundary bytes D, kernel launches and estimated speedup S of a clustering.
+
+    hardware: a profile name (cpu, gpu, h100, tpu) or a YAML file; None: the clustering device's default."""
     from .cost import compute_stats, load_hardware
 
     return compute_stats(graph, clustering, load_hardware(hardware, clustering.options.device))
 
 
-def run(graph, inputs=None, mode="hybrid", **kw):
-    """Execute a graph (hybrid | native | jit); returns {output name: numpy array}."""
-    from .runtime.execute import run_graph
+@_api
+def explain(graph: Graph, clustering: Clustering, node: str) -> dict:
+    """One node's story: candidate or why not, every merge its cluster took part in, and where it ended up
+    (keys as in `xcviz explain --json`)."""
+    from .clustering.explain import story
+    from .errors import did_you_mean
 
-    return run_graph(graph, inputs, mode=mode, **kw)
+    i = graph.index.get(node)
+    if i is None:
+        raise XcvizError(f"no node named {node!r}", hint=did_you_mean(node, graph.index))
+    return story(graph, clustering, i)
 
 
-def validate(graph, **kw):
-    """JIT-compile every kept cluster with JAX and compare it with the native reference."""
+@_api
+def render(graph: Graph, clustering: Clustering | None = None, *, format: Literal["svg", "png", "dot"] = "svg",
+           collapse: bool | None = None, hardware: str | None = None) -> str | bytes:
+    """The picture of a clustering: SVG text, PNG bytes or DOT text (write it where you like).
+
+    clustering: None clusters with the defaults. collapse: draw each cluster as one node (None: above 1,500 nodes)."""
+    from .render.collapse import AUTO_COLLAPSE
+    from .render.dot import build_dot
+    from .render.view import final_view
+
+    if format not in ("svg", "png", "dot"):
+        raise XcvizError(f"unknown format {format!r}", hint="format='svg', 'png' or 'dot'")
+    clustering = clustering if clustering is not None else cluster(graph)
+    view = final_view(graph, clustering, stats(graph, clustering, hardware=hardware))
+    source = build_dot(graph, view, collapse=len(graph.nodes) > AUTO_COLLAPSE if collapse is None else collapse)
+    if format == "dot":
+        return source
+    from .render.layout import layout
+
+    picture = layout(source, format)
+    return picture.decode("utf-8") if format == "svg" and isinstance(picture, bytes) else picture
+
+
+@_api
+def validate(graph: Graph, clustering: Clustering | None = None, *, inputs: Mapping[str, np.ndarray] | None = None,
+             seed: int | None = 0, hardware: str | None = None, repeats: int | None = None,
+             auto_fallback: bool = False) -> ValidationReport:
+    """JIT-compile every kept cluster with JAX and compare it with the NumPy reference (needs xcviz[jax]).
+
+    inputs: values by graph input name; the others are random from `seed`. auto_fallback: deny the ops of
+    failing clusters and recluster until all pass. The report: `.ok`, `.clusters`, `.to_json()`."""
+    _need_jax("xcviz.validate")
     from .runtime.validate import validate_graph
 
-    return validate_graph(graph, **kw)
+    return validate_graph(graph, clustering, inputs=dict(inputs) if inputs is not None else None, seed=seed,
+                          hardware=hardware, repeats=repeats, auto_fallback=auto_fallback)
 
 
-def print_graph(graph, clustering=None):
+@_api
+def run(graph: Graph, inputs: Mapping[str, np.ndarray] | None = None, *, mode: Literal["hybrid", "native", "jit"] = "hybrid",
+        clustering: Clustering | None = None, seed: int | None = 0, strategy: Strategy = "mark", device: Device = "cpu",
+        min_cluster_size: int | None = None, max_cluster_size: int | None = None, allow: Iterable[str] = (),
+        deny: Iterable[str] = ()) -> dict[str, np.ndarray]:
+    """Execute the whole graph: hybrid (clusters under XLA, the rest in NumPy), native or jit (needs xcviz[jax]
+    except native). Returns {output name: array}.
+
+    inputs: values by graph input name; any not given is random from `seed` (seed=None: all must be given).
+    hybrid clusters with `clustering`, or else with the clustering keywords (as for `cluster`)."""
+    from .runtime.execute import run_graph
+
+    if mode not in ("hybrid", "native", "jit"):
+        raise XcvizError(f"unknown mode {mode!r}", hint="mode='hybrid', 'native' or 'jit'")
+    if mode != "native":
+        _need_jax(f"xcviz.run(mode={mode!r})")
+    # the clustering keywords go on as options: the graph's plan cache keeps one plan per options
+    return run_graph(graph, dict(inputs) if inputs is not None else None, mode=mode, clustering=clustering,
+                     seed=seed if seed is not None else (None if inputs else 0), strategy=strategy, device=device,
+                     min_cluster_size=min_cluster_size, max_cluster_size=max_cluster_size, allow=frozenset(allow),
+                     deny=frozenset(deny))
+
+
+@_api
+def diff(a: Analysis | Mapping, b: Analysis | Mapping) -> dict:
+    """What changed from A to B: each an Analysis (`xcviz.analyse(...)`) or a `cluster --json` report (a dict).
+    Returns the `xcviz diff --json` data: metric deltas, clusters matched, moved nodes and why, `ari`, `same`."""
+    from .render.diff import diff_report, side_from_analysis, side_from_report
+
+    def side(x, label: str):
+        if isinstance(x, Analysis):
+            return side_from_analysis(label, x.graph, x.clustering, x.stats)
+        if isinstance(x, Mapping) and "nodes" in x and "clusters" in x:
+            return side_from_report(label, dict(x))
+        raise XcvizError(f"diff: {label} is neither an Analysis nor a cluster report",
+                         hint="pass xcviz.analyse(path, options) or the dict of `xcviz cluster --json`")
+
+    return diff_report(side(a, "a"), side(b, "b"))
+
+
+def print_graph(graph: Graph, clustering: Clustering | None = None) -> str:
     """The graph as text (.xcir); with a Clustering, each node's cluster or fallback reason as a comment."""
     from .ir.text_print import print_graph as _print
 
     return _print(graph, clustering)
 
 
-def parse_graph(text, source=None, **kw):
-    """Text from print_graph (or a .xcir file's) -> a verified Graph; keyword arguments as for load."""
+@_api
+def parse_graph(text: str, source: str | None = None, *, allow_unknown: bool = False,
+                dims: Mapping[str, int] | None = None, max_nodes: int | None = None,
+                max_elements: int | None = None) -> Graph:
+    """Text from print_graph (or a .xcir file's) -> a verified Graph; the keywords as for `load`."""
     from .loaders.xcir import parse_graph as _parse
 
-    return _parse(text, source, **kw)
+    return _parse(text, source, allow_unknown=allow_unknown, dims=dims, max_nodes=max_nodes, max_elements=max_elements)

@@ -8,6 +8,7 @@ import typer
 from ..errors import XcvizError
 from ..pipeline import AnalysisOptions
 from .base import Debug, GraphArg, Json, Output, analyse, analysis_command, command
+from .helpfmt import complete_from
 from .output import emit_json, emit_renderable, wants_json
 
 Inputs = Annotated[Optional[str], typer.Option(
@@ -34,11 +35,22 @@ def bind_inputs_dims(a, path: str | None):
     return Analysis(a.graph, a.clustering, compute_stats(a.graph, a.clustering, a.hardware), a.hardware)
 
 
+SORTS = ("file", "size", "bytes", "speedup", "name")  # = render.ordering.SORTS (not imported: keeps --help fast)
+FALLBACK_VIEWS = ("auto", "nodes", "grouped")
+
+
 @analysis_command
 def cluster(graph: GraphArg, json: Json = False, output: Output = None,
             limit: int = typer.Option(200, metavar="N", help="rows per table (all rows with --json)"),
+            sort: str = typer.Option("file", "--sort", metavar="[" + "|".join(SORTS) + "]", autocompletion=complete_from(SORTS),
+                                     help="cluster order: as formed, most nodes, most boundary bytes, highest speedup, or by first node's name"),
+            fallbacks: str = typer.Option("auto", "--fallbacks", metavar="[" + "|".join(FALLBACK_VIEWS) + "]",
+                                          autocompletion=complete_from(FALLBACK_VIEWS),
+                                          help="fallback table: a row per node, or grouped by reason and op (auto: grouped above 20 nodes)"),
             inputs: Inputs = None, *, options: AnalysisOptions) -> None:
     """Clusters, fallback nodes with their reasons, refused merges, and a one-line summary."""
+    _choice("--sort", sort, SORTS)
+    _choice("--fallbacks", fallbacks, FALLBACK_VIEWS)
     a = bind_inputs_dims(analyse(graph, options), inputs)
     json = wants_json(json, output)  # after loading: writing over the input file is the error to give
     from ..clustering.tf_reference import compare_with_reference, reference_line
@@ -54,8 +66,15 @@ def cluster(graph: GraphArg, json: Json = False, output: Output = None,
 
         from ..render.tables import cluster_view
 
-        view = cluster_view(a.graph, a.clustering, a.stats, limit=limit)
+        view = cluster_view(a.graph, a.clustering, a.stats, limit=limit, sort=sort, fallbacks=fallbacks)
         emit_renderable(Group(view, Text(reference_line(ref))) if ref else view, output)
+
+
+def _choice(flag: str, value: str, choices: tuple[str, ...]) -> None:
+    if value not in choices:
+        from ..errors import did_you_mean
+
+        raise XcvizError(f"{flag} {value!r}: not one of {', '.join(choices)}", hint=did_you_mean(value, choices))
 
 
 @analysis_command

@@ -12,6 +12,7 @@ from .helpfmt import LIMITS, Command, Group, complete_from
 
 STRATEGIES = ("mark", "greedy", "cost")     # = clustering's strategies (not imported: keeps --help fast)
 DEVICES = ("cpu", "gpu", "tpu")       # = ops.DEVICES
+FORMATS = ("yaml", "json", "xcir", "onnx")  # = what loaders.detect_format returns
 
 app = typer.Typer(
     name="xcviz", no_args_is_help=True, add_completion=True, rich_markup_mode=None, cls=Group,
@@ -39,7 +40,7 @@ def command(**kwargs):
     return app.command(cls=Command, **kwargs)
 
 
-GraphArg = Annotated[str, typer.Argument(metavar="GRAPH", help="graph file: .yaml/.json (xcviz schema), ONNX JSON, .xcir, .onnx, TensorFlow .pb/.pbtxt or a SavedModel folder, torch.export .pt2", show_default=False)]
+GraphArg = Annotated[str, typer.Argument(metavar="GRAPH", help="graph file: .yaml/.json (xcviz schema), ONNX JSON, .xcir, .onnx, TensorFlow .pb/.pbtxt or a SavedModel folder, torch.export .pt2; - reads stdin", show_default=False)]
 Strategy = Annotated[str, typer.Option("--strategy", "-s", metavar="[mark|greedy|cost]", autocompletion=complete_from(STRATEGIES),
                                        help="mark (TensorFlow's MarkForCompilationPass), greedy (the seed's list order) or cost (best estimated benefit first)")]
 Device = Annotated[str, typer.Option("--device", "-d", metavar="[cpu|gpu|tpu]", autocompletion=complete_from(DEVICES),
@@ -76,9 +77,25 @@ ANALYSIS_OPTIONS: list[tuple[str, object, object]] = [
     ("debug", Debug, False),
 ]
 
+GraphFormat = Annotated[Optional[str], typer.Option("--format", metavar="[yaml|json|xcir|onnx]", autocompletion=complete_from(FORMATS),
+                                                   help="the format of a graph read from stdin (GRAPH is -) [sniffed from the content]", show_default=False)]
+
 # True in the `xcviz` process itself (entry.run), which ends without freeing anything; False when main()
 # is called from Python, whose objects must stay collectable.
 OWN_PROCESS = False
+
+
+# the commands that need the JAX extra: True, or (parameter, the value with which they do not)
+JAX_COMMANDS: dict[str, object] = {"validate": True, "hlo": True, "run": ("mode", "native")}
+
+
+def _need_jax(command: str) -> None:
+    import importlib.util
+
+    if importlib.util.find_spec("jax") is None or importlib.util.find_spec("jaxlib") is None:
+        from ..errors import XcvizError
+
+        raise XcvizError(f"xcviz {command} needs JAX", hint="pip install 'xcviz[jax]'")
 
 
 def analysis_command(fn=None, *, cls=Command):
@@ -94,15 +111,27 @@ def analysis_command(fn=None, *, cls=Command):
     own = inspect.signature(fn, eval_str=True)
     shared = [name for name, _, _ in ANALYSIS_OPTIONS if name not in own.parameters]
 
+    takes_graph = "graph" in own.parameters
+    jax_needed = JAX_COMMANDS.get(fn.__name__, False)
+
     @functools.wraps(fn)
     def command(**kwargs):
         flags = {name: kwargs.pop(name) for name in shared}
         flags.pop("debug", None)  # handled by main()
-        return fn(**kwargs, options=AnalysisOptions.from_flags(**flags))
+        if jax_needed and (jax_needed is True or kwargs.get(jax_needed[0]) != jax_needed[1]):
+            _need_jax(fn.__name__)
+        if not takes_graph:
+            return fn(**kwargs, options=AnalysisOptions.from_flags(**flags))
+        from . import stdin
+
+        with stdin.graph_argument(kwargs["graph"], kwargs.pop("graph_format")) as kwargs["graph"]:
+            return fn(**kwargs, options=AnalysisOptions.from_flags(**flags))
 
     params = [p for p in own.parameters.values() if p.name != "options"]
     params += [inspect.Parameter(name, inspect.Parameter.KEYWORD_ONLY, annotation=ann, default=default)
                for name, ann, default in ANALYSIS_OPTIONS if name in shared]
+    if takes_graph:
+        params.append(inspect.Parameter("graph_format", inspect.Parameter.KEYWORD_ONLY, annotation=GraphFormat, default=None))
     command.__signature__ = own.replace(parameters=params)
     del command.__wrapped__  # typer must read the new signature, not fn's
     command.__annotations__ = {p.name: p.annotation for p in params}
@@ -114,6 +143,12 @@ def analyse(graph, options: AnalysisOptions) -> Analysis:
     from ..pipeline import analyse as run_pipeline
     from ..progress import steps
 
-    names = ([f"loading {graph}"] if isinstance(graph, str) else []) + ["clustering", "cost model"]
+    from .stdin import shown_name
+
+    shown = shown_name(graph) if isinstance(graph, str) else None
+    names = ([f"loading {shown or graph}"] if isinstance(graph, str) else []) + ["clustering", "cost model"]
     with steps(names) as advance:
-        return run_pipeline(graph, options, progress=advance, freeze=OWN_PROCESS)
+        a = run_pipeline(graph, options, progress=advance, freeze=OWN_PROCESS)
+    if shown is not None:
+        a.graph.source = shown  # reports name "<stdin>", not the temporary file
+    return a

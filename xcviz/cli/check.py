@@ -44,10 +44,11 @@ def check(graph: GraphArg,
         from .diff import read_report
 
         e.baseline, e.baseline_label = read_report(baseline), baseline
+    a = analyse(graph, options)  # a broken graph file is the first thing to say
     if not (e.min_coverage is not None or e.max_boundary_bytes is not None or max_clusters is not None
             or e.together or e.no_fallback_ops or baseline):
-        raise XcvizError("check has nothing to check", hint="give --min-coverage 0.8, --max-clusters N, --expect-cluster a,b, ...")
-    a = analyse(graph, options)
+        raise XcvizError("check has nothing to check", where=graph,
+                         hint="give --min-coverage 0.8, --max-clusters N, --expect-cluster a,b, ...")
     _check_names(a.graph, e, graph)
     results = evaluate(a.graph, a.clustering, a.stats, e)
     if junit:

@@ -11,8 +11,9 @@ def console(file=None):
     from rich.console import Console
 
     file = file or sys.stdout
-    # Pipes and files get a fixed, generous width so tables stay readable and output is reproducible.
-    width = None if file.isatty() else 120
+    # Pipes get a fixed, generous width so tables stay readable and output is reproducible, unless COLUMNS
+    # says otherwise (rich reads it, as on a terminal)
+    width = None if file.isatty() or os.environ.get("COLUMNS", "").strip().isdigit() else 120
     return Console(file=file, highlight=False, soft_wrap=False, width=width)
 
 
@@ -49,8 +50,10 @@ def emit_json(data, output: str | None) -> None:
 
 def emit_renderable(renderable, output: str | None) -> None:
     from ..render.safe_text import sanitize
+    from ..render.table_layout import Strip
 
     sanitize(renderable)  # names from a hostile file must not move the cursor or change colours
+    renderable = Strip(renderable)  # no line ends in spaces (rich pads titles and wrapped text)
     if output:
         from rich.console import Console
 

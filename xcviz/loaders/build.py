@@ -94,7 +94,43 @@ def _resolve_ops_each(graph: Graph, allow_unknown: bool, onnx: bool) -> None:
         elif allow_unknown:
             node.note = f"unknown op {node.op_type}"
         else:
-            REGISTRY.lookup(node.op_type, where=node_where(node, graph.source))  # raises with a did-you-mean
+            _unknown_ops(graph, node, opdefs)
+
+
+def _unknown_ops(graph: Graph, first, opdefs: dict) -> None:
+    """One error naming every unknown op of the file (not only the first), each with a did-you-mean, and
+    the way to load ops of other frameworks."""
+    seen: dict[str, list[str]] = {}
+    for node in graph.nodes[graph.index.get(first.name, 0):]:
+        t = node.op_type
+        if not node.note and opdefs.setdefault(t, REGISTRY.get(t)) is None:
+            seen.setdefault(t, []).append(node.name)
+    guesses = {t: _guess(t) for t in seen}
+    other = "load ops of another framework as fallback nodes with --allow-unknown (or name the supported ones " \
+            "with --supported-ops FILE); see `xcviz ops`"
+    if len(seen) == 1:
+        t = next(iter(seen))
+        raise XcvizError(f"unknown op {t!r}", where=node_where(first, graph.source),
+                         hint=(guesses[t] + " Or " if guesses[t] else "") + other)
+    parts = []
+    for t, names in list(seen.items())[:20]:
+        at = f"node {names[0]!r}" if len(names) == 1 else f"{len(names)} nodes: " + ", ".join(map(repr, names[:3])) \
+            + (", …" if len(names) > 3 else "")
+        parts.append(f"{t!r} ({at}{'; ' + guesses[t] if guesses[t] else ''})")
+    more = f", and {len(seen) - 20} more" if len(seen) > 20 else ""
+    rest = len(seen) - 1
+    raise XcvizError(f"unknown op {parts[0]} and {rest} more unknown op{'s' if rest > 1 else ''}: " + ", ".join(parts[1:]) + more,
+                     where=node_where(first, graph.source),
+                     hint="fix the spelling, or " + other)
+
+
+def _guess(op_type: str) -> str | None:
+    """The registry's did-you-mean for a name it does not know."""
+    try:
+        REGISTRY.lookup(op_type)
+    except XcvizError as e:
+        return e.hint if e.hint and e.hint.startswith("did you mean") else None
+    return None
 
 
 _UNSEEN = object()

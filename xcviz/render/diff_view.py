@@ -6,6 +6,7 @@ from rich.table import Table
 from rich.text import Text
 
 from .diff import METRICS
+from .table_layout import Strip, fit, phrases
 from .units import fmt_bytes, fmt_pct, fmt_speedup
 
 MAX_LIST = 6
@@ -67,7 +68,8 @@ def _members(clusters: dict[str, list[str]], ids: list[str]) -> str:
 
 def diff_view(report: dict, a_clusters: dict[str, list[str]], b_clusters: dict[str, list[str]],
               limit: int | None = 200) -> Group:
-    parts: list = [Text(f"A: {report['a']['label']}"), Text(f"B: {report['b']['label']}"), Text(""), metric_table(report)]
+    parts: list = [Strip(Text(f"A: {report['a']['label']}")), Strip(Text(f"B: {report['b']['label']}")), Text(""),
+                   fit(metric_table(report))]
     changes = [c for c in report["clusters"] if c["kind"] != "same"]
     if changes:
         t = _table("Cluster changes", ["change", "A", "B"])
@@ -76,7 +78,7 @@ def diff_view(report: dict, a_clusters: dict[str, list[str]], b_clusters: dict[s
                       Text(f"{_ids(c['b'])} {_members(b_clusters, c['b'])}"))
         if limit is not None and len(changes) > limit:
             t.caption = f"{len(changes) - limit} more (use --json for all)"
-        parts += [Text(""), t]
+        parts += [Text(""), fit(t)]
     if report["moved"]:
         t = _table("Moved nodes", ["node", "op", "A", "B", "B's decision"])
         for m in report["moved"][:limit]:
@@ -84,24 +86,24 @@ def diff_view(report: dict, a_clusters: dict[str, list[str]], b_clusters: dict[s
                       Text(m["b_decision"] or ""))
         if limit is not None and len(report["moved"]) > limit:
             t.caption = f"{len(report['moved']) - limit} more (use --json for all)"
-        parts += [Text(""), t]
+        parts += [Text(""), fit(t)]
     for key, side in (("nodes_only_in_a", "A"), ("nodes_only_in_b", "B")):
         if report[key]:
             names = report[key]
-            parts.append(Text(f"{len(names)} node{'s' if len(names) != 1 else ''} only in {side}: "
-                              + " ".join(names[:MAX_LIST]) + (" …" if len(names) > MAX_LIST else "")))
+            parts.append(Strip(Text(f"{len(names)} node{'s' if len(names) != 1 else ''} only in {side}: "
+                                    + " ".join(names[:MAX_LIST]) + (" …" if len(names) > MAX_LIST else ""))))
     same = sum(c["kind"] == "same" for c in report["clusters"])
     summary = (f"{'identical' if report['same'] else 'different'} · {same}/{len(report['clusters'])} clusters the same"
                f" · {len(report['moved'])} moved node{'s' if len(report['moved']) != 1 else ''}"
                f" · partition similarity (ARI) {report['ari']:.3f}")
-    parts += [Text(""), Text(summary, style="bold")]
+    parts += [Text(""), phrases(Text(summary, style="bold"))]
     return Group(*parts)
 
 
-def sweep_min_view(rows: list[dict]) -> Table:
+def sweep_min_view(rows: list[dict]):
     """`diff --sweep-min`: one row per minimum cluster size."""
     t = _table("Minimum cluster size sweep", ["min size"] + [label for _, label in METRICS] + ["ARI vs A"],
                right=tuple(["min size", "ARI vs A"] + [label for _, label in METRICS]))
     for r in rows:
         t.add_row(str(r["min_cluster_size"]), *(fmt_metric(k, r["stats"].get(k)) for k, _ in METRICS), f"{r['ari']:.3f}")
-    return t
+    return fit(t)

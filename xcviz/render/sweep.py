@@ -10,6 +10,7 @@ from rich.table import Table
 from rich.text import Text
 
 from .report_json import SCHEMA_VERSION
+from .table_layout import fit
 from .units import fmt_bytes, fmt_pct, fmt_speedup
 
 TOP_REASONS = 3
@@ -77,21 +78,23 @@ def sweep_csv(rows: list[dict]) -> str:
 def sweep_view(report: dict) -> Group:
     rows = report["rows"]
     configs = {r["config"] for r in rows}
-    t = Table(title=Text(f"Sweep ({len({r['model'] for r in rows})} models × {len(configs)} configurations)"),
-              title_justify="left", header_style="bold")
-    cols = ["model"] + (["config"] if len(configs) > 1 else []) + ["nodes", "clusters", "η", "η FLOPs", "D",
-                                                                   "params", "S", "top fallback reasons"]
+    n_models = len({r["model"] for r in rows})
+    t = Table(title=Text(f"Sweep ({n_models} model{'s' if n_models != 1 else ''} × {len(configs)} "
+                         f"configuration{'s' if len(configs) != 1 else ''})"), title_justify="left", header_style="bold")
+    params = any(r.get("parameter_bytes") is not None for r in rows)  # only where the cost model gives them
+    cols = ["model"] + (["config"] if len(configs) > 1 else []) + ["nodes", "clusters", "η", "η FLOPs", "D"] \
+        + (["params"] if params else []) + ["S", "fallback reasons"]
     for col in cols:
-        t.add_column(col, justify="left" if col in ("model", "config", "top fallback reasons") else "right", overflow="fold")
+        t.add_column(col, justify="left" if col in ("model", "config", "fallback reasons") else "right", overflow="fold")
     for r in rows:
         head = [Text(r["model"])] + ([Text(r["config"])] if len(configs) > 1 else [])
         if r["error"] is not None:
-            t.add_row(*head, *[Text("")] * 7, Text(f"error: {r['error']}", style="red"))
+            t.add_row(*head, *[Text("")] * (len(cols) - len(head) - 1), Text(f"error: {r['error']}", style="red"))
             continue
         t.add_row(*head, f"{r['nodes']:,}", str(r["clusters"]), fmt_pct(r["coverage"]), fmt_pct(r["coverage_flops"]),
-                  fmt_bytes(r["boundary_bytes"]), "" if r["parameter_bytes"] is None else fmt_bytes(r["parameter_bytes"]),
+                  fmt_bytes(r["boundary_bytes"]), *([fmt_bytes(r["parameter_bytes"])] if params else []),
                   fmt_speedup(r["speedup_estimate"]), Text(_reasons(r)))
-    parts: list = [t]
+    parts: list = [fit(t)]
     ops = report["fallback_ops"]
     if ops:
         f = Table(title=Text("Fallback ops across the models"), title_justify="left", header_style="bold")
@@ -99,7 +102,7 @@ def sweep_view(report: dict) -> Group:
             f.add_column(col, justify="right" if col in ("models", "nodes") else "left", overflow="fold")
         for o in ops:
             f.add_row(*([Text(o["config"])] if len(configs) > 1 else []), Text(o["op"]), str(o["models"]), str(o["nodes"]))
-        parts += [Text(""), f]
+        parts += [Text(""), fit(f)]
     ok = len(rows) - report["failed"]
     parts += [Text(""), Text(f"{ok}/{len(rows)} analyses done" + (f", {report['failed']} failed" if report["failed"] else ""),
                              style="bold")]

@@ -9,6 +9,8 @@ from ..clustering import Clustering
 from ..cost import Stats
 from ..cost.coverage import unknown_text
 from ..ir import Graph
+from .ordering import GROUP_ABOVE, cluster_order, grouped_fallback_table
+from .table_layout import Strip, fit, phrases
 from .units import fmt_bytes, fmt_pct, fmt_speedup
 from . import symbolic_view
 
@@ -36,14 +38,16 @@ def title(graph: Graph, clustering: Clustering) -> str:
     return f"{graph.name}: {o.strategy}, {o.device}, min size {o.min_size}"
 
 
-def clusters_table(graph: Graph, clustering: Clustering, stats: Stats, limit: int | None = None) -> Table:
+def clusters_table(graph: Graph, clustering: Clustering, stats: Stats, limit: int | None = None,
+                   sort: str | None = None) -> Table:
     t = Table(title=Text(f"Clusters ({title(graph, clustering)})"), title_justify="left", header_style="bold")
     for col in ("id", "nodes", "ops", "entry → exit", "bytes in", "bytes out", "est. speedup"):
         t.add_column(col, justify="right" if col.startswith(("bytes", "est")) else "left", overflow="fold",
                      no_wrap=col in ("id", "bytes in", "bytes out"))
-    details = stats.clusters_detail if limit is None else stats.clusters_detail[:limit]
-    for k, c in enumerate(details):
-        color = cluster_color(k)
+    order = cluster_order(stats.clusters_detail, sort)
+    for k in order if limit is None else order[:limit]:
+        c = stats.clusters_detail[k]
+        color = cluster_color(k)  # a cluster keeps its colour in any order
         ops = " ".join(f"{op}×{n}" if n > 1 else op for op, n in c.ops.items())
         t.add_row(Text(c.id, style=f"bold {color}"), Text(_names(c.nodes)), Text(ops),
                   Text(f"{_names(c.entry_points, 4)} → {_names(c.exit_points, 4)}"),
@@ -101,28 +105,44 @@ def flops_coverage_text(s: Stats) -> str:
     return f"≥ {fmt_pct(lo)}" if hi == 1.0 else f"≤ {fmt_pct(hi)}"
 
 
-def cluster_view(graph: Graph, clustering: Clustering, stats: Stats, limit: int | None = None) -> Group:
+def cluster_view(graph: Graph, clustering: Clustering, stats: Stats, limit: int | None = None,
+                 sort: str | None = None, fallbacks: str = "auto") -> Group:
+    """`fallbacks`: nodes (one row each), grouped (by reason and op), auto (grouped above GROUP_ABOVE nodes)."""
     parts = []
     if clustering.clusters:
-        parts.append(clusters_table(graph, clustering, stats, limit))
+        parts.append(fit(clusters_table(graph, clustering, stats, limit, sort)))
     else:
         parts.append(Text(f"No cluster kept ({title(graph, clustering)})", style="bold"))
     if stats.fallback_nodes:
-        parts += [Text(""), fallback_table(graph, clustering, limit)]
+        grouped = fallbacks == "grouped" or (fallbacks == "auto" and stats.fallback_nodes > GROUP_ABOVE)
+        table = grouped_fallback_table(graph, clustering, limit, FALLBACK) if grouped else fallback_table(graph, clustering, limit)
+        parts += [Text(""), fit(table)]
     n_refused = clustering.refused_count()
     if n_refused:
         nodes = graph.nodes
         t = Table(title=Text("Merges refused"), title_justify="left", header_style="bold")
-        for col in ("phase", "edge", "reason"):
-            t.add_column(col, overflow="fold")
         shown = clustering.refused(limit)
-        for a in shown:
-            t.add_row(Text(str(a.phase)), Text(f"{nodes[a.src].name} → {nodes[a.dst].name}"), Text(a.reason or ""))
+        pairs = refused_pairs(shown)  # the same pair may be tried again in a later round: one row, a count
+        counted = any(n > 1 for n in pairs.values())
+        for col in ("phase", "edge", "reason") + (("times",) if counted else ()):
+            t.add_column(col, overflow="fold", justify="right" if col == "times" else "left")
+        for (phase, src, dst, reason), n in pairs.items():
+            t.add_row(Text(str(phase)), Text(f"{nodes[src].name} → {nodes[dst].name}"), Text(reason or ""),
+                      *((Text(f"×{n}"),) if counted else ()))
         if len(shown) < n_refused:
             t.caption = f"{n_refused - len(shown)} more (use --json for all)"
-        parts += [Text(""), t]
-    parts += [Text(""), summary_line(stats), *symbolic_view.hint(graph, clustering, stats)]
+        parts += [Text(""), fit(t)]
+    parts += [Text(""), phrases(summary_line(stats)), *map(Strip, symbolic_view.hint(graph, clustering, stats))]
     return Group(*parts)
+
+
+def refused_pairs(attempts) -> dict[tuple, int]:
+    """(phase, src, dst, reason) -> how many times, in first-seen order."""
+    out: dict[tuple, int] = {}
+    for a in attempts:
+        key = (a.phase, a.src, a.dst, a.reason)
+        out[key] = out.get(key, 0) + 1
+    return out
 
 
 def stats_table(graph: Graph, clustering: Clustering, stats: Stats) -> Group:
@@ -150,10 +170,10 @@ def stats_table(graph: Graph, clustering: Clustering, stats: Stats) -> Group:
     rows += symbolic_view.rows(graph, clustering, s)  # D and FLOPs as formulas, D's lower bound, unknown edges
     for k, v in rows:
         t.add_row(k, Text(v))
-    return Group(t, Text(""), summary_line(s), *symbolic_view.hint(graph, clustering, s))
+    return Group(fit(t), Text(""), phrases(summary_line(s)), *map(Strip, symbolic_view.hint(graph, clustering, s)))
 
 
-def ops_table(registry, device: str | None = None) -> Table:
+def ops_table(registry, device: str | None = None):
     from ..ops import DEVICES
 
     t = Table(title=Text(f"Op registry ({len(registry)} ops)"), title_justify="left", header_style="bold")
@@ -165,7 +185,7 @@ def ops_table(registry, device: str | None = None) -> Table:
     for op in registry:
         marks = [Text("✓", style="green") if op.compilable_on(d) else Text("✗", style=FALLBACK) for d in DEVICES]
         t.add_row(Text(op.name, style="bold"), Text(", ".join(op.aliases)), *marks, Text(op.reason or op.doc))
-    return t
+    return fit(t)
 
 
 def explain_view(s: dict) -> Group:

@@ -1,0 +1,27 @@
+"""Every ```python block of the README runs as written, from the repository's root, in a fresh namespace."""
+from __future__ import annotations
+
+import importlib.util
+import os
+import re
+
+import pytest
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+BLOCKS = re.findall(r"^```python\n(.*?)^```", open(os.path.join(ROOT, "README.md"), encoding="utf-8").read(), re.M | re.S)
+
+
+def test_the_readme_has_python_examples():
+    assert len(BLOCKS) >= 2
+
+
+@pytest.mark.parametrize("k", range(len(BLOCKS)))
+def test_readme_python_block_runs(k, monkeypatch, tmp_path, capsys):
+    code = BLOCKS[k]
+    if re.search(r"\bxcviz\.(validate|run)\(", code) and importlib.util.find_spec("jax") is None:
+        pytest.skip("needs JAX: pip install -e '.[jax]'")
+    monkeypatch.chdir(ROOT)
+    exec(compile(code, f"README.md python block {k + 1}", "exec"), {"__name__": "__readme__"})
+    out = capsys.readouterr().out
+    for comment in re.findall(r"print\(.*\)\s+# → (.+)$", code, re.M):  # a `# → result` after a print is checked
+        assert comment.strip() in out, f"README says {comment.strip()!r}, the code printed {out!r}"
