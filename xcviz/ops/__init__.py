@@ -1,6 +1,6 @@
 """The op table: importing the family files registers every op's one entry (see registry.OpDef)."""
 from . import (  # noqa: F401  (registration side effects)
-    conv, elementwise, fallback, indexing, layout, linalg, norm, reduce, resample, scatter, source,
+    control, conv, elementwise, fallback, indexing, layout, linalg, norm, quant, reduce, resample, rnn, scatter, source,
 )
 from .arrays import Unsupported  # noqa: F401
 from .registry import (  # noqa: F401
