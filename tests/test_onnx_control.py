@@ -97,3 +97,20 @@ def test_two_producers_of_one_tensor_is_refused_naming_both(tmp_path):
     with pytest.raises(XcvizError) as e:
         xcviz.load(str(path))
     assert "'y' is produced twice: by node 'first' and by node #1 'second'" in str(e.value)
+
+
+def test_initializers_with_dims_but_no_data_load_as_shape_only_inputs(tmp_path):
+    from google.protobuf import json_format
+
+    w = TensorProto(name="w", data_type=TensorProto.FLOAT, dims=[4, 3])  # dims, no values: weights stripped
+    graph = helper.make_graph([helper.make_node("MatMul", ["x", "w"], ["y"]), helper.make_node("Relu", ["y"], ["z"])],
+                              "stripped", [helper.make_tensor_value_info("x", TensorProto.FLOAT, [2, 4])],
+                              [helper.make_tensor_value_info("z", TensorProto.FLOAT, [2, 3])], [w])
+    path = tmp_path / "stripped.json"
+    path.write_text(json_format.MessageToJson(helper.make_model(graph)))
+    g = xcviz.load(str(path))
+    [wv] = [v for v in g.inputs if v.name == "w"]
+    assert wv.data is None and wv.type.shape == (4, 3) and wv.type.dtype == "float32"
+    assert [len(m) for m in xcviz.cluster(g, min_cluster_size=1).clusters] == [2]
+    out = xcviz.run(g, {"x": np.ones((2, 4), np.float32), "w": np.eye(4, 3, dtype=np.float32)}, mode="native")
+    assert out["z"].tolist() == [[1.0, 1.0, 1.0]] * 2

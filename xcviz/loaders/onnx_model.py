@@ -90,6 +90,17 @@ def free_names(g) -> list[str]:
     return free
 
 
+_DATA_FIELDS = ("raw_data", "float_data", "int32_data", "string_data", "int64_data", "double_data", "uint64_data")
+
+
+def _shape_only(t) -> bool:
+    """An initializer with dims but no values (and no external data): its structure without its weights."""
+    n = 1
+    for d in t.dims:
+        n *= int(d)
+    return n > 0 and not t.external_data and not any(len(getattr(t, f)) for f in _DATA_FIELDS)
+
+
 def check_external_data(model, folder: str, source: str) -> None:
     """Refuse external-data locations that escape the model's folder (absolute, '..', symlinks)."""
     from onnx.external_data_helper import _get_all_tensors, uses_external_data
@@ -181,6 +192,12 @@ def graph_from_model(model, source: str, outer: tuple[str, ...] = ()) -> Graph:
     inputs: list[Value] = []
     seen_inputs = set()
     for init in g.initializer:
+        if _shape_only(init):
+            # weights stripped to share a model's structure: a graph input of the declared type (cluster, stats,
+            # render work; run and validate feed it like any input)
+            inputs.append(Value(_s(init.name), TensorType(tuple(int(d) for d in init.dims), _dtype(init.data_type))))
+            seen_inputs.add(_s(init.name))
+            continue
         try:
             arr = numpy_helper.to_array(init)
         except Exception as e:  # noqa: BLE001

@@ -106,7 +106,9 @@ def if_(xp, a, cond, *outer):
 
 
 native_only = dict(devices=frozenset(), jax_ok=False)
-op("loop", "Loop", **native_only, groups=CONTROL_FLOW, reason="no XLA lowering in xcviz for Loop", num_outputs=None,
-   impl=loop, doc="ONNX Loop: its body runs natively, one iteration at a time (trip count and/or condition)")
-op("if", "If", **native_only, groups=CONTROL_FLOW, reason="no XLA lowering in xcviz for If", num_outputs=None,
-   min_inputs=1, impl=if_, doc="ONNX If: the branch its condition picks runs natively")
+op("loop", "Loop", **native_only, groups=CONTROL_FLOW, num_outputs=None, impl=loop,
+   reason="XLA would compile it as a functional While, but xcviz does not lower Loop bodies yet (they run natively)",
+   doc="ONNX Loop: its body runs natively, one iteration at a time (trip count and/or condition)")
+op("if", "If", **native_only, groups=CONTROL_FLOW, num_outputs=None, min_inputs=1, impl=if_,
+   reason="XLA would compile it as a functional If, but xcviz does not lower If branches yet (they run natively)",
+   doc="ONNX If: the branch its condition picks runs natively")
