@@ -119,6 +119,9 @@ def run_case(case: Case, mode: str) -> tuple[str, str | None]:
         elif exp.dtype.kind == "O":
             if a.tolist() != exp.tolist():
                 return "fail", f"output {k}: values differ"
+        elif exp.dtype.kind == "V":  # ml_dtypes (bfloat16, float8, int4, ...): exact values, NaN equal to NaN
+            if not np.array_equal(a.astype(np.float64), exp.astype(np.float64), equal_nan=True):
+                return "fail", f"output {k}: values differ"
         elif not np.array_equal(a, exp):
             return "fail", f"output {k}: values differ"
     return "pass", None

@@ -124,8 +124,8 @@ def value_text(v, what: str = "attribute") -> str:
         return str(v)
     if t is float:
         return repr(v)  # 'inf', '-inf' and 'nan' read back as floats too
-    if t is str:
-        return quote(v)
+    if t is str or isinstance(v, str):  # a str subclass (a kept control-flow body) prints as its text
+        return quote(str(v))
     if t is list:
         return "[" + ", ".join(value_text(x, what) for x in v) + "]"
     if t is tuple:

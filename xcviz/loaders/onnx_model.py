@@ -46,7 +46,7 @@ def _value_type(vi) -> TensorType:
     return TensorType(shape, _dtype(t.elem_type))
 
 
-def _attr(a) -> Any:
+def _attr(a, opset: tuple = ()) -> Any:
     import onnx
     from onnx import numpy_helper
 
@@ -59,8 +59,46 @@ def _attr(a) -> Any:
         return [x.decode("utf-8", "replace") if isinstance(x, bytes) else x for x in v
                 if not isinstance(x, (onnx.GraphProto, onnx.TensorProto))]
     if isinstance(v, onnx.GraphProto):
-        return f"<subgraph {_s(v.name)}>"
+        return _subgraph(v, opset)
     return v
+
+
+def _subgraph(g, opset: tuple):
+    """A body attribute kept whole (ops.control.Subgraph): its bytes, the model's opsets, its outer names."""
+    import hashlib
+
+    from ..ops.control import Subgraph
+
+    data = g.SerializeToString()
+    label = f"<subgraph {_s(g.name)} #{hashlib.sha1(data).hexdigest()[:10]}>"
+    return Subgraph(label, data, opset, tuple(free_names(g)))
+
+
+def free_names(g) -> list[str]:
+    """Tensor names a (sub)graph reads but does not define: its outer-scope references, nested bodies' included."""
+    import onnx
+
+    defined = {_s(i.name) for i in g.input} | {_s(t.name) for t in g.initializer}
+    free: list[str] = []
+    for n in g.node:
+        used = [_s(t) for t in n.input if t]
+        for a in n.attribute:
+            for sub in ([a.g] if a.type == onnx.AttributeProto.GRAPH else list(a.graphs)):
+                used += free_names(sub)
+        free += [t for t in used if t not in defined and t not in free]
+        defined.update(_s(o) for o in n.output if o)
+    return free
+
+
+_DATA_FIELDS = ("raw_data", "float_data", "int32_data", "string_data", "int64_data", "double_data", "uint64_data")
+
+
+def _shape_only(t) -> bool:
+    """An initializer with dims but no values (and no external data): its structure without its weights."""
+    n = 1
+    for d in t.dims:
+        n *= int(d)
+    return n > 0 and not t.external_data and not any(len(getattr(t, f)) for f in _DATA_FIELDS)
 
 
 def check_external_data(model, folder: str, source: str) -> None:
@@ -135,11 +173,13 @@ def _legacy_attrs(op_type: str, domain: str, opset: int | None, attrs: dict) -> 
         attrs["coerce_2d"] = 1
 
 
-def graph_from_model(model, source: str) -> Graph:
+def graph_from_model(model, source: str, outer: tuple[str, ...] = ()) -> Graph:
+    """`outer`: for a body, the outer-scope names it reads; they become inputs of the body's graph."""
     import onnx
     from onnx import numpy_helper
 
     opset = _default_opset(model)
+    opsets = tuple((_s(o.domain), int(o.version)) for o in model.opset_import)
     try:
         inferred = onnx.shape_inference.infer_shapes(model, strict_mode=False, data_prop=True)
     except Exception:  # noqa: BLE001 - inference is a bonus; the file's own types still count
@@ -152,6 +192,12 @@ def graph_from_model(model, source: str) -> Graph:
     inputs: list[Value] = []
     seen_inputs = set()
     for init in g.initializer:
+        if _shape_only(init):
+            # weights stripped to share a model's structure: a graph input of the declared type (cluster, stats,
+            # render work; run and validate feed it like any input)
+            inputs.append(Value(_s(init.name), TensorType(tuple(int(d) for d in init.dims), _dtype(init.data_type))))
+            seen_inputs.add(_s(init.name))
+            continue
         try:
             arr = numpy_helper.to_array(init)
         except Exception as e:  # noqa: BLE001
@@ -164,6 +210,10 @@ def graph_from_model(model, source: str) -> Graph:
         if _s(vi.name) not in seen_inputs:
             inputs.insert(len(inputs), Value(_s(vi.name), types.get(_s(vi.name), TensorType())))
             seen_inputs.add(_s(vi.name))
+    for ref in outer:
+        if ref not in seen_inputs:
+            inputs.append(Value(ref, types.get(ref, TensorType())))
+            seen_inputs.add(ref)
     # graph inputs first (activations), then weights: a stable, readable order
     inputs.sort(key=lambda v: v.data is not None)
 
@@ -180,15 +230,25 @@ def graph_from_model(model, source: str) -> Graph:
         node_outputs = [_s(o) for o in n.output]
         for j, out in enumerate(node_outputs):
             if out:
+                if out in producer:
+                    first = producer[out].split(":")[0]
+                    raise XcvizError(f"tensor {out!r} is produced twice: by node {first!r} and by node #{i} {name!r} "
+                                     f"({op_type})", where=source, hint="every ONNX tensor name must have one producer")
                 producer[out] = name if j == 0 else f"{name}:{j}"
         domain = _s(n.domain) or ""
-        attrs = {_s(a.name): _attr(a) for a in n.attribute}
+        attrs = {_s(a.name): _attr(a, opsets) for a in n.attribute}
         _legacy_attrs(op_type, domain, opset, attrs)
+        node_inputs = tuple(_s(t) for t in n.input)
+        reads = [t for v in attrs.values() for t in getattr(v, "outer", ())]
+        if reads:  # outer-scope tensors a body reads: real inputs of the node, so order and liveness see them
+            reads = list(dict.fromkeys(reads))
+            attrs["_n_inputs"], attrs["_outer"] = len(node_inputs), reads
+            node_inputs += tuple(reads)
         note = None
         if domain not in STANDARD_DOMAINS:
             note = f"custom op {domain}::{op_type}"
         outputs = [types.get(o, TensorType()) if o else TensorType() for o in node_outputs]
-        nodes.append(Node(name=name, op=op_type, op_type=op_type, inputs=tuple(_s(t) for t in n.input), attrs=attrs,
+        nodes.append(Node(name=name, op=op_type, op_type=op_type, inputs=node_inputs, attrs=attrs,
                           outputs=outputs, note=note, where=f"{source}: node #{i} {name!r} ({op_type})"))
     # rewrite tensor names into xcviz refs
     for node in nodes:

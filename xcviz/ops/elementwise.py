@@ -129,15 +129,28 @@ def infer_cast(ctx: r.Ctx) -> list[TensorType]:
 
 
 def cast(xp, a, x):
+    """ONNX Cast over the whole matrix ml_dtypes spells (bfloat16, float8, float4, int4/uint4, int2/uint2): round to
+    nearest even; to float8 with `saturate` (default) out-of-range values and infinities clamp to the largest
+    finite value, as onnx's reference does; float8e8m0's round_mode is not implemented."""
     to = a.get("to", a.get("DstT"))
     if to is None:
         raise Unsupported("Cast needs a `to` attribute")
     dt = np_dtype(to)
-    if dt.itemsize < 2 and dt.kind not in "iub" or dt.name.startswith(("bfloat16", "float8", "int4", "uint4", "int2", "uint2")) \
-            or str(x.dtype).startswith(("bfloat16", "float8", "int4", "uint4", "int2", "uint2")):
-        raise Unsupported(f"Cast between {x.dtype} and {dt} (sub-16-bit and bfloat16 rounding rules are not implemented)")
+    if "e8m0" in dt.name:
+        raise Unsupported(f"Cast to {dt} (its round_mode 'up' is not implemented)")
     if x.dtype == dt:
         return x
+    if dt.name.startswith("float8") and int(a.get("saturate", 1)):
+        import ml_dtypes
+
+        top = float(ml_dtypes.finfo(dt).max)
+        x = xp.clip(x, lit(x, -top), lit(x, top))  # NaN stays NaN
+    if dt.name in ("int4", "uint4", "int2", "uint2") and x.dtype.kind != "b":
+        # out-of-range values wrap (onnx's reference, ml_dtypes); XLA's convert would saturate instead
+        bits = int(dt.name[-1])
+        low = -(1 << (bits - 1)) if dt.name.startswith("int") else 0
+        y = x.astype(np.int32) if x.dtype.kind in "iu" or is_np(xp) else x.astype(xp.int32)
+        return ((y - low) % (1 << bits) + low).astype(dt)
     if dt.kind in "iu" and x.dtype.kind == "f" and is_np(xp):
         with np.errstate(invalid="ignore"):
             return x.astype(dt)

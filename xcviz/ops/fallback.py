@@ -16,7 +16,7 @@ import numpy as np
 from ..ir import TensorType
 from . import rules as r
 from .arrays import Unsupported, ints, np_dtype, present
-from .registry import CONTROL_FLOW, CUSTOM, op
+from .registry import CUSTOM, op
 from .rules import Ctx
 
 NONE = frozenset()
@@ -212,7 +212,3 @@ op("assert", "Assert", "CheckNumerics", **native_only, num_outputs=None, infer=p
    doc="passes its inputs through after checking them")
 op("print", "Print", "PrintV2", **native_only, reason="host side effect", num_outputs=None, infer=passthrough,
    impl=checked_passthrough)
-op("loop", "Loop", **native_only, groups=CONTROL_FLOW, reason="no XLA lowering in xcviz for Loop", num_outputs=None,
-   impl=refuse("Loop bodies (subgraphs) are not kept by the loader, so Loop cannot execute"))
-op("if", "If", **native_only, groups=CONTROL_FLOW, reason="no XLA lowering in xcviz for If", num_outputs=None,
-   impl=refuse("If branches (subgraphs) are not kept by the loader, so If cannot execute"))

@@ -26,6 +26,8 @@ def infer_reshape(ctx: Ctx) -> list[TensorType]:
         target = [x[i] if (t == 0 and i < len(x)) else t for i, t in enumerate(target)]
     if target.count(-1) > 1:
         raise ShapeError(f"reshape target {target} has more than one -1")
+    if -1 in target and x is not None and any(isinstance(t, str) for t in target):
+        target = _solve_symbolic(x, target)
     if -1 in target and all(isinstance(t, int) for t in target):
         total = numel(x)
         rest = numel(tuple(t for t in target if t != -1))
@@ -38,6 +40,22 @@ def infer_reshape(ctx: Ctx) -> list[TensorType]:
     if total is not None and new is not None and total != new:
         raise ShapeError(f"cannot reshape {fmt(x)} ({total} elements) into {fmt(tuple(target))} ({new} elements)")
     return [TensorType(tuple(target), ctx.dtype(0))]
+
+
+def _solve_symbolic(x, target: list) -> list:
+    """-1 beside symbolic sizes: each symbol in the target cancels one in the input ([seq, batch, 2, 24] into
+    [seq, batch, -1] is 48); left as it is when the rest of the input is not all numbers."""
+    rest = list(x)
+    for t in target:
+        if isinstance(t, str):
+            if t not in rest:
+                return target
+            rest.remove(t)
+    known = numel(tuple(t for t in target if isinstance(t, int) and t != -1))
+    total = numel(tuple(rest))
+    if not known or total is None or total % known:
+        return target
+    return [total // known if t == -1 else t for t in target]
 
 
 def reshape(xp, a, x, shape=None):

@@ -83,7 +83,9 @@ def infer_constant_of_shape(ctx: Ctx) -> list[TensorType]:
         n = ctx.shape(0)
         known = n is not None and len(n) == 1 and isinstance(n[0], int)
         return [TensorType(tuple(f"d{i}" for i in range(n[0])) if known else None, dtype)]
-    return [TensorType(tuple(int(d) for d in np.asarray(dims).reshape(-1)), dtype)]
+    # a shape computed from symbolic sizes holds their names ('batch'): they stay symbolic dimensions
+    return [TensorType(tuple(d if isinstance(d, str) else int(d) for d in np.asarray(dims).reshape(-1).tolist()),
+                       dtype)]
 
 
 def constant_of_shape(xp, a, dims):

@@ -19,7 +19,8 @@ from ..ir import Graph, format_ref, parse_ref, topo_order
 from .inputs import bind_inputs
 from .jit import CompileCache, baked_entries, cluster_specs
 from .node import eval_node
-from .partial import preflight
+from .missing import preflight
+from . import subgraphs  # noqa: F401  (installs the runner of Loop / If bodies)
 
 MODES = ("hybrid", "native", "jit")
 

@@ -8,40 +8,9 @@ import numpy as np
 
 from ..errors import XcvizError
 from ..ir import Graph, TensorType, format_ref, parse_ref
+from .missing import cannot_execute, missing_text, preflight  # noqa: F401  (re-exported for callers)
 from .node import eval_node
-
-
-def cannot_execute(graph: Graph) -> dict[str, tuple[int, str, str]]:
-    """op_type -> (count, first node's name, why) for every node xcviz has no implementation for at all."""
-    from ..ops import REGISTRY
-
-    found: dict[str, tuple[int, str, str]] = {}
-    for node in graph.nodes:
-        if node.op == "placeholder":
-            continue
-        opdef = REGISTRY.ops.get(node.op) if node.known else None
-        refuses = getattr(opdef.impl, "refuses", None) if opdef is not None else None
-        if opdef is None or opdef.impl is None or refuses:
-            why = node.note or refuses or ("unknown op" if opdef is None else "no implementation in xcviz yet")
-            n, first, _ = found.get(node.op_type, (0, node.name, why))
-            found[node.op_type] = (n + 1, first, why)
-    return found
-
-
-def missing_text(found: dict[str, tuple[int, str, str]]) -> str:
-    """'Range ×1 (node '/Range'), Trilu ×2 (node 't')': every op, most frequent first."""
-    items = sorted(found.items(), key=lambda kv: (-kv[1][0], kv[0]))
-    return ", ".join(f"{op} ×{n} (node {first!r}: {why})" for op, (n, first, why) in items)
-
-
-def preflight(graph: Graph) -> None:
-    """Refuse at once, in one line, a graph with ops xcviz cannot execute: all of them, counted."""
-    found = cannot_execute(graph)
-    if found:
-        total = sum(n for n, _, _ in found.values())
-        raise XcvizError(f"cannot execute {total} node(s) of {len(found)} op(s): {missing_text(found)}",
-                         where=graph.source or graph.name,
-                         hint="`xcviz cluster` and `xcviz validate` still work on the rest of the graph")
+from . import subgraphs  # noqa: F401  (installs the runner of Loop / If bodies)
 
 
 @dataclass
@@ -146,7 +115,8 @@ def cluster_inputs(graph: Graph, spec, run: PartialRun, seed: int = 0) -> tuple[
         try:
             outs = eval_node(node, [local[r] if r else None for r in node.inputs])
         except Exception as e:  # noqa: BLE001 - no reference, no validation: the reason is the status
-            raise Skip(f"no native reference: {_first_line(e) if isinstance(e, XcvizError) else _node_error(node, e)}") from None
+            why = _first_line(e) if isinstance(e, XcvizError) else _node_error(node, e)
+            raise Skip(f"no native reference: {why}") from None
         for k, v in enumerate(outs):
             local[format_ref(node.name, k)] = np.asarray(v)
     return values, kind, {r: local[r] for r in spec.exits}
