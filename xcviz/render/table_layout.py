@@ -162,9 +162,12 @@ class Phrases:
         width = options.max_width
         pieces = list(self.renderable.split(self.sep))
         lines, line = [], Text()
-        for piece in pieces:
-            if line.cell_len and line.cell_len + len(self.sep) + piece.cell_len > width:
-                line.append(self.sep.rstrip())  # the separator ends the line: the next phrase continues it
+        end = self.sep.rstrip()
+        for k, piece in enumerate(pieces):
+            # a line that goes on ends with the separator: count it, or the line wraps once more
+            tail = len(end) if k < len(pieces) - 1 else 0
+            if line.cell_len and line.cell_len + len(self.sep) + piece.cell_len + tail > width:
+                line.append(end)  # the separator ends the line: the next phrase continues it
                 lines.append(line)
                 line = Text()
             if line.cell_len:
