@@ -99,3 +99,20 @@ def test_reference_partition_from_xla_cluster_attributes(run_cli):
     assert not ref["identical"] and set(ref["differing_nodes"]) == moved
     code, out, err = run_cli("cluster", os.path.join(d, "before_mark_for_compilation.pbtxt"), "--json")
     assert "reference" not in json.loads(out)
+
+
+@pytest.mark.parametrize("mode", ["native", "hybrid"])
+@pytest.mark.parametrize("name", ["keras_cnn", "keras_transformer"])
+def test_frozen_models_run_to_tensorflows_outputs(name, mode):
+    """TF computed `output` from `input` when the files were made; xcviz's TF-signature entries reproduce it
+    natively and with the clusters compiled by JAX (hybrid)."""
+    import numpy as np
+
+    from xcviz.runtime.execute import execute
+
+    io = np.load(os.path.join(MODELS, f"{name}_io.npz"))
+    g = load(os.path.join(MODELS, f"{name}_frozen.pb"))
+    assert all(n.known for n in g.nodes)  # every op of the two models has a TF-signature entry
+    out = execute(g, {g.inputs[0].name: io["input"]}, mode=mode).outputs[g.outputs[0]]
+    assert out.shape == io["output"].shape
+    assert np.abs(out - io["output"]).max() <= 1e-4 * np.abs(io["output"]).max()

@@ -1,6 +1,7 @@
 """The op table: importing the family files registers every op's one entry (see registry.OpDef)."""
 from . import (  # noqa: F401  (registration side effects)
-    conv, elementwise, fallback, indexing, layout, linalg, norm, reduce, resample, scatter, source, tf_ops,
+    conv, elementwise, fallback, indexing, layout, linalg, norm, reduce, resample, scatter, source, tf_control, tf_math, tf_nn,
+    tf_ops, tf_shape,
 )
 from .arrays import Unsupported  # noqa: F401
 from .registry import (  # noqa: F401

@@ -5,7 +5,7 @@ import numpy as np
 
 from ..errors import XcvizError
 from ..ir import DTYPE_SIZES, Node, TensorType, node_where
-from ..ops import REGISTRY
+from ..ops import REGISTRY, SHAPE_CONSUMER, SOURCE
 from ..ops.rules import Ctx, ShapeError, fmt
 
 # ops whose values later rules may read (reshape targets, ...): their results are remembered as constants
@@ -54,10 +54,11 @@ def merge(inferred: TensorType, given: TensorType, node: Node, k: int, source: s
 
 def record_const(node: Node, opdef, types: list[TensorType], consts: dict, source: str | None) -> None:
     """Remember the values of shape and const nodes: later rules may read them (reshape targets, ...)."""
-    if opdef.name == "shape" and types and types[0].shape is not None:
+    # (by role, not name: TF's tf.Shape and tf.Const fold the same way)
+    if opdef.folds and SHAPE_CONSUMER in opdef.groups and types and types[0].shape is not None:
         dims = types[0].shape  # a shape is a constant even when symbolic dims stay names
         consts[node.name] = np.array(list(dims), dtype=object if any(isinstance(d, str) for d in dims) else np.int64)
-    elif opdef.name == "const" and node.attrs.get("value") is not None:
+    elif opdef.folds and SOURCE in opdef.groups and node.attrs.get("value") is not None:
         dt = node.outputs[0].dtype if node.outputs else None
         if dt is not None and dt not in DTYPE_SIZES:  # e.g. value: {} or [null] makes a NumPy object array
             raise XcvizError(f"const value has no tensor dtype (NumPy reads it as {dt})", where=node_where(node, source),
