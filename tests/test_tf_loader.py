@@ -79,6 +79,14 @@ def test_bad_tf_input_is_one_line(tmp_path, run_cli):
         assert code == 2 and words in err and len(err.strip().splitlines()) == 1, (name, err)
     code, out, err = run_cli("cluster", os.path.join(MODELS, "keras_cnn_savedmodel"), "--signature", "nope")
     assert code == 2 and "no signature 'nope'" in err and "serving_default" in err
+    import shutil
+
+    broken = tmp_path / "sm"
+    shutil.copytree(os.path.join(MODELS, "keras_cnn_savedmodel"), broken)
+    index = broken / "variables" / "variables.index"
+    index.write_bytes(index.read_bytes()[:-20])
+    code, out, err = run_cli("cluster", str(broken))
+    assert code == 2 and "variables index" in err and len(err.strip().splitlines()) == 1, err
 
 
 def test_text_and_binary_read_the_same_graph():
@@ -102,17 +110,20 @@ def test_reference_partition_from_xla_cluster_attributes(run_cli):
 
 
 @pytest.mark.parametrize("mode", ["native", "hybrid"])
+@pytest.mark.parametrize("form", ["_frozen.pb", "_savedmodel"])
 @pytest.mark.parametrize("name", ["keras_cnn", "keras_transformer"])
-def test_frozen_models_run_to_tensorflows_outputs(name, mode):
+def test_models_run_to_tensorflows_outputs(name, form, mode):
     """TF computed `output` from `input` when the files were made; xcviz's TF-signature entries reproduce it
-    natively and with the clusters compiled by JAX (hybrid)."""
+    natively and with the clusters compiled by JAX (hybrid), from the frozen graph and from the SavedModel
+    (its variables read from the tensor bundle)."""
     import numpy as np
 
     from xcviz.runtime.execute import execute
 
     io = np.load(os.path.join(MODELS, f"{name}_io.npz"))
-    g = load(os.path.join(MODELS, f"{name}_frozen.pb"))
+    g = load(os.path.join(MODELS, name + form))
     assert all(n.known for n in g.nodes)  # every op of the two models has a TF-signature entry
-    out = execute(g, {g.inputs[0].name: io["input"]}, mode=mode).outputs[g.outputs[0]]
+    result = execute(g, {g.inputs[0].name: io["input"]}, mode=mode)
+    out = result.outputs[g.output_names.get(g.outputs[0], g.outputs[0])]
     assert out.shape == io["output"].shape
     assert np.abs(out - io["output"]).max() <= 1e-4 * np.abs(io["output"]).max()

@@ -9,7 +9,9 @@ by TF though xcviz cannot run them."""
 from __future__ import annotations
 
 from . import rules as r
+from .arrays import Unsupported
 from .registry import CONTROL_FLOW, SOURCE, op
+from .tf_kernels import xla_devices
 
 NONE = frozenset()
 opaque = dict(devices=NONE, infer=r.from_file, num_outputs=None)
@@ -42,8 +44,21 @@ op("tf._Retval", **opaque, min_inputs=1, max_inputs=1, reason="function result: 
    doc="TF _Retval(input; T, index): a function's result")
 
 var_reason = "resource variable operation: xcviz holds no variable values"
-op("tf.VarHandleOp", **opaque, groups=SOURCE, max_inputs=0, reason=var_reason, doc="TF VarHandleOp(; dtype, shape)")
-op("tf.ReadVariableOp", **opaque, min_inputs=1, max_inputs=1, reason=var_reason, doc="TF ReadVariableOp(resource)")
+
+
+def _var_handle(xp, a):
+    """A handle runs as its variable's value, when the loader found one (a SavedModel's variables)."""
+    if a.get("value") is None:
+        raise Unsupported("VarHandleOp without a value (only a SavedModel's variables folder gives one)")
+    return a["value"]
+
+
+op("tf.VarHandleOp", **opaque, groups=SOURCE, max_inputs=0, impl=_var_handle, attrs={"value": None},
+   reason="resource handle: xcviz's runs read it as the variable's value (SavedModel variables)",
+   doc="TF VarHandleOp(; dtype, shape, shared_name)")
+op("tf.ReadVariableOp", devices=xla_devices("ReadVariableOp"), infer=r.from_file, flops=r.zero_flops, min_inputs=1,
+   max_inputs=1, impl=lambda xp, a, handle: handle,
+   doc="TF ReadVariableOp(resource): the variable's value (a handle runs as its value)")
 op("tf.AssignVariableOp", **opaque, min_inputs=2, max_inputs=2, reason=var_reason,
    doc="TF AssignVariableOp(resource, value)")
 op("tf.AssignAddVariableOp", **opaque, min_inputs=2, max_inputs=2, reason=var_reason,
