@@ -70,7 +70,13 @@ def _bad_inputs(tmp_path):
     from google.protobuf import text_format
 
     (tmp_path / "recursive.pbtxt").write_text(text_format.MessageToString(gd))
-    return {"cut.pb": "truncated", "missing.pbtxt": "names no node", "recursive.pbtxt": "recursive call: f -> g -> f"}
+    (tmp_path / "cycle.pbtxt").write_text('node { name: "a" op: "Relu" input: "b" }\nnode { name: "b" op: "Relu" input: "a" }\n')
+    (tmp_path / "padding.pbtxt").write_text(
+        'node { name: "x" op: "Placeholder" attr { key: "dtype" value { type: DT_FLOAT } } attr { key: "shape" value '
+        '{ shape { dim { size: 1 } dim { size: 4 } dim { size: 4 } dim { size: 1 } } } } }\n'
+        'node { name: "c" op: "Conv2D" input: "x" input: "x" attr { key: "padding" value { s: "FOO" } } }\n')
+    return {"cut.pb": "truncated", "missing.pbtxt": "names no node", "recursive.pbtxt": "recursive call: f -> g -> f",
+            "cycle.pbtxt": "cycle: a -> b -> a", "padding.pbtxt": "padding 'FOO'"}
 
 
 def test_bad_tf_input_is_one_line(tmp_path, run_cli):

@@ -23,7 +23,7 @@ op("tf.Exit", **flow, min_inputs=1, max_inputs=1, reason="v1 control flow: leave
    doc="TF Exit(data)")
 op("tf.Switch", **flow, min_inputs=2, max_inputs=2, reason="v1 control flow: routes data by a predicate (no XLA kernel)",
    doc="TF Switch(data, pred) -> output_false, output_true")
-op("tf.Merge", **flow, min_inputs=1, reason="v1 control flow: forwards its first live input (no XLA kernel)",
+op("tf.Merge", **flow, reason="v1 control flow: forwards its first live input (no XLA kernel)",
    doc="TF Merge(inputs...) -> output, value_index; the NextIteration back edge is kept in `_back_edges`")
 op("tf.NextIteration", **flow, min_inputs=1, max_inputs=1, reason="v1 control flow: a loop's back edge (no XLA kernel)",
    doc="TF NextIteration(data)")

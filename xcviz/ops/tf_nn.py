@@ -112,7 +112,7 @@ def _onnx_attrs(a: dict, kernel_key: str | None = None) -> dict:
         hw = p[2:6] if fmt == "NHWC" else p[4:8]
         out["pads"] = [hw[0], hw[2], hw[1], hw[3]]
     elif pad != "VALID":
-        raise Unsupported(f"padding {pad!r}")
+        raise ShapeError(f"padding {pad!r} is not SAME, VALID or EXPLICIT")
     if kernel_key:
         out["kernel_shape"] = _spatial_attr(a.get(kernel_key), fmt, 1)
     return out
