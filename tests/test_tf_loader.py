@@ -133,3 +133,18 @@ def test_models_run_to_tensorflows_outputs(name, form, mode):
     out = result.outputs[g.output_names.get(g.outputs[0], g.outputs[0])]
     assert out.shape == io["output"].shape
     assert np.abs(out - io["output"]).max() <= 1e-4 * np.abs(io["output"]).max()
+
+
+def test_cli_flags_and_export(tmp_path, run_cli):
+    case = os.path.join(ROOT, "xla_scope", "grappler_off-min4")
+    src = os.path.join(case, "before_mark_for_compilation.pbtxt")
+    expected = json.load(open(os.path.join(case, "expected.json")))["graphs"][0]["clusters"]
+    code, out, err = run_cli("cluster", src, "--tf-xla-flags", "--tf_xla_auto_jit=2 --tf_xla_min_cluster_size=4", "--json")
+    report = json.loads(out)
+    ours = sorted(sorted(n for n, v in report["nodes"].items() if v["cluster"] == c["id"]) for c in report["clusters"])
+    assert code == 0 and ours == expected
+    code, out, err = run_cli("cluster", src, "--tf-xla-flags", "--tf_xla_auto_jit=0")
+    assert code == 2 and "turns auto-clustering off" in err
+    out_file = tmp_path / "clusters.pbtxt"
+    code, out, err = run_cli("export", src, "--min-cluster-size", "4", "--graphdef", str(out_file))
+    assert code == 0 and out_file.read_text().count("_XlaCluster") == sum(map(len, expected))
