@@ -148,3 +148,13 @@ def test_cli_flags_and_export(tmp_path, run_cli):
     out_file = tmp_path / "clusters.pbtxt"
     code, out, err = run_cli("export", src, "--min-cluster-size", "4", "--graphdef", str(out_file))
     assert code == 0 and out_file.read_text().count("_XlaCluster") == sum(map(len, expected))
+
+
+def test_suite_graph_runs_with_handles_as_values(run_cli):
+    """A TF dump runs: _Arg is fed like a placeholder, a resource _Arg as its variable (`_handle_shapes`)."""
+    src = os.path.join(ROOT, "attention", "grappler_off-min1", "before_mark_for_compilation.pbtxt")
+    g = load(src)
+    handles = [n for n in g.nodes if n.op_type == "tf._Arg" and n.attrs.get("T") == "resource"]
+    assert handles and all(n.outputs[0].shape and n.outputs[0].dtype == "float32" for n in handles)
+    code, out, err = run_cli("run", src, "--min-cluster-size", "1", "--json")
+    assert code == 0, err

@@ -38,10 +38,8 @@ op("tf.StatelessIf", **for_fn, min_inputs=1, doc="TF StatelessIf(cond, input...;
 op("tf.PartitionedCall", **for_fn, doc="TF PartitionedCall(args...; f)")
 op("tf.StatefulPartitionedCall", **for_fn, doc="TF StatefulPartitionedCall(args...; f)")
 
-op("tf._Arg", **opaque, groups=SOURCE, max_inputs=0, reason="function argument: fed from outside",
-   doc="TF _Arg(; T, index): a function's argument (the pass never clusters it)")
-op("tf._Retval", **opaque, min_inputs=1, max_inputs=1, reason="function result: read by the caller",
-   doc="TF _Retval(input; T, index): a function's result")
+op("tf._Retval", devices=NONE, infer=r.same, min_inputs=1, max_inputs=1, reason="function result: read by the caller",
+   impl=lambda xp, a, x: x, doc="TF _Retval(input; T, index): a function's result (the pass never clusters it)")
 
 var_reason = "resource variable operation: xcviz holds no variable values"
 

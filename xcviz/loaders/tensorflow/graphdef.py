@@ -97,6 +97,11 @@ def nodes_to_graph(node_defs, name: str, source: str, outputs: list[str] | None 
             shapes = handle_shape(node_by_name.get(data[0].split(":")[0]))
         n_out = len(shapes) if shapes else 0
         dts = _out_dtypes(nd.op, attrs, max(n_out, 1))
+        if nd.op in ("_Arg", "VarHandleOp") and (attrs.get("T") == "resource" or nd.op == "VarHandleOp"):
+            # a resource handle has the type of its variable: xcviz's runs read a handle as the value
+            shapes = handle_shape(nd) or shapes
+            dt = attrs.get("dtype") if nd.op == "VarHandleOp" else (attrs.get("_handle_dtypes") or [None])[0]
+            dts = [canonical_dtype(dt) if isinstance(dt, str) else None]
         outs = [TensorType(_sym(s, nd.name), d) for s, d in zip(shapes, dts)] if shapes else []
         compile_ = nd.attr["_XlaCompile"].b if "_XlaCompile" in nd.attr else None
         scope = nd.attr["_XlaInternalScope"].s.decode() if "_XlaInternalScope" in nd.attr else None
