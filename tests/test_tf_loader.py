@@ -158,3 +158,10 @@ def test_suite_graph_runs_with_handles_as_values(run_cli):
     assert handles and all(n.outputs[0].shape and n.outputs[0].dtype == "float32" for n in handles)
     code, out, err = run_cli("run", src, "--min-cluster-size", "1", "--json")
     assert code == 0, err
+
+
+def test_kernel_list_in_code_is_the_registry():
+    from xcviz.ops.tf_kernels import _CPU_AND_GPU, registry
+
+    ops = registry()["ops"]
+    assert _CPU_AND_GPU == {o for o, d in ops.items() if set(d) == {"XLA_CPU_JIT", "XLA_GPU_JIT"}} and len(ops) == 489
