@@ -43,7 +43,7 @@ def const(xp, a):
 op("const", "Constant", "Const", groups=(SOURCE, ZERO_SIZE), infer=infer_constant, flops=zero, max_inputs=0,
    attrs={"value": None, "dtype": None}, folds=True, impl=const,
    doc="a constant tensor; counts 0 toward effective cluster size")
-op("placeholder", "Placeholder", "_Arg", groups=SOURCE, devices=NONE, max_inputs=0,
+op("placeholder", "Placeholder", "_Arg", "tf._Arg", groups=SOURCE, devices=NONE, max_inputs=0,
    reason="graph argument (like TF's _Arg): fed from outside", flops=zero)
 
 

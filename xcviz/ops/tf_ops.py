@@ -34,7 +34,7 @@ def _infer_const(ctx: Ctx) -> list[TensorType]:
 
 
 op("tf.Const", groups=(SOURCE, ZERO_SIZE), devices=xla_devices("Const"), infer=_infer_const, flops=zero,
-   max_inputs=0, attrs={"value": None, "dtype": None}, impl=_const,
+   max_inputs=0, attrs={"value": None, "dtype": None}, folds=True, impl=_const,
    doc="TF Const: its `value` tensor; counts 0 toward a cluster's effective size")
 op("tf.Identity", groups=ZERO_SIZE, devices=xla_devices("Identity"), infer=r.same, flops=zero, min_inputs=1,
    max_inputs=1, impl=lambda xp, a, x: x, doc="TF Identity: removed when clustered, so it counts 0 toward the size")
@@ -45,7 +45,7 @@ def _shape_type(ctx: Ctx, n: int | None) -> list[TensorType]:
 
 
 op("tf.Shape", groups=SHAPE_CONSUMER, devices=xla_devices("Shape"), flops=zero, min_inputs=1, max_inputs=1,
-   attrs={"out_type": "int32"}, infer=lambda ctx: _shape_type(ctx, ctx.rank(0)),
+   attrs={"out_type": "int32"}, infer=lambda ctx: _shape_type(ctx, ctx.rank(0)), folds=True,
    impl=lambda xp, a, x: np.asarray(x.shape, dtype=np_dtype(a.get("out_type") or "int32")),
    doc="TF Shape(input; out_type): reads only its input's shape, never seeds a cluster")
 op("tf.Size", groups=SHAPE_CONSUMER, devices=xla_devices("Size"), flops=zero, min_inputs=1, max_inputs=1,

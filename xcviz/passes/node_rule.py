@@ -5,7 +5,7 @@ import numpy as np
 
 from ..errors import XcvizError
 from ..ir import DTYPE_SIZES, Node, TensorType, node_where
-from ..ops import REGISTRY
+from ..ops import REGISTRY, SHAPE_CONSUMER, SOURCE
 from ..ops.rules import Ctx, ShapeError, fmt
 from .sym_rules import RULES as SYM_RULES
 from .values import TYPE_VALUE_OPS, type_value
@@ -67,7 +67,11 @@ def record_const(node: Node, opdef, types: list[TensorType], consts: dict, sourc
     if opdef.name in TYPE_VALUE_OPS and types and types[0].shape is not None:
         # a shape is a constant even when symbolic dims stay names (Shape's start/end applied)
         consts[node.name] = type_value(opdef.name, {**opdef.attrs, **node.attrs}, types[0])
-    elif opdef.name == "const" and node.attrs.get("value") is not None:
+    # the others by role, not name: TF's tf.Shape and tf.Const fold the same way
+    elif opdef.folds and SHAPE_CONSUMER in opdef.groups and types and types[0].shape is not None:
+        dims = types[0].shape
+        consts[node.name] = np.array(list(dims), dtype=object if any(isinstance(d, str) for d in dims) else np.int64)
+    elif opdef.folds and SOURCE in opdef.groups and node.attrs.get("value") is not None:
         dt = node.outputs[0].dtype if node.outputs else None
         if dt is not None and dt not in DTYPE_SIZES:  # e.g. value: {} or [null] makes a NumPy object array
             raise XcvizError(f"const value has no tensor dtype (NumPy reads it as {dt})", where=node_where(node, source),

@@ -74,6 +74,13 @@ def load_saved_model(path: str, signature: str | None, max_bytes: int) -> Graph:
                          hint="the file may be truncated or corrupted") from None
     nodes, outputs, feeds, sig = signature_graph(sm, signature, path)
     graph = nodes_to_graph(nodes, f"{_name(path)}:{sig}", path, list(outputs.values()), feeds)
+    if os.path.isdir(path) and sm.meta_graphs:
+        from .bundle import variable_values
+
+        values = variable_values(path, sm.meta_graphs[0].object_graph_def)
+        for node in graph.nodes:
+            if node.op_type == PREFIX + "VarHandleOp" and node.attrs.get("shared_name") in values:
+                node.attrs["value"] = values[node.attrs["shared_name"]]
     graph.output_names.update({ref: key for key, ref in outputs.items() if ref != key})
     return graph
 

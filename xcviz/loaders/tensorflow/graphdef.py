@@ -65,6 +65,7 @@ def nodes_to_graph(node_defs, name: str, source: str, outputs: list[str] | None 
     inputs: list[Value] = []
     nodes: list[Node] = []
     consumed: set[str] = set()
+    node_by_name = {nd.name: nd for nd in node_defs}
     for i, nd in enumerate(node_defs):
         where = f"{source}: node {nd.name!r} ({nd.op})"
         attrs = {k: attr_value(v, where) for k, v in sorted(nd.attr.items()) if k not in _FIELDS}
@@ -92,8 +93,15 @@ def nodes_to_graph(node_defs, name: str, source: str, outputs: list[str] | None 
             shape = attrs.get("shape") if isinstance(attrs.get("shape"), tuple) else (shapes[0] if shapes else None)
             inputs.append(Value(nd.name, TensorType(_sym(shape, nd.name), dt)))
             continue
+        if not shapes and nd.op == "ReadVariableOp" and data:
+            shapes = handle_shape(node_by_name.get(data[0].split(":")[0]))
         n_out = len(shapes) if shapes else 0
         dts = _out_dtypes(nd.op, attrs, max(n_out, 1))
+        if nd.op in ("_Arg", "VarHandleOp") and (attrs.get("T") == "resource" or nd.op == "VarHandleOp"):
+            # a resource handle has the type of its variable: xcviz's runs read a handle as the value
+            shapes = handle_shape(nd) or shapes
+            dt = attrs.get("dtype") if nd.op == "VarHandleOp" else (attrs.get("_handle_dtypes") or [None])[0]
+            dts = [canonical_dtype(dt) if isinstance(dt, str) else None]
         outs = [TensorType(_sym(s, nd.name), d) for s, d in zip(shapes, dts)] if shapes else []
         compile_ = nd.attr["_XlaCompile"].b if "_XlaCompile" in nd.attr else None
         scope = nd.attr["_XlaInternalScope"].s.decode() if "_XlaInternalScope" in nd.attr else None
@@ -108,6 +116,17 @@ def nodes_to_graph(node_defs, name: str, source: str, outputs: list[str] | None 
 
 _NOT_OUTPUTS = {PREFIX + o for o in ("NoOp", "_Retval", "Assert", "AssignVariableOp", "AssignAddVariableOp",
                                      "AssignSubVariableOp", "VarHandleOp")}
+
+
+def handle_shape(nd) -> list | None:
+    """The variable shape a resource handle carries: VarHandleOp's `shape`, an _Arg's `_handle_shapes`."""
+    if nd is None:
+        return None
+    if nd.op == "VarHandleOp" and "shape" in nd.attr:
+        return [shape_of(nd.attr["shape"].shape)]
+    if "_handle_shapes" in nd.attr and len(nd.attr["_handle_shapes"].list.shape) == 1:
+        return [shape_of(nd.attr["_handle_shapes"].list.shape[0])]
+    return None
 
 
 def _sym(shape, name: str):

@@ -2,7 +2,7 @@
 
 No TensorFlow and no generated code: the field numbers below are those of TensorFlow's own .proto files
 (tensorflow/core/framework/{graph,node_def,attr_value,tensor,tensor_shape,types,function,op_def,versions}.proto
-and tensorflow/core/protobuf/{saved_model,meta_graph}.proto), and the installed protobuf runtime makes the
+tensorflow/core/protobuf/{saved_model,meta_graph,saved_object_graph,tensor_bundle}.proto), and the installed protobuf runtime makes the
 classes from them. Fields xcviz never reads (debug info, full types, saver, object graph) are left out: the
 binary parser skips unknown fields, and text files are parsed with unknown fields skipped."""
 from __future__ import annotations
@@ -76,7 +76,18 @@ MESSAGES: dict[str, list[tuple]] = {
     "SignatureDef": [("inputs", 1, "map:string:.TensorInfo", _R), ("outputs", 2, "map:string:.TensorInfo", _R),
                      ("method_name", 3, "string", False)],
     "MetaGraphDef": [("meta_info_def", 1, ".MetaGraphDef.MetaInfoDef", False), ("graph_def", 2, ".GraphDef", False),
-                     ("signature_def", 5, "map:string:.SignatureDef", _R)],
+                     ("signature_def", 5, "map:string:.SignatureDef", _R),
+                     ("object_graph_def", 7, ".SavedObjectGraph", False)],
+    # saved_object_graph.proto: enough to name each variable's checkpoint key (its path of children)
+    "SavedObjectGraph": [("nodes", 1, ".SavedObject", _R)],
+    "SavedObject": [("children", 1, ".SavedObject.ObjectReference", _R), ("variable", 7, ".SavedVariable", False)],
+    "SavedObject.ObjectReference": [("node_id", 1, "int32", False), ("local_name", 2, "string", False)],
+    "SavedVariable": [("dtype", 1, ".DataType", False), ("shape", 2, ".TensorShapeProto", False),
+                      ("name", 6, "string", False)],
+    # tensor_bundle.proto: one checkpoint entry (a variable's bytes in the data file)
+    "BundleEntryProto": [("dtype", 1, ".DataType", False), ("shape", 2, ".TensorShapeProto", False),
+                         ("shard_id", 3, "int32", False), ("offset", 4, "int64", False), ("size", 5, "int64", False)],
+    "BundleHeaderProto": [("num_shards", 1, "int32", False)],
     "MetaGraphDef.MetaInfoDef": [("meta_graph_version", 1, "string", False), ("tags", 4, "string", _R),
                                  ("tensorflow_version", 5, "string", False)],
     "SavedModel": [("saved_model_schema_version", 1, "int64", False), ("meta_graphs", 2, ".MetaGraphDef", _R)],

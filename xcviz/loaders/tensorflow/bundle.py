@@ -1,0 +1,109 @@
+"""A SavedModel's variables: TF's tensor bundle (variables.index, a LevelDB-format table of BundleEntryProto,
+and variables.data-*), read without TensorFlow, named by the SavedObjectGraph's variable names."""
+from __future__ import annotations
+
+import os
+
+import numpy as np
+
+from ...errors import XcvizError
+from .attrs import _NP, dtype_name, shape_of
+from .protos import parse_binary
+
+VALUE_SUFFIX = "/.ATTRIBUTES/VARIABLE_VALUE"
+
+
+def _varint(b: bytes, i: int) -> tuple[int, int]:
+    r = s = 0
+    while True:
+        if i >= len(b) or s > 63:
+            raise ValueError("bad varint")
+        c = b[i]
+        i += 1
+        r |= (c & 0x7F) << s
+        s += 7
+        if c < 0x80:
+            return r, i
+
+
+def _block(data: bytes, off: int, size: int) -> list[tuple[bytes, bytes]]:
+    """The (key, value) entries of one table block (prefix-compressed keys, restart array at the end)."""
+    if off + size + 5 > len(data) or data[off + size] != 0:
+        raise ValueError("block out of range or compressed")
+    b = data[off:off + size]
+    n_restarts = int.from_bytes(b[-4:], "little")
+    end = len(b) - 4 - 4 * n_restarts
+    i, key, out = 0, b"", []
+    while i < end:
+        shared, i = _varint(b, i)
+        own, i = _varint(b, i)
+        n, i = _varint(b, i)
+        key = key[:shared] + b[i:i + own]
+        i += own
+        out.append((key, b[i:i + n]))
+        i += n
+    return out
+
+
+def read_bundle(prefix: str) -> dict[str, np.ndarray]:
+    """{checkpoint key: array} of the bundle at `prefix` (…/variables/variables)."""
+    try:
+        with open(prefix + ".index", "rb") as f:
+            data = f.read()
+        footer = data[-48:]
+        _, i = _varint(footer, 0)
+        _, i = _varint(footer, i)
+        index_off, i = _varint(footer, i)
+        index_size, _ = _varint(footer, i)
+        entries = [e for _, v in _block(data, index_off, index_size)
+                   for e in _block(data, *_handle(v))]
+    except (OSError, ValueError, IndexError) as e:
+        raise XcvizError(f"cannot read the SavedModel's variables index ({e})", where=prefix + ".index",
+                         hint="the variables folder may be truncated; the graph loads without it") from None
+    num_shards = 1
+    values: dict[str, np.ndarray] = {}
+    for key, raw in entries:
+        if key == b"":
+            num_shards = max(parse_binary("BundleHeaderProto", raw).num_shards, 1)
+            continue
+        entry = parse_binary("BundleEntryProto", raw)
+        np_dt = _NP.get(dtype_name(entry.dtype))
+        shape = shape_of(entry.shape)
+        if np_dt is None or shape is None or not key.endswith(VALUE_SUFFIX.encode()):
+            continue
+        path = f"{prefix}.data-{entry.shard_id:05d}-of-{num_shards:05d}"
+        with open(path, "rb") as f:
+            f.seek(entry.offset)
+            buf = f.read(entry.size)
+        if len(buf) != entry.size or entry.size != int(np.prod(shape, dtype=np.int64)) * np.dtype(np_dt).itemsize:
+            raise XcvizError(f"variable {key.decode(errors='replace')!r} is truncated in {os.path.basename(path)}",
+                             where=path, hint="the variables folder may be incomplete")
+        values[key.decode("utf-8", "replace")] = np.frombuffer(buf, dtype=np_dt).reshape(shape).copy()
+    return values
+
+
+def _handle(v: bytes) -> tuple[int, int]:
+    off, i = _varint(v, 0)
+    size, _ = _varint(v, i)
+    return off, size
+
+
+def variable_values(saved_model_dir: str, object_graph) -> dict[str, np.ndarray]:
+    """{variable name (VarHandleOp shared_name): value}, through the object graph's paths to its variables."""
+    prefix = os.path.join(saved_model_dir, "variables", "variables")
+    if not os.path.isfile(prefix + ".index") or not object_graph.nodes:
+        return {}
+    values = read_bundle(prefix)
+    out: dict[str, np.ndarray] = {}
+    seen = {0}
+    todo = [(0, "")]
+    while todo:
+        node_id, path = todo.pop()
+        obj = object_graph.nodes[node_id]
+        if obj.HasField("variable") and path + VALUE_SUFFIX in values:
+            out[obj.variable.name] = values[path + VALUE_SUFFIX]
+        for child in obj.children:
+            if child.node_id not in seen and child.node_id < len(object_graph.nodes):
+                seen.add(child.node_id)
+                todo.append((child.node_id, f"{path}/{child.local_name}" if path else child.local_name))
+    return out

@@ -1,0 +1,106 @@
+"""TensorFlow ops xcviz does not compute, by their TF names (`tf.<Op>`): control flow, functions, resource
+variables, strings, stateful RNG, variant lists, Grappler's fused ops.
+
+They have entries so that a TF graph names only known ops and `xcviz ops` says what each is; their types
+come from the file (`_output_shapes`, `T`/`dtype`). `devices` is empty: xcviz has no lowering for them.
+Whether TensorFlow's auto-clustering compiles them is a separate question, answered from TF's own XLA
+kernel registry and rules (clustering/tf_rules.py): e.g. ReadVariableOp and StatelessWhile are clustered
+by TF though xcviz cannot run them."""
+from __future__ import annotations
+
+from . import rules as r
+from .arrays import Unsupported
+from .registry import CONTROL_FLOW, SOURCE, op
+from .tf_kernels import xla_devices
+
+NONE = frozenset()
+opaque = dict(devices=NONE, infer=r.from_file, num_outputs=None)
+flow = dict(**opaque, groups=CONTROL_FLOW)
+
+op("tf.Enter", **flow, min_inputs=1, max_inputs=1, reason="v1 control flow: enters a loop frame (no XLA kernel)",
+   doc="TF Enter(data; frame_name, is_constant, parallel_iterations)")
+op("tf.Exit", **flow, min_inputs=1, max_inputs=1, reason="v1 control flow: leaves a loop frame (no XLA kernel)",
+   doc="TF Exit(data)")
+op("tf.Switch", **flow, min_inputs=2, max_inputs=2, reason="v1 control flow: routes data by a predicate (no XLA kernel)",
+   doc="TF Switch(data, pred) -> output_false, output_true")
+op("tf.Merge", **flow, reason="v1 control flow: forwards its first live input (no XLA kernel)",
+   doc="TF Merge(inputs...) -> output, value_index; the NextIteration back edge is kept in `_back_edges`")
+op("tf.NextIteration", **flow, min_inputs=1, max_inputs=1, reason="v1 control flow: a loop's back edge (no XLA kernel)",
+   doc="TF NextIteration(data)")
+op("tf.LoopCond", **flow, min_inputs=1, max_inputs=1, reason="v1 control flow: a loop's predicate (no XLA kernel)",
+   doc="TF LoopCond(input)")
+fn_reason = "functional control flow / function call: xcviz does not lower function bodies"
+for_fn = dict(**flow, reason=fn_reason)
+op("tf.While", **for_fn, doc="TF While(input...; cond, body)")
+op("tf.StatelessWhile", **for_fn, doc="TF StatelessWhile(input...; cond, body)")
+op("tf.If", **for_fn, min_inputs=1, doc="TF If(cond, input...; then_branch, else_branch)")
+op("tf.StatelessIf", **for_fn, min_inputs=1, doc="TF StatelessIf(cond, input...; then_branch, else_branch)")
+op("tf.PartitionedCall", **for_fn, doc="TF PartitionedCall(args...; f)")
+op("tf.StatefulPartitionedCall", **for_fn, doc="TF StatefulPartitionedCall(args...; f)")
+
+op("tf._Retval", devices=NONE, infer=r.same, min_inputs=1, max_inputs=1, reason="function result: read by the caller",
+   impl=lambda xp, a, x: x, doc="TF _Retval(input; T, index): a function's result (the pass never clusters it)")
+
+var_reason = "resource variable operation: xcviz holds no variable values"
+
+
+def _var_handle(xp, a):
+    """A handle runs as its variable's value, when the loader found one (a SavedModel's variables)."""
+    if a.get("value") is None:
+        raise Unsupported("VarHandleOp without a value (only a SavedModel's variables folder gives one)")
+    return a["value"]
+
+
+op("tf.VarHandleOp", **opaque, groups=SOURCE, max_inputs=0, impl=_var_handle, attrs={"value": None},
+   reason="resource handle: xcviz's runs read it as the variable's value (SavedModel variables)",
+   doc="TF VarHandleOp(; dtype, shape, shared_name)")
+op("tf.ReadVariableOp", devices=xla_devices("ReadVariableOp"), infer=r.from_file, flops=r.zero_flops, min_inputs=1,
+   max_inputs=1, impl=lambda xp, a, handle: handle,
+   doc="TF ReadVariableOp(resource): the variable's value (a handle runs as its value)")
+op("tf.AssignVariableOp", **opaque, min_inputs=2, max_inputs=2, reason=var_reason,
+   doc="TF AssignVariableOp(resource, value)")
+op("tf.AssignAddVariableOp", **opaque, min_inputs=2, max_inputs=2, reason=var_reason,
+   doc="TF AssignAddVariableOp(resource, value)")
+op("tf.VarIsInitializedOp", **opaque, min_inputs=1, max_inputs=1, reason=var_reason,
+   doc="TF VarIsInitializedOp(resource)")
+
+str_reason = "string op: XLA has no string type"
+op("tf.AsString", **opaque, min_inputs=1, max_inputs=1, reason=str_reason, doc="TF AsString(input)")
+op("tf.StringJoin", **opaque, min_inputs=1, reason=str_reason, doc="TF StringJoin(inputs...; separator)")
+op("tf.StringLength", **opaque, min_inputs=1, max_inputs=1, reason=str_reason, doc="TF StringLength(input)")
+op("tf.StringToNumber", **opaque, min_inputs=1, max_inputs=1, reason=str_reason, doc="TF StringToNumber(string_tensor)")
+op("tf.Substr", **opaque, min_inputs=3, max_inputs=3, reason=str_reason, doc="TF Substr(input, pos, len)")
+
+rng_reason = "random op: xcviz does not reproduce TF's Philox streams"
+op("tf.RandomStandardNormal", **opaque, min_inputs=1, max_inputs=1, reason=rng_reason,
+   doc="TF RandomStandardNormal(shape; dtype, seed, seed2)")
+op("tf.RngReadAndSkip", **opaque, min_inputs=3, max_inputs=3, reason=rng_reason,
+   doc="TF RngReadAndSkip(resource, alg, delta)")
+op("tf.StatelessRandomGetKeyCounter", **opaque, min_inputs=1, max_inputs=1, reason=rng_reason,
+   doc="TF StatelessRandomGetKeyCounter(seed) -> key, counter")
+op("tf.StatelessRandomUniformV2", **opaque, min_inputs=4, max_inputs=4, reason=rng_reason,
+   doc="TF StatelessRandomUniformV2(shape, key, counter, alg)")
+op("tf.StatelessRandomNormalV2", **opaque, min_inputs=4, max_inputs=4, reason=rng_reason,
+   doc="TF StatelessRandomNormalV2(shape, key, counter, alg)")
+
+check_reason = "runtime check with a host side effect"
+op("tf.Assert", **opaque, min_inputs=1, reason=check_reason, doc="TF Assert(condition, data...)")
+op("tf.CheckNumerics", **opaque, min_inputs=1, max_inputs=1, reason=check_reason, doc="TF CheckNumerics(tensor; message)")
+
+list_reason = "TensorList op: variant tensors have no xcviz type"
+op("tf.TensorListReserve", **opaque, min_inputs=2, max_inputs=2, reason=list_reason,
+   doc="TF TensorListReserve(element_shape, num_elements)")
+op("tf.TensorListFromTensor", **opaque, min_inputs=2, max_inputs=2, reason=list_reason,
+   doc="TF TensorListFromTensor(tensor, element_shape)")
+op("tf.TensorListGetItem", **opaque, min_inputs=3, max_inputs=3, reason=list_reason,
+   doc="TF TensorListGetItem(input_handle, index, element_shape)")
+op("tf.TensorListSetItem", **opaque, min_inputs=3, max_inputs=3, reason=list_reason,
+   doc="TF TensorListSetItem(input_handle, index, item)")
+op("tf.TensorListStack", **opaque, min_inputs=2, max_inputs=2, reason=list_reason,
+   doc="TF TensorListStack(input_handle, element_shape)")
+
+fused_reason = "Grappler's fused op: xcviz does not compute it"
+op("tf._FusedConv2D", **opaque, min_inputs=2, reason=fused_reason, doc="TF _FusedConv2D(input, filter, args...; fused_ops)")
+op("tf._FusedMatMul", **opaque, min_inputs=2, reason=fused_reason, doc="TF _FusedMatMul(a, b, args...; fused_ops)")
+op("tf.Bitcast", **opaque, min_inputs=1, max_inputs=1, reason="bit reinterpretation: not computed by xcviz",
+   doc="TF Bitcast(input; type)")

@@ -1,0 +1,206 @@
+"""TensorFlow's matmul, convolution, pooling and batch-norm ops with their TF signatures (`tf.<Op>`).
+
+`MatMul(a, b; transpose_a, transpose_b)`, `BatchMatMulV2(x, y; adj_x, adj_y)`, `Conv2D(input, filter;
+strides, padding=SAME|VALID|EXPLICIT, explicit_paddings, dilations, data_format)` with an HWIO filter,
+`MaxPool(input; ksize, strides, padding, data_format)`, `FusedBatchNormV3`'s six outputs. The arithmetic
+is the ONNX entries' (conv.py, linalg.py), reached through NHWC <-> NCHW transposes."""
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from ..ir import TensorType
+from . import conv as onnx_conv
+from . import rules as r
+from .arrays import Unsupported
+from .registry import op
+from .rules import Ctx, ShapeError
+from .tf_kernels import xla_devices
+
+
+def _mm_shape(a, b, ta: bool, tb: bool):
+    if a is None or b is None:
+        return None
+    if len(a) < 2 or len(b) < 2:
+        raise ShapeError("MatMul needs rank >= 2 operands")
+    m, k1 = (a[-1], a[-2]) if ta else (a[-2], a[-1])
+    k2, n = (b[-1], b[-2]) if tb else (b[-2], b[-1])
+    if isinstance(k1, int) and isinstance(k2, int) and k1 != k2:
+        raise ShapeError(f"MatMul inner dimensions {k1} and {k2} differ")
+    batch = r.broadcast(tuple(a[:-2]), tuple(b[:-2]))
+    return (*batch, m, n)
+
+
+def _matmul_type(ctx: Ctx) -> list[TensorType]:
+    ta = bool(ctx.attrs.get("transpose_a") or ctx.attrs.get("adj_x"))
+    tb = bool(ctx.attrs.get("transpose_b") or ctx.attrs.get("adj_y"))
+    return [TensorType(_mm_shape(ctx.shape(0), ctx.shape(1), ta, tb), ctx.dtype(0))]
+
+
+def _matmul_flops(ctx: Ctx, out: list[TensorType]) -> int | None:
+    a, o = ctx.shape(0), out[0].shape if out else None
+    n_out = r.numel(o)
+    if a is None or n_out is None or len(a) < 2:
+        return None
+    k = a[-2] if (ctx.attrs.get("transpose_a") or ctx.attrs.get("adj_x")) else a[-1]
+    return None if isinstance(k, str) else 2 * n_out * k
+
+
+def _swap(xp, x):
+    return xp.swapaxes(x, -1, -2)
+
+
+def _matmul(xp, a, x, y):
+    if a.get("transpose_a") or a.get("adj_x"):
+        x = _swap(xp, x)
+    if a.get("transpose_b") or a.get("adj_y"):
+        y = _swap(xp, y)
+    return xp.matmul(x, y)
+
+
+mm = dict(infer=_matmul_type, flops=_matmul_flops, min_inputs=2, max_inputs=2, impl=_matmul)
+op("tf.MatMul", **mm, devices=xla_devices("MatMul"), attrs={"transpose_a": False, "transpose_b": False},
+   doc="TF MatMul(a, b; transpose_a, transpose_b)")
+op("tf.BatchMatMulV2", **mm, devices=xla_devices("BatchMatMulV2"), attrs={"adj_x": False, "adj_y": False},
+   doc="TF BatchMatMulV2(x, y; adj_x, adj_y), broadcasting batch dimensions")
+
+
+def _einsum_type(ctx: Ctx) -> list[TensorType]:
+    eq = str(ctx.attrs.get("equation", "")).replace(" ", "")
+    if "->" not in eq or "." in eq or any(t.shape is None for t in ctx.inputs):
+        return [TensorType(None, ctx.dtype(0))]
+    sizes: dict = {}
+    for term, t in zip(eq.split("->")[0].split(","), ctx.inputs):
+        for c, d in zip(term, t.shape):
+            if c not in sizes or sizes[c] == 1:
+                sizes[c] = d
+    return [TensorType(tuple(sizes[c] for c in eq.split("->")[1]), ctx.dtype(0))]
+
+
+def _einsum_flops(ctx: Ctx, out: list[TensorType]) -> int | None:
+    eq = str(ctx.attrs.get("equation", "")).replace(" ", "")
+    if "->" not in eq or any(t.shape is None for t in ctx.inputs):
+        return None
+    sizes = {c: d for term, t in zip(eq.split("->")[0].split(","), ctx.inputs) for c, d in zip(term, t.shape)}
+    return None if any(isinstance(d, str) for d in sizes.values()) else 2 * math.prod(sizes.values())
+
+
+op("tf.Einsum", devices=xla_devices("Einsum"), infer=_einsum_type, flops=_einsum_flops, min_inputs=1,
+   attrs={"equation": ""}, impl=lambda xp, a, *xs: xp.einsum(str(a.get("equation", "")).replace(" ", ""), *xs),
+   doc="TF Einsum(inputs...; equation)")
+
+
+# ---- NHWC convolution and pooling through the ONNX (NCHW) arithmetic ------------------------------------
+def _layout(a) -> str:
+    return str(a.get("data_format") or "NHWC")
+
+
+def _spatial_attr(values, fmt: str, default: int) -> list[int]:
+    v = [int(x) for x in (values or [default] * 4)]
+    return v[1:3] if fmt == "NHWC" else v[2:4]
+
+
+def _onnx_attrs(a: dict, kernel_key: str | None = None) -> dict:
+    fmt = _layout(a)
+    out = {"strides": _spatial_attr(a.get("strides"), fmt, 1), "dilations": _spatial_attr(a.get("dilations"), fmt, 1)}
+    pad = str(a.get("padding") or "VALID")
+    if pad == "SAME":
+        out["auto_pad"] = "SAME_UPPER"  # TF puts the odd padding element at the end, as SAME_UPPER does
+    elif pad == "EXPLICIT":
+        p = [int(x) for x in a.get("explicit_paddings") or [0] * 8]
+        hw = p[2:6] if fmt == "NHWC" else p[4:8]
+        out["pads"] = [hw[0], hw[2], hw[1], hw[3]]
+    elif pad != "VALID":
+        raise ShapeError(f"padding {pad!r} is not SAME, VALID or EXPLICIT")
+    if kernel_key:
+        out["kernel_shape"] = _spatial_attr(a.get(kernel_key), fmt, 1)
+    return out
+
+
+def _to_nchw(xp, x, fmt):
+    return xp.transpose(x, (0, 3, 1, 2)) if fmt == "NHWC" else x
+
+
+def _from_nchw(xp, y, fmt):
+    return xp.transpose(y, (0, 2, 3, 1)) if fmt == "NHWC" else y
+
+
+def _conv_type(ctx: Ctx) -> list[TensorType]:
+    x, w = ctx.shape(0), ctx.shape(1)
+    fmt = _layout(ctx.attrs)
+    if x is None or w is None or len(x) != 4 or len(w) != 4 or any(isinstance(d, str) for d in (*x[1:], *w)):
+        return [TensorType(None, ctx.dtype(0))]
+    a = _onnx_attrs(ctx.attrs)
+    hw = list(x[1:3] if fmt == "NHWC" else x[2:4])
+    _, _, _, _, out = onnx_conv._window(a, hw, list(w[:2]))
+    shape = (x[0], *out, w[3]) if fmt == "NHWC" else (x[0], w[3], *out)
+    return [TensorType(shape, ctx.dtype(0))]
+
+
+def _conv_flops(ctx: Ctx, out: list[TensorType]) -> int | None:
+    w, n_out = ctx.shape(1), r.numel(out[0].shape) if out else None
+    return None if w is None or n_out is None or r.numel(w[:3]) is None else 2 * n_out * math.prod(w[:3])
+
+
+def _conv2d(xp, a, x, w):
+    fmt = _layout(a)
+    wt = xp.transpose(w, (3, 2, 0, 1))  # HWIO -> OIHW
+    return _from_nchw(xp, onnx_conv.conv(xp, _onnx_attrs(a), _to_nchw(xp, x, fmt), wt), fmt)
+
+
+def _conv2d_jax(xp, a, x, w):
+    fmt = _layout(a)
+    wt = xp.transpose(w, (3, 2, 0, 1))
+    return _from_nchw(xp, onnx_conv.conv_jax(xp, _onnx_attrs(a), _to_nchw(xp, x, fmt), wt), fmt)
+
+
+op("tf.Conv2D", devices=xla_devices("Conv2D"), infer=_conv_type, flops=_conv_flops, min_inputs=2, max_inputs=2,
+   attrs={"strides": None, "padding": "VALID", "explicit_paddings": None, "dilations": None, "data_format": "NHWC"},
+   impl=_conv2d, jax_impl=_conv2d_jax,
+   doc="TF Conv2D(input, filter; strides, padding SAME|VALID|EXPLICIT, dilations, data_format), HWIO filter")
+
+
+def _pool_type(ctx: Ctx) -> list[TensorType]:
+    x = ctx.shape(0)
+    fmt = _layout(ctx.attrs)
+    if x is None or len(x) != 4 or any(isinstance(d, str) for d in x[1:]):
+        return [TensorType(None, ctx.dtype(0))]
+    a = _onnx_attrs(ctx.attrs, "ksize")
+    hw = list(x[1:3] if fmt == "NHWC" else x[2:4])
+    _, _, _, _, out = onnx_conv._window(a, hw, a["kernel_shape"])
+    shape = (x[0], *out, x[3]) if fmt == "NHWC" else (x[0], x[1], *out)
+    return [TensorType(shape, ctx.dtype(0))]
+
+
+def _maxpool(xp, a, x):
+    fmt = _layout(a)
+    return _from_nchw(xp, onnx_conv.maxpool(xp, _onnx_attrs(a, "ksize"), _to_nchw(xp, x, fmt)), fmt)
+
+
+op("tf.MaxPool", devices=xla_devices("MaxPool"), infer=_pool_type, flops=r.output_flops(1), min_inputs=1,
+   max_inputs=1, attrs={"ksize": None, "strides": None, "padding": "VALID", "data_format": "NHWC"}, impl=_maxpool,
+   doc="TF MaxPool(input; ksize, strides, padding, data_format)")
+
+
+def _bn_type(ctx: Ctx) -> list[TensorType]:
+    c = ctx.shape(1)
+    side = TensorType(c, ctx.dtype(1) or "float32")
+    return [TensorType(ctx.shape(0), ctx.dtype(0)), side, side, side, side, TensorType(None, ctx.dtype(1))]
+
+
+def _fused_bn(xp, a, x, scale, offset, mean, var):
+    if a.get("is_training"):
+        raise Unsupported("FusedBatchNormV3 with is_training=true (batch statistics)")
+    shape = (1, -1, 1, 1) if _layout(a) == "NCHW" else (1, 1, 1, -1)
+    eps = np.asarray(a.get("epsilon", 1e-4), dtype=np.float32)
+    inv = scale / xp.sqrt(var + eps)
+    y = (x - mean.reshape(shape)) * inv.reshape(shape) + offset.reshape(shape)
+    return y.astype(x.dtype), mean, var, mean, var, xp.zeros((0,), dtype=mean.dtype)
+
+
+op("tf.FusedBatchNormV3", devices=xla_devices("FusedBatchNormV3"), infer=_bn_type, flops=r.input_flops(4),
+   num_outputs=6, min_inputs=5, max_inputs=5,
+   attrs={"epsilon": 1e-4, "is_training": True, "data_format": "NHWC", "exponential_avg_factor": 1.0},
+   impl=_fused_bn, doc="TF FusedBatchNormV3(x, scale, offset, mean, variance) -> y, batch_mean, batch_variance, "
+                       "reserve_space_1..3 (inference form: is_training=false)")
