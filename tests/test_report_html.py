@@ -196,10 +196,14 @@ def test_summary_splits_d_when_the_cost_model_does():
     import types
 
     from xcviz.render.report_html_data import summary
+    from xcviz.render.units import fmt_bytes
 
     a = _analyse("seed_demo", min_cluster_size=1)
     rows = dict(summary(a.graph, a.clustering, a.stats))
-    assert "D split" not in rows and rows["η by ops"] == "67 % (4/6)"
+    assert rows["η by ops"] == "67 % (4/6)"
+    assert rows["D split"] == f"activations {fmt_bytes(a.stats.boundary_bytes_activations)} · parameters 0 B"
     fields = {f.name: getattr(a.stats, f.name) for f in dataclasses.fields(a.stats)}
-    split = types.SimpleNamespace(**fields, parameter_bytes=2048, boundary_bytes_activations=3 * 1024**2)
+    unsplit = types.SimpleNamespace(**{k: v for k, v in fields.items() if k not in ("parameter_bytes", "boundary_bytes_activations")})
+    assert "D split" not in dict(summary(a.graph, a.clustering, unsplit))
+    split = types.SimpleNamespace(**{**fields, "parameter_bytes": 2048, "boundary_bytes_activations": 3 * 1024**2})
     assert dict(summary(a.graph, a.clustering, split))["D split"] == "activations 3.0 MiB · parameters 2.0 KiB"
