@@ -187,6 +187,9 @@ def main() -> None:
                 print(f"skipped {path}: {e.__class__.__name__}: {str(e)[:200]}", file=sys.stderr)
                 continue
             print(f"{models[-1]['model']}: {len(models[-1]['clusters'])} clusters", file=sys.stderr, flush=True)
+            if args.out:  # as it goes: a long run cut short keeps what it measured
+                with open(args.out + ".partial.json", "w", encoding="utf-8") as f:
+                    json.dump({"models": models}, f)
     result = {"machine": f"{platform.machine()} {os.cpu_count()} cpus (shared, noisy)",
               "hardware": args.hardware or "cpu", "runs": args.runs, "repeats": args.repeats,
               "kernels_only": args.kernels_only, "models": models, "summary": summarise(models)}

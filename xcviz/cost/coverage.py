@@ -8,7 +8,8 @@ import numpy as np
 FIRST = 5   # unknown-cost nodes named in full
 
 
-def flops_coverage(nodes, unknown: np.ndarray, clustered: np.ndarray, cl_flops, total_flops) -> dict:
+def flops_coverage(nodes, unknown: np.ndarray, clustered: np.ndarray, cl_flops, total_flops,
+                   op_code: np.ndarray | None = None) -> dict:
     """coverage_flops (exact, or None when a node's FLOPs are unknown), its bounds, and the unknown nodes.
 
     With known clustered FLOPs c, known total t, and unknown FLOPs u_c >= 0 in clusters and u_f >= 0 in the
@@ -22,11 +23,17 @@ def flops_coverage(nodes, unknown: np.ndarray, clustered: np.ndarray, cl_flops, 
     any_in, any_out = bool(clustered[where].any()), bool((~clustered[where]).any())
     lo = 0.0 if any_out or ratio is None else ratio
     hi = 1.0 if any_in or ratio is None else ratio
-    listed = where.tolist()
-    ops = Counter(nodes[j].op_type for j in listed)
+    listed = where[:FIRST].tolist()
+    if op_code is None:
+        ops = Counter(nodes[j].op_type for j in where.tolist())
+    else:  # per op code, named as one of its nodes writes it (a big graph has 10^5 such nodes)
+        codes, first, counts = np.unique(op_code[where], return_index=True, return_counts=True)
+        ops = Counter()
+        for j, c in zip(where[first].tolist(), counts.tolist()):
+            ops[nodes[j].op_type] += c
     return dict(coverage_flops=None, coverage_flops_min=lo, coverage_flops_max=hi, unknown_cost_nodes={
         "count": k, "ops": dict(sorted(ops.items(), key=lambda kv: (-kv[1], kv[0]))),
-        "nodes": [nodes[j].name for j in listed[:FIRST]]})
+        "nodes": [nodes[j].name for j in listed]})
 
 
 def unknown_text(info: dict | None) -> str:

@@ -122,7 +122,7 @@ def _compute_stats(graph: Graph, clustering, hw: Hardware) -> Stats:
     return Stats(
         nodes=n, clustered_nodes=clustered, coverage=clustered / n if n else 0.0,
         **flops_coverage(nodes, np.array([f is None for f, _, _ in key_costs] + [False], bool)[:-1][sig],
-                         clustered_mask, cl_flops, total_flops),
+                         clustered_mask, cl_flops, total_flops, flat.op),
         boundary_bytes=boundary_bytes, boundary_edges=n_edges,
         boundary_bytes_activations=act_bytes, parameter_bytes=par_bytes,
         handoffs=n_sync,
