@@ -114,3 +114,35 @@ def test_initializers_with_dims_but_no_data_load_as_shape_only_inputs(tmp_path):
     assert [len(m) for m in xcviz.cluster(g, min_cluster_size=1).clusters] == [2]
     out = xcviz.run(g, {"x": np.ones((2, 4), np.float32), "w": np.eye(4, 3, dtype=np.float32)}, mode="native")
     assert out["z"].tolist() == [[1.0, 1.0, 1.0]] * 2
+
+
+def test_scan_directions_axes_and_outer_reads_match_onnxruntime(tmp_path):
+    """Running sum over axis 1 of x (reversed), scaled by an outer tensor; outputs stacked on axis 1 reversed."""
+    body = helper.make_graph(
+        [helper.make_node("Add", ["s_in", "xt"], ["s_sum"]), helper.make_node("Mul", ["s_sum", "k"], ["s_out"]),
+         helper.make_node("Identity", ["s_out"], ["y_t"])], "scan_body",
+        [helper.make_tensor_value_info("s_in", TensorProto.FLOAT, [2]),
+         helper.make_tensor_value_info("xt", TensorProto.FLOAT, [2])],
+        [helper.make_tensor_value_info("s_out", TensorProto.FLOAT, [2]),
+         helper.make_tensor_value_info("y_t", TensorProto.FLOAT, [2])])
+    graph = helper.make_graph(
+        [helper.make_node("Sqrt", ["kk"], ["k"]),
+         helper.make_node("Scan", ["s0", "x"], ["s_final", "ys"], body=body, num_scan_inputs=1,
+                          scan_input_axes=[1], scan_input_directions=[1], scan_output_axes=[1],
+                          scan_output_directions=[1])],
+        "scan", [helper.make_tensor_value_info("s0", TensorProto.FLOAT, [2]),
+                 helper.make_tensor_value_info("x", TensorProto.FLOAT, [2, 5]),
+                 helper.make_tensor_value_info("kk", TensorProto.FLOAT, [2])],
+        [helper.make_tensor_value_info("s_final", TensorProto.FLOAT, [2]),
+         helper.make_tensor_value_info("ys", TensorProto.FLOAT, [2, 5])])
+    path = tmp_path / "scan.onnx"
+    onnx.save(helper.make_model(graph, opset_imports=[helper.make_opsetid("", 16)]), str(path))
+    rng = np.random.default_rng(0)
+    feeds = {"s0": rng.standard_normal(2).astype(np.float32), "x": rng.standard_normal((2, 5)).astype(np.float32),
+             "kk": np.array([0.81, 1.21], np.float32)}
+    want = ort.InferenceSession(str(path), providers=["CPUExecutionProvider"]).run(None, feeds)
+    g = xcviz.load(str(path))
+    assert g.node("Scan_1").attrs["_outer"] == ["k"]
+    got = xcviz.run(g, feeds, mode="hybrid")
+    np.testing.assert_allclose(got["s_final"], want[0], rtol=1e-6)
+    np.testing.assert_allclose(got["ys"], want[1], rtol=1e-6)

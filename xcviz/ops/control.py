@@ -1,4 +1,4 @@
-"""Control flow (ONNX Loop and If): the bodies are kept as subgraph attributes and run natively by interpretation.
+"""Control flow (ONNX Loop, If and Scan): the bodies are kept as subgraph attributes and run natively by interpretation.
 
 A body attribute is a `Subgraph`: a string ('<subgraph NAME #hash>', so printing, JSON and attribute
 interning treat it as a value, and equal strings mean equal bodies) that also carries the serialized
@@ -105,6 +105,37 @@ def if_(xp, a, cond, *outer):
     return tuple(outs) if len(outs) != 1 else outs[0]
 
 
+def scan(xp, a, *args):
+    """ONNX Scan (opset >= 9): states carried through the body, scan inputs sliced along their axes (either
+    direction), the body's scan outputs stacked along theirs."""
+    body = a.get("body")
+    n_in = int(a.get("_n_inputs", len(args)))
+    own, outer = list(args[:n_in]), args[n_in:]
+    if isinstance(body, Subgraph) and dict(body.opset).get("", dict(body.opset).get("ai.onnx", 99)) < 9:
+        raise Unsupported("Scan of opset 8 (batched, with sequence_lens)")
+    m = int(a.get("num_scan_inputs", 0))
+    n = n_in - m
+    states, xs = own[:n], [np.asarray(x) for x in own[n:]]
+    in_axes = list(a.get("scan_input_axes") or [0] * m)
+    in_dirs = list(a.get("scan_input_directions") or [0] * m)
+    steps = xs[0].shape[in_axes[0] % xs[0].ndim] if xs else 0
+    feeds_outer = _outer_feeds(a, outer)
+    scans: list[list] = []
+    for t in range(steps):
+        slices = [np.take(x, steps - 1 - t if d else t, axis=ax % x.ndim) for x, ax, d in zip(xs, in_axes, in_dirs)]
+        outs = _run(body, {**feeds_outer, **_body_inputs(body, [*states, *slices])})
+        states = [np.asarray(v) for v in outs[:n]]
+        for k, v in enumerate(outs[n:]):
+            if len(scans) <= k:
+                scans.append([])
+            scans[k].append(np.asarray(v))
+    out_axes = list(a.get("scan_output_axes") or [0] * len(scans))
+    out_dirs = list(a.get("scan_output_directions") or [0] * len(scans))
+    stacked = [np.stack(s[::-1] if d else s, axis=ax) for s, ax, d in zip(scans, out_axes, out_dirs)]
+    out = states + stacked
+    return tuple(out) if len(out) != 1 else out[0]
+
+
 native_only = dict(devices=frozenset(), jax_ok=False)
 op("loop", "Loop", **native_only, groups=CONTROL_FLOW, num_outputs=None, impl=loop,
    reason="XLA would compile it as a functional While, but xcviz does not lower Loop bodies yet (they run natively)",
@@ -112,3 +143,7 @@ op("loop", "Loop", **native_only, groups=CONTROL_FLOW, num_outputs=None, impl=lo
 op("if", "If", **native_only, groups=CONTROL_FLOW, num_outputs=None, min_inputs=1, impl=if_,
    reason="XLA would compile it as a functional If, but xcviz does not lower If branches yet (they run natively)",
    doc="ONNX If: the branch its condition picks runs natively")
+op("scan", "Scan", **native_only, groups=CONTROL_FLOW, num_outputs=None, min_inputs=1, impl=scan,
+   attrs={"num_scan_inputs": 0},
+   reason="XLA would compile it as a functional While, but xcviz does not lower Scan bodies yet (they run natively)",
+   doc="ONNX Scan (opset >= 9): states through the body, inputs sliced and outputs stacked along their axes")
