@@ -74,18 +74,19 @@ def _lstm_tagger(tmp_path):
     return str(path)
 
 
-def test_recurrent_layers_that_fall_back_are_named_not_zero(tmp_path):
+def test_recurrent_layers_that_fall_back_count_their_flops(tmp_path):
+    """LSTM and GRU have FLOP rules: denied, they fall back and their FLOPs count against the coverage
+    (it said 100 % when they counted 0); allowed, they compile (lax.scan) and everything is covered."""
     from xcviz.pipeline import AnalysisOptions, analyse
-    from xcviz.render.tables import flops_coverage_text, summary_line
+    from xcviz.render.tables import summary_line
 
-    a = analyse(_lstm_tagger(tmp_path), AnalysisOptions(min_cluster_size=1))
-    s = a.stats
-    assert s.coverage_flops is None  # was 100 %: the LSTMs and the GRU counted 0 FLOPs
-    assert s.unknown_cost_nodes["ops"] == {"LSTM": 2, "GRU": 1} and s.unknown_cost_nodes["count"] == 3
-    # every known FLOP is clustered and the unknown ones fall back: the coverage could be anything
-    assert (s.coverage_flops_min, s.coverage_flops_max) == (0.0, 1.0) and flops_coverage_text(s) == ""
-    line = str(summary_line(s))
-    assert "FLOPs coverage unknown (3 nodes of unknown cost: LSTM ×2, GRU)" in line and "100 %" not in line
+    path = _lstm_tagger(tmp_path)
+    s = analyse(path, AnalysisOptions(min_cluster_size=1, deny={"LSTM", "GRU"})).stats
+    assert s.unknown_cost_nodes is None and s.fallback_nodes == 3
+    assert 0 < s.coverage_flops < 0.1  # the MatMul and the Squeezes are a sliver of the recurrent FLOPs
+    assert "100 %" not in str(summary_line(s))
+    s = analyse(path, AnalysisOptions(min_cluster_size=1)).stats
+    assert s.coverage_flops == 1.0 and s.fallback_nodes == 0
 
 
 def test_unknown_cost_inside_clusters_gives_a_lower_bound():

@@ -57,8 +57,8 @@ def _costs(graph, hw):
     finally:
         graph.dims.clear()
         graph.dims.update(saved)
-    flops = np.array([f or 0 for f, _ in per_key], np.float64)[sig]
-    moved = np.array([b or 0 for _, b in per_key], np.float64)[sig]
+    flops = np.array([k[0] or 0 for k in per_key], np.float64)[sig]  # (FLOPs, bytes moved, bytes written)
+    moved = np.array([k[1] or 0 for k in per_key], np.float64)[sig]
     time = np.maximum(flops / hw.peak_flops, moved / hw.memory_bandwidth) + hw.launch_overhead
     edge_bytes = np.array(nbytes, np.int64)[flat.tid_of] if len(flat.tid_of) else np.zeros(0, np.int64)
     edge_shape = np.array(shapes, bool)[flat.tid_of] if len(flat.tid_of) else np.zeros(0, bool)
