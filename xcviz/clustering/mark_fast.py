@@ -193,7 +193,13 @@ def mark_for_compilation(graph, cands: Candidates, opts: ClusterOptions, progres
     S = K.build(N, esrc, edst, len(es))
     if progress:
         progress(1)
-    C = K.Clusters(ok, base, alive, parent_uf, size, eff, forced, device, scope, groups, max_size,
+    # a candidate with a candidate predecessor on another device (mark_reference.py's xdev, from the edges)
+    xdev = np.zeros(N, np.bool_)
+    cand = np.zeros(N, np.bool_)
+    cand[base:] = ok
+    cross = cand[esrc] & cand[edst] & (device[esrc] != device[edst])
+    xdev[edst[cross]] = True
+    C = K.Clusters(ok, base, alive, parent_uf, size, eff, forced, device, xdev, scope, groups, max_size,
                    bool(opts.record))
     # attempts and blocking paths, grown by run_phase when needed; int32 (ids, sizes < 2^31) halves the
     # memory a 10^6-node pass writes

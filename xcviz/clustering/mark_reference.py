@@ -59,6 +59,13 @@ def mark_for_compilation(graph, cands: Candidates, opts: ClusterOptions) -> Clus
             return None
         return find(v)
 
+    # Devices never mix inside a cluster (a merge needs equal devices), so a cluster has a candidate
+    # predecessor on another device exactly when one of its members had one in the original graph. Keeping
+    # that flag per cluster lets try_contract skip the scan of the merged node's predecessors, which grows
+    # with the cluster (every parameter input of a deep MLP) and made the pass quadratic.
+    xdev = [False] * (base + n)
+    for v in range(base, base + n):
+        xdev[v] = ok[v - base] and any(cluster(p) is not None and device[p] != device[v] for p in gc.ins[v])
     attempts: list[Attempt] = []
     record = opts.record
     max_size = opts.max_size
@@ -77,15 +84,15 @@ def mark_for_compilation(graph, cands: Candidates, opts: ClusterOptions) -> Clus
             refusal = ("scope", f"mismatching XLA scopes ({scope[frm]} vs {scope[to]})")
         elif size[frm] + size[to] > max_size:
             refusal = ("max-size", f"merged size {size[frm] + size[to]} > max cluster size {opts.max_cluster_size}")
-        else:
+        elif xdev[to]:  # (without the flag the scan below finds nothing: see xdev)
             for p in gc.ins[to]:
                 cin = cluster(p)
                 if cin is not None and (device[cin] != device[to] or device[cin] != device[frm]):
                     refusal = ("cross-device", f"would introduce a cross-device dependency via {nodes[p - base].name}")
                     break
-            if refusal is None and res_ops and any((a, b) in tf.unsafe for a in res_ops.get(frm, ())
-                                                   for b in res_ops.get(to, ())):
-                refusal = ("resource", "the new cluster would break resource variable semantics")
+        if refusal is None and res_ops and any((a, b) in tf.unsafe for a in res_ops.get(frm, ())
+                                               for b in res_ops.get(to, ())):
+            refusal = ("resource", "the new cluster would break resource variable semantics")
         path: list[int] | None = None
         if refusal is None:
             survivor, path = gc.contract_edge(frm, to)
@@ -95,6 +102,7 @@ def mark_for_compilation(graph, cands: Candidates, opts: ClusterOptions) -> Clus
                 size[survivor] = size[frm] + size[to]
                 eff[survivor] = eff[frm] + eff[to]
                 forced[survivor] = forced[frm] or forced[to]
+                xdev[survivor] = xdev[frm] or xdev[to]
                 scope[survivor] = scope[frm] if scope[frm] is not None else scope[to]
                 device[survivor] = device[frm]
                 parent[other] = survivor

@@ -91,13 +91,14 @@ def _try_contract(S, C, frm, to):
     if size[frm] + size[to] > C.max_size:
         meta[M_X1] = size[frm] + size[to]
         return C_MAXSIZE
-    s = SM[to, IN + ST]
-    for k in range(SM[to, IN + LN]):
-        p = pool[s + k]
-        cin = _cluster(C.parent_uf, C.ok, C.base, p)
-        if cin >= 0 and (device[cin] != device[to] or device[cin] != device[frm]):
-            meta[M_X1] = p - C.base
-            return C_CROSS
+    if C.xdev[to]:  # without it the scan finds nothing (devices never mix in a cluster)
+        s = SM[to, IN + ST]
+        for k in range(SM[to, IN + LN]):
+            p = pool[s + k]
+            cin = _cluster(C.parent_uf, C.ok, C.base, p)
+            if cin >= 0 and (device[cin] != device[to] or device[cin] != device[frm]):
+                meta[M_X1] = p - C.base
+                return C_CROSS
     survivor = _contract(S, frm, to, C.alive)
     if survivor < 0:
         return C_CYCLE
@@ -105,6 +106,7 @@ def _try_contract(S, C, frm, to):
     size[survivor] = size[frm] + size[to]
     C.eff[survivor] = C.eff[frm] + C.eff[to]
     C.forced[survivor] = C.forced[frm] or C.forced[to]
+    C.xdev[survivor] = C.xdev[frm] or C.xdev[to]
     scope[survivor] = scope[frm] if scope[frm] >= 0 else scope[to]
     device[survivor] = device[frm]
     C.parent_uf[other] = survivor

@@ -59,6 +59,8 @@ class Clusters(NamedTuple):
     eff: np.ndarray       # int32 effective size (zero-size ops do not count)
     forced: np.ndarray    # bool: holds a node marked compile: true
     device: np.ndarray    # int32 device code
+    xdev: np.ndarray      # bool: the cluster has a candidate predecessor on another device (see
+                          # mark_reference.py's xdev: it spares the scan of a growing cluster's inputs)
     scope: np.ndarray     # int32 XLA scope code, -1 for none
     groups: np.ndarray    # int32 per graph node: 1 lone shape consumer, 2 lone no-op, else 0
     max_size: np.int64    # max cluster size (2^62 for none)
