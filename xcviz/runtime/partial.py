@@ -7,7 +7,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from ..errors import XcvizError
-from ..ir import Graph, TensorType, format_ref, parse_ref
+from ..ir import Graph, format_ref, parse_ref
 from .missing import cannot_execute, missing_text, preflight  # noqa: F401  (re-exported for callers)
 from .node import eval_node
 from . import subgraphs  # noqa: F401  (installs the runner of Loop / If bodies)
@@ -60,30 +60,18 @@ def _index_bound(graph: Graph, ref: str) -> int:
         if ref in node.inputs:
             for r in node.inputs:
                 if r and r != ref:
-                    t = type_of(graph, r)
-                    for d in (t.shape or ()) if t else ():
+                    for d in graph.tensor_type(r).shape or ():
                         if isinstance(d, int) and d > 0:
                             bound = min(bound, d)
     return max(1, bound)
 
 
-def type_of(graph: Graph, ref: str) -> TensorType | None:
-    name, k = parse_ref(ref)
-    idx = graph.index.get(name)
-    if idx is not None:
-        return graph.nodes[idx].out(k)
-    for v in graph.inputs:
-        if v.name == ref:
-            return v.type
-    return None
-
-
 def synthetic(graph: Graph, ref: str, rng: np.random.Generator) -> np.ndarray:
     """A seeded tensor of the entry's inferred type; integers stay below every dim they could index."""
-    t = type_of(graph, ref)
+    t = graph.tensor_type(ref)  # TensorType() (shape None) for a name the graph does not have
     dims = graph.dims
-    if t is None or t.shape is None or any(isinstance(d, str) and d not in dims for d in t.shape):
-        raise Skip(f"entry {ref!r} is not computable and its shape is not known ({t or '?'})")
+    if t.shape is None or any(isinstance(d, str) and d not in dims for d in t.shape):
+        raise Skip(f"entry {ref!r} is not computable and its shape is not known ({t})")
     shape = [dims[d] if isinstance(d, str) else d for d in t.shape]
     dt = t.dtype or "float32"
     if dt in ("string", "bfloat16"):
