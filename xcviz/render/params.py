@@ -1,6 +1,7 @@
 """Which tensors are parameters (weights, initializers, constants) and how a picture folds them into labels.
 
-A parameter is a graph input that carries data (an ONNX initializer, a weight) or the output of a `const`
+A parameter is a graph input that is a weight (`Value.is_param`: an ONNX initializer, an input with values,
+a YAML input marked `param: true`) or the output of a `const`
 node. Folded (the default), a parameter is not drawn as its own node with an edge: its consumer's label gains
 one line `W ‹64×64› f32` (‹› rather than ⟨⟩, which the PNG renderer's fonts lack), so a ResNet's picture
 shows its 30 ops instead of 52 weight boxes fanning into them."""
@@ -36,13 +37,13 @@ def find_params(graph: Graph, mode: str = "fold") -> Params:
     """Parameters of `graph`; in "show" mode nothing is hidden (the picture before folding)."""
     if mode not in MODES:
         raise ValueError(f"params mode {mode!r} not in {MODES}")
-    inputs = frozenset(k for k, v in enumerate(graph.inputs) if v.data is not None)
+    inputs = frozenset(k for k, v in enumerate(graph.inputs) if v.is_param)  # the cost model's definition too
     nodes = frozenset(j for j, nd in enumerate(graph.nodes) if nd.op == "const" and not nd.inputs)
     return Params(mode, inputs, nodes)
 
 
 def is_parameter(graph: Graph, ref: str, params: Params, inputs: dict[str, int]) -> bool:
-    """Is tensor `ref` a parameter (a data-carrying graph input or a const node's output)?"""
+    """Is tensor `ref` a parameter (a weight input or a const node's output)?"""
     if not params.inputs and not params.nodes:   # most big generated graphs: no lookups at all
         return False
     if ref in inputs:

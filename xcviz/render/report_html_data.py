@@ -53,7 +53,7 @@ def summary(graph: Graph, clustering: Clustering, stats: Stats) -> list[list[str
 def node_records(graph: Graph, clustering: Clustering) -> list[dict]:
     """One record per op node: what the details panel and the search read."""
     dims = graph.dims
-    consts = {v.name: v for v in graph.inputs if v.data is not None}
+    consts = {v.name: v for v in graph.inputs if v.is_param}  # weights (Value.is_param), as pictures and the cost model
     out = []
     for i, node in enumerate(graph.nodes):
         k = clustering.cluster_of[i]
@@ -139,11 +139,11 @@ def drawn_expanded(graph: Graph, clustering: Clustering, records: list[dict]):
     from .dot_parts import SHARED_FANOUT
 
     dims = graph.dims
-    inputs = {v.name: k for k, v in enumerate(graph.inputs) if v.data is None}
-    consts = {v.name for v in graph.inputs if v.data is not None}
+    inputs = {v.name: k for k, v in enumerate(graph.inputs) if not v.is_param}
+    consts = {v.name for v in graph.inputs if v.is_param}  # weights (Value.is_param), as pictures and the cost model
     shared = {k for k, n in enumerate(input_uses(graph)) if n > SHARED_FANOUT}
     group = clustering.cluster_of
-    label = {k: f"{v.name}\n{v.type.bind(dims)}" for k, v in enumerate(graph.inputs) if v.data is None}
+    label = {k: f"{v.name}\n{v.type.bind(dims)}" for k, v in enumerate(graph.inputs) if not v.is_param}
     items = [(f"i{k}", label[k], "box") for k in sorted(label) if k not in shared]
     copies = []
     items += [(f"n{i}", "\n".join(node_lines(rec)), "box") for i, rec in enumerate(records)]
