@@ -50,9 +50,59 @@ def test_getitem_is_a_reference_to_the_producers_output():
 def test_module_path_is_shown_and_is_no_clustering_barrier():
     g = xcviz.from_torch(TwoBranch().eval(), (torch.randn(3, 8),))
     assert "in a1)" in g.node("linear").where
+    assert g.node("linear").module == "a1" and g.node("relu").module is None  # (relu is in the root module)
     assert all(n.scope is None for n in g.nodes)
     a = analyse(g, AnalysisOptions(min_cluster_size=1))
     assert a.stats.clusters == 1  # every op compiles: one cluster across the modules
+
+
+def _partition(g, **options):
+    c = analyse(g, AnalysisOptions(**options)).clustering
+    return list(c.cluster_of), list(c.reason), [list(m) for m in c.clusters]
+
+
+@pytest.mark.parametrize("name", ["transformer_encoder", "data_dependent"])
+def test_module_paths_change_no_cluster(name):
+    """The module path is display only: clearing it gives the same clusters, reasons and members."""
+    _, _, ep = build(name)
+    g = xcviz.from_torch(ep)
+    modules = {n.module for n in g.nodes} - {None}
+    assert len(modules) >= 2, modules
+    if name == "transformer_encoder":
+        assert "enc.layers.0.self_attn" in modules and "enc.layers.1.linear2" in modules
+    for size in (1, 4):
+        with_modules = _partition(g, min_cluster_size=size)
+        for n in g.nodes:
+            n.module = None
+        assert _partition(g, min_cluster_size=size) == with_modules
+        g = xcviz.from_torch(ep)
+
+
+def test_module_paths_are_shown_and_kept(tmp_path, run_cli):
+    from xcviz.ir.text_parse import read_graph
+    from xcviz.ir.text_print import print_graph
+
+    _, _, ep = build("data_dependent")
+    g = xcviz.from_torch(ep)
+    back = read_graph(print_graph(g))  # the .xcir text form keeps them
+    assert [n.module for n in back.nodes] == [n.module for n in g.nodes]
+    assert 'module="a1"' in print_graph(g)
+    path = _save(ep, tmp_path)
+    code, out, err = run_cli("cluster", path, "--json")
+    assert code == 0, err
+    nodes = json.loads(out)["nodes"]
+    assert nodes["linear"]["module"] == "a1" and "module" not in nodes["relu"]
+    code, out, err = run_cli("cluster", path, "--min-cluster-size", "1")
+    assert code == 0, err
+    clusters, fallback = out.split("Fallback", 1)
+    assert "modules" in clusters and "b2" in clusters and "module" not in fallback  # (nonzero is in the root module)
+    code, out, err = run_cli("explain", path, "linear_1")
+    assert code == 0, err
+    assert "module: a2" in out
+    dot = tmp_path / "g.dot"
+    code, out, err = run_cli("render", path, "-o", str(dot))
+    assert code == 0, err
+    assert "module: b1" in dot.read_text()
 
 
 def test_dynamic_batch_stays_symbolic_and_binds(tmp_path, run_cli):

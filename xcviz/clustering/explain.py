@@ -67,4 +67,4 @@ def story(graph, clustering: Clustering, i: int) -> dict:
         "cluster_nodes": [names[v] for v in clustering.clusters[k]] if k >= 0 else [],
         "reason": clustering.reason[i] if k < 0 else None,
         "reason_code": clustering.code[i] if k < 0 else None,
-    }
+    } | ({"module": graph.nodes[i].module} if graph.nodes[i].module else {})  # (PyTorch programs: display only)

@@ -9,7 +9,7 @@ from .text_lex import Tokens
 from .text_print import SHORT_DTYPES
 
 _NP_DTYPES = {"object": "object", **{short: long for long, short in SHORT_DTYPES.items()}}
-_NODE_PROPS = ("device", "scope", "compile", "op_type", "note")
+_NODE_PROPS = ("device", "scope", "compile", "op_type", "note", "module")
 MAX_DEPTH = 100  # nesting of attribute values (a hostile file must not exhaust Python's stack)
 
 
@@ -298,7 +298,7 @@ class _Parser(Tokens):
             self.i += 1
             attrs = self.mapping(0)
         props = self.props(_NODE_PROPS) if self.peek("[") else {}
-        for key in ("device", "scope", "op_type", "note"):
+        for key in ("device", "scope", "op_type", "note", "module"):
             if key in props and type(props[key]) is not str:
                 raise self.error(f"{key} must be a string", hint=f'{key}="..."')
         if "compile" in props and type(props["compile"]) is not bool:
@@ -306,7 +306,7 @@ class _Parser(Tokens):
         return Node(name=name, op=op, op_type=props.get("op_type", op), inputs=tuple(inputs),
                     control_inputs=tuple(control), attrs=attrs, device=props.get("device"),
                     compile=props.get("compile"), scope=props.get("scope"), outputs=outputs,
-                    note=props.get("note"), where=where)
+                    note=props.get("note"), where=where, module=props.get("module"))
 
 
 _WORDS = {"none": None, "true": True, "false": False, "inf": float("inf"), "nan": float("nan")}

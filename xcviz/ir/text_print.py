@@ -222,6 +222,8 @@ def props_text(node) -> str:
         props.append(f"op_type={quote(node.op_type)}")
     if node.note is not None:
         props.append(f"note={quote(node.note)}")
+    if node.module is not None:
+        props.append(f"module={quote(node.module)}")
     return " [" + ", ".join(props) + "]" if props else ""
 
 

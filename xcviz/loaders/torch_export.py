@@ -186,7 +186,7 @@ def graph_from_program(ep, source: str | None = None, dim_names: dict | None = N
         call = Call(opname, [arg(a) for a in args], outs, types)
         # the module path is shown, never used as a scope: in xcviz a scope is an XLA scope, a clustering barrier
         stack = n.meta.get("nn_module_stack") or {}
-        module = next(reversed(stack.values()))[0] if stack else ""
+        module = (next(reversed(stack.values()))[0] if stack else "") or None  # the root module's path is ''
         where = f"{source or 'program'}: node {n.name!r} ({ns}.{opname}" + (f" in {module})" if module else ")")
         note = None
         try:
@@ -200,7 +200,7 @@ def graph_from_program(ep, source: str | None = None, dim_names: dict | None = N
         if note is not None:
             tensors = [a for a in _flat(call.args) if isinstance(a, Ref)]
             nodes.append(Node(name=n.name, op=f"{ns}.{opname}", op_type=f"{ns}.{opname}", inputs=tuple(tensors),
-                              outputs=outs, known=False, note=note, where=where))
+                              outputs=outs, known=False, note=note, where=where, module=module))
             continue
         refs = []
         for j, v in enumerate(spec.inputs):
@@ -208,7 +208,7 @@ def graph_from_program(ep, source: str | None = None, dim_names: dict | None = N
         while refs and refs[-1] == "":
             refs.pop()
         nodes.append(Node(name=n.name, op=spec.op, op_type=spec.op, inputs=tuple(refs), attrs=dict(spec.attrs),
-                          outputs=outs, where=where))
+                          outputs=outs, where=where, module=module))
 
     outputs, output_names = _outputs(ep, ref)
     name = os.path.basename(source).split(".")[0] if source else type(ep).__name__

@@ -72,6 +72,8 @@ def node_tooltip(graph: Graph, view: View, i: int) -> list[str]:
     else:
         lines.append("candidate, not merged yet")
     lines.append(f"device: {view.device[i]}")
+    if node.module:
+        lines.append(f"module: {node.module}")
     if node.outputs:
         lines.append("out: " + ", ".join(str(t.bind(graph.dims)) for t in node.outputs))
     for key in sorted(node.attrs)[:8]:

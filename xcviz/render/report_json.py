@@ -69,6 +69,8 @@ def cluster_report(graph: Graph, clustering: Clustering, stats: Stats) -> dict:
             "device": dev,
             "outputs": outputs(node.outputs),
         }
+        if node.module:  # a PyTorch program's module path, for display (only where the loader knows one)
+            nodes[node.name]["module"] = node.module
     clusters = [{
         "id": c.id, "nodes": c.nodes, "ops": c.ops,
         "entry_points": c.entry_points, "exit_points": c.exit_points,

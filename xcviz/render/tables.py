@@ -33,6 +33,12 @@ def _names(items: list[str], limit: int = MAX_LIST) -> str:
     return " ".join(items[:limit]) + f" … (+{len(items) - limit})"
 
 
+def module_paths(graph: Graph) -> list[str | None]:
+    """Each node's source module path (PyTorch programs), or [] when no node has one: the column is then left out."""
+    modules = [n.module for n in graph.nodes]
+    return modules if any(modules) else []
+
+
 def title(graph: Graph, clustering: Clustering) -> str:
     o = clustering.options
     return f"{graph.name}: {o.strategy}, {o.device}, min size {o.min_size}"
@@ -41,7 +47,8 @@ def title(graph: Graph, clustering: Clustering) -> str:
 def clusters_table(graph: Graph, clustering: Clustering, stats: Stats, limit: int | None = None,
                    sort: str | None = None) -> Table:
     t = Table(title=Text(f"Clusters ({title(graph, clustering)})"), title_justify="left", header_style="bold")
-    for col in ("id", "nodes", "ops", "entry → exit", "bytes in", "bytes out", "est. speedup"):
+    modules = module_paths(graph)
+    for col in ("id", "nodes", "ops", "entry → exit", "bytes in", "bytes out", "est. speedup") + (("modules",) if modules else ()):
         t.add_column(col, justify="right" if col.startswith(("bytes", "est")) else "left", overflow="fold",
                      no_wrap=col in ("id", "bytes in", "bytes out"))
     order = cluster_order(stats.clusters_detail, sort)
@@ -52,7 +59,9 @@ def clusters_table(graph: Graph, clustering: Clustering, stats: Stats, limit: in
         t.add_row(Text(c.id, style=f"bold {color}"), Text(_names(c.nodes)), Text(ops),
                   Text(f"{_names(c.entry_points, 4)} → {_names(c.exit_points, 4)}"),
                   Text(fmt_bytes(c.boundary_bytes_in), style=BOUNDARY), Text(fmt_bytes(c.boundary_bytes_out), style=BOUNDARY),
-                  Text(fmt_speedup(c.speedup_estimate)))
+                  Text(fmt_speedup(c.speedup_estimate)),
+                  *((Text(_names(list(dict.fromkeys(m for m in map(modules.__getitem__, clustering.clusters[k]) if m)), 4)),)
+                    if modules else ()))
     if limit is not None and len(stats.clusters_detail) > limit:
         t.caption = f"{len(stats.clusters_detail) - limit} more clusters (use --json for all)"
     return t
@@ -60,12 +69,14 @@ def clusters_table(graph: Graph, clustering: Clustering, stats: Stats, limit: in
 
 def fallback_table(graph: Graph, clustering: Clustering, limit: int | None = None) -> Table:
     t = Table(title=Text("Fallback (runs natively)"), title_justify="left", header_style="bold")
-    for col in ("node", "op", "reason"):
-        t.add_column(col, overflow="fold")
     rows = [i for i, k in enumerate(clustering.cluster_of) if k < 0]
+    modules = any(graph.nodes[i].module for i in rows)
+    for col in ("node", "op", "reason") + (("module",) if modules else ()):
+        t.add_column(col, overflow="fold")
     for i in rows if limit is None else rows[:limit]:
         node = graph.nodes[i]
-        t.add_row(Text(node.name, style=FALLBACK), Text(node.op_type), Text(clustering.reason[i] or ""))
+        t.add_row(Text(node.name, style=FALLBACK), Text(node.op_type), Text(clustering.reason[i] or ""),
+                  *((Text(node.module or ""),) if modules else ()))
     if limit is not None and len(rows) > limit:
         t.caption = f"{len(rows) - limit} more fallback nodes (use --json for all)"
     return t
@@ -193,6 +204,8 @@ def explain_view(s: dict) -> Group:
     head.append(s["node"], style="bold")
     head.append(f"  ({s['op_type']} → {s['op']}, {s['device']})")
     lines = [head]
+    if s.get("module"):
+        lines.append(Text(f"  module: {s['module']}"))
     if s["candidate"]:
         lines.append(Text("  candidate: yes"))
     else:
