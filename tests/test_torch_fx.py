@@ -19,6 +19,7 @@ EXPECTED = {
     "transformer_encoder": set(),
     "gpt": {"fx-getitem"},                                # split's three outputs
     "lstm_tagger": {"fx-getitem"},                        # the unrolled cell's splits
+    "rnn_tagger": {"fx-getitem"},                         # aten.lstm's and aten.gru's outputs
     "data_dependent": {"fx-getitem", "tf-min-cluster-size"},  # topk's outputs; `x > 0.5` alone before nonzero
     "two_branch": set(),
 }

@@ -78,6 +78,21 @@ class Tagger(nn.Module):
         return F.log_softmax(self.tags(h), dim=-1)
 
 
+class DeepTagger(nn.Module):
+    """Embedding, a two-layer bidirectional LSTM and a GRU left as aten.lstm / aten.gru (not decomposed)."""
+
+    def __init__(self):
+        super().__init__()
+        self.emb = nn.Embedding(30, 8)
+        self.lstm = nn.LSTM(8, 12, num_layers=2, bidirectional=True, batch_first=True)
+        self.gru, self.tags = nn.GRU(24, 10, batch_first=True), nn.Linear(10, 5)
+
+    def forward(self, idx):
+        h, _ = self.lstm(self.emb(idx))
+        h, _ = self.gru(h)
+        return F.log_softmax(self.tags(h), dim=-1)
+
+
 class DataDependent(nn.Module):
     """Two compute blocks with topk between them, and nonzero beside: neither has a static-shape kernel."""
 
@@ -120,6 +135,7 @@ MODELS = {
     "transformer_encoder": (Encoder, lambda: (_floats(2, 5, 16),), False),
     "gpt": (GPT, lambda: (_ints(2, 6, high=40),), False),
     "lstm_tagger": (Tagger, lambda: (_ints(2, 5, high=30),), True),
+    "rnn_tagger": (DeepTagger, lambda: (_ints(2, 5, high=30),), False),
     "data_dependent": (DataDependent, lambda: (_floats(3, 8),), False),
     "two_branch": (TwoBranch, lambda: (_floats(3, 8),), False),
 }
