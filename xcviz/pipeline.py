@@ -168,14 +168,23 @@ def _check_dims(graph: Graph, dims: Mapping[str, int], path: str) -> None:
     known = names(v.type for v in graph.inputs)
     if all(name in known for name in dims):
         return
+    # INPUT.AXIS names the symbol at that axis of a graph input (a saved torch program keeps `s77`, not `batch`)
+    at = {f"{v.name}.{k}": d for v in graph.inputs if v.type.shape for k, d in enumerate(v.type.shape)
+          if isinstance(d, str) and d.isidentifier()}
+    for name in [n for n in dims if n not in known and n in at]:
+        graph.dims[at[name]] = graph.dims.pop(name, dims[name])
     known |= names(t for node in graph.nodes for t in node.outputs)  # only when the inputs do not name them all
     for name in dims:
-        if name not in known:
+        if name not in known and name not in at:
             from .errors import did_you_mean
 
-            listed = ", ".join(sorted(known)[:10])
+            first = {}
+            for where_, d in at.items():
+                first.setdefault(d, where_)
+            listed = ", ".join(f"{d} ({first[d]})" if d in first else d for d in sorted(known)[:10])
             raise XcvizError(f"--dim {name}: the graph has no dimension {name!r}", where=path,
-                             hint=did_you_mean(name, known) or (f"its dimensions: {listed}" if known else
+                             hint=did_you_mean(name, known) or (f"its dimensions: {listed}; bind one by name or as "
+                                                                "INPUT.AXIS" if known else
                                                                 "the graph has no symbolic dimension"))
 
 
