@@ -131,6 +131,25 @@ def test_dynamic_batch_stays_symbolic_and_binds(tmp_path, run_cli):
         "cluster", path, "--min-cluster-size", "1")[1]
 
 
+def test_read_program_is_torch_export_load(tmp_path):
+    """read_program remembers torch's type-hint lookups while it loads: the same program, torch left as it was."""
+    import typing
+
+    from torch._export.serde import serialize
+
+    from xcviz.loaders.torch_export import read_program
+
+    _, _, ep = build("gpt")
+    path = _save(ep, tmp_path)
+    mine, theirs = read_program(path), torch.export.load(path)
+    assert serialize.typing is typing
+    assert str(mine.graph) == str(theirs.graph) and str(mine.graph_signature) == str(theirs.graph_signature)
+    assert mine.state_dict.keys() == theirs.state_dict.keys()
+    assert all(torch.equal(mine.state_dict[k], theirs.state_dict[k]) for k in mine.state_dict)
+    assert [n.meta.get("val").shape for n in mine.graph.nodes if hasattr(n.meta.get("val"), "shape")] == \
+        [n.meta.get("val").shape for n in theirs.graph.nodes if hasattr(n.meta.get("val"), "shape")]
+
+
 def _one_line(code, err):
     assert code == 2
     lines = [ln for ln in err.strip().splitlines() if ln.strip()]

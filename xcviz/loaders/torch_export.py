@@ -6,7 +6,10 @@ import json
 import operator
 import os
 import re
+import types
+import typing
 import zipfile
+from contextlib import contextmanager
 
 from ..errors import XcvizError
 from ..ir import Graph, Node, TensorType, Value, canonical_dtype, format_ref
@@ -53,12 +56,43 @@ def check_archive(path: str) -> None:
                          hint="load it with the torch that saved it, or re-export it with this one")
 
 
+@contextmanager
+def _cached_type_hints():
+    """torch's deserializer calls typing.get_type_hints on a schema class for every object it reads (most of
+    torch.export.load's time: 13 of 23 s at 10^3 nodes); the answer for a class never changes, so while it
+    runs, its module sees a `typing` whose get_type_hints remembers. Left alone if torch changes that."""
+    try:
+        from torch._export.serde import serialize
+    except ImportError:
+        yield
+        return
+    real = getattr(serialize, "typing", None)
+    if real is not typing:
+        yield
+        return
+    memo: dict = {}
+
+    def get_type_hints(obj, globalns=None, localns=None, include_extras=False):
+        key = (obj, id(globalns), id(localns), include_extras)
+        if key not in memo:
+            memo[key] = typing.get_type_hints(obj, globalns, localns, include_extras)
+        return memo[key]
+
+    # a copy of the module's namespace (attribute reads stay plain) with the remembering get_type_hints
+    serialize.typing = types.SimpleNamespace(**{**vars(typing), "get_type_hints": get_type_hints})
+    try:
+        yield
+    finally:
+        serialize.typing = real
+
+
 def read_program(path: str):
     """torch.export.load, after the checks; every failure is one line. (It unpickles: trusted files only.)"""
     torch = import_torch(path)
     check_archive(path)
     try:
-        return torch.export.load(path)
+        with _cached_type_hints():
+            return torch.export.load(path)
     except Exception as e:  # noqa: BLE001 - any failure inside torch's deserializer is a bad file
         raise XcvizError(f"torch.export.load failed: {type(e).__name__}: {e}".splitlines()[0][:300], where=path,
                          hint="re-export the model with this torch version") from None
