@@ -150,6 +150,46 @@ def test_read_program_is_torch_export_load(tmp_path):
         [n.meta.get("val").shape for n in theirs.graph.nodes if hasattr(n.meta.get("val"), "shape")]
 
 
+@pytest.mark.parametrize("name", ["data_dependent", "gpt", "resnet_block", "rnn_tagger", "transformer_encoder",
+                                  "dynamic"])
+def test_archive_reader_gives_torch_export_loads_graph(name, tmp_path):
+    """Reading the .pt2's JSON directly gives the very graph (text form, weights) torch.export.load gives."""
+    from torch.export import Dim
+
+    from xcviz.ir.text_print import print_graph
+    from xcviz.loaders.build import finalize
+    from xcviz.loaders.torch_archive import read_archive
+    from xcviz.loaders.torch_export import graph_from_program, read_program
+
+    if name == "dynamic":
+        ep = torch.export.export(TwoBranch().eval(), (torch.randn(3, 8),), dynamic_shapes={"x": {0: Dim("batch")}})
+    else:
+        ep = build(name)[2]
+    path = _save(ep, tmp_path)
+    fast, slow = (finalize(graph_from_program(p, path), onnx=True) for p in (read_archive(path), read_program(path)))
+    assert print_graph(fast) == print_graph(slow)
+    assert [n.module for n in fast.nodes] == [n.module for n in slow.nodes]
+    for a, b in zip(fast.inputs, slow.inputs):
+        assert a.name == b.name and (a.data is None) == (b.data is None)
+        if a.data is not None:
+            assert a.data.dtype == b.data.dtype
+            np.testing.assert_array_equal(a.data, b.data)
+
+
+def test_archive_reader_falls_back_on_torch(tmp_path, monkeypatch, run_cli):
+    from xcviz.loaders import torch_archive
+
+    path = _save(build("two_branch")[2], tmp_path)
+    fast = xcviz.load(path)
+
+    def unreadable(path):
+        raise torch_archive.Unreadable("test")
+
+    monkeypatch.setattr(torch_archive, "read_archive", unreadable)
+    slow = xcviz.load(path)
+    assert [n.name for n in fast.nodes] == [n.name for n in slow.nodes] and fast.outputs == slow.outputs
+
+
 def _one_line(code, err):
     assert code == 2
     lines = [ln for ln in err.strip().splitlines() if ln.strip()]

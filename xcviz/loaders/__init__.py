@@ -100,10 +100,10 @@ def _load(path: str, allow_unknown: bool, dims, max_file_bytes: int, max_nodes: 
     fmt = detect_format(path, data)
     onnx_model = False
     if fmt == "torch":  # (opaque aten ops keep the loader's reason, as ONNX ones do)
-        from .torch_export import graph_from_program, read_program
+        from .torch_export import graph_from_program, program_for_graph
 
         del data
-        return _checked(graph_from_program(read_program(path), path), max_nodes, True, True, dims, max_elements)
+        return _checked(graph_from_program(program_for_graph(path), path), max_nodes, True, True, dims, max_elements)
     if fmt == "xcir":
         from .xcir import graph_from_text
 

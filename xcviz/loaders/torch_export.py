@@ -86,6 +86,21 @@ def _cached_type_hints():
         serialize.typing = real
 
 
+def program_for_graph(path: str):
+    """What graph_from_program needs from a .pt2 file: read straight from the archive's JSON (fast), or where
+    that reader meets something it does not cover, through torch.export.load. XCVIZ_PT2=torch forces the latter."""
+    import_torch(path)
+    check_archive(path)
+    if os.environ.get("XCVIZ_PT2") != "torch":
+        from .torch_archive import Unreadable, read_archive
+
+        try:
+            return read_archive(path)
+        except Unreadable:
+            pass
+    return read_program(path)
+
+
 def read_program(path: str):
     """torch.export.load, after the checks; every failure is one line. (It unpickles: trusted files only.)"""
     torch = import_torch(path)
@@ -165,7 +180,8 @@ def graph_from_program(ep, source: str | None = None, dim_names: dict | None = N
             fqn = spec.target
             tensor = ep.state_dict[fqn] if fqn in ep.state_dict else ep.constants[fqn]
             name = fqn if fqn not in node_names else n.name
-            inputs.append(Value(name, t, data=np.asarray(tensor.detach().cpu().numpy())))
+            data = tensor if isinstance(tensor, np.ndarray) else tensor.detach().cpu().numpy()  # (archive: numpy)
+            inputs.append(Value(name, t, data=np.asarray(data)))
             ref[n.name] = name
         else:
             raise XcvizError(f"input {n.name!r} is a {kind.lower()}, which xcviz does not read", where=source,
