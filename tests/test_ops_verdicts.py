@@ -42,6 +42,27 @@ def test_every_mapped_tf_op_is_a_real_xla_kernel_on_cpu_and_gpu():
             assert has_kernel(k), (name, k)
 
 
+def test_tensorflow_itself_clusters_every_mapped_tf_op_and_refuses_what_xcviz_says_tf_refuses():
+    """TF 2.21's MarkForCompilationPass on CPU (tools/tf_autoclustering.py): the ground truth of the table."""
+    with open(os.path.join(ROOT, "tests", "data", "tf_suite", "autoclustering_ops.json"), encoding="utf-8") as f:
+        tf = json.load(f)
+    assert tf["tf_version"] == "2.21.0"
+    clustered = tf["clustered"]
+    for name in TF_EQUIV:
+        o = REGISTRY.ops[name]
+        for k, dt in kernels(name):
+            if k in ("While", "If", "Const", "NoOp"):  # decided by their bodies; zero size toward a cluster
+                continue
+            assert clustered.get(k) is True, (name, k)
+        if "cpu" not in o.devices and name not in REFUSED and not o.source.startswith("xcviz rule"):
+            raise AssertionError(f"{name}: TF clusters {TF_EQUIV[name]} on CPU but xcviz refuses it")
+    assert tf["int32_conv2d_clustered"] and REGISTRY.ops["conv_integer"].compilable_on("cpu")
+    # what TF refuses, xcviz calls a TF rule; what TF compiles but xcviz keeps out, xcviz calls its own rule
+    for tf_op, name in (("Unique", "unique"), ("RandomUniform", "random_uniform"), ("NonMaxSuppressionV4", "nms")):
+        assert clustered[tf_op] is False and REGISTRY.ops[name].source.startswith("TF rule"), tf_op
+    assert clustered["Where"] is True and REGISTRY.ops["nonzero"].source.startswith("xcviz rule")
+
+
 def test_the_issue_s_onnx_ops_map_onto_their_tensorflow_equivalents_and_compile_everywhere():
     want = {"Range": "Range", "Trilu": "MatrixBandPart", "ConstantOfShape": "Fill",
             "ConvTranspose": "Conv2DBackpropInput", "GatherND": "GatherNd", "ScatterND": "TensorScatterUpdate"}
@@ -122,7 +143,7 @@ def test_ops_json_has_per_device_verdicts_reasons_and_sources(run_cli):
     assert rows["conv_integer"]["compilable"] == {"cpu": True, "gpu": False, "tpu": True}
     assert "int32" in rows["conv_integer"]["why_not"]["gpu"]
     assert rows["trilu"]["source"] == "tf2xla: MatrixBandPart (CPU, GPU, TPU)"
-    assert rows["nms"]["source"] == "XLA: data-dependent shape"
+    assert rows["nms"]["source"] == "TF rule: NonMaxSuppression"
 
 
 def test_ops_table_has_a_source_column(run_cli, monkeypatch):
@@ -132,10 +153,12 @@ def test_ops_table_has_a_source_column(run_cli, monkeypatch):
     head = next(line for line in out.splitlines() if " op " in line and " cpu " in line)
     assert [c.strip() for c in head.strip("┃│ ").split("┃")][-5:] == ["cpu", "gpu", "tpu", "source", "note"]
     row = next(line for line in out.splitlines() if line.startswith("│ conv_integer "))
-    assert [c.strip() for c in row.split("│")][3:7] == ["✓", "✗", "✓", "tf2xla: Conv2D (int32), Cast, Sub (CPU, TPU)"]
+    cells = [c.strip() for c in row.split("│")][3:7]
+    assert cells == ["✓", "✗", "✓", "tf2xla: Conv2D (int32), Cast, Sub (CPU, TPU)"]
     monkeypatch.setenv("COLUMNS", "80")  # narrow terminals: one record per op
     code, out, _ = run_cli("ops")
-    assert "trilu\n  aliases Trilu\n  cpu     ✓\n  gpu     ✓\n  tpu     ✓\n  source  tf2xla: MatrixBandPart" in out
+    record = "trilu\n  aliases Trilu\n  cpu     ✓\n  gpu     ✓\n  tpu     ✓\n  source  tf2xla: MatrixBandPart"
+    assert record in out
 
 
 # On the torch exports the default clustering refuses only ops XLA itself (or TF's auto-clustering) refuses,
@@ -166,7 +189,8 @@ def test_the_warning_names_the_weights_filled_with_random_values(tmp_path, run_c
     from google.protobuf import json_format
     from onnx import TensorProto, helper
 
-    ws = [TensorProto(name=n, data_type=TensorProto.FLOAT, dims=d) for n, d in (("w1", [4, 4]), ("w2", [4, 3]), ("b1", [4]))]
+    ws = [TensorProto(name=n, data_type=TensorProto.FLOAT, dims=d)
+          for n, d in (("w1", [4, 4]), ("w2", [4, 3]), ("b1", [4]))]
     graph = helper.make_graph(
         [helper.make_node("MatMul", ["x", "w1"], ["y"]), helper.make_node("Add", ["y", "b1"], ["y2"]),
          helper.make_node("MatMul", ["y2", "w2"], ["z"])], "stripped",

@@ -7,8 +7,9 @@ device when every one of them has an XLA kernel there (ops/tf_kernels.py: TF 2.2
 registrations, XLA_TPU_JIT from the generic ones) and TF's auto-clustering filter for that device lets it in.
 The filter (tensorflow/compiler/jit/compilability_check_util.cc, RecursiveCompilabilityChecker, with the switches
 mark_for_compilation_pass.cc sets) refuses stateful RNG ops, Assert/CheckNumerics, variant tensors, string
-constants and Unique. Checked against TensorFlow 2.21 itself (auto-jit on CPU, min cluster size 1):
-ResizeBilinear, ResizeNearestNeighbor, Where and an int32 Conv2D are clustered; Unique and RandomUniform are not."""
+constants and Unique. Checked against TensorFlow 2.21 itself (tools/tf_autoclustering.py writes
+tests/data/tf_suite/autoclustering_ops.json: auto-jit on CPU, min cluster size 1): every TF op below is clustered, ResizeBilinear, Where and an int32 Conv2D
+included; Unique, RandomUniform and NonMaxSuppressionV4 are not."""
 from __future__ import annotations
 
 from .tf_kernels import has_kernel, kernel_devices
@@ -65,8 +66,9 @@ REFUSED: dict[str, tuple[str, str]] = {
                "(IsAssertOrCheckNumerics; elide_assert_and_checknumerics is false on CPU/GPU)"),
     "custom_nms": ("XLA: custom op", "custom op (the seed's post-processing, no XLA kernel)"),
     "multinomial": _RNG, "random_normal": _RNG, "random_normal_like": _RNG, "random_uniform": _RNG,
-    # XLA compiles only TF's padded NonMaxSuppressionV4 (pad_to_max_output_size), which ONNX's NMS is not
-    "nms": ("XLA: data-dependent shape", "data-dependent output shape (number of kept boxes)"),
+    # ONNX's NMS has a data-dependent output size; TF 2.21 does not auto-cluster even its padded
+    # NonMaxSuppressionV4 (tests/data/tf_suite/autoclustering_ops.json)
+    "nms": ("TF rule: NonMaxSuppression", "data-dependent output shape (number of kept boxes)"),
     "nonzero": _WHERE, "torch_nonzero": _WHERE,
     "unique": ("TF rule: Unique", "output shape depends on the data: auto-clustering refuses Unique on every "
                "device (mark_for_compilation_pass.cc: allow_unique_op = false)"),
@@ -126,7 +128,8 @@ def verdict_fields(name: str, kw: dict) -> dict:
     if name.startswith("tf."):
         op, devs = name[3:], kw.get("devices", frozenset())
         if devs:
-            kw.setdefault("source", f"tf2xla: {op} ({', '.join(d.upper() for d in ('cpu', 'gpu', 'tpu') if d in devs)})")
+            where = ", ".join(d.upper() for d in ("cpu", "gpu", "tpu") if d in devs)
+            kw.setdefault("source", f"tf2xla: {op} ({where})")
         elif has_kernel(op):
             kw.setdefault("source", f"TF/xcviz rule: not clustered although tf2xla has {op}")
         else:
