@@ -58,7 +58,7 @@ TF_EQUIV: dict[str, str] = {
 # no kernel or type for it, "xcviz rule" is xcviz keeping out an op TF would compile (said so, never blamed on XLA)
 _RNG = ("TF rule: stateful RNG", "stateful random op: auto-clustering refuses stateful RNG ops on CPU/GPU "
         "(IsStatefulRandomOp; the TPU device allows them, but xcviz does not reproduce XLA's random streams)")
-_WHERE = ("xcviz rule: data-dependent shape", "output shape depends on the data: XLA compiles it as Where "
+_WHERE = ("xcviz rule: data-dependent shape", "data-dependent output shape: XLA compiles it as Where "
           "(tf2xla: Where) with a bounded dynamic shape, which xcviz's JAX lowering cannot express")
 _STRING = ("XLA: string tensors", "string tensors: XLA has no string type")
 REFUSED: dict[str, tuple[str, str]] = {
@@ -70,7 +70,7 @@ REFUSED: dict[str, tuple[str, str]] = {
     # NonMaxSuppressionV4 (tests/data/tf_suite/autoclustering_ops.json)
     "nms": ("TF rule: NonMaxSuppression", "data-dependent output shape (number of kept boxes)"),
     "nonzero": _WHERE, "torch_nonzero": _WHERE,
-    "unique": ("TF rule: Unique", "output shape depends on the data: auto-clustering refuses Unique on every "
+    "unique": ("TF rule: Unique", "data-dependent output shape: auto-clustering refuses Unique on every "
                "device (mark_for_compilation_pass.cc: allow_unique_op = false)"),
     "placeholder": ("TF rule: graph argument", "a graph argument (_Arg): fed from outside, never clustered"),
     "print": ("XLA: host side effect", "host side effect: no XLA kernel for Print/PrintV2"),
