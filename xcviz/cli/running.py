@@ -34,9 +34,11 @@ def validate(graph: GraphArg, inputs: Inputs = None, seed: Seed = 0, auto_fallba
 
     a = analyse(graph, options)
     json = wants_json(json, output)  # after loading: writing over the input file is the error to give
+    given = read_npz(inputs)
+    _warn_dataless(a.graph, given)
     progress = LazyProgress("compiling")
     try:
-        report = validate_graph(a.graph, clustering=a.clustering, inputs=read_npz(inputs), seed=seed,
+        report = validate_graph(a.graph, clustering=a.clustering, inputs=given, seed=seed,
                                 hardware=options.hardware, repeats=repeats, progress=progress,
                                 auto_fallback=auto_fallback, max_elements=max_elements)
     finally:
@@ -84,6 +86,15 @@ def hlo(graph: GraphArg, cluster: str = typer.Option(..., "--cluster", metavar="
         sys.stdout.write(text if text.endswith("\n") else text + "\n")
 
 
+def _warn_dataless(graph, given: dict | None) -> None:
+    """Name the weights without data that this run fills with seeded random values (stderr, one line)."""
+    from ..runtime.inputs import dataless_warning, dataless_weights
+
+    line = dataless_warning(dataless_weights(graph, given))
+    if line:
+        console(sys.stderr).print(line, markup=False, style="yellow")
+
+
 def _cluster_named(clustering, name: str, graph_path: str) -> tuple[str, int]:
     """(id, index) of the kept cluster `name` ("cluster_0" or "0"), or a did-you-mean error."""
     ids = [clustering.cluster_id(k) for k in range(len(clustering.clusters))]
@@ -114,8 +125,9 @@ def run(graph: GraphArg, inputs: Inputs = None, output: Output = None,
         if not output.lower().endswith(".npz"):
             raise XcvizError("xcviz run writes its outputs as an .npz file", where=output, hint="name it .npz")
     a = analyse(graph, options)
-    result, arrays, failed = _timed_run(a, bind_inputs(a.graph, read_npz(inputs), seed, max_elements), mode, check,
-                                        repeats)
+    given = read_npz(inputs)
+    _warn_dataless(a.graph, given)
+    result, arrays, failed = _timed_run(a, bind_inputs(a.graph, given, seed, max_elements), mode, check, repeats)
     if output:
         from ..fileio import write_npz
 

@@ -193,9 +193,10 @@ def graph_from_model(model, source: str, outer: tuple[str, ...] = ()) -> Graph:
     seen_inputs = set()
     for init in g.initializer:
         if _shape_only(init):
-            # weights stripped to share a model's structure: a graph input of the declared type (cluster, stats,
-            # render work; run and validate feed it like any input)
-            inputs.append(Value(_s(init.name), TensorType(tuple(int(d) for d in init.dims), _dtype(init.data_type))))
+            # weights stripped to share a model's structure: a weight (param) of the declared type without values
+            # (cluster, stats, render work; run and validate fill it with seeded random values and say so)
+            inputs.append(Value(_s(init.name), TensorType(tuple(int(d) for d in init.dims), _dtype(init.data_type)),
+                                param=True))
             seen_inputs.add(_s(init.name))
             continue
         try:

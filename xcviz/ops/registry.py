@@ -10,6 +10,7 @@ import numpy as np
 from ..errors import XcvizError, did_you_mean
 from .arrays import jnp
 from .rules import Ctx, from_file
+from .xla_support import verdict_fields
 
 DEVICES = ("cpu", "gpu", "tpu")
 ALL = frozenset(DEVICES)
@@ -33,6 +34,8 @@ class OpDef:
     groups: frozenset[str] = frozenset()
     devices: frozenset[str] = ALL          # devices on which XLA compiles it
     reason: str | None = None              # why XLA cannot compile it (when devices is empty)
+    device_reasons: tuple[tuple[str, str], ...] = ()  # (device, why XLA cannot compile it there), per other device
+    source: str = ""                       # where the verdict comes from (tf2xla kernels or the rule), in words
     attrs: dict = field(default_factory=dict)  # defaults
     infer: Callable[[Ctx], list] = from_file
     flops: Callable | None = None          # (ctx, outputs) -> int | None; None: unknown (only ops XLA never compiles)
@@ -63,6 +66,9 @@ class OpDef:
         return device in self.devices
 
     def why_not(self, device: str) -> str:
+        for d, why in self.device_reasons:
+            if d == device:
+                return why
         return self.reason or f"no XLA kernel on {device}"
 
 
@@ -113,6 +119,7 @@ def _lowered(fn: Callable, attrs: dict, *inputs):
 def op(name: str, *aliases: str, **kw) -> OpDef:
     """Declare one entry and add it to the registry."""
     groups = kw.pop("groups", ())
+    kw = verdict_fields(name, kw)
     opdef = OpDef(name, tuple(aliases), frozenset([groups] if isinstance(groups, str) else groups), **kw)
     REGISTRY.add(opdef)
     return opdef

@@ -2,7 +2,13 @@
 
 Read from TensorFlow 2.21 itself (tools/tf_suite.py: get_all_registered_kernels() after XLA registered its
 compilation kernels, XLA_CPU_JIT from tensorflow-cpu, XLA_GPU_JIT from the tensorflow GPU wheel); the copy
-in tf2xla_kernels.json is tests/data/tf_suite/tf2xla_kernels.json without the build notes."""
+in tf2xla_kernels.json is tests/data/tf_suite/tf2xla_kernels.json without the build notes.
+
+No TF wheel links the TPU backend, so XLA_TPU_JIT is read from TF's source instead: a REGISTER_XLA_OP without a
+.Device() list registers the op on every backend (tf2xla/xla_op_registry.h), and core/tpu/tpu_compilation_device.cc
+registers XLA_TPU_JIT (types: kTpuAllTypes in core/tpu/tpu_defs.h; no complex128, no string). Every op TF 2.21
+registers on both CPU and GPU is such a generic registration; the one device-specific one is REGISTER_XLA_CONV_OP,
+whose GPU copy drops int32 (GetXlaConvTypesForGpu) while the others, TPU's included, keep it."""
 from __future__ import annotations
 
 import os
@@ -89,11 +95,16 @@ def registry() -> dict:
 
 
 def xla_devices(op: str) -> frozenset[str]:
-    """xcviz device kinds on which TF registers an XLA kernel for `op`."""
+    """xcviz device kinds on which TF registers an XLA kernel for `op` (TF graphs: CPU and GPU, as read from TF)."""
     if op in _CPU_AND_GPU:
         return frozenset(JIT_DEVICE)
     devs = registry()["ops"].get(op, ())
     return frozenset(k for k, jit in JIT_DEVICE.items() if jit in devs)
+
+
+def has_kernel(op: str) -> bool:
+    """Whether TF 2.21 registers an XLA kernel for TF op `op` (on CPU and GPU, so on every backend)."""
+    return op in _CPU_AND_GPU
 
 
 def type_refusal(op: str, device: str, attrs: dict) -> str | None:
@@ -105,3 +116,24 @@ def type_refusal(op: str, device: str, attrs: dict) -> str | None:
             if isinstance(dt, str) and dt not in allowed:
                 return f"{attr}={dt} is not among the XLA kernel's types ({', '.join(allowed)})"
     return None
+
+
+# The ops whose XLA_GPU_JIT kernel drops int32 from the types its XLA_CPU_JIT kernel takes (REGISTER_XLA_CONV_OP);
+# a test checks this against the JSON, so the op table's import needs no JSON for its fixed-dtype entries.
+NO_INT32_ON_GPU = frozenset({"Conv", "Conv2D", "Conv2DBackpropInput", "ExtractImagePatches"})
+
+
+def kernel_devices(op: str, device: str, dtype: str | None = None) -> tuple[bool, str]:
+    """(whether XLA has a kernel for TF op `op` on `device`, for type T=`dtype` when given (int32 only); the
+    reason if not)."""
+    if device == "tpu":
+        if op not in _CPU_AND_GPU:
+            return False, f"no XLA kernel for {op} (not a generic tf2xla registration, so none for XLA_TPU_JIT)"
+    elif device not in xla_devices(op):
+        return False, f"no XLA kernel for {op} on {JIT_DEVICE.get(device, device)} (tf2xla)"
+    if dtype is not None:
+        if dtype != "int32":
+            raise ValueError(f"fixed dtype {dtype} of {op}: only int32 is tabled (NO_INT32_ON_GPU)")
+        if device == "gpu" and op in NO_INT32_ON_GPU:
+            return False, f"XLA's {op} kernel on XLA_GPU_JIT has no int32 type (GetXlaConvTypesForGpu)"
+    return True, ""

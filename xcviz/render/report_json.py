@@ -131,11 +131,13 @@ def explain_report(story: dict) -> dict:
 
 
 def ops_report(registry, devices) -> dict:
-    """`ops --json`: every op's names, groups, per-device support, JSON-able attribute defaults and note."""
+    """`ops --json`: every op's names, groups, per-device verdict (with the reason where XLA does not compile it)
+    and its source, JSON-able attribute defaults and note."""
     return {"schema_version": SCHEMA_VERSION, "ops": [
         {"name": o.name, "aliases": list(o.aliases), "groups": sorted(o.groups),
-         "compilable": {d: o.compilable_on(d) for d in devices}, "reason": o.reason, "attrs": _jsonable(o.attrs),
-         "doc": o.doc} for o in registry]}
+         "compilable": {d: o.compilable_on(d) for d in devices},
+         "why_not": {d: o.why_not(d) for d in devices if not o.compilable_on(d)},
+         "source": o.source, "reason": o.reason, "attrs": _jsonable(o.attrs), "doc": o.doc} for o in registry]}
 
 
 def _jsonable(attrs: dict) -> dict:

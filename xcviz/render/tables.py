@@ -185,18 +185,30 @@ def stats_table(graph: Graph, clustering: Clustering, stats: Stats) -> Group:
 
 
 def ops_table(registry, device: str | None = None):
+    """One row per op: per device whether XLA compiles it, where that verdict comes from, and the reason or note."""
     from ..ops import DEVICES
 
+    devices = (device,) if device else DEVICES
     t = Table(title=Text(f"Op registry ({len(registry)} ops)"), title_justify="left", header_style="bold")
     t.add_column("op")
     t.add_column("aliases", overflow="fold")
-    for d in DEVICES:
+    for d in devices:
         t.add_column(d, justify="center")
+    t.add_column("source", overflow="fold")
     t.add_column("note", overflow="fold")
     for op in registry:
-        marks = [Text("✓", style="green") if op.compilable_on(d) else Text("✗", style=FALLBACK) for d in DEVICES]
-        t.add_row(Text(op.name, style="bold"), Text(", ".join(op.aliases)), *marks, Text(op.reason or op.doc))
+        marks = [Text("✓", style="green") if op.compilable_on(d) else Text("✗", style=FALLBACK) for d in devices]
+        t.add_row(Text(op.name, style="bold"), Text(", ".join(op.aliases)), *marks, Text(op.source),
+                  Text(_ops_note(op, devices)))
     return fit(t)
+
+
+def _ops_note(op, devices) -> str:
+    """The reason XLA does not compile the op (per device where they differ), else the entry's note."""
+    if op.reason and not op.devices:
+        return op.reason
+    per = [f"{d}: {op.why_not(d)}" for d in devices if not op.compilable_on(d)]
+    return "; ".join(per) if per else op.doc
 
 
 def explain_view(s: dict) -> Group:

@@ -115,10 +115,31 @@ def bind_inputs(graph: Graph, inputs: dict | None = None, seed: int | None = Non
                 if isinstance(d, str):
                     dims.setdefault(d, n)
     if missing:
+        dataless = [n for n in dataless_weights(graph) if n in missing]
+        hint = "give every graph input in the .npz, or pass --seed N for random ones"
+        if dataless:
+            hint = (f"{len(dataless)} of them are initializers with no data ({', '.join(dataless[:5])}): give their "
+                    "values in the .npz, or pass --seed N to fill them with random ones")
         raise XcvizError(f"missing input {missing[0]!r}" + (f" (and {len(missing) - 1} more)" if len(missing) > 1 else ""),
-                         where=where, hint="give every graph input in the .npz, or pass --seed N for random ones")
+                         where=where, hint=hint)
     bind_dims(graph, dims)
     return feeds
+
+
+def dataless_weights(graph: Graph, inputs: dict | None = None) -> list[str]:
+    """Weights declared without values (ONNX initializers with dims but no data, YAML `param: true`) that
+    `inputs` does not give: the ones a run fills with seeded random values, in graph order."""
+    given = set(inputs or ())
+    return [v.name for v in graph.inputs if v.param and v.data is None and v.name not in given]
+
+
+def dataless_warning(names: list[str], shown: int = 5) -> str | None:
+    """The one line that names the weights filled with seeded random values (None when there are none)."""
+    if not names:
+        return None
+    head = ", ".join(names[:shown]) + (f", ... (+{len(names) - shown} more)" if len(names) > shown else "")
+    verb = "initializer has no data and was" if len(names) == 1 else "initializers have no data and were"
+    return f"warning: {len(names)} {verb} filled with seeded random values: {head}"
 
 
 # (op, input slot) whose random values must be positive: variances, square roots, logarithms
