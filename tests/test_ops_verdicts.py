@@ -150,6 +150,10 @@ def test_ops_table_has_a_source_column(run_cli, monkeypatch):
     monkeypatch.setenv("COLUMNS", "250")
     code, out, _ = run_cli("ops")
     assert code == 0
+    n = {d: sum(o.compilable_on(d) for o in REGISTRY) for d in DEVICES}
+    assert out.startswith(f"Op registry ({len(REGISTRY)} ops; XLA compiles cpu {n['cpu']} · gpu {n['gpu']} · "
+                          f"tpu {n['tpu']})")
+    assert n["gpu"] < n["cpu"]  # ConvInteger and QLinearConv
     head = next(line for line in out.splitlines() if " op " in line and " cpu " in line)
     assert [c.strip() for c in head.strip("┃│ ").split("┃")][-5:] == ["cpu", "gpu", "tpu", "source", "note"]
     row = next(line for line in out.splitlines() if line.startswith("│ conv_integer "))

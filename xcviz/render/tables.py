@@ -189,7 +189,9 @@ def ops_table(registry, device: str | None = None):
     from ..ops import DEVICES
 
     devices = (device,) if device else DEVICES
-    t = Table(title=Text(f"Op registry ({len(registry)} ops)"), title_justify="left", header_style="bold")
+    counts = " · ".join(f"{d} {sum(op.compilable_on(d) for op in registry)}" for d in devices)
+    t = Table(title=Text(f"Op registry ({len(registry)} ops; XLA compiles {counts})"), title_justify="left",
+              header_style="bold")
     t.add_column("op")
     t.add_column("aliases", overflow="fold")
     for d in devices:
