@@ -133,17 +133,20 @@ def test_bodies_are_clustered_and_shown_nested(control_path, run_cli):
     code, out, _ = run_cli("cluster", control_path, "--min-cluster-size", "1")
     assert code == 0
     section = out[out.index("Control-flow bodies"):]
-    assert "Scan 'scan0' body: 1 cluster, 2/2 ops" in section
-    assert "If 'if0' then: 1 cluster, 1/1 ops" in section and "If 'if0' else: 1 cluster, 1/1 ops" in section
+    # bodies of nodes in a cluster run inside it; the others are clustered on their own
+    assert "Scan 'scan0' body: 2 ops; compiled whole inside cluster_0 (an XLA While)" in section
+    assert "If 'if0' then: 1 op; compiled whole inside cluster_0 (an XLA Conditional)" in section
+    assert "If 'if0' else: 1 op; compiled whole inside cluster_0 (an XLA Conditional)" in section
+    assert "Loop 'loop0' body: 4 ops; compiled whole inside cluster_0 (an XLA While)" in section
     # the condition's lone Identity counts 0 toward a cluster's size (as TF's Identity): it stays out
-    assert "Loop 'loop0' body: 1 cluster, 3/4 ops" in section
     assert "Loop 'loop_nz' body: 1 cluster, 5/7 ops" in section
     assert "fallback nzb_nz (NonZero): unsupported on cpu: data-dependent output shape" in section
     code, out, _ = run_cli("cluster", control_path, "--json", "--min-cluster-size", "1")
     rep = json.loads(out)
     assert rep["schema_version"] == 1 and sorted(rep["bodies"]) == ["if0", "loop0", "loop_nz", "scan0"]
     [nz] = rep["bodies"]["loop_nz"]
-    assert nz["attribute"] == "body" and nz["clustered_nodes"] == 5 and nz["nodes"] == 7
+    assert nz["attribute"] == "body" and nz["clustered_nodes"] == 5 and nz["nodes"] == 7 and nz["compiled_in"] is None
+    assert rep["bodies"]["loop0"][0]["compiled_in"] == "cluster_0"
     assert nz["clusters"][0]["nodes"] == ["nzb_cast", "nzb_sum", "nzb_mul", "nzb_addc", "nzb_add"]
     assert [(f["node"], f["reason_code"]) for f in nz["fallback"]] == [("nzb_nz", "unsupported"),
                                                                         ("nzb_cond", "min-size")]
@@ -193,14 +196,16 @@ def test_greedy_decode_exports_cluster_like_xla():
                              "node_all_1", "node_bitwise_not", "node_bitwise_and", "node_while_loop__4"]]
     from xcviz.clustering.bodies import body_clusterings
 
-    [body] = body_clusterings(g, c.options)
+    [body] = body_clusterings(g, c.options, c)
     assert body.node == "node_while_loop__4" and [len(m) for m in body.clustering.clusters] == [25]
+    assert body.compiled_in == "cluster_0"
     g = xcviz.load(os.path.join(EXPORTS, "greedy_decode_torchscript.onnx"))
     c = xcviz.cluster(g)
     j = g.index["/Loop"]
     assert c.reason[j] == ("loop-carried value 'tokens.11' changes shape from int64[2,1] to int64[2,2] across "
                            "iterations (an XLA While carries fixed shapes)")
-    nested = body_clusterings(g, c.options)
+    nested = body_clusterings(g, c.options, c)
+    assert nested[0].compiled_in is None  # it runs natively: its body's own cluster is what runs compiled
     assert [(b.node, [len(m) for m in b.clustering.clusters]) for b in nested] == [("/Loop", [21])]
     assert [(b.node, b.attr) for b in nested[0].children] == [("/If", "then_branch"), ("/If", "else_branch")]
 
@@ -216,3 +221,38 @@ def test_greedy_decode_exports_validate_every_cluster(name):
     got = xcviz.run(g, feeds, mode="jit")  # every node with a lowering compiled: the Loop too where it can be
     for k, ref in want.items():
         assert np.array_equal(got[k], ref) if ref.dtype.kind in "iub" else compare(got[k], ref)["max_rel"] <= 1e-4
+
+
+def _scan8_model(with_lens, direction: int):
+    """Opset-8 Scan: batch axis 0, sequence axis 1; state s += x_t * k (k an initializer of the body's model)."""
+    body = helper.make_graph([helper.make_node("Add", ["s", "xt"], ["s2"]), helper.make_node("Mul", ["s2", "xt"], ["y"])],
+                             "b8", [_vi("s", [2]), _vi("xt", [2])], [_vi("s2", [2]), _vi("y", [2])])
+    graph = helper.make_graph(
+        [helper.make_node("Scan", ["lens" if with_lens else "", "s0", "x"], ["fin", "ys"], body=body,
+                          num_scan_inputs=1, directions=[direction], name="scan8")],
+        "scan8", [_vi("lens", [3], TensorProto.INT64), _vi("s0", [3, 2]), _vi("x", [3, 4, 2])][0 if with_lens else 1:],
+        [_vi("fin", [3, 2]), _vi("ys", [3, 4, 2])])
+    if with_lens == "constant":  # lengths known when compiling: one lax.scan per row, padded
+        graph.initializer.append(numpy_helper.from_array(np.array([4, 2, 3], np.int64), "lens"))
+    return helper.make_model(graph, opset_imports=[helper.make_opsetid("", 8)], ir_version=4)
+
+
+@pytest.mark.parametrize("with_lens,direction", [(True, 0), (True, 1), (False, 1), ("constant", 1)])
+def test_opset8_scan_with_sequence_lens_matches_onnxruntime(tmp_path, with_lens, direction):
+    path = tmp_path / "scan8.onnx"
+    onnx.save(_scan8_model(with_lens, direction), str(path))
+    rng = np.random.default_rng(1)
+    feeds = {"lens": np.array([4, 2, 3], np.int64), "s0": rng.standard_normal((3, 2)).astype(np.float32),
+             "x": rng.standard_normal((3, 4, 2)).astype(np.float32)}
+    if with_lens is not True:
+        del feeds["lens"]
+    want = _ort(str(path), feeds)
+    g = xcviz.load(str(path))
+    c = xcviz.cluster(g, min_cluster_size=1)
+    assert c.candidate[0] == (with_lens is not True), c.reason[0]
+    if with_lens is True:
+        assert c.reason[0].startswith("Scan of opset 8 with sequence_lens computed at run time")
+    for mode in ("native", "hybrid", "jit"):
+        got = xcviz.run(g, feeds, mode=mode)
+        for k, ref in want.items():
+            assert got[k].shape == ref.shape and compare(got[k], ref)["max_rel"] <= 1e-5, (mode, k, got[k], ref)

@@ -98,33 +98,44 @@ class BodyClustering:
     graph: object
     clustering: object
     children: list["BodyClustering"] = field(default_factory=list)
+    compiled_in: str | None = None  # the cluster its node joined: the body then runs inside it, compiled whole
 
     @property
     def label(self) -> str:
         return f"{self.op_type} {self.node!r} {self.attr.replace('_branch', '')}"
 
     @property
+    def compiled_note(self) -> str:
+        """'compiled whole inside cluster_0 (an XLA While)'; empty when the node runs natively."""
+        if self.compiled_in is None:
+            return ""
+        return f"compiled whole inside {self.compiled_in} (an XLA {'Conditional' if self.op_type == 'If' else 'While'})"
+
+    @property
     def clustered(self) -> int:
         return sum(len(c) for c in self.clustering.clusters)
 
 
-def body_clusterings(graph, opts: ClusterOptions, depth: int = 0) -> list[BodyClustering]:
-    """Every body of every control-flow node in `graph` (in node order), clustered with `opts`, recursively."""
+def body_clusterings(graph, opts: ClusterOptions, clustering=None, depth: int = 0) -> list[BodyClustering]:
+    """Every body of every control-flow node in `graph` (in node order), clustered with `opts`, recursively;
+    `clustering` (graph's own) tells which nodes run compiled, their bodies with them."""
     from . import run_clustering
 
     out: list[BodyClustering] = []
     if depth > 16:  # a body nests itself only in a malformed file; stop rather than recurse forever
         return out
-    for node in graph.nodes:
+    for j, node in enumerate(graph.nodes):
         if node.op not in CONTROL_OPS:
             continue
+        k = clustering.cluster_of[j] if clustering is not None else -1
         for attr, sub in node_bodies(node):
             try:
                 g = body_graph(sub)
             except Exception:  # noqa: BLE001 - the node's own reason already says its body does not load
                 continue
             c = run_clustering(g, opts)
-            out.append(BodyClustering(node.name, node.op_type, attr, g, c, body_clusterings(g, opts, depth + 1)))
+            out.append(BodyClustering(node.name, node.op_type, attr, g, c, body_clusterings(g, opts, c, depth + 1),
+                                      clustering.cluster_id(k) if k >= 0 else None))
     return out
 
 

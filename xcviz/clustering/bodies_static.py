@@ -107,8 +107,9 @@ def static_refusal(graph, node, bodies: list) -> str | None:
         from ..ops.control import scan_opset
 
         if scan_opset(node.attrs.get("body")) < 9:
-            if own and own[0]:
-                return "Scan of opset 8 with sequence_lens: per-batch lengths make its shapes depend on the data"
+            if own and own[0] and not _is_constant(graph, own[0]):
+                return ("Scan of opset 8 with sequence_lens computed at run time: per-row lengths would decide "
+                        "its shapes")
             return None
         m = int(node.attrs.get("num_scan_inputs", 0))
         n = len(own) - m

@@ -7,6 +7,7 @@ reads the way TF's functional While/If nest. Deterministic: bodies in node order
 from __future__ import annotations
 
 from ..clustering.bodies import BodyClustering
+from .bodies_view import summary
 from .dot_parts import QUIET, text
 from .params import find_params
 from .tables import cluster_color
@@ -14,7 +15,12 @@ from .view import Group, View, ops_word
 
 
 def body_view(b: BodyClustering) -> View:
+    """The body's own clusters; a body compiled inside its node's cluster is one group in that cluster's color."""
     c, g = b.clustering, b.graph
+    if b.compiled_in:
+        n = len(g.nodes)
+        grp = Group(b.compiled_in, list(range(n)), _color(b.compiled_in), f"inside {b.compiled_in} · {ops_word(n)}")
+        return View(b.label, [grp] if n else [], [0] * n, [None] * n, [None] * n, list(c.device))
     groups = [Group(c.cluster_id(k), list(m), cluster_color(k), f"{c.cluster_id(k)} · {ops_word(len(m))}")
               for k, m in enumerate(c.clusters)]
     code = [None if c.cluster_of[i] >= 0 else (c.code[i] or "fallback") for i in range(len(g.nodes))]
@@ -27,10 +33,11 @@ def draw_bodies(g, graph, bodies: list[BodyClustering], draw, prefix: str = "") 
     for k, b in enumerate(bodies):
         inner = f"{prefix}b{k}_"
         with g.subgraph(name=f"cluster_{inner}frame") as sub:
-            n = len(b.clustering.clusters)
-            label = f"{b.label}: {n} cluster{'s' if n != 1 else ''}, {b.clustered}/{len(b.graph.nodes)} ops"
-            sub.attr(label=text(label), style="dashed,rounded", color=QUIET, fontsize="11", tooltip=text(label),
-                     **{"class": "xc_body"})
+            label = summary(b)
+            # a body compiled inside its node's cluster is framed in that cluster's color
+            color = _color(b.compiled_in) if b.compiled_in else QUIET
+            sub.attr(label=text(*_wrap(label)), style="dashed,rounded", color=color, fontsize="11",
+                     tooltip=text(label), penwidth="2" if b.compiled_in else "1", **{"class": "xc_body"})
             view = body_view(b)
             draw(sub, b.graph, view, inner, find_params(b.graph))
             draw_bodies(sub, b.graph, b.children, draw, inner)
@@ -40,3 +47,12 @@ def draw_bodies(g, graph, bodies: list[BodyClustering], draw, prefix: str = "") 
             if first:
                 g.edge(f"{prefix}n{j}", first, style="dashed", color=QUIET, arrowhead="none", constraint="false",
                        tooltip=text(f"{b.label}"), **{"class": "xc_body"})
+
+
+def _wrap(label: str) -> list[str]:
+    """The frame's label in lines of at most ~60 characters (split at '; ')."""
+    return label.split("; ")
+
+
+def _color(cluster_id: str) -> str:
+    return cluster_color(int(cluster_id.rsplit("_", 1)[1]))
