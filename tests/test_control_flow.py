@@ -110,6 +110,10 @@ def test_control_flow_nodes_cluster_when_their_bodies_compile(control_path):
     c = xcviz.cluster(g)
     assert _names(g, c) == [["relu", "mul", "scan0", "total", "positive", "if0", "bias", "loop0", "tanh"],
                             ["sig", "scale", "add", "exp"]]
+    # a loop-carried value whose body output is declared with its incoming type keeps it; stacked outputs get
+    # the constant trip count (ONNX's own inference leaves both unknown)
+    assert [str(t) for t in g.node("loop0").outputs] == ["float32[3]", "float32[3,3]"]
+    assert [str(t) for t in g.node("if0").outputs] == ["float32[3]"]
     j = g.index["loop_nz"]
     assert not c.candidate[j]
     assert c.reason[j].startswith("body op 'nzb_nz' (NonZero) cannot be compiled: unsupported on cpu:"), c.reason[j]

@@ -131,13 +131,76 @@ def _lowering(name: str):
     return fn
 
 
+def _declared(body) -> list:
+    """The body's declared output types (TensorType; unknown where it gives none), parsed once per body."""
+    if not isinstance(body, Subgraph):
+        return []
+    got = _DECLARED.get(body)
+    if got is None:
+        import onnx
+
+        from ..ir import TensorType, canonical_dtype
+
+        g = onnx.GraphProto()
+        g.ParseFromString(body.proto)
+        got = []
+        for o in g.output:
+            t = o.type.tensor_type
+            dims = tuple(d.dim_value if d.HasField("dim_value") else None for d in t.shape.dim)
+            known = o.type.HasField("tensor_type") and t.HasField("shape") and None not in dims
+            try:
+                dtype = canonical_dtype(str(onnx.helper.tensor_dtype_to_np_dtype(t.elem_type)))
+            except Exception:  # noqa: BLE001 - no or an exotic element type: the type stays unknown
+                dtype = None
+            got.append(TensorType(dims, dtype) if known and dtype else TensorType())
+        _DECLARED[body] = got
+    return got
+
+
+_DECLARED: dict = {}
+
+
+def _full(t) -> bool:
+    return t.shape is not None and all(isinstance(d, int) for d in t.shape) and t.dtype is not None
+
+
+def infer_control(ctx) -> list:
+    """The file's types, completed where the body proves them: a loop-carried value whose body output is
+    declared with the very type it came in with keeps it (a fixed-shape While), If branches declared alike
+    give that type; stacked outputs get the constant trip count in front."""
+    outs = list(ctx.outputs) if ctx.outputs else []
+    outs += [None] * (ctx.num_outputs - len(outs))
+    from ..ir import TensorType
+
+    outs = [t if t is not None else TensorType() for t in outs]
+    if "then_branch" in ctx.attrs:
+        then_t, else_t = _declared(ctx.attrs.get("then_branch")), _declared(ctx.attrs.get("else_branch"))
+        pairs = [(k, a) for k, (a, b) in enumerate(zip(then_t, else_t)) if _full(a) and a == b]
+    elif "body" in ctx.attrs:
+        n = int(ctx.attrs.get("_n_inputs", len(ctx.inputs)))
+        body_t = _declared(ctx.attrs.get("body"))
+        states = ctx.inputs[2:n]
+        pairs = [(k, t) for k, t in enumerate(states) if _full(t) and 1 + k < len(body_t) and body_t[1 + k] == t]
+        trips = ctx.const(0) if ctx.consts else None
+        if trips is not None and np.asarray(trips).size == 1:
+            for k, t in enumerate(body_t[1 + len(states):]):
+                if _full(t):
+                    pairs.append((len(states) + k, TensorType((int(np.asarray(trips).reshape(-1)[0]), *t.shape), t.dtype)))
+    else:
+        return outs
+    for k, t in pairs:
+        if k < len(outs) and not _full(outs[k]):
+            outs[k] = t
+    return outs
+
+
 # XLA compiles these as one While / Conditional when their bodies compile (clustering/bodies.py decides per
 # node, as TF's IsCompilableWhile/If do); their FLOPs are the body's, which the cost model does not unroll.
 cf = dict(groups=CONTROL_FLOW, num_outputs=None, flops=lambda ctx, outs: None)
-op("loop", "Loop", **cf, impl=loop, jax_impl=_lowering("loop"), static_inputs=(0, 1),
+op("loop", "Loop", **cf, infer=infer_control, impl=loop, jax_impl=_lowering("loop"), static_inputs=(0, 1),
    doc="ONNX Loop: natively one iteration at a time; under XLA a While (lax.while_loop), or lax.scan when it "
        "stacks scan outputs (constant trip count)")
-op("if", "If", **cf, min_inputs=1, impl=if_, jax_impl=_lowering("if_"),
+op("if", "If", **cf, infer=infer_control, min_inputs=1, impl=if_, jax_impl=_lowering("if_"),
    doc="ONNX If: natively the branch its condition picks; under XLA a Conditional (lax.cond)")
 op("scan", "Scan", **cf, min_inputs=1, impl=scan, jax_impl=_lowering("scan"), attrs={"num_scan_inputs": 0},
    doc="ONNX Scan: states through the body, inputs sliced and outputs stacked along their axes (opset 8: batched, "
