@@ -260,3 +260,15 @@ def test_opset8_scan_with_sequence_lens_matches_onnxruntime(tmp_path, with_lens,
         got = xcviz.run(g, feeds, mode=mode)
         for k, ref in want.items():
             assert got[k].shape == ref.shape and compare(got[k], ref)["max_rel"] <= 1e-5, (mode, k, got[k], ref)
+
+
+@pytest.mark.parametrize("impl", ["reference", "fast"])
+def test_both_mark_implementations_see_the_body_verdict(control_path, monkeypatch, impl):
+    """The compiled pass reads candidates per decision kind: a Loop refused for its body gets its own kind."""
+    pytest.importorskip("numba") if impl == "fast" else None
+    monkeypatch.setenv("XCVIZ_MARK", impl)
+    g = xcviz.load(control_path)
+    c = xcviz.cluster(g)
+    assert _names(g, c) == [["relu", "mul", "scan0", "total", "positive", "if0", "bias", "loop0", "tanh"],
+                            ["sig", "scale", "add", "exp"]]
+    assert c.cluster_of[g.index["loop_nz"]] == -1 and c.code[g.index["loop_nz"]] == "unsupported"
