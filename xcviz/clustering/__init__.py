@@ -23,6 +23,9 @@ def _run(graph, opts: ClusterOptions) -> Clustering:
         cands = tf_candidates(graph, opts)
     else:
         cands = find_candidates(graph, opts)
+        from .bodies import refine_candidates
+
+        refine_candidates(graph, cands, opts)  # a Loop/If/Scan is a candidate only when its bodies compile
     if opts.strategy == "greedy":
         from .greedy import list_order_greedy
 

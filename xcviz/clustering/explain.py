@@ -3,6 +3,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from .bodies import CONTROL_OPS, body_clusterings
 from .result import PHASE_NAMES, Clustering
 
 
@@ -58,7 +59,10 @@ def story(graph, clustering: Clustering, i: int) -> dict:
                   a.reason, [names[v] for v in a.path])
              for a, p, c in replay(clustering, len(names), focus=i)]
     k = clustering.cluster_of[i]
-    return {
+    extra = {}
+    if graph.nodes[i].op in CONTROL_OPS:  # a Loop/If/Scan: its bodies' clusters (bodies.py)
+        extra["bodies"] = [b for b in body_clusterings(graph, clustering.options, clustering) if b.node == names[i]]
+    return extra | {
         "node": names[i], "op": graph.nodes[i].op, "op_type": graph.nodes[i].op_type,
         "device": clustering.device[i], "candidate": clustering.candidate[i],
         "not_candidate_reason": None if clustering.candidate[i] else clustering.reason[i],

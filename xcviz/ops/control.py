@@ -8,47 +8,11 @@ the executor, layers above this one: the runtime installs the runner (`set_runne
 """
 from __future__ import annotations
 
-from typing import Callable
-
 import numpy as np
 
 from .arrays import Unsupported, present
+from .control_body import Subgraph, _body_inputs, _outer_feeds, _run, scan_opset, set_runner  # noqa: F401
 from .registry import CONTROL_FLOW, op
-
-
-class Subgraph(str):
-    """A body: reads as its name and content hash; `.proto` the GraphProto bytes, `.opset` (domain, version)
-    pairs, `.outer` the outer-scope tensor names it (or a body nested in it) reads."""
-
-    proto: bytes
-    opset: tuple
-    outer: tuple
-
-    def __new__(cls, label: str, proto: bytes, opset: tuple, outer: tuple):
-        s = super().__new__(cls, label)
-        s.proto, s.opset, s.outer = proto, opset, outer
-        return s
-
-
-_RUNNER: list[Callable] = []
-
-
-def set_runner(fn: Callable) -> None:
-    """fn(subgraph, feeds: {name: array}) -> list of output arrays (installed by the runtime)."""
-    _RUNNER[:] = [fn]
-
-
-def _run(body, feeds: dict) -> list:
-    if not isinstance(body, Subgraph):
-        raise Unsupported("the body of this node was not kept (load the model with xcviz's ONNX loader)")
-    if not _RUNNER:
-        raise Unsupported("control flow runs only under xcviz's runtime")
-    return _RUNNER[0](body, feeds)
-
-
-def _outer_feeds(a, extra) -> dict:
-    """Outer-scope values by name: the node's inputs past its own, in the order the loader appended them."""
-    return dict(zip(a.get("_outer") or (), extra))
 
 
 def loop(xp, a, *args):
@@ -80,25 +44,6 @@ def loop(xp, a, *args):
     return tuple(out) if len(out) != 1 else out[0]
 
 
-def _body_inputs(body: Subgraph, values: list) -> dict:
-    return dict(zip(_input_names(body), values))
-
-
-_NAMES: dict[str, tuple] = {}
-
-
-def _input_names(body: Subgraph) -> tuple:
-    names = _NAMES.get(body)
-    if names is None:
-        import onnx
-
-        g = onnx.GraphProto()
-        g.ParseFromString(body.proto)
-        inits = {t.name for t in g.initializer}
-        names = _NAMES[body] = tuple(i.name for i in g.input if i.name not in inits)
-    return names
-
-
 def if_(xp, a, cond, *outer):
     branch = a.get("then_branch") if bool(np.asarray(cond).reshape(-1)[0]) else a.get("else_branch")
     outs = _run(branch, _outer_feeds(a, outer))
@@ -111,8 +56,8 @@ def scan(xp, a, *args):
     body = a.get("body")
     n_in = int(a.get("_n_inputs", len(args)))
     own, outer = list(args[:n_in]), args[n_in:]
-    if isinstance(body, Subgraph) and dict(body.opset).get("", dict(body.opset).get("ai.onnx", 99)) < 9:
-        raise Unsupported("Scan of opset 8 (batched, with sequence_lens)")
+    if scan_opset(body) < 9:
+        return scan8(a, own, _outer_feeds(a, outer))
     m = int(a.get("num_scan_inputs", 0))
     n = n_in - m
     states, xs = own[:n], [np.asarray(x) for x in own[n:]]
@@ -136,14 +81,127 @@ def scan(xp, a, *args):
     return tuple(out) if len(out) != 1 else out[0]
 
 
-native_only = dict(devices=frozenset(), jax_ok=False)
-op("loop", "Loop", **native_only, groups=CONTROL_FLOW, num_outputs=None, impl=loop,
-   reason="XLA would compile it as a functional While, but xcviz does not lower Loop bodies yet (they run natively)",
-   doc="ONNX Loop: its body runs natively, one iteration at a time (trip count and/or condition)")
-op("if", "If", **native_only, groups=CONTROL_FLOW, num_outputs=None, min_inputs=1, impl=if_,
-   reason="XLA would compile it as a functional If, but xcviz does not lower If branches yet (they run natively)",
-   doc="ONNX If: the branch its condition picks runs natively")
-op("scan", "Scan", **native_only, groups=CONTROL_FLOW, num_outputs=None, min_inputs=1, impl=scan,
-   attrs={"num_scan_inputs": 0},
-   reason="XLA would compile it as a functional While, but xcviz does not lower Scan bodies yet (they run natively)",
-   doc="ONNX Scan (opset >= 9): states through the body, inputs sliced and outputs stacked along their axes")
+def scan8(a, own: list, feeds_outer: dict):
+    """ONNX Scan of opset 8: batch axis 0, sequence axis 1, an optional sequence_lens (first input); each batch
+    row runs its own length, its scan outputs zero-padded to the longest."""
+    body = a.get("body")
+    m = int(a.get("num_scan_inputs", 0))
+    lens, rest = own[0], own[1:]
+    n = len(rest) - m
+    states, xs = [np.asarray(v) for v in rest[:n]], [np.asarray(x) for x in rest[n:]]
+    dirs = list(a.get("directions") or [0] * m)
+    batch, steps = (xs[0].shape[0], xs[0].shape[1]) if xs else (states[0].shape[0] if states else 0, 0)
+    lens = np.asarray(lens).reshape(-1).astype(np.int64) if present(lens) else np.full(batch, steps, np.int64)
+    finals, scans = [[] for _ in states], []
+    for b in range(batch):
+        st = [s[b] for s in states]
+        rows: list[list] = []
+        for t in range(int(lens[b])):
+            slices = [x[b, int(lens[b]) - 1 - t if d else t] for x, d in zip(xs, dirs)]
+            outs = _run(body, {**feeds_outer, **_body_inputs(body, [*st, *slices])})
+            st = [np.asarray(v) for v in outs[:n]]
+            for k, v in enumerate(outs[n:]):
+                if len(rows) <= k:
+                    rows.append([])
+                rows[k].append(np.asarray(v))
+        for k, v in enumerate(st):
+            finals[k].append(v)
+        scans.append(rows)
+    n_out = int(a.get("_num_outputs", n)) - n
+    shapes = [next((r[k][0] for r in scans if len(r) > k and r[k]), None) for k in range(n_out)]
+    stacked = []
+    for k, first in enumerate(shapes):
+        if first is None:
+            raise Unsupported("Scan of opset 8 whose every sequence is empty (no output shape to pad)")
+        out = np.zeros((batch, steps, *first.shape), first.dtype)
+        for b, rows in enumerate(scans):
+            if len(rows) > k and rows[k]:
+                out[b, :len(rows[k])] = np.stack(rows[k])
+        stacked.append(out)
+    out = [np.stack(f) for f in finals] + stacked
+    return tuple(out) if len(out) != 1 else out[0]
+
+
+def _lowering(name: str):
+    """The op's JAX lowering (control_jax), imported when first traced: the op table imports no jax."""
+    def fn(xp, a, *args):
+        from . import control_jax
+
+        return getattr(control_jax, name)(xp, a, *args)
+    return fn
+
+
+def _declared(body) -> list:
+    """The body's declared output types (TensorType; unknown where it gives none), parsed once per body."""
+    if not isinstance(body, Subgraph):
+        return []
+    got = _DECLARED.get(body)
+    if got is None:
+        import onnx
+
+        from ..ir import TensorType, canonical_dtype
+
+        g = onnx.GraphProto()
+        g.ParseFromString(body.proto)
+        got = []
+        for o in g.output:
+            t = o.type.tensor_type
+            dims = tuple(d.dim_value if d.HasField("dim_value") else None for d in t.shape.dim)
+            known = o.type.HasField("tensor_type") and t.HasField("shape") and None not in dims
+            try:
+                dtype = canonical_dtype(str(onnx.helper.tensor_dtype_to_np_dtype(t.elem_type)))
+            except Exception:  # noqa: BLE001 - no or an exotic element type: the type stays unknown
+                dtype = None
+            got.append(TensorType(dims, dtype) if known and dtype else TensorType())
+        _DECLARED[body] = got
+    return got
+
+
+_DECLARED: dict = {}
+
+
+def _full(t) -> bool:
+    return t.shape is not None and all(isinstance(d, int) for d in t.shape) and t.dtype is not None
+
+
+def infer_control(ctx) -> list:
+    """The file's types, completed where the body proves them: a loop-carried value whose body output is
+    declared with the very type it came in with keeps it (a fixed-shape While), If branches declared alike
+    give that type; stacked outputs get the constant trip count in front."""
+    outs = list(ctx.outputs) if ctx.outputs else []
+    outs += [None] * (ctx.num_outputs - len(outs))
+    from ..ir import TensorType
+
+    outs = [t if t is not None else TensorType() for t in outs]
+    if "then_branch" in ctx.attrs:
+        then_t, else_t = _declared(ctx.attrs.get("then_branch")), _declared(ctx.attrs.get("else_branch"))
+        pairs = [(k, a) for k, (a, b) in enumerate(zip(then_t, else_t)) if _full(a) and a == b]
+    elif "body" in ctx.attrs:
+        n = int(ctx.attrs.get("_n_inputs", len(ctx.inputs)))
+        body_t = _declared(ctx.attrs.get("body"))
+        states = ctx.inputs[2:n]
+        pairs = [(k, t) for k, t in enumerate(states) if _full(t) and 1 + k < len(body_t) and body_t[1 + k] == t]
+        trips = ctx.const(0) if ctx.consts else None
+        if trips is not None and np.asarray(trips).size == 1:
+            for k, t in enumerate(body_t[1 + len(states):]):
+                if _full(t):
+                    pairs.append((len(states) + k, TensorType((int(np.asarray(trips).reshape(-1)[0]), *t.shape), t.dtype)))
+    else:
+        return outs
+    for k, t in pairs:
+        if k < len(outs) and not _full(outs[k]):
+            outs[k] = t
+    return outs
+
+
+# XLA compiles these as one While / Conditional when their bodies compile (clustering/bodies.py decides per
+# node, as TF's IsCompilableWhile/If do); their FLOPs are the body's, which the cost model does not unroll.
+cf = dict(groups=CONTROL_FLOW, num_outputs=None, flops=lambda ctx, outs: None)
+op("loop", "Loop", **cf, infer=infer_control, impl=loop, jax_impl=_lowering("loop"), static_inputs=(0, 1),
+   doc="ONNX Loop: natively one iteration at a time; under XLA a While (lax.while_loop), or lax.scan when it "
+       "stacks scan outputs (constant trip count)")
+op("if", "If", **cf, infer=infer_control, min_inputs=1, impl=if_, jax_impl=_lowering("if_"),
+   doc="ONNX If: natively the branch its condition picks; under XLA a Conditional (lax.cond)")
+op("scan", "Scan", **cf, min_inputs=1, impl=scan, jax_impl=_lowering("scan"), attrs={"num_scan_inputs": 0},
+   doc="ONNX Scan: states through the body, inputs sliced and outputs stacked along their axes (opset 8: batched, "
+       "with sequence_lens); under XLA lax.scan")

@@ -159,6 +159,10 @@ def build_dot(graph: Graph, view: View, *, collapse: bool = False, show_legend: 
     p = find_params(graph, params)
     g = new_digraph("xcviz", len(graph.nodes), view.title + (f"\n{view.caption}" if view.caption else ""))
     _draw(g, graph, view, collapse, "", p)
+    if view.bodies:  # Loop/If/Scan bodies: dashed frames beside the graph (dot_bodies.py)
+        from .dot_bodies import draw_bodies
+
+        draw_bodies(g, graph, view.bodies, draw_collapsed if collapse else draw_expanded)
     if show_legend:
         legend(g, view, collapsed=collapse, params=p)
     return g.source

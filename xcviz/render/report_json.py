@@ -8,6 +8,7 @@ from ..clustering.result import PHASE_NAMES
 from ..cost import Stats
 from ..ir import Graph
 from . import symbolic_view
+from .bodies_view import bodies_json, bodies_key
 
 SCHEMA_VERSION = 1
 
@@ -98,7 +99,7 @@ def cluster_report(graph: Graph, clustering: Clustering, stats: Stats) -> dict:
             "to_cluster": ids[e.dst_cluster] if e.dst_cluster >= 0 else None,
         } for e in stats.edges],
         "merges_refused": refused,
-    }
+    } | bodies_key(graph, clustering)
 
 
 def stats_dict(s: Stats) -> dict:
@@ -125,7 +126,8 @@ def stats_report(graph: Graph, clustering: Clustering, stats: Stats) -> dict:
 
 def explain_report(story: dict) -> dict:
     """`explain --json`: the node's story (clustering.explain.story) with each merge step as a mapping."""
-    return dict(story, schema_version=SCHEMA_VERSION, steps=[
+    extra = {"bodies": bodies_json(story["bodies"])} if "bodies" in story else {}
+    return dict(story, **extra, schema_version=SCHEMA_VERSION, steps=[
         {"phase": x.phase, "merged": x.merged, "producer_side": x.producer_side, "consumer_side": x.consumer_side,
          "reason": x.reason, "path": x.path} for x in story["steps"]])
 

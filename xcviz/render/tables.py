@@ -143,6 +143,9 @@ def cluster_view(graph: Graph, clustering: Clustering, stats: Stats, limit: int 
         if len(shown) < n_refused:
             t.caption = f"{n_refused - len(shown)} more (use --json for all)"
         parts += [Text(""), fit(t)]
+    from .bodies_view import body_section
+
+    parts += body_section(graph, clustering)  # Loop/If/Scan bodies' clusters, nested under their nodes
     parts += [Text(""), phrases(summary_line(stats)), *map(Strip, symbolic_view.hint(graph, clustering, stats))]
     return Group(*parts)
 
@@ -237,4 +240,8 @@ def explain_view(s: dict) -> Group:
         lines.append(Text(f"  result: in {s['cluster']} with {len(s['cluster_nodes'])} nodes: {_names(s['cluster_nodes'])}", style="bold green"))
     else:
         lines.append(Text(f"  result: falls back, {s['reason']}", style=f"bold {FALLBACK}"))
+    if s.get("bodies"):
+        from .bodies_view import body_lines
+
+        lines += [Text("  " + line) for line in body_lines(s["bodies"])]
     return Group(*lines)

@@ -34,6 +34,7 @@ class View:
     device: list[str]
     caption: str = ""                 # the decision shown under a frame
     notes: list[str] = field(default_factory=list)
+    bodies: list = field(default_factory=list)   # clustering.bodies.BodyClustering per Loop/If/Scan body
 
 
 def ops_word(n: int) -> str:
@@ -52,5 +53,7 @@ def final_view(graph: Graph, clustering: Clustering, stats: Stats, title: str | 
         groups.append(Group(cid, list(members), cluster_color(k), f"{cid} · {ops_word(len(members))} · est. {speed}"))
     n = len(graph.nodes)
     code = [None if clustering.cluster_of[i] >= 0 else (clustering.code[i] or "fallback") for i in range(n)]
+    from .bodies_view import bodies_of
+
     return View(title or default_title(graph, clustering), groups, list(clustering.cluster_of), code,
-                list(clustering.reason), list(clustering.device))
+                list(clustering.reason), list(clustering.device), bodies=bodies_of(graph, clustering))

@@ -1,0 +1,149 @@
+"""Control-flow bodies in clustering: a Loop/If/Scan node is one candidate when its whole body compiles, and its bodies are clustered too.
+
+TensorFlow does the same with functional While/If (compilability_check_util.cc, IsCompilableWhile/If):
+the node is a single candidate, compilable only when every op of its cond/body (or then/else) functions
+is, recursively; XLA lowers it to one While/Conditional. Here the bodies are ONNX subgraphs kept by the
+loader (ops.control.Subgraph), built into Graphs once and clustered with the caller's options.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from .options import Candidates, ClusterOptions, find_candidates, normalize_device
+
+CONTROL_OPS = ("loop", "if", "scan")
+BODY_ATTRS = ("body", "then_branch", "else_branch")
+_GRAPHS: dict[str, object] = {}
+_KEPT = 256
+
+
+def node_bodies(node) -> list[tuple[str, object]]:
+    """(attribute, Subgraph) of each body the node keeps, in a fixed order."""
+    from ..ops.control import Subgraph
+
+    return [(k, node.attrs[k]) for k in BODY_ATTRS if isinstance(node.attrs.get(k), Subgraph)]
+
+
+def body_graph(sub):
+    """The body as a finalized Graph (cached per body); its outer-scope names are extra graph inputs."""
+    g = _GRAPHS.get(sub)
+    if g is None:
+        import onnx
+
+        from ..loaders.build import finalize
+        from ..loaders.onnx_model import graph_from_model
+
+        proto = onnx.GraphProto()
+        proto.ParseFromString(sub.proto)
+        model = onnx.helper.make_model(proto, opset_imports=[onnx.helper.make_opsetid(d, v) for d, v in sub.opset])
+        g = finalize(graph_from_model(model, f"body {proto.name!r}", outer=sub.outer), onnx=True)
+        if len(_GRAPHS) >= _KEPT:
+            _GRAPHS.pop(next(iter(_GRAPHS)))
+        _GRAPHS[sub] = g
+    return g
+
+
+def refine_candidates(graph, cands: Candidates, opts: ClusterOptions) -> None:
+    """Turn candidate control-flow nodes whose bodies do not compile into fallbacks, with the reason."""
+    if not cands.kinds or not any(k[1] in CONTROL_OPS and k[3] for k in cands.kinds):
+        return
+    cf_kinds = [i for i, k in enumerate(cands.kinds) if k[1] in CONTROL_OPS and k[3]]
+    for j in np.flatnonzero(np.isin(cands.kind_of, cf_kinds)).tolist():
+        node = graph.nodes[j]
+        kind, _ = normalize_device(node.device, opts.device)
+        why = refusal(graph, node, opts, kind)
+        if why is None:
+            continue
+        cands.ok[j], cands.code[j], cands.reason[j] = False, "unsupported", why
+        dev, op, known, _, compile_ = cands.kinds[cands.kind_of[j]]
+        cands.kinds.append((dev, op, known, False, compile_))
+        cands.kind_of[j] = len(cands.kinds) - 1
+
+
+def body_candidates(g, opts: ClusterOptions) -> Candidates:
+    cands = find_candidates(g, opts)
+    refine_candidates(g, cands, opts)
+    return cands
+
+
+def refusal(graph, node, opts: ClusterOptions, kind: str) -> str | None:
+    """Why XLA could not compile this control-flow node as one While/Conditional; None when it can."""
+    bodies = node_bodies(node)
+    if not bodies:
+        return f"its body was not kept ({node.op_type} read without its subgraph), so it cannot be compiled"
+    for _, sub in bodies:
+        try:
+            g = body_graph(sub)
+        except Exception as e:  # noqa: BLE001 - a body that does not load is a reason, not a crash
+            return f"its body does not load: {str(e).splitlines()[0][:120]}"
+        cands = body_candidates(g, opts)
+        for i, ok in enumerate(cands.ok):
+            if not ok:
+                inner = g.nodes[i]
+                return f"body op {inner.name!r} ({inner.op_type}) cannot be compiled: {cands.reason[i]}"
+    from .bodies_static import static_refusal
+
+    return static_refusal(graph, node, [body_graph(s) for _, s in bodies])
+
+
+@dataclass
+class BodyClustering:
+    """One body of a control-flow node, clustered with the outer graph's options; nested bodies in `children`."""
+
+    node: str                      # the control-flow node's name (in its own graph)
+    op_type: str
+    attr: str                      # body, then_branch or else_branch
+    graph: object
+    clustering: object
+    children: list["BodyClustering"] = field(default_factory=list)
+    compiled_in: str | None = None  # the cluster its node joined: the body then runs inside it, compiled whole
+
+    @property
+    def label(self) -> str:
+        return f"{self.op_type} {self.node!r} {self.attr.replace('_branch', '')}"
+
+    @property
+    def compiled_note(self) -> str:
+        """'compiled whole inside cluster_0 (an XLA While)'; empty when the node runs natively."""
+        if self.compiled_in is None:
+            return ""
+        return f"compiled whole inside {self.compiled_in} (an XLA {'Conditional' if self.op_type == 'If' else 'While'})"
+
+    @property
+    def clustered(self) -> int:
+        return sum(len(c) for c in self.clustering.clusters)
+
+
+def body_clusterings(graph, opts: ClusterOptions, clustering=None, depth: int = 0) -> list[BodyClustering]:
+    """Every body of every control-flow node in `graph` (in node order), clustered with `opts`, recursively;
+    `clustering` (graph's own) tells which nodes run compiled, their bodies with them."""
+    from . import run_clustering
+
+    out: list[BodyClustering] = []
+    if depth > 16:  # a body nests itself only in a malformed file; stop rather than recurse forever
+        return out
+    for j, node in enumerate(graph.nodes):
+        if node.op not in CONTROL_OPS:
+            continue
+        k = clustering.cluster_of[j] if clustering is not None else -1
+        for attr, sub in node_bodies(node):
+            try:
+                g = body_graph(sub)
+            except Exception:  # noqa: BLE001 - the node's own reason already says its body does not load
+                continue
+            c = run_clustering(g, opts)
+            out.append(BodyClustering(node.name, node.op_type, attr, g, c, body_clusterings(g, opts, c, depth + 1),
+                                      clustering.cluster_id(k) if k >= 0 else None))
+    return out
+
+
+def has_control_flow(graph) -> bool:
+    """Any Loop/If/Scan node (read at C speed: renderers ask this of 10^6-node graphs)."""
+    from ..ir.columns import columns_of
+
+    return not _CONTROL_SET.isdisjoint(columns_of(graph).op)
+
+
+_CONTROL_SET = frozenset(CONTROL_OPS)
