@@ -20,7 +20,12 @@ def test_readme_python_block_runs(k, monkeypatch, tmp_path, capsys):
     code = BLOCKS[k]
     if re.search(r"\bxcviz\.(validate|run)\(", code) and importlib.util.find_spec("jax") is None:
         pytest.skip("needs JAX: pip install -e '.[jax]'")
-    monkeypatch.chdir(ROOT)
+    # the README's paths are relative to the repository's root, but a block may write files (net.pt2):
+    # run it in a scratch folder that sees the root's entries, so nothing lands in the checkout
+    for entry in os.listdir(ROOT):
+        if not entry.startswith("."):
+            os.symlink(os.path.join(ROOT, entry), tmp_path / entry)
+    monkeypatch.chdir(tmp_path)
     exec(compile(code, f"README.md python block {k + 1}", "exec"), {"__name__": "__readme__"})
     out = capsys.readouterr().out
     for comment in re.findall(r"print\(.*\)\s+# → (.+)$", code, re.M):  # a `# → result` after a print is checked
