@@ -7,6 +7,7 @@ from importlib import resources
 from pathlib import Path
 
 from xcviz.cost import PROFILE_KEYS, hardware_names, load_hardware
+from xcviz.cost.classes import CLASSES
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -21,6 +22,14 @@ def test_calibrate_writes_a_profile_that_loads(run_cli, tmp_path):
     assert hw.name == "mine" and hw.backend == "cpu" and hw.source.startswith("measured with xcviz calibrate on")
     assert all(getattr(hw, k) > 0 for k in ("peak_flops", "memory_bandwidth", "launch_overhead"))
     assert hw.sync_overhead >= 0
+    # with the per-op-class numbers (cost.classes), every class measured
+    cal = hw.calibrated
+    assert cal is not None and cal.native_bandwidth > 0 and cal.call_overhead >= 0
+    assert set(cal.classes) == set(CLASSES) and set(yaml.safe_load(out.read_text())["classes"]) == set(CLASSES)
+    assert all(c.native_flops > 0 and c.xla_flops > 0 and c.native_overhead >= 0 and c.xla_launch >= 0
+               for c in cal.classes.values())
+    # an op costs more natively than nothing: the fixed cost of running one op was measured
+    assert cal.classes["elementwise"].native_overhead > 0 and cal.classes["conv"].native_overhead > 0
     # and the cost model runs on it
     code, out_text, _ = run_cli("stats", str(ROOT / "graphs/resnet_block.yaml"), "--hardware", str(out))
     assert code == 0 and "(mine)" in out_text
@@ -35,11 +44,11 @@ def test_calibrate_measures_plausible_rates():
     from xcviz.runtime.calibrate import calibrate
 
     steps = []
-    c = calibrate(64, 4096, 2, progress=steps.append)
-    assert len(steps) == 4
+    c = calibrate(64, 4096, 2, progress=steps.append, classes=False)
+    assert len(steps) == 4 and c.measured is None
     assert 1e6 < c.peak_flops < 1e16 and 1e6 < c.memory_bandwidth < 1e14 and 0 < c.launch_overhead < 1.0
     data = yaml.safe_load(c.profile_yaml("x"))
-    assert set(PROFILE_KEYS) <= set(data) and data["backend"] == c.backend
+    assert set(PROFILE_KEYS) <= set(data) and data["backend"] == c.backend and "classes" not in data
 
 
 @pytest.mark.parametrize("name", hardware_names())
