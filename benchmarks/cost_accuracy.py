@@ -52,6 +52,7 @@ sys.path.insert(0, ROOT)
 # the zoo's models small enough to run natively, 7 times, on a 2-core machine (vgg19, resnet50, densenet121,
 # inception_v2 and zfnet512 take minutes per native run there)
 ZOO_SMALL = ("squeezenet", "shufflenet", "inception_v1", "bvlc_alexnet")
+ZOO_ALL = ZOO_SMALL + ("vgg19", "resnet50", "densenet121", "inception_v2", "zfnet512")
 
 
 def zoo_models(names=ZOO_SMALL) -> list[str]:
@@ -77,7 +78,9 @@ def _dims(path: str) -> dict[str, int]:
 class Model:
     """One model under one clustering, analysed and compiled once; `run()` times it once more."""
 
-    def __init__(self, path: str, hardware: str | None, max_size: int | None, kernels_only: bool) -> None:
+    def __init__(self, path: str, hardware: str | None, max_size: int | None, kernels_only: bool,
+                 compare: tuple[str, ...] = ()) -> None:
+        from xcviz.cost import compute_stats, load_hardware
         from xcviz.pipeline import AnalysisOptions, analyse
         from xcviz.runtime.inputs import bind_inputs
         from xcviz.runtime.jit import CompileCache
@@ -93,8 +96,11 @@ class Model:
         name = os.path.relpath(path, ROOT) if path.startswith(ROOT) else os.path.basename(path)
         self.name = name + (f" (max size {max_size})" if max_size else "")
         self.rows: dict[str, dict] = {}
+        self.kernels_only = kernels_only
         self.whole = {"hybrid_s": [], "native_s": [], "why": None}
         self.runner = None
+        # the same clusters costed with other profiles (the model before calibration), to compare
+        self.others = {p: compute_stats(a.graph, a.clustering, load_hardware(p, "cpu")) for p in compare}
         if not kernels_only:
             try:
                 self.runner = WholeModel(a.graph, a.clustering, feeds, self.cache)
@@ -105,18 +111,19 @@ class Model:
         from xcviz.runtime.validate import check_clusters
 
         checks = check_clusters(self.a.graph, self.a.clustering, self.env, self.a.stats, self.cache, repeats)
-        for c, d in zip(checks, self.a.stats.clusters_detail):
+        for k, (c, d) in enumerate(zip(checks, self.a.stats.clusters_detail)):
             r = self.rows.setdefault(c.id, {
                 "id": c.id, "ops": c.ops, "size": len(c.nodes), "kernels_predicted": d.kernels,
                 "kernels_xla": c.kernels_after, "fusions_xla": c.fusions, "estimate": d.speedup_estimate,
                 "status": c.status, "est_native_ms": _ms(d.time_unfused),
                 "est_xla_ms": _ms(d.time_unfused / d.speedup_estimate if d.speedup_estimate and d.time_unfused else None),
-                "measured": [], "native_ms": [], "xla_ms": []})
-            if c.speedup_measured is not None and repeats > 1:
+                "measured": [], "native_ms": [], "xla_ms": [],
+                "estimate_other": {p: st.clusters_detail[k].speedup_estimate for p, st in self.others.items()}})
+            if c.speedup_measured is not None and not self.kernels_only:
                 r["measured"].append(c.speedup_measured)
                 r["native_ms"].append(c.native_ms)
                 r["xla_ms"].append(c.xla_ms)
-        if self.runner is not None and repeats > 1:
+        if self.runner is not None and not self.kernels_only:
             from xcviz.runtime.measure import median_ms
 
             self.whole["hybrid_s"].append(median_ms(self.runner.hybrid, repeats) / 1e3)
@@ -137,9 +144,37 @@ class Model:
                  "hybrid_ms_median": _ms(statistics.median(h)) if h else None,
                  "hybrid_ms_spread": [_ms(min(h)), _ms(max(h))] if h else None,
                  "native_ms_median": _ms(statistics.median(nat)) if nat else None,
-                 "native_ms_spread": [_ms(min(nat)), _ms(max(nat))] if nat else None, "why": self.whole["why"]}
+                 "native_ms_spread": [_ms(min(nat)), _ms(max(nat))] if nat else None, "why": self.whole["why"],
+                 "estimate_hybrid_ms_other": {p: _ms(st.time_after) for p, st in self.others.items()}}
         return {"model": self.name, "nodes": s.nodes, "clusters": list(self.rows.values()),
                 "estimate_whole": s.speedup_estimate, "whole": whole}
+
+
+def reestimate(models: list[dict], hardware: str, compare: list[str]) -> None:
+    """Cost the measured clusters again with `hardware` (and `compare`): the estimates are pure functions of
+    the graph, the clustering and the profile, so a new profile or model needs no new measurement."""
+    from xcviz.cost import compute_stats, load_hardware
+    from xcviz.pipeline import AnalysisOptions, analyse
+
+    zoo = {os.path.basename(p): p for p in zoo_models(ZOO_ALL)}
+    for m in models:
+        name, _, size = m["model"].partition(" (max size ")
+        path = zoo.get(name) or next((q for q in (os.path.join(ROOT, name), os.path.join(ROOT, "graphs", name))
+                                      if os.path.exists(q)), name)
+        max_size = int(size.rstrip(")")) if size else None
+        a = analyse(path, AnalysisOptions(min_cluster_size=1, max_cluster_size=max_size, hardware=hardware,
+                                          dims=_dims(path)))
+        others = {p: compute_stats(a.graph, a.clustering, load_hardware(p, "cpu")) for p in compare}
+        for k, (r, d) in enumerate(zip(m["clusters"], a.stats.clusters_detail)):
+            assert r["id"] == d.id and r["size"] == len(d.nodes), (m["model"], r["id"])
+            r.update(estimate=d.speedup_estimate, kernels_predicted=d.kernels, est_native_ms=_ms(d.time_unfused),
+                     est_xla_ms=_ms(d.time_unfused / d.speedup_estimate if d.speedup_estimate and d.time_unfused
+                                    else None),
+                     estimate_other={p: st.clusters_detail[k].speedup_estimate
+                                     for p, st in others.items()})
+        m["whole"].update(estimate_hybrid_ms=_ms(a.stats.time_after), estimate_native_ms=_ms(a.stats.time_before),
+                          estimate_hybrid_ms_other={p: _ms(st.time_after) for p, st in others.items()})
+        m["estimate_whole"] = a.stats.speedup_estimate
 
 
 def _ms(seconds):
@@ -176,13 +211,21 @@ def _agreement(est: list[float], meas: list[float]) -> dict:
 
 
 def summarise(models: list[dict]) -> dict:
+    """The accuracy numbers, for the profile measured with and (under "other") each profile compared."""
     rows = [r for m in models for r in m["clusters"] if r["status"] == "ok"]
+    others = sorted({p for r in rows for p in r.get("estimate_other", {})})
+    other = {}
+    for p in others:
+        alt = [dict(r, estimate=r["estimate_other"][p]) for r in rows]
+        alt_models = [dict(m, whole=dict(m["whole"], estimate_hybrid_ms=m["whole"]["estimate_hybrid_ms_other"][p]))
+                      for m in models if m.get("whole", {}).get("estimate_hybrid_ms_other")]
+        other[p] = _speedups(alt, alt_models)
+    return {**_kernels(rows), **_speedups(rows, models), "other": other}
+
+
+def _kernels(rows: list[dict]) -> dict:
     k = [r for r in rows if r["kernels_xla"] is not None]
-    timed = [r for r in rows if r.get("measured_median") and r["estimate"] and (r["xla_ms_median"] or 0) >= 0.02]
     multi = [r for r in k if r["size"] > 1]
-    best = _agreement([r["estimate"] for r in timed], [r.get("measured_best") or r["measured_median"] for r in timed])
-    wholes = [m["whole"] for m in models if m.get("whole", {}).get("hybrid_ms_median") and m["whole"]["estimate_hybrid_ms"]]
-    ratios = [w["estimate_hybrid_ms"] / w["hybrid_ms_median"] for w in wholes]
     return {"clusters": len(rows), "kernels_compared": len(k),
             "kernels_multi_node": len(multi),
             "kernels_multi_node_exact": sum(r["kernels_predicted"] == r["kernels_xla"] for r in multi),
@@ -191,8 +234,15 @@ def summarise(models: list[dict]) -> dict:
             "kernels_exact": sum(r["kernels_predicted"] == r["kernels_xla"] for r in k),
             "kernels_exact_share": (sum(r["kernels_predicted"] == r["kernels_xla"] for r in k) / len(k)) if k else None,
             "kernels_within_25pct_share": (sum(abs(r["kernels_predicted"] - r["kernels_xla"]) <= 0.25 * r["kernels_xla"]
-                                               for r in k) / len(k)) if k else None,
-            "timed_clusters": len(timed),
+                                               for r in k) / len(k)) if k else None}
+
+
+def _speedups(rows: list[dict], models: list[dict]) -> dict:
+    timed = [r for r in rows if r.get("measured_median") and r["estimate"] and (r["xla_ms_median"] or 0) >= 0.02]
+    best = _agreement([r["estimate"] for r in timed], [r.get("measured_best") or r["measured_median"] for r in timed])
+    wholes = [m["whole"] for m in models if m.get("whole", {}).get("hybrid_ms_median") and m["whole"]["estimate_hybrid_ms"]]
+    ratios = [w["estimate_hybrid_ms"] / w["hybrid_ms_median"] for w in wholes]
+    return {"timed_clusters": len(timed),
             **_agreement([r["estimate"] for r in timed], [r["measured_median"] for r in timed]),
             "spearman_best": best["spearman"], "within_2x_share_best": best["within_2x_share"],
             "whole_models": len(ratios),
@@ -217,6 +267,31 @@ def markdown(result: dict) -> str:
              f"Whole model, estimated / measured hybrid time: within 1.5x on {s.get('whole_within_1_5x', '-')} of "
              f"{s.get('whole_models', '-')}" + (f" (ratios {s['whole_ratio_range'][0]:.2f}-{s['whole_ratio_range'][1]:.2f})"
                                                  if s.get("whole_ratio_range") else "") + ".", "",
+             "| profile | Spearman | within 2x | Spearman (best) | within 2x (best) | whole model within 1.5x | ratios |",
+             "| --- | ---: | ---: | ---: | ---: | ---: | --- |"]
+    for name, x in [(result["hardware"], s), *sorted(s.get("other", {}).items())]:
+        rr = x.get("whole_ratio_range")
+        lines.append(f"| {name} | {_f(x['spearman'])} | {_pct(x['within_2x_share'])} | {_f(x.get('spearman_best'))} | "
+                     f"{_pct(x.get('within_2x_share_best'))} | {x.get('whole_within_1_5x')} of {x.get('whole_models')} | "
+                     f"{'' if not rr else f'{rr[0]:.2f}-{rr[1]:.2f}'} |")
+    lines += ["", "Rows: the profile measured with (per-op-class numbers, `xcviz calibrate`), then the same clusters and "
+              "the same measurements costed with the previous round's four-number roofline profile "
+              "(`cost_roofline_calibrated.yaml`, measured) and the built-in `cpu` (derived): the model before. "
+              "The previous round's own run (old model, wall-clock medians on all threads, parameters copied in "
+              "per call) gave Spearman 0.45 and 50 % within 2x over 30 clusters of graphs/*.onnx."]
+    spreads = sorted(r["measured_spread"][1] / r["measured_spread"][0] for m in result["models"] for r in m["clusters"]
+                     if r.get("measured_spread") and r["measured_spread"][0] > 0)
+    if spreads:
+        lines += ["", f"Noise: a cluster's measured speedup varied between runs by a median factor of "
+                      f"{spreads[len(spreads) // 2]:.2f} (max-min over runs), {spreads[-1]:.1f} at most. Two "
+                      "calibrations of this machine half an hour apart, at the same load, gave native fixed costs up to "
+                      "3x apart (the profile used was measured in the session of the graphs/ part): both the "
+                      "estimates and the measurements move with the load, their ratio much less."]
+    for part in result.get("parts", []):
+        lines.append("")
+        lines.append(f"Part: {', '.join(part['models'])}: {part['runs']} runs x {part['repeats']} repeats, load average "
+                     f"{', '.join(f'{x:.1f}' for x in part['load_average'] or [])}, {part['seconds']} s.")
+    lines += ["",
              "| model | est. hybrid ms | measured hybrid ms (median) | spread | ratio | est. native ms | measured native ms |",
              "| --- | ---: | ---: | --- | ---: | ---: | ---: |"]
     for m in result["models"]:
@@ -260,11 +335,22 @@ def main() -> None:
     ap.add_argument("--max-sizes", type=int, nargs="*", default=[6],
                     help="also cluster each model with these --max-cluster-size values (more, smaller clusters)")
     ap.add_argument("--out", default=os.path.join(HERE, "cost_accuracy_results"))
-    ap.add_argument("--from-json", default=None, help="re-summarise a results JSON instead of measuring")
+    ap.add_argument("--compare", nargs="*", default=[], metavar="PROFILE",
+                    help="also cost the same clusters with these profiles (the model before), to compare")
+    ap.add_argument("--from-json", nargs="*", default=None,
+                    help="re-summarise results JSONs (their models together) instead of measuring")
     args = ap.parse_args()
     if args.from_json:
-        with open(args.from_json, encoding="utf-8") as f:
-            result = json.load(f)
+        parts = []
+        for path in args.from_json:
+            with open(path, encoding="utf-8") as f:
+                parts.append(json.load(f))
+        result = dict(parts[0], models=[m for p in parts for m in p["models"]],
+                      parts=[{k: p.get(k) for k in ("runs", "repeats", "load_average", "seconds", "threads")}
+                             | {"models": [m["model"] for m in p["models"]]} for p in parts])
+        if args.hardware:  # the same measurements, costed with this profile
+            reestimate(result["models"], args.hardware, args.compare)
+            result["hardware"] = os.path.relpath(args.hardware, ROOT) if os.path.isfile(args.hardware) else args.hardware
         result["summary"] = summarise(result["models"])
         _write(result, args.out)
         return
@@ -284,7 +370,7 @@ def main() -> None:
     for path in args.models or default_models():
         for max_size in (None, *args.max_sizes):
             try:
-                models.append(Model(path, args.hardware, max_size, args.kernels_only))
+                models.append(Model(path, args.hardware, max_size, args.kernels_only, tuple(args.compare)))
             except Exception as e:  # noqa: BLE001 - a benchmark lists what it could not run
                 print(f"skipped {path}: {e.__class__.__name__}: {str(e)[:200]}", file=sys.stderr)
     runs = 1 if args.kernels_only else args.runs

@@ -57,3 +57,22 @@ def test_every_builtin_profile_says_where_its_numbers_come_from(name):
     hw = load_hardware(name)
     assert hw.source and ("datasheet" in hw.source or "documentation" in hw.source or "measured" in hw.source
                           or "derived" in hw.source), text
+
+
+def test_validate_times_xla_with_parameters_resident():
+    """Weights (and what is computed from them alone) are placed on the device once; activations stay host
+    arrays, handed in per call, as the cost model counts them (cost.params)."""
+    import numpy as np
+
+    from xcviz.loaders import load
+    from xcviz.runtime.inputs import bind_inputs
+    from xcviz.runtime.jit import cluster_spec
+    from xcviz.runtime.measure import resident
+
+    g = load(str(ROOT / "graphs/resnet_mini.onnx"), dims={"N": 1})
+    spec = cluster_spec(g, list(range(len(g.nodes))))
+    feeds = bind_inputs(g, None, 0)
+    fed = resident(g, spec, {r: feeds[r] for r in spec.entries})
+    host = sorted(r for r, v in fed.items() if isinstance(v, np.ndarray))
+    params = {v.name for v in g.inputs if v.is_param}
+    assert host == ["x"] and set(fed) - {"x"} <= params and len(fed) > 40

@@ -37,13 +37,17 @@ _OPS = {
              "noop", "tf.Reshape", "tf.Squeeze", "tf.ExpandDims", "tf.StopGradient"),
 }
 _CLASS_OF = {op: c for c, ops in _OPS.items() for op in ops}
+CONVS = frozenset(_OPS["conv"])
 
 
-def op_class(op: str, attrs: dict | None = None) -> str:
-    """The class whose calibrated numbers an op is costed with (elementwise when no other fits). A grouped
-    convolution (depthwise) is a class of its own: neither runtime reaches a dense convolution's rate on it."""
+def op_class(op: str, attrs: dict | None = None, weight_shape: tuple | None = None) -> str:
+    """The class whose calibrated numbers an op is costed with (elementwise when no other fits). A depthwise
+    convolution (groups of one input channel: weight [C, 1, kh, kw]) is a class of its own: neither runtime
+    reaches a dense convolution's rate on it; a convolution of a few groups (AlexNet's 2) is a convolution."""
     c = _CLASS_OF.get(op, "elementwise")
-    if c == "conv" and attrs and isinstance(attrs.get("group"), int) and attrs["group"] > 1:
+    group = (attrs or {}).get("group")
+    if c == "conv" and isinstance(group, int) and group > 1 and weight_shape is not None \
+            and len(weight_shape) > 1 and weight_shape[1] == 1:
         return "dwconv"
     return c
 

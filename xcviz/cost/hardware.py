@@ -3,7 +3,7 @@ and the per-op-class numbers `xcviz calibrate` measures (classes: where present 
 from __future__ import annotations
 
 import os
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from importlib import resources
 
 import yaml
@@ -29,7 +29,8 @@ class Hardware:
     description: str = ""
     backend: str = "cpu"     # the XLA backend whose fusion rules apply (cpu, gpu, tpu)
     source: str = ""         # where the numbers come from (a datasheet figure, or `xcviz calibrate` on ...)
-    calibrated: Calibrated | None = None  # per op class, measured (cost.classes); None: the roofline alone
+    # per op class, measured (cost.classes); None: the roofline alone (a dict inside: left out of the hash)
+    calibrated: Calibrated | None = field(default=None, hash=False)
 
 
 def hardware_names() -> list[str]:

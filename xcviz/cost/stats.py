@@ -9,7 +9,7 @@ from ..ir import Graph, gc_paused
 from ..ops import REGISTRY
 from .boundary import Boundary, Details
 from .hardware import Hardware
-from .classes import op_class
+from .classes import CONVS, op_class
 from .coverage import flops_coverage
 from .fusion import predict_kernels
 from .keys import cost_keys, costs_per_key
@@ -32,7 +32,7 @@ def _compute_stats(graph: Graph, clustering, hw: Hardware) -> Stats:
     key_costs = costs_per_key(graph, flat, reps)
 
     cal = hw.calibrated
-    key_names = [op_class(nodes[j].op, nodes[j].attrs) if nodes[j].known else "elementwise" for j in reps] if cal else []
+    key_names = [_class_of(graph, nodes[j]) for j in reps] if cal else []
     key_class = [cal.classes[c] for c in key_names] if cal else []
 
     def t_op(k: int, flops, nbytes) -> float | None:
@@ -143,6 +143,14 @@ def _compute_stats(graph: Graph, clustering, hw: Hardware) -> Stats:
         speedup_estimate=before / after if before is not None and after else None,
         clusters=nc, fallback_nodes=fallback, hardware=hw.name,
         clusters_detail=LazyList(nc, detail.make), edges=LazyList(n_edges, edges.edge))
+
+
+def _class_of(graph: Graph, node) -> str:
+    if not node.known:
+        return "elementwise"
+    weight = graph.tensor_type(node.inputs[1]).shape if node.op in CONVS and len(node.inputs) > 1 and node.inputs[1] \
+        else None
+    return op_class(node.op, node.attrs, weight)
 
 
 def calibrated_fused(cal, key_names: list[str], key_costs: list[tuple], sig: np.ndarray, per_node: np.ndarray,

@@ -56,26 +56,35 @@ def compare(got: np.ndarray, ref: np.ndarray) -> dict:
 
 def resident(graph, spec, values: dict) -> dict:
     """`values` with the cluster's parameter entries (weights, constants and what is computed from them
-    alone) placed on the device once, as XLA keeps them: a timed call then hands over activations only."""
+    alone, as cost.params defines them) placed on the device once, as XLA keeps them: a timed call then
+    hands over activations only."""
     import jax
 
+    from ..cost.params import VOLATILE_OPS
     from ..ir import parse_ref
 
-    index = graph.index
+    index, nodes = graph.index, graph.nodes
     inputs = {v.name: v for v in graph.inputs}
     memo: dict[str, bool] = {}
 
     def is_param(ref: str) -> bool:
-        name = parse_ref(ref)[0]
-        if name not in memo:
-            memo[name] = False  # (a cycle cannot happen: refs point to earlier nodes)
-            if name in inputs and name not in index:
-                memo[name] = inputs[name].is_param
-            elif name in index:
-                node = graph.nodes[index[name]]
-                refs = [r for r in node.inputs if r]
-                memo[name] = node.op == "const" or (bool(refs) and all(is_param(r) for r in refs))
-        return memo[name]
+        stack = [parse_ref(ref)[0]]
+        while stack:  # iterative: a chain of constant work can be longer than Python's recursion limit
+            name = stack[-1]
+            if name in memo:
+                stack.pop()
+                continue
+            if name not in index:
+                memo[name] = name in inputs and inputs[name].is_param
+                continue
+            node = nodes[index[name]]
+            preds = [parse_ref(r)[0] for r in node.inputs if r]
+            todo = [p for p in preds if p not in memo]
+            if todo:
+                stack.extend(todo)
+                continue
+            memo[name] = node.op == "const" or (bool(preds) and node.op not in VOLATILE_OPS
+                                                and all(memo[p] for p in preds))
+        return memo[parse_ref(ref)[0]]
 
-    return {r: jax.device_put(v) if r in values and is_param(r) and isinstance(v, np.ndarray) else v
-            for r, v in values.items()}
+    return {r: jax.device_put(v) if isinstance(v, np.ndarray) and is_param(r) else v for r, v in values.items()}
