@@ -6,6 +6,13 @@ A benchmark, not a test.
     python benchmarks/cost_accuracy.py --hardware my.yaml          # writes cost_accuracy_results.{json,md}
     python benchmarks/cost_accuracy.py --kernels-only              # kernel counts only (no timing)
     python benchmarks/cost_accuracy.py --models graphs/resnet_mini.onnx --runs 3
+    python benchmarks/cost_accuracy.py --from-json A.json B.json --hardware my.yaml --compare cpu
+        # several measured parts as one table, costed (again) with my.yaml and compared with cpu
+
+The checked-in table: part graphs/ (`--models graphs/*.onnx --runs 7 --repeats 5`, cost_accuracy_part_graphs.json)
+and part zoo (`--models <the nine> --max-sizes --runs 7 --repeats 1 --budget 840`, time-boxed to what ran,
+cost_accuracy_part_zoo.json), merged with `--from-json ... --hardware cpu_calibrated.yaml --compare cpu
+cost_roofline_calibrated.yaml`.
 
 Models: every .onnx in graphs/ and the models of the onnx wheel's zoo (onnx/backend/test/data/light),
 clustered with `mark` at minimum size 1 (whole models, mostly one cluster each) and again with
