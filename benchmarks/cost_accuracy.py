@@ -1,28 +1,57 @@
-"""How well the cost model predicts what XLA does: per cluster, estimated vs measured speedup, and the
-predicted kernel count vs the kernels in XLA's optimized HLO. A benchmark, not a test.
+"""How well the cost model predicts what XLA does: per cluster, estimated vs measured speedup; per model,
+estimated vs measured hybrid time; and the predicted kernel count vs the kernels in XLA's optimized HLO.
+A benchmark, not a test.
 
+    python benchmarks/cost_accuracy.py --calibrate benchmarks/cpu_calibrated.yaml   # measure the profile, then
     python benchmarks/cost_accuracy.py --hardware my.yaml          # writes cost_accuracy_results.{json,md}
     python benchmarks/cost_accuracy.py --kernels-only              # kernel counts only (no timing)
     python benchmarks/cost_accuracy.py --models graphs/resnet_mini.onnx --runs 3
+    python benchmarks/cost_accuracy.py --from-json A.json B.json --hardware my.yaml --compare cpu
+        # several measured parts as one table, costed (again) with my.yaml and compared with cpu
 
-Models: every .onnx in graphs/ and the small models of the onnx wheel's zoo (onnx/backend/test/data/light),
+The checked-in table: part graphs/ (`--models graphs/*.onnx --runs 7 --repeats 5`, cost_accuracy_part_graphs.json)
+and part zoo (`--models <the nine> --max-sizes --runs 7 --repeats 1 --budget 840`, time-boxed to what ran,
+cost_accuracy_part_zoo.json), merged with `--from-json ... --hardware cpu_calibrated.yaml --compare cpu
+cost_roofline_calibrated.yaml`.
+
+Models: every .onnx in graphs/ and the models of the onnx wheel's zoo (onnx/backend/test/data/light),
 clustered with `mark` at minimum size 1 (whole models, mostly one cluster each) and again with
-`--max-cluster-size 6` (many small clusters of every kind), inputs seeded random (seed 0), batch dims bound to 1, other symbolic dims (sequence lengths) to 16.
-Per cluster, `validate` times the native nodes and the XLA executable (median of `--repeats`); the whole
-validation is repeated `--runs` times and each cluster's measured speedup is the median over runs, with its
-spread (min-max). The machine is shared and noisy: the spread says how much to trust a number.
+`--max-cluster-size 6` (many small clusters of every kind), inputs seeded random (seed 0), batch dims bound
+to 1, other symbolic dims (sequence lengths) to 16.
+
+Timing: the machine is shared (2 cores, other jobs running), so
+- native code and XLA run on one thread each (OPENBLAS_NUM_THREADS=1, XLA without its Eigen thread pool,
+  set below before NumPy or JAX load; `--all-threads` keeps the defaults), and times are the CPU time of
+  this process (time.process_time): a busy machine then neither stalls a thread pool for milliseconds nor
+  stretches a run by taking the core away; the profile is calibrated the same way (`--calibrate`);
+- the runs are interleaved: run 1 of every model, then run 2 of every model, ..., so a busy minute touches
+  every model alike; each run times each cluster `--repeats` times (median), and a cluster's measured
+  speedup is the median over runs with its spread (min-max) and the best (min time) ratio beside it;
+- the load average is recorded at each run; `--budget` seconds stops starting new runs (the runs done are
+  reported).
+Whole model: the hybrid run (each cluster one compiled call, parameters resident, the rest native) and the
+all-native run, one call each per run, against the stats' time_after and time_before.
 Spearman's rank correlation and the share of clusters whose estimate is within 2x of the measurement are
-computed over clusters whose measured time is at least 0.02 ms (below that, the timer's noise dominates).
+computed over clusters whose measured XLA time is at least 0.02 ms (below that, the timer's noise dominates).
 """
 from __future__ import annotations
+
+import os
+import sys
+
+if "--all-threads" not in sys.argv:  # before NumPy and JAX load their thread pools
+    for _k in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS"):
+        os.environ[_k] = "1"
+    os.environ["XLA_FLAGS"] = (os.environ.get("XLA_FLAGS", "") +
+                               " --xla_cpu_multi_thread_eigen=false intra_op_parallelism_threads=1").strip()
+
 
 import argparse
 import glob
 import json
-import os
 import platform
 import statistics
-import sys
+import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(HERE)
@@ -30,6 +59,7 @@ sys.path.insert(0, ROOT)
 # the zoo's models small enough to run natively, 7 times, on a 2-core machine (vgg19, resnet50, densenet121,
 # inception_v2 and zfnet512 take minutes per native run there)
 ZOO_SMALL = ("squeezenet", "shufflenet", "inception_v1", "bvlc_alexnet")
+ZOO_ALL = ZOO_SMALL + ("vgg19", "resnet50", "densenet121", "inception_v2", "zfnet512")
 
 
 def zoo_models(names=ZOO_SMALL) -> list[str]:
@@ -52,40 +82,110 @@ def _dims(path: str) -> dict[str, int]:
             for v in g.inputs if v.type.shape for d in v.type.shape if isinstance(d, str)}
 
 
-def measure_model(path: str, hardware: str | None, runs: int, repeats: int, kernels_only: bool,
-                  max_size: int | None = None) -> dict:
-    from xcviz.pipeline import AnalysisOptions, analyse
-    from xcviz.runtime.execute import execute
-    from xcviz.runtime.inputs import bind_inputs
-    from xcviz.runtime.jit import CompileCache
-    from xcviz.runtime.validate import check_clusters
+class Model:
+    """One model under one clustering, analysed and compiled once; `run()` times it once more."""
 
-    opts = AnalysisOptions(min_cluster_size=1, max_cluster_size=max_size, hardware=hardware, dims=_dims(path))
-    a = analyse(path, opts)
-    env = execute(a.graph, bind_inputs(a.graph, None, 0), "native", keep_all=True).env
-    cache = CompileCache()  # one compile per cluster, reused by every run
-    rows: dict[str, dict] = {}
-    for _ in range(1 if kernels_only else runs):
-        checks = check_clusters(a.graph, a.clustering, env, a.stats, cache, 1 if kernels_only else repeats)
-        for c, d in zip(checks, a.stats.clusters_detail):
-            r = rows.setdefault(c.id, {"id": c.id, "ops": c.ops, "size": len(c.nodes), "kernels_predicted": d.kernels,
-                                       "kernels_xla": c.kernels_after, "fusions_xla": c.fusions,
-                                       "estimate": d.speedup_estimate, "status": c.status,
-                                       "measured": [], "native_ms": [], "xla_ms": []})
-            if c.speedup_measured is not None and not kernels_only:
+    def __init__(self, path: str, hardware: str | None, max_size: int | None, kernels_only: bool,
+                 compare: tuple[str, ...] = ()) -> None:
+        from xcviz.cost import compute_stats, load_hardware
+        from xcviz.pipeline import AnalysisOptions, analyse
+        from xcviz.runtime.inputs import bind_inputs
+        from xcviz.runtime.jit import CompileCache
+        from xcviz.runtime.partial import execute_tolerant
+
+        from cost_hybrid import WholeModel
+
+        self.a = a = analyse(path, AnalysisOptions(min_cluster_size=1, max_cluster_size=max_size, hardware=hardware,
+                                                   dims=_dims(path)))
+        feeds = bind_inputs(a.graph, None, 0)
+        self.env = execute_tolerant(a.graph, feeds)
+        self.cache = CompileCache()  # one compile per cluster, reused by every run
+        name = os.path.relpath(path, ROOT) if path.startswith(ROOT) else os.path.basename(path)
+        self.name = name + (f" (max size {max_size})" if max_size else "")
+        self.rows: dict[str, dict] = {}
+        self.kernels_only = kernels_only
+        self.whole = {"hybrid_s": [], "native_s": [], "why": None}
+        self.runner = None
+        # the same clusters costed with other profiles (the model before calibration), to compare
+        self.others = {p: compute_stats(a.graph, a.clustering, load_hardware(p, "cpu")) for p in compare}
+        if not kernels_only:
+            try:
+                self.runner = WholeModel(a.graph, a.clustering, feeds, self.cache)
+            except Exception as e:  # noqa: BLE001 - a model some node of which cannot run natively
+                self.whole["why"] = f"{e.__class__.__name__}: {str(e)[:120]}"
+
+    def run(self, repeats: int) -> None:
+        from xcviz.runtime.validate import check_clusters
+
+        checks = check_clusters(self.a.graph, self.a.clustering, self.env, self.a.stats, self.cache, repeats)
+        for k, (c, d) in enumerate(zip(checks, self.a.stats.clusters_detail)):
+            r = self.rows.setdefault(c.id, {
+                "id": c.id, "ops": c.ops, "size": len(c.nodes), "kernels_predicted": d.kernels,
+                "kernels_xla": c.kernels_after, "fusions_xla": c.fusions, "estimate": d.speedup_estimate,
+                "status": c.status, "est_native_ms": _ms(d.time_unfused),
+                "est_xla_ms": _ms(d.time_unfused / d.speedup_estimate if d.speedup_estimate and d.time_unfused else None),
+                "measured": [], "native_ms": [], "xla_ms": [],
+                "estimate_other": {p: st.clusters_detail[k].speedup_estimate for p, st in self.others.items()}})
+            if c.speedup_measured is not None and not self.kernels_only:
                 r["measured"].append(c.speedup_measured)
                 r["native_ms"].append(c.native_ms)
                 r["xla_ms"].append(c.xla_ms)
-    for r in rows.values():
-        m = r.pop("measured")
-        r["measured_median"] = statistics.median(m) if m else None
-        r["measured_spread"] = [min(m), max(m)] if m else None
-        xla, native = r.pop("xla_ms"), r.pop("native_ms")
-        r["xla_ms_median"] = statistics.median(xla) if xla else None
-        r["native_ms_median"] = statistics.median(native) if native else None
-    name = os.path.relpath(path, ROOT) if path.startswith(ROOT) else os.path.basename(path)
-    return {"model": name + (f" (max size {max_size})" if max_size else ""), "nodes": a.stats.nodes,
-            "clusters": list(rows.values()), "estimate_whole": a.stats.speedup_estimate}
+        if self.runner is not None and not self.kernels_only:
+            from xcviz.runtime.measure import median_ms
+
+            self.whole["hybrid_s"].append(median_ms(self.runner.hybrid, repeats) / 1e3)
+            self.whole["native_s"].append(median_ms(self.runner.native, repeats) / 1e3)
+
+    def result(self) -> dict:
+        for r in self.rows.values():
+            m, xla, native = r.pop("measured"), r.pop("xla_ms"), r.pop("native_ms")
+            r["runs"] = len(m)
+            r["measured_median"] = statistics.median(m) if m else None
+            r["measured_spread"] = [min(m), max(m)] if m else None
+            r["xla_ms_median"] = statistics.median(xla) if xla else None
+            r["native_ms_median"] = statistics.median(native) if native else None
+            r["xla_ms_min"], r["native_ms_min"] = (min(xla), min(native)) if xla else (None, None)
+            r["measured_best"] = r["native_ms_min"] / r["xla_ms_min"] if xla and r["xla_ms_min"] else None
+        s, h, nat = self.a.stats, self.whole["hybrid_s"], self.whole["native_s"]
+        whole = {"estimate_hybrid_ms": _ms(s.time_after), "estimate_native_ms": _ms(s.time_before),
+                 "hybrid_ms_median": _ms(statistics.median(h)) if h else None,
+                 "hybrid_ms_spread": [_ms(min(h)), _ms(max(h))] if h else None,
+                 "native_ms_median": _ms(statistics.median(nat)) if nat else None,
+                 "native_ms_spread": [_ms(min(nat)), _ms(max(nat))] if nat else None, "why": self.whole["why"],
+                 "estimate_hybrid_ms_other": {p: _ms(st.time_after) for p, st in self.others.items()}}
+        return {"model": self.name, "nodes": s.nodes, "clusters": list(self.rows.values()),
+                "estimate_whole": s.speedup_estimate, "whole": whole}
+
+
+def reestimate(models: list[dict], hardware: str, compare: list[str]) -> None:
+    """Cost the measured clusters again with `hardware` (and `compare`): the estimates are pure functions of
+    the graph, the clustering and the profile, so a new profile or model needs no new measurement."""
+    from xcviz.cost import compute_stats, load_hardware
+    from xcviz.pipeline import AnalysisOptions, analyse
+
+    zoo = {os.path.basename(p): p for p in zoo_models(ZOO_ALL)}
+    for m in models:
+        name, _, size = m["model"].partition(" (max size ")
+        path = zoo.get(name) or next((q for q in (os.path.join(ROOT, name), os.path.join(ROOT, "graphs", name))
+                                      if os.path.exists(q)), name)
+        max_size = int(size.rstrip(")")) if size else None
+        a = analyse(path, AnalysisOptions(min_cluster_size=1, max_cluster_size=max_size, hardware=hardware,
+                                          dims=_dims(path)))
+        others = {p: compute_stats(a.graph, a.clustering, load_hardware(p, "cpu")) for p in compare}
+        for k, (r, d) in enumerate(zip(m["clusters"], a.stats.clusters_detail)):
+            assert r["id"] == d.id and r["size"] == len(d.nodes), (m["model"], r["id"])
+            r.update(estimate=d.speedup_estimate, kernels_predicted=d.kernels, est_native_ms=_ms(d.time_unfused),
+                     est_xla_ms=_ms(d.time_unfused / d.speedup_estimate if d.speedup_estimate and d.time_unfused
+                                    else None),
+                     estimate_other={p: st.clusters_detail[k].speedup_estimate
+                                     for p, st in others.items()})
+        m["whole"].update(estimate_hybrid_ms=_ms(a.stats.time_after), estimate_native_ms=_ms(a.stats.time_before),
+                          estimate_hybrid_ms_other={p: _ms(st.time_after) for p, st in others.items()})
+        m["estimate_whole"] = a.stats.speedup_estimate
+
+
+def _ms(seconds):
+    return None if seconds is None else seconds * 1e3
 
 
 def spearman(xs: list[float], ys: list[float]) -> float | None:
@@ -112,12 +212,26 @@ def spearman(xs: list[float], ys: list[float]) -> float | None:
     return num / den if den else None
 
 
-def summarise(models: list[dict]) -> dict:
-    rows = [r for m in models for r in m["clusters"] if r["status"] == "ok"]
-    k = [r for r in rows if r["kernels_xla"] is not None]
-    timed = [r for r in rows if r["measured_median"] and r["estimate"] and (r["xla_ms_median"] or 0) >= 0.02]
-    est, meas = [r["estimate"] for r in timed], [r["measured_median"] for r in timed]
+def _agreement(est: list[float], meas: list[float]) -> dict:
     within = [0.5 <= e / m <= 2.0 for e, m in zip(est, meas)]
+    return {"spearman": spearman(est, meas), "within_2x_share": sum(within) / len(within) if within else None}
+
+
+def summarise(models: list[dict]) -> dict:
+    """The accuracy numbers, for the profile measured with and (under "other") each profile compared."""
+    rows = [r for m in models for r in m["clusters"] if r["status"] == "ok"]
+    others = sorted({p for r in rows for p in r.get("estimate_other", {})})
+    other = {}
+    for p in others:
+        alt = [dict(r, estimate=r["estimate_other"][p]) for r in rows]
+        alt_models = [dict(m, whole=dict(m["whole"], estimate_hybrid_ms=m["whole"]["estimate_hybrid_ms_other"][p]))
+                      for m in models if m.get("whole", {}).get("estimate_hybrid_ms_other")]
+        other[p] = _speedups(alt, alt_models)
+    return {**_kernels(rows), **_speedups(rows, models), "other": other}
+
+
+def _kernels(rows: list[dict]) -> dict:
+    k = [r for r in rows if r["kernels_xla"] is not None]
     multi = [r for r in k if r["size"] > 1]
     return {"clusters": len(rows), "kernels_compared": len(k),
             "kernels_multi_node": len(multi),
@@ -127,28 +241,82 @@ def summarise(models: list[dict]) -> dict:
             "kernels_exact": sum(r["kernels_predicted"] == r["kernels_xla"] for r in k),
             "kernels_exact_share": (sum(r["kernels_predicted"] == r["kernels_xla"] for r in k) / len(k)) if k else None,
             "kernels_within_25pct_share": (sum(abs(r["kernels_predicted"] - r["kernels_xla"]) <= 0.25 * r["kernels_xla"]
-                                               for r in k) / len(k)) if k else None,
-            "timed_clusters": len(timed), "spearman": spearman(est, meas),
-            "within_2x_share": sum(within) / len(within) if within else None}
+                                               for r in k) / len(k)) if k else None}
+
+
+def _speedups(rows: list[dict], models: list[dict]) -> dict:
+    timed = [r for r in rows if r.get("measured_median") and r["estimate"] and (r["xla_ms_median"] or 0) >= 0.02]
+    best = _agreement([r["estimate"] for r in timed], [r.get("measured_best") or r["measured_median"] for r in timed])
+    wholes = [m["whole"] for m in models if m.get("whole", {}).get("hybrid_ms_median") and m["whole"]["estimate_hybrid_ms"]]
+    ratios = [w["estimate_hybrid_ms"] / w["hybrid_ms_median"] for w in wholes]
+    return {"timed_clusters": len(timed),
+            **_agreement([r["estimate"] for r in timed], [r["measured_median"] for r in timed]),
+            "spearman_best": best["spearman"], "within_2x_share_best": best["within_2x_share"],
+            "whole_models": len(ratios),
+            "whole_within_1_5x": sum(1 / 1.5 <= x <= 1.5 for x in ratios),
+            "whole_ratio_range": [min(ratios), max(ratios)] if ratios else None}
 
 
 def markdown(result: dict) -> str:
     s = result["summary"]
+    loads = result.get("load_average") or []
     lines = [f"# Cost model accuracy ({result['machine']}, hardware {result['hardware']})", "",
+             f"Runs: {result.get('runs')} interleaved, {result.get('repeats')} timed repeats each, threads: "
+             f"{result.get('threads', 'all')}; load average at each run: "
+             f"{', '.join(f'{x:.1f}' for x in loads) or '-'} (2 cores); {result.get('seconds', '-')} s.", "",
              f"Clusters: {s['clusters']}. Kernel count exact on {s['kernels_exact']}/{s['kernels_compared']} "
              f"({_pct(s['kernels_exact_share'])}), within 25 % on {_pct(s['kernels_within_25pct_share'])}; "
              f"of the {s['kernels_multi_node']} clusters of two or more nodes, exact on "
              f"{s['kernels_multi_node_exact']}, within 25 % on {s['kernels_multi_node_within_25pct']}.",
              f"Speedup, over {s['timed_clusters']} clusters timed above the noise floor: Spearman "
-             f"{_f(s['spearman'])}, within 2x: {_pct(s['within_2x_share'])}.", "",
-             "| model | cluster | ops | kernels pred. | kernels XLA | est. | measured (median) | spread |",
-             "| --- | --- | ---: | ---: | ---: | ---: | ---: | --- |"]
+             f"{_f(s['spearman'])}, within 2x: {_pct(s['within_2x_share'])} (median over runs); against the best "
+             f"times: Spearman {_f(s.get('spearman_best'))}, within 2x: {_pct(s.get('within_2x_share_best'))}.",
+             f"Whole model, estimated / measured hybrid time: within 1.5x on {s.get('whole_within_1_5x', '-')} of "
+             f"{s.get('whole_models', '-')}" + (f" (ratios {s['whole_ratio_range'][0]:.2f}-{s['whole_ratio_range'][1]:.2f})"
+                                                 if s.get("whole_ratio_range") else "") + ".", "",
+             "| profile | Spearman | within 2x | Spearman (best) | within 2x (best) | whole model within 1.5x | ratios |",
+             "| --- | ---: | ---: | ---: | ---: | ---: | --- |"]
+    for name, x in [(result["hardware"], s), *sorted(s.get("other", {}).items())]:
+        rr = x.get("whole_ratio_range")
+        lines.append(f"| {name} | {_f(x['spearman'])} | {_pct(x['within_2x_share'])} | {_f(x.get('spearman_best'))} | "
+                     f"{_pct(x.get('within_2x_share_best'))} | {x.get('whole_within_1_5x')} of {x.get('whole_models')} | "
+                     f"{'' if not rr else f'{rr[0]:.2f}-{rr[1]:.2f}'} |")
+    lines += ["", "Rows: the profile measured with (per-op-class numbers, `xcviz calibrate`), then the same clusters and "
+              "the same measurements costed with the previous round's four-number roofline profile "
+              "(`cost_roofline_calibrated.yaml`, measured) and the built-in `cpu` (derived): the model before. "
+              "The previous round's own run (old model, wall-clock medians on all threads, parameters copied in "
+              "per call) gave Spearman 0.45 and 50 % within 2x over 30 clusters of graphs/*.onnx."]
+    spreads = sorted(r["measured_spread"][1] / r["measured_spread"][0] for m in result["models"] for r in m["clusters"]
+                     if r.get("measured_spread") and r["measured_spread"][0] > 0)
+    if spreads:
+        lines += ["", f"Noise: a cluster's measured speedup varied between runs by a median factor of "
+                      f"{spreads[len(spreads) // 2]:.2f} (max-min over runs), {spreads[-1]:.1f} at most. Two "
+                      "calibrations of this machine half an hour apart, at the same load, gave native fixed costs up to "
+                      "3x apart (the profile used was measured in the session of the graphs/ part): both the "
+                      "estimates and the measurements move with the load, their ratio much less."]
+    for part in result.get("parts", []):
+        lines.append("")
+        lines.append(f"Part: {', '.join(part['models'])}: {part['runs']} runs x {part['repeats']} repeats, load average "
+                     f"{', '.join(f'{x:.1f}' for x in part['load_average'] or [])}, {part['seconds']} s.")
+    lines += ["",
+             "| model | est. hybrid ms | measured hybrid ms (median) | spread | ratio | est. native ms | measured native ms |",
+             "| --- | ---: | ---: | --- | ---: | ---: | ---: |"]
+    for m in result["models"]:
+        w = m.get("whole") or {}
+        if not w.get("hybrid_ms_median"):
+            continue
+        sp = w["hybrid_ms_spread"]
+        lines.append(f"| {m['model']} | {_f(w['estimate_hybrid_ms'])} | {_f(w['hybrid_ms_median'])} | "
+                     f"{sp[0]:.2f}-{sp[1]:.2f} | {_f(w['estimate_hybrid_ms'] and w['estimate_hybrid_ms'] / w['hybrid_ms_median'])} | "
+                     f"{_f(w['estimate_native_ms'])} | {_f(w['native_ms_median'])} |")
+    lines += ["", "| model | cluster | ops | kernels pred. | kernels XLA | est. | measured (median) | spread | best |",
+              "| --- | --- | ---: | ---: | ---: | ---: | ---: | --- | ---: |"]
     for m in result["models"]:
         for r in m["clusters"]:
             sp = r["measured_spread"]
             lines.append(f"| {m['model']} | {r['id']} | {r['size']} | {r['kernels_predicted']} | {r['kernels_xla']} | "
                          f"{_f(r['estimate'])} | {_f(r['measured_median'])} | "
-                         f"{'' if sp is None else f'{sp[0]:.2f}-{sp[1]:.2f}'} |")
+                         f"{'' if sp is None else f'{sp[0]:.2f}-{sp[1]:.2f}'} | {_f(r.get('measured_best'))} |")
     return "\n".join(lines) + "\n"
 
 
@@ -164,35 +332,71 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--models", nargs="*", default=None)
     ap.add_argument("--hardware", default=None, help="profile name or YAML (from `xcviz calibrate`)")
-    ap.add_argument("--runs", type=int, default=7, help="validations per model (median and spread over them)")
-    ap.add_argument("--repeats", type=int, default=5, help="timed repeats inside one validation")
+    ap.add_argument("--calibrate", default=None, metavar="OUT.yaml",
+                    help="first measure this machine as `xcviz calibrate` does, write OUT.yaml, and use it")
+    ap.add_argument("--runs", type=int, default=7, help="interleaved runs (median and spread over them)")
+    ap.add_argument("--repeats", type=int, default=5, help="timed repeats inside one run")
+    ap.add_argument("--budget", type=float, default=1500.0, help="seconds; no new run starts after them")
     ap.add_argument("--kernels-only", action="store_true")
+    ap.add_argument("--all-threads", action="store_true", help="keep NumPy's and XLA's thread pools")
     ap.add_argument("--max-sizes", type=int, nargs="*", default=[6],
                     help="also cluster each model with these --max-cluster-size values (more, smaller clusters)")
     ap.add_argument("--out", default=os.path.join(HERE, "cost_accuracy_results"))
-    ap.add_argument("--from-json", default=None, help="re-summarise a results JSON instead of measuring")
+    ap.add_argument("--compare", nargs="*", default=[], metavar="PROFILE",
+                    help="also cost the same clusters with these profiles (the model before), to compare")
+    ap.add_argument("--from-json", nargs="*", default=None,
+                    help="re-summarise results JSONs (their models together) instead of measuring")
     args = ap.parse_args()
     if args.from_json:
-        with open(args.from_json, encoding="utf-8") as f:
-            result = json.load(f)
+        parts = []
+        for path in args.from_json:
+            with open(path, encoding="utf-8") as f:
+                parts.append(json.load(f))
+        result = dict(parts[0], models=[m for p in parts for m in p["models"]],
+                      parts=[{k: p.get(k) for k in ("runs", "repeats", "load_average", "seconds", "threads")}
+                             | {"models": [m["model"] for m in p["models"]]} for p in parts])
+        if args.hardware:  # the same measurements, costed with this profile
+            reestimate(result["models"], args.hardware, args.compare)
+            result["hardware"] = os.path.relpath(args.hardware, ROOT) if os.path.isfile(args.hardware) else args.hardware
         result["summary"] = summarise(result["models"])
         _write(result, args.out)
         return
-    models = []
+    if not args.all_threads:  # one thread each: CPU time is the work, whoever else shares the cores
+        from xcviz.runtime import measure
+
+        measure.clock = time.process_time
+    if args.calibrate:
+        from xcviz.runtime.calibrate import calibrate
+
+        cal = calibrate(progress=lambda step: print(f"calibrate: {step}", file=sys.stderr, flush=True))
+        with open(args.calibrate, "w", encoding="utf-8") as f:
+            f.write(cal.profile_yaml(os.path.splitext(os.path.basename(args.calibrate))[0]))
+        args.hardware = args.calibrate
+    start = time.perf_counter()
+    models, loads = [], []
     for path in args.models or default_models():
         for max_size in (None, *args.max_sizes):
             try:
-                models.append(measure_model(path, args.hardware, args.runs, args.repeats, args.kernels_only, max_size))
+                models.append(Model(path, args.hardware, max_size, args.kernels_only, tuple(args.compare)))
             except Exception as e:  # noqa: BLE001 - a benchmark lists what it could not run
                 print(f"skipped {path}: {e.__class__.__name__}: {str(e)[:200]}", file=sys.stderr)
-                continue
-            print(f"{models[-1]['model']}: {len(models[-1]['clusters'])} clusters", file=sys.stderr, flush=True)
-            if args.out:  # as it goes: a long run cut short keeps what it measured
-                with open(args.out + ".partial.json", "w", encoding="utf-8") as f:
-                    json.dump({"models": models}, f)
+    runs = 1 if args.kernels_only else args.runs
+    for k in range(runs):
+        if k and time.perf_counter() - start > args.budget:
+            print(f"budget spent: {k} runs of {runs}", file=sys.stderr)
+            break
+        loads.append(os.getloadavg()[0])
+        for m in models:
+            m.run(1 if args.kernels_only else args.repeats)
+        print(f"run {k + 1}/{runs} done ({time.perf_counter() - start:.0f} s, load {loads[-1]:.1f})",
+              file=sys.stderr, flush=True)
+    results = [m.result() for m in models]
     result = {"machine": f"{platform.machine()} {os.cpu_count()} cpus (shared, noisy)",
-              "hardware": args.hardware or "cpu", "runs": args.runs, "repeats": args.repeats,
-              "kernels_only": args.kernels_only, "models": models, "summary": summarise(models)}
+              "threads": "all (wall time)" if args.all_threads else "one (native and XLA; CPU time)",
+              "hardware": os.path.relpath(args.hardware, ROOT) if args.hardware and os.path.isfile(args.hardware)
+              else args.hardware or "cpu", "runs": len(loads), "repeats": args.repeats,
+              "load_average": [round(x, 2) for x in loads], "seconds": round(time.perf_counter() - start),
+              "kernels_only": args.kernels_only, "models": results, "summary": summarise(results)}
     _write(result, args.out)
 
 

@@ -7,6 +7,7 @@ from importlib import resources
 from pathlib import Path
 
 from xcviz.cost import PROFILE_KEYS, hardware_names, load_hardware
+from xcviz.cost.classes import CLASSES
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -21,6 +22,14 @@ def test_calibrate_writes_a_profile_that_loads(run_cli, tmp_path):
     assert hw.name == "mine" and hw.backend == "cpu" and hw.source.startswith("measured with xcviz calibrate on")
     assert all(getattr(hw, k) > 0 for k in ("peak_flops", "memory_bandwidth", "launch_overhead"))
     assert hw.sync_overhead >= 0
+    # with the per-op-class numbers (cost.classes), every class measured
+    cal = hw.calibrated
+    assert cal is not None and cal.native_bandwidth > 0 and cal.call_overhead >= 0
+    assert set(cal.classes) == set(CLASSES) and set(yaml.safe_load(out.read_text())["classes"]) == set(CLASSES)
+    assert all(c.native_flops > 0 and c.xla_flops > 0 and c.native_overhead >= 0 and c.xla_launch >= 0
+               for c in cal.classes.values())
+    # an op costs more natively than nothing: the fixed cost of running one op was measured
+    assert cal.classes["elementwise"].native_overhead > 0 and cal.classes["conv"].native_overhead > 0
     # and the cost model runs on it
     code, out_text, _ = run_cli("stats", str(ROOT / "graphs/resnet_block.yaml"), "--hardware", str(out))
     assert code == 0 and "(mine)" in out_text
@@ -35,11 +44,11 @@ def test_calibrate_measures_plausible_rates():
     from xcviz.runtime.calibrate import calibrate
 
     steps = []
-    c = calibrate(64, 4096, 2, progress=steps.append)
-    assert len(steps) == 4
+    c = calibrate(64, 4096, 2, progress=steps.append, classes=False)
+    assert len(steps) == 4 and c.measured is None
     assert 1e6 < c.peak_flops < 1e16 and 1e6 < c.memory_bandwidth < 1e14 and 0 < c.launch_overhead < 1.0
     data = yaml.safe_load(c.profile_yaml("x"))
-    assert set(PROFILE_KEYS) <= set(data) and data["backend"] == c.backend
+    assert set(PROFILE_KEYS) <= set(data) and data["backend"] == c.backend and "classes" not in data
 
 
 @pytest.mark.parametrize("name", hardware_names())
@@ -48,3 +57,22 @@ def test_every_builtin_profile_says_where_its_numbers_come_from(name):
     hw = load_hardware(name)
     assert hw.source and ("datasheet" in hw.source or "documentation" in hw.source or "measured" in hw.source
                           or "derived" in hw.source), text
+
+
+def test_validate_times_xla_with_parameters_resident():
+    """Weights (and what is computed from them alone) are placed on the device once; activations stay host
+    arrays, handed in per call, as the cost model counts them (cost.params)."""
+    import numpy as np
+
+    from xcviz.loaders import load
+    from xcviz.runtime.inputs import bind_inputs
+    from xcviz.runtime.jit import cluster_spec
+    from xcviz.runtime.measure import resident
+
+    g = load(str(ROOT / "graphs/resnet_mini.onnx"), dims={"N": 1})
+    spec = cluster_spec(g, list(range(len(g.nodes))))
+    feeds = bind_inputs(g, None, 0)
+    fed = resident(g, spec, {r: feeds[r] for r in spec.entries})
+    host = sorted(r for r, v in fed.items() if isinstance(v, np.ndarray))
+    params = {v.name for v in g.inputs if v.is_param}
+    assert host == ["x"] and set(fed) - {"x"} <= params and len(fed) > 40

@@ -11,8 +11,6 @@ from ..errors import XcvizError
 from .base import app
 from .output import LazyProgress, console
 
-STEPS = 4
-
 
 @app.command()
 def calibrate(output: str = typer.Option(..., "-o", "--output", metavar="FILE.yaml", help="the profile to write"),
@@ -22,9 +20,10 @@ def calibrate(output: str = typer.Option(..., "-o", "--output", metavar="FILE.ya
               stream: int = typer.Option(1 << 25, "--stream", metavar="ELEMENTS",
                                          help="float32 elements streamed for the memory bandwidth"),
               repeats: int = typer.Option(20, "--repeats", metavar="N", help="timed repeats per measurement")) -> None:
-    """Measure peak FLOP rate, memory bandwidth, launch and sync overhead on JAX's default backend; write a profile."""
+    """Measure peak FLOP rate, memory bandwidth, launch and sync overhead on JAX's default backend, and what each
+    op class costs natively and compiled; write a profile."""
     from ..fileio import check_target, write_atomic
-    from ..runtime.calibrate import calibrate as measure
+    from ..runtime.calibrate import STEPS, calibrate as measure
 
     if not output.endswith((".yaml", ".yml")):
         raise XcvizError("the profile must be a .yaml file", where=output, hint="-o my_machine.yaml")

@@ -118,12 +118,13 @@ def node_kernels(flat: CostView, cluster_of: np.ndarray, exits: np.ndarray, para
 
 
 def predict_kernels(graph: Graph, flat: CostView, cluster_of: np.ndarray, nc: int, exits: np.ndarray,
-                    param_edge: np.ndarray, device: str = "cpu") -> tuple[np.ndarray, np.ndarray]:
-    """Predicted XLA kernels per cluster, and the members whose value one kernel writes for another.
+                    param_edge: np.ndarray, device: str = "cpu") -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Predicted XLA kernels per cluster, the members whose value one kernel writes for another, and per node
+    the kernels it accounts for.
     `exits`: positions of the members whose value leaves their cluster; `param_edge`: per edge of `flat`,
     whether it carries a parameter; `device`: the XLA backend (cpu, gpu, tpu)."""
     if nc == 0:
-        return np.zeros(0, np.int64), np.zeros(0, np.int64)
+        return np.zeros(0, np.int64), np.zeros(0, np.int64), np.zeros(len(cluster_of), np.int64)
     per_node, written, kind = node_kernels(flat, cluster_of, exits, param_edge, device)
     clustered = cluster_of >= 0
     kernels = np.bincount(cluster_of[clustered], weights=per_node[clustered], minlength=nc).astype(np.int64)
@@ -132,4 +133,4 @@ def predict_kernels(graph: Graph, flat: CostView, cluster_of: np.ndarray, nc: in
     inner_written[exits] = False
     roots = clustered & (kind >= K_LIB)
     roots[exits] = False
-    return kernels, np.flatnonzero(inner_written | roots)
+    return kernels, np.flatnonzero(inner_written | roots), per_node

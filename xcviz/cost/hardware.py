@@ -1,13 +1,15 @@
-"""Hardware profiles: the four numbers of the roofline model, named (cpu, gpu, h100, tpu) or read from YAML."""
+"""Hardware profiles: the four numbers of the roofline model, named (cpu, gpu, h100, tpu) or read from YAML,
+and the per-op-class numbers `xcviz calibrate` measures (classes: where present they replace the roofline)."""
 from __future__ import annotations
 
 import os
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from importlib import resources
 
 import yaml
 
 from ..errors import XcvizError
+from .classes import Calibrated, parse_calibrated
 
 
 DEFAULT_PROFILE = {"cpu": "cpu", "gpu": "gpu", "tpu": "tpu"}
@@ -27,6 +29,8 @@ class Hardware:
     description: str = ""
     backend: str = "cpu"     # the XLA backend whose fusion rules apply (cpu, gpu, tpu)
     source: str = ""         # where the numbers come from (a datasheet figure, or `xcviz calibrate` on ...)
+    # per op class, measured (cost.classes); None: the roofline alone (a dict inside: left out of the hash)
+    calibrated: Calibrated | None = field(default=None, hash=False)
 
 
 def hardware_names() -> list[str]:
@@ -60,5 +64,9 @@ def load_hardware(spec: str | None, device: str = "cpu") -> Hardware:
     backend = data.get("backend", "cpu")
     if backend not in BACKENDS:
         raise XcvizError(f"unknown backend {backend!r} in hardware profile", where=where, hint="one of " + ", ".join(BACKENDS))
+
+    def fail(msg: str, hint: str | None) -> None:
+        raise XcvizError(msg, where=where, hint=hint)
+
     return Hardware(str(data.get("name") or spec), description=str(data.get("description") or ""), backend=backend,
-                    source=str(data.get("source") or ""), **values)
+                    source=str(data.get("source") or ""), calibrated=parse_calibrated(data, fail), **values)

@@ -9,6 +9,7 @@ from ..ir import Graph, gc_paused
 from ..ops import REGISTRY
 from .boundary import Boundary, Details
 from .hardware import Hardware
+from .classes import CONVS, op_class
 from .coverage import flops_coverage
 from .fusion import predict_kernels
 from .keys import cost_keys, costs_per_key
@@ -30,14 +31,22 @@ def _compute_stats(graph: Graph, clustering, hw: Hardware) -> Stats:
     sig, reps = cost_keys(graph, flat)
     key_costs = costs_per_key(graph, flat, reps)
 
-    def t_op(flops, nbytes) -> float | None:
+    cal = hw.calibrated
+    key_names = [_class_of(graph, nodes[j]) for j in reps] if cal else []
+    key_class = [cal.classes[c] for c in key_names] if cal else []
+
+    def t_op(k: int, flops, nbytes) -> float | None:
         if nbytes is None:
             return None
+        if cal:  # the native runtime, op by op: its fixed cost, its rate, the bytes it moves
+            c = key_class[k]
+            return c.native_overhead + (flops or 0) / c.native_flops + nbytes / cal.native_bandwidth
         return max((flops or 0) / hw.peak_flops, nbytes / hw.memory_bandwidth) + hw.launch_overhead
 
     # per node, from its key: time (NaN = unknown: it makes every sum it enters NaN, as None made the
     # sums None before) and FLOPs (those an op cannot state count as 0)
-    time = np.array([np.nan if t is None else t for t in (t_op(f, b) for f, b, _ in key_costs)], np.float64)[sig]
+    time = np.array([np.nan if t is None else t for t in (t_op(k, f, b) for k, (f, b, _) in enumerate(key_costs))],
+                    np.float64)[sig]
     unknown = np.isnan(time)
     key_flops = [f or 0 for f, _, _ in key_costs]
     flops = exact_ints(key_flops, n)[sig]
@@ -78,12 +87,15 @@ def _compute_stats(graph: Graph, clustering, hw: Hardware) -> Stats:
     # another inside the cluster is written and read back once
     p_edge = param_of(flat.src, edges.p_in, edges.p_node)
     exits = edges.src_pos[outs]
-    kernels, written = predict_kernels(graph, flat, cluster_of, nc, exits, p_edge, hw.backend)
+    kernels, written, per_node = predict_kernels(graph, flat, cluster_of, nc, exits, p_edge, hw.backend)
     inner_bytes = seg_total(2 * written_bytes(key_costs, sig)[written], cluster_of[written], nc)
     fused = np.full(nc, np.nan)
-    fused[known_f] = np.maximum(c_flops[known_f].astype(np.float64) / hw.peak_flops,
-                                (c_bin + c_bout + inner_bytes)[known_f].astype(np.float64) / hw.memory_bandwidth
-                                ) + hw.launch_overhead * kernels[known_f]
+    moved = (c_bin + c_bout + inner_bytes)[known_f].astype(np.float64) / hw.memory_bandwidth
+    if cal:
+        fused[known_f] = calibrated_fused(cal, key_names, key_costs, sig, per_node, cluster_of, nc)[known_f] + moved
+    else:
+        fused[known_f] = np.maximum(c_flops[known_f].astype(np.float64) / hw.peak_flops, moved
+                                    ) + hw.launch_overhead * kernels[known_f]
     total = fused + hw.sync_overhead * c_sync.astype(np.float64)
     with np.errstate(all="ignore"):  # entries with an unknown part are dropped below
         speedup = c_unfused / total
@@ -131,6 +143,29 @@ def _compute_stats(graph: Graph, clustering, hw: Hardware) -> Stats:
         speedup_estimate=before / after if before is not None and after else None,
         clusters=nc, fallback_nodes=fallback, hardware=hw.name,
         clusters_detail=LazyList(nc, detail.make), edges=LazyList(n_edges, edges.edge))
+
+
+def _class_of(graph: Graph, node) -> str:
+    if not node.known:
+        return "elementwise"
+    weight = graph.tensor_type(node.inputs[1]).shape if node.op in CONVS and len(node.inputs) > 1 and node.inputs[1] \
+        else None
+    return op_class(node.op, node.attrs, weight)
+
+
+def calibrated_fused(cal, key_names: list[str], key_costs: list[tuple], sig: np.ndarray, per_node: np.ndarray,
+                     cluster_of: np.ndarray, nc: int) -> np.ndarray:
+    """Per cluster, XLA's time less its bytes: the call, a launch per kernel (a convolution's or a dot's layout
+    copies as loop kernels) and each member's FLOPs at its class's rate (cost.classes)."""
+    loop = cal.classes["elementwise"].xla_launch
+    key_class = [cal.classes[c] for c in key_names]
+    launch_k = np.array([c.xla_launch for c in key_class] + [0.0])[:-1][sig]
+    library_k = np.array([c in ("conv", "dwconv", "dot") for c in key_names] + [False])[:-1][sig]
+    compute_k = np.array([(f or 0) / c.xla_flops for c, (f, _, _) in zip(key_class, key_costs)] + [0.0])[:-1][sig]
+    launch = np.where(per_node > 0, launch_k + np.where(library_k, (per_node - 1) * loop, 0.0), 0.0)
+    inside = cluster_of >= 0
+    per_cluster = np.bincount(cluster_of[inside], weights=(launch + compute_k)[inside], minlength=nc)
+    return cal.call_overhead + per_cluster
 
 
 def _zero_op(op: str, known: bool) -> bool:

@@ -7,16 +7,17 @@ What each number is, as the cost model uses it (see xcviz/cost/__init__.py):
   best time;
 - launch_overhead: a tiny jitted op (one element) run with its result left on the device: the fixed cost
   of one more kernel;
-- sync_overhead: the same tiny op with its input handed in from the host and its result read back (two
-  hand-offs between the native runtime and XLA), minus the launch, halved.
-Each is the median of `repeats` timed runs after a warm-up (best time for the two rates: a rate is what the
-machine can reach, and noise only slows it)."""
+- sync_overhead: a tiny op with its two inputs handed in from the host (as validate and the hybrid run
+  hand activations to XLA) against the same op with them resident, per tensor;
+- per op class (calibrate_ops, cost.classes): the native runtime's fixed cost and rate per op, XLA's call
+  overhead, launch per kernel and rate, and the native bandwidth: what the estimates use when present.
+Each is the median of `repeats` timed runs after a warm-up (best time for the two roofline rates: a rate is
+what the machine can reach, and noise only slows it)."""
 from __future__ import annotations
 
 import os
 import platform
 import statistics
-import time
 import warnings
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -24,6 +25,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from ..errors import XcvizError
+from . import calibrate_ops
 
 SIZES = {"matmul_n": 2048, "stream_elements": 1 << 25, "repeats": 20}   # ~34 GFLOP, 128 MiB per array
 TINY = {"matmul_n": 64, "stream_elements": 1 << 12, "repeats": 3}        # for tests: seconds, not minutes
@@ -38,6 +40,7 @@ class Calibration:
     backend: str
     device: str
     sizes: dict
+    measured: dict | None = None   # calibrate_ops.measure_classes: per class numbers and the rest
 
     def profile_yaml(self, name: str) -> str:
         """The hardware profile: the four numbers, the backend, and where they come from."""
@@ -46,26 +49,44 @@ class Calibration:
                f"{self.sizes['repeats']} repeats)")
         lines = [f"# {how}", f"name: {name}", f"description: {self.device}, float32, measured",
                  f"source: {how}", f"backend: {self.backend}",
-                 f"peak_flops: {self.peak_flops:.4g}        # FLOP/s, float32 matmul",
-                 f"memory_bandwidth: {self.memory_bandwidth:.4g}  # bytes/s, elementwise stream",
-                 f"launch_overhead: {self.launch_overhead:.4g}   # seconds per kernel",
-                 f"sync_overhead: {self.sync_overhead:.4g}     # seconds per tensor handed between runtimes"]
+                 f"peak_flops: {_yaml_float(self.peak_flops)}        # FLOP/s, float32 matmul",
+                 f"memory_bandwidth: {_yaml_float(self.memory_bandwidth)}  # bytes/s, elementwise stream",
+                 f"launch_overhead: {_yaml_float(self.launch_overhead)}   # seconds per kernel",
+                 f"sync_overhead: {_yaml_float(self.sync_overhead)}     # seconds per tensor handed between runtimes"]
+        if self.measured:
+            m = self.measured
+            lines += ["# per op class (cost.classes): native = xcviz's NumPy runtime op by op; xla = compiled clusters",
+                      f"native_bandwidth: {_yaml_float(m['native_bandwidth'])}  # bytes/s an op moves natively",
+                      f"call_overhead: {_yaml_float(m['call_overhead'])}     # seconds per compiled cluster call", "classes:"]
+            lines += [f"  {c}: {{" + ", ".join(f"{k}: {_yaml_float(v)}" for k, v in sorted(row.items())) + "}"
+                      for c, row in m["classes"].items()]
         return "\n".join(lines) + "\n"
+
+
+def _yaml_float(v: float) -> str:
+    """4 significant digits that YAML reads back as a float (it reads 1e+12, without a point, as a string)."""
+    return f"{v:.3e}"
 
 
 def _times(fn: Callable[[], object], repeats: int) -> list[float]:
     fn()  # warm-up (and compile)
+    from . import measure  # its clock read at call time: a benchmark may have set it
+
     out = []
     for _ in range(repeats):
-        t0 = time.perf_counter()
+        t0 = measure.clock()
         fn()
-        out.append(time.perf_counter() - t0)
+        out.append(measure.clock() - t0)
     return out
 
 
+STEPS = 4 + calibrate_ops.STEPS   # progress steps of a full calibration
+
+
 def calibrate(matmul_n: int | None = None, stream_elements: int | None = None, repeats: int | None = None,
-              progress: Callable[[str], None] | None = None) -> Calibration:
-    """Measure the default JAX backend; `progress(step)` is called as each of the four steps starts."""
+              progress: Callable[[str], None] | None = None, classes: bool = True) -> Calibration:
+    """Measure the default JAX backend; `progress(step)` is called as each of the STEPS steps starts (the
+    first four without `classes`, the per-op-class numbers)."""
     try:
         from ..ops.arrays import jnp
 
@@ -109,12 +130,15 @@ def calibrate(matmul_n: int | None = None, stream_elements: int | None = None, r
     host = np.ones(1, np.float32)
     round_trip = statistics.median(_times(lambda: np.asarray(tiny(jn.asarray(host))), max(r, 50)))
     sync = max(round_trip - launch, 0.0) / 2  # one tensor in, one out
+    measured = calibrate_ops.measure_classes(r, bandwidth, step) if classes else None
+    if measured:
+        sync = measured.pop("sync_overhead")  # as validate hands activations in: numpy arrays, per tensor
     del jn
     kind = getattr(dev, "device_kind", "") or platform.machine()
     if dev.platform == "cpu":
         kind = f"{_cpu_model() or platform.machine()}, {os.cpu_count()} cpus"
     return Calibration(peak, bandwidth, launch, sync, jax.default_backend(), f"{kind} ({dev.platform})",
-                       {"matmul_n": n, "stream_elements": m, "repeats": r})
+                       {"matmul_n": n, "stream_elements": m, "repeats": r}, measured)
 
 
 def _cpu_model() -> str | None:

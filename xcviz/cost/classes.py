@@ -1,0 +1,100 @@
+"""Op classes and the calibrated per-class timing: what one op costs natively, and what its kernel costs in XLA.
+
+One FLOP rate and one bandwidth cannot rank clusters: the native runtime (xcviz's NumPy reference, op by
+op) pays tens to hundreds of microseconds of fixed cost per op that differ by class (an add ~10 µs, a
+convolution through im2col ~150 µs, a max-pool ~200 µs) and reaches very different rates (a matmul tens of
+GFLOP/s, a convolution a few), while XLA pays a fixed cost per cluster call and per kernel and runs its
+convolutions and dots at a rate of its own. A profile measured by `xcviz calibrate` carries, per class:
+
+    native_overhead  seconds per op run natively (dispatch and the NumPy calls of its implementation)
+    native_flops     FLOP/s natively
+    xla_launch       seconds per XLA kernel rooted at an op of the class
+    xla_flops        FLOP/s inside XLA's kernels
+
+plus `native_bandwidth` (bytes/s an op moves natively) and `call_overhead` (seconds per compiled cluster
+run). Then T_op = native_overhead + FLOPs / native_flops + bytes / native_bandwidth, and
+T_fused(C) = call_overhead + sum of its kernels' xla_launch + sum FLOPs / xla_flops + bytes / memory_bandwidth
+(the bytes as the roofline counts them); hand-offs cost sync_overhead each, as before."""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+CLASSES = ("dot", "conv", "dwconv", "elementwise", "reduce", "window", "norm", "movement", "free")
+CLASS_KEYS = ("native_overhead", "native_flops", "xla_launch", "xla_flops")
+
+_OPS = {
+    "dot": ("matmul", "gemm", "einsum", "matmul_integer", "qlinear_matmul", "lstm", "gru", "rnn"),
+    "conv": ("conv2d", "conv_transpose", "conv_integer", "qlinear_conv"),
+    "reduce": ("argmax", "argmin", "global_avgpool", "global_maxpool", "hardmax", "reduce_max", "reduce_mean",
+               "reduce_min", "reduce_prod", "reduce_sum", "cumsum", "topk", "tf.All", "tf.Max", "tf.Mean",
+               "tf.Prod", "tf.Sum"),
+    "window": ("maxpool", "avgpool", "lrn", "resize"),
+    "norm": ("batchnorm", "layernorm", "instancenorm", "softmax", "log_softmax"),
+    "movement": ("concat", "expand", "gather", "gather_elements", "gather_nd", "one_hot", "pad", "scatter_elements",
+                 "scatter_nd", "slice", "split", "tile", "transpose", "trilu", "tf.ConcatV2", "tf.Pack", "tf.Split",
+                 "tf.SplitV", "tf.StridedSlice", "tf.Transpose", "tf.Unpack"),
+    "free": ("reshape", "flatten", "squeeze", "unsqueeze", "identity", "const", "dropout", "shape", "size", "rank",
+             "noop", "tf.Reshape", "tf.Squeeze", "tf.ExpandDims", "tf.StopGradient"),
+}
+_CLASS_OF = {op: c for c, ops in _OPS.items() for op in ops}
+CONVS = frozenset(_OPS["conv"])
+
+
+def op_class(op: str, attrs: dict | None = None, weight_shape: tuple | None = None) -> str:
+    """The class whose calibrated numbers an op is costed with (elementwise when no other fits). A depthwise
+    convolution (groups of one input channel: weight [C, 1, kh, kw]) is a class of its own: neither runtime
+    reaches a dense convolution's rate on it; a convolution of a few groups (AlexNet's 2) is a convolution."""
+    c = _CLASS_OF.get(op, "elementwise")
+    group = (attrs or {}).get("group")
+    if c == "conv" and isinstance(group, int) and group > 1 and weight_shape is not None \
+            and len(weight_shape) > 1 and weight_shape[1] == 1:
+        return "dwconv"
+    return c
+
+
+@dataclass(frozen=True)
+class ClassCosts:
+    """The per-class numbers of a calibrated profile (see the module docstring)."""
+    native_overhead: float
+    native_flops: float
+    xla_launch: float
+    xla_flops: float
+
+
+@dataclass(frozen=True)
+class Calibrated:
+    """What `xcviz calibrate` adds to a profile: per class costs, native bandwidth and the per-call overhead."""
+    classes: dict          # class -> ClassCosts (every class of CLASSES)
+    native_bandwidth: float
+    call_overhead: float
+
+
+def parse_calibrated(data: dict, fail) -> Calibrated | None:
+    """The calibrated part of a profile's mapping, or None when it has none; `fail(msg, hint)` raises."""
+    table = data.get("classes")
+    if table is None:
+        return None
+    if not isinstance(table, dict) or "elementwise" not in table:
+        fail("'classes' must map op classes to their numbers, elementwise at least", "classes: " + ", ".join(CLASSES))
+    unknown = sorted(set(table) - set(CLASSES))
+    if unknown:
+        fail(f"unknown op class {unknown[0]!r} in 'classes'", "one of " + ", ".join(CLASSES))
+    parsed = {}
+    for c, row in table.items():
+        if not isinstance(row, dict):
+            fail(f"class {c!r} must map {', '.join(CLASS_KEYS)} to numbers", None)
+        parsed[c] = ClassCosts(**{k: _number(row.get(k), f"classes.{c}.{k}", k.endswith("flops"), fail)
+                                  for k in CLASS_KEYS})
+    # a class the profile does not measure is costed as its nearest (a grouped convolution as a convolution),
+    # else as elementwise
+    near = {"dwconv": "conv"}
+    classes = {c: parsed.get(c, parsed.get(near.get(c, ""), parsed["elementwise"])) for c in CLASSES}
+    return Calibrated(classes, _number(data.get("native_bandwidth"), "native_bandwidth", True, fail),
+                      _number(data.get("call_overhead"), "call_overhead", False, fail))
+
+
+def _number(v, key: str, positive: bool, fail) -> float:
+    if isinstance(v, bool) or not isinstance(v, (int, float)) or v < 0 or (positive and v <= 0):
+        fail(f"hardware profile needs a {'positive' if positive else 'non-negative'} number for {key!r}",
+             "measure one with `xcviz calibrate -o my.yaml`")
+    return float(v)

@@ -1,0 +1,223 @@
+"""Measure the per-op-class numbers of the cost model (cost.classes) through the same paths `validate` times.
+
+Native: `eval_node` on one node, as validate's native run calls it, small (its fixed cost) and mid-sized
+(its rate). XLA: graphs compiled as one cluster (CompileCache, as validate compiles clusters), their inputs
+resident on the device (parameters are, and the hand-off of an activation is sync_overhead): a chain of ops
+of the class against a chain of one (what one more op costs inside a cluster, and the call), and the
+mid-sized op (the rate). FLOPs and bytes are the cost model's own (cost.keys), so a rate measured here is
+the rate the model divides by. Times are medians of the repeats (see typical_s)."""
+from __future__ import annotations
+
+import statistics
+from collections.abc import Callable
+
+import numpy as np
+
+STEPS = 9 + 2  # progress steps: one per class (compiling), timing, fitting
+
+# class -> (small program, mid-sized program), each a one-node graph in the text form, of the sizes real
+# models have: XLA runs a convolution or a dot of a few thousand elements on its thread pool, so a tiny one
+# (2x2) would miss what each costs. The two points give the fixed cost and the rate.
+PROGRAMS = {
+    "dot": ("%y: f32[16,64] = matmul(%a: f32[16,64], %b: f32[64,64])",
+            "%y: f32[256,512] = matmul(%a: f32[256,512], %b: f32[512,512])"),
+    "conv": ("%y: f32[1,8,16,16] = conv2d(%a: f32[1,8,16,16], %b: f32[8,8,3,3], %c: f32[8]) {pads=[1,1,1,1]}",
+             "%y: f32[1,32,56,56] = conv2d(%a: f32[1,32,56,56], %b: f32[32,32,3,3], %c: f32[32]) {pads=[1,1,1,1]}"),
+    "dwconv": ("%y: f32[1,16,16,16] = conv2d(%a: f32[1,16,16,16], %b: f32[16,1,3,3]) {pads=[1,1,1,1], group=16}",
+               "%y: f32[1,64,32,32] = conv2d(%a: f32[1,64,32,32], %b: f32[64,1,3,3]) {pads=[1,1,1,1], group=64}"),
+    "elementwise": ("%y: f32[16,64] = add(%a: f32[16,64], %b: f32[16,64])",
+                    "%y: f32[262144] = tanh(%a: f32[262144])"),
+    "reduce": ("%y: f32[1,16,1,1] = global_avgpool(%a: f32[1,16,8,8])",
+               "%y: f32[1,64,1,1] = global_avgpool(%a: f32[1,64,64,64])"),
+    "window": ("%y: f32[1,8,8,8] = maxpool(%a: f32[1,8,16,16]) {kernel_shape=[2,2], strides=[2,2]}",
+               "%y: f32[1,16,32,32] = maxpool(%a: f32[1,16,64,64]) {kernel_shape=[2,2], strides=[2,2]}"),
+    "norm": ("%y: f32[16,64] = softmax(%a: f32[16,64])",
+             "%y: f32[256,1024] = softmax(%a: f32[256,1024])"),
+    "movement": ("%y: f32[64,16] = transpose(%a: f32[16,64]) {perm=[1,0]}",
+                 "%y: f32[1024,512] = transpose(%a: f32[512,1024]) {perm=[1,0]}"),
+    "free": ("%y: f32[1,1024] = flatten(%a: f32[16,64]) {axis=0}", None),
+}
+# XLA: a chain of K ops of a class in one cluster against a chain of one: the difference is what one more op
+# costs inside a compiled cluster (its kernel and its work), the rest is the call. (One-op clusters alone
+# cannot tell them apart: XLA's CPU runtime pays tens of microseconds per call for anything but a trivial
+# computation, once, not per kernel.) Each step reads the previous one's result; weights are graph inputs.
+CHAIN = 8
+CHAINS = {
+    "dot": ("%w: f32[64,64]", "{y}: f32[16,64] = matmul({x}, %w)", "f32[16,64]"),
+    "conv": ("%w: f32[8,8,3,3], %c: f32[8]", "{y}: f32[1,8,16,16] = conv2d({x}, %w, %c) {{pads=[1,1,1,1]}}",
+             "f32[1,8,16,16]"),
+    "dwconv": ("%w: f32[16,1,3,3]", "{y}: f32[1,16,16,16] = conv2d({x}, %w) {{pads=[1,1,1,1], group=16}}",
+               "f32[1,16,16,16]"),
+    "elementwise": ("", "{y}: f32[16,64] = tanh({x})", "f32[16,64]"),
+    # a reduction and the loop that reads it: two kernels per step
+    "reduce": ("", "{y}_r: f32[16,1] = reduce_mean({x}) {{axes=[1], keepdims=1}}\n  {y}: f32[16,64] = sub({x}, {y}_r)",
+               "f32[16,64]"),
+    "window": ("", "{y}: f32[1,8,16,16] = maxpool({x}) {{kernel_shape=[3,3], pads=[1,1,1,1]}}", "f32[1,8,16,16]"),
+    "norm": ("", "{y}: f32[16,64] = softmax({x})", "f32[16,64]"),
+}
+# native bandwidth: a large add (reads two arrays, writes one)
+STREAM = "%y: f32[1048576] = add(%a: f32[1048576], %b: f32[1048576])"
+
+
+def program(line: str):
+    """A one-node graph from `%y: T = op(%a: T, ...) {attrs}`."""
+    from ..loaders.xcir import parse_graph
+
+    head, rest = line.split(" = ", 1)
+    op, args = rest.split("(", 1)
+    args, attrs = args.rsplit(")", 1)
+    params = ", ".join(a.strip() for a in args.split(", "))
+    refs = ", ".join(a.split(":")[0].strip() for a in args.split(", "))
+    return parse_graph(f"graph calib({params}) {{\n  {head} = {op}({refs}){attrs}\n  return %y\n}}")
+
+
+def chain_program(cls: str, k: int):
+    """K steps of a class's chain (CHAINS) as one graph."""
+    from ..loaders.xcir import parse_graph
+
+    weights, step, t = CHAINS[cls]
+    lines, prev = [], "%a"
+    for i in range(k):
+        lines.append("  " + step.format(x=prev, y=f"%y{i}"))
+        prev = f"%y{i}"
+    params = f"%a: {t}" + (f", {weights}" if weights else "")
+    return parse_graph(f"graph chain({params}) {{\n" + "\n".join(lines) + f"\n  return {prev}\n}}")
+
+
+def cost_of(graph) -> tuple[int, int]:
+    """(FLOPs, bytes moved) of a graph's nodes, as the cost model counts them."""
+    from ..cost.keys import cost_keys, costs_per_key
+    from ..cost.view import CostView
+
+    flat = CostView(graph)
+    sig, reps = cost_keys(graph, flat)
+    costs = costs_per_key(graph, flat, reps)
+    return (sum(int(costs[k][0] or 0) for k in sig.tolist()), sum(int(costs[k][1] or 0) for k in sig.tolist()))
+
+
+class Timer:
+    """Times programs natively and compiled, with seeded inputs, interleaved: every program once per round,
+    `repeats` rounds, each program's median. In a model every op runs between others, with their data and
+    code in the caches; timing one op in a tight loop would promise what no model sees."""
+
+    def __init__(self, repeats: int) -> None:
+        from .jit import CompileCache
+
+        self.repeats = repeats
+        self.cache = CompileCache()
+        self.calls: dict = {}
+        self.kernels: dict = {}
+
+    def inputs(self, graph) -> dict:
+        rng = np.random.default_rng(0)
+        return {v.name: rng.standard_normal(v.type.shape).astype(np.float32) for v in graph.inputs}
+
+    def native(self, key, graph) -> None:
+        from .node import eval_node
+
+        node, feeds = graph.nodes[0], self.inputs(graph)
+        args = [feeds[r] for r in node.inputs]
+        self.calls[key] = lambda: eval_node(node, args)
+
+    def xla(self, key, graph, resident: bool = True) -> None:
+        """The whole graph as one cluster (inputs on the device, or handed in from the host)."""
+        import jax
+
+        from .jit import cluster_spec
+
+        spec = cluster_spec(graph, list(range(len(graph.nodes))))
+        values = self.inputs(graph)
+        comp, _ = self.cache.get(graph, spec, values)
+        fed = {k: jax.device_put(v) for k, v in values.items()} if resident else values
+        self.calls[key] = lambda: comp(fed, spec)
+        self.kernels[key] = comp.kernels
+
+    def run(self) -> dict:
+        """Medians, by group: the small native programs interleaved among themselves (as a model's ops run
+        one after another), the large ones, then the compiled ones (apart, as validate times them: XLA's
+        runtime threads keep running briefly after a call, and the process's CPU time, which a benchmark may
+        read, would charge that to the next native op; and a large array evicts what a small op reuses)."""
+        from . import measure
+
+        out = {}
+        native = [k for k in self.calls if k not in self.kernels]
+        small = [k for k in native if isinstance(k, tuple) and k[1] == "small"]
+        for group in (small, [k for k in native if k not in small], [k for k in self.calls if k in self.kernels]):
+            for k in group:  # warm-up
+                self.calls[k]()
+            times: dict = {k: [] for k in group}
+            for _ in range(self.repeats):
+                for k in group:
+                    t0 = measure.clock()
+                    self.calls[k]()
+                    times[k].append(measure.clock() - t0)
+            out.update((k, statistics.median(v)) for k, v in times.items())
+        return out
+
+
+def measure_classes(repeats: int, xla_bandwidth: float, step: Callable[[str], None]) -> dict:
+    """The calibrated part of a profile: per class numbers, native bandwidth, call overhead, sync overhead
+    (`xla_bandwidth`: bytes/s inside XLA's kernels, measured before)."""
+    t = Timer(repeats)
+    graphs = {}
+    for c, (small, mid) in PROGRAMS.items():
+        step(f"{c} ops (compile)")
+        graphs[c, "small"] = program(small)
+        t.native((c, "small"), graphs[c, "small"])
+        if mid is not None:
+            graphs[c, "mid"] = program(mid)
+            t.native((c, "mid"), graphs[c, "mid"])
+            t.xla((c, "xla mid"), graphs[c, "mid"])
+        if c in CHAINS:
+            graphs[c, "step"] = chain_program(c, 1)
+            t.xla((c, "chain 1"), graphs[c, "step"])
+            t.xla((c, "chain"), chain_program(c, CHAIN))
+    graphs["stream"] = program(STREAM)
+    t.native("stream", graphs["stream"])
+    tiny = program("%y: f32[4] = add(%a: f32[4], %b: f32[4])")
+    t.xla("tiny", tiny)
+    t.xla("tiny handed in", tiny, resident=False)
+    step("timing, interleaved")
+    m = t.run()
+    step("fitting")
+    return fit(m, graphs, xla_bandwidth)
+
+
+def fit(m: dict, graphs: dict, xla_bandwidth: float) -> dict:
+    """The numbers of cost.classes from the medians `m` (see measure_classes)."""
+    _, add_bytes = cost_of(graphs["elementwise", "small"])
+    _, stream_bytes = cost_of(graphs["stream"])
+    native_bw = (stream_bytes - add_bytes) / max(m["stream"] - m["elementwise", "small"], 1e-9)
+    sync = max(m["tiny handed in"] - m["tiny"], 0.0) / 2   # two activations handed in
+    inc = {c: max(m[c, "chain"] - m[c, "chain 1"], 0.0) / (CHAIN - 1) for c in CHAINS}
+    call = max(statistics.median(m[c, "chain 1"] - inc[c] for c in CHAINS), 0.0)
+    classes = {}
+    for c, (_, mid) in PROGRAMS.items():
+        f_s, b_s = cost_of(graphs[c, "small"])
+        nat_s = m[c, "small"]
+        if mid is None:  # no work of its own: the fixed cost, and the elementwise rates
+            ew = classes["elementwise"]
+            classes[c] = {"native_overhead": max(nat_s - b_s / native_bw, 0.0), "xla_launch": 0.0,
+                          "native_flops": ew["native_flops"], "xla_flops": ew["xla_flops"]}
+            continue
+        f_m, b_m = cost_of(graphs[c, "mid"])
+        # native, two points: t = overhead + FLOPs / rate + bytes / bandwidth
+        work = (m[c, "mid"] - b_m / native_bw) - (nat_s - b_s / native_bw)
+        rate = (f_m - f_s) / work if work > 0 and f_m > f_s else 1e12  # what the bytes already explain
+        row = {"native_flops": rate, "native_overhead": max(nat_s - f_s / rate - b_s / native_bw, 0.0)}
+        # XLA, two points too: one more step of the chain (a small op inside a cluster) and the mid-sized op
+        # alone (less the call): XLA's rate grows with the op (a 64-channel convolution runs several times
+        # faster per FLOP than an 8-channel one), and the fixed part absorbs what small ones lose
+        xla_m = m[c, "xla mid"] - call - b_m / xla_bandwidth
+        f_step = cost_of(graphs[c, "step"])[0] if c in inc else 0
+        work = xla_m - inc.get(c, 0.0)
+        if c in inc and f_m > f_step and work > 0:
+            row["xla_flops"] = (f_m - f_step) / work
+        else:
+            row["xla_flops"] = f_m / xla_m if xla_m > 0 and f_m else 1e12
+        row["xla_launch"] = max(inc[c] - f_step / row["xla_flops"], 0.0) if c in inc else 0.0
+        classes[c] = row
+    # a loop kernel of its own: half a reduction step (the reduction and the loop that reads it)
+    loop = classes["reduce"]["xla_launch"] / 2
+    classes["reduce"]["xla_launch"] = classes["elementwise"]["xla_launch"] = classes["movement"]["xla_launch"] = loop
+    return {"classes": classes, "native_bandwidth": native_bw, "call_overhead": call, "sync_overhead": sync}
