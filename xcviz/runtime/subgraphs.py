@@ -6,6 +6,7 @@ import numpy as np
 from ..ir import format_ref
 from ..ops.control import Subgraph, set_runner
 from .missing import preflight
+from ..ops.values import as_value
 from .node import eval_node
 
 _GRAPHS: dict[str, object] = {}
@@ -41,7 +42,7 @@ def run_subgraph(sub: Subgraph, feeds: dict) -> list:
     for node in g.nodes:
         outs = eval_node(node, [env[r] if r else None for r in node.inputs])
         for k, val in enumerate(outs):
-            env[format_ref(node.name, k)] = np.asarray(val)
+            env[format_ref(node.name, k)] = as_value(val)
     return [env[r] for r in g.outputs]
 
 
