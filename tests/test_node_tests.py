@@ -11,10 +11,9 @@ ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 # Ops the registry claims but that fail some node tests. Empty: every claimed op is green; a new failure
 # must be fixed or the op un-claimed, never listed here silently.
 KNOWN_GAPS: set[str] = set()  # every op the registry claims passes all its node tests
-# Ops whose native reference passes fewer cases than onnxruntime's CPU provider (each an 'unsupported' case:
-# training-mode BatchNormalization/Dropout, MaxPool's one case, opset-8 Scan, StringSplit, Unique with an axis).
-# Shrink it as they get implemented; a new entry means a regression.
-NATIVE_BEHIND_ORT = {"batchnorm", "dropout", "maxpool", "scan", "string_split", "unique"}
+# Ops whose native reference passes fewer cases than onnxruntime's CPU provider (an 'unsupported' case: Scan
+# of opset 8). Shrink it as they get implemented; a new entry means a regression.
+NATIVE_BEHIND_ORT = {"scan"}
 
 
 @pytest.fixture(scope="session")
