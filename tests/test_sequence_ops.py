@@ -195,3 +195,20 @@ def test_run_writes_a_sequence_output_as_numbered_tensors(tmp_path, run_cli):
     want = _ort(path, {"x": x})
     for k in range(3):
         assert np.array_equal(got[f"s[{k}]"], want["s"][k])
+
+
+def test_sequence_and_optional_graph_inputs_take_lists_or_random_values(tmp_path):
+    seq_in = helper.make_tensor_sequence_value_info("s", F, [2, 3])
+    opt_in = helper.make_value_info("o", helper.make_optional_type_proto(helper.make_tensor_type_proto(F, [3])))
+    path = _model([helper.make_node("SequenceLength", ["s"], ["n"]),
+                   helper.make_node("ConcatFromSequence", ["s"], ["cat"], axis=0),
+                   helper.make_node("OptionalHasElement", ["o"], ["h"])],
+                  [seq_in, opt_in], [_vi("n", [], TensorProto.INT64), _vi("cat", [None, 3]), _vi("h", [], TensorProto.BOOL)],
+                  tmp_path / "inputs.onnx")
+    g = xcviz.load(path)
+    parts = [np.full((2, 3), k, np.float32) for k in range(3)]
+    got = xcviz.run(g, {"s": parts, "o": None}, mode="native")
+    assert int(got["n"]) == 3 and not bool(got["h"])
+    assert np.array_equal(got["cat"], np.concatenate(parts))
+    got = xcviz.run(g, seed=1, mode="native")  # random: a sequence of two elements, a full optional
+    assert int(got["n"]) == 2 and got["cat"].shape == (4, 3) and bool(got["h"])
