@@ -1,4 +1,4 @@
-"""Regenerate docs/node_tests.md: ONNX backend node tests vs xcviz's native and JAX implementations.
+"""Regenerate docs/node_tests.md: ONNX backend node tests vs xcviz's native and JAX implementations and onnxruntime.
 
     python docs/make_node_tests.py      (about a minute; the cases are cached in ~/.cache/xcviz)
 """
@@ -13,6 +13,7 @@ from xcviz.conformance import collect, render_markdown, run_all  # noqa: E402
 
 if __name__ == "__main__":
     path = os.path.join(os.path.dirname(os.path.abspath(__file__)), "node_tests.md")
+    text = render_markdown(run_all(collect()))  # computed first: an interrupted run leaves the old table
     with open(path, "w", encoding="utf-8") as f:
-        f.write(render_markdown(run_all(collect())))
+        f.write(text)
     print(f"wrote {path}")

@@ -17,13 +17,14 @@ import numpy as np
 
 @dataclass
 class Case:
-    op: str            # canonical xcviz op
+    op: str            # canonical xcviz op ("" when xcviz does not know the op: onnxruntime alone runs it)
     name: str
     model: bytes
     inputs: list
     outputs: list
     rtol: float
     atol: float
+    onnx_op: str = ""  # the ONNX op type
 
 
 def collect(cache_dir: str | None = None) -> list[Case]:
@@ -36,7 +37,7 @@ def collect(cache_dir: str | None = None) -> list[Case]:
 
     # the cases carry canonical op names: key the cache by the registry's name mapping too
     mapping = sorted((n, REGISTRY.get(n).name) for n in REGISTRY._by_name)
-    key = hashlib.sha256(repr(mapping).encode()).hexdigest()[:12]
+    key = hashlib.sha256(repr(("v2", mapping)).encode()).hexdigest()[:12]  # v2: unknown ops kept
     path = os.path.join(cache_dir, f"onnx-node-cases-{onnx.__version__}-{key}.pkl")
     if os.path.exists(path):
         with open(path, "rb") as f:
@@ -54,11 +55,11 @@ def collect(cache_dir: str | None = None) -> list[Case]:
         if c.kind != "node" or "_expanded" in c.name or len(nodes) != 1 or nodes[0].domain not in ("", "ai.onnx"):
             continue
         opdef = REGISTRY.get(nodes[0].op_type)
-        if opdef is None or opdef.name == "placeholder":
+        if opdef is not None and opdef.name == "placeholder":
             continue
         for k, (ins, outs) in enumerate(c.data_sets):
-            cases.append(Case(opdef.name, c.name + (f"#{k}" if k else ""), c.model.SerializeToString(),
-                              list(ins), list(outs), float(c.rtol), float(c.atol)))
+            cases.append(Case(opdef.name if opdef else "", c.name + (f"#{k}" if k else ""), c.model.SerializeToString(),
+                              list(ins), list(outs), float(c.rtol), float(c.atol), nodes[0].op_type))
     os.makedirs(cache_dir, exist_ok=True)
     tmp = path + f".{os.getpid()}.tmp"
     with open(tmp, "wb") as f:
@@ -68,9 +69,16 @@ def collect(cache_dir: str | None = None) -> list[Case]:
 
 
 def _array(v):
+    """A case's value as xcviz runs it: a list is an ONNX sequence (ops.sequence.Seq), None an empty optional."""
     import onnx
     from onnx import numpy_helper
 
+    from .ops.values import Seq
+
+    if v is None:
+        return None
+    if isinstance(v, list):
+        return Seq([_array(x) for x in v])
     return numpy_helper.to_array(v) if isinstance(v, onnx.TensorProto) else np.asarray(v)
 
 
@@ -106,25 +114,47 @@ def run_case(case: Case, mode: str) -> tuple[str, str | None]:
     for k, exp in enumerate(case.outputs):
         if k >= len(got):
             return "fail", f"missing output {k}"
-        exp = _array(exp)
-        a = np.asarray(got[k])
-        if a.shape != exp.shape:
-            return "fail", f"output {k}: shape {a.shape} != {exp.shape}"
-        if a.dtype != exp.dtype:
-            return "fail", f"output {k}: dtype {a.dtype} != {exp.dtype}"
-        if exp.dtype.kind in "fc":
-            if not np.allclose(a, exp, rtol=case.rtol, atol=case.atol, equal_nan=True):
-                err = float(np.nanmax(np.abs(a.astype(np.float64) - exp.astype(np.float64)))) if a.size else 0.0
-                return "fail", f"output {k}: max abs error {err:.3g}"
-        elif exp.dtype.kind == "O":
-            if a.tolist() != exp.tolist():
-                return "fail", f"output {k}: values differ"
-        elif exp.dtype.kind == "V":  # ml_dtypes (bfloat16, float8, int4, ...): exact values, NaN equal to NaN
-            if not np.array_equal(a.astype(np.float64), exp.astype(np.float64), equal_nan=True):
-                return "fail", f"output {k}: values differ"
-        elif not np.array_equal(a, exp):
-            return "fail", f"output {k}: values differ"
+        why = compare(got[k], _array(exp), case.rtol, case.atol, f"output {k}")
+        if why:
+            return "fail", why
     return "pass", None
+
+
+def compare(a, exp, rtol: float, atol: float, what: str) -> str | None:
+    """None when `a` matches the expected value (sequences element by element), else what differs."""
+    from .ops.values import Seq
+
+    if exp is None or a is None:
+        return None if a is exp else f"{what}: {'empty' if a is None else 'a value'} where the case has " \
+            f"{'nothing' if exp is None else 'a value'}"
+    if isinstance(exp, Seq) or isinstance(a, Seq):
+        if not (isinstance(exp, Seq) and isinstance(a, Seq)):
+            return f"{what}: a sequence and a tensor"
+        if len(a.items) != len(exp.items):
+            return f"{what}: sequence of {len(a.items)} tensors, expected {len(exp.items)}"
+        for j, (x, y) in enumerate(zip(a.items, exp.items)):
+            why = compare(x, y, rtol, atol, f"{what}[{j}]")
+            if why:
+                return why
+        return None
+    a = np.asarray(a)
+    if a.shape != exp.shape:
+        return f"{what}: shape {a.shape} != {exp.shape}"
+    if a.dtype != exp.dtype:
+        return f"{what}: dtype {a.dtype} != {exp.dtype}"
+    if exp.dtype.kind in "fc":
+        if not np.allclose(a, exp, rtol=rtol, atol=atol, equal_nan=True):
+            err = float(np.nanmax(np.abs(a.astype(np.float64) - exp.astype(np.float64)))) if a.size else 0.0
+            return f"{what}: max abs error {err:.3g}"
+    elif exp.dtype.kind == "O":
+        if a.tolist() != exp.tolist():
+            return f"{what}: values differ"
+    elif exp.dtype.kind == "V":  # ml_dtypes (bfloat16, float8, int4, ...): exact values, NaN equal to NaN
+        if not np.array_equal(a.astype(np.float64), exp.astype(np.float64), equal_nan=True):
+            return f"{what}: values differ"
+    elif not np.array_equal(a, exp):
+        return f"{what}: values differ"
+    return None
 
 
 def _fold_static_inputs(model, values: list) -> None:
@@ -145,20 +175,67 @@ def _fold_static_inputs(model, values: list) -> None:
         model.graph.initializer.append(numpy_helper.from_array(np.asarray(values[graph_inputs.index(name)]), name))
 
 
-def run_all(cases: list[Case]) -> dict[str, dict]:
-    """Per op: counts per mode and the failing cases (jax only for ops the registry calls compilable)."""
+def run_case_ort(case: Case) -> tuple[str, str | None]:
+    """The same case under onnxruntime's CPU provider: 'unsupported' when it refuses the model or its inputs
+    (not implemented, a type its Python API cannot take), 'fail' when it runs and differs from the case."""
+    import onnx
+    import onnxruntime as ort
+
+    try:
+        opts = ort.SessionOptions()
+        opts.log_severity_level = 4  # its refusals are counted, not logged
+        sess = ort.InferenceSession(case.model, opts, providers=["CPUExecutionProvider"])
+        names = [i.name for i in onnx.load_from_string(case.model).graph.input]
+        feeds = {n: _ort_value(v) for n, v in zip(names, case.inputs) if v is not None}
+        got = sess.run(None, feeds)
+    except Exception as e:  # noqa: BLE001 - every refusal is counted as such
+        return "unsupported", f"{e.__class__.__name__}: {e}".strip().splitlines()[0][:160]
+    for k, exp in enumerate(case.outputs):
+        if k >= len(got):
+            return "fail", f"missing output {k}"
+        exp, out = _array(exp), _array(got[k])
+        if isinstance(out, np.ndarray) and out.dtype == np.uint8 and exp.dtype.kind == "V" and exp.dtype.itemsize == 1:
+            out = out.view(exp.dtype)  # its Python API hands 8-bit floats back as their bytes
+        why = compare(out, exp, case.rtol, case.atol, f"output {k}")
+        if why:
+            return "fail", why
+    return "pass", None
+
+
+def _ort_value(v):
+    """A case value as onnxruntime's Python API takes it: arrays, lists of arrays for sequences."""
+    from onnx import numpy_helper
+
+    if isinstance(v, list):
+        return [_ort_value(x) for x in v]
+    return numpy_helper.to_array(v) if hasattr(v, "raw_data") else np.asarray(v)
+
+
+def has_ort() -> bool:
+    try:
+        import onnxruntime  # noqa: F401
+    except ImportError:
+        return False
+    return True
+
+
+def run_all(cases: list[Case], ort: bool | None = None) -> dict[str, dict]:
+    """Per op: counts per mode and the failing cases (jax only for ops the registry calls compilable; onnxruntime,
+    when installed or `ort`, for every case). Ops xcviz does not know get rows keyed `onnx:<OpType>`."""
     from .ops import REGISTRY
 
+    ort = has_ort() if ort is None else ort
     table: dict[str, dict] = {}
     for case in cases:
-        opdef = REGISTRY.ops[case.op]
-        row = table.setdefault(case.op, {"claimed": bool(opdef.devices), "cases": 0, "native": {}, "jax": {},
-                                         "failures": []})
+        opdef = REGISTRY.ops.get(case.op)
+        key_op = case.op if opdef is not None else f"onnx:{case.onnx_op}"
+        row = table.setdefault(key_op, {"claimed": bool(opdef and opdef.devices), "known": opdef is not None,
+                                        "cases": 0, "native": {}, "jax": {}, "ort": {}, "failures": []})
         row["cases"] += 1
-        modes = ("native", "jit") if opdef.devices else ("native",)
-        for mode in modes:
-            status, why = run_case(case, mode)
-            key = "jax" if mode == "jit" else "native"
+        runs = [] if opdef is None else ["native", "jit"] if opdef.devices else ["native"]
+        for mode in runs + (["ort"] if ort else []):
+            status, why = run_case_ort(case) if mode == "ort" else run_case(case, mode)
+            key = "jax" if mode == "jit" else mode
             row[key][status] = row[key].get(status, 0) + 1
             if status == "fail":
                 row["failures"].append(f"{case.name} [{key}]: {why}")
@@ -166,25 +243,6 @@ def run_all(cases: list[Case]) -> dict[str, dict]:
 
 
 def render_markdown(table: dict[str, dict]) -> str:
-    import onnx
+    from .conformance_doc import render
 
-    lines = ["# ONNX backend node tests", "",
-             f"Generated by `python docs/make_node_tests.py` from the node-test generators of onnx {onnx.__version__}",
-             "(`onnx.backend.test.case.node`). *pass / unsupported / fail* per implementation; unsupported = an",
-             "attribute value or dtype the implementation refuses with a clear error (never a wrong number).",
-             "An op is **claimed** (compilable in the registry) only if its JAX lowering has no failing case.", "",
-             "| op | claimed | cases | native pass/unsup/fail | JAX pass/unsup/fail | status |",
-             "|---|---|---:|---|---|---|"]
-    for op in sorted(table):
-        r = table[op]
-
-        def cell(d):
-            return f"{d.get('pass', 0)}/{d.get('unsupported', 0)}/{d.get('fail', 0)}"
-        failed = r["native"].get("fail", 0) + r["jax"].get("fail", 0)
-        jax = cell(r["jax"]) if r["claimed"] else "not claimed"
-        lines.append(f"| {op} | {'yes' if r['claimed'] else 'no'} | {r['cases']} | {cell(r['native'])} | {jax} | "
-                     f"{'green' if not failed else 'FAIL'} |")
-    fails = [f for op in sorted(table) for f in table[op]["failures"]]
-    if fails:
-        lines += ["", "## Failing cases", ""] + [f"- {f}" for f in fails]
-    return "\n".join(lines) + "\n"
+    return render(table)

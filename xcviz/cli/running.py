@@ -152,16 +152,18 @@ def _timed_run(a, feeds: dict, mode: str, check: bool, repeats: int | None) -> t
     from ..runtime.execute import execute
     from ..runtime.jit import CompileCache
     from ..runtime.measure import compare, median_ms
+    from ..ops.values import flat_outputs
     from ..render.report_json import run_outputs
 
     g, c, cache = a.graph, a.clustering, CompileCache()
     first = execute(g, feeds, mode, c, cache)
     ms = median_ms(lambda: execute(g, feeds, mode, c, cache), repeats)
     ref = execute(g, feeds, "native").outputs if check and mode != "native" else first.outputs
-    outputs, failed = run_outputs(first.outputs, ref if check else None, compare)
+    arrays, ref = flat_outputs(first.outputs), flat_outputs(ref)  # a sequence output as numbered tensors
+    outputs, failed = run_outputs(arrays, ref if check else None, compare)
     result = {"mode": mode, "first_run_ms": first.seconds * 1e3, "median_ms": ms,
               "compile_ms": first.compile_seconds * 1e3, "cache": cache.stats(), "outputs": outputs}
-    return result, first.outputs, failed
+    return result, arrays, failed
 
 
 class NpzInputs(dict):

@@ -5,6 +5,7 @@ Syntax errors raise XcvizError at `file:line:col` with a hint. The graph it retu
 from __future__ import annotations
 
 from . import Graph, Node, TensorType, Value, canonical_dtype
+from .containers import container_type
 from .text_lex import Tokens
 from .text_print import SHORT_DTYPES
 
@@ -36,6 +37,8 @@ class _Parser(Tokens):
             dtype = None
         elif k == "str":
             dtype = self.string(self.take())
+        elif t in ("seq", "opt") and self.toks[self.i + 1][1] == "<":
+            return container_type(self)
         else:
             word = self.take(kind="word", what="a type such as f32[1,3] (or ? when unknown)")
             dtype = canonical_dtype(word)

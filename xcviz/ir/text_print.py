@@ -20,6 +20,7 @@ import re
 from typing import Callable
 
 from . import DTYPE_SIZES, TensorType
+from .containers import container_text
 
 BARE_NAME = re.compile(r"[A-Za-z0-9_./-]+")
 WORD = re.compile(r"[A-Za-z_][A-Za-z0-9_.]*")
@@ -95,6 +96,8 @@ def _dim(d, rank: int) -> str:
 
 def type_text(t: TensorType) -> str:
     """`f32[1,batch,64]`; `f32[?]` unknown rank, `?[2,3]` unknown dtype, `?` nothing known."""
+    if type(t) is not TensorType:  # seq<...> / opt<...> (ir.containers)
+        return container_text(t, type_text)
     if t.shape is None:
         return "?" if t.dtype is None else f"{dtype_text(t.dtype)}[?]"
     rank = len(t.shape)

@@ -6,6 +6,7 @@ from typing import Any
 
 from ..errors import XcvizError
 from ..ir import Graph, Node, TensorType, Value, canonical_dtype
+from ..ir.containers import OptionalType, SequenceType
 
 STANDARD_DOMAINS = ("", "ai.onnx", "ai.onnx.ml")
 
@@ -29,9 +30,21 @@ def _dtype(elem_type: int) -> str | None:
 
 
 def _value_type(vi) -> TensorType:
-    t = vi.type.tensor_type
-    if not vi.type.HasField("tensor_type"):
+    return _type(vi.type)
+
+
+def _type(tp) -> TensorType:
+    """An ONNX TypeProto: a tensor, a sequence of tensors or an optional (ir.containers); others unknown."""
+    kind = tp.WhichOneof("value")
+    if kind in ("sequence_type", "optional_type"):
+        inner = _type(tp.sequence_type.elem_type if kind == "sequence_type" else tp.optional_type.elem_type)
+        if kind == "sequence_type":
+            return SequenceType(inner.shape, inner.dtype) if type(inner) is TensorType else TensorType()
+        return TensorType() if isinstance(inner, OptionalType) else OptionalType(
+            inner.shape, inner.dtype, isinstance(inner, SequenceType))
+    if kind != "tensor_type":
         return TensorType()
+    t = tp.tensor_type
     shape = None
     if t.HasField("shape"):
         dims = []
@@ -60,6 +73,8 @@ def _attr(a, opset: tuple = ()) -> Any:
                 if not isinstance(x, (onnx.GraphProto, onnx.TensorProto))]
     if isinstance(v, onnx.GraphProto):
         return _subgraph(v, opset)
+    if isinstance(v, onnx.TypeProto):  # Optional's `type`: kept as its text ("f32[2]", "seq<f32[?]>")
+        return str(_type(v))
     return v
 
 

@@ -13,6 +13,7 @@ import numpy as np
 from .arrays import Unsupported, present
 from .control_body import Subgraph, _body_inputs, _outer_feeds, _run, scan_opset, set_runner  # noqa: F401
 from .registry import CONTROL_FLOW, op
+from .values import as_value
 
 
 def loop(xp, a, *args):
@@ -29,7 +30,7 @@ def loop(xp, a, *args):
         feeds = {**feeds_outer, **_body_inputs(body, [np.array(i, np.int64), np.array(cond), *state])}
         outs = _run(body, feeds)
         cond = bool(np.asarray(outs[0]).reshape(-1)[0])
-        state = [np.asarray(v) for v in outs[1:1 + len(state)]]
+        state = [as_value(v) for v in outs[1:1 + len(state)]]
         for k, v in enumerate(outs[1 + len(state):]):
             if len(scans) <= k:
                 scans.append([])

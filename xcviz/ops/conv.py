@@ -273,9 +273,17 @@ def _pool_kernel(a, x):
     return kernel, attrs
 
 
+def _flat_positions(shape, column_major: bool) -> np.ndarray:
+    """ONNX MaxPool Indices: each element's flat position, the spatial part row- or column-major (storage_order)."""
+    sp = tuple(shape[2:])
+    plane = int(np.prod(sp))
+    local = np.arange(plane, dtype=np.int64).reshape(sp)
+    if column_major:
+        local = np.arange(plane, dtype=np.int64).reshape(sp[::-1]).transpose(tuple(range(len(sp)))[::-1])
+    return np.arange(shape[0] * shape[1], dtype=np.int64).reshape(shape[:2] + (1,) * len(sp)) * plane + local
+
+
 def maxpool(xp, a, x):
-    if int(a.get("storage_order", 0)):
-        raise Unsupported("MaxPool storage_order=1")
     kernel, attrs = _pool_kernel(a, x)
     strides, dil, begin, end, out = _window(attrs, list(x.shape[2:]), kernel, bool(a.get("ceil_mode")))
     extra = [max((out[i] - 1) * strides[i] + dil[i] * (kernel[i] - 1) + 1 - (x.shape[2 + i] + begin[i] + end[i]), 0)
@@ -284,8 +292,8 @@ def maxpool(xp, a, x):
     xpad = xp.pad(x, [(0, 0), (0, 0)] + [(begin[i], end[i] + extra[i]) for i in range(len(kernel))],
                   constant_values=lit(x, low))
     want_indices = int(a.get("_num_outputs", 1)) > 1
-    if want_indices:  # ONNX Indices: flat position in the (unpadded) input, row-major; static, built in NumPy
-        flat = np.pad(np.arange(int(np.prod(x.shape)), dtype=np.int64).reshape(x.shape),
+    if want_indices:  # ONNX Indices: flat position in the (unpadded) input; static, built in NumPy
+        flat = np.pad(_flat_positions(tuple(x.shape), bool(int(a.get("storage_order", 0)))),
                       [(0, 0), (0, 0)] + [(begin[i], end[i] + extra[i]) for i in range(len(kernel))],
                       constant_values=-1)
     acc = idx = None

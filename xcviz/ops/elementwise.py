@@ -8,6 +8,7 @@ import numpy as np
 from ..ir import TensorType
 from . import rules as r
 from .arrays import Unsupported, is_np, lit, np_dtype, present
+from .e8m0 import to_e8m0
 from .registry import ELEMENTWISE, op
 
 E = ELEMENTWISE
@@ -131,13 +132,13 @@ def infer_cast(ctx: r.Ctx) -> list[TensorType]:
 def cast(xp, a, x):
     """ONNX Cast over the whole matrix ml_dtypes spells (bfloat16, float8, float4, int4/uint4, int2/uint2): round to
     nearest even; to float8 with `saturate` (default) out-of-range values and infinities clamp to the largest
-    finite value, as onnx's reference does; float8e8m0's round_mode is not implemented."""
+    finite value, as onnx's reference does; to float8e8m0 by `round_mode` (ops.e8m0)."""
     to = a.get("to", a.get("DstT"))
     if to is None:
         raise Unsupported("Cast needs a `to` attribute")
     dt = np_dtype(to)
     if "e8m0" in dt.name:
-        raise Unsupported(f"Cast to {dt} (its round_mode 'up' is not implemented)")
+        return to_e8m0(xp, x, bool(int(a.get("saturate", 1))), str(a.get("round_mode", "up")))
     if x.dtype == dt:
         return x
     if dt.name.startswith("float8") and int(a.get("saturate", 1)):

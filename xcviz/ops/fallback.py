@@ -102,16 +102,36 @@ def custom_nms(xp, a, *xs):
 
 def unique(xp, a, x):
     axis = a.get("axis")
-    if axis is not None:
-        raise Unsupported("Unique with an axis")
-    flat = np.asarray(x).reshape(-1)
-    y, first, inverse, counts = np.unique(flat, return_index=True, return_inverse=True, return_counts=True)
+    x = np.asarray(x)
+    if axis is None:
+        x, axis = x.reshape(-1), 0
+    elif not -x.ndim <= int(axis) < x.ndim:
+        raise Unsupported(f"Unique axis {axis} is out of range for rank {x.ndim}")
+    axis = int(axis) % x.ndim
+    y, first, inverse, counts = np.unique(x, return_index=True, return_inverse=True, return_counts=True, axis=axis)
     if not int(a.get("sorted", 1)):
         order = np.argsort(first, kind="stable")
         rank = np.empty_like(order)
         rank[order] = np.arange(len(order))
-        y, first, counts, inverse = y[order], first[order], counts[order], rank[inverse]
+        first, counts, inverse = first[order], counts[order], rank[inverse.reshape(-1)]
+        y = np.take(x, first, axis=axis)  # slices in order of first occurrence
     return y, first.astype(np.int64), inverse.astype(np.int64).reshape(-1), counts.astype(np.int64)
+
+
+def string_split(xp, a, x, *tf_inputs):
+    """ONNX StringSplit (one input, str.split semantics). TensorFlow's StringSplit/V2 take the separator as an
+    input and return a sparse tensor: not implemented, refused rather than run with ONNX's meaning."""
+    if tf_inputs or int(a.get("_num_outputs", 2)) > 2:
+        raise Unsupported("TensorFlow's StringSplit (sparse output) has no native implementation in xcviz")
+    x = np.asarray(x)
+    sep = a.get("delimiter") or None
+    limit = -1 if a.get("maxsplit") is None else int(a["maxsplit"])
+    parts = [(s.decode() if isinstance(s, bytes) else str(s)).split(sep, limit) for s in x.reshape(-1)]
+    width = max((len(p) for p in parts), default=0)
+    y = np.empty((len(parts), width), dtype=object)
+    for i, p in enumerate(parts):
+        y[i] = p + [""] * (width - len(p))
+    return y.reshape(x.shape + (width,)), np.array([len(p) for p in parts], np.int64).reshape(x.shape)
 
 
 def _rng(a):
@@ -165,13 +185,6 @@ def py_func_stand_in(xp, a, *xs):
     return tuple(xs[:n]) if n > 1 else xs[0]
 
 
-def refuse(why):
-    def fn(xp, a, *xs):
-        raise Unsupported(why)
-    fn.refuses = why  # read by run's preflight: this op cannot execute at all
-    return fn
-
-
 def checked_passthrough(xp, a, *xs):
     for x in xs:
         if isinstance(x, np.ndarray) and x.dtype.kind == "f" and not np.all(np.isfinite(x)):
@@ -203,8 +216,9 @@ op("multinomial", "Multinomial", **stateful, min_inputs=1, max_inputs=1, impl=mu
 strings = dict(native_only, reason="string op (XLA has no string type)")
 op("string_normalizer", "StringNormalizer", **strings, min_inputs=1, max_inputs=1, impl=string_normalizer,
    doc="output length depends on the data (stopwords are removed)")
-op("string_split", "StringSplit", "StringSplitV2", **strings, num_outputs=None,
-   impl=refuse("StringSplit has no native implementation in xcviz"))
+op("string_split", "StringSplit", "StringSplitV2", **strings, num_outputs=None, min_inputs=1, max_inputs=2,
+   impl=string_split,
+   doc="ONNX StringSplit: each string split by `delimiter` (whitespace by default), padded with ''; the counts")
 op("py_func", "PyFunc", "EagerPyFunc", "python_callback", **native_only, num_outputs=None, impl=py_func_stand_in,
    reason="Python callback: runs in the host interpreter, opaque to XLA")
 op("assert", "Assert", "CheckNumerics", **native_only, num_outputs=None, infer=passthrough,

@@ -18,9 +18,14 @@ def _chan(v, rank):
 
 
 def batchnorm(xp, a, x, scale, bias, mean, var):
-    if int(a.get("training_mode", 0)):
-        raise Unsupported("BatchNormalization training_mode=1")
     eps = float(a.get("epsilon", 1e-5))
+    if int(a.get("training_mode", 0)):
+        # normalise with the batch's statistics; the running ones move by `momentum` (onnx's reference)
+        axes = tuple(i for i in range(x.ndim) if i != 1)
+        batch_mean, batch_var = x.mean(axis=axes), x.var(axis=axes)
+        m = float(a.get("momentum", 0.9))
+        y, _, _ = batchnorm(xp, {"epsilon": eps}, x, scale, bias, batch_mean, batch_var)
+        return (y, (mean * m + batch_mean * (1 - m)).astype(x.dtype), (var * m + batch_var * (1 - m)).astype(x.dtype))
     inv = _chan(scale, x.ndim) / xp.sqrt(_chan(var, x.ndim) + lit(var, eps))
     y = ((x - _chan(mean, x.ndim)) * inv + _chan(bias, x.ndim)).astype(x.dtype)
     return y, mean, var
@@ -105,12 +110,14 @@ op("hardmax", "Hardmax", infer=r.same, flops=r.input_flops(2), min_inputs=1, max
 
 def dropout(xp, a, x, ratio=None, training=None):
     if present(training) and bool(static(training, "Dropout training_mode").reshape(-1)[0]):
-        raise Unsupported("Dropout in training mode (random)")
+        r = float(static(ratio, "Dropout ratio").reshape(-1)[0]) if present(ratio) else float(a.get("ratio", 0.5))
+        if r != 0:  # ratio 0 keeps everything: the one deterministic training-mode case
+            raise Unsupported("Dropout in training mode (random)")
     return x, xp.ones(x.shape, dtype=bool)
 
 
 op("dropout", "Dropout", infer=infer_first_like_input, flops=r.zero_flops, min_inputs=1, max_inputs=3,
-   num_outputs=None, static_inputs=(2,), impl=dropout, doc="inference-mode dropout: identity")
+   num_outputs=None, static_inputs=(1, 2), impl=dropout, doc="inference-mode dropout: identity")
 
 
 def lrn(xp, a, x):

@@ -1,6 +1,8 @@
 """One node's shape rule: apply its op's rule, merge with the declared types, remember constant values."""
 from __future__ import annotations
 
+from dataclasses import replace
+
 import numpy as np
 
 from ..errors import XcvizError
@@ -54,7 +56,8 @@ def merge(inferred: TensorType, given: TensorType, node: Node, k: int, source: s
                 dims.append(a if isinstance(a, int) or (isinstance(b, str) and not _placeholder(a)) else b)
             shape = tuple(dims)
     dtype = inferred.dtype or given.dtype
-    return TensorType(shape, dtype)
+    kind = inferred if type(inferred) is not TensorType else given  # a seq<>/opt<> type (ir.containers) stays one
+    return TensorType(shape, dtype) if type(kind) is TensorType else replace(kind, shape=shape, dtype=dtype)
 
 
 def _placeholder(d) -> bool:

@@ -18,6 +18,7 @@ from ..errors import XcvizError
 from ..ir import Graph, format_ref, parse_ref, topo_order
 from .inputs import bind_inputs
 from .jit import CompileCache, baked_entries, cluster_specs
+from ..ops.values import as_value
 from .node import eval_node
 from .missing import preflight
 from . import subgraphs  # noqa: F401  (installs the runner of Loop / If bodies)
@@ -103,7 +104,12 @@ def _signature(spec, baked: frozenset, env: dict) -> tuple:
             a = np.asarray(v)
             sig.append((a.shape, a.dtype.str, a.tobytes() if a.size <= 4096 else _digest(a)))
         else:
-            sig.append((v.shape, v.dtype.str))
+            try:
+                sig.append((v.shape, v.dtype.str))
+            except AttributeError:  # a sequence or an empty optional (ops.values): no XLA type
+                from ..ops.arrays import Unsupported
+
+                raise Unsupported(f"{r!r} is a sequence or an empty optional: it cannot enter an XLA cluster") from None
     return tuple(sig)
 
 
@@ -194,7 +200,7 @@ def execute(graph: Graph, feeds: dict[str, np.ndarray], mode: str = "hybrid", cl
                 continue
             outs = eval_node(node, [env[r] if r else None for r in node.inputs])
             for k, v in enumerate(outs):
-                env[format_ref(node.name, k)] = np.asarray(v)
+                env[format_ref(node.name, k)] = as_value(v)  # sequences and empty optionals stay as they are
         else:
             spec = plan.specs[u]
             sig = _signature(spec, plan.baked[u], env)

@@ -5,6 +5,8 @@ import numpy as np
 
 from ..errors import XcvizError, did_you_mean
 from ..ir import Graph, TensorType, bind_dims
+from ..ir.containers import OptionalType, SequenceType
+from ..ops.values import Seq
 
 # Random inputs are refused beyond this many elements in all (--max-elements): a --dim typo such as
 # seq=100000000 should be one clear error, not a MemoryError after minutes of swapping.
@@ -88,7 +90,8 @@ def bind_inputs(graph: Graph, inputs: dict | None = None, seed: int | None = Non
     feeds: dict[str, np.ndarray] = {}
     for name, t, data in points:
         if name in inputs:
-            feeds[name] = _check_given(name, t, np.asarray(inputs[name]), dims, where)
+            feeds[name] = container_feed(inputs[name]) if _is_container(t) else \
+                _check_given(name, t, np.asarray(inputs[name]), dims, where)
     rng = np.random.default_rng(0 if seed is None else seed)
     positive = _positive_inputs(graph)
     missing = []
@@ -108,6 +111,11 @@ def bind_inputs(graph: Graph, inputs: dict | None = None, seed: int | None = Non
                 raise XcvizError(f"random inputs would need {generated:,} elements, over the limit of {max_elements:,} "
                                  f"(input {name!r} is {t.dtype or 'float32'}{_shape_text(shape)})",
                                  hint="bind smaller symbolic dims with --dim, give --inputs FILE.npz, or raise --max-elements")
+            if _is_container(t):  # a sequence of two random elements; a full optional
+                elem = TensorType(t.shape, t.dtype)
+                items = [random_array(elem, rng, dims_here, name) for _ in range(2)]
+                feeds[name] = Seq(items) if isinstance(t, SequenceType) or t.sequence else items[0]
+                continue
             feeds[name] = random_array(t, rng, dims_here, name)
             if name in positive and feeds[name].dtype.kind == "f":
                 feeds[name] = np.abs(feeds[name]) + feeds[name].dtype.type(0.5)
@@ -149,6 +157,19 @@ def _positive_inputs(graph: Graph) -> set[str]:
 
     slots = {(o.name, k) for o in REGISTRY for k in o.positive_inputs}
     return {ref for n in graph.nodes for k, ref in enumerate(n.inputs) if (n.op, k) in slots}
+
+
+def _is_container(t: TensorType) -> bool:
+    return isinstance(t, (SequenceType, OptionalType))
+
+
+def container_feed(v):
+    """A given sequence (a list or tuple of arrays, or a Seq) or optional (None: empty) as the runtime holds it."""
+    if v is None or isinstance(v, Seq):
+        return v
+    if isinstance(v, (list, tuple)):
+        return Seq([np.asarray(x) for x in v])
+    return np.asarray(v)
 
 
 def _symbols(t: TensorType) -> list[str]:

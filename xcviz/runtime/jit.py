@@ -163,6 +163,11 @@ class CompileCache:
 
     def get(self, graph: Graph, spec: ClusterSpec, values: dict, baked: set[str] | None = None) -> tuple[Compiled, bool]:
         baked = baked_entries(graph, spec) if baked is None else baked
+        for r in spec.entries:  # a sequence or an empty optional (ops.values) has no XLA type
+            if not isinstance(values[r], (np.ndarray, np.generic)):
+                from ..ops.arrays import Unsupported
+
+                raise Unsupported(f"{r!r} is a sequence or an empty optional: it cannot enter an XLA cluster")
         key = structural_key(graph, spec, values, baked)
         hit = self.entries.get(key)
         if hit is not None:

@@ -9,6 +9,7 @@ import numpy as np
 from ..errors import XcvizError
 from ..ir import Graph, format_ref, parse_ref
 from .missing import cannot_execute, missing_text, preflight  # noqa: F401  (re-exported for callers)
+from ..ops.values import as_value
 from .node import eval_node
 from . import subgraphs  # noqa: F401  (installs the runner of Loop / If bodies)
 
@@ -40,7 +41,7 @@ def execute_tolerant(graph: Graph, feeds: dict) -> PartialRun:
             failed[node.name] = f"node {node.name!r} ({node.op_type}): {_first_line(e)}"
             continue
         for k, v in enumerate(outs):
-            env[format_ref(node.name, k)] = np.asarray(v)
+            env[format_ref(node.name, k)] = as_value(v)
     return PartialRun(env, failed)
 
 
@@ -106,7 +107,7 @@ def cluster_inputs(graph: Graph, spec, run: PartialRun, seed: int = 0) -> tuple[
             why = _first_line(e) if isinstance(e, XcvizError) else _node_error(node, e)
             raise Skip(f"no native reference: {why}") from None
         for k, v in enumerate(outs):
-            local[format_ref(node.name, k)] = np.asarray(v)
+            local[format_ref(node.name, k)] = as_value(v)
     return values, kind, {r: local[r] for r in spec.exits}
 
 

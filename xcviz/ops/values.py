@@ -1,0 +1,38 @@
+"""Run-time values that are not arrays: an ONNX sequence (`Seq`) and an empty optional (None)."""
+from __future__ import annotations
+
+import numpy as np
+
+
+class Seq:
+    """A run-time ONNX sequence: `items` (a tuple of arrays) and `dtype` (the element dtype, for empty ones)."""
+
+    __slots__ = ("items", "dtype")
+
+    def __init__(self, items, dtype=None):
+        self.items = tuple(np.asarray(x) for x in items)
+        if dtype is None:
+            dtype = self.items[0].dtype if self.items else np.dtype(np.float32)
+        self.dtype = np.dtype(dtype)
+
+    def __repr__(self) -> str:
+        return f"Seq({[f'{x.dtype}{list(x.shape)}' for x in self.items]})"
+
+
+def as_value(v):
+    """A node's output as the runtime keeps it: sequences and empty optionals as they are, arrays as arrays."""
+    return v if v is None or isinstance(v, Seq) else np.asarray(v)
+
+
+def flat_outputs(outputs: dict) -> dict:
+    """Outputs as named arrays (tables, .npz files): a sequence `s` as `s[0]`, `s[1]`, ...; an empty optional
+    as nothing."""
+    if all(isinstance(v, np.ndarray) for v in outputs.values()):
+        return outputs
+    flat: dict = {}
+    for name, v in outputs.items():
+        if isinstance(v, Seq):
+            flat.update({f"{name}[{k}]": x for k, x in enumerate(v.items)})
+        elif v is not None:
+            flat[name] = v
+    return flat
