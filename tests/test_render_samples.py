@@ -18,8 +18,8 @@ def test_samples_cover_every_graph_without_absolute_paths():
 
     wanted = generate(ROOT)
     for name in graph_files(ROOT):
-        stem = os.path.splitext(name)[0]
-        assert f"{stem}.txt" in wanted
+        stem = os.path.splitext(os.path.basename(name))[0]
+        assert f"{stem}.txt" in wanted and f"{stem}.report.html" in wanted, name
     for name, data in wanted.items():
         assert ROOT.encode() not in data, name
         assert os.path.expanduser("~").encode() + b"/" not in data or os.path.expanduser("~") == "/", name
