@@ -182,3 +182,21 @@ def test_a_resnet_cluster_is_estimated_faster_than_unfused_on_the_calibrated_pro
     hw = load_hardware(str(ROOT / "benchmarks/cpu_calibrated.yaml"))
     g, c, s = _stats("graphs/resnet_mini.onnx", hw)
     assert len(c.clusters) == 1 and s.clusters_detail[0].speedup_estimate > 2
+
+
+def test_the_cost_strategy_decides_with_the_calibrated_classes(tmp_path):
+    """`--strategy cost` weighs merges with the same per-class numbers as stats: where XLA's convolutions are
+    slow and native ones fast, it leaves the convolutions out; with the numbers reversed it compiles them."""
+    g = load(str(ROOT / "graphs/resnet_mini.onnx"))
+    g.dims.update(N=1)
+
+    def conv_clustered(conv: dict) -> int:
+        base = {c: numbers(0) for c in CLASSES}
+        base["conv"] = dict(numbers(0), **conv)
+        opts = ClusterOptions(strategy="cost", hardware=profile(tmp_path, base))
+        c = run_clustering(g, opts)
+        return sum(1 for j, nd in enumerate(g.nodes) if nd.op == "conv2d" and c.cluster_of[j] >= 0)
+
+    n_conv = sum(1 for nd in g.nodes if nd.op == "conv2d")
+    assert conv_clustered(dict(native_overhead=3e-4, native_flops=3e9, xla_launch=1e-6, xla_flops=1e11)) == n_conv
+    assert conv_clustered(dict(native_overhead=1e-6, native_flops=1e12, xla_launch=1e-2, xla_flops=1e6)) == 0

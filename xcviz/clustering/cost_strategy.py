@@ -14,6 +14,11 @@ result is deterministic. A merge with dT < 0 is refused ("not profitable: dT = -
 neither side is worth compiling yet, merges: a bigger cluster may pay), and at the end a
 cluster whose estimated speedup sum T_op / T(C) is <= 1 is dropped ("unprofitable (est. 0.58×)") instead of
 the minimum-size rule (an explicit --min-cluster-size still applies). Unbound symbolic dims count as 1.
+With a calibrated profile (`xcviz calibrate`, cost.classes) T_op and F(C) are the calibrated ones that
+`stats` uses: T_op = native overhead + FLOPs / native rate + bytes / native bandwidth per op class, and
+F(C) = call overhead + sum over members of (FLOPs / XLA's rate, and XLA's launch for each kernel the op
+roots in the fusion model of `stats`: library calls and reductions) + one loop kernel + D(C) / bandwidth +
+sync * |boundary(C)| (elementwise ops and data movement fuse into those kernels).
 Every decision is an Attempt (phase 3, "cost"), so explain, --steps, --animate and --compare work as for mark.
 """
 from __future__ import annotations
@@ -59,11 +64,29 @@ def _costs(graph, hw):
         graph.dims.update(saved)
     flops = np.array([k[0] or 0 for k in per_key], np.float64)[sig]  # (FLOPs, bytes moved, bytes written)
     moved = np.array([k[1] or 0 for k in per_key], np.float64)[sig]
-    time = np.maximum(flops / hw.peak_flops, moved / hw.memory_bandwidth) + hw.launch_overhead
+    cal = hw.calibrated
+    if cal:  # the calibrated per-class model of cost.stats (see the module docstring)
+        from ..cost.stats import node_class
+
+        from ..cost.fusion import K_LIB, op_kinds
+
+        names = [node_class(graph, graph.nodes[j]) for j in reps]
+        kind, weight = op_kinds([graph.nodes[j].op if graph.nodes[j].known else "" for j in reps], hw.backend)
+        roots = np.where(kind >= K_LIB, weight, 0)   # kernels each roots; loop ops fuse into them (cost.fusion)
+
+        def by_node(field: str, times=None) -> np.ndarray:
+            vals = [getattr(cal.classes[c], field) for c in names]
+            return (np.array(vals + [0.0], np.float64)[:-1] * (1 if times is None else times))[sig]
+
+        time = by_node("native_overhead") + flops / by_node("native_flops") + moved / cal.native_bandwidth
+        xla = by_node("xla_launch", roots) + flops / by_node("xla_flops")
+    else:
+        time = np.maximum(flops / hw.peak_flops, moved / hw.memory_bandwidth) + hw.launch_overhead
+        xla = np.zeros(len(time))
     edge_bytes = np.array(nbytes, np.int64)[flat.tid_of] if len(flat.tid_of) else np.zeros(0, np.int64)
     edge_shape = np.array(shapes, bool)[flat.tid_of] if len(flat.tid_of) else np.zeros(0, bool)
-    return (time.tolist(), flops.tolist(), flat.src.tolist(), flat.dst.tolist(), edge_bytes.tolist(),
-            edge_shape.tolist(), outs)
+    return (time.tolist(), flops.tolist(), xla.tolist(), flat.src.tolist(), flat.dst.tolist(),
+            edge_bytes.tolist(), edge_shape.tolist(), outs)
 
 
 class _Clusters:
@@ -73,6 +96,7 @@ class _Clusters:
         self.hw = hw
         self.unfused = [0.0] * size
         self.flops = [0.0] * size
+        self.xla = [0.0] * size      # calibrated profiles: XLA's launches and compute of the members
         self.bytes = [0] * size      # D(C): bytes over boundary edges
         self.edges = [0] * size      # |boundary(C)|
         self.link: list[dict[int, list]] = [{} for _ in range(size)]  # other id -> [edges, bytes]
@@ -88,12 +112,15 @@ class _Clusters:
             self.edges[x] += handoff
             self.bytes[x] += nbytes
 
-    def time(self, flops: float, nbytes: int, edges: int) -> float:
-        hw = self.hw
+    def time(self, flops: float, nbytes: int, edges: int, xla: float) -> float:
+        hw, cal = self.hw, self.hw.calibrated
+        if cal:
+            return cal.call_overhead + cal.classes["elementwise"].xla_launch + xla + nbytes / hw.memory_bandwidth \
+                + hw.sync_overhead * edges
         return max(flops / hw.peak_flops, nbytes / hw.memory_bandwidth) + hw.launch_overhead + hw.sync_overhead * edges
 
     def fused(self, c: int) -> float:
-        return self.time(self.flops[c], self.bytes[c], self.edges[c])
+        return self.time(self.flops[c], self.bytes[c], self.edges[c], self.xla[c])
 
     def best(self, c: int) -> float:
         """T(C): compiled as one kernel, or left to run natively op by op, whichever is faster."""
@@ -104,12 +131,13 @@ class _Clusters:
         if shape:
             return float("inf")  # shape values stay inside the cluster that reads them, as mark's phase 0 does
         merged = self.time(self.flops[a] + self.flops[b], self.bytes[a] + self.bytes[b] - 2 * nb,
-                           self.edges[a] + self.edges[b] - 2 * k)
+                           self.edges[a] + self.edges[b] - 2 * k, self.xla[a] + self.xla[b])
         return self.best(a) + self.best(b) - min(merged, self.unfused[a] + self.unfused[b])
 
     def merge(self, keep: int, gone: int) -> None:
         self.unfused[keep] += self.unfused[gone]
         self.flops[keep] += self.flops[gone]
+        self.xla[keep] += self.xla[gone]
         between = self.link[keep].pop(gone, [0, 0, 0])
         self.link[gone].pop(keep, None)
         self.edges[keep] += self.edges[gone] - 2 * between[0]
@@ -129,7 +157,7 @@ def cost_clustering(graph, cands: Candidates, opts: ClusterOptions) -> Clusterin
     nodes = graph.nodes
     n, n_in = len(nodes), len(graph.inputs)
     base = 2 + n_in
-    time, flops, src, dst, ebytes, eshape, out_bytes = _costs(graph, hw)
+    time, flops, xla, src, dst, ebytes, eshape, out_bytes = _costs(graph, hw)
     gc = GraphCycles(base + n)
     gc.insert_edge(SOURCE, SINK)
     st = _Clusters(hw, base + n)
@@ -153,7 +181,7 @@ def cost_clustering(graph, cands: Candidates, opts: ClusterOptions) -> Clusterin
         if not linked[1][v]:
             gc.insert_edge(v, SINK)
     for j in range(n):
-        st.unfused[base + j], st.flops[base + j] = time[j], flops[j]
+        st.unfused[base + j], st.flops[base + j], st.xla[base + j] = time[j], flops[j], xla[j]
 
     ok, device = cands.ok, [None] * base + list(cands.device)
     scope = [None] * base + [nd.scope for nd in nodes]

@@ -32,7 +32,7 @@ def _compute_stats(graph: Graph, clustering, hw: Hardware) -> Stats:
     key_costs = costs_per_key(graph, flat, reps)
 
     cal = hw.calibrated
-    key_names = [_class_of(graph, nodes[j]) for j in reps] if cal else []
+    key_names = [node_class(graph, nodes[j]) for j in reps] if cal else []
     key_class = [cal.classes[c] for c in key_names] if cal else []
 
     def t_op(k: int, flops, nbytes) -> float | None:
@@ -145,7 +145,8 @@ def _compute_stats(graph: Graph, clustering, hw: Hardware) -> Stats:
         clusters_detail=LazyList(nc, detail.make), edges=LazyList(n_edges, edges.edge))
 
 
-def _class_of(graph: Graph, node) -> str:
+def node_class(graph: Graph, node) -> str:
+    """The op class (cost.classes) a node is costed with."""
     if not node.known:
         return "elementwise"
     weight = graph.tensor_type(node.inputs[1]).shape if node.op in CONVS and len(node.inputs) > 1 and node.inputs[1] \
