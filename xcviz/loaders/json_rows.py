@@ -9,19 +9,23 @@ take this same path.
 """
 from __future__ import annotations
 
-from itertools import chain, repeat
+from itertools import chain, count, repeat
 from operator import attrgetter, is_
-from typing import Annotated, Any, Union
+from typing import Annotated, Any, Literal, Union
 
 import msgspec
+import numpy as np
 from msgspec import UNSET, UnsetType
 
 from ..errors import XcvizError
-from ..ir import Graph, Node, positions_by_name, short
+from ..ir import DTYPE_ALIASES, DTYPE_SIZES, Graph, Node, positions_by_name, short
 from .parse import parsed_keys
 from .schema import GRAPH_KEYS, _check_attr, _declared_type, _plain_attrs, _where, graph_header, graph_tail
 
 _Name = Annotated[str, msgspec.Meta(min_length=1)]
+# dtypes as msgspec Literals: decoded into one shared string object per spelling, so that the types below
+# are keyed by identity-cached hashes (another spelling, e.g. "Float32", goes the generic way)
+_DType = Literal[tuple(sorted({*DTYPE_SIZES, *DTYPE_ALIASES}))]  # type: ignore[valid-type]
 _Refs = Union[tuple[str, ...], None, UnsetType]
 _Opt = Union[str, None, UnsetType]
 
@@ -39,7 +43,7 @@ class _Row(msgspec.Struct, forbid_unknown_fields=True, gc=False):
     scope: _Opt = UNSET
     doc: _Opt = UNSET
     shape: Union[tuple[Union[int, str], ...], None, UnsetType] = UNSET
-    dtype: _Opt = UNSET
+    dtype: Union[_DType, None, UnsetType] = UNSET
 
 
 class _Doc(msgspec.Struct, forbid_unknown_fields=True, gc=False):
@@ -139,17 +143,24 @@ def _declared(shapes: list, dtypes: list, n: int) -> list | None:
     lists are only read. None if one needs the generic path's checks (and message)."""
     if _held(shapes) == 0 and _held(dtypes) == 0:
         return [[]] * n
-    keys = list(zip(shapes, dtypes))
-    types = dict.fromkeys(keys)
+    # integer codes per column (one hash per shape; the dtypes are shared Literal strings), then per pair
+    shape_ids: dict = {}
+    sid = np.array(list(map(shape_ids.setdefault, shapes, count())), np.int64)
+    dtype_ids: dict = {}
+    did = np.array(list(map(dtype_ids.setdefault, dtypes, count())), np.int64)
+    pairs, inverse = np.unique(sid * n + did, return_inverse=True)
+    shape_of = {i: s for s, i in shape_ids.items()}
+    dtype_of = {i: d for d, i in dtype_ids.items()}
     same: dict = {}
-    for key in types:
-        shape, dtype = key
+    lists = []
+    for code in pairs.tolist():
+        shape, dtype = shape_of[code // n], dtype_of[code % n]
         if shape is UNSET and dtype is UNSET:
-            types[key] = []
+            lists.append([])
             continue
-        # (bool is not int to msgspec, so the key tells apart what `==` does not: True, 1 and 1.0)
+        # (bool is not int to msgspec, so a shape tells apart what `==` does not: True, 1 and 1.0)
         t = _declared_type(None if shape is UNSET else list(shape), None if dtype is UNSET else dtype, same.setdefault)
         if t is False:
             return None
-        types[key] = [t]
-    return list(map(types.__getitem__, keys))
+        lists.append([t])
+    return list(map(lists.__getitem__, inverse.tolist()))
