@@ -125,10 +125,12 @@ def _load(path: str, allow_unknown: bool, dims, max_file_bytes: int, max_nodes: 
 
             fast = json_rows.read(data, path, max_nodes, max_depth)
             if fast is not None:
+                del data  # (its memory serves the checks)
                 try:
                     return _checked(fast[0], max_nodes, allow_unknown, False, dims, max_elements, fast[1])
                 except XcvizError:  # (rare) read again the generic way, which says where in the file
                     fast = None
+                    data = _read(path, max_file_bytes)
         text = _decode(data, path)
         from . import parse, schema
 

@@ -65,12 +65,16 @@ def read(data: bytes, source: str, max_nodes: int | None, max_depth: int) -> tup
     """(graph, flat for build.finalize) from a JSON file's bytes, or None: read it the generic way."""
     if b"\\" in data:  # (escapes: the key count below needs every '"' to delimit a string)
         return None
+    # the keys the text names (counted before decoding: the blank-free copy is gone before the rows come)
+    text_keys = data.translate(None, b" \t\r\n").count(b'":')
     try:
         doc = _DECODER.decode(data)
     except (msgspec.MsgspecError, RecursionError):  # wrong types, unknown keys, bad UTF-8, a BOM, ...
         return None
+    # fields the text never names are absent from every row (no pass over the rows for them)
+    named = {f for f in _Row.__struct_fields__ if b'"%s"' % f.encode() in data}
     try:
-        return _graph(doc, data, source, max_nodes, max_depth)
+        return _graph(doc, text_keys, named, source, max_nodes, max_depth)
     except XcvizError:  # the generic path finds the same error, and says it the usual way (with its line)
         return None
 
@@ -80,7 +84,7 @@ def _held(col) -> int:
     return len(col) - sum(map(is_, col, repeat(UNSET)))
 
 
-def _graph(doc: _Doc, data: bytes, source: str, max_nodes: int | None, max_depth: int):
+def _graph(doc: _Doc, text_keys: int, named: set, source: str, max_nodes: int | None, max_depth: int):
     rows = doc.nodes
     n = len(rows)
     top = {k: getattr(doc, k) for k in GRAPH_KEYS if k != "nodes" and getattr(doc, k) is not UNSET}
@@ -88,7 +92,7 @@ def _graph(doc: _Doc, data: bytes, source: str, max_nodes: int | None, max_depth
     name, inputs = graph_header(top, source, max_nodes)
     # the rows as columns, one field at a time at C speed (faster than one pass transposed by zip)
     names, ops, ins, ctl, attrs, device, compile_, scope, docs, shapes, dtypes = (
-        list(map(attrgetter(f), rows)) for f in _Row.__struct_fields__)
+        list(map(attrgetter(f), rows)) if f in named else [UNSET] * n for f in _Row.__struct_fields__)
     del rows, doc, top["nodes"]
     rare = (ctl, device, compile_, scope, docs)
     absent = [c.count(UNSET) for c in rare]  # (mostly UNSET: identity hits)
@@ -107,7 +111,7 @@ def _graph(doc: _Doc, data: bytes, source: str, max_nodes: int | None, max_depth
             _check_attr(k, v, where, max_depth)
     # every key the text names is in the rows: none was repeated (msgspec keeps the last of repeated keys)
     keys += len(top) + 1 + sum(map(parsed_keys, top.values()))
-    if keys != data.translate(None, b" \t\r\n").count(b'":'):
+    if keys != text_keys:
         return None
     outs = _declared(shapes, dtypes, n)
     if outs is None:
