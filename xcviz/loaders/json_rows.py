@@ -73,8 +73,10 @@ def read(data: bytes, source: str, max_nodes: int | None, max_depth: int) -> tup
         return None
     # fields the text never names are absent from every row (no pass over the rows for them)
     named = {f for f in _Row.__struct_fields__ if b'"%s"' % f.encode() in data}
+    box = [doc]  # (_graph takes the only reference: the rows are freed as soon as their columns are read)
+    del doc
     try:
-        return _graph(doc, text_keys, named, source, max_nodes, max_depth)
+        return _graph(box, text_keys, named, source, max_nodes, max_depth)
     except XcvizError:  # the generic path finds the same error, and says it the usual way (with its line)
         return None
 
@@ -84,7 +86,8 @@ def _held(col) -> int:
     return len(col) - sum(map(is_, col, repeat(UNSET)))
 
 
-def _graph(doc: _Doc, text_keys: int, named: set, source: str, max_nodes: int | None, max_depth: int):
+def _graph(box: list, text_keys: int, named: set, source: str, max_nodes: int | None, max_depth: int):
+    doc = box.pop()
     rows = doc.nodes
     n = len(rows)
     top = {k: getattr(doc, k) for k in GRAPH_KEYS if k != "nodes" and getattr(doc, k) is not UNSET}
