@@ -25,17 +25,21 @@ class NodeColumns:
     `src[k]` is the position of what `refs[k]` names: a node (its output 0), n + i for graph input i, or
     -1 for anything else (an empty optional input, a ':k' output, an undefined name). `op` and `known`
     follow the nodes' (see read_ops). `flat`: what a loader gathered on its way through the nodes
-    (refs, src, lens, op types, the nodes with more than name, op and inputs), which saves reading them."""
+    (refs, src, lens, op types, the nodes with more than name, op and inputs, and optionally the columns
+    attrs, declared outputs and control inputs), which saves reading them."""
 
     def __init__(self, graph: "Graph", flat: tuple | None = None) -> None:
         nodes = graph.nodes
         self._src_array = self._lens_array = None
         if flat is not None:
-            self.refs, self.src, self.lens, op_types, special = flat
+            self.refs, self.src, self.lens, op_types, special = flat[:5]
             # nodes outside `special` are just name, op and inputs: every other field is its default
             n = len(nodes)
             self.op_type, self.op = op_types, list(op_types)
             self.note, self.known = [None] * n, [True] * n
+            if len(flat) > 5:  # the loader built the nodes from these columns
+                self.attrs, self.declared, self.control = flat[5]
+                return
             if 2 * len(special) > n:  # (a typed graph: every node declares its type) read them all at C speed
                 self.attrs, self.declared, self.control = (list(map(attrgetter(f), nodes))
                                                            for f in ("attrs", "outputs", "control_inputs"))

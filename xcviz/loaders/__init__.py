@@ -120,6 +120,17 @@ def _load(path: str, allow_unknown: bool, dims, max_file_bytes: int, max_nodes: 
         model = read_onnx_bytes(data, path, os.path.dirname(os.path.abspath(path)))
         graph, onnx_model = graph_from_model(model, path), True
     else:
+        if fmt == "json":
+            from . import json_rows
+
+            fast = json_rows.read(data, path, max_nodes, max_depth)
+            if fast is not None:
+                del data  # (its memory serves the checks)
+                try:
+                    return _checked(fast[0], max_nodes, allow_unknown, False, dims, max_elements, fast[1])
+                except XcvizError:  # (rare) read again the generic way, which says where in the file
+                    fast = None
+                    data = _read(path, max_file_bytes)
         text = _decode(data, path)
         from . import parse, schema
 

@@ -324,6 +324,18 @@ def read_mapping(data: Any, source: str, max_nodes: int | None, max_depth: int,
     if unknown:
         raise XcvizError(f"unknown top-level key(s) {', '.join(sorted(map(str, unknown)))}", where=source,
                          hint="allowed: " + ", ".join(sorted(GRAPH_KEYS)))
+    name, inputs = graph_header(data, source, max_nodes)
+    nodes_data = data["nodes"]
+    nodes, index, flat, node_keys = _each_node(nodes_data, source, max_depth, inputs)
+    if keys is not None and keys != len(data) + node_keys + sum(parsed_keys(v) for k, v in data.items() if k != "nodes"):
+        raise XcvizError("duplicate key", where=source, hint="each key may appear once per object")
+    outputs, dims = graph_tail(data, source)
+    return Graph(name=name, inputs=inputs, nodes=nodes, outputs=outputs, source=source, dims=dims,
+                 _index=index), flat
+
+
+def graph_header(data: dict, source: str, max_nodes: int | None) -> tuple[str, list[Value]]:
+    """The graph's name and inputs, checked (and `nodes` checked to be a list within max_nodes)."""
     name = data.get("name") or (source.rsplit("/", 1)[-1].split(".")[0] if source else "graph")
     if not isinstance(name, str):
         raise XcvizError("graph `name` must be a string", where=source, hint="quote it: name: \"my_model\"")
@@ -356,13 +368,14 @@ def read_mapping(data: Any, source: str, max_nodes: int | None, max_depth: int,
             raise XcvizError("`param` must be true or false", where=where, hint="param: true marks a weight")
         inputs.append(Value(item["name"], TensorType(_shape(item.get("shape"), where), _dtype(item.get("dtype"), where)),
                             param=item.get("param", False)))
-    nodes, index, flat, node_keys = _each_node(nodes_data, source, max_depth, inputs)
-    if keys is not None and keys != len(data) + node_keys + sum(parsed_keys(v) for k, v in data.items() if k != "nodes"):
-        raise XcvizError("duplicate key", where=source, hint="each key may appear once per object")
+    return name, inputs
+
+
+def graph_tail(data: dict, source: str) -> tuple[list[str], dict]:
+    """The graph's outputs and dims, checked."""
     outputs = _str_list(data.get("outputs"), "outputs", _where(source, "outputs"))
     dims = data.get("dims") or {}
     if not isinstance(dims, dict) or not all(isinstance(k, str) and isinstance(v, int) and not isinstance(v, bool) and v >= 0 for k, v in dims.items()):
         raise XcvizError("`dims` must map symbolic names to non-negative integers", where=_where(source, "dims"),
                          hint="dims: {batch: 8}")
-    return Graph(name=name, inputs=inputs, nodes=nodes, outputs=list(outputs), source=source, dims=dict(dims),
-                 _index=index), flat
+    return list(outputs), dict(dims)

@@ -10,7 +10,7 @@ the value ops of values.py) are worked out only when a rule asks for them. Same 
 """
 from __future__ import annotations
 
-from itertools import compress, repeat
+from itertools import repeat
 from operator import itemgetter
 
 import numpy as np
@@ -29,7 +29,8 @@ MAX_INPUTS = 8  # inputs of a key the kernel compares; nodes with more go throug
 # Python loop takes ~6 µs a node: below this size the loop finishes first (and a background process fills
 # the cache for the next run).
 COLD_MIN_NODES = 4_000_000
-_announced = False  # the cache was checked in this process (and a line shown if it was cold)
+_announced = False
+_UNSEEN = object()  # the cache was checked in this process (and a line shown if it was cold)
 
 
 @njit(cache=True)
@@ -104,25 +105,26 @@ def _walk(start, n, static, off, src, tid, rid, res_tid0, res_readc, ccap, keys,
     return n
 
 
-def _several(outs: list) -> bool:
-    return len(outs) > 1
-
-
-def _declared_static(static: np.ndarray, attrs_l: list, outs_l: list) -> None:
+def _declared_static(static: np.ndarray, attrs_l: list, outs_l: list) -> np.ndarray:
     """Static ids of the nodes that declare one output type and have no attributes (every node of an
     exported model), at C speed: (op, output count) and the declared type, compared by value as the
-    Python loop's key does (equal types may be distinct objects). Such ids are at or above 2^41."""
+    Python loop's key does (equal types may be distinct objects). Such ids are at or above 2^41.
+    Returns the positions of the other nodes that have attributes or declare several outputs (their
+    ids are made in Python)."""
     n = len(outs_l)
-    one = np.flatnonzero((np.fromiter(map(len, outs_l), np.int64, n) == 1)
-                         & ~np.fromiter(map(bool, attrs_l), np.bool_, n))
+    n_outs = np.fromiter(map(len, outs_l), np.int64, n)
+    has_attrs = np.fromiter(map(bool, attrs_l), np.bool_, n)
+    rest = np.flatnonzero(has_attrs | (n_outs > 1))
+    one = np.flatnonzero((n_outs == 1) & ~has_attrs)
     if not len(one):
-        return
+        return rest
     picked = list(map(itemgetter(0), map(outs_l.__getitem__, one.tolist())))
     _, first, inverse = np.unique(np.fromiter(map(id, picked), np.int64, len(picked)), return_index=True,
                                   return_inverse=True)
     by_value: dict = {}
     codes = np.array([by_value.setdefault(picked[k], len(by_value)) for k in first.tolist()], np.int64)
     static[one] = (2 << 40) + static[one] * len(by_value) + codes[inverse]
+    return rest
 
 
 def cached() -> bool:
@@ -196,10 +198,28 @@ def _infer(graph: Graph, counts: list[int], refs: NodeColumns) -> tuple[np.ndarr
     static = opc * 8192 + counts_a  # counts are at most 4096
     attrs_l = refs.attrs
     outs_l = refs.declared
-    _declared_static(static, attrs_l, outs_l)
+    rest = _declared_static(static, attrs_l, outs_l)
     code: dict = {}
-    for i in sorted(set(compress(range(n), attrs_l)).union(compress(range(n), map(_several, outs_l)))):
-        akey = attrs_key(attrs_l[i]) if attrs_l[i] else ()
+    # attribute dicts by their items and value types (most repeat a few values): attrs_key once per
+    # distinct one (the types keep 1, 1.0 and True apart); a zero goes to attrs_key, which keeps -0.0
+    # apart from 0.0 (== does not)
+    akeys: dict = {}
+    for i in rest.tolist():
+        a = attrs_l[i]
+        if a:
+            kinds = tuple(map(type, a.values()))
+            if float in kinds and 0.0 in a.values():
+                akey = attrs_key(a)
+            else:
+                try:
+                    items = (tuple(a.items()), kinds)
+                    akey = akeys.get(items, _UNSEEN)
+                    if akey is _UNSEEN:
+                        akey = akeys[items] = attrs_key(a)
+                except TypeError:  # a container value: not hashable
+                    akey = None
+        else:
+            akey = ()
         static[i] = -1 if akey is None else (1 << 40) + code.setdefault((ops[i], counts[i], akey, tuple(outs_l[i])), len(code))
     static[lens > MAX_INPUTS] = -1
     if False in known:

@@ -1,0 +1,173 @@
+"""The JSON fast path: a graph file decoded by msgspec straight into typed rows, and the nodes built from columns.
+
+msgspec checks every node's keys and value types in C while it decodes (no dict per node, ~half the
+memory of the generic document); what is left is done per column at C speed (map/zip), not per node.
+This path only ever accepts: on any doubt (a type msgspec refuses, an unusual key, a repeated key, a
+check that fails) it returns None and the loader reads the file the generic way, which gives exactly the
+usual result or error message (schema.read_mapping). Graphs with and without declared `shape`/`dtype`
+take this same path.
+"""
+from __future__ import annotations
+
+from itertools import chain, count, repeat
+from operator import attrgetter, is_
+from typing import Annotated, Any, Literal, Union
+
+import msgspec
+import numpy as np
+from msgspec import UNSET, UnsetType
+
+from ..errors import XcvizError
+from ..ir import DTYPE_ALIASES, DTYPE_SIZES, Graph, Node, positions_by_name, short
+from .parse import parsed_keys
+from .schema import GRAPH_KEYS, _check_attr, _declared_type, _plain_attrs, _where, graph_header, graph_tail
+
+_Name = Annotated[str, msgspec.Meta(min_length=1)]
+# dtypes as msgspec Literals: decoded into one shared string object per spelling, so that the types below
+# are keyed by identity-cached hashes (another spelling, e.g. "Float32", goes the generic way)
+_DType = Literal[tuple(sorted({*DTYPE_SIZES, *DTYPE_ALIASES}))]  # type: ignore[valid-type]
+_Refs = Union[tuple[str, ...], None, UnsetType]
+_Opt = Union[str, None, UnsetType]
+
+
+class _Row(msgspec.Struct, forbid_unknown_fields=True, gc=False):
+    """One node as the schema allows it on the fast path (`outputs`/`num_outputs`: the generic path)."""
+
+    name: _Name
+    op: _Name
+    inputs: _Refs = UNSET
+    control_inputs: _Refs = UNSET
+    attrs: Union[dict[str, Any], None, UnsetType] = UNSET
+    device: _Opt = UNSET
+    compile: Union[bool, None, UnsetType] = UNSET
+    scope: _Opt = UNSET
+    doc: _Opt = UNSET
+    shape: Union[tuple[Union[int, str], ...], None, UnsetType] = UNSET
+    dtype: Union[_DType, None, UnsetType] = UNSET
+
+
+class _Doc(msgspec.Struct, forbid_unknown_fields=True, gc=False):
+    nodes: list[_Row]
+    name: Any = UNSET
+    inputs: Any = UNSET
+    outputs: Any = UNSET
+    doc: Any = UNSET
+    dims: Any = UNSET
+    schema_version: Any = UNSET
+    description: Any = UNSET
+
+
+assert set(_Doc.__struct_fields__) == GRAPH_KEYS
+_DECODER = msgspec.json.Decoder(_Doc)
+
+
+def read(data: bytes, source: str, max_nodes: int | None, max_depth: int) -> tuple[Graph, tuple] | None:
+    """(graph, flat for build.finalize) from a JSON file's bytes, or None: read it the generic way."""
+    if b"\\" in data:  # (escapes: the key count below needs every '"' to delimit a string)
+        return None
+    # the keys the text names (counted before decoding: the blank-free copy is gone before the rows come)
+    text_keys = data.translate(None, b" \t\r\n").count(b'":')
+    try:
+        doc = _DECODER.decode(data)
+    except (msgspec.MsgspecError, RecursionError):  # wrong types, unknown keys, bad UTF-8, a BOM, ...
+        return None
+    # fields the text never names are absent from every row (no pass over the rows for them)
+    named = {f for f in _Row.__struct_fields__ if b'"%s"' % f.encode() in data}
+    box = [doc]  # (_graph takes the only reference: the rows are freed as soon as their columns are read)
+    del doc
+    try:
+        return _graph(box, text_keys, named, source, max_nodes, max_depth)
+    except XcvizError:  # the generic path finds the same error, and says it the usual way (with its line)
+        return None
+
+
+def _held(col) -> int:
+    """How many rows hold a field (compared by identity: `==` against UNSET is slow on strings)."""
+    return len(col) - sum(map(is_, col, repeat(UNSET)))
+
+
+def _graph(box: list, text_keys: int, named: set, source: str, max_nodes: int | None, max_depth: int):
+    doc = box.pop()
+    rows = doc.nodes
+    n = len(rows)
+    top = {k: getattr(doc, k) for k in GRAPH_KEYS if k != "nodes" and getattr(doc, k) is not UNSET}
+    top["nodes"] = rows
+    name, inputs = graph_header(top, source, max_nodes)
+    # the rows as columns, one field at a time at C speed (faster than one pass transposed by zip)
+    names, ops, ins, ctl, attrs, device, compile_, scope, docs, shapes, dtypes = (
+        list(map(attrgetter(f), rows)) if f in named else [UNSET] * n for f in _Row.__struct_fields__)
+    del rows, doc, top["nodes"]
+    rare = (ctl, device, compile_, scope, docs)
+    absent = [c.count(UNSET) for c in rare]  # (mostly UNSET: identity hits)
+    ins_absent, ins_none = (sum(map(is_, ins, repeat(v))) for v in (UNSET, None))
+    keys = 2 * n + n - ins_absent + _held(attrs) + _held(shapes) + _held(dtypes) + sum(n - k for k in absent)
+    nested = []  # nodes whose attributes hold lists or mappings: checked as the generic path's _node does
+    for i in [i for i, a in enumerate(attrs) if a]:
+        a = attrs[i]
+        if _plain_attrs(a):
+            keys += len(a)
+            continue
+        nested.append(i)
+        keys += parsed_keys(a)
+        where = _where(source, f"node {short(names[i])}")
+        for k, v in a.items():
+            _check_attr(k, v, where, max_depth)
+    # every key the text names is in the rows: none was repeated (msgspec keeps the last of repeated keys)
+    keys += len(top) + 1 + sum(map(parsed_keys, top.values()))
+    if keys != text_keys:
+        return None
+    outs = _declared(shapes, dtypes, n)
+    if outs is None:
+        return None
+    del shapes, dtypes
+    ops = list(map({}.setdefault, ops, ops))  # one string object per op name: later look-ups hit by identity
+    if ins_absent or ins_none:
+        ins = [t if t else () for t in ins]
+    attrs = [a if a else {} for a in attrs]  # (each node its own dict, as Node's default)
+    ctl = repeat((), n) if absent[0] == n else [t if t else () for t in ctl]
+    opt = [repeat(None, n) if k == n else [None if v is UNSET else v for v in c]
+           for c, k in zip((device, compile_, scope), absent[1:4])]
+    nodes = list(map(Node, names, ops, ops, ins, ctl, attrs, *opt, outs))
+    for i in nested:  # (as the generic path's _node leaves them)
+        nodes[i].where = _where(source, f"node {short(names[i])}")
+    ids = dict(zip(names, range(n)))
+    if len(ids) != n:  # a repeated name: the generic path's checks say where
+        return None
+    outputs, dims = graph_tail(top, source)
+    graph = Graph(name=name, inputs=inputs, nodes=nodes, outputs=outputs, source=source, dims=dims, _index=ids)
+    if ":" in "".join(names):  # build works those out the careful way
+        return graph, None
+    refs = list(chain.from_iterable(ins))
+    src = positions_by_name(ids, n, inputs, refs)
+    ctl = list(ctl) if absent[0] != n else [()] * n
+    # (the columns NodeColumns would read from the nodes: it takes them from here)
+    return graph, (refs, src, list(map(len, ins)), ops, None, (attrs, outs, ctl))
+
+
+def _declared(shapes: list, dtypes: list, n: int) -> list | None:
+    """Each node's declared outputs ([type] or []), one list object per distinct (shape, dtype): shape
+    inference gives every node a list of its own (it sets every node's outputs), and until then the
+    lists are only read. None if one needs the generic path's checks (and message)."""
+    if _held(shapes) == 0 and _held(dtypes) == 0:
+        return [[]] * n
+    # integer codes per column (one hash per shape; the dtypes are shared Literal strings), then per pair
+    shape_ids: dict = {}
+    sid = np.array(list(map(shape_ids.setdefault, shapes, count())), np.int64)
+    dtype_ids: dict = {}
+    did = np.array(list(map(dtype_ids.setdefault, dtypes, count())), np.int64)
+    pairs, inverse = np.unique(sid * n + did, return_inverse=True)
+    shape_of = {i: s for s, i in shape_ids.items()}
+    dtype_of = {i: d for d, i in dtype_ids.items()}
+    same: dict = {}
+    lists = []
+    for code in pairs.tolist():
+        shape, dtype = shape_of[code // n], dtype_of[code % n]
+        if shape is UNSET and dtype is UNSET:
+            lists.append([])
+            continue
+        # (bool is not int to msgspec, so a shape tells apart what `==` does not: True, 1 and 1.0)
+        t = _declared_type(None if shape is UNSET else list(shape), None if dtype is UNSET else dtype, same.setdefault)
+        if t is False:
+            return None
+        lists.append([t])
+    return list(map(lists.__getitem__, inverse.tolist()))
