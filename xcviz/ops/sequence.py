@@ -15,12 +15,10 @@ from ..ir import TensorType
 from ..ir.containers import OptionalType, SequenceType
 from .arrays import Unsupported, ints, np_dtype, present
 from .registry import op
+from .xla_support import OPTIONAL_WHY, SEQUENCE_WHY as WHY
 from .values import Seq
 from .rules import Ctx, from_file
 
-WHY = ("sequence values have a data-dependent length; XLA needs static shapes (tf2xla's TensorList kernels need "
-       "a fixed maximum length, and none inserts or erases at a position)")
-OPTIONAL_WHY = "an optional may be empty at run time; tf2xla registers no kernel for TensorFlow's Optional ops"
 native = dict(devices=frozenset(), jax_ok=False)
 
 

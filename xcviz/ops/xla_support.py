@@ -62,6 +62,12 @@ _RNG = ("TF rule: stateful RNG", "stateful random op: auto-clustering refuses st
 _WHERE = ("xcviz rule: data-dependent shape", "data-dependent output shape: XLA compiles it as Where "
           "(tf2xla: Where) with a bounded dynamic shape, which xcviz's JAX lowering cannot express")
 _STRING = ("XLA: string tensors", "string tensors: XLA has no string type")
+# ONNX sequences and optionals (ops/sequence.py)
+SEQUENCE_WHY = ("sequence values have a data-dependent length; XLA needs static shapes (tf2xla's TensorList "
+                "kernels need a fixed maximum length, and none inserts or erases at a position)")
+OPTIONAL_WHY = "an optional may be empty at run time; tf2xla registers no kernel for TensorFlow's Optional ops"
+_SEQ = ("XLA: variable-length sequence", SEQUENCE_WHY)
+_OPT = ("XLA: no Optional kernels", OPTIONAL_WHY)
 REFUSED: dict[str, tuple[str, str]] = {
     "assert": ("TF rule: Assert/CheckNumerics", "Assert and CheckNumerics are kept out of auto-clustering "
                "(IsAssertOrCheckNumerics; elide_assert_and_checknumerics is false on CPU/GPU)"),
@@ -77,6 +83,10 @@ REFUSED: dict[str, tuple[str, str]] = {
     "print": ("XLA: host side effect", "host side effect: no XLA kernel for Print/PrintV2"),
     "py_func": ("XLA: Python callback", "Python callback: runs in the host interpreter, opaque to XLA"),
     "string_normalizer": _STRING, "string_split": _STRING,
+    **{name: _SEQ for name in ("concat_from_sequence", "sequence_at", "sequence_construct", "sequence_empty",
+                               "sequence_erase", "sequence_insert", "sequence_length", "sequence_map",
+                               "split_to_sequence")},
+    **{name: _OPT for name in ("optional", "optional_get_element", "optional_has_element")},
 }
 
 def kernels(name: str) -> list[tuple[str, str | None]]:
