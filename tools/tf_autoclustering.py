@@ -70,7 +70,7 @@ def build(feeds: dict) -> list:
     out += [R.ArgMax(input=m, dimension=0), R.ArgMin(input=m, dimension=0), R.Cast(x=m, DstT=tf.int32),
             R.ClipByValue(t=m, clip_value_min=0.2, clip_value_max=0.5), R.ConcatV2(values=[m, m], axis=0),
             R.Fill(dims=tf.stack([n, n]), value=1.0) * 2.0, R.Range(start=0, limit=n, delta=1),
-            R.Cumsum(x=m, axis=0), R.Einsum(inputs=[m, m], equation="ij,jk->ik"),
+            R.Cumsum(x=m, axis=0), R.Cumprod(x=m, axis=0), R.Einsum(inputs=[m, m], equation="ij,jk->ik"),
             R.BroadcastTo(input=v, shape=[2, 8]), R.Reshape(tensor=m, shape=[16]), R.Rank(input=m), R.Shape(input=m),
             R.Size(input=m), R.GatherV2(params=m, indices=idx[:, 0], axis=0), R.GatherNd(params=m, indices=idx),
             R.MatMul(a=m, b=m), R.BatchMatMulV2(x=x, y=tf.transpose(x, [0, 1, 3, 2])),

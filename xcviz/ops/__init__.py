@@ -3,6 +3,7 @@ from . import (  # noqa: F401  (registration side effects)
     control, conv, elementwise, fallback, indexing, layout, linalg, norm, quant, reduce, resample, rnn, scatter,
     sequence, source, tf_control, tf_math, tf_nn, tf_ops, tf_shape,
 )
+from . import extra_reduce  # noqa: F401,E402  (more reductions and normalisations)
 from . import aten, aten_layout, aten_rnn, aten_table  # noqa: F401,E402  (PyTorch-only entries and the aten op table)
 from .arrays import Unsupported  # noqa: F401
 from .registry import (  # noqa: F401

@@ -53,6 +53,12 @@ TF_EQUIV: dict[str, str] = {
     "tanh": "Tanh", "thresholded_relu": "Greater SelectV2", "tile": "Tile", "topk": "TopKV2",
     "torch_linear": "MatMul BiasAdd", "transpose": "Transpose", "trilu": "MatrixBandPart",
     "unsqueeze": "ExpandDims", "where": "SelectV2", "xor": "LogicalAnd LogicalOr LogicalNot",
+    "reduce_sum_square": "Mul Sum", "reduce_l1": "Abs Sum", "reduce_l2": "Mul Sum Sqrt",
+    "reduce_log_sum": "Sum Log", "reduce_log_sum_exp": "Max Sub Exp Sum Log AddV2", "cumprod": "Cumprod",
+    "lp_normalization": "Abs Mul Sum Sqrt RealDiv SelectV2",
+    "mean_variance_normalization": "Mean Mul Sub Sqrt AddV2 RealDiv",
+    "rms_normalization": "Cast Mul Mean AddV2 Rsqrt", "lp_pool": "Abs Pow PadV2 AvgPool Mul Sqrt",
+    "group_normalization": "Cast Reshape Mean SquaredDifference Rsqrt Mul AddV2",
 }
 
 # canonical op -> (source: who refuses it, in short; why, in full): "TF rule" is TF's auto-clustering, "XLA" has
