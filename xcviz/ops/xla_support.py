@@ -53,6 +53,10 @@ TF_EQUIV: dict[str, str] = {
     "tanh": "Tanh", "thresholded_relu": "Greater SelectV2", "tile": "Tile", "topk": "TopKV2",
     "torch_linear": "MatMul BiasAdd", "transpose": "Transpose", "trilu": "MatrixBandPart",
     "unsqueeze": "ExpandDims", "where": "SelectV2", "xor": "LogicalAnd LogicalOr LogicalNot",
+    "bitwise_and": "BitwiseAnd", "bitwise_or": "BitwiseOr", "bitwise_xor": "BitwiseXor", "bitwise_not": "Invert",
+    "bit_shift": "LeftShift RightShift SelectV2", "celu": "RealDiv Elu Mul", "mish": "Softplus Tanh Mul",
+    "shrink": "Less Greater AddV2 Sub SelectV2", "prelu": "Greater Mul SelectV2", "eye_like": "MatrixDiagV3",
+    "cast_like": "Cast", "space_to_depth": "SpaceToDepth",
 }
 
 # canonical op -> (source: who refuses it, in short; why, in full): "TF rule" is TF's auto-clustering, "XLA" has
