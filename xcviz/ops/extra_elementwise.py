@@ -91,7 +91,11 @@ def shrink(xp, a, x):
 
 def prelu(xp, a, x, slope):
     """max(0, x) + slope * min(0, x), the slope broadcast to x one way only (ONNX unidirectional broadcasting)."""
-    if np.broadcast_shapes(tuple(x.shape), tuple(slope.shape)) != tuple(x.shape):
+    try:
+        fits = np.broadcast_shapes(tuple(x.shape), tuple(slope.shape)) == tuple(x.shape)
+    except ValueError:
+        fits = False
+    if not fits:
         raise Unsupported(f"PRelu slope of shape {tuple(slope.shape)} does not broadcast to X {tuple(x.shape)}")
     return xp.where(x > lit(x, 0), x, x * slope.astype(x.dtype))
 
