@@ -106,6 +106,10 @@ def build(feeds: dict) -> list:
             # int32 Conv2D: ConvInteger/QLinearConv's lowering
             R.Conv2D(input=i, filter=tf.ones([3, 3, 3, 4], tf.int32), strides=[1, 1, 1, 1], padding="SAME"),
             R.MatMul(a=i[0, 0], b=tf.transpose(i[0, 0])),
+            # ops_B (bitwise, shifts, EyeLike, SpaceToDepth)
+            R.BitwiseAnd(x=i, y=i + 1), R.BitwiseOr(x=i, y=i + 1), R.BitwiseXor(x=i, y=i + 1), R.Invert(x=i),
+            R.LeftShift(x=i, y=i), R.RightShift(x=i, y=i), R.SpaceToDepth(input=x, block_size=2),
+            R.MatrixDiagV3(diagonal=v[:4], k=1, num_rows=4, num_cols=5, padding_value=0.0),
             # refused by xcviz: what TF does with them
             R.Unique(x=v)[0], R.Where(condition=b), R.RandomUniform(shape=[4], dtype=tf.float32),
             R.NonMaxSuppressionV4(boxes=boxes, scores=scores, max_output_size=2, iou_threshold=0.5,

@@ -5,6 +5,7 @@ from . import (  # noqa: F401  (registration side effects)
 )
 from . import extra_reduce  # noqa: F401,E402  (more reductions and normalisations)
 from . import aten, aten_layout, aten_rnn, aten_table  # noqa: F401,E402  (PyTorch-only entries and the aten op table)
+from . import extra_elementwise  # noqa: F401,E402  (bitwise, shifts, activations, CastLike, EyeLike)
 from .arrays import Unsupported  # noqa: F401
 from .registry import (  # noqa: F401
     ALL, CONTROL_FLOW, CUSTOM, DEVICES, ELEMENTWISE, LAYOUT, NOOP, REDUCTION, REGISTRY, SHAPE_CONSUMER, SOURCE,

@@ -59,6 +59,10 @@ TF_EQUIV: dict[str, str] = {
     "mean_variance_normalization": "Mean Mul Sub Sqrt AddV2 RealDiv",
     "rms_normalization": "Cast Mul Mean AddV2 Rsqrt", "lp_pool": "Abs Pow PadV2 AvgPool Mul Sqrt",
     "group_normalization": "Cast Reshape Mean SquaredDifference Rsqrt Mul AddV2",
+    "bitwise_and": "BitwiseAnd", "bitwise_or": "BitwiseOr", "bitwise_xor": "BitwiseXor", "bitwise_not": "Invert",
+    "bit_shift": "LeftShift RightShift SelectV2", "celu": "RealDiv Elu Mul", "mish": "Softplus Tanh Mul",
+    "shrink": "Less Greater AddV2 Sub SelectV2", "prelu": "Greater Mul SelectV2", "eye_like": "MatrixDiagV3",
+    "cast_like": "Cast", "space_to_depth": "SpaceToDepth",
 }
 
 # canonical op -> (source: who refuses it, in short; why, in full): "TF rule" is TF's auto-clustering, "XLA" has
