@@ -262,3 +262,24 @@ def test_readme_example_runs(tmp_path, monkeypatch, capsys, run_cli):
     code, out, err = run_cli("cluster", "net.pt2", "--min-cluster-size", "1")
     assert code == 0, err
     assert re.search(r"^1 cluster · coverage 4/4 ops", out, re.M), out
+
+
+def test_bitwise_ops_on_integers_and_masks_match_eager():
+    """torch's & | ^ ~ are bitwise on integer tensors (they had been mapped to ONNX's logical ops)."""
+
+    class Bits(torch.nn.Module):
+        def forward(self, a, b, m, n):
+            return (a & b) ^ (a | 3), ~a, (m & n) | ~m
+
+    a = torch.tensor([5, 12, -7, 0], dtype=torch.int32)
+    b = torch.tensor([3, 10, 6, -1], dtype=torch.int32)
+    m = torch.tensor([True, False, True, False])
+    n = torch.tensor([True, True, False, False])
+    g = xcviz.from_torch(Bits(), (a, b, m, n))
+    want = Bits()(a, b, m, n)
+    for mode in ("native", "hybrid"):
+        out = xcviz.run(g, {"a": a.numpy(), "b": b.numpy(), "m": m.numpy(), "n": n.numpy()}, mode=mode)
+        got = list(out.values()) if isinstance(out, dict) else list(out)
+        assert len(got) == len(want)
+        for v, w in zip(got, want):
+            np.testing.assert_array_equal(np.asarray(v), w.numpy())

@@ -11,7 +11,7 @@ _UNARY = {
     "reciprocal": "reciprocal", "floor": "floor", "ceil": "ceil", "round": "round", "sign": "sign",
     "silu": "silu", "hardswish": "hard_swish", "logical_not": "not", "isnan": "is_nan", "asin": "asin",
     "acos": "acos", "atan": "atan", "sinh": "sinh", "cosh": "cosh", "asinh": "asinh", "acosh": "acosh",
-    "atanh": "atanh", "relu6": "relu6", "bitwise_not": "not",
+    "atanh": "atanh", "relu6": "relu6", "bitwise_not": "bitwise_not",
     # copies and views that change nothing a compiler sees
     "clone": "identity", "alias": "identity", "detach": "identity", "contiguous": "identity",
     "lift_fresh_copy": "identity", "dropout": "identity", "feature_dropout": "identity",
@@ -21,8 +21,8 @@ for _name, _target in _UNARY.items():
 
 _BINARY = {"add": "add", "sub": "sub", "mul": "mul", "div": "div", "pow": "pow", "maximum": "max",
            "minimum": "min", "remainder": "mod", "fmod": "mod", "logical_and": "and", "logical_or": "or",
-           "logical_xor": "xor", "bitwise_and": "and", "bitwise_or": "or", "bitwise_xor": "xor",
-           "__and__": "and", "__or__": "or", "__xor__": "xor"}
+           "logical_xor": "xor", "bitwise_and": "bitwise_and", "bitwise_or": "bitwise_or",
+           "bitwise_xor": "bitwise_xor", "__and__": "bitwise_and", "__or__": "bitwise_or", "__xor__": "bitwise_xor"}
 _COMPARE = {"eq": "equal", "lt": "less", "le": "less_equal", "gt": "greater", "ge": "greater_equal"}
 
 
