@@ -53,6 +53,9 @@ TF_EQUIV: dict[str, str] = {
     "tanh": "Tanh", "thresholded_relu": "Greater SelectV2", "tile": "Tile", "topk": "TopKV2",
     "torch_linear": "MatMul BiasAdd", "transpose": "Transpose", "trilu": "MatrixBandPart",
     "unsqueeze": "ExpandDims", "where": "SelectV2", "xor": "LogicalAnd LogicalOr LogicalNot",
+    "reverse_sequence": "Range Less Sub SelectV2 GatherNd", "center_crop_pad": "StridedSlice PadV2",
+    "tensor_scatter": "TensorScatterUpdate AddV2 Range",
+    "col2im": "TensorScatterAdd Reshape", "max_unpool": "TensorScatterUpdate Reshape PadV2",
 }
 
 # canonical op -> (source: who refuses it, in short; why, in full): "TF rule" is TF's auto-clustering, "XLA" has
@@ -87,6 +90,7 @@ REFUSED: dict[str, tuple[str, str]] = {
                                "sequence_erase", "sequence_insert", "sequence_length", "sequence_map",
                                "split_to_sequence")},
     **{name: _OPT for name in ("optional", "optional_get_element", "optional_has_element")},
+    "compress": _WHERE,
 }
 
 def kernels(name: str) -> list[tuple[str, str | None]]:
