@@ -4,7 +4,7 @@ from . import (  # noqa: F401  (registration side effects)
     sequence, source, tf_control, tf_math, tf_nn, tf_ops, tf_shape,
 )
 from . import aten, aten_layout, aten_rnn, aten_table  # noqa: F401,E402  (PyTorch-only entries and the aten op table)
-from . import extra_indexing  # noqa: F401,E402  (ops_c: more indexing ops)
+from . import extra_indexing, extra_sampling  # noqa: F401,E402  (ops_c: more indexing and sampling ops)
 from .arrays import Unsupported  # noqa: F401
 from .registry import (  # noqa: F401
     ALL, CONTROL_FLOW, CUSTOM, DEVICES, ELEMENTWISE, LAYOUT, NOOP, REDUCTION, REGISTRY, SHAPE_CONSUMER, SOURCE,

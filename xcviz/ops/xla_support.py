@@ -56,6 +56,8 @@ TF_EQUIV: dict[str, str] = {
     "reverse_sequence": "Range Less Sub SelectV2 GatherNd", "center_crop_pad": "StridedSlice PadV2",
     "tensor_scatter": "TensorScatterUpdate AddV2 Range",
     "col2im": "TensorScatterAdd Reshape", "max_unpool": "TensorScatterUpdate Reshape PadV2",
+    "affine_grid": "Range BatchMatMulV2 Reshape", "grid_sample": "GatherNd Floor Mul AddV2 SelectV2 ClipByValue",
+    "roi_align": "GatherNd Floor Mul AddV2 Sum Max SelectV2",
 }
 
 # canonical op -> (source: who refuses it, in short; why, in full): "TF rule" is TF's auto-clustering, "XLA" has
