@@ -202,8 +202,11 @@ def max_unpool(xp, a, x, idx, out_shape=None):
         raise Unsupported("MaxUnpool needs kernel_shape")
     inferred = _unpool_shape(a, x.shape)
     shape = tuple(ints(out_shape, "MaxUnpool output_shape")) if present(out_shape) else inferred
-    if len(shape) != x.ndim or any(s < i for s, i in zip(shape, inferred)):
-        raise Unsupported(f"MaxUnpool output_shape {shape} smaller than the unpooled {inferred}")
+    if shape != tuple(inferred):
+        # ONNX's reference scatters into the unpooled shape and then zero-pads; onnxruntime indexes the
+        # output_shape tensor directly (as MaxPool's indices of an input of that shape mean): they disagree
+        raise Unsupported(f"MaxUnpool output_shape {shape} differs from the unpooled shape {inferred}: ONNX's "
+                          "reference and onnxruntime place the values differently", hint="leave output_shape out")
     total = math.prod(inferred)
     flat_idx = idx.reshape(-1).astype(np.int64)
     if is_np(xp):
@@ -214,7 +217,7 @@ def max_unpool(xp, a, x, idx, out_shape=None):
     else:
         y = xp.zeros(total, dtype=x.dtype).at[flat_idx].set(x.reshape(-1))
     y = y.reshape(inferred)
-    return xp.pad(y, [(0, s - i) for s, i in zip(shape, inferred)])
+    return y
 
 
 op("max_unpool", "MaxUnpool", **layout, infer=infer_max_unpool, min_inputs=2, max_inputs=3, static_inputs=(2,),

@@ -82,6 +82,10 @@ def grid_sample(xp, a, x, grid):
     mode, pad = MODES.get(str(a.get("mode", "linear"))), str(a.get("padding_mode", "zeros"))
     if mode is None or pad not in PADDINGS:
         raise Unsupported(f"GridSample mode {a.get('mode')!r} / padding_mode {pad!r}")
+    if mode == "cubic" and pad == "border":
+        # off-image points: ONNX's reference clamps the point, onnxruntime (as PyTorch) clamps each tap
+        raise Unsupported("GridSample cubic mode with border padding: ONNX's reference and onnxruntime differ "
+                          "off the image", hint="use zeros or reflection padding, or linear mode")
     align = bool(a.get("align_corners", 0))
     sizes = x.shape[2:]
     k = len(sizes)
