@@ -15,7 +15,7 @@ from .rules import Ctx, numel
 # ---- affine_grid: theta (N, k, k+1) applied to the normalised [-1, 1] grid of size (N, C, *S) ----------------
 def _axis_coords(n: int, align: bool) -> np.ndarray:
     if align:
-        return np.linspace(-1.0, 1.0, n) if n > 1 else np.zeros(1)  # ONNX's arange(-1, 1, 2/(n-1))
+        return np.linspace(-1.0, 1.0, n)  # one point: -1, as ONNX's arange(-1, 1, 2/(n-1))
     return (np.arange(n) * 2.0 + 1.0) / n - 1.0
 
 
@@ -58,6 +58,8 @@ PADDINGS = ("zeros", "border", "reflection")
 def _reflect(xp, x, lo: float, hi: float):
     """Fold x into [lo, hi] by mirroring at the nearer border (ONNX's _gs_reflect, elementwise)."""
     rng = hi - lo
+    if rng <= 0:  # a one-pixel axis with aligned corners: every point folds onto it
+        return xp.zeros_like(x) + lo
     below, above = lo - x, x - hi
     d = xp.where(x < lo, below, above)
     n = xp.floor(d / rng)
