@@ -186,6 +186,8 @@ def _legacy_attrs(op_type: str, domain: str, opset: int | None, attrs: dict) -> 
     if op_type in COERCE_2D_BEFORE_13 and domain in ("", "ai.onnx") and opset is not None and opset < 13:
         attrs.setdefault("axis", 1)
         attrs["coerce_2d"] = 1
+    if op_type == "RoiAlign" and domain in ("", "ai.onnx") and opset is not None and opset < 16:
+        attrs.setdefault("coordinate_transformation_mode", "output_half_pixel")  # opset 10's only behaviour
 
 
 def graph_from_model(model, source: str, outer: tuple[str, ...] = ()) -> Graph:

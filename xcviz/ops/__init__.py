@@ -3,9 +3,10 @@ from . import (  # noqa: F401  (registration side effects)
     control, conv, elementwise, fallback, indexing, layout, linalg, norm, quant, reduce, resample, rnn, scatter,
     sequence, source, tf_control, tf_math, tf_nn, tf_ops, tf_shape,
 )
-from . import extra_reduce  # noqa: F401,E402  (more reductions and normalisations)
+from . import (  # noqa: F401,E402  (the ONNX ops added after the first families)
+    extra_elementwise, extra_indexing, extra_reduce, extra_sampling,
+)
 from . import aten, aten_layout, aten_rnn, aten_table  # noqa: F401,E402  (PyTorch-only entries and the aten op table)
-from . import extra_elementwise  # noqa: F401,E402  (bitwise, shifts, activations, CastLike, EyeLike)
 from .arrays import Unsupported  # noqa: F401
 from .registry import (  # noqa: F401
     ALL, CONTROL_FLOW, CUSTOM, DEVICES, ELEMENTWISE, LAYOUT, NOOP, REDUCTION, REGISTRY, SHAPE_CONSUMER, SOURCE,

@@ -63,6 +63,11 @@ TF_EQUIV: dict[str, str] = {
     "bit_shift": "LeftShift RightShift SelectV2", "celu": "RealDiv Elu Mul", "mish": "Softplus Tanh Mul",
     "shrink": "Less Greater AddV2 Sub SelectV2", "prelu": "Greater Mul SelectV2", "eye_like": "MatrixDiagV3",
     "cast_like": "Cast", "space_to_depth": "SpaceToDepth",
+    "reverse_sequence": "Range Less Sub SelectV2 GatherNd", "center_crop_pad": "StridedSlice PadV2",
+    "tensor_scatter": "TensorScatterUpdate AddV2 Range",
+    "col2im": "TensorScatterAdd Reshape", "max_unpool": "TensorScatterUpdate Reshape PadV2",
+    "affine_grid": "Range BatchMatMulV2 Reshape", "grid_sample": "GatherNd Floor Mul AddV2 SelectV2 ClipByValue",
+    "roi_align": "GatherNd Floor Mul AddV2 Sum Max SelectV2",
 }
 
 # canonical op -> (source: who refuses it, in short; why, in full): "TF rule" is TF's auto-clustering, "XLA" has
@@ -97,6 +102,7 @@ REFUSED: dict[str, tuple[str, str]] = {
                                "sequence_erase", "sequence_insert", "sequence_length", "sequence_map",
                                "split_to_sequence")},
     **{name: _OPT for name in ("optional", "optional_get_element", "optional_has_element")},
+    "compress": _WHERE,
 }
 
 def kernels(name: str) -> list[tuple[str, str | None]]:
