@@ -53,6 +53,12 @@ TF_EQUIV: dict[str, str] = {
     "tanh": "Tanh", "thresholded_relu": "Greater SelectV2", "tile": "Tile", "topk": "TopKV2",
     "torch_linear": "MatMul BiasAdd", "transpose": "Transpose", "trilu": "MatrixBandPart",
     "unsqueeze": "ExpandDims", "where": "SelectV2", "xor": "LogicalAnd LogicalOr LogicalNot",
+    # ops/extra_nn.py: the windows are constants of their static size (tf.signal builds them from these)
+    "hann_window": "Range Cos Mul AddV2 Cast", "hamming_window": "Range Cos Mul AddV2 Cast",
+    "blackman_window": "Range Cos Mul AddV2 Cast", "swiglu": "Sigmoid Mul",
+    "rotary_embedding": "GatherV2 Mul Sub AddV2 ConcatV2 Transpose Reshape",
+    "nll_loss": "GatherV2 Neg Mul SelectV2 Sum RealDiv",
+    "softmax_cross_entropy_loss": "LogSoftmax GatherV2 Neg Mul SelectV2 Sum RealDiv",
 }
 
 # canonical op -> (source: who refuses it, in short; why, in full): "TF rule" is TF's auto-clustering, "XLA" has
