@@ -59,6 +59,7 @@ TF_EQUIV: dict[str, str] = {
     "rotary_embedding": "GatherV2 Mul Sub AddV2 ConcatV2 Transpose Reshape",
     "nll_loss": "GatherV2 Neg Mul SelectV2 Sum RealDiv",
     "softmax_cross_entropy_loss": "LogSoftmax GatherV2 Neg Mul SelectV2 Sum RealDiv",
+    "attention": "BatchMatMulV2 Mul Tanh SelectV2 AddV2 Max Exp Sum RealDiv ConcatV2 Transpose Reshape",
 }
 
 # canonical op -> (source: who refuses it, in short; why, in full): "TF rule" is TF's auto-clustering, "XLA" has
