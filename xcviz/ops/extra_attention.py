@@ -156,7 +156,7 @@ def infer_attention(ctx: Ctx) -> list[TensorType]:
             b, hq, L, S = q[0], nq, q[1], k[1]
             hkv, dk, dv = (nkv, k[2] // nkv, v[2] // nkv) if ints else (nkv, None, None)
         P = pk[2] if pk is not None and len(pk) == 4 else 0
-        T = S + P if isinstance(S, int) and isinstance(P, int) else None
+        T = S if P == 0 else (S + P if isinstance(S, int) and isinstance(P, int) else None)
         y = (b, hq, L, dv) if len(q) == 4 else (b, L, hq * dv if dv else None)
         known = lambda s: s if all(d is not None for d in s) else None  # noqa: E731
         outs = [TensorType(known(y), dt), TensorType(known((b, hkv, T, dk)), dt),

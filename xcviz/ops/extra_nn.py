@@ -20,6 +20,8 @@ def _out_dtype(ctx: Ctx) -> str | None:
 def infer_window(ctx: Ctx) -> list[TensorType]:
     size = ctx.const(0)
     n = int(np.asarray(size).reshape(())) if size is not None else "window"
+    if isinstance(n, int) and n < 0:
+        raise r.ShapeError(f"window size {n} is negative")
     return [TensorType((n,), _out_dtype(ctx))]
 
 
@@ -28,6 +30,8 @@ def _window(terms: tuple[float, ...]):
     (the size is static, so the whole window is a constant under XLA, as TF folds its own window ops)."""
     def impl(xp, a, size):
         n = int(static(size, "window size").reshape(()))
+        if n < 0:
+            raise Unsupported(f"window size {n} is negative")
         denom = n if int(a.get("periodic", 1)) else n - 1
         k = np.arange(n, dtype=np.float64)
         y = np.zeros(n)
@@ -114,6 +118,11 @@ def nll_loss(xp, a, x, target, weight=None):
     if x.ndim < 2:
         raise Unsupported(f"NegativeLogLikelihoodLoss of a rank-{x.ndim} input (needs N x C x ...)")
     red, ii = _reduction(a), a.get("ignore_index")
+    if xp is np:  # a class outside [0, C) (other than ignore_index) is an error, as in onnxruntime: never a clip
+        t = target[target != int(ii)] if ii is not None else target
+        if t.size and (t.min() < 0 or t.max() >= x.shape[1]):
+            raise Unsupported(f"loss target class {int(t.min() if t.min() < 0 else t.max())} is outside "
+                              f"[0, {x.shape[1]})")
     safe = xp.clip(target, 0, x.shape[1] - 1).astype(np.int64)
     picked = xp.take_along_axis(x, xp.expand_dims(safe, 1), axis=1)[:, 0]
     w = weight[safe].astype(x.dtype) if present(weight) else xp.ones(target.shape, x.dtype)
