@@ -1,7 +1,7 @@
 """The op table: importing the family files registers every op's one entry (see registry.OpDef)."""
 from . import (  # noqa: F401  (registration side effects)
-    control, conv, elementwise, fallback, indexing, layout, linalg, norm, quant, reduce, resample, rnn, scatter,
-    sequence, source, tf_control, tf_math, tf_nn, tf_ops, tf_shape,
+    control, conv, elementwise, extra_attention, extra_nn, fallback, indexing, layout, linalg, norm, quant, reduce,
+    resample, rnn, scatter, sequence, source, tf_control, tf_math, tf_nn, tf_ops, tf_shape,
 )
 from . import (  # noqa: F401,E402  (the ONNX ops added after the first families)
     extra_elementwise, extra_indexing, extra_reduce, extra_sampling,

@@ -68,6 +68,13 @@ TF_EQUIV: dict[str, str] = {
     "col2im": "TensorScatterAdd Reshape", "max_unpool": "TensorScatterUpdate Reshape PadV2",
     "affine_grid": "Range BatchMatMulV2 Reshape", "grid_sample": "GatherNd Floor Mul AddV2 SelectV2 ClipByValue",
     "roi_align": "GatherNd Floor Mul AddV2 Sum Max SelectV2",
+    # ops/extra_nn.py: the windows are constants of their static size (tf.signal builds them from these)
+    "hann_window": "Range Cos Mul AddV2 Cast", "hamming_window": "Range Cos Mul AddV2 Cast",
+    "blackman_window": "Range Cos Mul AddV2 Cast", "swiglu": "Sigmoid Mul",
+    "rotary_embedding": "GatherV2 Mul Sub AddV2 ConcatV2 Transpose Reshape",
+    "nll_loss": "GatherV2 Neg Mul SelectV2 Sum RealDiv",
+    "softmax_cross_entropy_loss": "LogSoftmax GatherV2 Neg Mul SelectV2 Sum RealDiv",
+    "attention": "BatchMatMulV2 Mul Tanh SelectV2 AddV2 Max Exp Sum RealDiv ConcatV2 Transpose Reshape",
 }
 
 # canonical op -> (source: who refuses it, in short; why, in full): "TF rule" is TF's auto-clustering, "XLA" has
