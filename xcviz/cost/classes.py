@@ -69,6 +69,11 @@ class Calibrated:
     call_overhead: float
 
 
+def native_time(c: ClassCosts, cal: Calibrated, flops: float, nbytes: float) -> float:
+    """T_op of one op of class costs `c` run natively (see the module docstring)."""
+    return c.native_overhead + flops / c.native_flops + nbytes / cal.native_bandwidth
+
+
 def parse_calibrated(data: dict, fail) -> Calibrated | None:
     """The calibrated part of a profile's mapping, or None when it has none; `fail(msg, hint)` raises."""
     table = data.get("classes")

@@ -9,7 +9,7 @@ from ..ir import Graph, gc_paused
 from ..ops import REGISTRY
 from .boundary import Boundary, Details
 from .hardware import Hardware
-from .classes import CONVS, op_class
+from .classes import CONVS, native_time, op_class
 from .coverage import flops_coverage
 from .fusion import predict_kernels
 from .keys import cost_keys, costs_per_key
@@ -39,8 +39,7 @@ def _compute_stats(graph: Graph, clustering, hw: Hardware) -> Stats:
         if nbytes is None:
             return None
         if cal:  # the native runtime, op by op: its fixed cost, its rate, the bytes it moves
-            c = key_class[k]
-            return c.native_overhead + (flops or 0) / c.native_flops + nbytes / cal.native_bandwidth
+            return native_time(key_class[k], cal, flops or 0, nbytes)
         return max((flops or 0) / hw.peak_flops, nbytes / hw.memory_bandwidth) + hw.launch_overhead
 
     # per node, from its key: time (NaN = unknown: it makes every sum it enters NaN, as None made the

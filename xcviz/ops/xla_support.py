@@ -8,8 +8,8 @@ registrations, XLA_TPU_JIT from the generic ones) and TF's auto-clustering filte
 The filter (tensorflow/compiler/jit/compilability_check_util.cc, RecursiveCompilabilityChecker, with the switches
 mark_for_compilation_pass.cc sets) refuses stateful RNG ops, Assert/CheckNumerics, variant tensors, string
 constants and Unique. Checked against TensorFlow 2.21 itself (tools/tf_autoclustering.py writes
-tests/data/tf_suite/autoclustering_ops.json: auto-jit on CPU, min cluster size 1): every TF op below is clustered, ResizeBilinear, Where and an int32 Conv2D
-included; Unique, RandomUniform and NonMaxSuppressionV4 are not."""
+tests/data/tf_suite/autoclustering_ops.json: auto-jit on CPU, min cluster size 1): every TF op below is
+clustered, ResizeBilinear, Where and an int32 Conv2D included; Unique, RandomUniform and NonMaxSuppressionV4 are not."""
 from __future__ import annotations
 
 from .tf_kernels import has_kernel, kernel_devices
@@ -46,13 +46,15 @@ TF_EQUIV: dict[str, str] = {
     "scatter_elements": "TensorScatterUpdate TensorScatterAdd TensorScatterMax TensorScatterMin",
     "scatter_nd": "TensorScatterUpdate TensorScatterAdd TensorScatterMax TensorScatterMin",
     "sdpa": "BatchMatMulV2 Softmax Mul", "selu": "Selu", "shape": "Shape", "sigmoid": "Sigmoid",
-    "sign": "Sign", "torch_gru": "While MatMul AddV2 Mul Sigmoid Tanh",
-    "torch_lstm": "While MatMul AddV2 Mul Sigmoid Tanh", "silu": "Sigmoid Mul", "sin": "Sin", "sinh": "Sinh", "size": "Size", "slice": "StridedSlice",
+    "sign": "Sign", "silu": "Sigmoid Mul", "sin": "Sin", "sinh": "Sinh", "size": "Size", "slice": "StridedSlice",
     "softmax": "Softmax", "softplus": "Softplus", "softsign": "Softsign", "split": "SplitV", "sqrt": "Sqrt",
     "squared_difference": "SquaredDifference", "squeeze": "Squeeze", "sub": "Sub", "sum": "AddN", "tan": "Tan",
     "tanh": "Tanh", "thresholded_relu": "Greater SelectV2", "tile": "Tile", "topk": "TopKV2",
+    "torch_gru": "While MatMul AddV2 Mul Sigmoid Tanh", "torch_lstm": "While MatMul AddV2 Mul Sigmoid Tanh",
     "torch_linear": "MatMul BiasAdd", "transpose": "Transpose", "trilu": "MatrixBandPart",
     "unsqueeze": "ExpandDims", "where": "SelectV2", "xor": "LogicalAnd LogicalOr LogicalNot",
+    # ops/extra_reduce.py, extra_elementwise.py, extra_indexing.py, extra_sampling.py, extra_nn.py,
+    # extra_attention.py (only TF ops TF 2.21's auto-clustering takes: tests/data/tf_suite/autoclustering_ops.json)
     "reduce_sum_square": "Mul Sum", "reduce_l1": "Abs Sum", "reduce_l2": "Mul Sum Sqrt",
     "reduce_log_sum": "Sum Log", "reduce_log_sum_exp": "Max Sub Exp Sum Log AddV2", "cumprod": "Cumprod",
     "lp_normalization": "Abs Mul Sum Sqrt RealDiv SelectV2",
