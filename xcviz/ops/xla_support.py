@@ -77,6 +77,12 @@ TF_EQUIV: dict[str, str] = {
     "nll_loss": "GatherV2 Neg Mul SelectV2 Sum RealDiv",
     "softmax_cross_entropy_loss": "LogSoftmax GatherV2 Neg Mul SelectV2 Sum RealDiv",
     "attention": "BatchMatMulV2 Mul Tanh SelectV2 AddV2 Max Exp Sum RealDiv ConcatV2 Transpose Reshape",
+    # ops/extra_conv.py: the causal conv is a depthwise conv over the state-padded input; DeformConv gathers its
+    # bilinear taps and contracts them with the weights
+    "causal_conv_with_state": "ConcatV2 DepthwiseConv2dNative StridedSlice Sigmoid Mul",
+    "deform_conv": "Floor GatherNd Mul AddV2 SelectV2 Einsum Reshape",
+    # ops/extra_linattn.py: the token recurrence is one While (lax.scan) over einsums on the carried state
+    "linear_attention": "While Einsum Mul Exp AddV2 Sub Reshape Transpose",
 }
 
 # canonical op -> (source: who refuses it, in short; why, in full): "TF rule" is TF's auto-clustering, "XLA" has

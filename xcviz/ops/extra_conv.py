@@ -1,0 +1,155 @@
+"""Newer ONNX convolutions: CausalConvWithState (stateful causal depthwise 1-D) and DeformConv (2-D, bilinear taps)."""
+from __future__ import annotations
+
+import numpy as np
+
+from ..ir import TensorType
+from .arrays import Unsupported, present
+from .registry import op
+from .rules import Ctx, numel
+
+
+def _text(v, default: str) -> str:
+    if v is None:
+        return default
+    return v.decode() if isinstance(v, bytes) else str(v)
+
+
+# ---- causal_conv_with_state: concat(past or zeros, x) -> depthwise conv1d (valid) -> optional SiLU -----------
+ACTIVATIONS = ("none", "silu", "swish")
+
+
+def causal_conv_with_state(xp, a, x, w, b=None, past=None):
+    act = _text(a.get("activation"), "none")
+    if act not in ACTIVATIONS:
+        raise Unsupported(f"CausalConvWithState activation {act!r}", hint=f"one of {', '.join(ACTIVATIONS)}")
+    if x.ndim != 3 or w.ndim != 3 or w.shape[1] != 1 or w.shape[0] != x.shape[1]:
+        raise Unsupported(f"CausalConvWithState input {x.shape} / weight {w.shape}: want (B, C, L) and (C, 1, k)")
+    bsz, c, n = x.shape
+    k = w.shape[2]
+    if present(past):
+        if tuple(past.shape) != (bsz, c, k - 1):
+            raise Unsupported(f"CausalConvWithState past_state {past.shape}: want {(bsz, c, k - 1)}")
+        pad = past.astype(x.dtype)
+    else:
+        pad = xp.zeros((bsz, c, k - 1), dtype=x.dtype)
+    padded = xp.concatenate([pad, x], axis=2)
+    # half-precision inputs accumulate in float32 (as the reference's conv), then round once
+    acc = np.float32 if x.dtype.itemsize < 4 else x.dtype
+    pf, wf = padded.astype(acc), w[:, 0, :].astype(acc)
+    y = pf[:, :, 0:n] * wf[None, :, 0:1]
+    for j in range(1, k):  # k taps: a depthwise valid convolution written as shifted multiply-adds
+        y = y + pf[:, :, j:j + n] * wf[None, :, j:j + 1]
+    if present(b):
+        y = y + b.astype(acc).reshape(1, c, 1)
+    y = y.astype(x.dtype)
+    if act != "none":  # SiLU on the rounded convolution, in float32, rounded again (the reference's order)
+        yf = y.astype(np.float32)
+        y = (yf / (1 + xp.exp(-yf))).astype(x.dtype)
+    return y, padded[:, :, padded.shape[2] - (k - 1):]
+
+
+def infer_causal_conv(ctx: Ctx) -> list[TensorType]:
+    x, w, dt = ctx.shape(0), ctx.shape(1), ctx.dtype(0)
+    state = None
+    if x is not None and w is not None and len(x) == 3 and len(w) == 3 and isinstance(w[2], int):
+        state = (x[0], x[1], w[2] - 1)
+    return [TensorType(x, dt), TensorType(state, dt)][:max(ctx.num_outputs, 1)]
+
+
+def causal_conv_flops(ctx: Ctx, out: list[TensorType]) -> int | None:
+    n, w = numel(ctx.shape(0)), ctx.shape(1)
+    if n is None or w is None or len(w) != 3 or not isinstance(w[2], int):
+        return None
+    silu = 4 if _text(ctx.attrs.get("activation"), "none") != "none" else 0
+    return n * (2 * w[2] + silu)
+
+
+op("causal_conv_with_state", "CausalConvWithState", infer=infer_causal_conv, flops=causal_conv_flops,
+   num_outputs=None, min_inputs=2, max_inputs=4, attrs={"activation": "none"}, impl=causal_conv_with_state,
+   doc="stateful causal depthwise conv1d: past_state (or zeros) + input, k taps, optional SiLU; "
+       "present_state = the last k-1 positions")
+
+
+# ---- deform_conv: each kernel tap samples the input bilinearly at its offset position (zeros outside) ----------
+def _ints(a, key: str, n: int, default: int) -> list[int]:
+    v = a.get(key)
+    return [default] * n if v is None else [int(x) for x in v]
+
+
+def _deform_geometry(a, x_shape, w_shape):
+    """(kernel, strides, dilations, pads, output size) of a 2-D DeformConv from its attributes and shapes."""
+    kernel = _ints(a, "kernel_shape", 2, 0) if a.get("kernel_shape") is not None else [int(d) for d in w_shape[2:]]
+    strides, dil = _ints(a, "strides", 2, 1), _ints(a, "dilations", 2, 1)
+    pads = _ints(a, "pads", 4, 0)
+    out = [(x_shape[2 + d] + pads[d] + pads[d + 2] - ((kernel[d] - 1) * dil[d] + 1)) // strides[d] + 1
+           for d in range(2)]
+    return kernel, strides, dil, pads, out
+
+
+def deform_conv(xp, a, x, w, offset, b=None, mask=None):
+    if x.ndim != 4 or w.ndim != 4:
+        raise Unsupported(f"DeformConv of rank {x.ndim}: only 2-D (N, C, H, W) is implemented",
+                          hint="onnxruntime and ONNX's reference implement the 2-D case only")
+    n, c, h, wd = x.shape
+    group, og = int(a.get("group", 1)), int(a.get("offset_group", 1))
+    (kh, kw), (sh, sw), (dh, dw), pads, (oh, ow) = _deform_geometry(a, x.shape, w.shape)
+    oc = w.shape[0]
+    if c != w.shape[1] * group or oc % group or c % og or (kh, kw) != tuple(w.shape[2:]):
+        raise Unsupported(f"DeformConv input {x.shape}, weight {w.shape}, group {group}, offset_group {og}")
+    if tuple(offset.shape) != (n, og * kh * kw * 2, oh, ow):
+        raise Unsupported(f"DeformConv offset {offset.shape}: want {(n, og * kh * kw * 2, oh, ow)}")
+    if present(mask) and tuple(mask.shape) != (n, og * kh * kw, oh, ow):
+        raise Unsupported(f"DeformConv mask {mask.shape}: want {(n, og * kh * kw, oh, ow)}")
+    dt = x.dtype
+    off = offset.reshape((n, og, kh, kw, 2, oh, ow)).astype(dt)
+    # the tap (a, b) of output (i, j) sits at (i*sh - pad_top + a*dh, j*sw - pad_left + b*dw) plus its offset
+    base_y = (np.arange(oh) * sh - pads[0])[None, :, None] + (np.arange(kh) * dh)[:, None, None]  # (kh, oh, 1)
+    base_x = (np.arange(ow) * sw - pads[1])[None, None, :] + (np.arange(kw) * dw)[:, None, None]  # (kw, 1, ow)
+    py = off[:, :, :, :, 0] + base_y[None, None, :, None].astype(dt)  # (n, og, kh, kw, oh, ow)
+    px = off[:, :, :, :, 1] + base_x[None, None, None, :].astype(dt)
+    y0, x0 = xp.floor(py), xp.floor(px)
+    fy, fx = py - y0, px - x0
+    y0, x0 = y0.astype(np.int64), x0.astype(np.int64)
+    cpg = c // og
+    flat = x.reshape((n, og, cpg, h * wd))
+    cols = None
+    for yi, wy in ((y0, 1 - fy), (y0 + 1, fy)):
+        for xi, wx in ((x0, 1 - fx), (x0 + 1, fx)):
+            ok = (yi >= 0) & (yi < h) & (xi >= 0) & (xi < wd)  # taps off the image read zero
+            idx = (xp.clip(yi, 0, h - 1) * wd + xp.clip(xi, 0, wd - 1)).reshape((n, og, 1, -1))
+            v = xp.take_along_axis(flat, xp.broadcast_to(idx, (n, og, cpg, idx.shape[-1])), axis=3)
+            wt = xp.where(ok, wy * wx, xp.zeros((), dt)).reshape((n, og, 1, -1))
+            cols = v * wt if cols is None else cols + v * wt
+    if present(mask):
+        cols = cols * mask.astype(dt).reshape((n, og, 1, -1))
+    cols = cols.reshape((n, group, c // group, kh, kw, oh, ow))
+    wg = w.reshape((group, oc // group, c // group, kh, kw))
+    y = xp.einsum("ngcabij,gocab->ngoij", cols, wg.astype(dt)).reshape((n, oc, oh, ow))
+    if present(b):
+        y = y + b.astype(dt).reshape((1, oc, 1, 1))
+    return y.astype(dt)
+
+
+def infer_deform_conv(ctx: Ctx) -> list[TensorType]:
+    x, w, off = ctx.shape(0), ctx.shape(1), ctx.shape(2)
+    if x is None or w is None or len(x) != 4 or len(w) != 4:
+        return [TensorType(None, ctx.dtype(0))]
+    spatial = tuple(off[2:]) if off is not None and len(off) == 4 else None
+    if spatial is None and all(isinstance(d, int) for d in (*x[2:], *w[2:])):
+        spatial = tuple(_deform_geometry(ctx.attrs, x, w)[4])
+    return [TensorType(None if spatial is None else (x[0], w[0], *spatial), ctx.dtype(0))]
+
+
+def deform_conv_flops(ctx: Ctx, out: list[TensorType]) -> int | None:
+    y, w = (out[0].shape if out else None), ctx.shape(1)
+    if numel(y) is None or numel(w) is None:
+        return None
+    taps = numel(w[2:])
+    # per output: the grouped multiply-adds, plus 4 bilinear taps (weights, products) per sampled input value
+    return 2 * numel(y) * numel(w[1:]) + 12 * y[0] * numel(y[2:]) * taps * w[1] * int(ctx.attrs.get("group", 1) or 1)
+
+
+op("deform_conv", "DeformConv", infer=infer_deform_conv, flops=deform_conv_flops, min_inputs=3, max_inputs=5,
+   attrs={"dilations": None, "group": 1, "kernel_shape": None, "offset_group": 1, "pads": None, "strides": None},
+   impl=deform_conv, doc="2-D deformable convolution: bilinear taps at learned offsets, optional mask and bias")
