@@ -110,6 +110,10 @@ def build(feeds: dict) -> list:
             R.BitwiseAnd(x=i, y=i + 1), R.BitwiseOr(x=i, y=i + 1), R.BitwiseXor(x=i, y=i + 1), R.Invert(x=i),
             R.LeftShift(x=i, y=i), R.RightShift(x=i, y=i), R.SpaceToDepth(input=x, block_size=2),
             R.MatrixDiagV3(diagonal=v[:4], k=1, num_rows=4, num_cols=5, padding_value=0.0),
+            # round 4 ops B (DFT, STFT): tf.signal's FFT kernels and the complex plumbing around them
+            R.Real(input=R.FFT(input=tf.complex(m, m + 1))), R.Imag(input=R.IFFT(input=tf.complex(m, m))),
+            R.Real(input=R.Conj(input=R.RFFT(input=m, fft_length=[4]))),
+            R.IRFFT(input=tf.complex(m[:, :3], m[:, :3]), fft_length=[4]) * 2.0,
             # refused by xcviz: what TF does with them
             R.Unique(x=v)[0], R.Where(condition=b), R.RandomUniform(shape=[4], dtype=tf.float32),
             R.NonMaxSuppressionV4(boxes=boxes, scores=scores, max_output_size=2, iou_threshold=0.5,

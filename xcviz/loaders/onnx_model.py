@@ -188,6 +188,8 @@ def _legacy_attrs(op_type: str, domain: str, opset: int | None, attrs: dict) -> 
         attrs["coerce_2d"] = 1
     if op_type == "RoiAlign" and domain in ("", "ai.onnx") and opset is not None and opset < 16:
         attrs.setdefault("coordinate_transformation_mode", "output_half_pixel")  # opset 10's only behaviour
+    if op_type == "DFT" and domain in ("", "ai.onnx") and opset is not None and opset < 20:
+        attrs.setdefault("axis", 1)  # opsets 17-19 default to axis 1; opset 20 takes it as an input (default -2)
 
 
 def graph_from_model(model, source: str, outer: tuple[str, ...] = ()) -> Graph:

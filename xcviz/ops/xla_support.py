@@ -83,6 +83,9 @@ TF_EQUIV: dict[str, str] = {
     "deform_conv": "Floor GatherNd Mul AddV2 SelectV2 Einsum Reshape",
     # ops/extra_linattn.py: the token recurrence is one While (lax.scan) over einsums on the carried state
     "linear_attention": "While Einsum Mul Exp AddV2 Sub Reshape Transpose",
+    # ops/extra_signal.py: complex FFTs of static length on the real/imaginary pairs (tf.signal's kernels)
+    "dft": "RFFT FFT IFFT IRFFT Complex Real Imag Conj GatherV2 ConcatV2 Pack",
+    "stft": "GatherV2 Mul RFFT FFT Complex Real Imag Conj ConcatV2 Pack",
 }
 
 # canonical op -> (source: who refuses it, in short; why, in full): "TF rule" is TF's auto-clustering, "XLA" has

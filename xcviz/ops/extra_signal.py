@@ -1,0 +1,165 @@
+"""Signal ops: DFT (forward, inverse, one-sided, opsets 17 and 20) and STFT, on ONNX's real/imaginary last axis."""
+from __future__ import annotations
+
+import numpy as np
+
+from ..ir import TensorType
+from .arrays import Unsupported, ints, present, static
+from .registry import op
+from .rules import Ctx, numel
+
+
+def _split(x):
+    """(..., 1) real or (..., 2) real/imaginary pairs -> (real part, imaginary part or None)."""
+    if x.shape[-1] == 1:
+        return x[..., 0], None
+    if x.shape[-1] == 2:
+        return x[..., 0], x[..., 1]
+    raise Unsupported(f"DFT/STFT input {x.shape}: the last axis must be 1 (real) or 2 (real, imaginary)")
+
+
+def _pairs(xp, z, dtype):
+    return xp.stack([xp.real(z), xp.imag(z)], axis=-1).astype(dtype)
+
+
+def _forward(xp, re, im, n: int, axis: int, onesided: bool):
+    """The spectrum of length n (or its first n//2+1 bins). A real signal goes through a real-input FFT (TF's
+    RFFT), whose DC and Nyquist bins are real by construction, and the other bins follow by Hermitian symmetry
+    (bin k = conj(bin n-k)); a complex one through the complex FFT."""
+    if im is not None:
+        z = xp.fft.fft(re + 1j * im, n=n, axis=axis)
+        return xp.take(z, np.arange(n // 2 + 1), axis=axis) if onesided else z
+    z = xp.fft.rfft(re, n=n, axis=axis)
+    if onesided or n < 3:  # for n of 1 or 2 the n//2+1 bins are the whole spectrum
+        return z
+    return xp.concatenate([z, xp.conj(xp.take(z, n - np.arange(n // 2 + 1, n), axis=axis))], axis=axis)
+
+
+def _scalar(v, what: str) -> int | None:
+    if not present(v):
+        return None
+    return ints(v, what)[0]
+
+
+def _dft_axis(a, axis_input, rank: int) -> int:
+    """Opset 20 takes the axis as an input (default -2); opsets 17-19 as an attribute (default 1, which the
+    ONNX loader writes out for those files)."""
+    axis = _scalar(axis_input, "DFT axis")
+    if axis is None:
+        axis = -2 if a.get("axis") is None else int(a["axis"])
+    if not -rank <= axis < rank or axis % rank == rank - 1:
+        raise Unsupported(f"DFT axis {axis} for a rank-{rank} input: the last axis holds real/imaginary parts")
+    return axis % rank
+
+
+def dft(xp, a, x, dft_length=None, axis_input=None):
+    if x.dtype.kind != "f":
+        raise Unsupported(f"DFT of {x.dtype}: float16/32/64 inputs only")
+    axis = _dft_axis(a, axis_input, x.ndim)
+    inverse, onesided = bool(int(a.get("inverse", 0))), bool(int(a.get("onesided", 0)))
+    n = _scalar(dft_length, "DFT dft_length")
+    m = x.shape[axis]
+    if n is None:
+        n = 2 * (m - 1) if inverse and onesided else m
+    if n < 1:
+        raise Unsupported(f"DFT length {n}: must be positive")
+    # NumPy and XLA transform float32 in float32 (as the reference does); float16 runs in float32
+    re, im = _split(x.astype(np.float64 if x.dtype == np.float64 else np.float32))
+    if not inverse:
+        return _pairs(xp, _forward(xp, re, im, n, axis, onesided), x.dtype)
+    z = re if im is None else re + 1j * im
+    if onesided:  # a one-sided spectrum back to its real signal
+        return xp.fft.irfft(z, n=n, axis=axis)[..., None].astype(x.dtype)
+    return _pairs(xp, xp.fft.ifft(z, n=n, axis=axis), x.dtype)
+
+
+def _dft_len(ctx: Ctx, axis: int) -> int | str | None:
+    n = ctx.const(1) if len(ctx.inputs) > 1 else None
+    if n is not None and np.asarray(n).size:
+        return int(np.asarray(n).reshape(-1)[0])
+    x = ctx.shape(0)
+    m = x[axis]
+    inverse, onesided = int(ctx.attrs.get("inverse", 0)), int(ctx.attrs.get("onesided", 0))
+    if not isinstance(m, int):
+        return None
+    return 2 * (m - 1) if inverse and onesided else m
+
+
+def infer_dft(ctx: Ctx) -> list[TensorType]:
+    x, dt = ctx.shape(0), ctx.dtype(0)
+    if x is None or len(x) < 2:
+        return [TensorType(None, dt)]
+    ax = ctx.const(2) if len(ctx.inputs) > 2 else None
+    if len(ctx.inputs) > 2 and ctx.inputs[2].shape is not None and ax is None:
+        return [TensorType(None, dt)]  # the axis is a tensor known only at run time
+    axis = int(np.asarray(ax).reshape(-1)[0]) if ax is not None and np.asarray(ax).size else \
+        (-2 if ctx.attrs.get("axis") is None else int(ctx.attrs["axis"]))
+    axis %= len(x)
+    n = _dft_len(ctx, axis)
+    inverse, onesided = int(ctx.attrs.get("inverse", 0)), int(ctx.attrs.get("onesided", 0))
+    out = list(x)
+    out[axis] = (n // 2 + 1 if onesided and not inverse else n) if n is not None else None
+    out[-1] = 1 if inverse and onesided else 2
+    return [TensorType(None if out[axis] is None else tuple(out), dt)]
+
+
+def dft_flops(ctx: Ctx, out: list[TensorType]) -> int | None:
+    n = numel(out[0].shape) if out else None
+    x = ctx.shape(0)
+    if n is None or x is None:
+        return None
+    longest = max([d for d in x[:-1] if isinstance(d, int)] or [1])
+    return int(5 * n * max(np.log2(max(longest, 2)), 1))  # the usual 5 N log2 N of a radix-2 FFT
+
+
+op("dft", "DFT", infer=infer_dft, flops=dft_flops, min_inputs=1, max_inputs=3, static_inputs=(1, 2),
+   attrs={"axis": None, "inverse": 0, "onesided": 0}, impl=dft,
+   doc="discrete Fourier transform along one axis; forward, inverse and one-sided (rfft / irfft)")
+
+
+# ---- stft: frames of the signal, windowed, each transformed ----------------------------------------------
+def _stft_geometry(frame_step, window, frame_length, signal_len: int) -> tuple[int, int, int]:
+    """(step, frame length, number of frames), each static: they decide the output shape."""
+    step = int(static(frame_step, "STFT frame_step").reshape(-1)[0])
+    length = _scalar(frame_length, "STFT frame_length")
+    if length is None:
+        length = window.shape[0] if present(window) else signal_len
+    if present(window) and window.shape != (length,):
+        raise Unsupported(f"STFT window {window.shape} does not match frame_length {length}")
+    if step < 1 or not 1 <= length <= signal_len:
+        raise Unsupported(f"STFT frame_step {step} / frame_length {length} for a signal of {signal_len}")
+    return step, length, 1 + (signal_len - length) // step
+
+
+def stft(xp, a, x, frame_step, window=None, frame_length=None):
+    if x.ndim != 3 or x.dtype.kind != "f":
+        raise Unsupported(f"STFT signal {x.dtype}{list(x.shape)}: want float (batch, length, 1 or 2)")
+    step, length, frames = _stft_geometry(frame_step, window, frame_length, x.shape[1])
+    idx = np.arange(frames)[:, None] * step + np.arange(length)[None, :]  # (frames, length), static
+    framed = x.astype(np.float64 if x.dtype == np.float64 else np.float32)[:, idx, :]  # (batch, frames, length, c)
+    if present(window):
+        framed = framed * window.astype(framed.dtype).reshape((1, 1, length, 1))
+    re, im = _split(framed)
+    return _pairs(xp, _forward(xp, re, im, length, 2, bool(int(a.get("onesided", 1)))), x.dtype)
+
+
+def infer_stft(ctx: Ctx) -> list[TensorType]:
+    x, dt = ctx.shape(0), ctx.dtype(0)
+    step, length = ctx.const(1), ctx.const(3) if len(ctx.inputs) > 3 else None
+    win = ctx.shape(2) if len(ctx.inputs) > 2 else None
+    if length is None and win is not None and len(win) == 1:
+        length = win[0]
+    elif length is not None:
+        length = int(np.asarray(length).reshape(-1)[0])
+    if x is None or len(x) != 3 or step is None or not isinstance(x[1], int):
+        return [TensorType(None, dt)]
+    length = x[1] if length is None else length
+    if not isinstance(length, int):
+        return [TensorType(None, dt)]
+    frames = 1 + (x[1] - length) // int(np.asarray(step).reshape(-1)[0])
+    bins = length // 2 + 1 if int(ctx.attrs.get("onesided", 1)) else length
+    return [TensorType((x[0], frames, bins, 2), dt)]
+
+
+op("stft", "STFT", infer=infer_stft, flops=dft_flops, min_inputs=2, max_inputs=4, static_inputs=(1, 3),
+   attrs={"onesided": 1}, impl=stft, doc="short-time Fourier transform: frames, window, DFT of each frame")
