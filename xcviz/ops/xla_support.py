@@ -121,6 +121,7 @@ REFUSED: dict[str, tuple[str, str]] = {
                                "split_to_sequence")},
     **{name: _OPT for name in ("optional", "optional_get_element", "optional_has_element")},
     "compress": _WHERE,
+    "bernoulli": _RNG,
 }
 
 def kernels(name: str) -> list[tuple[str, str | None]]:
