@@ -81,3 +81,20 @@ def test_signal_ops_refuse_what_they_do_not_define():
         dft({"axis": 2}, np.ones((2, 4, 1), np.float32))
     with pytest.raises(Unsupported, match="window"):
         stft({}, np.ones((1, 16, 1), np.float32), np.array(4), np.ones(5, np.float32), np.array(8))
+
+
+def test_stft_loads_with_its_one_sided_default_where_onnx_s_inference_reads_zero():
+    """onnx 1.23's shape inference takes a missing onesided as 0 (onnx/onnx#7731); the loader writes out the
+    schema's 1, so the undeclared output has the op's shape and the graph loads."""
+    import onnx
+
+    from xcviz.loaders.build import finalize
+    from xcviz.loaders.onnx_model import graph_from_model
+
+    x, step, length = np.zeros((1, 64, 1), np.float32), np.array(8, np.int64), np.array(16, np.int64)
+    m = model("STFT", [x, step, None, length], 1, 17, consts=(1, 3))
+    before = onnx.shape_inference.infer_shapes(m).graph.output[0].type.tensor_type.shape
+    g = finalize(graph_from_model(m, "stft"), onnx=True)
+    assert g.nodes[0].outputs[0].shape == (1, 7, 9, 2)
+    assert [d.dim_value for d in before.dim] in ([1, 7, 16, 2], [1, 7, 9, 2])  # the former until onnx has the fix
+    assert not any(a.name == "onesided" for a in m.graph.node[0].attribute)  # the caller's model is untouched

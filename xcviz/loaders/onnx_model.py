@@ -192,6 +192,21 @@ def _legacy_attrs(op_type: str, domain: str, opset: int | None, attrs: dict) -> 
         attrs.setdefault("axis", 1)  # opsets 17-19 default to axis 1; opset 20 takes it as an input (default -2)
 
 
+def _for_inference(model):
+    """onnx <= 1.23's STFT shape inference reads a missing `onesided` as 0, where the schema's default is 1
+    (fixed in onnx/onnx#7731): a copy with the default written out, so the inferred shapes are the op's."""
+    if not any(n.op_type == "STFT" and all(a.name != "onesided" for a in n.attribute) for n in model.graph.node):
+        return model
+    from onnx import helper
+
+    fixed = type(model)()
+    fixed.CopyFrom(model)
+    for n in fixed.graph.node:
+        if n.op_type == "STFT" and all(a.name != "onesided" for a in n.attribute):
+            n.attribute.append(helper.make_attribute("onesided", 1))
+    return fixed
+
+
 def graph_from_model(model, source: str, outer: tuple[str, ...] = ()) -> Graph:
     """`outer`: for a body, the outer-scope names it reads; they become inputs of the body's graph."""
     import onnx
@@ -200,7 +215,7 @@ def graph_from_model(model, source: str, outer: tuple[str, ...] = ()) -> Graph:
     opset = _default_opset(model)
     opsets = tuple((_s(o.domain), int(o.version)) for o in model.opset_import)
     try:
-        inferred = onnx.shape_inference.infer_shapes(model, strict_mode=False, data_prop=True)
+        inferred = onnx.shape_inference.infer_shapes(_for_inference(model), strict_mode=False, data_prop=True)
     except Exception:  # noqa: BLE001 - inference is a bonus; the file's own types still count
         inferred = model
     g = inferred.graph
