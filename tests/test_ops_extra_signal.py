@@ -98,3 +98,17 @@ def test_stft_loads_with_its_one_sided_default_where_onnx_s_inference_reads_zero
     assert g.nodes[0].outputs[0].shape == (1, 7, 9, 2)
     assert [d.dim_value for d in before.dim] in ([1, 7, 16, 2], [1, 7, 9, 2])  # the former until onnx has the fix
     assert not any(a.name == "onesided" for a in m.graph.node[0].attribute)  # the caller's model is untouched
+
+
+def test_shape_rules_say_unknown_for_lengths_known_only_at_run_time():
+    from xcviz.ir import TensorType
+    from xcviz.ops.rules import Ctx
+
+    x, i64 = TensorType((2, 8, 1), "float32"), TensorType((), "int64")
+    dft, stft = REGISTRY.get("DFT"), REGISTRY.get("STFT")
+    assert dft.infer(Ctx([x, i64], dict(dft.attrs), [None, None]))[0].shape is None
+    assert dft.infer(Ctx([x, TensorType(), i64], dict(dft.attrs), [None, None, None]))[0].shape is None
+    assert dft.infer(Ctx([x, i64], {**dft.attrs, "onesided": 1}, [None, np.array(6)]))[0].shape == (2, 4, 2)
+    assert stft.infer(Ctx([x, i64, TensorType(), i64], dict(stft.attrs), [None, np.array(2), None, None]))[0].shape \
+        is None
+    assert stft.infer(Ctx([x, i64], dict(stft.attrs), [None, np.array(2)]))[0].shape == (2, 1, 5, 2)

@@ -73,34 +73,36 @@ def dft(xp, a, x, dft_length=None, axis_input=None):
     return _pairs(xp, xp.fft.ifft(z, n=n, axis=axis), x.dtype)
 
 
-def _dft_len(ctx: Ctx, axis: int) -> int | str | None:
-    n = ctx.const(1) if len(ctx.inputs) > 1 else None
-    if n is not None and np.asarray(n).size:
-        return int(np.asarray(n).reshape(-1)[0])
-    x = ctx.shape(0)
-    m = x[axis]
-    inverse, onesided = int(ctx.attrs.get("inverse", 0)), int(ctx.attrs.get("onesided", 0))
-    if not isinstance(m, int):
-        return None
-    return 2 * (m - 1) if inverse and onesided else m
+def _given(ctx: Ctx, i: int) -> bool:
+    """Whether optional input i is there (an absent one has neither shape nor dtype)."""
+    return i < len(ctx.inputs) and (ctx.inputs[i].shape is not None or ctx.inputs[i].dtype is not None)
+
+
+def _const_int(ctx: Ctx, i: int) -> int | None:
+    v = ctx.const(i)
+    return None if v is None or not np.asarray(v).size else int(np.asarray(v).reshape(-1)[0])
 
 
 def infer_dft(ctx: Ctx) -> list[TensorType]:
     x, dt = ctx.shape(0), ctx.dtype(0)
-    if x is None or len(x) < 2:
+    n, axis = _const_int(ctx, 1), _const_int(ctx, 2)
+    if x is None or len(x) < 2 or (_given(ctx, 1) and n is None) or (_given(ctx, 2) and axis is None):
+        return [TensorType(None, dt)]  # a length or axis known only at run time
+    if axis is None:
+        axis = -2 if ctx.attrs.get("axis") is None else int(ctx.attrs["axis"])
+    if not -len(x) <= axis < len(x):
         return [TensorType(None, dt)]
-    ax = ctx.const(2) if len(ctx.inputs) > 2 else None
-    if len(ctx.inputs) > 2 and ctx.inputs[2].shape is not None and ax is None:
-        return [TensorType(None, dt)]  # the axis is a tensor known only at run time
-    axis = int(np.asarray(ax).reshape(-1)[0]) if ax is not None and np.asarray(ax).size else \
-        (-2 if ctx.attrs.get("axis") is None else int(ctx.attrs["axis"]))
     axis %= len(x)
-    n = _dft_len(ctx, axis)
     inverse, onesided = int(ctx.attrs.get("inverse", 0)), int(ctx.attrs.get("onesided", 0))
+    if n is None:
+        m = x[axis]
+        if not isinstance(m, int):
+            return [TensorType(None, dt)]
+        n = 2 * (m - 1) if inverse and onesided else m
     out = list(x)
-    out[axis] = (n // 2 + 1 if onesided and not inverse else n) if n is not None else None
+    out[axis] = n // 2 + 1 if onesided and not inverse else n
     out[-1] = 1 if inverse and onesided else 2
-    return [TensorType(None if out[axis] is None else tuple(out), dt)]
+    return [TensorType(tuple(out), dt)]
 
 
 def dft_flops(ctx: Ctx, out: list[TensorType]) -> int | None:
@@ -145,20 +147,16 @@ def stft(xp, a, x, frame_step, window=None, frame_length=None):
 
 def infer_stft(ctx: Ctx) -> list[TensorType]:
     x, dt = ctx.shape(0), ctx.dtype(0)
-    step, length = ctx.const(1), ctx.const(3) if len(ctx.inputs) > 3 else None
-    win = ctx.shape(2) if len(ctx.inputs) > 2 else None
-    if length is None and win is not None and len(win) == 1:
-        length = win[0]
-    elif length is not None:
-        length = int(np.asarray(length).reshape(-1)[0])
-    if x is None or len(x) != 3 or step is None or not isinstance(x[1], int):
+    step, length = _const_int(ctx, 1), _const_int(ctx, 3)
+    win = ctx.shape(2) if _given(ctx, 2) else None
+    if x is None or len(x) != 3:
         return [TensorType(None, dt)]
-    length = x[1] if length is None else length
-    if not isinstance(length, int):
+    if length is None and not _given(ctx, 3):  # the window's length, else the whole signal
+        length = (win[0] if win is not None and len(win) == 1 else None) if _given(ctx, 2) else x[1]
+    if step is None or step < 1 or not isinstance(x[1], int) or not isinstance(length, int) or length > x[1]:
         return [TensorType(None, dt)]
-    frames = 1 + (x[1] - length) // int(np.asarray(step).reshape(-1)[0])
     bins = length // 2 + 1 if int(ctx.attrs.get("onesided", 1)) else length
-    return [TensorType((x[0], frames, bins, 2), dt)]
+    return [TensorType((x[0], 1 + (x[1] - length) // step, bins, 2), dt)]
 
 
 op("stft", "STFT", infer=infer_stft, flops=dft_flops, min_inputs=2, max_inputs=4, static_inputs=(1, 3),
