@@ -97,7 +97,7 @@ def infer_linear_attention(ctx: Ctx) -> list[TensorType]:
             and isinstance(q[2], int) and isinstance(v[2], int):
         dk, dv = q[2] // int(hq), v[2] // int(hkv)
         y, state = (q[0], q[1], int(hq) * dv), (q[0], int(hkv), dk, dv)
-    past_dt = ctx.dtype(3) if len(ctx.inputs) > 3 and ctx.shape(3) is not None else None
+    past_dt = ctx.dtype(3) if len(ctx.inputs) > 3 else None  # None when past_state is absent
     return [TensorType(y, dt), TensorType(state, past_dt or dt)][:max(ctx.num_outputs, 1)]
 
 
