@@ -110,6 +110,8 @@ def build(feeds: dict) -> list:
             R.BitwiseAnd(x=i, y=i + 1), R.BitwiseOr(x=i, y=i + 1), R.BitwiseXor(x=i, y=i + 1), R.Invert(x=i),
             R.LeftShift(x=i, y=i), R.RightShift(x=i, y=i), R.SpaceToDepth(input=x, block_size=2),
             R.MatrixDiagV3(diagonal=v[:4], k=1, num_rows=4, num_cols=5, padding_value=0.0),
+            # ops_misc: BitCast (bool is a Cast), Det (TF's MatrixDeterminant: refused by xcviz, checked here)
+            R.Bitcast(input=m, type=tf.int32) + 1, R.MatrixDeterminant(input=m) * 2.0,
             # refused by xcviz: what TF does with them
             R.Unique(x=v)[0], R.Where(condition=b), R.RandomUniform(shape=[4], dtype=tf.float32),
             R.NonMaxSuppressionV4(boxes=boxes, scores=scores, max_output_size=2, iou_threshold=0.5,

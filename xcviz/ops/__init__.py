@@ -6,6 +6,7 @@ from . import (  # noqa: F401  (registration side effects)
 from . import (  # noqa: F401,E402  (the ONNX ops added after the first families)
     extra_elementwise, extra_indexing, extra_reduce, extra_sampling,
 )
+from . import extra_misc  # noqa: F401,E402  (BitCast, Det, MelWeightMatrix, TfIdfVectorizer, string ops)
 from . import aten, aten_layout, aten_rnn, aten_table  # noqa: F401,E402  (PyTorch-only entries and the aten op table)
 from .arrays import Unsupported  # noqa: F401
 from .registry import (  # noqa: F401

@@ -77,6 +77,11 @@ TF_EQUIV: dict[str, str] = {
     "nll_loss": "GatherV2 Neg Mul SelectV2 Sum RealDiv",
     "softmax_cross_entropy_loss": "LogSoftmax GatherV2 Neg Mul SelectV2 Sum RealDiv",
     "attention": "BatchMatMulV2 Mul Tanh SelectV2 AddV2 Max Exp Sum RealDiv ConcatV2 Transpose Reshape",
+    # ops/extra_misc.py: BitCast is TF's Bitcast (a bool, which it does not take, is a Cast of its byte);
+    # MelWeightMatrix is a constant of its static inputs (tf.signal builds it from these and folds it);
+    # TfIdfVectorizer over an integer pool compares windows with the static n-grams and sums the hits
+    "bit_cast": "Bitcast Cast", "mel_weight_matrix": "Range Log Exp Mul RealDiv Floor Sub Maximum Minimum Cast",
+    "tfidf_vectorizer": "StridedSlice Equal Cast Min Sum MatMul Mul Greater",
 }
 
 # canonical op -> (source: who refuses it, in short; why, in full): "TF rule" is TF's auto-clustering, "XLA" has
@@ -112,6 +117,9 @@ REFUSED: dict[str, tuple[str, str]] = {
                                "split_to_sequence")},
     **{name: _OPT for name in ("optional", "optional_get_element", "optional_has_element")},
     "compress": _WHERE,
+    "det": ("XLA: no MatrixDeterminant kernel", "determinant: tf2xla registers no kernel for TF's "
+            "MatrixDeterminant (what converters lower Det to), so TF's auto-clustering leaves it out"),
+    "string_concat": _STRING, "regex_full_match": _STRING,
 }
 
 def kernels(name: str) -> list[tuple[str, str | None]]:

@@ -1,0 +1,142 @@
+"""RE2 patterns (ONNX RegexFullMatch) run with Python's `re`: the syntax both read alike, the rest refused by name.
+
+ONNX specifies RE2. Python's `re` agrees with it on the common syntax once \\w \\d \\s \\b are ASCII-only, as in
+RE2 (re.ASCII) and RE2's \\z is spelled \\Z. Where the two differ, the pattern is refused with a clear error,
+never run with Python's meaning:
+- Python-only (RE2 rejects them): backreferences (\\1, (?P=n)), lookarounds ((?=, (?!, (?<=, (?<!),
+  conditionals ((?(), atomic groups ((?>), possessive quantifiers (a*+), comments ((?#), flags other than
+  i, m, s, and \\Z; `{,n}` (Python: {0,n}, RE2: the literal text);
+- RE2-only (Python rejects them): \\p{..} / \\pL classes, [[:alpha:]], \\Q..\\E, \\C, the U flag, (?<name>);
+- the same syntax with another meaning, refused only for the texts where it matters: `$` (Python also matches
+  before a final newline) on texts with a newline; \\s (RE2 leaves out \\v) on texts with a \\v; the i flag
+  (RE2 folds Unicode case: k matches KELVIN SIGN) on non-ASCII texts.
+"""
+from __future__ import annotations
+
+import re
+import warnings
+from dataclasses import dataclass
+from functools import lru_cache
+
+from .arrays import Unsupported
+
+_LOOK = {"=": "lookahead (?=", "!": "negative lookahead (?!", "(": "conditional (?(", ">": "atomic group (?>",
+         "#": "comment (?#"}
+
+
+@dataclass(frozen=True)
+class _Scan:
+    python: str            # the pattern as Python's re reads it
+    dollar: bool           # an unescaped $ outside classes
+    space_class: bool      # \s or \S
+    ignore_case: bool      # an i flag
+
+
+def _refuse(pattern: str, what: str, hint: str = "rewrite the pattern in the syntax RE2 and Python share"):
+    raise Unsupported(f"RegexFullMatch pattern {pattern!r}: {what}", hint=hint)
+
+
+def _flags(pattern: str, i: int) -> tuple[int, bool]:
+    """At pattern[i] just after '(?': the end of a flag group's flags and whether it sets i."""
+    j = i
+    while j < len(pattern) and pattern[j] not in ":)":
+        if pattern[j] not in "ims-":
+            _refuse(pattern, f"flag {pattern[j]!r} (RE2 and Python share only i, m, s)")
+        j += 1
+    head = pattern[i:j].split("-")[0]
+    return j, "i" in head
+
+
+@lru_cache(maxsize=256)
+def _scan(pattern: str) -> _Scan:
+    out, i, in_class, dollar, space, icase = [], 0, False, False, False, False
+    n = len(pattern)
+    while i < n:
+        c = pattern[i]
+        if c == "\\" and i + 1 < n:
+            e = pattern[i + 1]
+            if e in "pP":
+                _refuse(pattern, f"Unicode class \\{e} (RE2 only; Python's re has none)")
+            if e in "QEC":
+                _refuse(pattern, f"\\{e} (RE2 only)")
+            if not in_class and e in "123456789":
+                _refuse(pattern, f"backreference \\{e} (Python only; RE2 has no backreferences)")
+            if e in "ZAGbB" and in_class:
+                _refuse(pattern, f"\\{e} inside a character class")
+            if e == "Z":
+                _refuse(pattern, "\\Z (Python only; RE2 spells the end of the text \\z)")
+            space |= e in "sS"
+            out.append("\\Z" if e == "z" else pattern[i:i + 2])
+            i += 2
+            continue
+        if in_class:
+            if c == "[" and i + 1 < n and pattern[i + 1] in ":=.":
+                _refuse(pattern, "POSIX class [[:name:]] (RE2 only; Python reads it as a set of characters)")
+            in_class = c != "]"  # a leading ] was taken as a literal when the class opened
+            out.append(c)
+            i += 1
+            continue
+        if c == "[":
+            in_class = True
+            if pattern.startswith("[^", i):
+                out.append("[^")
+                i += 2
+                if i < n and pattern[i] == "]":  # a leading ] is a literal
+                    out.append("]")
+                    i += 1
+                continue
+            out.append("[")
+            i += 1
+            if i < n and pattern[i] == "]":
+                out.append("]")
+                i += 1
+            continue
+        if c == "(" and pattern.startswith("(?", i):
+            k = pattern[i + 2:i + 3]
+            if k in _LOOK:
+                _refuse(pattern, f"{_LOOK[k]} (Python only)")
+            if pattern.startswith("(?<", i):
+                _refuse(pattern, ("lookbehind (Python only)" if pattern[i + 3:i + 4] in "=!" else
+                                  "named group (?<name> (RE2 only; write (?P<name>)"))
+            if pattern.startswith("(?P=", i):
+                _refuse(pattern, "named backreference (?P=name) (Python only)")
+            if not pattern.startswith("(?P<", i) and k != ":":
+                end, has_i = _flags(pattern, i + 2)
+                icase |= has_i
+                out.append(pattern[i:end])
+                i = end
+                continue
+        if c in "*+?}" and i + 1 < n and pattern[i + 1] == "+":
+            _refuse(pattern, f"possessive quantifier {c}+ (Python only)")
+        if c == "{" and pattern.startswith("{,", i):
+            _refuse(pattern, "{,n} (Python reads {0,n}, RE2 the literal text)", hint="write {0,n}")
+        dollar |= c == "$"
+        out.append(c)
+        i += 1
+    return _Scan("".join(out), dollar, space, icase)
+
+
+@lru_cache(maxsize=256)
+def _compiled(python: str, pattern: str) -> re.Pattern:
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("error")  # Python's "possible nested set" and similar: meaning in doubt
+            return re.compile(python, re.ASCII)
+    except (re.error, FutureWarning, DeprecationWarning) as e:
+        _refuse(pattern, f"not valid in Python's re ({e}); RE2 may accept it, Python cannot run it")
+
+
+def compile_re2(pattern, texts: list[str]) -> re.Pattern:
+    """Python's compiled form of RE2 `pattern`, after checking that it means the same on these texts."""
+    if pattern is None:
+        raise Unsupported("RegexFullMatch needs a `pattern` attribute")
+    pattern = pattern.decode("utf-8") if isinstance(pattern, bytes) else str(pattern)
+    scan = _scan(pattern)
+    if scan.dollar and any("\n" in t for t in texts):
+        _refuse(pattern, "$ on a text with a newline (Python's $ also matches before a final newline, RE2's not)",
+                hint="use \\z for the end of the text")
+    if scan.space_class and any("\v" in t for t in texts):
+        _refuse(pattern, "\\s on a text with a vertical tab (RE2's \\s leaves out \\v, Python's includes it)")
+    if scan.ignore_case and any(not t.isascii() for t in texts):
+        _refuse(pattern, "case-insensitive match of non-ASCII text (RE2 folds Unicode case, Python's ASCII mode not)")
+    return _compiled(scan.python, pattern)
