@@ -178,92 +178,100 @@ op("regex_full_match", "RegexFullMatch", infer=lambda ctx: [TensorType(ctx.shape
 
 
 # ---- TfIdfVectorizer ------------------------------------------------------------------------------
-def _tfidf_grams(a) -> tuple[list[tuple], list[int], list[int]]:
-    """The pool's n-grams of sizes min_gram_length..max_gram_length: (grams, their sizes, their output index).
-    ngram_counts[k] is where the (k+1)-grams start in the pool; ids count every gram, as onnxruntime does."""
-    pool = a.get("pool_int64s") or a.get("pool_strings") or []
+def _tfidf_grams(a) -> tuple[list[tuple], list[int]]:
+    """The pool's n-grams of sizes min_gram_length..max_gram_length and their ids (pool order, every size
+    counted): ngram_counts[k] is where the (k+1)-grams start in the pool."""
     if a.get("pool_int64s") and a.get("pool_strings"):
         raise Unsupported("TfIdfVectorizer with both pool_int64s and pool_strings")
-    pool = [_text(p) if isinstance(p, (bytes, str)) else int(p) for p in pool]
-    counts, indexes = [int(c) for c in a.get("ngram_counts") or []], [int(i) for i in a.get("ngram_indexes") or []]
+    pool = [_text(p) if isinstance(p, (bytes, str)) else int(p)
+            for p in a.get("pool_int64s") or a.get("pool_strings") or []]
+    counts = [int(c) for c in a.get("ngram_counts") or []]
     lo, hi = int(a.get("min_gram_length", 1)), int(a.get("max_gram_length", 1))
-    found: dict[tuple, int] = {}  # a repeated gram keeps its last id, as in onnxruntime's n-gram trie
-    gid = 0
+    seen: set[tuple] = set()
+    grams, ids = [], []
     for k, start in enumerate(counts):
         size, end = k + 1, counts[k + 1] if k + 1 < len(counts) else len(pool)
         for p in range(start, end - size + 1, size):
+            gram = tuple(pool[p:p + size])
+            if gram in seen:  # onnxruntime refuses it too; onnx's reference would count it under its last id
+                raise Unsupported(f"TfIdfVectorizer: the n-gram {list(gram)} is in the pool twice")
+            seen.add(gram)
             if lo <= size <= hi:
-                found[tuple(pool[p:p + size])] = gid
-            gid += 1
-    if gid > len(indexes):
-        raise Unsupported(f"TfIdfVectorizer: {gid} n-grams in the pool but {len(indexes)} ngram_indexes")
-    grams = sorted(found, key=found.get)
-    return grams, [len(g) for g in grams], [indexes[found[g]] for g in grams]
+                grams.append(gram)
+                ids.append(len(seen) - 1)
+    return grams, ids
 
 
-def _tfidf_setup(a, x):
+def _tfidf_setup(a, x, ids: list[int]):
+    """mode, output size, each counted gram's output index and weight (None: no weights)."""
     mode = str(a.get("mode", "TF")).upper()
     if mode not in ("TF", "IDF", "TFIDF"):
         raise Unsupported(f"TfIdfVectorizer mode {mode!r} (ONNX has TF, IDF, TFIDF)")
     if x.ndim not in (1, 2):
         raise Unsupported(f"TfIdfVectorizer of a rank-{x.ndim} input (needs [C] or [B, C])")
-    size = max(int(i) for i in a.get("ngram_indexes") or [0]) + 1
-    weights = a.get("weights")
-    if weights and len(weights) < size:
-        raise Unsupported(f"TfIdfVectorizer: {len(weights)} weights for {size} outputs")
-    return mode, size, (np.asarray(weights, np.float32)[:size] if weights else None)
+    indexes, weights = [int(i) for i in a.get("ngram_indexes") or []], a.get("weights")
+    size = max(indexes, default=-1) + 1
+    if ids and max(ids) >= len(indexes) or weights and len(weights) != len(indexes):
+        raise Unsupported(f"TfIdfVectorizer: {len(indexes)} ngram_indexes and {len(weights or [])} weights for "
+                          f"a pool of {max(ids, default=-1) + 1} n-grams (one each)")
+    out = [indexes[g] for g in ids]
+    if len(set(out)) < len(out) or min(out, default=0) < 0:
+        raise Unsupported("TfIdfVectorizer: ngram_indexes repeat or are negative (output coordinates are unique)")
+    w = np.asarray([float(weights[g]) for g in ids], np.float32) if weights else None
+    return mode, size, out, w
 
 
-def _weigh(xp, mode, weights, freq):
-    """freq: float32 [rows, size] counts -> the output by `mode` (IDF without weights is 0/1, TFIDF without is TF)."""
+def _weigh(mode, w, counts):
+    """Per-gram counts [rows, grams] weighed by `mode` and the ONNX spec's per-n-gram weights (i-th weight for the
+    i-th n-gram of the pool, as onnxruntime does; onnx's reference indexes them by output coordinate instead)."""
     if mode == "TF":
-        return freq
-    hit = (freq > 0).astype(np.float32)
+        return counts
     if mode == "IDF":
-        return hit * weights if weights is not None else hit
-    return freq * weights if weights is not None else freq
-
-
-def _windows(x2, size: int, skip: int):
-    """Column index arrays [starts, size] of the n-grams of `size` with items `skip` apart in rows of x2."""
-    starts = np.arange(max(x2.shape[1] - skip * (size - 1), 0))
-    return starts[:, None] + skip * np.arange(size)[None, :]
+        hit = (counts > 0).astype(np.float32)
+        return hit * w if w is not None else hit
+    return counts * w if w is not None else counts
 
 
 def tfidf_vectorizer(xp, a, x):
-    """Counts of the pool's n-grams in each row, item gaps 1..max_skip_count + 1 (unigrams once), per output
-    index; weighed by `mode`. The pool is static: each (size, gap) compares every window with every gram of that
-    size (XLA: StridedSlice, Equal, Min, Sum) and the counts land on their indexes by a 0/1 matrix (MatMul)."""
-    mode, size, weights = _tfidf_setup(a, x)
-    grams, sizes, out_idx = _tfidf_grams(a)
+    """Counts of the pool's n-grams in each row, item gaps 1..max_skip_count + 1 (unigrams once), weighed by
+    `mode`, at their output coordinates. The pool is static: each (size, gap) compares every window with every
+    gram of that size (XLA: StridedSlice, Equal, Min, Sum) and a 0/1 matrix places the results (MatMul)."""
+    grams, ids = _tfidf_grams(a)
+    mode, size, out_idx, w = _tfidf_setup(a, x, ids)
     strings = np.dtype(x.dtype).kind in "OSU"
     if strings and not is_np(xp):
         raise Unsupported("TfIdfVectorizer of string tensors under XLA (XLA has no string type)")
     x2 = x.reshape((1, -1)) if x.ndim == 1 else x
-    freq = xp.zeros((x2.shape[0], size), np.float32)
-    for n in sorted(set(sizes)):
-        sel = [g for g, s in enumerate(sizes) if s == n]
+    y = xp.zeros((x2.shape[0], size), np.float32)
+    for n in sorted({len(g) for g in grams}):
+        sel = [k for k, g in enumerate(grams) if len(g) == n]
         onto = np.zeros((len(sel), size), np.float32)
-        onto[np.arange(len(sel)), [out_idx[g] for g in sel]] = 1
-        table = [grams[g] for g in sel]
+        onto[np.arange(len(sel)), [out_idx[k] for k in sel]] = 1
+        counts = xp.zeros((x2.shape[0], len(sel)), np.float32)
         for skip in range(1, (1 if n == 1 else int(a.get("max_skip_count", 0)) + 1) + 1):
-            cols = _windows(x2, n, skip)
-            if not cols.size:
+            starts = np.arange(max(x2.shape[1] - skip * (n - 1), 0))
+            if not starts.size:
                 continue
-            win = x2[:, cols]  # [rows, starts, n]
+            win = x2[:, starts[:, None] + skip * np.arange(n)[None, :]]  # [rows, starts, n]
             if strings:
-                win = np.asarray(np.frompyfunc(_text, 1, 1)(win), dtype=object)
-                hits = np.array([[[tuple(w) == g for g in table] for w in row] for row in win], np.float32)
-            else:
-                pool = np.asarray(table, np.int64)  # [grams, n], compared in int64: no gram wraps into range
-                hits = xp.min((win.astype(np.int64)[:, :, None, :] == pool[None, None]).astype(np.int32), axis=-1)
-            freq = freq + xp.sum(hits, axis=1).astype(np.float32) @ onto
-    y = _weigh(xp, mode, weights, freq)
+                table = {grams[k]: j for j, k in enumerate(sel)}
+                hits = np.zeros(counts.shape, np.float32)
+                for row, ws in enumerate(win):
+                    for t in ws:
+                        j = table.get(tuple(_text(v) for v in t))
+                        if j is not None:
+                            hits[row, j] += 1
+                counts = counts + hits
+            else:  # compared in int64: no pool value wraps into the input's range
+                pool = np.asarray([grams[k] for k in sel], np.int64)
+                eq = xp.min((win.astype(np.int64)[:, :, None, :] == pool[None, None]).astype(np.int32), axis=-1)
+                counts = counts + xp.sum(eq, axis=1).astype(np.float32)
+        y = y + _weigh(mode, w[sel] if w is not None else None, counts) @ onto
     return y.reshape((size,)) if x.ndim == 1 else y
 
 
 def infer_tfidf(ctx: Ctx) -> list[TensorType]:
-    size = max(int(i) for i in ctx.attrs.get("ngram_indexes") or [0]) + 1
+    size = max((int(i) for i in ctx.attrs.get("ngram_indexes") or []), default=-1) + 1
     s = ctx.shape(0)
     return [TensorType(None if s is None else ((size,) if len(s) <= 1 else (s[0], size)), "float32")]
 
