@@ -40,7 +40,8 @@ def _ort(model: bytes, inputs: list[np.ndarray]):
     return sess.run(None, {f"x{i}": a for i, a in enumerate(inputs)})[0]
 
 
-def _check(op_type: str, inputs: list[np.ndarray], rtol=1e-5, atol=1e-6, reference=True, use_ort=True, **attrs):
+def _check(op_type: str, inputs: list[np.ndarray], rtol=1e-5, atol=1e-6, reference=True, use_ort=True, modes=None,
+           **attrs):
     """xcviz natively (and under jit where the op is claimed) against onnxruntime; onnx's reference agrees (and
     decides alone where onnxruntime has no kernel: float64 Det)."""
     model = _model(op_type, inputs, **attrs)
@@ -53,7 +54,7 @@ def _check(op_type: str, inputs: list[np.ndarray], rtol=1e-5, atol=1e-6, referen
     case = Case(REGISTRY.get(op_type).name, op_type, model, [numpy_helper.from_array(a) for a in inputs],
                 [numpy_helper.from_array(want)], rtol, atol, op_type)
     strings = any(a.dtype.kind == "O" for a in inputs)  # XLA has no string type: native only (refused under jit)
-    modes = ["native", "jit"] if REGISTRY.get(op_type).devices and not strings else ["native"]
+    modes = modes or (["native", "jit"] if REGISTRY.get(op_type).devices and not strings else ["native"])
     for mode in modes:
         assert run_case(case, mode) == ("pass", None), (mode, attrs)
     return want
@@ -84,6 +85,9 @@ def test_bitcast_refuses_what_has_no_same_width_meaning():
     assert "bit width" in _refused("BitCast", [np.ones(3, np.float32)], to=TensorProto.INT64)
     assert "bool" in _refused("BitCast", [np.ones(3, np.uint8)], to=TensorProto.BOOL)
     assert "bit width" in _refused("BitCast", [np.ones(3, np.float32)], run="jit", to=TensorProto.FLOAT16)
+    z = np.array([1 + 2j, -0.5j], np.complex64)  # natively a view; XLA's BitcastConvert takes no complex
+    _check("BitCast", [z], reference=True, use_ort=False, to=TensorProto.DOUBLE, modes=("native",))
+    assert "complex" in _refused("BitCast", [z], run="jit", to=TensorProto.DOUBLE)
 
 
 # ---- Det -------------------------------------------------------------------------------------------------

@@ -49,6 +49,8 @@ def bit_cast(xp, a, x):
         return x.astype(dt)
     if is_np(xp):
         return np.asarray(x).view(dt)  # one width: a view needs no contiguous copy
+    if "complex" in (np.dtype(x.dtype).name + dt.name):
+        raise Unsupported("BitCast of complex numbers under XLA (its BitcastConvert takes no complex type)")
     from jax import lax
 
     return lax.bitcast_convert_type(x, dt)
@@ -171,9 +173,9 @@ def infer_string_concat(ctx: Ctx) -> list[TensorType]:
 
 
 op("string_concat", "StringConcat", infer=infer_string_concat, flops=r.output_flops(1), min_inputs=2, max_inputs=2,
-   groups=ELEMENTWISE, impl=string_concat, **NATIVE, doc="elementwise concatenation of two string tensors (broadcast)")
+   impl=string_concat, **NATIVE, doc="elementwise concatenation of two string tensors (broadcast)")
 op("regex_full_match", "RegexFullMatch", infer=lambda ctx: [TensorType(ctx.shape(0), "bool")], flops=r.input_flops(1),
-   min_inputs=1, max_inputs=1, attrs={"pattern": None}, groups=ELEMENTWISE, impl=regex_full_match, **NATIVE,
+   min_inputs=1, max_inputs=1, attrs={"pattern": None}, impl=regex_full_match, **NATIVE,
    doc="whether each string matches the RE2 `pattern` in full (Python re; RE2-only or Python-only syntax refused)")
 
 
