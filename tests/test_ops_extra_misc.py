@@ -219,3 +219,26 @@ def test_string_ops_are_native_only_for_the_reason_xla_gives():
     for name in ("StringConcat", "RegexFullMatch"):
         o = REGISTRY.get(name)
         assert not o.devices and o.reason.startswith("string tensors"), name
+
+
+def test_regex_random_patterns_never_differ_from_onnxruntime_s_re2():
+    """Seeded random patterns over atoms both engines know (classes, anchors, \\b, flags, lazy and counted
+    quantifiers) on texts with newlines, tabs and non-ASCII: each either agrees with RE2 on every text or is
+    refused; never a different answer."""
+    atoms = ["a", "b", ".", r"\w", r"\W", r"\d", r"\s", r"\S", r"\b", "^", "$", "[ab]", "[^a]", "[a-c]", r"\.", "é",
+             r"[\w-]", "(a|b)", "(?:ab)", r"\z", r"\A", "[]a]", "x"]
+    quant = ["", "", "*", "+", "?", "{2}", "{1,3}", "*?", "+?", "{2,}"]
+    texts = np.array(["", "a", "ab", "aab", "b a", "é", "aé", "a\nb", "x.y", "a1_", "ab ab", "\t", "AB", "a-b"],
+                     dtype=object)
+    rng = np.random.default_rng(5)
+    agreed = 0
+    for _ in range(300):
+        p = "".join(rng.choice(atoms) + rng.choice(quant) for _ in range(rng.integers(1, 4)))
+        p = "".join(f for f in ("(?i)", "(?s)", "(?m)") if rng.random() < 0.15) + p
+        case = Case("regex_full_match", p, _model("RegexFullMatch", [texts], pattern=p),
+                    [numpy_helper.from_array(texts)], [numpy_helper.from_array(np.asarray(
+                        _ort(_model("RegexFullMatch", [texts], pattern=p), [texts])))], 0, 0, "RegexFullMatch")
+        status, why = run_case(case, "native")
+        assert status in ("pass", "unsupported"), (p, why)
+        agreed += status == "pass"
+    assert agreed >= 120, agreed  # most patterns run; the rest are refused by name
