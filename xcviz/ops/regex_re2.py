@@ -7,9 +7,10 @@ never run with Python's meaning:
   conditionals ((?(), atomic groups ((?>), possessive quantifiers (a*+), comments ((?#), flags other than
   i, m, s, and \\Z; `{,n}` (Python: {0,n}, RE2: the literal text);
 - RE2-only (Python rejects them): \\p{..} / \\pL classes, [[:alpha:]], \\Q..\\E, \\C, the U flag, (?<name>);
-- the same syntax with another meaning, refused only for the texts where it matters: `$` (Python also matches
-  before a final newline) on texts with a newline; \\s (RE2 leaves out \\v) on texts with a \\v; the i flag
-  (RE2 folds Unicode case: k matches KELVIN SIGN) on non-ASCII texts.
+- the same syntax with another meaning: `$` without the m flag is RE2's end of text, run as Python's \\Z;
+  under an m flag that does not lead the pattern it is refused for texts with a newline; \\s (RE2 leaves out
+  \\v) is refused on texts with a \\v, the i flag (RE2 folds Unicode case: k matches KELVIN SIGN) on non-ASCII
+  texts. Zero-width assertions are wrapped in groups, since RE2 lets a quantifier follow them (^*).
 """
 from __future__ import annotations
 
@@ -27,7 +28,7 @@ _LOOK = {"=": "lookahead (?=", "!": "negative lookahead (?!", "(": "conditional 
 @dataclass(frozen=True)
 class _Scan:
     python: str            # the pattern as Python's re reads it
-    dollar: bool           # an unescaped $ outside classes
+    dollar: bool           # an unescaped $ outside classes under an m flag that is not global
     space_class: bool      # \s or \S
     ignore_case: bool      # an i flag
 
@@ -51,6 +52,10 @@ def _flags(pattern: str, i: int) -> tuple[int, bool]:
 def _scan(pattern: str) -> _Scan:
     out, i, in_class, dollar, space, icase = [], 0, False, False, False, False
     n = len(pattern)
+    m_flags = re.findall(r"\(\?[a-zA-Z]*m[a-zA-Z-]*[:)]", pattern)
+    lead = re.match(r"\(\?[a-zA-Z]*\)", pattern)
+    multiline = ("none" if not m_flags else "global" if len(m_flags) == 1 and lead and "m" in lead.group(0)
+                 else "scoped")
     while i < n:
         c = pattern[i]
         if c == "\\" and i + 1 < n:
@@ -66,7 +71,8 @@ def _scan(pattern: str) -> _Scan:
             if e == "Z":
                 _refuse(pattern, "\\Z (Python only; RE2 spells the end of the text \\z)")
             space |= e in "sS"
-            out.append("\\Z" if e == "z" else pattern[i:i + 2])
+            # zero-width escapes in a group: RE2 lets a quantifier follow them, Python only a group
+            out.append("(?:\\Z)" if e == "z" else f"(?:{pattern[i:i + 2]})" if e in "bBA" else pattern[i:i + 2])
             i += 2
             continue
         if in_class:
@@ -110,10 +116,16 @@ def _scan(pattern: str) -> _Scan:
             _refuse(pattern, f"possessive quantifier {c}+ (Python only)")
         if c == "{" and pattern.startswith("{,", i):
             _refuse(pattern, "{,n} (Python reads {0,n}, RE2 the literal text)", hint="write {0,n}")
-        dollar |= c == "$"
+        if c in "^$":
+            dollar |= c == "$"
+            # RE2's $ without the m flag is the end of the text, Python's \Z (Python's $ also matches before a
+            # final newline); with a leading (?m) both match before every newline
+            out.append("(?:^)" if c == "^" else "(?:$)" if multiline != "none" else "(?:\\Z)")
+            i += 1
+            continue
         out.append(c)
         i += 1
-    return _Scan("".join(out), dollar, space, icase)
+    return _Scan("".join(out), dollar and multiline == "scoped", space, icase)
 
 
 @lru_cache(maxsize=256)
@@ -133,8 +145,8 @@ def compile_re2(pattern, texts: list[str]) -> re.Pattern:
     pattern = pattern.decode("utf-8") if isinstance(pattern, bytes) else str(pattern)
     scan = _scan(pattern)
     if scan.dollar and any("\n" in t for t in texts):
-        _refuse(pattern, "$ on a text with a newline (Python's $ also matches before a final newline, RE2's not)",
-                hint="use \\z for the end of the text")
+        _refuse(pattern, "$ under a scoped m flag on a text with a newline (only a leading (?m) is read alike)",
+                hint="put the m flag at the start of the pattern, or use \\z for the end of the text")
     if scan.space_class and any("\v" in t for t in texts):
         _refuse(pattern, "\\s on a text with a vertical tab (RE2's \\s leaves out \\v, Python's includes it)")
     if scan.ignore_case and any(not t.isascii() for t in texts):
