@@ -7,10 +7,12 @@ never run with Python's meaning:
   conditionals ((?(), atomic groups ((?>), possessive quantifiers (a*+), comments ((?#), flags other than
   i, m, s, and \\Z; `{,n}` (Python: {0,n}, RE2: the literal text);
 - RE2-only (Python rejects them): \\p{..} / \\pL classes, [[:alpha:]], \\Q..\\E, \\C, the U flag, (?<name>);
+  Python-only \\u, \\U, \\N{..} escapes;
 - the same syntax with another meaning: `$` without the m flag is RE2's end of text, run as Python's \\Z;
   under an m flag that does not lead the pattern it is refused for texts with a newline; \\s (RE2 leaves out
-  \\v) is refused on texts with a \\v, the i flag (RE2 folds Unicode case: k matches KELVIN SIGN) on non-ASCII
-  texts. Zero-width assertions are wrapped in groups, since RE2 lets a quantifier follow them (^*).
+  \\v) is refused on texts with a \\v; the i flag (RE2 folds Unicode case: k matches KELVIN SIGN) is refused
+  for a non-ASCII pattern or texts holding KELVIN SIGN or LONG S, the two non-ASCII letters folding to ASCII.
+Zero-width assertions are wrapped in groups, since RE2 lets a quantifier follow them (^*).
 """
 from __future__ import annotations
 
@@ -23,6 +25,11 @@ from .arrays import Unsupported
 
 _LOOK = {"=": "lookahead (?=", "!": "negative lookahead (?!", "(": "conditional (?(", ">": "atomic group (?>",
          "#": "comment (?#"}
+
+
+# the only non-ASCII characters in the simple case-folding orbit of an ASCII letter (Unicode CaseFolding.txt):
+# under the i flag RE2 matches them with k and s, Python's ASCII mode does not
+_FOLDS_INTO_ASCII = ("\u212a", "\u017f")
 
 
 @dataclass(frozen=True)
@@ -64,6 +71,8 @@ def _scan(pattern: str) -> _Scan:
                 _refuse(pattern, f"Unicode class \\{e} (RE2 only; Python's re has none)")
             if e in "QEC":
                 _refuse(pattern, f"\\{e} (RE2 only)")
+            if e in "uUN":
+                _refuse(pattern, f"\\{e} escape (Python only; RE2 writes \\x{{...}})")
             if not in_class and e in "123456789":
                 _refuse(pattern, f"backreference \\{e} (Python only; RE2 has no backreferences)")
             if e in "ZAGbB" and in_class:
@@ -149,6 +158,8 @@ def compile_re2(pattern, texts: list[str]) -> re.Pattern:
                 hint="put the m flag at the start of the pattern, or use \\z for the end of the text")
     if scan.space_class and any("\v" in t for t in texts):
         _refuse(pattern, "\\s on a text with a vertical tab (RE2's \\s leaves out \\v, Python's includes it)")
-    if scan.ignore_case and any(not t.isascii() for t in texts):
-        _refuse(pattern, "case-insensitive match of non-ASCII text (RE2 folds Unicode case, Python's ASCII mode not)")
+    if scan.ignore_case and (not pattern.isascii() or re.search(r"\\x[89a-fA-F]", pattern)
+                             or any(c in t for t in texts for c in _FOLDS_INTO_ASCII)):
+        _refuse(pattern, "case-insensitive match of non-ASCII letters (RE2 folds Unicode case: k matches KELVIN "
+                "SIGN, é matches É; Python's ASCII mode folds only ASCII)")
     return _compiled(scan.python, pattern)
