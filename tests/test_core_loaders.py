@@ -104,15 +104,15 @@ def test_onnx_standard_op_missing_from_registry_falls_back(tmp_path):
     import onnx
     from onnx import TensorProto, helper
 
-    nodes = [helper.make_node("Relu", ["X"], ["Y"]), helper.make_node("Det", ["Y"], ["Z"])]
+    nodes = [helper.make_node("Relu", ["X"], ["Y"]), helper.make_node("ImageDecoder", ["Y"], ["Z"])]
     graph = helper.make_graph(nodes, "g", [helper.make_tensor_value_info("X", TensorProto.FLOAT, [2, 2])],
                               [helper.make_tensor_value_info("Z", TensorProto.FLOAT, [])])
     p = tmp_path / "m.onnx"
     p.write_bytes(helper.make_model(graph).SerializeToString())
     g = xcviz.load(str(p))
-    assert [n.name for n in g.nodes] == ["Relu_0", "Det_1"]
+    assert [n.name for n in g.nodes] == ["Relu_0", "ImageDecoder_1"]
     c = xcviz.cluster(g, min_cluster_size=1)
-    assert c.reason[1] == "no XLA lowering in xcviz for Det"
+    assert c.reason[1] == "no XLA lowering in xcviz for ImageDecoder"
 
 
 def test_nodes_out_of_order_are_sorted(write_graph):

@@ -114,6 +114,8 @@ def build(feeds: dict) -> list:
             R.Real(input=R.FFT(input=tf.complex(m, m + 1))), R.Imag(input=R.IFFT(input=tf.complex(m, m))),
             R.Real(input=R.Conj(input=R.RFFT(input=m, fft_length=[4]))),
             R.IRFFT(input=tf.complex(m[:, :3], m[:, :3]), fft_length=[4]) * 2.0,
+            # ops_misc: BitCast (bool is a Cast), Det (TF's MatrixDeterminant: refused by xcviz, checked here)
+            R.Bitcast(input=m, type=tf.int32) + 1, R.MatrixDeterminant(input=m) * 2.0,
             # refused by xcviz: what TF does with them
             R.Unique(x=v)[0], R.Where(condition=b), R.RandomUniform(shape=[4], dtype=tf.float32),
             R.NonMaxSuppressionV4(boxes=boxes, scores=scores, max_output_size=2, iou_threshold=0.5,

@@ -241,9 +241,12 @@ def has_ort() -> bool:
 
 
 def run_all(cases: list[Case], ort: bool | None = None) -> dict[str, dict]:
-    """Per op: counts per mode and the failing cases (jax only for ops the registry calls compilable; onnxruntime,
-    when installed or `ort`, for every case). Ops xcviz does not know get rows keyed `onnx:<OpType>`."""
+    """Per op: counts per mode and the failing cases (jax only for the cases of ops the registry calls compilable
+    whose every tensor XLA can type; onnxruntime, when installed or `ort`, for every case). Ops xcviz does not know
+    get rows keyed `onnx:<OpType>`."""
     from .ops import REGISTRY
+
+    from .conformance_doc import xla_typed
 
     ort = has_ort() if ort is None else ort
     table: dict[str, dict] = {}
@@ -251,13 +254,17 @@ def run_all(cases: list[Case], ort: bool | None = None) -> dict[str, dict]:
         opdef = REGISTRY.ops.get(case.op)
         key_op = case.op if opdef is not None else f"onnx:{case.onnx_op}"
         row = table.setdefault(key_op, {"claimed": bool(opdef and opdef.devices), "known": opdef is not None,
-                                        "cases": 0, "native": {}, "jax": {}, "ort": {}, "failures": []})
+                                        "cases": 0, "native": {}, "jax": {}, "ort": {}, "failures": [],
+                                        "untyped": {}})  # case -> native status, for cases no XLA can type
         row["cases"] += 1
-        runs = [] if opdef is None else ["native", "jit"] if opdef.devices else ["native"]
+        typed = xla_typed(case)  # a string tensor: no XLA compiles the case, whatever the op
+        runs = [] if opdef is None else ["native", "jit"] if opdef.devices and typed else ["native"]
         for mode in runs + (["ort"] if ort else []):
             status, why = run_case_ort(case) if mode == "ort" else run_case(case, mode)
             key = "jax" if mode == "jit" else mode
             row[key][status] = row[key].get(status, 0) + 1
+            if mode == "native" and not typed:
+                row["untyped"][case.name] = status
             if status == "fail":
                 row["failures"].append(f"{case.name} [{key}]: {why}")
     return table

@@ -86,6 +86,11 @@ TF_EQUIV: dict[str, str] = {
     # ops/extra_signal.py: complex FFTs of static length on the real/imaginary pairs (tf.signal's kernels)
     "dft": "RFFT FFT IFFT IRFFT Complex Real Imag Conj GatherV2 ConcatV2 Pack",
     "stft": "GatherV2 Mul RFFT FFT Complex Real Imag Conj ConcatV2 Pack",
+    # ops/extra_misc.py: BitCast is TF's Bitcast (a bool, which it does not take, is a Cast of its byte);
+    # MelWeightMatrix is a constant of its static inputs (tf.signal builds it from these and folds it);
+    # TfIdfVectorizer over an integer pool compares windows with the static n-grams and sums the hits
+    "bit_cast": "Bitcast Cast", "mel_weight_matrix": "Range Log Exp Mul RealDiv Floor Sub Maximum Minimum Cast",
+    "tfidf_vectorizer": "StridedSlice Equal Cast Min Sum MatMul Mul Greater",
 }
 
 # canonical op -> (source: who refuses it, in short; why, in full): "TF rule" is TF's auto-clustering, "XLA" has
@@ -122,6 +127,9 @@ REFUSED: dict[str, tuple[str, str]] = {
     **{name: _OPT for name in ("optional", "optional_get_element", "optional_has_element")},
     "compress": _WHERE,
     "bernoulli": _RNG,
+    "det": ("XLA: no MatrixDeterminant kernel", "determinant: tf2xla registers no kernel for TF's "
+            "MatrixDeterminant (what converters lower Det to), so TF's auto-clustering leaves it out"),
+    "string_concat": _STRING, "regex_full_match": _STRING,
 }
 
 def kernels(name: str) -> list[tuple[str, str | None]]:

@@ -1,0 +1,284 @@
+"""More ONNX ops: BitCast, Det, MelWeightMatrix, TfIdfVectorizer and the string ops StringConcat, RegexFullMatch."""
+from __future__ import annotations
+
+import numpy as np
+
+from ..ir import TensorType
+from . import rules as r
+from .arrays import Unsupported, is_np, np_dtype, static
+from .regex_re2 import compile_re2
+from .registry import ELEMENTWISE, op
+from .rules import Ctx
+
+NATIVE = dict(devices=frozenset(), jax_ok=False)
+
+
+def _dtype_name(to) -> str | None:
+    from ..ir import canonical_dtype
+
+    return canonical_dtype(str(np_dtype(to)))
+
+
+# ---- BitCast ---------------------------------------------------------------------------------------
+_SUB_BYTE = ("int4", "uint4", "int2", "uint2", "float4_e2m1fn")
+
+
+def _bitcast_target(x, to) -> np.dtype:
+    if to is None:
+        raise Unsupported("BitCast needs a `to` attribute")
+    dt, src = np_dtype(to), np.dtype(x.dtype)
+    for d in (src, dt):
+        if d.kind in "OSU":
+            raise Unsupported("BitCast of a string tensor (strings have no fixed bit pattern)")
+        if d.name in _SUB_BYTE:
+            raise Unsupported(f"BitCast of {d.name}: sub-byte types pack several values per byte")
+    if dt.kind == "b":
+        raise Unsupported("BitCast to bool: byte values other than 0 and 1 have no bool meaning",
+                          hint="compare with 0 (Not/Equal) to get a bool tensor")
+    if src.itemsize != dt.itemsize:
+        raise Unsupported(f"BitCast from {src.name} ({8 * src.itemsize} bits) to {dt.name} ({8 * dt.itemsize} bits): "
+                          "ONNX requires types of one bit width")
+    return dt
+
+
+def bit_cast(xp, a, x):
+    """The same bits read as type `to` (same width, so the same shape). A bool is one byte 0/1: to (u)int8 it is
+    the Cast of that byte (XLA's bitcast takes no PRED); everything else is XLA's BitcastConvert / a NumPy view."""
+    dt = _bitcast_target(x, a.get("to"))
+    if np.dtype(x.dtype).kind == "b":
+        return x.astype(dt)
+    if is_np(xp):
+        return np.asarray(x).view(dt)  # one width: a view needs no contiguous copy
+    if "complex" in (np.dtype(x.dtype).name + dt.name):
+        raise Unsupported("BitCast of complex numbers under XLA (its BitcastConvert takes no complex type)")
+    from jax import lax
+
+    return lax.bitcast_convert_type(x, dt)
+
+
+def infer_bit_cast(ctx: Ctx) -> list[TensorType]:
+    to = ctx.attrs.get("to")
+    return [TensorType(ctx.shape(0), _dtype_name(to) if to is not None else None)]
+
+
+op("bit_cast", "BitCast", infer=infer_bit_cast, min_inputs=1, max_inputs=1, flops=r.zero_flops, attrs={"to": None},
+   groups=ELEMENTWISE, impl=bit_cast, doc="reinterprets each element's bits as type `to` of the same width")
+
+
+# ---- Det ---------------------------------------------------------------------------------------------
+def det(xp, a, x):
+    """Determinant of the trailing square matrices, by LU in float64 (as accurate as onnx's reference and
+    onnxruntime's float32 LU, and defined for float16/bfloat16, which LAPACK does not take)."""
+    if x.ndim < 2 or x.shape[-1] != x.shape[-2]:
+        raise Unsupported(f"Det of shape {tuple(x.shape)} (needs [..., M, M])")
+    if np.dtype(x.dtype).kind != "f" and "bfloat16" not in str(x.dtype):
+        raise Unsupported(f"Det of a {x.dtype} tensor (ONNX defines it for float types)")
+    return np.asarray(np.linalg.det(np.asarray(x, np.float64))).astype(x.dtype)
+
+
+def infer_det(ctx: Ctx) -> list[TensorType]:
+    s = ctx.shape(0)
+    if s is not None and len(s) < 2:
+        raise r.ShapeError(f"Det of a rank-{len(s)} input (needs [..., M, M])")
+    return [TensorType(None if s is None else s[:-2], ctx.dtype(0))]
+
+
+def det_flops(ctx: Ctx, out: list[TensorType]) -> int | None:
+    s = ctx.shape(0)
+    n = r.numel(s)
+    return None if n is None or not s else 2 * n * int(s[-1]) // 3  # LU: 2/3 M^3 per matrix
+
+
+op("det", "Det", infer=infer_det, flops=det_flops, min_inputs=1, max_inputs=1, impl=det, **NATIVE,
+   doc="determinant of each trailing M x M matrix (LU with partial pivoting)")
+
+
+# ---- MelWeightMatrix ------------------------------------------------------------------------------
+def mel_weight_matrix(xp, a, num_mel_bins, dft_length, sample_rate, lower_edge_hertz, upper_edge_hertz):
+    """Triangular mel filters over dft_length // 2 + 1 bins, exactly as onnx's reference computes them (which
+    onnxruntime matches): every input is static, so the whole matrix is a constant under XLA too."""
+    bins, dft, rate = (int(static(v, "MelWeightMatrix " + w).reshape(()))
+                       for v, w in ((num_mel_bins, "num_mel_bins"), (dft_length, "dft_length"),
+                                    (sample_rate, "sample_rate")))
+    low = np.asarray(static(lower_edge_hertz, "lower_edge_hertz")).reshape(())
+    high = np.asarray(static(upper_edge_hertz, "upper_edge_hertz")).reshape(())
+    if bins <= 0 or dft <= 0 or rate <= 0 or not 0 <= low < high:
+        raise Unsupported(f"MelWeightMatrix with num_mel_bins={bins}, dft_length={dft}, sample_rate={rate}, "
+                          f"edges {low}..{high} Hz (needs positive sizes and 0 <= lower < upper)")
+    spectrogram_bins = dft // 2 + 1
+    k = np.arange(0, bins + 2)
+    low_mel = 2595 * np.log1p(low / 700) / np.log(10)
+    high_mel = 2595 * np.log1p(high / 700) / np.log(10)
+    hz = 700 * np.expm1((k * ((high_mel - low_mel) / k.shape[0]) + low_mel) / 2595 * np.log(10))
+    edges = (((dft + 1) * hz) // rate).astype(int)
+    if edges[-1] >= spectrogram_bins:
+        raise Unsupported(f"MelWeightMatrix: upper_edge_hertz {high} lands on bin {edges[-1]}, past the "
+                          f"{spectrogram_bins} bins of a {dft}-point DFT", hint="upper_edge_hertz <= sample_rate / 2")
+    out = np.zeros((spectrogram_bins, bins))
+    for i in range(bins):
+        left, center, right = edges[i], edges[i + 1], edges[i + 2]
+        if center == left:
+            out[center, i] = 1
+        else:
+            j = np.arange(left, center + 1)
+            out[j, i] = (j - left) / float(center - left)
+        if right > center:
+            j = np.arange(center, right)
+            out[j, i] = (right - j) / float(right - center)
+    return out.astype(np_dtype(int(a.get("output_datatype", 1))))
+
+
+def infer_mel(ctx: Ctx) -> list[TensorType]:
+    bins, dft = ctx.const(0), ctx.const(1)
+    rows = int(np.asarray(dft).reshape(())) // 2 + 1 if dft is not None else "spectrogram_bins"
+    cols = int(np.asarray(bins).reshape(())) if bins is not None else "num_mel_bins"
+    return [TensorType((rows, cols), _dtype_name(int(ctx.attrs.get("output_datatype", 1))))]
+
+
+op("mel_weight_matrix", "MelWeightMatrix", infer=infer_mel, flops=r.output_flops(4), min_inputs=5, max_inputs=5,
+   static_inputs=(0, 1, 2, 3, 4), attrs={"output_datatype": 1}, impl=mel_weight_matrix,
+   doc="triangular mel filter bank of dft_length // 2 + 1 rows: a constant of its static inputs")
+
+
+# ---- string ops ----------------------------------------------------------------------------------
+def _text(s) -> str:
+    return s.decode("utf-8") if isinstance(s, bytes) else str(s)
+
+
+def _strings(x, name: str):
+    x = np.asarray(x)
+    if x.dtype.kind not in "OSU":
+        raise Unsupported(f"{name} of a {x.dtype} tensor (it takes string tensors)")
+    return x
+
+
+def string_concat(xp, a, x, y):
+    x, y = _strings(x, "StringConcat"), _strings(y, "StringConcat")
+    try:
+        out = np.frompyfunc(lambda s, t: _text(s) + _text(t), 2, 1)(x, y)
+    except ValueError:
+        raise Unsupported(f"StringConcat of shapes {x.shape} and {y.shape}, which do not broadcast") from None
+    return np.asarray(out, dtype=object)
+
+
+def regex_full_match(xp, a, x):
+    x = _strings(x, "RegexFullMatch")
+    texts = [_text(s) for s in x.reshape(-1)]
+    rx = compile_re2(a.get("pattern"), texts)
+    return np.array([rx.fullmatch(s) is not None for s in texts], dtype=bool).reshape(x.shape)
+
+
+def infer_string_concat(ctx: Ctx) -> list[TensorType]:
+    return [TensorType(r.broadcast(ctx.shape(0), ctx.shape(1)), "string")]
+
+
+op("string_concat", "StringConcat", infer=infer_string_concat, flops=r.output_flops(1), min_inputs=2, max_inputs=2,
+   impl=string_concat, **NATIVE, doc="elementwise concatenation of two string tensors (broadcast)")
+op("regex_full_match", "RegexFullMatch", infer=lambda ctx: [TensorType(ctx.shape(0), "bool")], flops=r.input_flops(1),
+   min_inputs=1, max_inputs=1, attrs={"pattern": None}, impl=regex_full_match, **NATIVE,
+   doc="whether each string matches the RE2 `pattern` in full (Python re; RE2-only or Python-only syntax refused)")
+
+
+# ---- TfIdfVectorizer ------------------------------------------------------------------------------
+def _tfidf_grams(a) -> tuple[list[tuple], list[int]]:
+    """The pool's n-grams of sizes min_gram_length..max_gram_length and their ids (pool order, every size
+    counted): ngram_counts[k] is where the (k+1)-grams start in the pool."""
+    if a.get("pool_int64s") and a.get("pool_strings"):
+        raise Unsupported("TfIdfVectorizer with both pool_int64s and pool_strings")
+    pool = [_text(p) if isinstance(p, (bytes, str)) else int(p)
+            for p in a.get("pool_int64s") or a.get("pool_strings") or []]
+    counts = [int(c) for c in a.get("ngram_counts") or []]
+    lo, hi = int(a.get("min_gram_length", 1)), int(a.get("max_gram_length", 1))
+    seen: set[tuple] = set()
+    grams, ids = [], []
+    for k, start in enumerate(counts):
+        size, end = k + 1, counts[k + 1] if k + 1 < len(counts) else len(pool)
+        for p in range(start, end - size + 1, size):
+            gram = tuple(pool[p:p + size])
+            if gram in seen:  # onnxruntime refuses it too; onnx's reference would count it under its last id
+                raise Unsupported(f"TfIdfVectorizer: the n-gram {list(gram)} is in the pool twice")
+            seen.add(gram)
+            if lo <= size <= hi:
+                grams.append(gram)
+                ids.append(len(seen) - 1)
+    return grams, ids
+
+
+def _tfidf_setup(a, x, ids: list[int]):
+    """mode, output size, each counted gram's output index and weight (None: no weights)."""
+    mode = str(a.get("mode", "TF")).upper()
+    if mode not in ("TF", "IDF", "TFIDF"):
+        raise Unsupported(f"TfIdfVectorizer mode {mode!r} (ONNX has TF, IDF, TFIDF)")
+    if x.ndim not in (1, 2):
+        raise Unsupported(f"TfIdfVectorizer of a rank-{x.ndim} input (needs [C] or [B, C])")
+    indexes, weights = [int(i) for i in a.get("ngram_indexes") or []], a.get("weights")
+    size = max(indexes, default=-1) + 1
+    if ids and max(ids) >= len(indexes) or weights and len(weights) != len(indexes):
+        raise Unsupported(f"TfIdfVectorizer: {len(indexes)} ngram_indexes and {len(weights or [])} weights for "
+                          f"a pool of {max(ids, default=-1) + 1} n-grams (one each)")
+    out = [indexes[g] for g in ids]
+    if len(set(out)) < len(out) or min(out, default=0) < 0:
+        raise Unsupported("TfIdfVectorizer: ngram_indexes repeat or are negative (output coordinates are unique)")
+    w = np.asarray([float(weights[g]) for g in ids], np.float32) if weights else None
+    return mode, size, out, w
+
+
+def _weigh(mode, w, counts):
+    """Per-gram counts [rows, grams] weighed by `mode` and the ONNX spec's per-n-gram weights (i-th weight for the
+    i-th n-gram of the pool, as onnxruntime does; onnx's reference indexes them by output coordinate instead)."""
+    if mode == "TF":
+        return counts
+    if mode == "IDF":
+        hit = (counts > 0).astype(np.float32)
+        return hit * w if w is not None else hit
+    return counts * w if w is not None else counts
+
+
+def tfidf_vectorizer(xp, a, x):
+    """Counts of the pool's n-grams in each row, item gaps 1..max_skip_count + 1 (unigrams once), weighed by
+    `mode`, at their output coordinates. The pool is static: each (size, gap) compares every window with every
+    gram of that size (XLA: StridedSlice, Equal, Min, Sum) and a 0/1 matrix places the results (MatMul)."""
+    grams, ids = _tfidf_grams(a)
+    mode, size, out_idx, w = _tfidf_setup(a, x, ids)
+    strings = np.dtype(x.dtype).kind in "OSU"
+    if strings and not is_np(xp):
+        raise Unsupported("TfIdfVectorizer of string tensors under XLA (XLA has no string type)")
+    x2 = x.reshape((1, -1)) if x.ndim == 1 else x
+    y = xp.zeros((x2.shape[0], size), np.float32)
+    for n in sorted({len(g) for g in grams}):
+        sel = [k for k, g in enumerate(grams) if len(g) == n]
+        onto = np.zeros((len(sel), size), np.float32)
+        onto[np.arange(len(sel)), [out_idx[k] for k in sel]] = 1
+        counts = xp.zeros((x2.shape[0], len(sel)), np.float32)
+        for skip in range(1, (1 if n == 1 else int(a.get("max_skip_count", 0)) + 1) + 1):
+            starts = np.arange(max(x2.shape[1] - skip * (n - 1), 0))
+            if not starts.size:
+                continue
+            win = x2[:, starts[:, None] + skip * np.arange(n)[None, :]]  # [rows, starts, n]
+            if strings:
+                table = {grams[k]: j for j, k in enumerate(sel)}
+                hits = np.zeros(counts.shape, np.float32)
+                for row, ws in enumerate(win):
+                    for t in ws:
+                        j = table.get(tuple(_text(v) for v in t))
+                        if j is not None:
+                            hits[row, j] += 1
+                counts = counts + hits
+            else:  # compared in int64: no pool value wraps into the input's range
+                pool = np.asarray([grams[k] for k in sel], np.int64)
+                eq = xp.min((win.astype(np.int64)[:, :, None, :] == pool[None, None]).astype(np.int32), axis=-1)
+                counts = counts + xp.sum(eq, axis=1).astype(np.float32)
+        y = y + _weigh(mode, w[sel] if w is not None else None, counts) @ onto
+    return y.reshape((size,)) if x.ndim == 1 else y
+
+
+def infer_tfidf(ctx: Ctx) -> list[TensorType]:
+    size = max((int(i) for i in ctx.attrs.get("ngram_indexes") or []), default=-1) + 1
+    s = ctx.shape(0)
+    return [TensorType(None if s is None else ((size,) if len(s) <= 1 else (s[0], size)), "float32")]
+
+
+op("tfidf_vectorizer", "TfIdfVectorizer", infer=infer_tfidf, flops=r.input_flops(8), min_inputs=1, max_inputs=1,
+   attrs={"mode": "TF", "min_gram_length": 1, "max_gram_length": 1, "max_skip_count": 0, "ngram_counts": None,
+          "ngram_indexes": None, "pool_int64s": None, "pool_strings": None, "weights": None},
+   impl=tfidf_vectorizer, doc="n-gram counts (with skips) of a static pool per row, weighed TF / IDF / TFIDF")
