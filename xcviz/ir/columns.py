@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from . import parse_ref, plain_positions
+from . import NodeSeq, node_column, parse_ref, plain_positions
 
 if TYPE_CHECKING:
     from . import Graph
@@ -50,7 +50,7 @@ class NodeColumns:
                 self.attrs[i], self.declared[i], self.control[i] = node.attrs, node.outputs, node.control_inputs
             return
         per_node, self.op_type, self.note, self.attrs, self.declared, self.control, self.op, self.known = (
-            list(map(attrgetter(f), nodes))
+            node_column(nodes, f)
             for f in ("inputs", "op_type", "note", "attrs", "outputs", "control_inputs", "op", "known"))
         self.lens = list(map(len, per_node))
         self.refs = list(chain.from_iterable(per_node))
@@ -70,8 +70,8 @@ class NodeColumns:
 
     def read_ops(self, graph: "Graph") -> None:
         """Take `op` and `known` from the nodes again (after op resolution wrote them node by node)."""
-        self.op = list(map(attrgetter("op"), graph.nodes))
-        self.known = list(map(attrgetter("known"), graph.nodes))
+        self.op = node_column(graph.nodes, "op")
+        self.known = node_column(graph.nodes, "known")
 
 
 @dataclass(frozen=True, slots=True, eq=False)
@@ -133,6 +133,8 @@ def _resolve_ports(graph, cols) -> tuple[np.ndarray, np.ndarray]:
 
 def _shared_outputs(nodes) -> tuple[np.ndarray, list]:
     """(rid, results) from the nodes' outputs: one result per distinct sequence of type objects."""
+    if type(nodes) is NodeSeq and nodes.lazy and type(nodes.column_raw("outputs")) is tuple:
+        return nodes.column_raw("outputs")
     rid_of: dict = {}
     results: list = []
     rid = np.empty(len(nodes), np.int64)

@@ -5,7 +5,7 @@ from itertools import chain, compress
 from typing import Mapping
 
 from ..errors import XcvizError
-from ..ir import Graph, node_where, parse_ref, topo_order
+from ..ir import Graph, NodeSeq, node_rows, node_where, parse_ref, topo_order
 from ..ir.columns import GraphColumns, NodeColumns
 from ..ops import REGISTRY
 from ..passes.infer import infer_shapes
@@ -48,11 +48,15 @@ def _resolve_ops(graph: Graph, allow_unknown: bool, onnx: bool, cols: NodeColumn
         if opdef is not None and (n_in < opdef.min_inputs or (opdef.max_inputs is not None and n_in > opdef.max_inputs)):
             _resolve_ops_each(graph, allow_unknown, onnx)
             return cols.read_ops(graph)
+    row = node_rows(nodes)
+    seen = set()  # the check reads only the op, the keys and the values' types
     try:
         for i in compress(range(len(nodes)), cols.attrs):
-            opdef = opdefs[op_types[i]]
-            if opdef is not None:
-                check_attr_types(nodes[i], opdef.attrs, graph.source)
+            t, a = op_types[i], cols.attrs[i]
+            key = (t, *a, *map(type, a.values()))
+            if key not in seen and opdefs[t] is not None:
+                check_attr_types(row(i), opdefs[t].attrs, graph.source)
+                seen.add(key)
     except XcvizError:
         _resolve_ops_each(graph, allow_unknown, onnx)
         return cols.read_ops(graph)
@@ -60,13 +64,19 @@ def _resolve_ops(graph: Graph, allow_unknown: bool, onnx: bool, cols: NodeColumn
     unknown = {t for t, d in opdefs.items() if d is None}
     if renamed or unknown:
         canon = {t: opdefs[t].name for t in renamed}
+        lazy = type(nodes) is NodeSeq and nodes.lazy
         for i in [i for i, t in enumerate(op_types) if t in renamed or t in unknown]:
-            node, t = nodes[i], op_types[i]
+            t = op_types[i]
             if t in renamed:
-                node.op = cols.op[i] = canon[t]
+                cols.op[i] = canon[t]
             else:
-                node.known = cols.known[i] = False
-                node.note = f"no XLA lowering in xcviz for {t}" if onnx else f"unknown op {t}"
+                cols.known[i] = False
+                cols.note[i] = f"no XLA lowering in xcviz for {t}" if onnx else f"unknown op {t}"
+            if not lazy:
+                node = nodes[i]
+                node.op, node.known, node.note = cols.op[i], cols.known[i], cols.note[i]
+        if lazy:
+            nodes.set_columns(op=cols.op, known=cols.known, note=cols.note)
 
 
 def _resolve_ops_each(graph: Graph, allow_unknown: bool, onnx: bool) -> None:

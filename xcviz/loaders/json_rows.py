@@ -18,7 +18,7 @@ import numpy as np
 from msgspec import UNSET, UnsetType
 
 from ..errors import XcvizError
-from ..ir import DTYPE_ALIASES, DTYPE_SIZES, Graph, Node, positions_by_name, short
+from ..ir import DTYPE_ALIASES, DTYPE_SIZES, Graph, NodeSeq, positions_by_name, short
 from .parse import parsed_keys
 from .schema import GRAPH_KEYS, _check_attr, _declared_type, _plain_attrs, _where, graph_header, graph_tail
 
@@ -59,6 +59,7 @@ class _Doc(msgspec.Struct, forbid_unknown_fields=True, gc=False):
 
 assert set(_Doc.__struct_fields__) == GRAPH_KEYS
 _DECODER = msgspec.json.Decoder(_Doc)
+_NO_ATTRS: dict = {}  # (in the columns only)
 
 
 def read(data: bytes, source: str, max_nodes: int | None, max_depth: int) -> tuple[Graph, tuple] | None:
@@ -123,13 +124,19 @@ def _graph(box: list, text_keys: int, named: set, source: str, max_nodes: int | 
     ops = list(map({}.setdefault, ops, ops))  # one string object per op name: later look-ups hit by identity
     if ins_absent or ins_none:
         ins = [t if t else () for t in ins]
-    attrs = [a if a else {} for a in attrs]  # (each node its own dict, as Node's default)
-    ctl = repeat((), n) if absent[0] == n else [t if t else () for t in ctl]
-    opt = [repeat(None, n) if k == n else [None if v is UNSET else v for v in c]
-           for c, k in zip((device, compile_, scope), absent[1:4])]
-    nodes = list(map(Node, names, ops, ops, ins, ctl, attrs, *opt, outs))
-    for i in nested:  # (as the generic path's _node leaves them)
-        nodes[i].where = _where(source, f"node {short(names[i])}")
+    attrs = [a if a else _NO_ATTRS for a in attrs]  # (a node made from the columns gets its own dict)
+    ctl = () if absent[0] == n else [t if t else () for t in ctl]
+    device, compile_, scope = (None if k == n else [None if v is UNSET else v for v in c]
+                               for c, k in zip((device, compile_, scope), absent[1:4]))
+    where = None
+    if nested:  # (as the generic path's _node leaves them)
+        where = [None] * n
+        for i in nested:
+            where[i] = _where(source, f"node {short(names[i])}")
+    # the columns are the graph: Node objects are made only if someone asks for them (ir.NodeSeq)
+    nodes = NodeSeq(n, {"name": names, "op": ops, "op_type": ops, "inputs": ins, "control_inputs": ctl,
+                        "attrs": attrs, "device": device, "compile": compile_, "scope": scope, "outputs": outs,
+                        "where": where})
     ids = dict(zip(names, range(n)))
     if len(ids) != n:  # a repeated name: the generic path's checks say where
         return None
@@ -139,7 +146,7 @@ def _graph(box: list, text_keys: int, named: set, source: str, max_nodes: int | 
         return graph, None
     refs = list(chain.from_iterable(ins))
     src = positions_by_name(ids, n, inputs, refs)
-    ctl = list(ctl) if absent[0] != n else [()] * n
+    ctl = ctl if absent[0] != n else [()] * n
     # (the columns NodeColumns would read from the nodes: it takes them from here)
     return graph, (refs, src, list(map(len, ins)), ops, None, (attrs, outs, ctl))
 

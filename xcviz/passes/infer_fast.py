@@ -17,7 +17,7 @@ import numpy as np
 from numba import njit
 
 from .. import fastpath, progress
-from ..ir import Graph, TensorType, parse_ref
+from ..ir import Graph, NodeSeq, TensorType, node_rows, parse_ref
 from ..ir.attrs import attrs_key
 from ..ir.columns import NodeColumns
 from ..ops import REGISTRY
@@ -155,9 +155,10 @@ def infer_shapes_fast(graph: Graph, counts: list[int], refs: NodeColumns) -> tup
 
 
 def _infer(graph: Graph, counts: list[int], refs: NodeColumns) -> tuple[np.ndarray, list[list[TensorType]]]:
-
-    nodes = graph.nodes
-    n = len(nodes)
+    seq = graph.nodes
+    lazy = type(seq) is NodeSeq and seq.lazy
+    nodes = _Rows(node_rows(seq))  # (a lazy graph's nodes are made one at a time, for the few run in Python)
+    n = len(seq)
     source = graph.source
     idx = graph.index
     unknown = TensorType()
@@ -339,7 +340,25 @@ def _infer(graph: Graph, counts: list[int], refs: NodeColumns) -> tuple[np.ndarr
                 if 2 * used > len(HK):
                     HK, HV = _rehash(HK, HV, 2 * len(HK))
         i += 1
+    if lazy:  # (each node made later gets its own copy of its result)
+        seq.set_columns(outputs=(rid, results))
+        return rid, results
     # every node its own list (C-speed loops: a Python loop here costs ~1 s at 10^6 nodes)
     outs_all = list(map(list.copy, map(results.__getitem__, rid.tolist())))
-    list(map(setattr, nodes, repeat("outputs", n), outs_all))
+    list(map(setattr, seq, repeat("outputs", n), outs_all))
     return rid, results
+
+
+class _Rows:
+    """nodes[i] for the Python part of the walk: the same made-on-demand node for i until the next i
+    (the walk reads a node, sets its outputs and reads them again, one node at a time)."""
+
+    __slots__ = ("_row", "_i", "_node")
+
+    def __init__(self, row) -> None:
+        self._row, self._i, self._node = row, -1, None
+
+    def __getitem__(self, i: int):
+        if i != self._i:
+            self._i, self._node = i, self._row(i)
+        return self._node
