@@ -186,19 +186,22 @@ class NodeSeq(_SequenceABC):
 
     def nodes(self) -> list[Node]:
         if self._list is None:
-            n, cols = self._n, self._cols
-            args = []
-            for f in _NODE_FIELDS:
-                c = cols.get(f, _NODE_DEFAULTS.get(f))
-                if f == "outputs" and type(c) is tuple:
-                    c = list(map(list.copy, map(c[1].__getitem__, c[0].tolist())))
-                elif f in ("attrs", "outputs"):  # each node its own dict/list, as Node's default
-                    c = [v if v else type(v)() for v in c] if type(c) is list else [type(c)() for _ in range(n)]
-                args.append(c if type(c) is list else repeat(c, n))
-            with gc_paused():
-                self._list = list(map(Node, *args))
+            with gc_paused():  # (2x10^6 new dicts and lists: a collection would rescan the whole graph)
+                self._list = self._build()
             self._cols = None
         return self._list
+
+    def _build(self) -> list[Node]:
+        n, cols = self._n, self._cols
+        args = []
+        for f in _NODE_FIELDS:
+            c = cols.get(f, _NODE_DEFAULTS.get(f))
+            if f == "outputs" and type(c) is tuple:
+                c = list(map(list.copy, map(c[1].__getitem__, c[0].tolist())))
+            elif f in ("attrs", "outputs"):  # each node its own dict/list, as Node's default
+                c = [v if v else type(v)() for v in c] if type(c) is list else [type(c)() for _ in range(n)]
+            args.append(c if type(c) is list else repeat(c, n))
+        return list(map(Node, *args))
 
     def __len__(self) -> int:
         return self._n

@@ -1,8 +1,10 @@
 """Finish a freshly read Graph: resolve op names, count outputs, order the nodes; then verify and infer shapes."""
 from __future__ import annotations
 
-from itertools import chain, compress
+from itertools import chain
 from typing import Mapping
+
+import numpy as np
 
 from ..errors import XcvizError
 from ..ir import Graph, NodeSeq, node_rows, node_where, parse_ref, topo_order
@@ -48,15 +50,16 @@ def _resolve_ops(graph: Graph, allow_unknown: bool, onnx: bool, cols: NodeColumn
         if opdef is not None and (n_in < opdef.min_inputs or (opdef.max_inputs is not None and n_in > opdef.max_inputs)):
             _resolve_ops_each(graph, allow_unknown, onnx)
             return cols.read_ops(graph)
+    acode = cols.attr_codes[0]
+    with_attrs = np.flatnonzero(acode).tolist()
+    # the check reads only the op, the keys and the values' types: once per (op, attribute code)
+    pairs = list(zip(map(op_types.__getitem__, with_attrs), acode[with_attrs].tolist()))
+    first = dict(zip(reversed(pairs), reversed(with_attrs)))
     row = node_rows(nodes)
-    seen = set()  # the check reads only the op, the keys and the values' types
     try:
-        for i in compress(range(len(nodes)), cols.attrs):
-            t, a = op_types[i], cols.attrs[i]
-            key = (t, *a, *map(type, a.values()))
-            if key not in seen and opdefs[t] is not None:
+        for (t, _), i in first.items():
+            if opdefs[t] is not None:
                 check_attr_types(row(i), opdefs[t].attrs, graph.source)
-                seen.add(key)
     except XcvizError:
         _resolve_ops_each(graph, allow_unknown, onnx)
         return cols.read_ops(graph)
@@ -151,7 +154,10 @@ def _num_outputs(graph: Graph, cols: NodeColumns) -> list[int]:
     referenced: dict[int, int] = {}
     idx = graph.index
     refs = cols.refs
-    colon = [r for r in chain(refs, graph.outputs) if ":" in r] if ":" in "".join(refs) + "".join(graph.outputs) else ()
+    # (a 'name:k' ref is never a node's plain position: only the others are looked at)
+    src = cols.src_array
+    other = np.flatnonzero((src < 0) | (src >= len(cols.op))).tolist()
+    colon = [r for r in chain(map(refs.__getitem__, other), graph.outputs) if ":" in r]
     for ref in colon:  # output 0 never raises a count above the minimum of 1
         name, k = parse_ref(ref)
         i = idx.get(name)

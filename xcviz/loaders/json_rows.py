@@ -9,7 +9,7 @@ take this same path.
 """
 from __future__ import annotations
 
-from itertools import chain, count, repeat
+from itertools import chain, compress, count, repeat
 from operator import attrgetter, is_
 from typing import Annotated, Any, Literal, Union
 
@@ -19,6 +19,7 @@ from msgspec import UNSET, UnsetType
 
 from ..errors import XcvizError
 from ..ir import DTYPE_ALIASES, DTYPE_SIZES, Graph, NodeSeq, positions_by_name, short
+from ..ir.columns import attr_codes
 from .parse import parsed_keys
 from .schema import GRAPH_KEYS, _check_attr, _declared_type, _plain_attrs, _where, graph_header, graph_tail
 
@@ -60,6 +61,7 @@ class _Doc(msgspec.Struct, forbid_unknown_fields=True, gc=False):
 assert set(_Doc.__struct_fields__) == GRAPH_KEYS
 _DECODER = msgspec.json.Decoder(_Doc)
 _NO_ATTRS: dict = {}  # (in the columns only)
+_UNSET_NONE = {UNSET: None}
 
 
 def read(data: bytes, source: str, max_nodes: int | None, max_depth: int) -> tuple[Graph, tuple] | None:
@@ -102,13 +104,18 @@ def _graph(box: list, text_keys: int, named: set, source: str, max_nodes: int | 
     absent = [c.count(UNSET) for c in rare]  # (mostly UNSET: identity hits)
     ins_absent, ins_none = (sum(map(is_, ins, repeat(v))) for v in (UNSET, None))
     keys = 2 * n + n - ins_absent + _held(attrs) + _held(shapes) + _held(dtypes) + sum(n - k for k in absent)
-    nested = []  # nodes whose attributes hold lists or mappings: checked as the generic path's _node does
-    for i in [i for i, a in enumerate(attrs) if a]:
+    # attribute dicts by integer code (ir.columns.attr_codes): checked once per distinct dict
+    with_attrs = list(compress(range(n), attrs))
+    acodes = attr_codes(attrs, with_attrs)
+    acode, reps = acodes
+    plain = np.array([True] + [_plain_attrs(a) for a in reps[1:]])
+    sizes = np.array([0] + [len(a) for a in reps[1:]], np.int64)
+    rows_a = np.array(with_attrs, np.int64)
+    ok = plain[acode[rows_a]]
+    keys += int(sizes[acode[rows_a[ok]]].sum())
+    nested = rows_a[~ok].tolist()  # nodes whose attributes hold lists or mappings: checked as the generic path's _node does
+    for i in nested:
         a = attrs[i]
-        if _plain_attrs(a):
-            keys += len(a)
-            continue
-        nested.append(i)
         keys += parsed_keys(a)
         where = _where(source, f"node {short(names[i])}")
         for k, v in a.items():
@@ -117,16 +124,19 @@ def _graph(box: list, text_keys: int, named: set, source: str, max_nodes: int | 
     keys += len(top) + 1 + sum(map(parsed_keys, top.values()))
     if keys != text_keys:
         return None
-    outs = _declared(shapes, dtypes, n)
-    if outs is None:
+    declared = _declared(shapes, dtypes, n)
+    if declared is None:
         return None
+    outs = declared[0]
     del shapes, dtypes
     ops = list(map({}.setdefault, ops, ops))  # one string object per op name: later look-ups hit by identity
     if ins_absent or ins_none:
         ins = [t if t else () for t in ins]
-    attrs = [a if a else _NO_ATTRS for a in attrs]  # (a node made from the columns gets its own dict)
+    held, attrs = attrs, [_NO_ATTRS] * n  # (a node made from the columns gets its own dict)
+    list(map(attrs.__setitem__, with_attrs, map(held.__getitem__, with_attrs)))
+    del held
     ctl = () if absent[0] == n else [t if t else () for t in ctl]
-    device, compile_, scope = (None if k == n else [None if v is UNSET else v for v in c]
+    device, compile_, scope = (None if k == n else list(map(_UNSET_NONE.get, c, c))
                                for c, k in zip((device, compile_, scope), absent[1:4]))
     where = None
     if nested:  # (as the generic path's _node leaves them)
@@ -148,15 +158,16 @@ def _graph(box: list, text_keys: int, named: set, source: str, max_nodes: int | 
     src = positions_by_name(ids, n, inputs, refs)
     ctl = ctl if absent[0] != n else [()] * n
     # (the columns NodeColumns would read from the nodes: it takes them from here)
-    return graph, (refs, src, list(map(len, ins)), ops, None, (attrs, outs, ctl))
+    return graph, (refs, src, list(map(len, ins)), ops, None, (attrs, outs, ctl), (acodes, declared[1:]))
 
 
-def _declared(shapes: list, dtypes: list, n: int) -> list | None:
-    """Each node's declared outputs ([type] or []), one list object per distinct (shape, dtype): shape
+def _declared(shapes: list, dtypes: list, n: int) -> tuple | None:
+    """(each node's declared outputs ([type] or []), codes, lists): one list object per distinct (shape,
+    dtype), lists[codes[j]] is node j's (see NodeColumns.declared_codes). Shape
     inference gives every node a list of its own (it sets every node's outputs), and until then the
     lists are only read. None if one needs the generic path's checks (and message)."""
     if _held(shapes) == 0 and _held(dtypes) == 0:
-        return [[]] * n
+        return [[]] * n, np.zeros(n, np.int64), [[]]
     # integer codes per column (one hash per shape; the dtypes are shared Literal strings), then per pair
     shape_ids: dict = {}
     sid = np.array(list(map(shape_ids.setdefault, shapes, count())), np.int64)
@@ -177,4 +188,4 @@ def _declared(shapes: list, dtypes: list, n: int) -> list | None:
         if t is False:
             return None
         lists.append([t])
-    return list(map(lists.__getitem__, inverse.tolist()))
+    return list(map(lists.__getitem__, inverse.tolist())), inverse, lists
