@@ -1,7 +1,7 @@
 """Finish a freshly read Graph: resolve op names, count outputs, order the nodes; then verify and infer shapes."""
 from __future__ import annotations
 
-from itertools import chain
+from itertools import chain, repeat
 from typing import Mapping
 
 import numpy as np
@@ -154,24 +154,30 @@ def _num_outputs(graph: Graph, cols: NodeColumns) -> list[int]:
     referenced: dict[int, int] = {}
     idx = graph.index
     refs = cols.refs
-    # (a 'name:k' ref is never a node's plain position: only the others are looked at)
-    src = cols.src_array
-    other = np.flatnonzero((src < 0) | (src >= len(cols.op))).tolist()
+    # (a 'name:k' ref is never a node's plain position: only refs without one, and graph inputs named
+    # with a ':', are looked at)
+    src, n = cols.src_array, len(cols.op)
+    odd = np.array([-1] + [n + i for i, v in enumerate(graph.inputs) if ":" in v.name], np.int64)
+    other = np.flatnonzero(np.isin(src, odd) | (src < 0)).tolist()
     colon = [r for r in chain(map(refs.__getitem__, other), graph.outputs) if ":" in r]
     for ref in colon:  # output 0 never raises a count above the minimum of 1
         name, k = parse_ref(ref)
         i = idx.get(name)
         if i is not None and k + 1 > referenced.get(i, 0):
             referenced[i] = k + 1
-    fixed_of = {name: opdef.num_outputs for name, opdef in REGISTRY.ops.items()}
-    counts = list(map(fixed_of.get, cols.op))  # None: not fixed (or unknown op)
+    fixed_of = {name: -1 if opdef.num_outputs is None else opdef.num_outputs for name, opdef in REGISTRY.ops.items()}
+    counts = np.fromiter(map(fixed_of.get, cols.op, repeat(-1)), np.int64, n)  # -1: not fixed (or unknown op)
     if False in cols.known:  # an opaque op may share a name with a registry op
-        for i in [i for i, k in enumerate(cols.known) if not k]:
-            counts[i] = None
-    declared = cols.declared
-    for i in [i for i, c in enumerate(counts) if c is None]:
-        counts[i] = max(len(declared[i]), referenced.get(i, 0), 1)
-    return counts
+        counts[~np.array(cols.known, np.bool_)] = -1
+    free = np.flatnonzero(counts < 0)
+    if len(free):
+        dcode, lists = cols.declared_codes
+        counts[free] = np.maximum(np.array(list(map(len, lists)), np.int64)[dcode[free]], 1)
+        free_set = set(free.tolist())
+        for i, k in referenced.items():
+            if i in free_set and counts[i] < k:
+                counts[i] = k
+    return counts.tolist()
 
 
 def _order(graph: Graph, preds: list[list[int]] | None) -> bool:

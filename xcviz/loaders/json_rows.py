@@ -64,8 +64,12 @@ _NO_ATTRS: dict = {}  # (in the columns only)
 _UNSET_NONE = {UNSET: None}
 
 
-def read(data: bytes, source: str, max_nodes: int | None, max_depth: int) -> tuple[Graph, tuple] | None:
-    """(graph, flat for build.finalize) from a JSON file's bytes, or None: read it the generic way."""
+def read(data: bytes | list, source: str, max_nodes: int | None, max_depth: int) -> tuple[Graph, tuple] | None:
+    """(graph, flat for build.finalize) from a JSON file's bytes, or None: read it the generic way.
+    `data` may be a list holding the bytes as its only reference: they are freed once decoded (the
+    memory serves what follows; on None, the list is empty when they were)."""
+    box = data if type(data) is list else [data]
+    data = box[0]
     if b"\\" in data:  # (escapes: the key count below needs every '"' to delimit a string)
         return None
     # the keys the text names (counted before decoding: the blank-free copy is gone before the rows come)
@@ -76,7 +80,9 @@ def read(data: bytes, source: str, max_nodes: int | None, max_depth: int) -> tup
         return None
     # fields the text never names are absent from every row (no pass over the rows for them)
     named = {f for f in _Row.__struct_fields__ if b'"%s"' % f.encode() in data}
-    box = [doc]  # (_graph takes the only reference: the rows are freed as soon as their columns are read)
+    box.clear()
+    del data
+    box.append(doc)  # (_graph takes the only reference: the rows are freed as soon as their columns are read)
     del doc
     try:
         return _graph(box, text_keys, named, source, max_nodes, max_depth)
@@ -102,8 +108,12 @@ def _graph(box: list, text_keys: int, named: set, source: str, max_nodes: int | 
     del rows, doc, top["nodes"]
     rare = (ctl, device, compile_, scope, docs)
     absent = [c.count(UNSET) for c in rare]  # (mostly UNSET: identity hits)
-    ins_absent, ins_none = (sum(map(is_, ins, repeat(v))) for v in (UNSET, None))
-    keys = 2 * n + n - ins_absent + _held(attrs) + _held(shapes) + _held(dtypes) + sum(n - k for k in absent)
+    ins_absent, ins_none = ins.count(UNSET), ins.count(None)
+    declared = _declared(shapes, dtypes, n)
+    if declared is None:
+        return None
+    del shapes, dtypes
+    keys = 2 * n + n - ins_absent + n - attrs.count(UNSET) + sum(declared[3:]) + sum(n - k for k in absent)
     # attribute dicts by integer code (ir.columns.attr_codes): checked once per distinct dict
     with_attrs = list(compress(range(n), attrs))
     acodes = attr_codes(attrs, with_attrs)
@@ -124,11 +134,7 @@ def _graph(box: list, text_keys: int, named: set, source: str, max_nodes: int | 
     keys += len(top) + 1 + sum(map(parsed_keys, top.values()))
     if keys != text_keys:
         return None
-    declared = _declared(shapes, dtypes, n)
-    if declared is None:
-        return None
     outs = declared[0]
-    del shapes, dtypes
     ops = list(map({}.setdefault, ops, ops))  # one string object per op name: later look-ups hit by identity
     if ins_absent or ins_none:
         ins = [t if t else () for t in ins]
@@ -158,28 +164,31 @@ def _graph(box: list, text_keys: int, named: set, source: str, max_nodes: int | 
     src = positions_by_name(ids, n, inputs, refs)
     ctl = ctl if absent[0] != n else [()] * n
     # (the columns NodeColumns would read from the nodes: it takes them from here)
-    return graph, (refs, src, list(map(len, ins)), ops, None, (attrs, outs, ctl), (acodes, declared[1:]))
+    return graph, (refs, src, list(map(len, ins)), ops, None, (attrs, outs, ctl), (acodes, declared[1:3]))
 
 
 def _declared(shapes: list, dtypes: list, n: int) -> tuple | None:
-    """(each node's declared outputs ([type] or []), codes, lists): one list object per distinct (shape,
-    dtype), lists[codes[j]] is node j's (see NodeColumns.declared_codes). Shape
-    inference gives every node a list of its own (it sets every node's outputs), and until then the
-    lists are only read. None if one needs the generic path's checks (and message)."""
-    if _held(shapes) == 0 and _held(dtypes) == 0:
-        return [[]] * n, np.zeros(n, np.int64), [[]]
+    """(each node's declared outputs ([type] or []), codes, lists, how many rows hold a shape, a dtype):
+    one list object per distinct (shape, dtype), lists[codes[j]] is node j's (see
+    NodeColumns.declared_codes). Shape inference gives every node a list of its own (it sets every
+    node's outputs), and until then the lists are only read. None if one needs the generic path's checks
+    (and message)."""
     # integer codes per column (one hash per shape; the dtypes are shared Literal strings), then per pair
-    shape_ids: dict = {}
-    sid = np.array(list(map(shape_ids.setdefault, shapes, count())), np.int64)
-    dtype_ids: dict = {}
-    did = np.array(list(map(dtype_ids.setdefault, dtypes, count())), np.int64)
-    pairs, inverse = np.unique(sid * n + did, return_inverse=True)
-    shape_of = {i: s for s, i in shape_ids.items()}
-    dtype_of = {i: d for d, i in dtype_ids.items()}
+    (sid, shape_of, s_held), (did, dtype_of, d_held) = _codes(shapes, n), _codes(dtypes, n)
+    if not s_held and not d_held:
+        return [[]] * n, np.zeros(n, np.int64), [[]], 0, 0
+    pair = sid * len(dtype_of) + did
+    if len(shape_of) * len(dtype_of) <= 4 * n:  # (a table beats sorting)
+        present = np.zeros(len(shape_of) * len(dtype_of), np.int64)
+        present[pair] = 1
+        pairs = np.flatnonzero(present)
+        inverse = (np.cumsum(present) - 1)[pair]
+    else:
+        pairs, inverse = np.unique(pair, return_inverse=True)
     same: dict = {}
     lists = []
     for code in pairs.tolist():
-        shape, dtype = shape_of[code // n], dtype_of[code % n]
+        shape, dtype = shape_of[code // len(dtype_of)], dtype_of[code % len(dtype_of)]
         if shape is UNSET and dtype is UNSET:
             lists.append([])
             continue
@@ -188,4 +197,14 @@ def _declared(shapes: list, dtypes: list, n: int) -> tuple | None:
         if t is False:
             return None
         lists.append([t])
-    return list(map(lists.__getitem__, inverse.tolist())), inverse, lists
+    return list(map(lists.__getitem__, inverse.tolist())), inverse, lists, s_held, d_held
+
+
+def _codes(col: list, n: int) -> tuple[np.ndarray, list, int]:
+    """(dense code per row, the value of each code, how many rows hold a value): one hash per row."""
+    ids: dict = {}
+    first = np.array(list(map(ids.setdefault, col, count())), np.int64)  # (the first row holding each value)
+    starts = np.array(sorted(ids.values()), np.int64)
+    values = list(map(col.__getitem__, starts.tolist()))
+    unset = ids.get(UNSET)
+    return np.searchsorted(starts, first), values, n - (0 if unset is None else int(np.count_nonzero(first == unset)))

@@ -120,11 +120,15 @@ def _static_ids(static: np.ndarray, cols: NodeColumns) -> None:
     rest = np.flatnonzero((acode != 0) | (n_outs > 1))
     if not len(rest):
         return
-    keys, inverse = np.unique(np.stack((static[rest], acode[rest], dcode[rest]), axis=1), axis=0, return_inverse=True)
+    # distinct (base, attribute code, declared code) triples, one column at a time (products stay small)
+    first, inverse = np.zeros(len(rest), np.int64), np.zeros(len(rest), np.int64)
+    for col in (static[rest], acode[rest], dcode[rest]):
+        _, first, inverse = np.unique(inverse * (int(col.max()) + 1) + col, return_index=True, return_inverse=True)
     akeys = [()] + [attrs_key(a) for a in reps[1:]]
     code: dict = {}
-    ids = [-1 if akeys[a] is None else (1 << 40) + code.setdefault((base, akeys[a], tuple(lists[d])), len(code))
-           for base, a, d in keys.tolist()]
+    ids = [-1 if akeys[acode[j]] is None
+           else (1 << 40) + code.setdefault((static[j], akeys[acode[j]], tuple(lists[dcode[j]])), len(code))
+           for j in rest[first].tolist()]
     static[rest] = np.array(ids, np.int64)[inverse.reshape(-1)]
 
 
