@@ -8,7 +8,8 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from . import NodeSeq, node_column, parse_ref, plain_positions
+from . import parse_ref, plain_positions
+from .nodeseq import NodeSeq, node_column
 
 if TYPE_CHECKING:
     from . import Graph

@@ -7,7 +7,8 @@ from typing import Mapping
 import numpy as np
 
 from ..errors import XcvizError
-from ..ir import Graph, NodeSeq, node_rows, node_where, parse_ref, topo_order
+from ..ir import Graph, node_where, parse_ref, topo_order
+from ..ir.nodeseq import NodeSeq, node_rows
 from ..ir.columns import GraphColumns, NodeColumns
 from ..ops import REGISTRY
 from ..passes.infer import infer_shapes

@@ -18,7 +18,8 @@ import numpy as np
 from msgspec import UNSET, UnsetType
 
 from ..errors import XcvizError
-from ..ir import DTYPE_ALIASES, DTYPE_SIZES, Graph, NodeSeq, positions_by_name, short
+from ..ir import DTYPE_ALIASES, DTYPE_SIZES, Graph, positions_by_name, short
+from ..ir.nodeseq import NodeSeq
 from ..ir.columns import attr_codes
 from .parse import parsed_keys
 from .schema import GRAPH_KEYS, _check_attr, _declared_type, _plain_attrs, _where, graph_header, graph_tail

@@ -16,7 +16,8 @@ import numpy as np
 from numba import njit
 
 from .. import fastpath, progress
-from ..ir import Graph, NodeSeq, TensorType, node_rows, parse_ref
+from ..ir import Graph, TensorType, parse_ref
+from ..ir.nodeseq import NodeSeq, node_rows
 from ..ir.attrs import attrs_key
 from ..ir.columns import NodeColumns
 from ..ops import REGISTRY
