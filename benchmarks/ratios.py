@@ -8,7 +8,9 @@ The graph is benchmarks/generate.py's ML-like graph with what exported models ca
 Rows (median of the repeats, each in a fresh process so nothing is warm but the OS file cache):
 - `json.load` with the garbage collector off: the yardstick;
 - `xcviz stats GRAPH --json` end to end (process start to exit) and its peak RSS;
-- load alone, `mark` clustering alone, cost alone (inside one process, after a warm-up load).
+- load alone, `mark` clustering alone, cost alone (inside one process, after a warm-up load);
+each also in process CPU seconds (`*_cpu`; `stats` by its children's rusage), with the 1-minute load
+average before and after each repeat: on a shared machine the wall clock measures the other processes too.
 """
 from __future__ import annotations
 
