@@ -8,7 +8,9 @@ The graph is benchmarks/generate.py's ML-like graph with what exported models ca
 Rows (median of the repeats, each in a fresh process so nothing is warm but the OS file cache):
 - `json.load` with the garbage collector off: the yardstick;
 - `xcviz stats GRAPH --json` end to end (process start to exit) and its peak RSS;
-- load alone, `mark` clustering alone, cost alone (inside one process, after a warm-up load).
+- load alone, `mark` clustering alone, cost alone (inside one process, after a warm-up load);
+each also in process CPU seconds (`*_cpu`; `stats` by its children's rusage), with the 1-minute load
+average before and after each repeat: on a shared machine the wall clock measures the other processes too.
 """
 from __future__ import annotations
 
@@ -52,16 +54,18 @@ def typed(n: int, seed: int = 0) -> dict:
 CHILD = r"""
 import gc, json, sys, time
 path, what = sys.argv[1], sys.argv[2]
+def clock(): return time.perf_counter(), time.process_time()
+def since(t): return [b - a for a, b in zip(t, clock())]  # [wall, CPU] seconds
 if what == "json":
-    gc.disable(); t = time.perf_counter()
+    gc.disable(); t = clock()
     with open(path, "rb") as f: json.load(f)
-    print(time.perf_counter() - t)
+    print(json.dumps({"json_load": since(t)}))
 else:
     import xcviz
     xcviz.load(path)  # warm-up: imports, lazily built tables
-    t = time.perf_counter(); g = xcviz.load(path); t_load = time.perf_counter() - t
-    t = time.perf_counter(); c = xcviz.cluster(g); t_mark = time.perf_counter() - t
-    t = time.perf_counter(); xcviz.stats(g, c); t_cost = time.perf_counter() - t
+    t = clock(); g = xcviz.load(path); t_load = since(t)
+    t = clock(); c = xcviz.cluster(g); t_mark = since(t)
+    t = clock(); xcviz.stats(g, c); t_cost = since(t)
     print(json.dumps({"load": t_load, "mark": t_mark, "cost": t_cost}))
 """
 
@@ -70,23 +74,26 @@ def child_out(script: str, *args: str) -> str:
     return subprocess.run([sys.executable, "-c", script, *args], check=True, capture_output=True, text=True).stdout
 
 
-def child(path: str, what: str) -> str:
-    return child_out(CHILD, path, what)
+def child(path: str, what: str) -> dict[str, list[float]]:
+    """Each step's [wall, process CPU] seconds (on a shared, loaded machine the wall clock measures the
+    other processes as much as this one)."""
+    return json.loads(child_out(CHILD, path, what))
 
 
 PEAK = r"""
 import resource, subprocess, sys, time
 t = time.perf_counter()
 subprocess.run([sys.executable, "-m", "xcviz", "stats", sys.argv[1], "--json"], check=True, stdout=subprocess.DEVNULL)
-print(time.perf_counter() - t, resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss)
+r = resource.getrusage(resource.RUSAGE_CHILDREN)
+print(time.perf_counter() - t, r.ru_maxrss, r.ru_utime + r.ru_stime)
 """
 
 
-def end_to_end(path: str) -> tuple[float, float]:
-    """Wall seconds and peak RSS (MB) of `xcviz stats PATH --json` as a user runs it (a parent of its own, so
-    that the peak is this command's alone)."""
-    wall, peak_kb = child_out(PEAK, path).split()
-    return float(wall), int(peak_kb) / 1024
+def end_to_end(path: str) -> tuple[float, float, float]:
+    """Wall seconds, peak RSS (MB) and CPU seconds of `xcviz stats PATH --json` as a user runs it (a parent
+    of its own, so that the peak is this command's alone)."""
+    wall, peak_kb, cpu = child_out(PEAK, path).split()
+    return float(wall), int(peak_kb) / 1024, float(cpu)
 
 
 def run(n: int, repeats: int, workdir: str) -> dict:
@@ -95,17 +102,22 @@ def run(n: int, repeats: int, workdir: str) -> dict:
     if not os.path.exists(path):
         with open(path, "w", encoding="utf-8") as f:
             f.write(to_json(typed(n)))
-    rows: dict[str, list[float]] = {k: [] for k in ("json_load", "stats_e2e", "stats_peak_mb", "load", "mark", "cost")}
+    names = ("json_load", "stats_e2e", "stats_peak_mb", "load", "mark", "cost")
+    rows: dict[str, list[float]] = {k: [] for k in names + tuple(k + "_cpu" for k in names if k != "stats_peak_mb")}
+    load_avg = [os.getloadavg()[0]]
     for _ in range(repeats):
-        wall, peak = end_to_end(path)
+        wall, peak, cpu = end_to_end(path)
         rows["stats_e2e"].append(wall)
+        rows["stats_e2e_cpu"].append(cpu)
         rows["stats_peak_mb"].append(peak)
-        rows["json_load"].append(float(child(path, "json")))
-        inner = json.loads(child(path, "xcviz"))
-        for k in ("load", "mark", "cost"):
-            rows[k].append(inner[k])
+        for k, (wall, cpu) in (child(path, "json") | child(path, "xcviz")).items():
+            rows[k].append(wall)
+            rows[k + "_cpu"].append(cpu)
+        load_avg.append(os.getloadavg()[0])
     med = {k: statistics.median(v) for k, v in rows.items()}
-    return {"nodes": n, "repeats": repeats, "file_mb": round(os.path.getsize(path) / 2**20, 1),
+    return {"nodes": n, "repeats": repeats, "file_mb": round(os.path.getsize(path) / 2**20, 1), "load_avg": load_avg,
+            "ratio_stats_e2e_cpu": med["stats_e2e_cpu"] / med["json_load_cpu"],
+            "ratio_load_cpu": med["load_cpu"] / med["json_load_cpu"],
             "median": med, "min": {k: min(v) for k, v in rows.items()}, "max": {k: max(v) for k, v in rows.items()},
             "ratio_stats_e2e": med["stats_e2e"] / med["json_load"], "ratio_load": med["load"] / med["json_load"]}
 
@@ -122,6 +134,14 @@ def markdown(res: dict) -> str:
     out.append(f"| `mark` clustering | {m['mark']:.2f} ({lo['mark']:.2f}–{hi['mark']:.2f}) | | ≤ 1.2 s |")
     out.append(f"| cost | {m['cost']:.2f} ({lo['cost']:.2f}–{hi['cost']:.2f}) | | ≤ 0.3 s |")
     out.append(f"| peak RSS of `stats` | {m['stats_peak_mb']:.0f} MB | | ≤ 1 GB |")
+    c = m["json_load_cpu"]
+    out += ["", "The same in process CPU seconds (a shared machine's wall clock also measures the other processes; "
+            f"1-minute load average {', '.join(f'{x:.1f}' for x in res['load_avg'])} during the run):", "",
+            "| measure | CPU seconds | ratio to json.load |", "| --- | ---: | ---: |",
+            f"| `json.load` (GC off) | {c:.2f} | 1.0× |",
+            f"| `xcviz stats --json` end to end | {m['stats_e2e_cpu']:.2f} | {m['stats_e2e_cpu'] / c:.1f}× |",
+            f"| load alone | {m['load_cpu']:.2f} | {m['load_cpu'] / c:.1f}× |",
+            f"| `mark` clustering | {m['mark_cpu']:.2f} | |", f"| cost | {m['cost_cpu']:.2f} | |"]
     return "\n".join(out) + "\n"
 
 

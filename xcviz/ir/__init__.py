@@ -160,7 +160,9 @@ class Graph:
     def index(self) -> dict[str, int]:
         """Node name -> position in topological order."""
         if self._index is None or len(self._index) != len(self.nodes):
-            self._index = dict(zip(map(attrgetter("name"), self.nodes), range(len(self.nodes))))  # C speed
+            nodes = self.nodes  # (a lazy NodeSeq gives its names column, without making nodes)
+            names = nodes.column("name") if hasattr(nodes, "column") else map(attrgetter("name"), nodes)
+            self._index = dict(zip(names, range(len(nodes))))  # C speed
         return self._index
 
     def node(self, name: str) -> Node:
@@ -190,10 +192,14 @@ def plain_positions(graph: "Graph", refs) -> list[int]:
 def positions_by_name(index: dict[str, int], n: int, inputs: Sequence["Value"], refs) -> list[int]:
     """plain_positions over a name index (no name in it holding ':') of n nodes: a node before the first
     graph input of the same name (the loader's checks refuse that name clash), -1 for anything else."""
-    ids = index.copy()  # C speed
+    added = [v.name for v in inputs if v.name not in index]  # (the index itself, for the time of one map)
     for i, v in enumerate(inputs):
-        ids.setdefault(v.name, n + i)
-    return list(map(ids.get, refs, repeat(-1)))
+        index.setdefault(v.name, n + i)
+    try:
+        return list(map(index.get, refs, repeat(-1)))
+    finally:
+        for name in added:
+            index.pop(name, None)
 
 
 _PROCESS_FROZEN = False  # set by freeze_for_process()

@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from . import parse_ref, plain_positions
+from .nodeseq import NodeSeq, node_column
 
 if TYPE_CHECKING:
     from . import Graph
@@ -30,9 +31,11 @@ class NodeColumns:
 
     def __init__(self, graph: "Graph", flat: tuple | None = None) -> None:
         nodes = graph.nodes
-        self._src_array = self._lens_array = None
+        self._src_array = self._lens_array = self._attr_codes = self._declared_codes = None
         if flat is not None:
             self.refs, self.src, self.lens, op_types, special = flat[:5]
+            if len(flat) > 6:  # the loader's integer codes of the attributes and the declared outputs
+                self._attr_codes, self._declared_codes = flat[6]
             # nodes outside `special` are just name, op and inputs: every other field is its default
             n = len(nodes)
             self.op_type, self.op = op_types, list(op_types)
@@ -50,7 +53,7 @@ class NodeColumns:
                 self.attrs[i], self.declared[i], self.control[i] = node.attrs, node.outputs, node.control_inputs
             return
         per_node, self.op_type, self.note, self.attrs, self.declared, self.control, self.op, self.known = (
-            list(map(attrgetter(f), nodes))
+            node_column(nodes, f)
             for f in ("inputs", "op_type", "note", "attrs", "outputs", "control_inputs", "op", "known"))
         self.lens = list(map(len, per_node))
         self.refs = list(chain.from_iterable(per_node))
@@ -68,10 +71,57 @@ class NodeColumns:
             self._lens_array = np.array(self.lens, np.int64)
         return self._lens_array
 
+    @property
+    def attr_codes(self) -> tuple[np.ndarray, list]:
+        """(code per node, reps): see attr_codes."""
+        if self._attr_codes is None:
+            self._attr_codes = attr_codes(self.attrs, [i for i, a in enumerate(self.attrs) if a])
+        return self._attr_codes
+
+    @property
+    def declared_codes(self) -> tuple[np.ndarray, list]:
+        """(code per node, lists): node j declares the output types lists[code[j]]; equal codes for equal
+        lists (by value)."""
+        if self._declared_codes is None:
+            outs = self.declared
+            _, first, inverse = np.unique(np.fromiter(map(id, outs), np.int64, len(outs)), return_index=True,
+                                          return_inverse=True)
+            by_value: dict = {}
+            lists = [outs[k] for k in first.tolist()]
+            code = np.array(list(map(by_value.setdefault, map(tuple, lists), range(len(lists)))), np.int64)
+            self._declared_codes = code[inverse], lists
+        return self._declared_codes
+
     def read_ops(self, graph: "Graph") -> None:
         """Take `op` and `known` from the nodes again (after op resolution wrote them node by node)."""
-        self.op = list(map(attrgetter("op"), graph.nodes))
-        self.known = list(map(attrgetter("known"), graph.nodes))
+        self.op = node_column(graph.nodes, "op")
+        self.known = node_column(graph.nodes, "known")
+
+
+def attr_codes(attrs: list, rows: list[int]) -> tuple[np.ndarray, list]:
+    """Each node's attribute dict as an integer code (0: no attributes; `rows`: the nodes that have some),
+    equal for dicts with equal keys, values and value types (1, 1.0 and True apart), and reps[c], the
+    first dict of code c. A dict that is not hashable (a list value) or holds a float zero (-0.0 == 0.0)
+    gets a code of its own. Checks and rules that read only those run once per code."""
+    codes = np.zeros(len(attrs), np.int64)
+    reps: list = [None]
+    seen: dict = {}
+    out = []
+    for i in rows:
+        a = attrs[i]
+        vals = a.values()
+        kinds = tuple(map(type, vals))
+        c = len(reps)
+        try:
+            if float not in kinds or 0.0 not in vals:
+                c = seen.setdefault((tuple(a.items()), kinds), c)
+        except (TypeError, ValueError):  # (an array value compares elementwise)
+            pass
+        if c == len(reps):
+            reps.append(a)
+        out.append(c)
+    codes[rows] = out
+    return codes, reps
 
 
 @dataclass(frozen=True, slots=True, eq=False)
@@ -112,10 +162,11 @@ def _resolve_ports(graph, cols) -> tuple[np.ndarray, np.ndarray]:
     """src and port of every ref: the loader's plain positions, with the rest ('name:k', inputs whose
     names hold ':') looked up one by one."""
     n = len(graph.nodes)
-    src = np.array(cols.src, np.int64)
+    src = cols.src_array
     port = np.zeros(len(src), np.int64)
     miss = np.flatnonzero(src < 0)
     if len(miss):
+        src = src.copy()
         refs = cols.refs
         inputs = {v.name: n + i for i, v in enumerate(graph.inputs)}
         idx = graph.index
@@ -133,6 +184,8 @@ def _resolve_ports(graph, cols) -> tuple[np.ndarray, np.ndarray]:
 
 def _shared_outputs(nodes) -> tuple[np.ndarray, list]:
     """(rid, results) from the nodes' outputs: one result per distinct sequence of type objects."""
+    if type(nodes) is NodeSeq and nodes.lazy and type(nodes.column_raw("outputs")) is tuple:
+        return nodes.column_raw("outputs")
     rid_of: dict = {}
     results: list = []
     rid = np.empty(len(nodes), np.int64)

@@ -123,9 +123,13 @@ def _load(path: str, allow_unknown: bool, dims, max_file_bytes: int, max_nodes: 
         if fmt == "json":
             from . import json_rows
 
-            fast = json_rows.read(data, path, max_nodes, max_depth)
+            box = [data]  # (read frees the bytes once decoded: their memory serves the checks)
+            del data
+            fast = json_rows.read(box, path, max_nodes, max_depth)
+            data = box.pop() if box else None
+            if fast is None and data is None:
+                data = _read(path, max_file_bytes)
             if fast is not None:
-                del data  # (its memory serves the checks)
                 try:
                     return _checked(fast[0], max_nodes, allow_unknown, False, dims, max_elements, fast[1])
                 except XcvizError:  # (rare) read again the generic way, which says where in the file

@@ -1,11 +1,14 @@
 """Finish a freshly read Graph: resolve op names, count outputs, order the nodes; then verify and infer shapes."""
 from __future__ import annotations
 
-from itertools import chain, compress
+from itertools import chain, repeat
 from typing import Mapping
+
+import numpy as np
 
 from ..errors import XcvizError
 from ..ir import Graph, node_where, parse_ref, topo_order
+from ..ir.nodeseq import NodeSeq, node_rows
 from ..ir.columns import GraphColumns, NodeColumns
 from ..ops import REGISTRY
 from ..passes.infer import infer_shapes
@@ -48,11 +51,16 @@ def _resolve_ops(graph: Graph, allow_unknown: bool, onnx: bool, cols: NodeColumn
         if opdef is not None and (n_in < opdef.min_inputs or (opdef.max_inputs is not None and n_in > opdef.max_inputs)):
             _resolve_ops_each(graph, allow_unknown, onnx)
             return cols.read_ops(graph)
+    acode = cols.attr_codes[0]
+    with_attrs = np.flatnonzero(acode).tolist()
+    # the check reads only the op, the keys and the values' types: once per (op, attribute code)
+    pairs = list(zip(map(op_types.__getitem__, with_attrs), acode[with_attrs].tolist()))
+    first = dict(zip(reversed(pairs), reversed(with_attrs)))
+    row = node_rows(nodes)
     try:
-        for i in compress(range(len(nodes)), cols.attrs):
-            opdef = opdefs[op_types[i]]
-            if opdef is not None:
-                check_attr_types(nodes[i], opdef.attrs, graph.source)
+        for (t, _), i in first.items():
+            if opdefs[t] is not None:
+                check_attr_types(row(i), opdefs[t].attrs, graph.source)
     except XcvizError:
         _resolve_ops_each(graph, allow_unknown, onnx)
         return cols.read_ops(graph)
@@ -60,13 +68,19 @@ def _resolve_ops(graph: Graph, allow_unknown: bool, onnx: bool, cols: NodeColumn
     unknown = {t for t, d in opdefs.items() if d is None}
     if renamed or unknown:
         canon = {t: opdefs[t].name for t in renamed}
+        lazy = type(nodes) is NodeSeq and nodes.lazy
         for i in [i for i, t in enumerate(op_types) if t in renamed or t in unknown]:
-            node, t = nodes[i], op_types[i]
+            t = op_types[i]
             if t in renamed:
-                node.op = cols.op[i] = canon[t]
+                cols.op[i] = canon[t]
             else:
-                node.known = cols.known[i] = False
-                node.note = f"no XLA lowering in xcviz for {t}" if onnx else f"unknown op {t}"
+                cols.known[i] = False
+                cols.note[i] = f"no XLA lowering in xcviz for {t}" if onnx else f"unknown op {t}"
+            if not lazy:
+                node = nodes[i]
+                node.op, node.known, node.note = cols.op[i], cols.known[i], cols.note[i]
+        if lazy:
+            nodes.set_columns(op=cols.op, known=cols.known, note=cols.note)
 
 
 def _resolve_ops_each(graph: Graph, allow_unknown: bool, onnx: bool) -> None:
@@ -141,21 +155,30 @@ def _num_outputs(graph: Graph, cols: NodeColumns) -> list[int]:
     referenced: dict[int, int] = {}
     idx = graph.index
     refs = cols.refs
-    colon = [r for r in chain(refs, graph.outputs) if ":" in r] if ":" in "".join(refs) + "".join(graph.outputs) else ()
+    # (a 'name:k' ref is never a node's plain position: only refs without one, and graph inputs named
+    # with a ':', are looked at)
+    src, n = cols.src_array, len(cols.op)
+    odd = np.array([-1] + [n + i for i, v in enumerate(graph.inputs) if ":" in v.name], np.int64)
+    other = np.flatnonzero(np.isin(src, odd) | (src < 0)).tolist()
+    colon = [r for r in chain(map(refs.__getitem__, other), graph.outputs) if ":" in r]
     for ref in colon:  # output 0 never raises a count above the minimum of 1
         name, k = parse_ref(ref)
         i = idx.get(name)
         if i is not None and k + 1 > referenced.get(i, 0):
             referenced[i] = k + 1
-    fixed_of = {name: opdef.num_outputs for name, opdef in REGISTRY.ops.items()}
-    counts = list(map(fixed_of.get, cols.op))  # None: not fixed (or unknown op)
+    fixed_of = {name: -1 if opdef.num_outputs is None else opdef.num_outputs for name, opdef in REGISTRY.ops.items()}
+    counts = np.fromiter(map(fixed_of.get, cols.op, repeat(-1)), np.int64, n)  # -1: not fixed (or unknown op)
     if False in cols.known:  # an opaque op may share a name with a registry op
-        for i in [i for i, k in enumerate(cols.known) if not k]:
-            counts[i] = None
-    declared = cols.declared
-    for i in [i for i, c in enumerate(counts) if c is None]:
-        counts[i] = max(len(declared[i]), referenced.get(i, 0), 1)
-    return counts
+        counts[~np.array(cols.known, np.bool_)] = -1
+    free = np.flatnonzero(counts < 0)
+    if len(free):
+        dcode, lists = cols.declared_codes
+        counts[free] = np.maximum(np.array(list(map(len, lists)), np.int64)[dcode[free]], 1)
+        free_set = set(free.tolist())
+        for i, k in referenced.items():
+            if i in free_set and counts[i] < k:
+                counts[i] = k
+    return counts.tolist()
 
 
 def _order(graph: Graph, preds: list[list[int]] | None) -> bool:

@@ -9,7 +9,7 @@ take this same path.
 """
 from __future__ import annotations
 
-from itertools import chain, count, repeat
+from itertools import chain, compress, count, repeat
 from operator import attrgetter, is_
 from typing import Annotated, Any, Literal, Union
 
@@ -18,7 +18,9 @@ import numpy as np
 from msgspec import UNSET, UnsetType
 
 from ..errors import XcvizError
-from ..ir import DTYPE_ALIASES, DTYPE_SIZES, Graph, Node, positions_by_name, short
+from ..ir import DTYPE_ALIASES, DTYPE_SIZES, Graph, positions_by_name, short
+from ..ir.nodeseq import NodeSeq
+from ..ir.columns import attr_codes
 from .parse import parsed_keys
 from .schema import GRAPH_KEYS, _check_attr, _declared_type, _plain_attrs, _where, graph_header, graph_tail
 
@@ -59,10 +61,16 @@ class _Doc(msgspec.Struct, forbid_unknown_fields=True, gc=False):
 
 assert set(_Doc.__struct_fields__) == GRAPH_KEYS
 _DECODER = msgspec.json.Decoder(_Doc)
+_NO_ATTRS: dict = {}  # (in the columns only)
+_UNSET_NONE = {UNSET: None}
 
 
-def read(data: bytes, source: str, max_nodes: int | None, max_depth: int) -> tuple[Graph, tuple] | None:
-    """(graph, flat for build.finalize) from a JSON file's bytes, or None: read it the generic way."""
+def read(data: bytes | list, source: str, max_nodes: int | None, max_depth: int) -> tuple[Graph, tuple] | None:
+    """(graph, flat for build.finalize) from a JSON file's bytes, or None: read it the generic way.
+    `data` may be a list holding the bytes as its only reference: they are freed once decoded (the
+    memory serves what follows; on None, the list is empty when they were)."""
+    box = data if type(data) is list else [data]
+    data = box[0]
     if b"\\" in data:  # (escapes: the key count below needs every '"' to delimit a string)
         return None
     # the keys the text names (counted before decoding: the blank-free copy is gone before the rows come)
@@ -73,7 +81,9 @@ def read(data: bytes, source: str, max_nodes: int | None, max_depth: int) -> tup
         return None
     # fields the text never names are absent from every row (no pass over the rows for them)
     named = {f for f in _Row.__struct_fields__ if b'"%s"' % f.encode() in data}
-    box = [doc]  # (_graph takes the only reference: the rows are freed as soon as their columns are read)
+    box.clear()
+    del data
+    box.append(doc)  # (_graph takes the only reference: the rows are freed as soon as their columns are read)
     del doc
     try:
         return _graph(box, text_keys, named, source, max_nodes, max_depth)
@@ -99,15 +109,24 @@ def _graph(box: list, text_keys: int, named: set, source: str, max_nodes: int | 
     del rows, doc, top["nodes"]
     rare = (ctl, device, compile_, scope, docs)
     absent = [c.count(UNSET) for c in rare]  # (mostly UNSET: identity hits)
-    ins_absent, ins_none = (sum(map(is_, ins, repeat(v))) for v in (UNSET, None))
-    keys = 2 * n + n - ins_absent + _held(attrs) + _held(shapes) + _held(dtypes) + sum(n - k for k in absent)
-    nested = []  # nodes whose attributes hold lists or mappings: checked as the generic path's _node does
-    for i in [i for i, a in enumerate(attrs) if a]:
+    ins_absent, ins_none = ins.count(UNSET), ins.count(None)
+    declared = _declared(shapes, dtypes, n)
+    if declared is None:
+        return None
+    del shapes, dtypes
+    keys = 2 * n + n - ins_absent + n - attrs.count(UNSET) + sum(declared[3:]) + sum(n - k for k in absent)
+    # attribute dicts by integer code (ir.columns.attr_codes): checked once per distinct dict
+    with_attrs = list(compress(range(n), attrs))
+    acodes = attr_codes(attrs, with_attrs)
+    acode, reps = acodes
+    plain = np.array([True] + [_plain_attrs(a) for a in reps[1:]])
+    sizes = np.array([0] + [len(a) for a in reps[1:]], np.int64)
+    rows_a = np.array(with_attrs, np.int64)
+    ok = plain[acode[rows_a]]
+    keys += int(sizes[acode[rows_a[ok]]].sum())
+    nested = rows_a[~ok].tolist()  # nodes whose attributes hold lists or mappings: checked as the generic path's _node does
+    for i in nested:
         a = attrs[i]
-        if _plain_attrs(a):
-            keys += len(a)
-            continue
-        nested.append(i)
         keys += parsed_keys(a)
         where = _where(source, f"node {short(names[i])}")
         for k, v in a.items():
@@ -116,20 +135,25 @@ def _graph(box: list, text_keys: int, named: set, source: str, max_nodes: int | 
     keys += len(top) + 1 + sum(map(parsed_keys, top.values()))
     if keys != text_keys:
         return None
-    outs = _declared(shapes, dtypes, n)
-    if outs is None:
-        return None
-    del shapes, dtypes
+    outs = declared[0]
     ops = list(map({}.setdefault, ops, ops))  # one string object per op name: later look-ups hit by identity
     if ins_absent or ins_none:
         ins = [t if t else () for t in ins]
-    attrs = [a if a else {} for a in attrs]  # (each node its own dict, as Node's default)
-    ctl = repeat((), n) if absent[0] == n else [t if t else () for t in ctl]
-    opt = [repeat(None, n) if k == n else [None if v is UNSET else v for v in c]
-           for c, k in zip((device, compile_, scope), absent[1:4])]
-    nodes = list(map(Node, names, ops, ops, ins, ctl, attrs, *opt, outs))
-    for i in nested:  # (as the generic path's _node leaves them)
-        nodes[i].where = _where(source, f"node {short(names[i])}")
+    held, attrs = attrs, [_NO_ATTRS] * n  # (a node made from the columns gets its own dict)
+    list(map(attrs.__setitem__, with_attrs, map(held.__getitem__, with_attrs)))
+    del held
+    ctl = () if absent[0] == n else [t if t else () for t in ctl]
+    device, compile_, scope = (None if k == n else list(map(_UNSET_NONE.get, c, c))
+                               for c, k in zip((device, compile_, scope), absent[1:4]))
+    where = None
+    if nested:  # (as the generic path's _node leaves them)
+        where = [None] * n
+        for i in nested:
+            where[i] = _where(source, f"node {short(names[i])}")
+    # the columns are the graph: Node objects are made only if someone asks for them (ir.NodeSeq)
+    nodes = NodeSeq(n, {"name": names, "op": ops, "op_type": ops, "inputs": ins, "control_inputs": ctl,
+                        "attrs": attrs, "device": device, "compile": compile_, "scope": scope, "outputs": outs,
+                        "where": where})
     ids = dict(zip(names, range(n)))
     if len(ids) != n:  # a repeated name: the generic path's checks say where
         return None
@@ -139,29 +163,33 @@ def _graph(box: list, text_keys: int, named: set, source: str, max_nodes: int | 
         return graph, None
     refs = list(chain.from_iterable(ins))
     src = positions_by_name(ids, n, inputs, refs)
-    ctl = list(ctl) if absent[0] != n else [()] * n
+    ctl = ctl if absent[0] != n else [()] * n
     # (the columns NodeColumns would read from the nodes: it takes them from here)
-    return graph, (refs, src, list(map(len, ins)), ops, None, (attrs, outs, ctl))
+    return graph, (refs, src, list(map(len, ins)), ops, None, (attrs, outs, ctl), (acodes, declared[1:3]))
 
 
-def _declared(shapes: list, dtypes: list, n: int) -> list | None:
-    """Each node's declared outputs ([type] or []), one list object per distinct (shape, dtype): shape
-    inference gives every node a list of its own (it sets every node's outputs), and until then the
-    lists are only read. None if one needs the generic path's checks (and message)."""
-    if _held(shapes) == 0 and _held(dtypes) == 0:
-        return [[]] * n
+def _declared(shapes: list, dtypes: list, n: int) -> tuple | None:
+    """(each node's declared outputs ([type] or []), codes, lists, how many rows hold a shape, a dtype):
+    one list object per distinct (shape, dtype), lists[codes[j]] is node j's (see
+    NodeColumns.declared_codes). Shape inference gives every node a list of its own (it sets every
+    node's outputs), and until then the lists are only read. None if one needs the generic path's checks
+    (and message)."""
     # integer codes per column (one hash per shape; the dtypes are shared Literal strings), then per pair
-    shape_ids: dict = {}
-    sid = np.array(list(map(shape_ids.setdefault, shapes, count())), np.int64)
-    dtype_ids: dict = {}
-    did = np.array(list(map(dtype_ids.setdefault, dtypes, count())), np.int64)
-    pairs, inverse = np.unique(sid * n + did, return_inverse=True)
-    shape_of = {i: s for s, i in shape_ids.items()}
-    dtype_of = {i: d for d, i in dtype_ids.items()}
+    (sid, shape_of, s_held), (did, dtype_of, d_held) = _codes(shapes, n), _codes(dtypes, n)
+    if not s_held and not d_held:
+        return [[]] * n, np.zeros(n, np.int64), [[]], 0, 0
+    pair = sid * len(dtype_of) + did
+    if len(shape_of) * len(dtype_of) <= 4 * n:  # (a table beats sorting)
+        present = np.zeros(len(shape_of) * len(dtype_of), np.int64)
+        present[pair] = 1
+        pairs = np.flatnonzero(present)
+        inverse = (np.cumsum(present) - 1)[pair]
+    else:
+        pairs, inverse = np.unique(pair, return_inverse=True)
     same: dict = {}
     lists = []
     for code in pairs.tolist():
-        shape, dtype = shape_of[code // n], dtype_of[code % n]
+        shape, dtype = shape_of[code // len(dtype_of)], dtype_of[code % len(dtype_of)]
         if shape is UNSET and dtype is UNSET:
             lists.append([])
             continue
@@ -170,4 +198,14 @@ def _declared(shapes: list, dtypes: list, n: int) -> list | None:
         if t is False:
             return None
         lists.append([t])
-    return list(map(lists.__getitem__, inverse.tolist()))
+    return list(map(lists.__getitem__, inverse.tolist())), inverse, lists, s_held, d_held
+
+
+def _codes(col: list, n: int) -> tuple[np.ndarray, list, int]:
+    """(dense code per row, the value of each code, how many rows hold a value): one hash per row."""
+    ids: dict = {}
+    first = np.array(list(map(ids.setdefault, col, count())), np.int64)  # (the first row holding each value)
+    starts = np.array(sorted(ids.values()), np.int64)
+    values = list(map(col.__getitem__, starts.tolist()))
+    unset = ids.get(UNSET)
+    return np.searchsorted(starts, first), values, n - (0 if unset is None else int(np.count_nonzero(first == unset)))

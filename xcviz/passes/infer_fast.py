@@ -11,13 +11,13 @@ the value ops of values.py) are worked out only when a rule asks for them. Same 
 from __future__ import annotations
 
 from itertools import repeat
-from operator import itemgetter
 
 import numpy as np
 from numba import njit
 
 from .. import fastpath, progress
 from ..ir import Graph, TensorType, parse_ref
+from ..ir.nodeseq import NodeSeq, node_rows
 from ..ir.attrs import attrs_key
 from ..ir.columns import NodeColumns
 from ..ops import REGISTRY
@@ -30,7 +30,6 @@ MAX_INPUTS = 8  # inputs of a key the kernel compares; nodes with more go throug
 # the cache for the next run).
 COLD_MIN_NODES = 4_000_000
 _announced = False
-_UNSEEN = object()  # the cache was checked in this process (and a line shown if it was cold)
 
 
 @njit(cache=True)
@@ -105,26 +104,33 @@ def _walk(start, n, static, off, src, tid, rid, res_tid0, res_readc, ccap, keys,
     return n
 
 
-def _declared_static(static: np.ndarray, attrs_l: list, outs_l: list) -> np.ndarray:
-    """Static ids of the nodes that declare one output type and have no attributes (every node of an
-    exported model), at C speed: (op, output count) and the declared type, compared by value as the
-    Python loop's key does (equal types may be distinct objects). Such ids are at or above 2^41.
-    Returns the positions of the other nodes that have attributes or declare several outputs (their
-    ids are made in Python)."""
-    n = len(outs_l)
-    n_outs = np.fromiter(map(len, outs_l), np.int64, n)
-    has_attrs = np.fromiter(map(bool, attrs_l), np.bool_, n)
-    rest = np.flatnonzero(has_attrs | (n_outs > 1))
-    one = np.flatnonzero((n_outs == 1) & ~has_attrs)
-    if not len(one):
-        return rest
-    picked = list(map(itemgetter(0), map(outs_l.__getitem__, one.tolist())))
-    _, first, inverse = np.unique(np.fromiter(map(id, picked), np.int64, len(picked)), return_index=True,
-                                  return_inverse=True)
-    by_value: dict = {}
-    codes = np.array([by_value.setdefault(picked[k], len(by_value)) for k in first.tolist()], np.int64)
-    static[one] = (2 << 40) + static[one] * len(by_value) + codes[inverse]
-    return rest
+def _static_ids(static: np.ndarray, cols: NodeColumns) -> None:
+    """Static ids of every node from its base id (op, output count), its attribute code and its declared
+    outputs' code, at C speed; equal keys (by value, as the Python loop's cache key compares them: equal
+    types may be distinct objects, and attrs_key keeps 1, 1.0 and True apart) get equal ids. Nodes that
+    declare one output type and have no attributes (every node of an exported model) get ids at or above
+    2^41, the others at 2^40; -1 for attributes attrs_key cannot key (a container value)."""
+    acode, reps = cols.attr_codes
+    dcode, lists = cols.declared_codes
+    n_outs = np.array(list(map(len, lists)), np.int64)[dcode]
+    one = np.flatnonzero((n_outs == 1) & (acode == 0))
+    if len(one):
+        by_value: dict = {}
+        vcode = np.array([by_value.setdefault(t[0], len(by_value)) if len(t) == 1 else -1 for t in lists], np.int64)
+        static[one] = (2 << 40) + static[one] * len(by_value) + vcode[dcode[one]]
+    rest = np.flatnonzero((acode != 0) | (n_outs > 1))
+    if not len(rest):
+        return
+    # distinct (base, attribute code, declared code) triples, one column at a time (products stay small)
+    first, inverse = np.zeros(len(rest), np.int64), np.zeros(len(rest), np.int64)
+    for col in (static[rest], acode[rest], dcode[rest]):
+        _, first, inverse = np.unique(inverse * (int(col.max()) + 1) + col, return_index=True, return_inverse=True)
+    akeys = [()] + [attrs_key(a) for a in reps[1:]]
+    code: dict = {}
+    ids = [-1 if akeys[acode[j]] is None
+           else (1 << 40) + code.setdefault((static[j], akeys[acode[j]], tuple(lists[dcode[j]])), len(code))
+           for j in rest[first].tolist()]
+    static[rest] = np.array(ids, np.int64)[inverse.reshape(-1)]
 
 
 def cached() -> bool:
@@ -155,9 +161,10 @@ def infer_shapes_fast(graph: Graph, counts: list[int], refs: NodeColumns) -> tup
 
 
 def _infer(graph: Graph, counts: list[int], refs: NodeColumns) -> tuple[np.ndarray, list[list[TensorType]]]:
-
-    nodes = graph.nodes
-    n = len(nodes)
+    seq = graph.nodes
+    lazy = type(seq) is NodeSeq and seq.lazy
+    nodes = _Rows(node_rows(seq))  # (a lazy graph's nodes are made one at a time, for the few run in Python)
+    n = len(seq)
     source = graph.source
     idx = graph.index
     unknown = TensorType()
@@ -196,31 +203,7 @@ def _infer(graph: Graph, counts: list[int], refs: NodeColumns) -> tuple[np.ndarr
     # static ids: (op, output count) for plain nodes; attributes and declared outputs make their own ids
     counts_a = np.array(counts, np.int64)
     static = opc * 8192 + counts_a  # counts are at most 4096
-    attrs_l = refs.attrs
-    outs_l = refs.declared
-    rest = _declared_static(static, attrs_l, outs_l)
-    code: dict = {}
-    # attribute dicts by their items and value types (most repeat a few values): attrs_key once per
-    # distinct one (the types keep 1, 1.0 and True apart); a zero goes to attrs_key, which keeps -0.0
-    # apart from 0.0 (== does not)
-    akeys: dict = {}
-    for i in rest.tolist():
-        a = attrs_l[i]
-        if a:
-            kinds = tuple(map(type, a.values()))
-            if float in kinds and 0.0 in a.values():
-                akey = attrs_key(a)
-            else:
-                try:
-                    items = (tuple(a.items()), kinds)
-                    akey = akeys.get(items, _UNSEEN)
-                    if akey is _UNSEEN:
-                        akey = akeys[items] = attrs_key(a)
-                except TypeError:  # a container value: not hashable
-                    akey = None
-        else:
-            akey = ()
-        static[i] = -1 if akey is None else (1 << 40) + code.setdefault((ops[i], counts[i], akey, tuple(outs_l[i])), len(code))
+    _static_ids(static, refs)
     static[lens > MAX_INPUTS] = -1
     if False in known:
         static[~np.array(known, np.bool_)] = -1
@@ -339,7 +322,25 @@ def _infer(graph: Graph, counts: list[int], refs: NodeColumns) -> tuple[np.ndarr
                 if 2 * used > len(HK):
                     HK, HV = _rehash(HK, HV, 2 * len(HK))
         i += 1
+    if lazy:  # (each node made later gets its own copy of its result)
+        seq.set_columns(outputs=(rid, results))
+        return rid, results
     # every node its own list (C-speed loops: a Python loop here costs ~1 s at 10^6 nodes)
     outs_all = list(map(list.copy, map(results.__getitem__, rid.tolist())))
-    list(map(setattr, nodes, repeat("outputs", n), outs_all))
+    list(map(setattr, seq, repeat("outputs", n), outs_all))
     return rid, results
+
+
+class _Rows:
+    """nodes[i] for the Python part of the walk: the same made-on-demand node for i until the next i
+    (the walk reads a node, sets its outputs and reads them again, one node at a time)."""
+
+    __slots__ = ("_row", "_i", "_node")
+
+    def __init__(self, row) -> None:
+        self._row, self._i, self._node = row, -1, None
+
+    def __getitem__(self, i: int):
+        if i != self._i:
+            self._i, self._node = i, self._row(i)
+        return self._node
