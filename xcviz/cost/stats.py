@@ -10,9 +10,10 @@ from ..ops import REGISTRY
 from .boundary import Boundary, Details
 from .hardware import Hardware
 from .classes import CONVS, FRESH_BYTES, native_time, op_class
+from .control import CONTROL
 from .coverage import flops_coverage
 from .fusion import predict_kernels
-from .keys import cost_keys, costs_per_key
+from .keys import control_node_cost, cost_keys, costs_per_key
 from .params import param_of
 from .results import LazyList, Stats
 from .sums import exact_ints, run_totals, seg_total, seq_sums, seq_total
@@ -136,7 +137,7 @@ def _compute_stats(graph: Graph, clustering, hw: Hardware) -> Stats:
     return Stats(
         nodes=n, clustered_nodes=clustered, coverage=clustered / n if n else 0.0,
         **flops_coverage(nodes, np.array([f is None for f, _, _ in key_costs] + [False], bool)[:-1][sig],
-                         clustered_mask, cl_flops, total_flops, flat.op),
+                         clustered_mask, cl_flops, total_flops, flat.op, why=lambda j: _why_unknown(graph, nodes[j])),
         boundary_bytes=boundary_bytes, boundary_edges=n_edges,
         boundary_bytes_activations=act_bytes, parameter_bytes=par_bytes,
         handoffs=n_sync,
@@ -177,6 +178,11 @@ def page_faults(cal, wbytes: np.ndarray, written: np.ndarray, cluster_of: np.nda
     size = wbytes[written].astype(np.float64)
     big = size > FRESH_BYTES
     return np.bincount(cluster_of[written[big]], weights=size[big], minlength=nc) / cal.page_fault_bandwidth
+
+
+def _why_unknown(graph: Graph, node) -> str | None:
+    """Why a node's cost is unknown, where that is known (control flow: cost.control)."""
+    return control_node_cost(graph, node)[2] if node.known and node.op in CONTROL else None
 
 
 def _zero_op(op: str, known: bool) -> bool:
