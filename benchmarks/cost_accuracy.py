@@ -10,9 +10,9 @@ A benchmark, not a test.
         # several measured parts as one table, costed (again) with my.yaml and compared with cpu
 
 The checked-in table: part graphs/ (`--models graphs/*.onnx --runs 7 --repeats 5`, cost_accuracy_part_graphs.json)
-and part zoo (`--models <the nine> --max-sizes --runs 7 --repeats 1 --budget 840`, time-boxed to what ran,
-cost_accuracy_part_zoo.json), merged with `--from-json ... --hardware cpu_calibrated.yaml --compare cpu
-cost_roofline_calibrated.yaml`.
+and part zoo (`--models <the nine> --max-sizes --runs 7 --repeats 1 --budget 4600`, cost_accuracy_part_zoo.json),
+merged with `--from-json ... --hardware cpu_calibrated.yaml --compare cpu cost_roofline_calibrated.yaml
+cpu_calibrated_r4.yaml`; the profile was calibrated (`--calibrate`) just before the graphs part was measured.
 
 Models: every .onnx in graphs/ and the models of the onnx wheel's zoo (onnx/backend/test/data/light),
 clustered with `mark` at minimum size 1 (whole models, mostly one cluster each) and again with
@@ -310,7 +310,8 @@ def markdown(result: dict) -> str:
                      f"{_pct(x.get('within_2x_share_best'))} | {x.get('whole_within_1_5x')} of {x.get('whole_models')} | "
                      f"{'' if not rr else f'{rr[0]:.2f}-{rr[1]:.2f}'} |")
     lines += ["", "Rows: the profile measured with (per-op-class numbers, `xcviz calibrate`), then the same clusters and "
-              "the same measurements costed with the previous round's four-number roofline profile "
+              "the same measurements costed with the previous session's calibration (`cpu_calibrated_r4.yaml`: "
+              "the same model, numbers measured in another session), the four-number roofline profile "
               "(`cost_roofline_calibrated.yaml`, measured) and the built-in `cpu` (derived): the model before. "
               "The previous round's own run (old model, wall-clock medians on all threads, parameters copied in "
               "per call) gave Spearman 0.45 and 50 % within 2x over 30 clusters of graphs/*.onnx."]
@@ -321,7 +322,8 @@ def markdown(result: dict) -> str:
                       f"{spreads[len(spreads) // 2]:.2f} (max-min over runs), {spreads[-1]:.1f} at most. Two "
                       "calibrations of this machine half an hour apart, at the same load, gave native fixed costs up to "
                       "3x apart (the profile used was measured in the session of the graphs/ part): both the "
-                      "estimates and the measurements move with the load, their ratio much less."]
+                      "estimates and the measurements move with the load, their ratio much less; a profile from "
+                      "another session can be off by 2x (see its row)."]
     for part in result.get("parts", []):
         lines.append("")
         lines.append(f"Part: {', '.join(part['models'])}: {part['runs']} runs x {part['repeats']} repeats, load average "
