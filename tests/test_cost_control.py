@@ -54,10 +54,12 @@ def test_a_loop_with_a_constant_trip_count_costs_its_body_times_the_trips(tmp_pa
     assert s.unknown_cost_nodes is None and s.coverage_flops == 1.0
 
 
-@pytest.mark.parametrize("computed, reason", [(True, "its trip count is not a constant"),
-                                              (False, "no trip count: its condition ends it")])
-def test_a_loop_without_a_constant_trip_count_is_unknown_with_the_reason(tmp_path, computed, reason):
-    g = load(_loop_model(tmp_path, "5" if computed else None, computed=computed))
+@pytest.mark.parametrize("trips, computed, reason", [("5", True, "its trip count is not a constant"),
+                                                     (None, False, "no trip count: its condition ends it"),
+                                                     (str(2**63 - 1), False, "no trip count: its condition ends it")])
+def test_a_loop_without_a_constant_trip_count_is_unknown_with_the_reason(tmp_path, trips, computed, reason):
+    """A computed trip count, none, or INT64_MAX (torch.onnx's while loop, as greedy_decode_torchscript has)."""
+    g = load(_loop_model(tmp_path, trips, computed=computed))
     loop = _node(g, "loop")
     flops, nbytes, why = control_cost(g, loop)
     assert flops is None and nbytes is None and why.startswith(reason)

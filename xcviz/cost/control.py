@@ -3,7 +3,8 @@
 A body is costed as a graph of its own, with its inputs typed from the node's (and its outer-scope reads from
 the values they name), each of its nodes by the same rules as any node (nested control flow included):
 - Loop: the body times the trip count M when M is a constant; a body whose condition can end the loop
-  earlier makes this the cost of M iterations, an upper bound. M absent or computed: unknown.
+  earlier makes this the cost of M iterations, an upper bound. M absent, computed, or INT32_MAX and more
+  (a while loop as exporters write it): unknown.
 - Scan: the body times the scan length (the scanned axis of the first scan input).
 - If: the branch the condition takes when it is a constant, else the dearer branch (FLOPs and bytes each).
 Anything the body cannot state (a node of unknown cost, a size left symbolic) leaves the node's cost unknown,
@@ -15,6 +16,8 @@ import numpy as np
 from ..ir import Graph, TensorType
 
 CONTROL = frozenset({"loop", "if", "scan"})
+# exporters write a while loop as a Loop whose trip count is INT64_MAX (torch.onnx) or INT32_MAX
+WHILE_TRIPS = 2**31 - 1
 _BODIES: dict = {}
 _KEPT = 256
 
@@ -36,6 +39,8 @@ def control_cost(graph: Graph, node, graph_cost) -> tuple[int | None, int | None
             trips = _constant(graph, node.inputs[0])
             if trips is None or np.asarray(trips).size != 1:
                 return None, None, "its trip count is not a constant"
+            if int(np.asarray(trips).reshape(-1)[0]) >= WHILE_TRIPS:
+                return None, None, "no trip count: its condition ends it (a while loop)"
             body = [TensorType((), "int64"), TensorType((), "bool"), *types[2:own]]
             return _times(_body(a.get("body"), body, outer, dims, graph_cost), int(np.asarray(trips).reshape(-1)[0]))
         return _scan(node, types[:own], outer, dims, graph_cost)
