@@ -10,9 +10,9 @@ A benchmark, not a test.
         # several measured parts as one table, costed (again) with my.yaml and compared with cpu
 
 The checked-in table: part graphs/ (`--models graphs/*.onnx --runs 7 --repeats 5`, cost_accuracy_part_graphs.json)
-and part zoo (`--models <the nine> --max-sizes --runs 7 --repeats 1 --budget 840`, time-boxed to what ran,
-cost_accuracy_part_zoo.json), merged with `--from-json ... --hardware cpu_calibrated.yaml --compare cpu
-cost_roofline_calibrated.yaml`.
+and part zoo (`--models <the nine> --max-sizes --runs 7 --repeats 1 --budget 4600`, cost_accuracy_part_zoo.json),
+merged with `--from-json ... --hardware cpu_calibrated.yaml --compare cpu cost_roofline_calibrated.yaml
+cpu_calibrated_r4.yaml`; the profile was calibrated (`--calibrate`) just before the graphs part was measured.
 
 Models: every .onnx in graphs/ and the models of the onnx wheel's zoo (onnx/backend/test/data/light),
 clustered with `mark` at minimum size 1 (whole models, mostly one cluster each) and again with
@@ -82,23 +82,53 @@ def _dims(path: str) -> dict[str, int]:
             for v in g.inputs if v.type.shape for d in v.type.shape if isinstance(d, str)}
 
 
+def _analyse(path: str, hardware: str | None, max_size: int | None, need_run: bool = True):
+    """(analysis, feeds, native run) of a model with the dims of `_dims`; a size only a run knows (a
+    data-dependent output, NonMaxSuppression's K in detector_mini) is then bound to its size in the native
+    run with these inputs, as `--dim K=...` would: the estimate is costed at the sizes that are measured.
+    Without `need_run`, a model with no such size is not run (feeds and run None)."""
+    from xcviz.ir import format_ref
+    from xcviz.pipeline import AnalysisOptions, analyse
+    from xcviz.runtime.inputs import bind_inputs
+    from xcviz.runtime.partial import execute_tolerant
+
+    dims = _dims(path)
+
+    def run(d, native=True):
+        a = analyse(path, AnalysisOptions(min_cluster_size=1, max_cluster_size=max_size, hardware=hardware, dims=d))
+        if not native:
+            return a, None, None
+        feeds = bind_inputs(a.graph, None, 0)
+        return a, feeds, execute_tolerant(a.graph, feeds)
+
+    a, feeds, env = run(dims, native=need_run)
+    if env is None:
+        if not any(isinstance(d, str) and d not in dims for node in a.graph.nodes for t in node.outputs
+                   for d in t.shape or ()):
+            return a, None, None
+        a, feeds, env = run(dims)
+    seen = {}
+    for node in a.graph.nodes:
+        for k, t in enumerate(node.outputs):
+            value = env.env.get(format_ref(node.name, k))
+            for d, size in zip(t.shape or (), getattr(value, "shape", ())):
+                if isinstance(d, str) and d not in dims:
+                    seen.setdefault(d, int(size))
+    return run({**dims, **seen}) if seen else (a, feeds, env)
+
+
 class Model:
     """One model under one clustering, analysed and compiled once; `run()` times it once more."""
 
     def __init__(self, path: str, hardware: str | None, max_size: int | None, kernels_only: bool,
                  compare: tuple[str, ...] = ()) -> None:
         from xcviz.cost import compute_stats, load_hardware
-        from xcviz.pipeline import AnalysisOptions, analyse
-        from xcviz.runtime.inputs import bind_inputs
         from xcviz.runtime.jit import CompileCache
-        from xcviz.runtime.partial import execute_tolerant
 
         from cost_hybrid import WholeModel
 
-        self.a = a = analyse(path, AnalysisOptions(min_cluster_size=1, max_cluster_size=max_size, hardware=hardware,
-                                                   dims=_dims(path)))
-        feeds = bind_inputs(a.graph, None, 0)
-        self.env = execute_tolerant(a.graph, feeds)
+        a, feeds, self.env = _analyse(path, hardware, max_size)
+        self.a = a
         self.cache = CompileCache()  # one compile per cluster, reused by every run
         name = os.path.relpath(path, ROOT) if path.startswith(ROOT) else os.path.basename(path)
         self.name = name + (f" (max size {max_size})" if max_size else "")
@@ -161,7 +191,6 @@ def reestimate(models: list[dict], hardware: str, compare: list[str]) -> None:
     """Cost the measured clusters again with `hardware` (and `compare`): the estimates are pure functions of
     the graph, the clustering and the profile, so a new profile or model needs no new measurement."""
     from xcviz.cost import compute_stats, load_hardware
-    from xcviz.pipeline import AnalysisOptions, analyse
 
     zoo = {os.path.basename(p): p for p in zoo_models(ZOO_ALL)}
     for m in models:
@@ -169,8 +198,7 @@ def reestimate(models: list[dict], hardware: str, compare: list[str]) -> None:
         path = zoo.get(name) or next((q for q in (os.path.join(ROOT, name), os.path.join(ROOT, "graphs", name))
                                       if os.path.exists(q)), name)
         max_size = int(size.rstrip(")")) if size else None
-        a = analyse(path, AnalysisOptions(min_cluster_size=1, max_cluster_size=max_size, hardware=hardware,
-                                          dims=_dims(path)))
+        a = _analyse(path, hardware, max_size, need_run=False)[0]
         others = {p: compute_stats(a.graph, a.clustering, load_hardware(p, "cpu")) for p in compare}
         for k, (r, d) in enumerate(zip(m["clusters"], a.stats.clusters_detail)):
             assert r["id"] == d.id and r["size"] == len(d.nodes), (m["model"], r["id"])
@@ -282,7 +310,8 @@ def markdown(result: dict) -> str:
                      f"{_pct(x.get('within_2x_share_best'))} | {x.get('whole_within_1_5x')} of {x.get('whole_models')} | "
                      f"{'' if not rr else f'{rr[0]:.2f}-{rr[1]:.2f}'} |")
     lines += ["", "Rows: the profile measured with (per-op-class numbers, `xcviz calibrate`), then the same clusters and "
-              "the same measurements costed with the previous round's four-number roofline profile "
+              "the same measurements costed with the previous session's calibration (`cpu_calibrated_r4.yaml`: "
+              "the same model, numbers measured in another session), the four-number roofline profile "
               "(`cost_roofline_calibrated.yaml`, measured) and the built-in `cpu` (derived): the model before. "
               "The previous round's own run (old model, wall-clock medians on all threads, parameters copied in "
               "per call) gave Spearman 0.45 and 50 % within 2x over 30 clusters of graphs/*.onnx."]
@@ -293,7 +322,8 @@ def markdown(result: dict) -> str:
                       f"{spreads[len(spreads) // 2]:.2f} (max-min over runs), {spreads[-1]:.1f} at most. Two "
                       "calibrations of this machine half an hour apart, at the same load, gave native fixed costs up to "
                       "3x apart (the profile used was measured in the session of the graphs/ part): both the "
-                      "estimates and the measurements move with the load, their ratio much less."]
+                      "estimates and the measurements move with the load, their ratio much less; a profile from "
+                      "another session can be off by 2x (see its row)."]
     for part in result.get("parts", []):
         lines.append("")
         lines.append(f"Part: {', '.join(part['models'])}: {part['runs']} runs x {part['repeats']} repeats, load average "

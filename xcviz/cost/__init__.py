@@ -13,8 +13,9 @@ attributes, types) key, sums in node or member order as a Python loop adds them 
 same to the bit), and the ClusterCost and Edge objects only when read.
 
 Modules: hardware (profiles), results (what is returned), view (the graph's columns as costed edges),
-keys (one cost per distinct node key), sums (how numbers are added), boundary (edges and cluster
-details), params (which values are resident parameters), stats (compute_stats)."""
+keys (one cost per distinct node key), control (Loop/If/Scan: their bodies' cost times their trips), sums
+(how numbers are added), boundary (edges and cluster details), params (which values are resident
+parameters), stats (compute_stats)."""
 from __future__ import annotations
 
 from .hardware import PROFILE_KEYS, Hardware, hardware_names, load_hardware

@@ -11,16 +11,20 @@ convolutions and dots at a rate of its own. A profile measured by `xcviz calibra
     xla_launch       seconds per XLA kernel rooted at an op of the class
     xla_flops        FLOP/s inside XLA's kernels
 
-plus `native_bandwidth` (bytes/s an op moves natively) and `call_overhead` (seconds per compiled cluster
-run). Then T_op = native_overhead + FLOPs / native_flops + bytes / native_bandwidth, and
+plus `native_bandwidth` (bytes/s an op moves natively), `call_overhead` (seconds per compiled cluster
+run) and, optionally, `page_fault_bandwidth`: a buffer over FRESH_BYTES (glibc's largest mmap threshold) is
+mapped fresh by the allocator on every call, so writing it costs its page faults on top of its bandwidth
+(XLA materialises a broadcast weight that a dot or convolution reads, AlexNet's 151 MB FC weight, per call). Then T_op = native_overhead + FLOPs / native_flops + bytes / native_bandwidth, and
 T_fused(C) = call_overhead + sum of its kernels' xla_launch + sum FLOPs / xla_flops + bytes / memory_bandwidth
-(the bytes as the roofline counts them); hand-offs cost sync_overhead each, as before."""
+(the bytes as the roofline counts them) + the bytes of each
+value over FRESH_BYTES that XLA writes / page_fault_bandwidth; hand-offs cost sync_overhead each, as before."""
 from __future__ import annotations
 
 from dataclasses import dataclass
 
 CLASSES = ("dot", "conv", "dwconv", "elementwise", "reduce", "window", "norm", "movement", "free")
 CLASS_KEYS = ("native_overhead", "native_flops", "xla_launch", "xla_flops")
+FRESH_BYTES = 32 * 2**20   # glibc's DEFAULT_MMAP_THRESHOLD_MAX: larger buffers are mmapped on each allocation
 
 _OPS = {
     "dot": ("matmul", "gemm", "einsum", "matmul_integer", "qlinear_matmul", "lstm", "gru", "rnn"),
@@ -67,6 +71,7 @@ class Calibrated:
     classes: dict          # class -> ClassCosts (every class of CLASSES)
     native_bandwidth: float
     call_overhead: float
+    page_fault_bandwidth: float | None = None   # bytes/s of a fresh buffer's page faults (None: not measured)
 
 
 def native_time(c: ClassCosts, cal: Calibrated, flops: float, nbytes: float) -> float:
@@ -94,8 +99,10 @@ def parse_calibrated(data: dict, fail) -> Calibrated | None:
     # else as elementwise
     near = {"dwconv": "conv"}
     classes = {c: parsed.get(c, parsed.get(near.get(c, ""), parsed["elementwise"])) for c in CLASSES}
+    faults = data.get("page_fault_bandwidth")
     return Calibrated(classes, _number(data.get("native_bandwidth"), "native_bandwidth", True, fail),
-                      _number(data.get("call_overhead"), "call_overhead", False, fail))
+                      _number(data.get("call_overhead"), "call_overhead", False, fail),
+                      None if faults is None else _number(faults, "page_fault_bandwidth", True, fail))
 
 
 def _number(v, key: str, positive: bool, fail) -> float:

@@ -7,6 +7,7 @@ from ..ir import Graph
 from ..ir.attrs import attrs_key
 from ..ops import REGISTRY
 from ..ops.rules import Ctx
+from .control import CONTROL, control_cost
 from .view import CostView
 
 
@@ -89,10 +90,34 @@ def costs_per_key(graph: Graph, flat: CostView, reps: list[int]) -> list[tuple]:
         written = sum(t.nbytes() or 0 for t in outs)
         opdef = ops.get(node.op) if node.known else None
         flops = None
-        if opdef is not None and opdef.flops is not None:
+        if opdef is not None and node.op in CONTROL:  # the body's cost times its trips (cost.control)
+            flops, body_bytes, _ = control_node_cost(graph, node)
+            # an unknown body leaves the node's own bytes (its FLOPs are what is unknown)
+            total = total + body_bytes if body_bytes is not None and total is not None else total
+        elif opdef is not None and opdef.flops is not None:
             try:
                 flops = opdef.flops(Ctx(types, {**opdef.attrs, **node.attrs}, [], outs, len(outs)), outs)
             except Exception:  # noqa: BLE001 - a cost rule never fails a run; the FLOPs are just unknown
                 flops = None
         out.append((flops, total, written))
     return out
+
+
+def control_node_cost(graph: Graph, node) -> tuple[int | None, int | None, str | None]:
+    """(FLOPs, bytes, why unknown) of a Loop, If or Scan node: its body costed as a graph (cost.control)."""
+    return control_cost(graph, node, graph_cost)
+
+
+def graph_cost(g: Graph) -> tuple[int | None, int | None, str | None]:
+    """Sum of every node's FLOPs and bytes (cost.keys), or the first node that makes it unknown."""
+    flat = CostView(g)
+    sig, reps = cost_keys(g, flat)
+    per_key = costs_per_key(g, flat, reps)
+    flops = nbytes = 0
+    for j, k in enumerate(sig.tolist()):
+        f, b, _ = per_key[k]
+        if f is None or b is None:
+            nd = g.nodes[j]
+            return None, None, f"body node {nd.name!r} ({nd.op_type}) has {'no FLOP count' if f is None else 'unknown bytes'}"
+        flops, nbytes = flops + f, nbytes + b
+    return flops, nbytes, None

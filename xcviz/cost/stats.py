@@ -9,10 +9,11 @@ from ..ir import Graph, gc_paused
 from ..ops import REGISTRY
 from .boundary import Boundary, Details
 from .hardware import Hardware
-from .classes import CONVS, native_time, op_class
+from .classes import CONVS, FRESH_BYTES, native_time, op_class
+from .control import CONTROL
 from .coverage import flops_coverage
 from .fusion import predict_kernels
-from .keys import cost_keys, costs_per_key
+from .keys import control_node_cost, cost_keys, costs_per_key
 from .params import param_of
 from .results import LazyList, Stats
 from .sums import exact_ints, run_totals, seg_total, seq_sums, seq_total
@@ -87,11 +88,14 @@ def _compute_stats(graph: Graph, clustering, hw: Hardware) -> Stats:
     p_edge = param_of(flat.src, edges.p_in, edges.p_node)
     exits = edges.src_pos[outs]
     kernels, written, per_node = predict_kernels(graph, flat, cluster_of, nc, exits, p_edge, hw.backend)
-    inner_bytes = seg_total(2 * written_bytes(key_costs, sig)[written], cluster_of[written], nc)
+    wbytes = written_bytes(key_costs, sig)
+    inner_bytes = seg_total(2 * wbytes[written], cluster_of[written], nc)
     fused = np.full(nc, np.nan)
     moved = (c_bin + c_bout + inner_bytes)[known_f].astype(np.float64) / hw.memory_bandwidth
     if cal:
         fused[known_f] = calibrated_fused(cal, key_names, key_costs, sig, per_node, cluster_of, nc)[known_f] + moved
+        if cal.page_fault_bandwidth:
+            fused[known_f] += page_faults(cal, wbytes, np.union1d(written, exits), cluster_of, nc)[known_f]
     else:
         fused[known_f] = np.maximum(c_flops[known_f].astype(np.float64) / hw.peak_flops, moved
                                     ) + hw.launch_overhead * kernels[known_f]
@@ -133,7 +137,7 @@ def _compute_stats(graph: Graph, clustering, hw: Hardware) -> Stats:
     return Stats(
         nodes=n, clustered_nodes=clustered, coverage=clustered / n if n else 0.0,
         **flops_coverage(nodes, np.array([f is None for f, _, _ in key_costs] + [False], bool)[:-1][sig],
-                         clustered_mask, cl_flops, total_flops, flat.op),
+                         clustered_mask, cl_flops, total_flops, flat.op, why=lambda j: _why_unknown(graph, nodes[j])),
         boundary_bytes=boundary_bytes, boundary_edges=n_edges,
         boundary_bytes_activations=act_bytes, parameter_bytes=par_bytes,
         handoffs=n_sync,
@@ -166,6 +170,19 @@ def calibrated_fused(cal, key_names: list[str], key_costs: list[tuple], sig: np.
     inside = cluster_of >= 0
     per_cluster = np.bincount(cluster_of[inside], weights=(launch + compute_k)[inside], minlength=nc)
     return cal.call_overhead + per_cluster
+
+
+def page_faults(cal, wbytes: np.ndarray, written: np.ndarray, cluster_of: np.ndarray, nc: int) -> np.ndarray:
+    """Per cluster, the page faults of the values XLA writes per call (`written`: member positions) that are
+    larger than FRESH_BYTES: the allocator maps each fresh on every call (cost.classes)."""
+    size = wbytes[written].astype(np.float64)
+    big = size > FRESH_BYTES
+    return np.bincount(cluster_of[written[big]], weights=size[big], minlength=nc) / cal.page_fault_bandwidth
+
+
+def _why_unknown(graph: Graph, node) -> str | None:
+    """Why a node's cost is unknown, where that is known (control flow: cost.control)."""
+    return control_node_cost(graph, node)[2] if node.known and node.op in CONTROL else None
 
 
 def _zero_op(op: str, known: bool) -> bool:

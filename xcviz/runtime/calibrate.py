@@ -57,6 +57,8 @@ class Calibration:
             m = self.measured
             lines += ["# per op class (cost.classes): native = xcviz's NumPy runtime op by op; xla = compiled clusters",
                       f"native_bandwidth: {_yaml_float(m['native_bandwidth'])}  # bytes/s an op moves natively",
+                      *([f"page_fault_bandwidth: {_yaml_float(m['page_fault_bandwidth'])}  # bytes/s, a buffer "
+                         "over 32 MiB mapped fresh per call"] if m.get("page_fault_bandwidth") else []),
                       f"call_overhead: {_yaml_float(m['call_overhead'])}     # seconds per compiled cluster call", "classes:"]
             lines += [f"  {c}: {{" + ", ".join(f"{k}: {_yaml_float(v)}" for k, v in sorted(row.items())) + "}"
                       for c, row in m["classes"].items()]
@@ -111,7 +113,10 @@ def calibrate(matmul_n: int | None = None, stream_elements: int | None = None, r
     step("memory bandwidth (elementwise)")
     # in place (the input donated): a fresh output buffer each call would time the OS's page faults
     buf = [jax.device_put(np.ones(m, np.float32), dev)]
-    axpb = jax.jit(lambda v: v * 0.5 + 0.5, donate_argnums=0)
+    def axpb_fn(v):
+        return v * 0.5 + 0.5
+
+    axpb = jax.jit(axpb_fn, donate_argnums=0)
 
     def stream():
         buf[0] = axpb(buf[0])
@@ -119,7 +124,9 @@ def calibrate(matmul_n: int | None = None, stream_elements: int | None = None, r
 
     with warnings.catch_warnings():  # a backend that cannot donate says so; the copy is then timed too
         warnings.simplefilter("ignore")
-        bandwidth = 8.0 * m / min(_times(stream, r))
+        in_place = _times(stream, r)
+    bandwidth = 8.0 * m / min(in_place)
+    faults = page_faults(axpb_fn, buf[0], m, statistics.median(in_place), r) if classes else None
 
     step("launch overhead (tiny kernel)")
     one = jax.device_put(np.ones(1, np.float32), dev)
@@ -132,13 +139,29 @@ def calibrate(matmul_n: int | None = None, stream_elements: int | None = None, r
     sync = max(round_trip - launch, 0.0) / 2  # one tensor in, one out
     measured = calibrate_ops.measure_classes(r, bandwidth, step) if classes else None
     if measured:
-        sync = measured.pop("sync_overhead")  # as validate hands activations in: numpy arrays, per tensor
+        sync = measured.pop("sync_overhead")
+        measured["page_fault_bandwidth"] = faults  # as validate hands activations in: numpy arrays, per tensor
     del jn
     kind = getattr(dev, "device_kind", "") or platform.machine()
     if dev.platform == "cpu":
         kind = f"{_cpu_model() or platform.machine()}, {os.cpu_count()} cpus"
     return Calibration(peak, bandwidth, launch, sync, jax.default_backend(), f"{kind} ({dev.platform})",
                        {"matmul_n": n, "stream_elements": m, "repeats": r}, measured)
+
+
+def page_faults(fn, x, m: int, in_place: float, repeats: int) -> float | None:
+    """Bytes/s of the page faults of writing a fresh buffer: the stream op with a new output each call (freed
+    after it, so an output over 32 MiB is mapped again, as glibc does above its largest mmap threshold) less
+    the same op in place. None when the buffer is too small to be mapped fresh."""
+    import jax
+
+    from ..cost.classes import FRESH_BYTES
+
+    if 4 * m <= FRESH_BYTES:
+        return None
+    fresh = jax.jit(fn)
+    extra = statistics.median(_times(lambda: fresh(x).block_until_ready(), repeats)) - in_place
+    return 4.0 * m / extra if extra > 0 else None
 
 
 def _cpu_model() -> str | None:

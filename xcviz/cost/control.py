@@ -1,0 +1,158 @@
+"""Cost of control flow (ONNX Loop, If, Scan): the body's FLOPs and bytes times how often it runs.
+
+A body is costed as a graph of its own, with its inputs typed from the node's (and its outer-scope reads from
+the values they name), each of its nodes by the same rules as any node (nested control flow included):
+- Loop: the body times the trip count M when M is a constant; a body whose condition can end the loop
+  earlier makes this the cost of M iterations, an upper bound. M absent, computed, or INT32_MAX and more
+  (a while loop as exporters write it): unknown.
+- Scan: the body times the scan length (the scanned axis of the first scan input).
+- If: the branch the condition takes when it is a constant, else the dearer branch (FLOPs and bytes each).
+Anything the body cannot state (a node of unknown cost, a size left symbolic) leaves the node's cost unknown,
+with the reason (`why`)."""
+from __future__ import annotations
+
+import numpy as np
+
+from ..ir import Graph, TensorType
+
+CONTROL = frozenset({"loop", "if", "scan"})
+# exporters write a while loop as a Loop whose trip count is INT64_MAX (torch.onnx) or INT32_MAX
+WHILE_TRIPS = 2**31 - 1
+_BODIES: dict = {}
+_KEPT = 256
+
+
+def control_cost(graph: Graph, node, graph_cost) -> tuple[int | None, int | None, str | None]:
+    """(FLOPs, bytes read and written, why unknown) of a Loop, If or Scan node of `graph`; `graph_cost(g)`
+    gives a body graph's (FLOPs, bytes, why unknown) (cost.keys.graph_cost: passed in, as keys calls this)."""
+    dims = graph.dims
+    types = [graph.tensor_type(r).bind(dims) if r else None for r in node.inputs]
+    a = node.attrs
+    own = int(a.get("_n_inputs", len(types)))
+    outer = dict(zip(a.get("_outer") or (), types[own:]))
+    try:
+        if node.op == "if":
+            return _if(graph, node, outer, graph_cost)
+        if node.op == "loop":
+            if not node.inputs or not node.inputs[0]:
+                return None, None, "no trip count: its condition ends it (a while loop)"
+            trips = _constant(graph, node.inputs[0])
+            if trips is None or np.asarray(trips).size != 1:
+                return None, None, "its trip count is not a constant"
+            if int(np.asarray(trips).reshape(-1)[0]) >= WHILE_TRIPS:
+                return None, None, "no trip count: its condition ends it (a while loop)"
+            body = [TensorType((), "int64"), TensorType((), "bool"), *types[2:own]]
+            return _times(_body(a.get("body"), body, outer, dims, graph_cost), int(np.asarray(trips).reshape(-1)[0]))
+        return _scan(node, types[:own], outer, dims, graph_cost)
+    except Exception as e:  # noqa: BLE001 - a body that cannot be costed is an unknown cost, with the reason
+        return None, None, f"its body cannot be costed: {str(e).splitlines()[0][:120]}"
+
+
+def _if(graph: Graph, node, outer: dict, graph_cost):
+    cond = _constant(graph, node.inputs[0]) if node.inputs and node.inputs[0] else None
+    branches = ("then_branch", "else_branch")
+    if cond is not None and np.asarray(cond).size == 1:
+        branches = (branches[0] if bool(np.asarray(cond).reshape(-1)[0]) else branches[1],)
+    costs = [_body(node.attrs.get(b), [], outer, graph.dims, graph_cost) for b in branches]
+    why = next((c[2] for c in costs if c[2]), None)
+    if why:
+        return None, None, why
+    return max(c[0] for c in costs), max(c[1] for c in costs), None
+
+
+def _scan(node, own: list, outer: dict, dims: dict, graph_cost):
+    from ..ops.control_body import scan_opset
+
+    a = node.attrs
+    if scan_opset(a.get("body")) < 9:
+        return None, None, "an opset-8 Scan (batched, with sequence lengths) is not costed"
+    n_scan = int(a.get("num_scan_inputs", 0))
+    states, scanned = own[:len(own) - n_scan], own[len(own) - n_scan:]
+    axes = list(a.get("scan_input_axes") or [0] * n_scan)
+    sliced = []
+    for t, ax in zip(scanned, axes):
+        if t is None or t.shape is None:
+            return None, None, "a scan input's shape is unknown"
+        ax = ax % len(t.shape)
+        sliced.append(TensorType(t.shape[:ax] + t.shape[ax + 1:], t.dtype))
+    length = scanned[0].shape[axes[0] % len(scanned[0].shape)] if scanned else None
+    if not isinstance(length, int):
+        return None, None, "the scan length is not known"
+    return _times(_body(a.get("body"), [*states, *sliced], outer, dims, graph_cost), length)
+
+
+def _times(cost: tuple, n: int) -> tuple:
+    flops, nbytes, why = cost
+    return (None, None, why) if why else (flops * n, nbytes * n, None)
+
+
+def _body(sub, formal: list, outer: dict, dims: dict, graph_cost) -> tuple[int | None, int | None, str | None]:
+    """(FLOPs, bytes, why unknown) of one run of body `sub` with its inputs of types `formal`."""
+    from ..ops.control_body import Subgraph
+
+    if not isinstance(sub, Subgraph):
+        return None, None, "its body was not kept"
+    key = (sub, tuple(formal), tuple(sorted(outer.items(), key=lambda kv: kv[0])), tuple(sorted(dims.items())))
+    got = _BODIES.get(key)
+    if got is None:
+        got = graph_cost(_typed_body(sub, formal, outer, dims))
+        if len(_BODIES) >= _KEPT:
+            _BODIES.pop(next(iter(_BODIES)))
+        _BODIES[key] = got
+    return got
+
+
+def _typed_body(sub, formal: list, outer: dict, dims: dict) -> Graph:
+    """The body as a finalized Graph whose inputs have the types the node gives them."""
+    import onnx
+
+    from ..loaders.build import finalize
+    from ..loaders.onnx_model import graph_from_model
+
+    proto = onnx.GraphProto()
+    proto.ParseFromString(sub.proto)
+    inits = {t.name for t in proto.initializer}
+    formal_inputs = [i for i in proto.input if i.name not in inits]
+    for vi, t in zip(formal_inputs, formal):
+        _set_type(vi, t)
+    for name, t in outer.items():
+        if t is not None and t.shape is not None:
+            vi = proto.value_info.add()
+            vi.name = name
+            _set_type(vi, t)
+    model = onnx.helper.make_model(proto, opset_imports=[onnx.helper.make_opsetid(d, v) for d, v in sub.opset])
+    g = finalize(graph_from_model(model, f"body {proto.name!r}", outer=sub.outer), onnx=True)
+    g.dims.update(dims)
+    return g
+
+
+def _set_type(vi, t: TensorType | None) -> None:
+    import onnx
+
+    if t is None or t.shape is None or t.dtype is None:
+        return
+    try:
+        elem = onnx.helper.np_dtype_to_tensor_dtype(np.dtype(t.dtype))
+    except TypeError:  # a dtype ONNX has no element type for: the declared type stays
+        return
+    vi.type.CopyFrom(onnx.helper.make_tensor_type_proto(elem, list(t.shape)))
+
+
+def _constant(graph: Graph, ref: str):
+    """The value `ref` carries when it is a constant: a graph input with data, or a Const node's output."""
+    for v in graph.inputs:
+        if v.name == ref:
+            return v.data
+    from ..ir import parse_ref
+    from ..ops import REGISTRY
+
+    name, k = parse_ref(ref)
+    j = graph.index.get(name)
+    nd = graph.nodes[j] if j is not None else None
+    if nd is None or nd.op != "const" or k:
+        return None
+    opdef = REGISTRY.ops["const"]
+    try:
+        return opdef.impl(np, {**opdef.attrs, **nd.attrs})
+    except Exception:  # noqa: BLE001 - a constant xcviz cannot read is no constant here
+        return None
