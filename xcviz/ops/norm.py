@@ -116,7 +116,13 @@ def dropout(xp, a, x, ratio=None, training=None):
     return x, xp.ones(x.shape, dtype=bool)
 
 
-op("dropout", "Dropout", infer=infer_first_like_input, flops=r.zero_flops, min_inputs=1, max_inputs=3,
+def infer_dropout(ctx: Ctx) -> list[TensorType]:
+    """Output like input 0; the mask (output 1) a bool tensor of the same shape."""
+    out = TensorType(ctx.shape(0), ctx.dtype(0))
+    return [out, TensorType(out.shape, "bool")][:max(ctx.num_outputs, 1)]
+
+
+op("dropout", "Dropout", infer=infer_dropout, flops=r.zero_flops, min_inputs=1, max_inputs=3,
    num_outputs=None, static_inputs=(1, 2), impl=dropout, doc="inference-mode dropout: identity")
 
 
