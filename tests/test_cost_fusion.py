@@ -28,18 +28,70 @@ CASES = {
     # result copied back
     "conv": ([IMG, "{name: w, shape: [8, 8, 3, 3], dtype: float32, param: true}"],
              ["{name: c, op: conv2d, inputs: [x, w], attrs: {pads: [1, 1, 1, 1]}}"], 4),
+    # the CPU rules of cost.fusion_cpu, one case each:
+    # a reduced dimension longer than 32: the tree reduction rewriter's reduce-window, then the reduce
+    "tree_reduce": (["{name: x, shape: [16, 64], dtype: float32}"],
+                    ["{name: r, op: reduce_sum, inputs: [x], attrs: {axes: [1]}}"], 2),
+    # a mean's last step fuses into its reader: one kernel
+    "mean_short": (["{name: x, shape: [16, 16], dtype: float32}"],
+                   ["{name: r, op: reduce_mean, inputs: [x], attrs: {axes: [1]}}"], 1),
+    # from 4096 elements a YNNPACK reduction, and the mean's scaling a fusion after it
+    "mean_ynn": ([X], ["{name: r, op: reduce_mean, inputs: [x], attrs: {axes: [1]}}"], 2),
+    # layer norm over short rows: mean, variance with rsqrt, the output
+    "layernorm_short": (["{name: x, shape: [16, 16], dtype: float32}", "{name: g, shape: [16], dtype: float32, param: true}",
+                         "{name: b, shape: [16], dtype: float32, param: true}"],
+                        ["{name: n, op: layernorm, inputs: [x, g, b], attrs: {axis: -1}}"], 3),
+    # softmax over rows longer than 32: two tree-split reductions
+    "softmax_long": (["{name: x, shape: [16, 64], dtype: float32}"],
+                     ["{name: s, op: softmax, inputs: [x], attrs: {axis: -1}}"], 6),
+    # a Gemm's transposed weight is copied; a row vector's bias add fuses into the dot (output fusion)
+    "gemm_transb": (["{name: x, shape: [1, 64], dtype: float32}", "{name: w, shape: [10, 64], dtype: float32, param: true}",
+                     "{name: b, shape: [10], dtype: float32, param: true}"],
+                    ["{name: g, op: gemm, inputs: [x, w, b], attrs: {transB: 1}}"], 2),
+    # several rows: the bias add is a fusion of its own
+    "gemm_bias": (["{name: x, shape: [4, 64], dtype: float32}", "{name: w, shape: [64, 10], dtype: float32, param: true}",
+                   "{name: b, shape: [10], dtype: float32, param: true}"],
+                  ["{name: g, op: gemm, inputs: [x, w, b]}"], 2),
+    # a padded max pool (slices of a pad: a loop fusion) writes its padded input first
+    "maxpool_pads": ([IMG], ["{name: p, op: maxpool, inputs: [x], attrs: {kernel_shape: [3, 3], pads: [1, 1, 1, 1]}}"], 2),
+    # convolution, bias and relu: the weight copied (1x1 too), the bias add and relu fused into the output's
+    # transposing fusion
+    "conv_bias_relu": ([IMG, "{name: w, shape: [8, 8, 1, 1], dtype: float32, param: true}",
+                        "{name: b, shape: [8], dtype: float32, param: true}"],
+                       ["{name: c, op: conv2d, inputs: [x, w, b]}", "{name: r, op: relu, inputs: [c]}"], 4),
+}
+# clusters with two outputs: a channels-last value leaving them is written, then copied to the graph's layout
+# (conv_two_exits: image, 2 weights, 2 convolutions, r for the second convolution, r and r2 written and copied)
+MULTI = {
+    "conv_two_exits": ([IMG, "{name: w, shape: [8, 8, 3, 3], dtype: float32, param: true}",
+                        "{name: w2, shape: [8, 8, 3, 3], dtype: float32, param: true}"],
+                       ["{name: c, op: conv2d, inputs: [x, w], attrs: {pads: [1, 1, 1, 1]}}",
+                        "{name: r, op: relu, inputs: [c]}", "{name: c2, op: conv2d, inputs: [r, w2], attrs: {pads: [1, 1, 1, 1]}}",
+                        "{name: r2, op: relu, inputs: [c2]}"], ["r", "r2"], 10),
+    # a cheap value a dot reads through a reshape and that leaves the cluster is computed twice (XLA
+    # duplicates it into both fusions) ...
+    "duplicate": (["{name: x, shape: [1, 64, 64], dtype: float32}", W],
+                  ["{name: a, op: relu, inputs: [x]}", "{name: m, op: matmul, inputs: [a, w]}"], ["a", "m"], 3),
+    # ... but one buffer serves both where the dot reads the matrix as it is
+    "shared": ([X, W], ["{name: a, op: relu, inputs: [x]}", "{name: m, op: matmul, inputs: [a, w]}"], ["a", "m"], 2),
+    # and an expensive value is never computed twice
+    "no_duplicate": (["{name: x, shape: [1, 64, 64], dtype: float32}", W],
+                     ["{name: a, op: exp, inputs: [x]}", "{name: m, op: matmul, inputs: [a, w]}"], ["a", "m"], 2),
 }
 
 
-@pytest.mark.parametrize("case", sorted(CASES))
+@pytest.mark.parametrize("case", sorted(CASES) + sorted(MULTI))
 def test_predicted_kernels_equal_xla(case, tmp_path):
     from xcviz.runtime.validate import validate_graph
     from xcviz.loaders import load
 
-    inputs, nodes, expected = CASES[case]
+    if case in MULTI:
+        inputs, nodes, outputs, expected = MULTI[case]
+    else:
+        (inputs, nodes, expected), outputs = CASES[case], [CASES[case][1][-1].split(',')[0][7:]]
     p = tmp_path / "g.yaml"
     p.write_text("name: g\ninputs:\n" + "".join(f"  - {i}\n" for i in inputs) + "nodes:\n"
-                 + "".join(f"  - {n}\n" for n in nodes) + f"outputs: [{nodes[-1].split(',')[0][7:]}]\n")
+                 + "".join(f"  - {n}\n" for n in nodes) + f"outputs: [{', '.join(outputs)}]\n")
     g = load(str(p))
     c = run_clustering(g, ClusterOptions(min_cluster_size=1))
     s = compute_stats(g, c, load_hardware("cpu"))

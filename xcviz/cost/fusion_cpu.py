@@ -1,0 +1,232 @@
+"""XLA's CPU kernels for a cluster: where a fused value is written, counted as XLA's optimized HLO shows it.
+
+Read off the HLO that jaxlib's CPU compiler emits (xla/service/cpu/cpu_instruction_fusion.cc, the tree
+reduction rewriter, layout assignment and the YNNPACK fusions) and checked against it in
+tests/test_cost_fusion.py. A loop value (an elementwise or data-movement result, a pooling written as
+slices, the scaling after a reduction, a convolution's bias add) costs nothing where it fuses into its
+readers; it costs one kernel per place that wants it in memory, because XLA duplicates a cheap producer
+into each consumer fusion rather than share one buffer:
+- a library call reads it (convolution or dot: YNNPACK/oneDNN/Eigen take operands from memory; a dot
+  reading a matrix as it is shares the buffer with an exit, one reading it through a reshape or a
+  convolution's layout gets a copy of its own);
+- it leaves the cluster, or a normalisation reads it (layer norm materialises its input once, and an exit
+  shares that buffer; softmax recomputes it);
+- it leaves a cluster with several outputs in the convolutions' channels-last layout: the fusion writes it
+  channels-last and a copy transposes it (a single output fuses the transpose into its fusion).
+An expensive producer (exp, tanh, erf, divide, ...) is not duplicated: one buffer serves every reader.
+A reduction's last step fuses into its reader (so a reduction alone is one kernel), plus one
+reduce-window kernel where a reduced dimension is longer than 32 (the tree reduction rewriter); from 4096
+input elements a reduction is a YNNPACK fusion of its own instead (which takes in a convolution feeding it),
+and a mean's scaling a loop value after it. Layer norm is 2 kernels before its output (5 when tree-split, 4
+as YNNPACK fusions), softmax 3 (5, 3).
+Library calls: one kernel each; every convolution weight that is a parameter is copied to the library's
+layout (unless that is a bitcast: 1x1 with one input or output channel), and so is an image coming from outside the cluster; a Gemm's transposed parameter is copied; a
+Gemm's bias add fuses into the dot only for a row-vector times a transposed weight (XLA's output fusion of
+a matrix-vector dot), else it is a loop value."""
+from __future__ import annotations
+
+import numpy as np
+
+from .view import CostView
+
+K_FREE, K_LOOP, K_LIB, K_REDUCE = 0, 1, 2, 3
+CONVS = frozenset({"conv2d", "conv_transpose"})
+GEMM = "gemm"
+WINDOWS = frozenset({"maxpool", "avgpool"})     # written as pad + strided slices: loop fusions on CPU
+# kernels before the output fusion: (short rows, rows tree-split, YNNPACK reductions)
+MULTI_PASS = {"layernorm": (2, 5, 4), "instancenorm": (2, 5, 4), "softmax": (3, 5, 3), "log_softmax": (3, 5, 3)}
+YNN_REDUCE = 4096       # from this many input elements a reduction is a YNNPACK fusion (measured)
+MEANS = frozenset({"reduce_mean", "global_avgpool"})
+EXPENSIVE = frozenset({"exp", "log", "tanh", "erf", "sqrt", "rsqrt", "pow", "sigmoid", "div", "softplus",
+                       "gelu", "sin", "cos", "atan", "asin", "acos", "sinh", "cosh", "reciprocal", "expm1", "log1p"})
+TREE_WINDOW = 32        # XLA CPU's TreeReductionRewriter window
+
+
+def _codes(flat: CostView, names) -> np.ndarray:
+    return np.isin(flat.op, [c for c, o in enumerate(flat.op_names) if o in names]) & flat.known
+
+
+def _reduced_long(node, shape) -> bool:
+    """Whether a reduction reduces a dimension longer than XLA's tree-reduction window."""
+    if not shape or any(not isinstance(d, int) for d in shape):
+        return False
+    rank = len(shape)
+    if node.op in ("global_avgpool", "global_maxpool"):
+        axes = range(2, rank)
+    else:
+        axes = node.attrs.get("axes")
+        axes = range(rank) if axes is None else [a % rank for a in (axes if isinstance(axes, (list, tuple)) else [axes])]
+    return any(shape[a] > TREE_WINDOW for a in axes)
+
+
+def cpu_node_kernels(flat: CostView, cluster_of: np.ndarray, exits: np.ndarray, param_edge: np.ndarray,
+                     kind: np.ndarray, weight: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Per node: the CPU kernels it accounts for, and whether its value is written to memory."""
+    n = len(cluster_of)
+    exits = np.unique(exits)    # one per value, however many edges it leaves by
+    src, dst = flat.src, flat.dst
+    srcn = np.maximum(src, 0)
+    clustered = cluster_of >= 0
+    inner = (src >= 0) & (cluster_of[srcn] == cluster_of[dst]) & clustered[dst]
+    e = np.arange(len(dst))
+    slot = (e if flat.ref is None else flat.ref) - flat.in_start[dst]
+    is_conv, is_window = _codes(flat, CONVS), _codes(flat, WINDOWS)
+    is_gemm = _codes(flat, {GEMM})
+    kind = np.where(is_window, K_LOOP, kind)
+    lib = kind == K_LIB
+    exit_ = np.zeros(n, bool)
+    exit_[exits] = True
+    per_node = np.where(lib, 1, 0).astype(np.int64)
+
+    # reductions and multi-pass roots: their kernels before the output fusion
+    out_loop = (kind == K_LOOP) & clustered
+    red = np.flatnonzero((kind == K_REDUCE) & clustered)
+    multi_pass = np.zeros(n, bool)
+    first_in = np.full(n, -1, np.int64)
+    first_in[dst[::-1]] = e[::-1]
+    for j in red.tolist():
+        node = flat.nodes[j]
+        k = int(first_in[j])
+        shape = flat.types[flat.tid_of[k]].shape if k >= 0 else None
+        long = _reduced_long(node, shape) if node.op not in MULTI_PASS else bool(
+            shape and isinstance(shape[-1], int) and shape[-1] > TREE_WINDOW)
+        ynn = bool(shape) and all(isinstance(d, int) for d in shape) and int(np.prod(shape)) >= YNN_REDUCE
+        out_loop[j] = True
+        if node.op in MULTI_PASS:
+            per_node[j] = MULTI_PASS[node.op][2 if ynn else int(long)]
+            multi_pass[j] = True
+        elif node.op in ("topk", "cumsum", "lrn", "hardmax", "argmax", "argmin"):
+            per_node[j] = int(weight[j])
+        elif ynn:  # a kernel of its own (a convolution feeding it joins it); a mean's scaling is a loop value
+            per_node[j] = 0 if k >= 0 and inner[k] and _fed_by_conv(flat, k, inner, kind, is_conv, first_in) else 1
+            out_loop[j] = node.op in MEANS
+        else:  # the last step fuses into the reader: only a tree split's first step is a kernel
+            per_node[j] = int(long)
+
+    # library calls: operand copies to the library's layout, and bias adds
+    # (a 1x1 weight with one input or one output channel is a bitcast in the library's layout)
+    bitcast = np.array([len(t.shape or ()) == 4 and t.shape[2:] == (1, 1) and 1 in t.shape[:2]
+                        for t in flat.types] + [False], bool)[:-1]
+    copies = is_conv[dst] & ~inner & (((slot == 1) & param_edge & ~bitcast[flat.tid_of]) | ((slot == 0) & ~param_edge))
+    copies |= _gemm_transposed(flat, is_gemm, dst, slot, param_edge)
+    per_node += np.bincount(dst[copies], minlength=n)
+    has_bias = np.bincount(dst[slot == 2], minlength=n) > 0
+    out_loop |= is_conv & has_bias & clustered
+    out_loop |= is_gemm & has_bias & clustered & ~_gemm_output_fused(flat, is_gemm, has_bias)
+
+    # who wants each value in memory, seen through bitcasts (a reshape's readers are its producer's)
+    lib_read = np.zeros(n, bool)
+    lib_read[src[inner & lib[dst]]] = True
+    # a dot reading a matrix as it is shares its buffer with an exit; through a reshape (a 3-d operand made
+    # 2-d) or a convolution's layout the value is computed again for the library
+    rank2 = np.array([len(t.shape or ()) <= 2 for t in flat.types] + [True], bool)[:-1]
+    direct = inner & lib[dst] & ~is_conv[dst] & rank2[flat.tid_of]
+    relaid = np.zeros(n, bool)
+    relaid[src[inner & lib[dst] & ~direct]] = True
+    mat_read = np.zeros(n, bool)
+    norm = _codes(flat, {"layernorm", "instancenorm"})   # a softmax recomputes a cheap input instead
+    mat_read[src[inner & multi_pass[dst] & norm[dst]]] = True
+    conc = _codes(flat, {"concat"})
+    # a pooling reads its input through several slices: a concatenation, or a value someone else reads too,
+    # is materialised for it rather than recomputed per slice
+    readers = np.bincount(src[inner], minlength=n)
+    mat_read[src[inner & is_window[dst] & (conc[srcn] | (readers[srcn] > 1))]] = True
+    free = kind == K_FREE
+    through = inner & free[dst] & (kind[srcn] != K_LIB)
+    while True:
+        more = through & ((lib_read[dst] & ~lib_read[srcn]) | (mat_read[dst] & ~mat_read[srcn])
+                          | (exit_[dst] & ~exit_[srcn]))
+        if not more.any():
+            break
+        s, d = src[more], dst[more]
+        relaid[s] |= lib_read[d]
+        lib_read[s] |= lib_read[d]
+        mat_read[s] |= mat_read[d]
+        exit_[s] |= exit_[d]
+
+    channels_last = _channels_last(flat, cluster_of, inner, param_edge, kind, is_conv, is_window | conc)
+    n_exits = np.bincount(cluster_of[exits], minlength=int(cluster_of.max()) + 1 if n else 0) if len(exits) else None
+    multi_exit = np.zeros(n, bool)
+    if n_exits is not None:
+        multi_exit[clustered] = n_exits[cluster_of[clustered]] > 1
+    cheap = ~_codes(flat, EXPENSIVE)
+    shared = exit_ | mat_read
+    writes = np.where(lib_read & shared & (~cheap | ~relaid), 1, lib_read.astype(np.int64) + shared)
+    writes += exit_ & channels_last & multi_exit & ((kind == K_LOOP) | (is_conv & has_bias))
+    per_node += np.where(out_loop, writes, 0)
+    # a convolution without a bias add leaving the cluster: its result copied back to the graph's layout
+    per_node += is_conv & ~has_bias & exit_
+    # a padded pooling writes its padded input first
+    per_node += is_window & clustered & _padded(flat, is_window)
+    # BatchNorm's rsqrt(var + eps) on its parameters: one fusion per call
+    per_node += _codes(flat, {"batchnorm"}) & clustered
+    written = (out_loop & (lib_read | shared)) | (lib & clustered)
+    return per_node, written
+
+
+def _fed_by_conv(flat, k, inner, kind, is_conv, first_in) -> bool:
+    """Whether the chain of loop ops feeding edge k starts at a convolution (YNNPACK fuses them with the
+    reduction)."""
+    j = int(flat.src[k])
+    for _ in range(64):
+        if is_conv[j]:
+            return True
+        if kind[j] not in (K_LOOP, K_FREE):
+            return False
+        k = int(first_in[j])
+        if k < 0 or not inner[k]:
+            return False
+        j = int(flat.src[k])
+    return False
+
+
+def _padded(flat, is_window) -> np.ndarray:
+    out = np.zeros(len(is_window), bool)
+    for j in np.flatnonzero(is_window).tolist():
+        out[j] = any(int(p) for p in (flat.nodes[j].attrs.get("pads") or ()))
+    return out
+
+
+def _gemm_transposed(flat, is_gemm, dst, slot, param_edge) -> np.ndarray:
+    """Edges carrying a Gemm's transposed parameter operand (copied on CPU)."""
+    out = np.zeros(len(dst), bool)
+    for j in np.flatnonzero(is_gemm).tolist():
+        a = flat.nodes[j].attrs
+        for s, key in ((0, "transA"), (1, "transB")):
+            if int(a.get(key, 0) or 0):
+                out |= (dst == j) & (slot == s) & param_edge
+    return out
+
+
+def _gemm_output_fused(flat, is_gemm, has_bias) -> np.ndarray:
+    """Gemms whose bias add XLA fuses into the dot: one row times a transposed weight (a matrix-vector dot
+    once the unit dimension is gone)."""
+    out = np.zeros(len(is_gemm), bool)
+    for j in np.flatnonzero(is_gemm & has_bias).tolist():
+        node = flat.nodes[j]
+        t = flat.types[flat.out_tid[flat.out_start[j]]] if flat.n_out[j] else None
+        out[j] = bool(t is not None and t.shape and t.shape[0] == 1 and int(node.attrs.get("transB", 0) or 0))
+    return out
+
+
+def _channels_last(flat, cluster_of, inner, param_edge, kind, is_conv, resets) -> np.ndarray:
+    """Values XLA computes in the convolutions' channels-last layout: a convolution's result, and a loop
+    op all of whose activation operands are such values (a transpose's result likewise needs a layout copy).
+    A pooling or a concatenation is laid out for the graph."""
+    n = len(cluster_of)
+    out = is_conv.copy()
+    out |= (np.isin(flat.op, [c for c, o in enumerate(flat.op_names) if o == "transpose"]) & flat.known)
+    cand = np.flatnonzero((kind == K_LOOP) & (cluster_of >= 0) & ~resets & ~out)
+    if not len(cand) or not out.any() or len(cand) > 200_000:
+        return out
+    # per consumer, its activation input edges (parameters do not decide the layout)
+    act = ~param_edge
+    order = np.argsort(flat.dst, kind="stable")
+    starts = np.searchsorted(flat.dst[order], np.arange(n + 1))
+    src, dst_inner = flat.src, inner
+    for j in cand.tolist():
+        es = order[starts[j]:starts[j + 1]]
+        es = es[act[es]]
+        if len(es) and dst_inner[es].all() and out[src[es]].all():
+            out[j] = True
+    return out
