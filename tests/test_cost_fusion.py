@@ -59,6 +59,20 @@ CASES = {
     "conv_bias_relu": ([IMG, "{name: w, shape: [8, 8, 1, 1], dtype: float32, param: true}",
                         "{name: b, shape: [8], dtype: float32, param: true}"],
                        ["{name: c, op: conv2d, inputs: [x, w, b]}", "{name: r, op: relu, inputs: [c]}"], 4),
+    # a reduce-window (the first step of a tree split) reads memory: the product it reduces is written first
+    "tree_reads_memory": (["{name: x, shape: [16, 64], dtype: float32}"],
+                          ["{name: a, op: mul, inputs: [x, x]}", "{name: s, op: softmax, inputs: [a], attrs: {axis: -1}}"], 7),
+    # a YNNPACK reduction (4096 elements or more) takes in a YNNPACK convolution (32 channels or more) that
+    # only it reads, with its bias and relu; the operand copies stay, and the mean's scaling follows it
+    "ynn_takes_conv": ([IMG, "{name: w, shape: [32, 8, 3, 3], dtype: float32, param: true}",
+                        "{name: b, shape: [32], dtype: float32, param: true}"],
+                       ["{name: c, op: conv2d, inputs: [x, w, b], attrs: {pads: [1, 1, 1, 1]}}",
+                        "{name: r, op: relu, inputs: [c]}", "{name: g, op: global_avgpool, inputs: [r]}"], 4),
+    # an Eigen convolution (16 channels) stays a kernel of its own
+    "ynn_leaves_eigen_conv": ([IMG, "{name: w, shape: [16, 8, 3, 3], dtype: float32, param: true}",
+                               "{name: b, shape: [16], dtype: float32, param: true}"],
+                              ["{name: c, op: conv2d, inputs: [x, w, b], attrs: {pads: [1, 1, 1, 1]}}",
+                               "{name: r, op: relu, inputs: [c]}", "{name: g, op: global_avgpool, inputs: [r]}"], 5),
 }
 # clusters with two outputs: a channels-last value leaving them is written, then copied to the graph's layout
 # (conv_two_exits: image, 2 weights, 2 convolutions, r for the second convolution, r and r2 written and copied)

@@ -54,14 +54,14 @@ def op_kinds(op_names: list[str], device: str) -> tuple[np.ndarray, np.ndarray]:
 
 
 def node_kernels(flat: CostView, cluster_of: np.ndarray, exits: np.ndarray, param_edge: np.ndarray,
-                 device: str) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+                 device: str, dims=None) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Per node: the kernels it accounts for, whether its value is written to memory, and its kind."""
     n = len(cluster_of)
     kinds, weights = op_kinds(flat.op_names, device)
     kind, weight = kinds[flat.op], weights[flat.op]
     kind = np.where(flat.known, kind, K_LOOP)
     if device == "cpu":
-        per_node, written = cpu_node_kernels(flat, cluster_of, exits, param_edge, kind, weight)
+        per_node, written = cpu_node_kernels(flat, cluster_of, exits, param_edge, kind, weight, dims or {})
         kind = np.where(np.isin(flat.op, [c for c, o in enumerate(flat.op_names) if o in WINDOWS]) & flat.known,
                         K_LOOP, kind)
         return _cse_broadcasts(flat, cluster_of, per_node, written), written, kind
@@ -112,7 +112,7 @@ def predict_kernels(graph: Graph, flat: CostView, cluster_of: np.ndarray, nc: in
     whether it carries a parameter; `device`: the XLA backend (cpu, gpu, tpu)."""
     if nc == 0:
         return np.zeros(0, np.int64), np.zeros(0, np.int64), np.zeros(len(cluster_of), np.int64)
-    per_node, written, kind = node_kernels(flat, cluster_of, exits, param_edge, device)
+    per_node, written, kind = node_kernels(flat, cluster_of, exits, param_edge, device, graph.dims)
     clustered = cluster_of >= 0
     kernels = np.bincount(cluster_of[clustered], weights=per_node[clustered], minlength=nc).astype(np.int64)
     # values written inside their cluster for another kernel of it (exits are boundary bytes already)

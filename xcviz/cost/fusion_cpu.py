@@ -9,8 +9,8 @@ into each consumer fusion rather than share one buffer:
 - a library call reads it (convolution or dot: YNNPACK/oneDNN/Eigen take operands from memory; a dot
   reading a matrix as it is shares the buffer with an exit, one reading it through a reshape or a
   convolution's layout gets a copy of its own);
-- it leaves the cluster, or a normalisation reads it (layer norm materialises its input once, and an exit
-  shares that buffer; softmax recomputes it);
+- it leaves the cluster, or a tree-split reduction reads it (its reduce-window reads memory; an exit
+  shares that buffer);
 - it leaves a cluster with several outputs in the convolutions' channels-last layout: the fusion writes it
   channels-last and a copy transposes it (a single output fuses the transpose into its fusion).
 An expensive producer (exp, tanh, erf, divide, ...) is not duplicated: one buffer serves every reader.
@@ -24,6 +24,8 @@ layout (unless that is a bitcast: 1x1 with one input or output channel), and so 
 Gemm's bias add fuses into the dot only for a row-vector times a transposed weight (XLA's output fusion of
 a matrix-vector dot), else it is a loop value."""
 from __future__ import annotations
+
+import math
 
 import numpy as np
 
@@ -46,6 +48,13 @@ def _codes(flat: CostView, names) -> np.ndarray:
     return np.isin(flat.op, [c for c, o in enumerate(flat.op_names) if o in names]) & flat.known
 
 
+def _bound(flat, tid: int, dims, cache: dict):
+    """Type `tid`'s shape with the bound dimensions filled in (once per type)."""
+    if tid not in cache:
+        cache[tid] = flat.types[tid].bind(dims).shape
+    return cache[tid]
+
+
 def _reduced_long(node, shape) -> bool:
     """Whether a reduction reduces a dimension longer than XLA's tree-reduction window."""
     if not shape or any(not isinstance(d, int) for d in shape):
@@ -53,6 +62,9 @@ def _reduced_long(node, shape) -> bool:
     rank = len(shape)
     if node.op in ("global_avgpool", "global_maxpool"):
         axes = range(2, rank)
+    elif node.op in MULTI_PASS:  # a normalisation over the axis and those after it (softmax: coerced to 2-d)
+        axis = int(node.attrs.get("axis", -1) or 0) % rank
+        axes = [axis] if node.op in ("softmax", "log_softmax") and not node.attrs.get("coerce_2d") else range(axis, rank)
     else:
         axes = node.attrs.get("axes")
         axes = range(rank) if axes is None else [a % rank for a in (axes if isinstance(axes, (list, tuple)) else [axes])]
@@ -60,8 +72,9 @@ def _reduced_long(node, shape) -> bool:
 
 
 def cpu_node_kernels(flat: CostView, cluster_of: np.ndarray, exits: np.ndarray, param_edge: np.ndarray,
-                     kind: np.ndarray, weight: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """Per node: the CPU kernels it accounts for, and whether its value is written to memory."""
+                     kind: np.ndarray, weight: np.ndarray, dims) -> tuple[np.ndarray, np.ndarray]:
+    """Per node: the CPU kernels it accounts for, and whether its value is written to memory (`dims`: the
+    bound symbolic dimensions, which decide the reductions' splits)."""
     n = len(cluster_of)
     exits = np.unique(exits)    # one per value, however many edges it leaves by
     src, dst = flat.src, flat.dst
@@ -81,24 +94,27 @@ def cpu_node_kernels(flat: CostView, cluster_of: np.ndarray, exits: np.ndarray, 
     # reductions and multi-pass roots: their kernels before the output fusion
     out_loop = (kind == K_LOOP) & clustered
     red = np.flatnonzero((kind == K_REDUCE) & clustered)
-    multi_pass = np.zeros(n, bool)
+    tree = np.zeros(n, bool)
     first_in = np.full(n, -1, np.int64)
     first_in[dst[::-1]] = e[::-1]
+    ynn_roots: list[int] = []
+    bound: dict = {}
     for j in red.tolist():
         node = flat.nodes[j]
         k = int(first_in[j])
-        shape = flat.types[flat.tid_of[k]].shape if k >= 0 else None
-        long = _reduced_long(node, shape) if node.op not in MULTI_PASS else bool(
-            shape and isinstance(shape[-1], int) and shape[-1] > TREE_WINDOW)
-        ynn = bool(shape) and all(isinstance(d, int) for d in shape) and int(np.prod(shape)) >= YNN_REDUCE
+        shape = _bound(flat, int(flat.tid_of[k]), dims, bound) if k >= 0 else None
+        long = _reduced_long(node, shape)
+        ynn = bool(shape) and all(isinstance(d, int) for d in shape) and math.prod(shape) >= YNN_REDUCE
         out_loop[j] = True
+        # a tree split's reduce-window reads its operand from memory: a loop value it reads is written
+        tree[j] = long and not ynn
         if node.op in MULTI_PASS:
             per_node[j] = MULTI_PASS[node.op][2 if ynn else int(long)]
-            multi_pass[j] = True
         elif node.op in ("topk", "cumsum", "lrn", "hardmax", "argmax", "argmin"):
             per_node[j] = int(weight[j])
-        elif ynn:  # a kernel of its own (a convolution feeding it joins it); a mean's scaling is a loop value
-            per_node[j] = 0 if k >= 0 and inner[k] and _fed_by_conv(flat, k, inner, kind, is_conv, first_in) else 1
+        elif ynn:  # a kernel of its own (it takes in the convolutions feeding it); a mean's scaling is a loop value
+            per_node[j] = 1
+            ynn_roots.append(j)
             out_loop[j] = node.op in MEANS
         else:  # the last step fuses into the reader: only a tree split's first step is a kernel
             per_node[j] = int(long)
@@ -112,7 +128,7 @@ def cpu_node_kernels(flat: CostView, cluster_of: np.ndarray, exits: np.ndarray, 
     per_node += np.bincount(dst[copies], minlength=n)
     has_bias = np.bincount(dst[slot == 2], minlength=n) > 0
     out_loop |= is_conv & has_bias & clustered
-    out_loop |= is_gemm & has_bias & clustered & ~_gemm_output_fused(flat, is_gemm, has_bias)
+    out_loop |= is_gemm & has_bias & clustered & ~_gemm_output_fused(flat, is_gemm, has_bias, dims)
 
     # who wants each value in memory, seen through bitcasts (a reshape's readers are its producer's)
     lib_read = np.zeros(n, bool)
@@ -124,8 +140,7 @@ def cpu_node_kernels(flat: CostView, cluster_of: np.ndarray, exits: np.ndarray, 
     relaid = np.zeros(n, bool)
     relaid[src[inner & lib[dst] & ~direct]] = True
     mat_read = np.zeros(n, bool)
-    norm = _codes(flat, {"layernorm", "instancenorm"})   # a softmax recomputes a cheap input instead
-    mat_read[src[inner & multi_pass[dst] & norm[dst]]] = True
+    mat_read[src[inner & tree[dst]]] = True
     conc = _codes(flat, {"concat"})
     # a pooling reads its input through several slices: a concatenation, or a value someone else reads too,
     # is materialised for it rather than recomputed per slice
@@ -161,23 +176,55 @@ def cpu_node_kernels(flat: CostView, cluster_of: np.ndarray, exits: np.ndarray, 
     # BatchNorm's rsqrt(var + eps) on its parameters: one fusion per call
     per_node += _codes(flat, {"batchnorm"}) & clustered
     written = (out_loop & (lib_read | shared)) | (lib & clustered)
+    joins = _elementwise(flat) if ynn_roots else None
+    ynn_conv = _ynn_convs(flat, is_conv, slot) if ynn_roots else None
+    for j in ynn_roots:  # the convolutions and loop values only the YNNPACK reduction reads join its fusion
+        cone = _ynn_cone(flat, j, inner, kind, ynn_conv, exit_, joins)
+        per_node[cone] -= np.where(is_conv[cone], 1, np.where(out_loop[cone], writes[cone], 0))
     return per_node, written
 
 
-def _fed_by_conv(flat, k, inner, kind, is_conv, first_in) -> bool:
-    """Whether the chain of loop ops feeding edge k starts at a convolution (YNNPACK fuses them with the
-    reduction)."""
-    j = int(flat.src[k])
-    for _ in range(64):
-        if is_conv[j]:
-            return True
-        if kind[j] not in (K_LOOP, K_FREE):
-            return False
-        k = int(first_in[j])
-        if k < 0 or not inner[k]:
-            return False
-        j = int(flat.src[k])
-    return False
+def _ynn_cone(flat, root, inner, kind, is_conv, exit_, joins) -> np.ndarray:
+    """Members a YNNPACK reduction takes into its fusion: going up from it, convolutions and loop ops that
+    leave no cluster and whose one reader is the reduction or already taken (their own operand copies and
+    parameter work stay kernels of their own); `joins`: the elementwise ops it can take (a concatenation, a
+    pooling or a transpose ends it); `is_conv`: the YNNPACK convolutions. Only where one is among them."""
+    src, dst = flat.src, flat.dst
+    edges = np.flatnonzero(inner & ((dst == root) | np.isin(dst, [root])))
+    taken, order = {root}, []
+    frontier = [int(src[k]) for k in edges.tolist()]
+    readers: dict[int, set] = {}
+    while frontier:
+        j = frontier.pop()
+        if j in taken or exit_[j] or not (is_conv[j] or kind[j] == K_FREE or (kind[j] == K_LOOP and joins[j])):
+            continue
+        if j not in readers:
+            readers[j] = {int(d) for d in dst[inner & (src == j)].tolist()}
+        if len(readers[j]) != 1 or not readers[j] <= taken:   # a value read twice ends it
+            continue
+        taken.add(j)
+        order.append(j)
+        frontier.extend(int(s) for s in src[inner & (dst == j)].tolist())
+    cone = np.array(order, np.int64)
+    return cone if len(cone) and is_conv[cone].any() else np.zeros(0, np.int64)
+
+
+def _ynn_convs(flat, is_conv, slot) -> np.ndarray:
+    """Convolutions XLA hands to YNNPACK (32 channels or more in or out; smaller ones stay Eigen's)."""
+    out = np.zeros(len(is_conv), bool)
+    for k in np.flatnonzero(is_conv[flat.dst] & (slot == 1)).tolist():
+        j, shape = int(flat.dst[k]), flat.types[flat.tid_of[k]].shape or ()
+        group = int(flat.nodes[j].attrs.get("group", 1) or 1)
+        out[j] = len(shape) >= 2 and all(isinstance(d, int) for d in shape[:2]) and max(shape[0], shape[1] * group) >= 32
+    return out
+
+
+def _elementwise(flat) -> np.ndarray:
+    from ..ops import REGISTRY
+    from ..ops.registry import ELEMENTWISE
+
+    ok = [o == "batchnorm" or (o in REGISTRY.ops and ELEMENTWISE in REGISTRY.ops[o].groups) for o in flat.op_names]
+    return np.array(ok + [False], bool)[:-1][flat.op] & flat.known
 
 
 def _padded(flat, is_window) -> np.ndarray:
@@ -198,13 +245,13 @@ def _gemm_transposed(flat, is_gemm, dst, slot, param_edge) -> np.ndarray:
     return out
 
 
-def _gemm_output_fused(flat, is_gemm, has_bias) -> np.ndarray:
+def _gemm_output_fused(flat, is_gemm, has_bias, dims) -> np.ndarray:
     """Gemms whose bias add XLA fuses into the dot: one row times a transposed weight (a matrix-vector dot
     once the unit dimension is gone)."""
     out = np.zeros(len(is_gemm), bool)
     for j in np.flatnonzero(is_gemm & has_bias).tolist():
         node = flat.nodes[j]
-        t = flat.types[flat.out_tid[flat.out_start[j]]] if flat.n_out[j] else None
+        t = flat.types[flat.out_tid[flat.out_start[j]]].bind(dims) if flat.n_out[j] else None
         out[j] = bool(t is not None and t.shape and t.shape[0] == 1 and int(node.attrs.get("transB", 0) or 0))
     return out
 
