@@ -62,6 +62,14 @@ CASES = {
     # a reduce-window (the first step of a tree split) reads memory: the product it reduces is written first
     "tree_reads_memory": (["{name: x, shape: [16, 64], dtype: float32}"],
                           ["{name: a, op: mul, inputs: [x, x]}", "{name: s, op: softmax, inputs: [a], attrs: {axis: -1}}"], 7),
+    # a local response normalisation: the padded squares, then the result (the relu recomputed in both) ...
+    "lrn": ([IMG], ["{name: a, op: relu, inputs: [x]}", "{name: l, op: lrn, inputs: [a], attrs: {size: 5}}"], 2),
+    # ... but between a convolution and a pooling the channels-last relu is first transposed into memory
+    # (image and weight copies, the convolution, the relu, the padded squares, the pooled result)
+    "lrn_after_conv": ([IMG, "{name: w, shape: [32, 8, 3, 3], dtype: float32, param: true}"],
+                       ["{name: c, op: conv2d, inputs: [x, w], attrs: {pads: [1, 1, 1, 1]}}",
+                        "{name: a, op: relu, inputs: [c]}", "{name: l, op: lrn, inputs: [a], attrs: {size: 5}}",
+                        "{name: m, op: maxpool, inputs: [l], attrs: {kernel_shape: [3, 3], strides: [2, 2]}}"], 6),
     # a YNNPACK reduction (4096 elements or more) takes in a YNNPACK convolution (32 channels or more) that
     # only it reads, with its bias and relu; the operand copies stay, and the mean's scaling follows it
     "ynn_takes_conv": ([IMG, "{name: w, shape: [32, 8, 3, 3], dtype: float32, param: true}",

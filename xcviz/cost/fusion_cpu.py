@@ -21,8 +21,9 @@ and a mean's scaling a loop value after it. Layer norm is 2 kernels before its o
 as YNNPACK fusions), softmax 3 (5, 3).
 Library calls: one kernel each; every convolution weight that is a parameter is copied to the library's
 layout (unless that is a bitcast: 1x1 with one input or output channel), and so is an image coming from outside the cluster; a Gemm's transposed parameter is copied; a
-Gemm's bias add fuses into the dot only for a row-vector times a transposed weight (XLA's output fusion of
-a matrix-vector dot), else it is a loop value."""
+Gemm's bias add fuses into the dot only for one row times a transposed weight argument (XLA's output
+fusion of a matrix-vector dot), else it is a loop value; a local response normalisation fused into a
+pooling has the channels-last value it reads transposed into memory first."""
 from __future__ import annotations
 
 import math
@@ -124,21 +125,22 @@ def cpu_node_kernels(flat: CostView, cluster_of: np.ndarray, exits: np.ndarray, 
     bitcast = np.array([len(t.shape or ()) == 4 and t.shape[2:] == (1, 1) and 1 in t.shape[:2]
                         for t in flat.types] + [False], bool)[:-1]
     copies = is_conv[dst] & ~inner & (((slot == 1) & param_edge & ~bitcast[flat.tid_of]) | ((slot == 0) & ~param_edge))
-    copies |= _gemm_transposed(flat, is_gemm, dst, slot, param_edge)
+    copies |= _gemm_transposed(flat, is_gemm, dst, slot, param_edge & ~inner)
     per_node += np.bincount(dst[copies], minlength=n)
     has_bias = np.bincount(dst[slot == 2], minlength=n) > 0
     out_loop |= is_conv & has_bias & clustered
-    out_loop |= is_gemm & has_bias & clustered & ~_gemm_output_fused(flat, is_gemm, has_bias, dims)
+    out_loop |= is_gemm & has_bias & clustered & ~_gemm_output_fused(flat, is_gemm, has_bias, dims, ~inner, first_in)
 
     # who wants each value in memory, seen through bitcasts (a reshape's readers are its producer's)
     lib_read = np.zeros(n, bool)
-    lib_read[src[inner & lib[dst]]] = True
+    operand = inner & lib[dst] & (slot < 2)   # a bias is read by the add after the call, not by it
+    lib_read[src[operand]] = True
     # a dot reading a matrix as it is shares its buffer with an exit; through a reshape (a 3-d operand made
     # 2-d) or a convolution's layout the value is computed again for the library
     rank2 = np.array([len(t.shape or ()) <= 2 for t in flat.types] + [True], bool)[:-1]
-    direct = inner & lib[dst] & ~is_conv[dst] & rank2[flat.tid_of]
+    direct = operand & ~is_conv[dst] & rank2[flat.tid_of]
     relaid = np.zeros(n, bool)
-    relaid[src[inner & lib[dst] & ~direct]] = True
+    relaid[src[operand & ~direct]] = True
     mat_read = np.zeros(n, bool)
     mat_read[src[inner & tree[dst]]] = True
     conc = _codes(flat, {"concat"})
@@ -160,6 +162,11 @@ def cpu_node_kernels(flat: CostView, cluster_of: np.ndarray, exits: np.ndarray, 
         exit_[s] |= exit_[d]
 
     channels_last = _channels_last(flat, cluster_of, inner, param_edge, kind, is_conv, is_window | conc)
+    # a local response normalisation that a pooling reads is recomputed per slice: a channels-last value it
+    # reads twice (the window sum and the scaling) is then transposed into memory once
+    into_pool = np.zeros(n, bool)
+    into_pool[src[inner & is_window[dst] & _codes(flat, {"lrn"})[srcn]]] = True
+    mat_read[src[inner & into_pool[dst] & channels_last[srcn]]] = True
     n_exits = np.bincount(cluster_of[exits], minlength=int(cluster_of.max()) + 1 if n else 0) if len(exits) else None
     multi_exit = np.zeros(n, bool)
     if n_exits is not None:
@@ -245,14 +252,17 @@ def _gemm_transposed(flat, is_gemm, dst, slot, param_edge) -> np.ndarray:
     return out
 
 
-def _gemm_output_fused(flat, is_gemm, has_bias, dims) -> np.ndarray:
-    """Gemms whose bias add XLA fuses into the dot: one row times a transposed weight (a matrix-vector dot
-    once the unit dimension is gone)."""
+def _gemm_output_fused(flat, is_gemm, has_bias, dims, outside, first_in) -> np.ndarray:
+    """Gemms whose bias add XLA fuses into the dot: one row times a transposed weight from outside the
+    cluster (a matrix-vector dot; a weight built in the cluster, a broadcast constant, takes the transpose
+    into its broadcast and the dot stays 1xK by KxN)."""
     out = np.zeros(len(is_gemm), bool)
     for j in np.flatnonzero(is_gemm & has_bias).tolist():
         node = flat.nodes[j]
         t = flat.types[flat.out_tid[flat.out_start[j]]].bind(dims) if flat.n_out[j] else None
-        out[j] = bool(t is not None and t.shape and t.shape[0] == 1 and int(node.attrs.get("transB", 0) or 0))
+        k = int(first_in[j]) + 1   # the weight's edge
+        out[j] = bool(t is not None and t.shape and t.shape[0] == 1 and int(node.attrs.get("transB", 0) or 0)
+                      and k < len(outside) and flat.dst[k] == j and outside[k])
     return out
 
 
