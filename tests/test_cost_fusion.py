@@ -70,6 +70,14 @@ CASES = {
                        ["{name: c, op: conv2d, inputs: [x, w], attrs: {pads: [1, 1, 1, 1]}}",
                         "{name: a, op: relu, inputs: [c]}", "{name: l, op: lrn, inputs: [a], attrs: {size: 5}}",
                         "{name: m, op: maxpool, inputs: [l], attrs: {kernel_shape: [3, 3], strides: [2, 2]}}"], 6),
+    # a pooling read only by a padded pooling fuses into its pad (the pad, the second pooling) ...
+    "pool_of_pool": ([IMG], ["{name: p, op: maxpool, inputs: [x], attrs: {kernel_shape: [3, 3], strides: [2, 2]}}",
+                             "{name: q, op: maxpool, inputs: [p], attrs: {kernel_shape: [3, 3], pads: [1, 1, 1, 1]}}"], 2),
+    # an image reshaped in the cluster is copied to the library's layout like one from outside
+    "reshaped_image": (["{name: x, shape: [1, 8, 256], dtype: float32}",
+                        "{name: w, shape: [8, 8, 3, 3], dtype: float32, param: true}"],
+                       ["{name: r, op: reshape, inputs: [x], attrs: {shape: [1, 8, 16, 16]}}",
+                        "{name: c, op: conv2d, inputs: [r, w], attrs: {pads: [1, 1, 1, 1]}}"], 4),
     # a YNNPACK reduction (4096 elements or more) takes in a YNNPACK convolution (32 channels or more) that
     # only it reads, with its bias and relu; the operand copies stay, and the mean's scaling follows it
     "ynn_takes_conv": ([IMG, "{name: w, shape: [32, 8, 3, 3], dtype: float32, param: true}",
@@ -90,6 +98,17 @@ MULTI = {
                        ["{name: c, op: conv2d, inputs: [x, w], attrs: {pads: [1, 1, 1, 1]}}",
                         "{name: r, op: relu, inputs: [c]}", "{name: c2, op: conv2d, inputs: [r, w2], attrs: {pads: [1, 1, 1, 1]}}",
                         "{name: r2, op: relu, inputs: [c2]}"], ["r", "r2"], 10),
+    # a channels-last value leaving through a reshape is written in the reshaped layout directly: no copy
+    # (image and weight copies, the convolution, the sigmoid written and copied, the reshaped relu)
+    "reshaped_exit": ([IMG, "{name: w, shape: [8, 8, 3, 3], dtype: float32, param: true}"],
+                      ["{name: c, op: conv2d, inputs: [x, w], attrs: {pads: [1, 1, 1, 1]}}",
+                       "{name: g, op: sigmoid, inputs: [c]}", "{name: r, op: relu, inputs: [c]}",
+                       "{name: z, op: reshape, inputs: [r], attrs: {shape: [1, 8, 4, 64]}}"], ["g", "z"], 6),
+    # ... but one read by something else too is written once for both (the first pooling, the pad, the
+    # second pooling)
+    "pool_twice_read": ([IMG], ["{name: p, op: maxpool, inputs: [x], attrs: {kernel_shape: [3, 3], strides: [2, 2]}}",
+                                "{name: q, op: maxpool, inputs: [p], attrs: {kernel_shape: [3, 3], pads: [1, 1, 1, 1]}}"],
+                        ["p", "q"], 3),
     # a cheap value a dot reads through a reshape and that leaves the cluster is computed twice (XLA
     # duplicates it into both fusions) ...
     "duplicate": (["{name: x, shape: [1, 64, 64], dtype: float32}", W],

@@ -10,20 +10,22 @@ into each consumer fusion rather than share one buffer:
   reading a matrix as it is shares the buffer with an exit, one reading it through a reshape or a
   convolution's layout gets a copy of its own);
 - it leaves the cluster, or a tree-split reduction reads it (its reduce-window reads memory; an exit
-  shares that buffer);
-- it leaves a cluster with several outputs in the convolutions' channels-last layout: the fusion writes it
-  channels-last and a copy transposes it (a single output fuses the transpose into its fusion).
+  shares that buffer), or a pooling reads it and it is a concatenation or a pooling read twice;
+- it leaves a cluster with several outputs, as it is, in the convolutions' channels-last layout: the
+  fusion writes it channels-last and a copy transposes it (a single output, or an exit through a
+  reshape, is written in the graph's layout by the fusion itself).
 An expensive producer (exp, tanh, erf, divide, ...) is not duplicated: one buffer serves every reader.
 A reduction's last step fuses into its reader (so a reduction alone is one kernel), plus one
 reduce-window kernel where a reduced dimension is longer than 32 (the tree reduction rewriter); from 4096
-input elements a reduction is a YNNPACK fusion of its own instead (which takes in a convolution feeding it),
-and a mean's scaling a loop value after it. Layer norm is 2 kernels before its output (5 when tree-split, 4
-as YNNPACK fusions), softmax 3 (5, 3).
-Library calls: one kernel each; every convolution weight that is a parameter is copied to the library's
-layout (unless that is a bitcast: 1x1 with one input or output channel), and so is an image coming from outside the cluster; a Gemm's transposed parameter is copied; a
-Gemm's bias add fuses into the dot only for one row times a transposed weight argument (XLA's output
-fusion of a matrix-vector dot), else it is a loop value; a local response normalisation fused into a
-pooling has the channels-last value it reads transposed into memory first."""
+input elements a reduction is a YNNPACK fusion of its own instead (which takes in the YNNPACK
+convolutions feeding it), and a mean's scaling a loop value after it. Layer norm is 2 kernels before its
+output (5 when tree-split, 4 as YNNPACK fusions), softmax 3 (5, 3); a padded pooling writes its pad.
+Library calls: one kernel each; every convolution weight that is an argument is copied to the library's
+layout (unless that is a bitcast: 1x1 with one input or output channel), and so is an image from outside
+the cluster (reshaped in it or not); a Gemm's transposed argument is copied; a Gemm's bias add fuses into
+the dot only for one row times a transposed weight argument (XLA's output fusion of a matrix-vector dot),
+else it is a loop value; a local response normalisation fused into a pooling has the channels-last value
+it reads transposed into memory first."""
 from __future__ import annotations
 
 import math
@@ -90,6 +92,7 @@ def cpu_node_kernels(flat: CostView, cluster_of: np.ndarray, exits: np.ndarray, 
     lib = kind == K_LIB
     exit_ = np.zeros(n, bool)
     exit_[exits] = True
+    exits_here = exit_.copy()   # leaving as they are (not only through a reshape)
     per_node = np.where(lib, 1, 0).astype(np.int64)
 
     # reductions and multi-pass roots: their kernels before the output fusion
@@ -124,7 +127,12 @@ def cpu_node_kernels(flat: CostView, cluster_of: np.ndarray, exits: np.ndarray, 
     # (a 1x1 weight with one input or one output channel is a bitcast in the library's layout)
     bitcast = np.array([len(t.shape or ()) == 4 and t.shape[2:] == (1, 1) and 1 in t.shape[:2]
                         for t in flat.types] + [False], bool)[:-1]
-    copies = is_conv[dst] & ~inner & (((slot == 1) & param_edge & ~bitcast[flat.tid_of]) | ((slot == 0) & ~param_edge))
+    # (an image reshaped in the cluster from an outside value is copied all the same)
+    reshaped_in = np.zeros(n, bool)
+    reshaped_in[dst[~inner & (kind[dst] == K_FREE) & clustered[dst]]] = True
+    image_out = ~inner | reshaped_in[srcn]
+    copies = is_conv[dst] & (((slot == 1) & ~inner & param_edge & ~bitcast[flat.tid_of])
+                             | ((slot == 0) & image_out & ~param_edge))
     copies |= _gemm_transposed(flat, is_gemm, dst, slot, param_edge & ~inner)
     per_node += np.bincount(dst[copies], minlength=n)
     has_bias = np.bincount(dst[slot == 2], minlength=n) > 0
@@ -144,10 +152,10 @@ def cpu_node_kernels(flat: CostView, cluster_of: np.ndarray, exits: np.ndarray, 
     mat_read = np.zeros(n, bool)
     mat_read[src[inner & tree[dst]]] = True
     conc = _codes(flat, {"concat"})
-    # a pooling reads its input through several slices: a concatenation, or a value someone else reads too,
-    # is materialised for it rather than recomputed per slice
+    # a pooling reads its input through several slices: a concatenation, or another pooling that something
+    # else reads too, is materialised for it rather than recomputed per slice
     readers = np.bincount(src[inner], minlength=n)
-    mat_read[src[inner & is_window[dst] & (conc[srcn] | (readers[srcn] > 1))]] = True
+    mat_read[src[inner & is_window[dst] & (conc[srcn] | (is_window[srcn] & (readers[srcn] > 1)))]] = True
     free = kind == K_FREE
     through = inner & free[dst] & (kind[srcn] != K_LIB)
     while True:
@@ -174,7 +182,7 @@ def cpu_node_kernels(flat: CostView, cluster_of: np.ndarray, exits: np.ndarray, 
     cheap = ~_codes(flat, EXPENSIVE)
     shared = exit_ | mat_read
     writes = np.where(lib_read & shared & (~cheap | ~relaid), 1, lib_read.astype(np.int64) + shared)
-    writes += exit_ & channels_last & multi_exit & ((kind == K_LOOP) | (is_conv & has_bias))
+    writes += exits_here & channels_last & multi_exit & ((kind == K_LOOP) | (is_conv & has_bias))
     per_node += np.where(out_loop, writes, 0)
     # a convolution without a bias add leaving the cluster: its result copied back to the graph's layout
     per_node += is_conv & ~has_bias & exit_
