@@ -15,19 +15,19 @@ Reshapes, squeezes, identities and constants are bitcasts (no kernel); a broadca
 library calls on GPU and TPU (XLA's TransposeFolding makes it part of the call's operand); a bitcast that must be written
 makes its producer's fusion write it. A softmax or a normalisation lowers to two reductions.
 
-Work on parameters is not folded by XLA, as weights are arguments of the compiled cluster: on CPU a
-BatchNorm computes rsqrt(var + eps) per call in a small fusion of its own (GPU and TPU recompute it inside
-the consumer's loop), and a convolution's weight (wider than 1x1) and its fed-in input are copied to the
-layout the library wants, and its result back when it leaves the cluster (one copy each).
+On CPU the rules are those of jaxlib's CPU compiler as its optimized HLO shows them (cost.fusion_cpu:
+duplicated cheap producers, layout copies, tree-split and YNNPACK reductions, output fusion of a
+matrix-vector dot); GPU and TPU keep the rules above (work on parameters, such as BatchNorm's
+rsqrt(var + eps), is recomputed inside the consumer's loop there).
 
 What it does not model (measured against XLA's optimized HLO in benchmarks/cost_accuracy.py): sibling
-multi-output fusion, output fusion of a dot into its bias add, library fusions that absorb several
-convolutions (YNNPACK on CPU), and fusions XLA refuses for size or register pressure."""
+multi-output fusion, and fusions XLA refuses for size or register pressure."""
 from __future__ import annotations
 
 import numpy as np
 
 from ..ir import Graph
+from .fusion_cpu import K_FREE, K_LIB, K_LOOP, K_REDUCE, WINDOWS, cpu_node_kernels
 from .view import CostView
 
 FREE = frozenset({"reshape", "flatten", "squeeze", "unsqueeze", "identity", "const", "dropout", "shape", "size",
@@ -39,11 +39,7 @@ REDUCE = frozenset({"reduce_sum", "reduce_mean", "reduce_max", "reduce_min", "re
 TWO_REDUCTIONS = frozenset({"softmax", "log_softmax", "layernorm", "instancenorm"})
 FOLDABLE = frozenset({"transpose"})
 CPU_KERNELS = {"softmax": 4, "log_softmax": 4, "layernorm": 5, "instancenorm": 5}
-PARAM_PREP = frozenset({"batchnorm"})       # one per-call fusion on its parameters
-CPU_LAYOUT = frozenset({"conv2d", "conv_transpose"})  # weight (and fed-in input) copied to NHWC on CPU
 
-# kinds
-K_FREE, K_LOOP, K_LIB, K_REDUCE = 0, 1, 2, 3
 
 
 def op_kinds(op_names: list[str], device: str) -> tuple[np.ndarray, np.ndarray]:
@@ -58,12 +54,17 @@ def op_kinds(op_names: list[str], device: str) -> tuple[np.ndarray, np.ndarray]:
 
 
 def node_kernels(flat: CostView, cluster_of: np.ndarray, exits: np.ndarray, param_edge: np.ndarray,
-                 device: str) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+                 device: str, dims=None) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Per node: the kernels it accounts for, whether its value is written to memory, and its kind."""
     n = len(cluster_of)
     kinds, weights = op_kinds(flat.op_names, device)
     kind, weight = kinds[flat.op], weights[flat.op]
     kind = np.where(flat.known, kind, K_LOOP)
+    if device == "cpu":
+        per_node, written = cpu_node_kernels(flat, cluster_of, exits, param_edge, kind, weight, dims or {})
+        kind = np.where(np.isin(flat.op, [c for c, o in enumerate(flat.op_names) if o in WINDOWS]) & flat.known,
+                        K_LOOP, kind)
+        return _cse_broadcasts(flat, cluster_of, per_node, written), written, kind
     src, dst = flat.src, flat.dst
     srcn = np.maximum(src, 0)
     inner = (src >= 0) & (cluster_of[srcn] == cluster_of[dst]) & (cluster_of[dst] >= 0)
@@ -84,9 +85,13 @@ def node_kernels(flat: CostView, cluster_of: np.ndarray, exits: np.ndarray, para
         if not more.any():
             break
         written[src[more]] = True
-    clustered = cluster_of >= 0
-    per_node = np.where(kind >= K_LIB, weight, 0) + ((kind == K_LOOP) & written)
-    # XLA's CSE makes equal broadcast constants one: count each (cluster, type, value) once
+    per_node = _cse_broadcasts(flat, cluster_of, np.where(kind >= K_LIB, weight, 0) + ((kind == K_LOOP) & written),
+                               written)
+    return per_node, written, kind
+
+
+def _cse_broadcasts(flat: CostView, cluster_of: np.ndarray, per_node: np.ndarray, written: np.ndarray) -> np.ndarray:
+    """XLA's CSE makes equal broadcast constants one: count each written (cluster, type, value) once."""
     bcast = np.flatnonzero(np.isin(flat.op, [c for c, o in enumerate(flat.op_names) if o in BROADCASTS])
                            & written & (cluster_of >= 0))
     seen: set = set()
@@ -96,25 +101,7 @@ def node_kernels(flat: CostView, cluster_of: np.ndarray, exits: np.ndarray, para
         if key in seen:
             per_node[j] = 0
         seen.add(key)
-    # per-call work on parameters XLA cannot fold (they are arguments of the compiled cluster)
-    if device == "cpu":
-        # (GPU and TPU fusion cost models recompute such a small vector inside the consumer instead)
-        prep = np.isin(flat.op, [c for c, o in enumerate(flat.op_names) if o in PARAM_PREP]) & flat.known
-        per_node = per_node + prep
-        layout = np.isin(flat.op, [c for c, o in enumerate(flat.op_names) if o in CPU_LAYOUT]) & flat.known
-        e = np.arange(len(dst))
-        slot = (e if flat.ref is None else flat.ref) - flat.in_start[dst]
-        e_layout = layout[dst] & (slot <= 1)   # the image and the weight, not the bias
-        # the weight (a parameter) of a kernel wider than 1x1 and an input fed from outside the cluster are
-        # copied once (a 1x1 kernel is a matrix, read as it is)
-        wide = np.array([not t.shape or any(d != 1 for d in t.shape[2:]) for t in flat.types] + [True], bool)[:-1]
-        copies = e_layout & ((param_edge & (slot == 1) & wide[flat.tid_of]) | (~inner & (slot == 0) & ~param_edge))
-        per_node = per_node + np.bincount(dst[copies], minlength=n)
-        # and a convolution's result leaving the cluster is copied back to the graph's layout
-        leaves = np.zeros(n, bool)
-        leaves[exits] = True
-        per_node = per_node + (layout & leaves)
-    return per_node, written, kind
+    return per_node
 
 
 def predict_kernels(graph: Graph, flat: CostView, cluster_of: np.ndarray, nc: int, exits: np.ndarray,
@@ -125,7 +112,7 @@ def predict_kernels(graph: Graph, flat: CostView, cluster_of: np.ndarray, nc: in
     whether it carries a parameter; `device`: the XLA backend (cpu, gpu, tpu)."""
     if nc == 0:
         return np.zeros(0, np.int64), np.zeros(0, np.int64), np.zeros(len(cluster_of), np.int64)
-    per_node, written, kind = node_kernels(flat, cluster_of, exits, param_edge, device)
+    per_node, written, kind = node_kernels(flat, cluster_of, exits, param_edge, device, graph.dims)
     clustered = cluster_of >= 0
     kernels = np.bincount(cluster_of[clustered], weights=per_node[clustered], minlength=nc).astype(np.int64)
     # values written inside their cluster for another kernel of it (exits are boundary bytes already)
