@@ -43,7 +43,7 @@ class Boundary:
             i = graph.index[name]
             c = int(cluster_of[i])
             if c >= 0:
-                t = graph.nodes[i].out(k).bind(dims)
+                t = flat.nodes[i].out(k).bind(dims)
                 self.outputs.append(Edge(name, OUTPUT, r, t, t.nbytes(), c, -1))
                 out_src.append(i)
                 out_port.append(k)

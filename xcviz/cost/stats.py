@@ -25,9 +25,9 @@ def compute_stats(graph: Graph, clustering, hw: Hardware) -> Stats:
 
 
 def _compute_stats(graph: Graph, clustering, hw: Hardware) -> Stats:
-    nodes = graph.nodes
-    n = len(nodes)
     flat = CostView(graph)
+    nodes = flat.nodes  # each made on request: the model reads the graph's columns
+    n = len(nodes)
     sig, reps = cost_keys(graph, flat)
     key_costs = costs_per_key(graph, flat, reps)
 
