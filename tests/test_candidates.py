@@ -153,3 +153,20 @@ def test_unknown_ops_are_told_apart_by_op_type_and_note():
     assert find_candidates(g, ClusterOptions()).reason == ["unknown op MyOp", "unknown op OtherOp", "custom op a::B",
                                                            "unknown op MyOp"]
     assert_spec(g, ClusterOptions())
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=list(HealthCheck))
+@given(graph_specs(_string_profile()).map(to_graph), st.sampled_from([1, 2, 4]))
+def test_the_compiled_pass_hands_over_the_arrays_the_lists_hold(graph, min_size):
+    """Clustering.arrays() from the compiled pass equals the arrays made from its lists."""
+    import numpy as np
+
+    pytest.importorskip("numba", reason="the compiled pass needs numba (pip install numba)")
+    from xcviz.clustering import mark_fast
+
+    opts = ClusterOptions(min_cluster_size=min_size)
+    c = mark_fast.mark_for_compilation(graph, find_candidates(graph, opts), opts)
+    fast = c.arrays()
+    c._arrays = None
+    for a, b in zip(fast, c.arrays()):
+        assert a.dtype == b.dtype == np.int64 and a.tolist() == b.tolist()

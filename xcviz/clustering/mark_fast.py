@@ -247,11 +247,15 @@ def _assemble(opts: ClusterOptions, graph, cands: Candidates, r: np.ndarray, eff
     # cluster index per node: its group's rank among the kept groups, -1 elsewhere
     kept_rank = np.append(np.cumsum(keep) - 1, -1)
     kept_rank[:G][~keep] = -1
-    cluster_of = kept_rank[g_of]  # g_of == -1 picks the trailing -1
+    cluster_at = kept_rank[g_of]  # g_of == -1 picks the trailing -1
     # as a list of one int object per cluster, not one per node (10^6 ints would take 32 MB)
     ints = np.empty(len(kept) + 1, object)
     ints[:] = range(-1, len(kept))
-    cluster_of = ints[cluster_of + 1].tolist()
+    cluster_of = ints[cluster_at + 1].tolist()
+    # the kept clusters' members back to back (for the cost model: see Clustering.arrays)
+    k_starts, k_sizes = starts[keep], (ends - starts)[keep]
+    total = int(k_sizes.sum())
+    at = np.repeat(k_starts - (np.cumsum(k_sizes) - k_sizes), k_sizes) + np.arange(total, dtype=np.int64)
     code = list(cands.code)
     reason = list(cands.reason)
     for k in np.flatnonzero(~keep).tolist():
@@ -259,5 +263,6 @@ def _assemble(opts: ClusterOptions, graph, cands: Candidates, r: np.ndarray, eff
         for v in ordered[k]:
             code[v] = "min-size"
             reason[v] = why
-    return Clustering(opts, kept, cluster_of, list(cands.ok), code, reason, list(cands.device), attempts,
-                      ordered)
+    out = Clustering(opts, kept, cluster_of, list(cands.ok), code, reason, list(cands.device), attempts, ordered)
+    out._arrays = (cluster_at, mem_sorted[at], k_sizes.astype(np.int64))
+    return out
