@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
+from itertools import repeat
 from typing import NamedTuple
 
 import numpy as np
@@ -177,9 +178,10 @@ def _string_flags(graph, cols, pairs: list, pair_id: np.ndarray) -> np.ndarray:
     flags = np.zeros(n, np.int64)
     const = [k for k, (op, known) in enumerate(pairs) if op == "const" and known]
     if const:
-        attrs = cols.attrs
         at = np.flatnonzero(np.isin(pair_id, const)).tolist()
-        flags[at] = [isinstance(attrs[j].get("value"), str) for j in at]
+        values = list(map(dict.get, map(cols.attrs.__getitem__, at), repeat("value")))
+        if any(issubclass(t, str) for t in set(map(type, values))):  # (one look per type, not per node)
+            flags[at] = [isinstance(v, str) for v in values]
     res_string = [[getattr(t, "dtype", None) == "string" for t in r] for r in cols.results]
     inputs = [getattr(v.type, "dtype", None) == "string" for v in graph.inputs]
     if not any(inputs) and not any(map(any, res_string)):
