@@ -86,7 +86,7 @@ class AttemptLog(Sequence):
 def edges_in_order(graph, base: int) -> tuple[np.ndarray, np.ndarray]:
     """Data and control edges in the order the reference inserts them (node order, inputs, controls)."""
     pos = columns_of(graph)
-    if not any(pos.column("control_inputs")):
+    if not any(pos.column("control_inputs", keep=False)):
         # the common case, on the graph's integer edges: nodes at base + position, graph inputs at 2 + i
         n = len(pos.op)
         keep = pos.src >= 0  # empty refs are absent inputs, not edges
@@ -241,13 +241,15 @@ def _assemble(opts: ClusterOptions, graph, cands: Candidates, r: np.ndarray, eff
     g_eff, g_forced = eff[g_root], forced[g_root]
     min_size = opts.min_size
     keep = (g_eff >= min_size) | g_forced
-    mem_list = mem_sorted.tolist()
-    ordered = [mem_list[a:b] for a, b in zip(starts.tolist(), ends.tolist())]
-    kept = [ordered[k] for k in np.flatnonzero(keep).tolist()]
     # cluster index per node: its group's rank among the kept groups, -1 elsewhere
     kept_rank = np.append(np.cumsum(keep) - 1, -1)
     kept_rank[:G][~keep] = -1
     cluster_at = kept_rank[g_of]  # g_of == -1 picks the trailing -1
+    del members, rs, o, rs_sorted, g_of  # (the lists below are the pass's memory peak: 10^6 of each)
+    mem_list = mem_sorted.tolist()
+    ordered = [mem_list[a:b] for a, b in zip(starts.tolist(), ends.tolist())]
+    del mem_list
+    kept = [ordered[k] for k in np.flatnonzero(keep).tolist()]
     # as a list of one int object per cluster, not one per node (10^6 ints would take 32 MB)
     ints = np.empty(len(kept) + 1, object)
     ints[:] = range(-1, len(kept))

@@ -110,33 +110,35 @@ class GraphColumns:
         rid, results = outputs if outputs is not None else _shared_outputs(graph.nodes)
         return cls(src, port, cols.lens_array, cols.op, cols.known, cols.attrs, rid, results, graph.nodes)
 
-    def column(self, name: str) -> list:
+    def column(self, name: str, keep: bool = True) -> list:
         """One node field as a list in node order (read-only: it may be shared): one of the columns above,
-        else the loader's, else read from the nodes once (a lazy node sequence hands its column over)."""
+        else the loader's, else read from the nodes (a lazy node sequence hands its column over) and kept
+        when `keep`."""
         col = self.extra.get(name)
         if col is None:
             col = getattr(self, name, None) if name in ("op", "known", "attrs") else None
             if col is None:
                 read = getattr(self.nodes, "column", None)
                 col = read(name) if read is not None else list(map(attrgetter(name), self.nodes))
-            self.extra[name] = col
+                if keep:
+                    self.extra[name] = col
         return col
 
     def codes(self, name: str) -> tuple[np.ndarray, list]:
-        """A column as integer codes (int64 per node) and its distinct values in order of first appearance
-        (hashable values only); one C-speed pass, none when every node holds the same value."""
+        """A column as integer codes (int32 per node) and its distinct values in order of first appearance
+        (hashable values only), made once; one C-speed pass, none when every node holds the same value."""
         key = (name, "codes")
         hit = self.extra.get(key)
         if hit is None:
-            col = self.column(name)
+            col = self.column(name, keep=False)
             n = len(col)
             if not n or col.count(col[0]) == n:  # (identity first: cheap for shared values)
-                hit = np.zeros(n, np.int64), col[:1]
+                hit = np.zeros(n, np.int32), col[:1]
             else:
                 code = dict.fromkeys(col)
                 for k, v in enumerate(code):
                     code[v] = k
-                hit = np.fromiter(map(code.__getitem__, col), np.int64, n), list(code)
+                hit = np.fromiter(map(code.__getitem__, col), np.int32, n), list(code)
             self.extra[key] = hit
         return hit
 
