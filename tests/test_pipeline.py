@@ -89,6 +89,19 @@ def test_analyse_a_path_and_a_graph_give_the_same_result():
         from_path.graph = None  # type: ignore[misc]
 
 
+@pytest.mark.parametrize("name", ["seed_demo.yaml", "cycle_refused.yaml", "transformer_block.yaml"])
+def test_analyse_without_recording_attempts_gives_the_same_numbers(name):
+    """record=False (what `stats` asks for) keeps no merge attempt and changes nothing else."""
+    from xcviz.render.report_json import stats_report
+
+    path = os.path.join(ROOT, "graphs", name)
+    full, bare = analyse(path, AnalysisOptions(min_cluster_size=1)), analyse(path, AnalysisOptions(min_cluster_size=1), record=False)
+    assert len(full.clustering.attempts) > 0 and len(bare.clustering.attempts) == 0
+    assert stats_report(bare.graph, bare.clustering, bare.stats) == stats_report(full.graph, full.clustering, full.stats)
+    assert (bare.clustering.clusters, bare.clustering.cluster_of, bare.clustering.reason) == \
+        (full.clustering.clusters, full.clustering.cluster_of, full.clustering.reason)
+
+
 def test_analyse_matches_the_cli_report(run_cli, monkeypatch):
     monkeypatch.chdir(ROOT)
     code, out, _ = run_cli("cluster", "graphs/seed_demo.yaml", "--min-cluster-size", "1", "--deny", "relu", "--json")

@@ -18,10 +18,31 @@ def use_fast(n: int, env: str) -> bool:
     if choice == "reference" or (choice != "fast" and n < FAST_MIN_NODES):
         return False
     try:
-        import numba  # noqa: F401
+        import_numba()
     except ImportError:
         return False
     return True
+
+
+def import_numba() -> None:
+    """Import numba without its BLAS probe: numba's first compile or cache load imports numba.np.arraymath,
+    which imports scipy.linalg (0.2-0.4 s) only to learn whether np.cov/np.corrcoef may call BLAS for an
+    inner product; no xcviz kernel uses them. Imported here with that probe answering no, numba uses its own
+    loop for them in this process (np.dot and np.linalg still find scipy when compiled). Nothing changes
+    where numba.np.arraymath was imported already."""
+    import numba  # noqa: F401
+
+    if "numba.np.arraymath" in sys.modules:
+        return
+    probe = "scipy.linalg.cython_blas"
+    blocked = probe not in sys.modules
+    if blocked:
+        sys.modules[probe] = None  # type: ignore[assignment]  (an import of it raises ImportError)
+    try:
+        import numba.np.arraymath  # noqa: F401
+    finally:
+        if blocked:
+            del sys.modules[probe]
 
 
 # ---- compiled kernels' first use (numba): shared by the clustering kernel and the shape-inference walk ----

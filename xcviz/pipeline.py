@@ -115,10 +115,11 @@ class Analysis:
 
 
 def analyse(source: str | os.PathLike | Graph, options: AnalysisOptions | None = None, *,
-            progress: Callable[[str], None] | None = None, freeze: bool = False) -> Analysis:
+            progress: Callable[[str], None] | None = None, freeze: bool = False, record: bool = True) -> Analysis:
     """Load (when `source` is a path), cluster and cost: the common path of every command.
 
     `progress(step)` is called as each step starts (the CLI draws it; the library stays silent).
+    `record=False`: keep no merge attempts (for numbers only: ~40 MB less at 10^6 nodes; same clusters).
     `freeze`: for a process that ends without freeing its objects (the `xcviz` command): right after
     loading, the graph moves out of the cyclic GC's reach, so later full collections do not rescan it."""
     from .clustering import run_clustering
@@ -137,7 +138,8 @@ def analyse(source: str | os.PathLike | Graph, options: AnalysisOptions | None =
     else:
         graph = source
     say(f"clustering {len(graph.nodes):,} nodes")
-    clustering = run_clustering(graph, options.cluster_options)
+    cluster_options = options.cluster_options if record else dataclasses.replace(options.cluster_options, record=False)
+    clustering = run_clustering(graph, cluster_options)
     say("cost model")
     return Analysis(graph, clustering, compute_stats(graph, clustering, hardware), hardware)
 

@@ -81,7 +81,7 @@ def _choice(flag: str, value: str, choices: tuple[str, ...]) -> None:
 def stats(graph: GraphArg, json: Json = False, output: Output = None, inputs: Inputs = None, *,
           options: AnalysisOptions) -> None:
     """Coverage, boundary bytes, kernel launches before/after, estimated speedup."""
-    a = bind_inputs_dims(analyse(graph, options), inputs)
+    a = bind_inputs_dims(analyse(graph, options, record=False), inputs)  # (no merge attempt is shown)
     json = wants_json(json, output)  # after loading: writing over the input file is the error to give
     if json:
         from ..render.report_json import stats_report

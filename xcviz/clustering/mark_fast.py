@@ -7,7 +7,6 @@ only when read, so recording 10^6 decisions costs arrays, not objects.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from operator import attrgetter
 
 import numpy as np
 
@@ -25,11 +24,11 @@ _MAX = np.int64(2**62)
 class AttemptLog(Sequence):
     """Attempts as a (k, 9) int32 table; items are built as Attempt objects on access."""
 
-    def __init__(self, table: np.ndarray, paths: np.ndarray, nodes: list, devices: list[str],
+    def __init__(self, table: np.ndarray, paths: np.ndarray, columns, devices: list[str],
                  scopes: list[str], max_cluster_size) -> None:
         self.table, self.paths = table, paths
-        # the nodes (a copy of the list), for their names: reading 10^6 names up front costs ~0.1 s
-        self._nodes, self._devices, self._scopes, self._max = nodes, devices, scopes, max_cluster_size
+        # the graph's columns, for the nodes' names: read on the first message (10^6 names cost ~0.1 s)
+        self._columns, self._devices, self._scopes, self._max = columns, devices, scopes, max_cluster_size
 
     def __len__(self) -> int:
         return len(self.table)
@@ -41,6 +40,7 @@ class AttemptLog(Sequence):
         if merged:
             return Attempt(phase, src, dst, True)
         path: tuple[int, ...] = ()
+        names = self._columns.column("name")
         if code == K.C_DEVICE:
             c, why = "device", f"incompatible devices ({self._devices[x1]} vs {self._devices[x2]})"
         elif code == K.C_SCOPE:
@@ -48,11 +48,11 @@ class AttemptLog(Sequence):
         elif code == K.C_MAXSIZE:
             c, why = "max-size", f"merged size {x1} > max cluster size {self._max}"
         elif code == K.C_CROSS:
-            c, why = "cross-device", f"would introduce a cross-device dependency via {self._nodes[x1].name}"
+            c, why = "cross-device", f"would introduce a cross-device dependency via {names[x1]}"
         else:
             path = tuple(int(p) for p in self.paths[ps:ps + pl])
-            names = ", ".join(self._nodes[p].name for p in path) or "a graph input"
-            c, why = "cycle", f"would create a cycle via {names}"
+            via = ", ".join(names[p] for p in path) or "a graph input"
+            c, why = "cycle", f"would create a cycle via {via}"
         return Attempt(phase, src, dst, False, why, c, path)
 
     def __getitem__(self, i):
@@ -85,21 +85,20 @@ class AttemptLog(Sequence):
 
 def edges_in_order(graph, base: int) -> tuple[np.ndarray, np.ndarray]:
     """Data and control edges in the order the reference inserts them (node order, inputs, controls)."""
-    input_id = {v.name: 2 + i for i, v in enumerate(graph.inputs)}
-    idx = graph.index
-    nodes = graph.nodes
-    if not any(map(attrgetter("control_inputs"), nodes)):
+    pos = columns_of(graph)
+    if not any(pos.column("control_inputs", keep=False)):
         # the common case, on the graph's integer edges: nodes at base + position, graph inputs at 2 + i
-        pos = columns_of(graph)
-        n = len(nodes)
+        n = len(pos.op)
         keep = pos.src >= 0  # empty refs are absent inputs, not edges
         src = np.where(pos.src < n, pos.src + base, pos.src - n + 2)[keep]
         dst = np.repeat(np.arange(base, base + n, dtype=np.int64), pos.lens)[keep]
         return src, dst
+    input_id = {v.name: 2 + i for i, v in enumerate(graph.inputs)}
+    idx = graph.index
     srcl: list[int] = []
     dstl: list[int] = []
     sa, da = srcl.append, dstl.append
-    for j, node in enumerate(nodes):
+    for j, node in enumerate(graph.nodes):
         d = base + j
         for ref in node.inputs:
             if not ref:
@@ -137,8 +136,8 @@ def cycle_graph_edges(es: np.ndarray, ed: np.ndarray, N: int) -> tuple[np.ndarra
 def mark_for_compilation(graph, cands: Candidates, opts: ClusterOptions, progress=None) -> Clustering:
     from . import _kernel as K
 
-    nodes = graph.nodes
-    n = len(nodes)
+    cols = columns_of(graph)
+    n = len(cols.op)
     base = 2 + len(graph.inputs)
     N = base + n
     es, ed = edges_in_order(graph, base)
@@ -163,16 +162,15 @@ def mark_for_compilation(graph, cands: Candidates, opts: ClusterOptions, progres
         device = np.full(N, -1, np.int32)
         device[base:] = [dev_code.setdefault(d, len(dev_code)) for d in cands.device]
         op_code = {}
-        codes = np.array([op_code.setdefault(k, len(op_code)) for k in map(attrgetter("op", "known"), nodes)],
-                         np.int64)
-        node_forced = [c is True for c in map(attrgetter("compile"), nodes)]
+        codes = np.array([op_code.setdefault(k, len(op_code)) for k in zip(cols.op, cols.known)], np.int64)
+        node_forced = [c is True for c in cols.column("compile")]
     dev_names = list(dev_code)
-    scope_code: dict = {}
     scope = np.full(N, -1, np.int32)
-    scopes = list(map(attrgetter("scope"), nodes))
-    if scopes.count(None) != len(scopes):
-        scope[base:] = [-1 if sc is None else scope_code.setdefault(sc, len(scope_code)) for sc in scopes]
-    scope_names = list(scope_code)
+    scope_id, scope_vals = cols.codes("scope")
+    scope_names = [sc for sc in scope_vals if sc is not None]
+    if scope_names:  # numbered in order of first appearance, None as -1
+        number = {sc: k for k, sc in enumerate(scope_names)}
+        scope[base:] = np.array([number.get(sc, -1) for sc in scope_vals], np.int32)[scope_id]
     # per-op facts looked up once per distinct op, then spread to nodes by an op code
     op_groups = [REGISTRY.ops[op].groups if known and op in REGISTRY.ops else frozenset() for op, known in op_code]
     zero = np.array([ZERO_SIZE in g for g in op_groups] + [False], np.bool_)[codes]
@@ -213,7 +211,7 @@ def mark_for_compilation(graph, cands: Candidates, opts: ClusterOptions, progres
     if changed:
         raise XcvizError("edge contraction is not idempotent (a bug in xcviz)", code=1)
     table, paths = K.results(S, A, P)
-    attempts = AttemptLog(table, paths, nodes[:], dev_names, scope_names, opts.max_cluster_size)
+    attempts = AttemptLog(table, paths, cols, dev_names, scope_names, opts.max_cluster_size)
 
     r = K.roots(parent_uf, ok, base, n)
     return _assemble(opts, graph, cands, r, eff, forced, attempts)
@@ -222,7 +220,7 @@ def mark_for_compilation(graph, cands: Candidates, opts: ClusterOptions, progres
 def _assemble(opts: ClusterOptions, graph, cands: Candidates, r: np.ndarray, eff: np.ndarray,
               forced: np.ndarray, attempts) -> Clustering:
     """result.finish() on arrays: the same Clustering (groups ordered by first member, min-size rule)."""
-    n = len(graph.nodes)
+    n = len(r)
     members = np.nonzero(r >= 0)[0]
     rs = r[members]
     # groups in order of their first member (as the reference's dict), members ascending
@@ -243,17 +241,23 @@ def _assemble(opts: ClusterOptions, graph, cands: Candidates, r: np.ndarray, eff
     g_eff, g_forced = eff[g_root], forced[g_root]
     min_size = opts.min_size
     keep = (g_eff >= min_size) | g_forced
-    mem_list = mem_sorted.tolist()
-    ordered = [mem_list[a:b] for a, b in zip(starts.tolist(), ends.tolist())]
-    kept = [ordered[k] for k in np.flatnonzero(keep).tolist()]
     # cluster index per node: its group's rank among the kept groups, -1 elsewhere
     kept_rank = np.append(np.cumsum(keep) - 1, -1)
     kept_rank[:G][~keep] = -1
-    cluster_of = kept_rank[g_of]  # g_of == -1 picks the trailing -1
+    cluster_at = kept_rank[g_of]  # g_of == -1 picks the trailing -1
+    del members, rs, o, rs_sorted, g_of  # (the lists below are the pass's memory peak: 10^6 of each)
+    mem_list = mem_sorted.tolist()
+    ordered = [mem_list[a:b] for a, b in zip(starts.tolist(), ends.tolist())]
+    del mem_list
+    kept = [ordered[k] for k in np.flatnonzero(keep).tolist()]
     # as a list of one int object per cluster, not one per node (10^6 ints would take 32 MB)
     ints = np.empty(len(kept) + 1, object)
     ints[:] = range(-1, len(kept))
-    cluster_of = ints[cluster_of + 1].tolist()
+    cluster_of = ints[cluster_at + 1].tolist()
+    # the kept clusters' members back to back (for the cost model: see Clustering.arrays)
+    k_starts, k_sizes = starts[keep], (ends - starts)[keep]
+    total = int(k_sizes.sum())
+    at = np.repeat(k_starts - (np.cumsum(k_sizes) - k_sizes), k_sizes) + np.arange(total, dtype=np.int64)
     code = list(cands.code)
     reason = list(cands.reason)
     for k in np.flatnonzero(~keep).tolist():
@@ -261,5 +265,6 @@ def _assemble(opts: ClusterOptions, graph, cands: Candidates, r: np.ndarray, eff
         for v in ordered[k]:
             code[v] = "min-size"
             reason[v] = why
-    return Clustering(opts, kept, cluster_of, list(cands.ok), code, reason, list(cands.device), attempts,
-                      ordered)
+    out = Clustering(opts, kept, cluster_of, list(cands.ok), code, reason, list(cands.device), attempts, ordered)
+    out._arrays = (cluster_at, mem_sorted[at], k_sizes.astype(np.int64))
+    return out

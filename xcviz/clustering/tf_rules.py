@@ -31,7 +31,10 @@ READ_WRITES = {"AssignAddVariableOp", "AssignSubVariableOp", "ResourceApplyGradi
 
 
 def is_tf_graph(graph) -> bool:
-    return bool(graph.nodes) and graph.nodes[0].op_type.startswith(PREFIX)
+    if not len(graph.nodes):
+        return False
+    row = getattr(graph.nodes, "row", None)  # (a lazy node sequence makes node 0 alone)
+    return (row(0) if row is not None else graph.nodes[0]).op_type.startswith(PREFIX)
 
 
 def base_op(node) -> str:

@@ -3,7 +3,7 @@ from __future__ import annotations
 
 from collections import Counter
 from collections.abc import Callable
-from operator import attrgetter, getitem
+from operator import getitem
 
 import numpy as np
 
@@ -43,7 +43,7 @@ class Boundary:
             i = graph.index[name]
             c = int(cluster_of[i])
             if c >= 0:
-                t = graph.nodes[i].out(k).bind(dims)
+                t = flat.nodes[i].out(k).bind(dims)
                 self.outputs.append(Edge(name, OUTPUT, r, t, t.nbytes(), c, -1))
                 out_src.append(i)
                 out_port.append(k)
@@ -83,11 +83,11 @@ class Boundary:
         """Per boundary edge: tensor (ref text), producer, consumer, type id and the two clusters, as lists
         (made on first use, at C speed: reading numpy scalars or refs one by one is slow)."""
         if self._cols is None:
-            flat, e, nodes = self.flat, self.e, self.graph.nodes
+            flat, e = self.flat, self.e
             dst = flat.dst[e]
             slot = ((e if flat.ref is None else flat.ref[e]) - flat.in_start[dst]).tolist()
             dst = dst.tolist()
-            refs = list(map(getitem, map(attrgetter("inputs"), map(nodes.__getitem__, dst)), slot))
+            refs = list(map(getitem, map(flat.columns.column("inputs").__getitem__, dst), slot))
             refs += [o.tensor for o in self.outputs]
             self._cols = (refs, self.src_pos.tolist(), self.dst_pos.tolist(), flat.tid_of[e].tolist(),
                           self.src_cluster.tolist(), self.dst_cluster.tolist())
@@ -97,10 +97,10 @@ class Boundary:
         if k >= len(self.e):
             return self.outputs[k - len(self.e)]
         refs, src, dst, tid, cs, cd = self._lists()
-        nodes = self.graph.nodes
+        names = self.flat.columns.column("name")
         ref, s = refs[k], src[k]
         bt, nb = self.bound[tid[k]]
-        return Edge(nodes[s].name if s >= 0 else ref, nodes[dst[k]].name, ref, bt, nb, cs[k], cd[k])
+        return Edge(names[s] if s >= 0 else ref, names[dst[k]], ref, bt, nb, cs[k], cd[k])
 
 
 def _first(*keys: np.ndarray) -> np.ndarray:
@@ -140,15 +140,16 @@ class Details:
             self.eout, self.eout_at = (a.tolist() for a in _by_cluster(edges.src_cluster, nc))
             self.refs, self.src, self.dst = edges._lists()[:3]
             self.columns = self._numbers()
-        at, refs, src, dst, c = self.graph.nodes.__getitem__, self.refs, self.src, self.dst, self.columns
-        members = list(map(at, self.clustering.clusters[k]))
+        refs, src, dst, c = self.refs, self.src, self.dst, self.columns
+        name = self.edges.flat.columns.column("name").__getitem__
+        members = self.clustering.clusters[k]
         ein = self.ein[self.ein_at[k]:self.ein_at[k + 1]]
         eout = self.eout[self.eout_at[k]:self.eout_at[k + 1]]
         return ClusterCost(
-            id=self.clustering.cluster_id(k), nodes=list(map(attrgetter("name"), members)),
-            ops=dict(sorted(Counter(map(attrgetter("op_type"), members)).items())),
-            entry_points=list(map(attrgetter("name"), map(at, sorted(set(map(dst.__getitem__, ein)))))),
-            exit_points=list(map(attrgetter("name"), map(at, sorted(set(map(src.__getitem__, eout)))))),
+            id=self.clustering.cluster_id(k), nodes=list(map(name, members)),
+            ops=dict(sorted(Counter(map(self.edges.flat.columns.column("op_type").__getitem__, members)).items())),
+            entry_points=list(map(name, sorted(set(map(dst.__getitem__, ein))))),
+            exit_points=list(map(name, sorted(set(map(src.__getitem__, eout))))),
             inputs=list(dict.fromkeys(map(refs.__getitem__, ein))),
             outputs=list(dict.fromkeys(map(refs.__getitem__, eout))),
             boundary_bytes_in=c["boundary_bytes_in"][k], boundary_bytes_out=c["boundary_bytes_out"][k],

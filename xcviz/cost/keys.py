@@ -25,7 +25,7 @@ def _dense(code: np.ndarray, radix: int) -> tuple[np.ndarray, int]:
     return inverse.reshape(-1), len(uniq)
 
 
-def _group(columns: list[tuple[np.ndarray, int]], n: int) -> tuple[np.ndarray, int]:
+def group_ids(columns: list[tuple[np.ndarray, int]], n: int) -> tuple[np.ndarray, int]:
     """One dense id per distinct row of the columns (each with its radix): a mixed-radix number per row,
     renumbered before it could overflow int64."""
     code, radix = np.zeros(n, np.int64), 1
@@ -46,13 +46,13 @@ def cost_keys(graph: Graph, flat: CostView) -> tuple[np.ndarray, list[int]]:
     repeat a few hundred keys, so each is costed once. Types count by identity (see CostView), attributes only
     where the op's FLOP rule reads them; a node with non-scalar ones (or more than SLOTS inputs or outputs)
     is a key of its own."""
-    nodes = graph.nodes
-    n = len(nodes)
+    attrs = flat.columns.attrs
+    n = len(attrs)
     akey = np.zeros(n, np.int64)  # 0: no attributes
     alone = (flat.arity > SLOTS) | (flat.n_out > SLOTS)
     table: dict = {}
     for j in flat.with_attrs:
-        key = attrs_key(nodes[j].attrs)
+        key = attrs_key(attrs[j])
         if key is None:
             alone[j] = True
         else:
@@ -65,7 +65,7 @@ def cost_keys(graph: Graph, flat: CostView) -> tuple[np.ndarray, list[int]]:
                                (flat.out_tid, flat.out_start, flat.n_out)):
         for s in range(min(int(count.max()) if n else 0, SLOTS)):  # the s-th input (output) of each node
             columns.append((np.where(count > s, tids[np.minimum(start + s, len(tids) - 1)] + 1, 0), radix))
-    sig, m = _group(columns, n)
+    sig, m = group_ids(columns, n)
     rep = np.empty(m, np.int64)
     rep[sig] = np.arange(n)  # any node of a key (they all cost the same)
     return sig, rep.tolist()
@@ -78,17 +78,18 @@ def costs_per_key(graph: Graph, flat: CostView, reps: list[int]) -> list[tuple]:
     ops = REGISTRY.ops
     starts = np.cumsum(flat.arity) - flat.arity
     out = []
+    cols = flat.columns
     for j in reps:
-        node = graph.nodes[j]
+        op, known, attrs = cols.op[j], cols.known[j], cols.attrs[j]
         start = int(starts[j])
         types = [flat.types[t].bind(dims) for t in flat.tid_of[start:start + int(flat.arity[j])].tolist()]
-        outs = [t.bind(dims) for t in node.outputs]
+        outs = [t.bind(dims) for t in cols.results[cols.rid[j]]]
         total: int | None = 0
         for t in (*types, *outs):
             b = t.nbytes()
             total = None if b is None or total is None else total + b
         written = sum(t.nbytes() or 0 for t in outs)
-        opdef = ops.get(node.op) if node.known else None
+        opdef = ops.get(op) if known else None
         flops = None
         if opdef is not None and node.op in CONTROL:  # the body's cost times its trips (cost.control)
             flops, body_bytes, _ = control_node_cost(graph, node)
@@ -96,7 +97,7 @@ def costs_per_key(graph: Graph, flat: CostView, reps: list[int]) -> list[tuple]:
             total = total + body_bytes if body_bytes is not None and total is not None else total
         elif opdef is not None and opdef.flops is not None:
             try:
-                flops = opdef.flops(Ctx(types, {**opdef.attrs, **node.attrs}, [], outs, len(outs)), outs)
+                flops = opdef.flops(Ctx(types, {**opdef.attrs, **attrs}, [], outs, len(outs)), outs)
             except Exception:  # noqa: BLE001 - a cost rule never fails a run; the FLOPs are just unknown
                 flops = None
         out.append((flops, total, written))

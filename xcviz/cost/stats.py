@@ -1,7 +1,6 @@
 """compute_stats: the roofline estimate of a clustering (see the package docstring), on arrays."""
 from __future__ import annotations
 
-from itertools import chain
 
 import numpy as np
 
@@ -26,9 +25,9 @@ def compute_stats(graph: Graph, clustering, hw: Hardware) -> Stats:
 
 
 def _compute_stats(graph: Graph, clustering, hw: Hardware) -> Stats:
-    nodes = graph.nodes
-    n = len(nodes)
     flat = CostView(graph)
+    nodes = flat.nodes  # each made on request: the model reads the graph's columns
+    n = len(nodes)
     sig, reps = cost_keys(graph, flat)
     key_costs = costs_per_key(graph, flat, reps)
 
@@ -52,7 +51,7 @@ def _compute_stats(graph: Graph, clustering, hw: Hardware) -> Stats:
     flops = exact_ints(key_flops, n)[sig]
     python_flops = not all(type(f) is int for f in key_flops)  # floats: add them in the order sum() did
 
-    cluster_of = np.fromiter(clustering.cluster_of, np.int64, n)
+    cluster_of, members, sizes = clustering.arrays()
     clustered_mask = cluster_of >= 0
     edges = Boundary(graph, flat, cluster_of)
     n_edges = len(edges)
@@ -60,8 +59,6 @@ def _compute_stats(graph: Graph, clustering, hw: Hardware) -> Stats:
     # per cluster, over its members in the clustering's own order
     clusters = clustering.clusters
     nc = len(clusters)
-    sizes = np.fromiter(map(len, clusters), np.int64, nc)
-    members = np.fromiter(chain.from_iterable(clusters), np.int64, int(sizes.sum()))
     if python_flops:
         fl = flops.tolist()
         c_flops = np.array([sum([fl[v] for v in m]) for m in clusters] + [None], object)[:-1]

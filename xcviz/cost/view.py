@@ -1,8 +1,7 @@
 """The cost model's view of a graph: its columns as edges with type ids, output types by identity."""
 from __future__ import annotations
 
-from itertools import chain
-from operator import attrgetter
+from itertools import chain, compress
 
 import numpy as np
 
@@ -36,11 +35,9 @@ class CostView:
     their cost (`with_attrs`)."""
 
     def __init__(self, graph: Graph) -> None:
-        nodes = graph.nodes
-        n = len(nodes)
-        self.nodes = nodes
-
-        columns = columns_of(graph)
+        columns = self.columns = columns_of(graph)
+        n = len(columns.op)
+        self.nodes = _Rows(columns)  # node j, made on request (a few: the rest is columns)
         # ids of every node's output type objects, in node order
         raw = self._from_columns(columns, n)
         self.out_start = np.cumsum(self.n_out) - self.n_out
@@ -51,8 +48,9 @@ class CostView:
         at = np.empty(len(distinct), np.int64)
         at[self.out_tid] = np.arange(len(raw))
         owner = np.searchsorted(self.out_start, at, side="right") - 1
-        self.types: list[TensorType] = [nodes[j].outputs[p - int(self.out_start[j])]
-                                        for p, j in zip(at.tolist(), owner.tolist())]
+        results, rid = columns.results, columns.rid
+        self.types: list[TensorType] = [results[r][k] for r, k in zip(rid[owner].tolist(),
+                                                                       (at - self.out_start[owner]).tolist())]
         self._tid = dict(zip(distinct.tolist(), range(len(distinct))))  # self.types keeps the ids valid
         unknown = self.tid(UNKNOWN)
         out0 = np.full(n, unknown, np.int64)  # the type of each node's output 0
@@ -70,9 +68,9 @@ class CostView:
         if len(in_pos) < len(graph.inputs):
             last = np.array([n + in_pos[v.name] for v in graph.inputs], np.int64)
             pos = np.where(pos >= n, last[np.clip(pos - n, 0, len(last) - 1)], pos)
-        if "" in in_pos or "" in graph.index:
+        if "" in in_pos or ("" in graph.index if graph._index is not None else "" in columns.column("name")):
             pos = pos.copy()
-            pos[[k for k, r in enumerate(chain.from_iterable(map(attrgetter("inputs"), nodes))) if not r]] = -1
+            pos[[k for k, r in enumerate(chain.from_iterable(columns.column("inputs"))) if not r]] = -1
         self.in_start = np.cumsum(lens) - lens
         dst = np.repeat(np.arange(n, dtype=np.int64), lens)
         self.ref = None
@@ -84,7 +82,7 @@ class CostView:
         src = np.where(is_input, n - 1 - pos, pos)  # graph input i as -1 - i
         tid = np.where(is_input, in_tid[np.clip(pos - n, 0, len(in_tid) - 1)], out0[np.clip(pos, 0, n - 1)])
         for e in np.flatnonzero(port).tolist():  # output k > 0 of a node
-            produced, k = nodes[int(pos[e])].outputs, int(port[e])
+            produced, k = results[int(rid[pos[e]])], int(port[e])
             tid[e] = self.tid(produced[k]) if k < len(produced) else unknown
         self.src, self.dst, self.tid_of, self.port = src, dst, tid, np.where(is_input, 0, port)
         self.arity = np.bincount(dst, minlength=n)
@@ -92,15 +90,13 @@ class CostView:
     def _from_columns(self, table: GraphColumns, n: int) -> np.ndarray:
         """n_out, op, op_names, known and with_attrs from the graph's columns, without visiting the nodes;
         returns the ids of every node's output type objects, in node order."""
-        op_code = dict.fromkeys(table.op)  # codes in order of first appearance
-        for c, name in enumerate(op_code):
-            op_code[name] = c
-        self.op = np.fromiter(map(op_code.__getitem__, table.op), np.int64, n)
-        self.op_names = list(op_code)
-        reads_attrs = np.array([flops_reads_attrs(name) for name in op_code], bool)
-        self.known = np.fromiter(table.known, bool, n)
+        self.op, self.op_names = table.codes("op")  # codes in order of first appearance
+        reads_attrs = np.array([flops_reads_attrs(name) for name in self.op_names], bool)
+        known_id, known = table.codes("known")
+        self.known = np.array([bool(k) for k in known] + [True], bool)[known_id]
         attrs = table.attrs
-        self.with_attrs = [i for i in np.flatnonzero(reads_attrs[self.op]).tolist() if attrs[i]]
+        maybe = np.flatnonzero(reads_attrs[self.op]).tolist()
+        self.with_attrs = list(compress(maybe, map(attrs.__getitem__, maybe)))  # (and attributes set)
         res_len = np.fromiter(map(len, table.results), np.int64, len(table.results))
         self.n_out = res_len[table.rid]
         # ids of every node's output objects: node j's k-th is result rid[j]'s k-th
@@ -115,3 +111,16 @@ class CostView:
             k = self._tid[id(t)] = len(self.types)
             self.types.append(t)
         return k
+
+
+class _Rows:
+    """The graph's nodes by position, each made on request from the columns (see GraphColumns.row)."""
+
+    def __init__(self, columns: GraphColumns) -> None:
+        self._columns = columns
+
+    def __len__(self) -> int:
+        return len(self._columns.op)
+
+    def __getitem__(self, j: int):
+        return self._columns.row(j)

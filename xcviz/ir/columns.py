@@ -1,7 +1,7 @@
 """The graph as columns in node order: GraphColumns, the one form clustering and costs read, and the loader's NodeColumns."""
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from itertools import chain
 from operator import attrgetter
 from typing import TYPE_CHECKING
@@ -145,6 +145,9 @@ class GraphColumns:
     rid: np.ndarray
     results: list
     nodes: list  # the node list these columns describe (identity: see Graph.columns)
+    # more node fields as columns (name, op_type, device, compile, scope, note, control_inputs), and their
+    # integer codes: a loader puts what it has; the rest is read on first use (see column, codes)
+    extra: dict = field(default_factory=dict)
 
     @classmethod
     def of(cls, graph: "Graph", cols: "NodeColumns | None" = None,
@@ -156,6 +159,43 @@ class GraphColumns:
         src, port = _resolve_ports(graph, cols)
         rid, results = outputs if outputs is not None else _shared_outputs(graph.nodes)
         return cls(src, port, cols.lens_array, cols.op, cols.known, cols.attrs, rid, results, graph.nodes)
+
+    def column(self, name: str, keep: bool = True) -> list:
+        """One node field as a list in node order (read-only: it may be shared): one of the columns above,
+        else the loader's, else read from the nodes (a lazy node sequence hands its column over) and kept
+        when `keep`."""
+        col = self.extra.get(name)
+        if col is None:
+            col = getattr(self, name, None) if name in ("op", "known", "attrs") else None
+            if col is None:
+                read = getattr(self.nodes, "column", None)
+                col = read(name) if read is not None else list(map(attrgetter(name), self.nodes))
+                if keep:
+                    self.extra[name] = col
+        return col
+
+    def codes(self, name: str) -> tuple[np.ndarray, list]:
+        """A column as integer codes (int32 per node) and its distinct values in order of first appearance
+        (hashable values only), made once; one C-speed pass, none when every node holds the same value."""
+        key = (name, "codes")
+        hit = self.extra.get(key)
+        if hit is None:
+            col = self.column(name, keep=False)
+            n = len(col)
+            if not n or col.count(col[0]) == n:  # (identity first: cheap for shared values)
+                hit = np.zeros(n, np.int32), col[:1]
+            else:
+                code = dict.fromkeys(col)
+                for k, v in enumerate(code):
+                    code[v] = k
+                hit = np.fromiter(map(code.__getitem__, col), np.int32, n), list(code)
+            self.extra[key] = hit
+        return hit
+
+    def row(self, j: int):
+        """Node j (a lazy node sequence makes just this one)."""
+        read = getattr(self.nodes, "row", None)
+        return read(j) if read is not None else self.nodes[j]
 
 
 def _resolve_ports(graph, cols) -> tuple[np.ndarray, np.ndarray]:

@@ -1,10 +1,13 @@
 """Symbolic sizes in reports: D and FLOPs as formulas in the free dims, D's lower bound, unknown edges named."""
 from __future__ import annotations
 
-from rich.text import Text
+from typing import TYPE_CHECKING
 
 from ..cost.symbolic import SymbolicCost, format_bytes_expr, format_count_expr, free_dims, symbolic_cost
 from .units import fmt_bytes
+
+if TYPE_CHECKING:
+    from rich.text import Text
 
 _last: list = [None, None]  # (stats, its SymbolicCost): the table and the summary line ask for the same one
 
@@ -56,6 +59,8 @@ def rows(graph, clustering, stats) -> list[tuple[str, str]]:
 
 def hint(graph, clustering, stats) -> list[Text]:
     """Under the summary line: the formula for D while dims are free, the bound and the edges when unknown."""
+    from rich.text import Text  # (here: `stats --json` needs no rich)
+
     s = cost_of(graph, clustering, stats)
     if s is None:
         return []
