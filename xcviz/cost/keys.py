@@ -91,8 +91,8 @@ def costs_per_key(graph: Graph, flat: CostView, reps: list[int]) -> list[tuple]:
         written = sum(t.nbytes() or 0 for t in outs)
         opdef = ops.get(op) if known else None
         flops = None
-        if opdef is not None and node.op in CONTROL:  # the body's cost times its trips (cost.control)
-            flops, body_bytes, _ = control_node_cost(graph, node)
+        if opdef is not None and op in CONTROL:  # the body's cost times its trips (cost.control)
+            flops, body_bytes, _ = control_node_cost(graph, graph.nodes[j])  # (rare: one node object each)
             # an unknown body leaves the node's own bytes (its FLOPs are what is unknown)
             total = total + body_bytes if body_bytes is not None and total is not None else total
         elif opdef is not None and opdef.flops is not None:

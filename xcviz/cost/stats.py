@@ -67,8 +67,6 @@ def _compute_stats(graph: Graph, clustering, hw: Hardware) -> Stats:
     c_unfused = seq_sums(time[members], sizes)
     # and over its boundary edges
     ins, outs = edges.dst_cluster >= 0, edges.src_cluster >= 0
-    c_in = np.bincount(edges.dst_cluster[ins], minlength=nc)
-    c_out = np.bincount(edges.src_cluster[outs], minlength=nc)
     known_in = np.bincount(edges.dst_cluster[ins & ~edges.known], minlength=nc) == 0
     known_out = np.bincount(edges.src_cluster[outs & ~edges.known], minlength=nc) == 0
     c_bin = seg_total(edges.bytes[ins], edges.dst_cluster[ins], nc)
