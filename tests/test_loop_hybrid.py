@@ -104,3 +104,45 @@ def test_run_command_counts_the_body_compiles(run_cli):
     # one first run compiles everything: its compile time is the caches' (bodies included)
     assert report["compile_ms"] == pytest.approx(report["cache"]["compile_seconds"] * 1e3)
     assert report["outputs"]["tokens"]["shape"] == [2, 9]
+
+
+def _mixed_loop(tmp_path):
+    """A Loop that falls back (NonZero in its body) whose body still has a 5-op cluster: per iteration the
+    cluster runs compiled, NonZero and Size natively."""
+    import onnx
+    from onnx import TensorProto, helper
+
+    def vi(name, dtype, shape):
+        return helper.make_tensor_value_info(name, dtype, shape)
+
+    F, I = TensorProto.FLOAT, TensorProto.INT64
+    body = helper.make_graph(
+        [helper.make_node("Add", ["x", "one"], ["a"], name="b_add"), helper.make_node("Mul", ["a", "a"], ["m"], name="b_mul"),
+         helper.make_node("Tanh", ["m"], ["t"], name="b_tanh"), helper.make_node("Sub", ["t", "x"], ["d"], name="b_sub"),
+         helper.make_node("Greater", ["d", "zero"], ["pos"], name="b_gt"),
+         helper.make_node("NonZero", ["pos"], ["nz"], name="b_nz"), helper.make_node("Size", ["nz"], ["n"], name="b_size"),
+         helper.make_node("Identity", ["c"], ["c2"], name="b_id")],
+        "mixed", [vi("i", I, []), vi("c", TensorProto.BOOL, []), vi("x", F, [4])],
+        [vi("c2", TensorProto.BOOL, []), vi("d", F, [4]), vi("n", I, [])],
+        [helper.make_tensor("one", F, [], [0.5]), helper.make_tensor("zero", F, [], [0.0])])
+    graph = helper.make_graph([helper.make_node("Loop", ["trips", "", "x0"], ["xf", "ns"], body=body, name="loop")],
+                              "mixed_loop", [vi("trips", I, []), vi("x0", F, [4])], [vi("xf", F, [4]), vi("ns", I, [None])])
+    path = str(tmp_path / "mixed_loop.onnx")
+    onnx.save(helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)]), path)
+    return path
+
+
+def test_a_body_with_a_fallback_op_runs_its_cluster_compiled_and_the_rest_natively(tmp_path):
+    ort = pytest.importorskip("onnxruntime")
+    path = _mixed_loop(tmp_path)
+    feeds = {"trips": np.array(6, np.int64), "x0": np.array([-1.5, -0.2, 0.3, 2.0], np.float32)}
+    want = dict(zip(["xf", "ns"], ort.InferenceSession(path, providers=["CPUExecutionProvider"]).run(None, feeds)))
+    g = xcviz.load(path)
+    assert xcviz.cluster(g).cluster_of[g.index["loop"]] < 0   # NonZero in its body: the Loop runs natively
+    cache = CompileCache()
+    got = execute(g, feeds, "hybrid", None, cache).outputs
+    _check(got, want)
+    assert np.array_equal(got["ns"], execute(g, feeds, "native", None, CompileCache()).outputs["ns"])
+    [plan] = cache.plans.values()
+    [body] = [c.stats() for c in body_caches(plan.bodies)]
+    assert (body["compiles"], body["hits"]) == (1, 5)       # a fixed shape: one executable, five reuses
