@@ -199,11 +199,12 @@ def execute(graph: Graph, feeds: dict[str, np.ndarray], mode: str = "hybrid", cl
 
 
 def _body_run(plan: Plan, mode: str, options) -> BodyRun | None:
-    """How bodies of Loop / If / Scan nodes left outside every cluster run: natively in a native run, else
-    per iteration with their own clusters compiled (the body's clustering with the run's options)."""
-    if mode == "native":
+    """How bodies of Loop / If / Scan nodes left outside every cluster run: in a hybrid run, per iteration with
+    their own clusters compiled (the body's clustering with the run's options); else natively (in a jit run,
+    such a node holds what no cluster can, e.g. sequences, that jit's clustering would push into one)."""
+    if mode != "hybrid":
         return None
-    if mode == "hybrid" and plan.clustering is not None:
+    if plan.clustering is not None:
         options = plan.clustering.options
     return BodyRun(mode, options, plan.bodies, execute)
 

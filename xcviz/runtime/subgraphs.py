@@ -20,8 +20,7 @@ _CHECKED: set[str] = set()
 
 @dataclass(frozen=True)
 class BodyRun:
-    """How the run in progress executes the bodies of control-flow nodes that run natively: `mode` (hybrid or
-    jit), the clustering options of its bodies, one CompileCache per body (held by the caller's plan), and
+    """How the run in progress executes the bodies of control-flow nodes that run natively: `mode` (hybrid), the clustering options of its bodies, one CompileCache per body (held by the caller's plan), and
     the executor (execute.execute, handed down: this module sits below it)."""
 
     mode: str
@@ -76,7 +75,7 @@ def body_graph(sub: Subgraph):
 def run_subgraph(sub: Subgraph, feeds: dict, use_jax: bool = False) -> list:
     """Run a body on `feeds` (its inputs and outer-scope names); its outputs in order. With use_jax the
     values may be tracers (inside lax.while_loop / scan / cond) and each node runs its JAX lowering. Under a
-    hybrid (or jit) run, a body its node could not take into a cluster runs its own clusters compiled."""
+    hybrid run, a body its node could not take into a cluster runs its own clusters compiled."""
     g = body_graph(sub)
     run = None if use_jax else _BODY_RUN.get()
     if run is not None:
