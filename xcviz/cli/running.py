@@ -152,6 +152,7 @@ def _timed_run(a, feeds: dict, mode: str, check: bool, repeats: int | None) -> t
     from ..runtime.execute import execute
     from ..runtime.jit import CompileCache
     from ..runtime.measure import compare, median_ms
+    from ..runtime.subgraphs import run_stats
     from ..ops.values import flat_outputs
     from ..render.report_json import run_outputs
 
@@ -162,7 +163,7 @@ def _timed_run(a, feeds: dict, mode: str, check: bool, repeats: int | None) -> t
     arrays, ref = flat_outputs(first.outputs), flat_outputs(ref)  # a sequence output as numbered tensors
     outputs, failed = run_outputs(arrays, ref if check else None, compare)
     result = {"mode": mode, "first_run_ms": first.seconds * 1e3, "median_ms": ms,
-              "compile_ms": first.compile_seconds * 1e3, "cache": cache.stats(), "outputs": outputs}
+              "compile_ms": first.compile_seconds * 1e3, "cache": run_stats(cache), "outputs": outputs}
     return result, arrays, failed
 
 

@@ -21,7 +21,7 @@ from .jit import CompileCache, baked_entries, cluster_specs
 from ..ops.values import as_value
 from .node import eval_node
 from .missing import preflight
-from . import subgraphs  # noqa: F401  (installs the runner of Loop / If bodies)
+from .subgraphs import BodyRun, body_caches, bodies_run, run_stats  # (importing it installs the runner of Loop / If bodies)
 
 MODES = ("hybrid", "native", "jit")
 
@@ -83,6 +83,7 @@ class Plan:
     specs: dict[int, object] = field(default_factory=dict)
     baked: dict[int, frozenset] = field(default_factory=dict)
     bound: dict[int, dict] = field(default_factory=dict)   # cluster -> input signature -> Compiled
+    bodies: dict = field(default_factory=dict)   # body Subgraph -> its CompileCache (bodies run per iteration)
 
 
 def make_plan(graph: Graph, clustering) -> Plan:
@@ -188,6 +189,32 @@ def execute(graph: Graph, feeds: dict[str, np.ndarray], mode: str = "hybrid", cl
     compile_before = cache.compile_seconds
     t0 = time.perf_counter()
     plan = plan_for(graph, mode, clustering if mode == "hybrid" else None, cache, options)
+    bodies_before = _body_compile_seconds(plan)
+    with bodies_run(_body_run(plan, mode, options)):
+        env = _run_units(graph, feeds, plan, cache)
+    seconds = time.perf_counter() - t0
+    outputs = {graph.output_names.get(ref, ref): env[ref] for ref in graph.outputs}  # the model's own names
+    compiled = cache.compile_seconds - compile_before + _body_compile_seconds(plan) - bodies_before
+    return RunResult(outputs, mode, seconds, compiled, run_stats(cache), env if keep_all else None)
+
+
+def _body_run(plan: Plan, mode: str, options) -> BodyRun | None:
+    """How bodies of Loop / If / Scan nodes left outside every cluster run: in a hybrid run, per iteration with
+    their own clusters compiled (the body's clustering with the run's options); else natively (in a jit run,
+    such a node holds what no cluster can, e.g. sequences, that jit's clustering would push into one)."""
+    if mode != "hybrid":
+        return None
+    if plan.clustering is not None:
+        options = plan.clustering.options
+    return BodyRun(mode, options, plan.bodies, execute)
+
+
+def _body_compile_seconds(plan: Plan) -> float:
+    return sum(c.compile_seconds for c in body_caches(plan.bodies)) if plan.bodies else 0.0
+
+
+def _run_units(graph: Graph, feeds: dict, plan: Plan, cache) -> dict:
+    """Every tensor of one run: lone nodes natively, clusters through their bound executables."""
     env: dict = {}
     for v in graph.inputs:
         env[v.name] = feeds[v.name]
@@ -212,10 +239,7 @@ def execute(graph: Graph, feeds: dict[str, np.ndarray], mode: str = "hybrid", cl
                 cache.hit(comp)
             for r, v in zip(spec.exits, comp(env, spec)):
                 env[r] = v
-    seconds = time.perf_counter() - t0
-    outputs = {graph.output_names.get(ref, ref): env[ref] for ref in graph.outputs}  # the model's own names
-    return RunResult(outputs, mode, seconds, cache.compile_seconds - compile_before, cache.stats(),
-                     env if keep_all else None)
+    return env
 
 
 def run_graph(graph: Graph, inputs: dict | None = None, mode: str = "hybrid", clustering=None, seed: int | None = None,

@@ -1,5 +1,10 @@
-"""Bodies of control-flow nodes (ONNX Loop / If / Scan): interpreted natively, or traced with their JAX lowerings."""
+"""Bodies of control-flow nodes (ONNX Loop / If / Scan): interpreted natively, run hybrid per iteration, or traced with their JAX lowerings."""
 from __future__ import annotations
+
+import contextlib
+import contextvars
+from dataclasses import dataclass
+from typing import Callable
 
 import numpy as np
 
@@ -13,6 +18,51 @@ from .node import eval_node
 _CHECKED: set[str] = set()
 
 
+@dataclass(frozen=True)
+class BodyRun:
+    """How the run in progress executes the bodies of control-flow nodes that run natively: `mode` (hybrid), the clustering options of its bodies, one CompileCache per body (held by the caller's plan), and
+    the executor (execute.execute, handed down: this module sits below it)."""
+
+    mode: str
+    options: object
+    caches: dict
+    execute: Callable
+
+
+# Set by execute for the duration of one run (a context, not a global: nested and concurrent runs keep theirs);
+# None (native, or no run) interprets bodies node by node.
+_BODY_RUN: contextvars.ContextVar[BodyRun | None] = contextvars.ContextVar("xcviz_body_run", default=None)
+
+
+@contextlib.contextmanager
+def bodies_run(run: BodyRun | None):
+    """Bodies reached while this block runs execute as `run` says (natively, node by node, when None)."""
+    token = _BODY_RUN.set(run)
+    try:
+        yield
+    finally:
+        _BODY_RUN.reset(token)
+
+
+def body_caches(caches: dict) -> list:
+    """Every CompileCache in a plan's `bodies`, those of nested bodies included (for counts and timings)."""
+    out = []
+    for c in list(caches.values()):
+        out.append(c)
+        for plan in list(c.plans.values()):
+            out += body_caches(plan.bodies)
+    return out
+
+
+def run_stats(cache) -> dict:
+    """A run's cache counts: the graph's CompileCache plus the caches of the bodies its plans ran per iteration."""
+    stats = cache.stats()
+    for body in [c for plan in list(cache.plans.values()) for c in body_caches(plan.bodies)]:
+        for k, v in body.stats().items():
+            stats[k] += v
+    return stats
+
+
 def body_graph(sub: Subgraph):
     """The body as a finalized Graph, refused at once (one line) when it holds ops xcviz cannot run."""
     g = _body_graph(sub)
@@ -24,8 +74,12 @@ def body_graph(sub: Subgraph):
 
 def run_subgraph(sub: Subgraph, feeds: dict, use_jax: bool = False) -> list:
     """Run a body on `feeds` (its inputs and outer-scope names); its outputs in order. With use_jax the
-    values may be tracers (inside lax.while_loop / scan / cond) and each node runs its JAX lowering."""
+    values may be tracers (inside lax.while_loop / scan / cond) and each node runs its JAX lowering. Under a
+    hybrid run, a body its node could not take into a cluster runs its own clusters compiled."""
     g = body_graph(sub)
+    run = None if use_jax else _BODY_RUN.get()
+    if run is not None:
+        return _run_compiled(sub, g, feeds, run)
     env: dict = {}
     for v in g.inputs:
         env[v.name] = feeds[v.name] if v.name in feeds else np.asarray(v.data)
@@ -35,6 +89,18 @@ def run_subgraph(sub: Subgraph, feeds: dict, use_jax: bool = False) -> list:
         for k, val in enumerate(outs):
             env[format_ref(node.name, k)] = keep(val)
     return [env[r] for r in g.outputs]
+
+
+def _run_compiled(sub: Subgraph, g, feeds: dict, run: BodyRun) -> list:
+    # one cache per body: each new input shape (a growing token tensor) compiles once, repeats are hits
+    from .jit import CompileCache
+
+    cache = run.caches.get(sub)
+    if cache is None:
+        cache = run.caches[sub] = CompileCache()
+    full = {v.name: feeds[v.name] if v.name in feeds else np.asarray(v.data) for v in g.inputs}
+    env = run.execute(g, full, run.mode, None, cache, keep_all=True, options=run.options).env
+    return [env[r] for r in g.outputs]  # by reference: one tensor may be two outputs
 
 
 set_runner(run_subgraph)
