@@ -164,11 +164,24 @@ def test_tfidf_random_pools_skips_and_modes(seed):
            **attrs)
 
 
-def test_tfidf_strings_are_refused_under_jit():
+def test_tfidf_strings_fall_back_from_xla(tmp_path):
+    """A string-pool TfIdfVectorizer is never an XLA candidate (no XLA has a string type): clustering refuses
+    it with that reason, and the compiled path runs it natively, with the native result."""
+    import xcviz
+
     attrs = dict(mode="TF", min_gram_length=1, max_gram_length=1, ngram_counts=[0], ngram_indexes=[0, 1],
                  pool_strings=["a", "b"])
     x = np.array(["a", "b", "a"], dtype=object)
-    assert "string" in _refused("TfIdfVectorizer", [x], run="jit", **attrs)
+    path = tmp_path / "tfidf.onnx"
+    path.write_bytes(_model("TfIdfVectorizer", [x], **attrs))
+    g = xcviz.load(str(path))
+    c = xcviz.cluster(g, min_cluster_size=1)
+    j = next(i for i, nd in enumerate(g.nodes) if nd.op_type == "TfIdfVectorizer")
+    assert not c.candidate[j] and "string tensor" in c.reason[j]
+    case = Case(REGISTRY.get("TfIdfVectorizer").name, "TfIdfVectorizer", path.read_bytes(),
+                [numpy_helper.from_array(x)], [numpy_helper.from_array(np.array([2.0, 1.0], np.float32))], 0, 0,
+                "TfIdfVectorizer")
+    assert run_case(case, "jit") == ("pass", None)
 
 
 # ---- StringConcat ---------------------------------------------------------------------------------------
