@@ -79,15 +79,38 @@ def cluster_specs(graph: Graph, clusters: list[list[int]]) -> list[ClusterSpec]:
 def baked_entries(graph: Graph, spec: ClusterSpec) -> set[str]:
     from ..ops import REGISTRY
 
+    """The entries compiled in as values (XLA's compile-time constants): integer constants, and every entry a
+    must-be-constant input (a Slice's ends, a Reshape's shape, ...) is computed from inside the cluster, as
+    TF's backwards constant analysis finds them: the walk goes back through the producers in the cluster and
+    stops at shape-only ops (Shape, Size), whose values XLA knows from the static shapes."""
     consts = {v.name for v in graph.inputs if v.data is not None and np.asarray(v.data).dtype.kind != "f"}
-    baked = {r for r in spec.entries if r in consts}
+    entries = set(spec.entries)
+    baked = {r for r in entries if r in consts}
+    local = {graph.nodes[i].name: i for i in spec.members}
+    todo: list[str] = []
     for i in spec.members:
         node = graph.nodes[i]
         opdef = REGISTRY.ops.get(node.op) if node.known else None
         for slot in opdef.static_inputs if opdef is not None else ():
-            if slot < len(node.inputs) and node.inputs[slot] in spec.entries:
-                baked.add(node.inputs[slot])
+            if slot < len(node.inputs) and node.inputs[slot]:
+                todo.append(node.inputs[slot])
+    seen: set[str] = set()
+    while todo:
+        ref = todo.pop()
+        if ref in seen:
+            continue
+        seen.add(ref)
+        if ref in entries:
+            baked.add(ref)
+            continue
+        i = local.get(parse_ref(ref)[0])
+        if i is None or graph.nodes[i].op in _SHAPE_ONLY:
+            continue
+        todo.extend(r for r in graph.nodes[i].inputs if r)
     return baked
+
+
+_SHAPE_ONLY = frozenset({"shape", "size"})  # their value is their input's (static) shape, never its values
 
 
 def build_function(graph: Graph, spec: ClusterSpec, arg_refs: list[str], baked: dict[str, np.ndarray]):
