@@ -5,8 +5,8 @@ import os
 
 import pytest
 
-from xcviz.conformance import collect, has_ort, render_markdown, run_all
-from xcviz.conformance_doc import jax_shares, xla_typed
+from xcviz.conformance import collect, has_ort, render_markdown, run_all, xla_typed
+from xcviz.conformance_doc import jax_shares
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 # Ops the registry claims but that fail some node tests. Empty: every claimed op is green; a new failure

@@ -240,13 +240,29 @@ def has_ort() -> bool:
     return True
 
 
+def xla_typed(case) -> bool:
+    """Whether XLA has a type for every tensor of a case (inputs and outputs, inside sequences too): not a string
+    one (XLA has no string type; TF's XLA kernels register no DT_STRING). Only such cases count for JAX."""
+    from onnx import TensorProto
+
+    def typed(v) -> bool:
+        if v is None:
+            return True
+        if isinstance(v, list):
+            return all(typed(x) for x in v)
+        if isinstance(v, TensorProto):
+            return v.data_type != TensorProto.STRING
+        return getattr(v, "dtype", None) is None or v.dtype.kind not in "OSU"
+
+    return all(typed(v) for v in (*case.inputs, *case.outputs))
+
+
 def run_all(cases: list[Case], ort: bool | None = None) -> dict[str, dict]:
     """Per op: counts per mode and the failing cases (jax only for the cases of ops the registry calls compilable
     whose every tensor XLA can type; onnxruntime, when installed or `ort`, for every case). Ops xcviz does not know
     get rows keyed `onnx:<OpType>`."""
     from .ops import REGISTRY
 
-    from .conformance_doc import xla_typed
 
     ort = has_ort() if ort is None else ort
     table: dict[str, dict] = {}

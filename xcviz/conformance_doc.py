@@ -10,23 +10,6 @@ def _total(table: dict, key: str, known: bool = True) -> int:
     return sum(r[key].get("pass", 0) for r in table.values() if r["known"] == known)
 
 
-def xla_typed(case) -> bool:
-    """Whether XLA has a type for every tensor of a case (inputs and outputs, inside sequences too): not a string
-    one (XLA has no string type; TF's XLA kernels register no DT_STRING). Only such cases count for JAX."""
-    from onnx import TensorProto
-
-    def typed(v) -> bool:
-        if v is None:
-            return True
-        if isinstance(v, list):
-            return all(typed(x) for x in v)
-        if isinstance(v, TensorProto):
-            return v.data_type != TensorProto.STRING
-        return getattr(v, "dtype", None) is None or v.dtype.kind not in "OSU"
-
-    return all(typed(v) for v in (*case.inputs, *case.outputs))
-
-
 def jax_shares(table: dict[str, dict]) -> dict[str, tuple[int, int]]:
     """Per claimed op: (JAX passes, native passes) over the cases XLA can type, the issue's >= 95 % bar."""
     out = {}

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from ..ir.nodeseq import node_rows
 from ..ops.tf_kernels import registry, type_refusal, xla_devices
 from .options import Candidates, ClusterOptions, normalize_device
 from .tf_deadness import deadness, describe
@@ -31,10 +32,7 @@ READ_WRITES = {"AssignAddVariableOp", "AssignSubVariableOp", "ResourceApplyGradi
 
 
 def is_tf_graph(graph) -> bool:
-    if not len(graph.nodes):
-        return False
-    row = getattr(graph.nodes, "row", None)  # (a lazy node sequence makes node 0 alone)
-    return (row(0) if row is not None else graph.nodes[0]).op_type.startswith(PREFIX)
+    return bool(len(graph.nodes)) and node_rows(graph.nodes)(0).op_type.startswith(PREFIX)  # (node 0 alone)
 
 
 def base_op(node) -> str:

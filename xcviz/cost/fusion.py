@@ -62,7 +62,7 @@ def node_kernels(flat: CostView, cluster_of: np.ndarray, exits: np.ndarray, para
     kind = np.where(flat.known, kind, K_LOOP)
     if device == "cpu":
         per_node, written = cpu_node_kernels(flat, cluster_of, exits, param_edge, kind, weight, dims or {})
-        kind = np.where(np.isin(flat.op, [c for c, o in enumerate(flat.op_names) if o in WINDOWS]) & flat.known,
+        kind = np.where(flat.op_mask(WINDOWS) & flat.known,
                         K_LOOP, kind)
         return _cse_broadcasts(flat, cluster_of, per_node, written), written, kind
     src, dst = flat.src, flat.dst
@@ -72,7 +72,7 @@ def node_kernels(flat: CostView, cluster_of: np.ndarray, exits: np.ndarray, para
     written[exits] = True
     # a transpose read only by library calls folds into their operand (XLA's TransposeFolding): a bitcast
     # (on GPU and TPU: on CPU the library calls, YNNPACK and oneDNN, want their operands copied)
-    folds = np.isin(flat.op, [c for c, o in enumerate(flat.op_names) if o in FOLDABLE]) & ~written & (device != "cpu")
+    folds = flat.op_mask(FOLDABLE) & ~written & (device != "cpu")
     other_reader = np.bincount(src[inner & (kind[dst] != K_LIB)], minlength=n) > 0
     kind = np.where(folds & ~other_reader & (np.bincount(src[inner], minlength=n) > 0), K_FREE, kind)
     # a value read by a library call is written to memory
@@ -92,7 +92,7 @@ def node_kernels(flat: CostView, cluster_of: np.ndarray, exits: np.ndarray, para
 
 def _cse_broadcasts(flat: CostView, cluster_of: np.ndarray, per_node: np.ndarray, written: np.ndarray) -> np.ndarray:
     """XLA's CSE makes equal broadcast constants one: count each written (cluster, type, value) once."""
-    bcast = np.flatnonzero(np.isin(flat.op, [c for c, o in enumerate(flat.op_names) if o in BROADCASTS])
+    bcast = np.flatnonzero(flat.op_mask(BROADCASTS)
                            & written & (cluster_of >= 0))
     seen: set = set()
     for j in bcast.tolist():

@@ -48,7 +48,7 @@ TREE_WINDOW = 32        # XLA CPU's TreeReductionRewriter window
 
 
 def _codes(flat: CostView, names) -> np.ndarray:
-    return np.isin(flat.op, [c for c, o in enumerate(flat.op_names) if o in names]) & flat.known
+    return flat.op_mask(names) & flat.known
 
 
 def _bound(flat, tid: int, dims, cache: dict):
@@ -280,7 +280,7 @@ def _channels_last(flat, cluster_of, inner, param_edge, kind, is_conv, resets) -
     A pooling or a concatenation is laid out for the graph."""
     n = len(cluster_of)
     out = is_conv.copy()
-    out |= (np.isin(flat.op, [c for c, o in enumerate(flat.op_names) if o == "transpose"]) & flat.known)
+    out |= _codes(flat, ("transpose",))
     cand = np.flatnonzero((kind == K_LOOP) & (cluster_of >= 0) & ~resets & ~out)
     if not len(cand) or not out.any() or len(cand) > 200_000:
         return out

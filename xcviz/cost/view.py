@@ -105,6 +105,11 @@ class CostView:
         within = np.arange(total) - np.repeat(np.cumsum(self.n_out) - self.n_out, self.n_out)
         return res_ids[np.repeat((np.cumsum(res_len) - res_len)[table.rid], self.n_out) + within]
 
+    def op_mask(self, names) -> np.ndarray:
+        """Per node: whether its op name is one of `names` (an opaque op of that name too: `& known` for
+        registry ops only)."""
+        return np.isin(self.op, [c for c, o in enumerate(self.op_names) if o in names])
+
     def tid(self, t: TensorType) -> int:
         k = self._tid.get(id(t))
         if k is None:

@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from . import parse_ref, plain_positions
-from .nodeseq import NodeSeq, node_column
+from .nodeseq import NodeSeq, node_column, node_rows
 
 if TYPE_CHECKING:
     from . import Graph
@@ -168,8 +168,7 @@ class GraphColumns:
         if col is None:
             col = getattr(self, name, None) if name in ("op", "known", "attrs") else None
             if col is None:
-                read = getattr(self.nodes, "column", None)
-                col = read(name) if read is not None else list(map(attrgetter(name), self.nodes))
+                col = node_column(self.nodes, name)
                 if keep:
                     self.extra[name] = col
         return col
@@ -194,8 +193,7 @@ class GraphColumns:
 
     def row(self, j: int):
         """Node j (a lazy node sequence makes just this one)."""
-        read = getattr(self.nodes, "row", None)
-        return read(j) if read is not None else self.nodes[j]
+        return node_rows(self.nodes)(j)
 
 
 def _resolve_ports(graph, cols) -> tuple[np.ndarray, np.ndarray]:

@@ -124,10 +124,12 @@ _NODE_DEFAULTS = dict(zip(_NODE_FIELDS[len(_NODE_FIELDS) - len(Node.__struct_def
 
 
 def node_rows(nodes) -> Callable[[int], Node]:
-    """i -> node i without making every node of a lazy NodeSeq (see NodeSeq.row)."""
-    return nodes.row if type(nodes) is NodeSeq and nodes.lazy else nodes.__getitem__
+    """i -> node i without making every node of a lazy sequence (one with `row`, as NodeSeq)."""
+    return getattr(nodes, "row", None) or nodes.__getitem__
 
 
 def node_column(nodes, field: str) -> list:
-    """One field of every node as a list, from the columns of a lazy NodeSeq (no Node objects made)."""
-    return nodes.column(field) if type(nodes) is NodeSeq else list(map(attrgetter(field), nodes))
+    """One field of every node as a list, from the columns of a lazy sequence (one with `column`, as NodeSeq:
+    no Node objects made)."""
+    read = getattr(nodes, "column", None)
+    return read(field) if read is not None else list(map(attrgetter(field), nodes))

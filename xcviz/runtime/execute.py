@@ -206,7 +206,7 @@ def _body_run(plan: Plan, mode: str, options) -> BodyRun | None:
         return None
     if plan.clustering is not None:
         options = plan.clustering.options
-    return BodyRun(mode, options, plan.bodies, execute)
+    return BodyRun(options, plan.bodies, execute)
 
 
 def _body_compile_seconds(plan: Plan) -> float:

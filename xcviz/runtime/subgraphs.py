@@ -20,10 +20,10 @@ _CHECKED: set[str] = set()
 
 @dataclass(frozen=True)
 class BodyRun:
-    """How the run in progress executes the bodies of control-flow nodes that run natively: `mode` (hybrid), the clustering options of its bodies, one CompileCache per body (held by the caller's plan), and
-    the executor (execute.execute, handed down: this module sits below it)."""
+    """How a hybrid run executes the bodies of control-flow nodes that run natively: the clustering options of
+    its bodies, one CompileCache per body (held by the caller's plan), and the executor (execute.execute, handed
+    down: this module sits below it)."""
 
-    mode: str
     options: object
     caches: dict
     execute: Callable
@@ -99,7 +99,7 @@ def _run_compiled(sub: Subgraph, g, feeds: dict, run: BodyRun) -> list:
     if cache is None:
         cache = run.caches[sub] = CompileCache()
     full = {v.name: feeds[v.name] if v.name in feeds else np.asarray(v.data) for v in g.inputs}
-    env = run.execute(g, full, run.mode, None, cache, keep_all=True, options=run.options).env
+    env = run.execute(g, full, "hybrid", None, cache, keep_all=True, options=run.options).env
     return [env[r] for r in g.outputs]  # by reference: one tensor may be two outputs
 
 
