@@ -26,13 +26,18 @@ sys.path.insert(0, os.path.join(ROOT, "benchmarks"))
 
 
 def assert_same(graph, opts: ClusterOptions) -> None:
-    cands = find_candidates(graph, opts)
-    ref = mark_reference.mark_for_compilation(graph, cands, opts)
-    fast = mark_fast.mark_for_compilation(graph, cands, opts)
+    # the fast pass on candidates of its own: it reads their table, not the lists the reference reads
+    fast = mark_fast.mark_for_compilation(graph, find_candidates(graph, opts), opts)
+    ref = mark_reference.mark_for_compilation(graph, find_candidates(graph, opts), opts)
+    # the arrays the cost model reads, before any list is made from them
+    for got, want in zip(fast.arrays(), ref.arrays()):
+        assert got.tolist() == want.tolist()
     assert fast.clusters == ref.clusters
     assert fast.groups == ref.groups
     assert fast.cluster_of == ref.cluster_of
     assert fast.code == ref.code and fast.reason == ref.reason
+    assert fast.candidate == ref.candidate and fast.device == ref.device
+    assert fast == ref
     assert len(fast.attempts) == len(ref.attempts)
     assert list(fast.attempts) == list(ref.attempts)
     assert fast.refused() == ref.refused()
@@ -90,3 +95,21 @@ def test_dispatch_small_graphs_use_reference(monkeypatch):
     assert use_fast(10, "XCVIZ_MARK") and mark._use_fast(10)
     monkeypatch.setenv("XCVIZ_MARK", "reference")
     assert not use_fast(10**7, "XCVIZ_MARK") and not mark._use_fast(10**7)
+
+
+def test_lists_are_made_on_first_read_only():
+    """The compiled pass hands over arrays; a list exists once someone reads it, and writes stick."""
+    from xcviz.clustering.lazy import Deferred, stored
+
+    g = xcviz.load(os.path.join(ROOT, "graphs", "transformer_block.yaml"))
+    opts = ClusterOptions(min_cluster_size=3)
+    cands = find_candidates(g, opts)
+    assert all(type(stored(cands, f)) is Deferred for f in ("ok", "code", "reason", "device"))
+    c = mark_fast.mark_for_compilation(g, cands, opts)
+    names = ("clusters", "cluster_of", "candidate", "code", "reason", "device", "groups")
+    assert all(type(stored(c, f)) is Deferred for f in names)
+    assert all(type(stored(cands, f)) is Deferred for f in ("ok", "code", "reason", "device"))
+    ref = mark_reference.mark_for_compilation(g, find_candidates(g, opts), opts)
+    assert c.code == ref.code and type(stored(c, "code")) is list and type(stored(c, "reason")) is Deferred
+    c.code[0] = "edited"
+    assert c.code[0] == "edited"

@@ -15,6 +15,7 @@ from ..ir import parse_ref
 from ..ir.columns import columns_of
 from ..ops import NOOP, REGISTRY, SHAPE_CONSUMER, ZERO_SIZE
 from .options import Candidates, ClusterOptions
+from .lazy import Deferred
 from .result import Attempt, Clustering
 
 SOURCE, SINK = 0, 1
@@ -219,7 +220,8 @@ def mark_for_compilation(graph, cands: Candidates, opts: ClusterOptions, progres
 
 def _assemble(opts: ClusterOptions, graph, cands: Candidates, r: np.ndarray, eff: np.ndarray,
               forced: np.ndarray, attempts) -> Clustering:
-    """result.finish() on arrays: the same Clustering (groups ordered by first member, min-size rule)."""
+    """result.finish() on arrays: the same Clustering (groups ordered by first member, min-size rule), whose
+    per-node lists are made from these arrays only when read (see lazy.py)."""
     n = len(r)
     members = np.nonzero(r >= 0)[0]
     rs = r[members]
@@ -232,39 +234,65 @@ def _assemble(opts: ClusterOptions, graph, cands: Candidates, r: np.ndarray, eff
     firsts = mem_sorted[starts] if len(starts) else starts
     G = len(starts)
     by_first = np.argsort(firsts, kind="stable")
-    rank_of = np.empty(G, np.int64)
-    rank_of[by_first] = np.arange(G, dtype=np.int64)
-    g_of = np.full(n, -1, np.int64)
-    g_of[mem_sorted] = rank_of[np.repeat(np.arange(G, dtype=np.int64), ends - starts)]
     starts, ends = starts[by_first], ends[by_first]
     g_root = rs_sorted[starts] if G else starts
     g_eff, g_forced = eff[g_root], forced[g_root]
     min_size = opts.min_size
     keep = (g_eff >= min_size) | g_forced
-    # cluster index per node: its group's rank among the kept groups, -1 elsewhere
-    kept_rank = np.append(np.cumsum(keep) - 1, -1)
-    kept_rank[:G][~keep] = -1
-    cluster_at = kept_rank[g_of]  # g_of == -1 picks the trailing -1
-    del members, rs, o, rs_sorted, g_of  # (the lists below are the pass's memory peak: 10^6 of each)
-    mem_list = mem_sorted.tolist()
-    ordered = [mem_list[a:b] for a, b in zip(starts.tolist(), ends.tolist())]
-    del mem_list
-    kept = [ordered[k] for k in np.flatnonzero(keep).tolist()]
-    # as a list of one int object per cluster, not one per node (10^6 ints would take 32 MB)
-    ints = np.empty(len(kept) + 1, object)
-    ints[:] = range(-1, len(kept))
-    cluster_of = ints[cluster_at + 1].tolist()
-    # the kept clusters' members back to back (for the cost model: see Clustering.arrays)
-    k_starts, k_sizes = starts[keep], (ends - starts)[keep]
-    total = int(k_sizes.sum())
-    at = np.repeat(k_starts - (np.cumsum(k_sizes) - k_sizes), k_sizes) + np.arange(total, dtype=np.int64)
-    code = list(cands.code)
-    reason = list(cands.reason)
-    for k in np.flatnonzero(~keep).tolist():
-        why = f"cluster below minimum size ({int(g_eff[k])} < {min_size})"
-        for v in ordered[k]:
-            code[v] = "min-size"
-            reason[v] = why
-    out = Clustering(opts, kept, cluster_of, list(cands.ok), code, reason, list(cands.device), attempts, ordered)
-    out._arrays = (cluster_at, mem_sorted[at], k_sizes.astype(np.int64))
+    # every group's members back to back in order of first member; the kept ones' likewise
+    sizes = ends - starts
+    grouped = mem_sorted[_runs(starts, sizes)]
+    g_at = np.cumsum(sizes) - sizes
+    k_sizes = sizes[keep]
+    kept_members = grouped[_runs(g_at[keep], k_sizes)]
+    # cluster index per node: -1 unless in a kept cluster
+    cluster_at = np.full(n, -1, np.int64)
+    cluster_at[kept_members] = np.repeat(np.arange(len(k_sizes), dtype=np.int64), k_sizes)
+    # the nodes of the groups below the minimum size, each with its group's effective size
+    drop = ~keep
+    d_sizes = sizes[drop]
+    dropped = grouped[_runs(g_at[drop], d_sizes)]
+    d_eff = np.repeat(g_eff[drop], d_sizes)
+
+    def decisions(name: str, fill):
+        """code or reason per node: the candidates', with the min-size rule's."""
+        out = cands.values(name)
+        if len(dropped):
+            out[dropped] = fill
+        return out
+
+    def min_size_reasons():
+        effs, at = np.unique(d_eff, return_inverse=True)
+        why = np.array([f"cluster below minimum size ({e} < {min_size})" for e in effs.tolist()] + [None], object)
+        return why[at.reshape(-1)]
+
+    code = Deferred(lambda: decisions("code", "min-size").tolist())
+    reason = Deferred(lambda: decisions("reason", min_size_reasons()).tolist())
+    out = Clustering(opts, Deferred(lambda: _split(kept_members, k_sizes)), Deferred(lambda: _int_list(cluster_at)),
+                     Deferred(lambda: list(cands.ok)), code, reason, Deferred(lambda: list(cands.device)), attempts,
+                     Deferred(lambda: _split(grouped, sizes)))
+    out._arrays = (cluster_at, kept_members, k_sizes.astype(np.int64))
     return out
+
+
+def _runs(starts: np.ndarray, sizes: np.ndarray) -> np.ndarray:
+    """The positions start, start + 1, ..., start + size - 1 of every run, back to back."""
+    total = int(sizes.sum())
+    return np.repeat(starts - (np.cumsum(sizes) - sizes), sizes) + np.arange(total, dtype=np.int64)
+
+
+def _split(flat: np.ndarray, sizes: np.ndarray) -> list[list[int]]:
+    """Consecutive runs of `flat` of the given sizes, as lists."""
+    items = flat.tolist()
+    ends = np.cumsum(sizes).tolist()
+    return [items[a:b] for a, b in zip([0] + ends[:-1], ends)]
+
+
+def _int_list(values: np.ndarray) -> list[int]:
+    """A list of ints with one int object per distinct value (10^6 separate ints would take 32 MB)."""
+    if not len(values):
+        return []
+    lo = int(values.min())
+    ints = np.empty(int(values.max()) - lo + 1, object)
+    ints[:] = range(lo, lo + len(ints))
+    return ints[values - lo].tolist()

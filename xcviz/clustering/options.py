@@ -12,6 +12,7 @@ from ..errors import XcvizError
 from ..cost.keys import group_ids
 from ..ir.columns import columns_of
 from ..ops import DEVICES, REGISTRY
+from .lazy import Deferred, lazy_lists, stored
 
 STRATEGIES = ("mark", "greedy", "cost")
 DEFAULT_MIN_CLUSTER_SIZE = 4
@@ -82,9 +83,11 @@ def normalize_device(spec: str | None, default: str) -> tuple[str, str]:
     return kind, f"{kind}:{idx}"
 
 
+@lazy_lists("ok", "code", "reason", "device")
 @dataclass
 class Candidates:
-    """Per node: candidate or the first reason it is not (code for styling, text for people)."""
+    """Per node: candidate or the first reason it is not (code for styling, text for people). find_candidates
+    hands the lists over as a table per kind of node, made into lists on first read (see lazy.py)."""
 
     ok: list[bool] = field(default_factory=list)
     code: list[str | None] = field(default_factory=list)
@@ -94,6 +97,15 @@ class Candidates:
     # compile)); lets the fast pass code devices and ops from a few table rows instead of per node.
     kind_of: np.ndarray | None = field(default=None, compare=False, repr=False)
     kinds: list[tuple] | None = field(default=None, compare=False, repr=False)
+
+    def values(self, name: str) -> np.ndarray:
+        """A per-node list as an object array, without making the list when it is not made yet."""
+        v = stored(self, name)
+        if type(v) is Deferred:
+            return v.array()
+        out = np.empty(len(v), object)
+        out[:] = v
+        return out
 
 
 def find_candidates(graph, opts: ClusterOptions) -> Candidates:
@@ -142,10 +154,12 @@ def find_candidates(graph, opts: ClusterOptions) -> Candidates:
         kinds.append((dev, op, known, code is None, compile_))
         rows.append((dev, code is None, code, why))
     c.kind_of, c.kinds = kind_of, kinds
-    if rows:  # the columns at C speed: each kind's value, taken per node
+    if rows:  # the columns at C speed: each kind's value, taken per node, when first read
         table = np.empty((len(rows), 4), object)
         table[:] = rows
-        c.device, c.ok, c.code, c.reason = (table[:, k][kind_of].tolist() for k in range(4))
+        of = kind_of.copy()  # (refine_candidates renumbers c.kind_of where it edits the lists)
+        c.device, c.ok, c.code, c.reason = (Deferred(lambda k=k: table[of, k].tolist(), lambda k=k: table[of, k])
+                                            for k in range(4))
     return c
 
 

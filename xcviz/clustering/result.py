@@ -6,6 +6,7 @@ from itertools import chain
 
 import numpy as np
 
+from .lazy import lazy_lists
 from .options import ClusterOptions
 
 PHASE_NAMES = {0: "phase 0 (shape consumers)", 1: "phase 1", 2: "phase 2", -1: "greedy", 3: "cost"}
@@ -24,8 +25,12 @@ class Attempt:
     path: tuple[int, ...] = ()  # for a cycle: the nodes of the blocking path
 
 
+@lazy_lists("clusters", "cluster_of", "candidate", "code", "reason", "device", "groups")
 @dataclass
 class Clustering:
+    """The pass's result. The compiled pass hands its per-node lists over as arrays, made into lists when first
+    read (lazy.py); arrays() gives the cost model cluster_of and the members without them."""
+
     options: ClusterOptions
     clusters: list[list[int]]            # kept clusters, node positions in topological order
     cluster_of: list[int]                # cluster index per node, -1 when not clustered
