@@ -188,10 +188,6 @@ def mark_for_compilation(graph, cands: Candidates, opts: ClusterOptions, progres
     parent_uf = np.arange(N, dtype=np.int32)
     max_size = _MAX if opts.max_cluster_size is None else np.int64(opts.max_cluster_size)
 
-    # per-node state in int32 (ids and sizes stay below 2^31): half the cache lines of int64
-    S = K.build(N, esrc, edst, len(es))
-    if progress:
-        progress(1)
     # a candidate with a candidate predecessor on another device (mark_reference.py's xdev, from the edges)
     xdev = np.zeros(N, np.bool_)
     cand = np.zeros(N, np.bool_)
@@ -200,48 +196,26 @@ def mark_for_compilation(graph, cands: Candidates, opts: ClusterOptions, progres
     xdev[edst[cross]] = True
     C = K.Clusters(ok, base, alive, parent_uf, size, eff, forced, device, xdev, scope, groups, max_size,
                    bool(opts.record))
-    # attempts and blocking paths, grown by run_phase when needed; int32 (ids, sizes < 2^31) halves the
+    # attempts and blocking paths, grown by the pass when needed; int32 (ids, sizes < 2^31) halves the
     # memory a 10^6-node pass writes
     A = np.empty((max(16, len(esrc)), K.A_COLS), np.int32)
     P = np.empty(1024, np.int32)
-    for phase, mode in ((0, 0), (1, 1), (2, 2)):
-        _, S, A, P = K.run_phase(S, C, phase, mode, A, P)
-        if progress:
-            progress(1)
-    changed, S, A, P = K.run_phase(S, C, -1, 2, A, P)
+    changed, table, paths, grouped, sizes, g_root = K.run_pass(N, esrc, edst, len(es), C, A, P)
+    if progress:
+        progress(4)
     if changed:
         raise XcvizError("edge contraction is not idempotent (a bug in xcviz)", code=1)
-    table, paths = K.results(S, A, P)
     attempts = AttemptLog(table, paths, cols, dev_names, scope_names, opts.max_cluster_size)
-
-    r = K.roots(parent_uf, ok, base, n)
-    return _assemble(opts, graph, cands, r, eff, forced, attempts)
+    return _assemble(opts, cands, n, grouped, sizes, eff[g_root], forced[g_root], attempts)
 
 
-def _assemble(opts: ClusterOptions, graph, cands: Candidates, r: np.ndarray, eff: np.ndarray,
-              forced: np.ndarray, attempts) -> Clustering:
-    """result.finish() on arrays: the same Clustering (groups ordered by first member, min-size rule), whose
-    per-node lists are made from these arrays only when read (see lazy.py)."""
-    n = len(r)
-    members = np.nonzero(r >= 0)[0]
-    rs = r[members]
-    # groups in order of their first member (as the reference's dict), members ascending
-    o = np.argsort(rs, kind="stable")
-    rs_sorted, mem_sorted = rs[o], members[o]
-    cuts = np.flatnonzero(np.diff(rs_sorted)) + 1
-    starts = np.concatenate(([0], cuts)).astype(np.int64) if len(rs_sorted) else np.zeros(0, np.int64)
-    ends = np.concatenate((cuts, [len(rs_sorted)])).astype(np.int64) if len(rs_sorted) else np.zeros(0, np.int64)
-    firsts = mem_sorted[starts] if len(starts) else starts
-    G = len(starts)
-    by_first = np.argsort(firsts, kind="stable")
-    starts, ends = starts[by_first], ends[by_first]
-    g_root = rs_sorted[starts] if G else starts
-    g_eff, g_forced = eff[g_root], forced[g_root]
+def _assemble(opts: ClusterOptions, cands: Candidates, n: int, grouped: np.ndarray, sizes: np.ndarray,
+              g_eff: np.ndarray, g_forced: np.ndarray, attempts) -> Clustering:
+    """result.finish() on the kernel's groups (in order of first member, members ascending, back to back): the
+    same Clustering after the min-size rule, whose per-node lists are made from these arrays only when read
+    (see lazy.py)."""
     min_size = opts.min_size
     keep = (g_eff >= min_size) | g_forced
-    # every group's members back to back in order of first member; the kept ones' likewise
-    sizes = ends - starts
-    grouped = mem_sorted[_runs(starts, sizes)]
     g_at = np.cumsum(sizes) - sizes
     k_sizes = sizes[keep]
     kept_members = grouped[_runs(g_at[keep], k_sizes)]

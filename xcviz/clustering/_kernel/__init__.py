@@ -7,14 +7,14 @@ phase.py runs the pass. The state travels as two named tuples (state.py). first_
 compiling pays and says so while it compiles. Every loop mirrors the reference line by line; the
 equivalence tests hold them together.
 """
-from . import cycle_graph, phase
+from . import phase
+from .cycle_graph import build
 from .first_use import Announced
-from .phase import results, run_phase
+from .phase import final_groups, run_phase
 from .state import A_COLS, C_CROSS, C_CYCLE, C_DEVICE, C_MAXSIZE, C_NONE, C_SCOPE, Clusters, State
 
-# the pass's first and last calls: a line on stderr while a cold cache makes the first one compile
-build = Announced(cycle_graph.build, "first")
-roots = Announced(phase.roots, "last")
+# the pass in one call (the parts above are for tests): a line on stderr while a cold cache makes it compile
+run_pass = Announced(phase.run_pass)
 
-__all__ = ["build", "run_phase", "results", "roots", "Clusters", "State", "A_COLS", "C_NONE", "C_DEVICE",
+__all__ = ["build", "run_phase", "final_groups", "run_pass", "Clusters", "State", "A_COLS", "C_NONE", "C_DEVICE",
            "C_SCOPE", "C_MAXSIZE", "C_CROSS", "C_CYCLE"]

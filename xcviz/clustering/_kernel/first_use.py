@@ -10,17 +10,16 @@ COLD_MIN_NODES = 1_000_000   # with nothing cached, below this the reference fin
 
 
 def _entries():
-    from .cycle_graph import build
-    from .phase import results, roots, run_phase
+    from .phase import run_pass
 
-    return build, run_phase, results, roots
+    return (run_pass,)
 
 
 def cache_dir() -> str | None:
     """Where numba keeps (or will keep) the compiled kernel."""
     from ...fastpath import numba_cache_dir
 
-    return numba_cache_dir(_entries()[1])
+    return numba_cache_dir(_entries()[0])
 
 
 def cached() -> bool:
@@ -47,29 +46,21 @@ def compile_in_background() -> bool:
 
 
 class Announced:
-    """An entry point that, when its call is the first of a cold cache, says so on stderr while it compiles.
-
-    The first call to `first` (build) checks the cache once per process; a line appears if it is cold, and
-    the end of the next call to `last` (roots: the pass is done, everything is compiled) adds the time."""
+    """The pass's entry point: when its first call in a process meets a cold cache, a line on stderr says so
+    while it compiles, and then how long it took."""
 
     _checked = False
-    _notice = None
 
-    def __init__(self, fn, role: str) -> None:
-        self.fn, self.role = fn, role
+    def __init__(self, fn) -> None:
+        self.fn = fn
         self.__doc__, self.__name__ = fn.__doc__, fn.__name__
 
     def __call__(self, *args):
-        cls = Announced
-        if self.role == "first" and not cls._checked:
-            cls._checked = True
+        if not Announced._checked:
+            Announced._checked = True
             if not cached():
                 from ... import progress
 
-                cls._notice = progress.compiling("the clustering kernel", 30)
-                cls._notice.__enter__()
-        out = self.fn(*args)
-        if self.role == "last" and cls._notice is not None:
-            cls._notice.__exit__(None, None, None)
-            cls._notice = None
-        return out
+                with progress.compiling("the clustering kernel", 30):
+                    return self.fn(*args)
+        return self.fn(*args)

@@ -1,9 +1,10 @@
-"""The pass: one phase of for_each_edge, each edge contraction with its refusal checks, and the results."""
+"""The pass: one phase of for_each_edge, each edge contraction with its refusal checks; run_pass, the whole pass."""
 from __future__ import annotations
 
 import numpy as np
 from numba import njit
 
+from .cycle_graph import build
 from .order import insert_edge, reachable
 from .sets import edge_key, ht_grow, ht_pop, ht_short, os_erase
 from .state import (A_CODE, A_COLS, A_DST, A_MERGED, A_PHASE, A_PL, A_PS, A_SRC, A_X1, A_X2, C_CROSS, C_CYCLE,
@@ -200,15 +201,47 @@ def run_phase(S, C, phase, mode, A, P):
 
 
 @njit(cache=True)
-def results(S, A, P):
-    """The attempt table and the path pool, trimmed (views: a copy would cost its page faults again)."""
-    return A[:S.meta[M_NATT]], P[:S.meta[M_NPATH]]
+def run_pass(N, esrc, edst, ndata, C, A, P):
+    """The whole pass in one call, so that a process loads one compiled function from numba's cache (each load
+    costs 0.05-0.1 s): the cycle graph (cycle_graph.build), phases 0-2, the idempotence check, then whether
+    that check changed anything (a bug), the attempt table and path pool (trimmed views), and the final
+    groups (see final_groups)."""
+    S = build(N, esrc, edst, ndata)
+    for phase in range(3):
+        _, S, A, P = run_phase(S, C, phase, phase, A, P)
+    changed, S, A, P = run_phase(S, C, -1, 2, A, P)
+    grouped, sizes, g_root = final_groups(C.parent_uf, C.ok, C.base, len(C.ok))
+    return changed, A[:S.meta[M_NATT]], P[:S.meta[M_NPATH]], grouped, sizes, g_root
 
 
 @njit(cache=True)
-def roots(parent_uf, ok, base, n):
-    out = np.full(n, -1, np.int64)
+def final_groups(parent_uf, ok, base, n):
+    """The candidates' groups in order of their first member, members ascending: every group's members back
+    to back, each group's size and its root (the node that holds its size and flags)."""
+    gid = np.full(n, -1, np.int64)    # per root (graph position): its group
+    of = np.full(n, -1, np.int64)     # per node: its group
+    sizes = np.zeros(n, np.int64)
+    g_root = np.empty(n, np.int64)
+    G = 0
     for j in range(n):
         if ok[j]:
-            out[j] = _find(parent_uf, base + j)
-    return out
+            r = _find(parent_uf, base + j)
+            g = gid[r - base]
+            if g < 0:
+                g = gid[r - base] = G
+                g_root[G] = r
+                G += 1
+            of[j] = g
+            sizes[g] += 1
+    at = np.empty(G, np.int64)
+    total = 0
+    for g in range(G):
+        at[g] = total
+        total += sizes[g]
+    grouped = np.empty(total, np.int64)
+    for j in range(n):
+        g = of[j]
+        if g >= 0:
+            grouped[at[g]] = j
+            at[g] += 1
+    return grouped, sizes[:G], g_root[:G]
