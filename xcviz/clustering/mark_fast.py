@@ -188,12 +188,7 @@ def mark_for_compilation(graph, cands: Candidates, opts: ClusterOptions, progres
     parent_uf = np.arange(N, dtype=np.int32)
     max_size = _MAX if opts.max_cluster_size is None else np.int64(opts.max_cluster_size)
 
-    # a candidate with a candidate predecessor on another device (mark_reference.py's xdev, from the edges)
-    xdev = np.zeros(N, np.bool_)
-    cand = np.zeros(N, np.bool_)
-    cand[base:] = ok
-    cross = cand[esrc] & cand[edst] & (device[esrc] != device[edst])
-    xdev[edst[cross]] = True
+    xdev = np.zeros(N, np.bool_)  # (set by the pass from the edges)
     C = K.Clusters(ok, base, alive, parent_uf, size, eff, forced, device, xdev, scope, groups, max_size,
                    bool(opts.record))
     # attempts and blocking paths, grown by the pass when needed; int32 (ids, sizes < 2^31) halves the

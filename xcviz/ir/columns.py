@@ -181,8 +181,19 @@ class GraphColumns:
         if hit is None:
             col = self.column(name, keep=False)
             n = len(col)
-            if not n or col.count(col[0]) == n:  # (identity first: cheap for shared values)
+            same = col.count(col[0]) if n else 0  # (identity first: cheap for shared values)
+            if same == n:
                 hit = np.zeros(n, np.int32), col[:1]
+            elif 4 * same >= 3 * n:  # mostly one value (device, compile): look only at the other nodes
+                first = col[0]
+                odd = [i for i, v in enumerate(col) if v is not first]
+                vals = [col[i] for i in odd]
+                code = dict.fromkeys([first, *vals])
+                for k, v in enumerate(code):
+                    code[v] = k
+                ids = np.zeros(n, np.int32)
+                ids[odd] = list(map(code.__getitem__, vals))
+                hit = ids, list(code)
             else:
                 code = dict.fromkeys(col)
                 for k, v in enumerate(code):

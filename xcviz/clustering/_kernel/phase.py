@@ -206,12 +206,23 @@ def run_pass(N, esrc, edst, ndata, C, A, P):
     costs 0.05-0.1 s): the cycle graph (cycle_graph.build), phases 0-2, the idempotence check, then whether
     that check changed anything (a bug), the attempt table and path pool (trimmed views), and the final
     groups (see final_groups)."""
+    _cross_device(C, esrc, edst)
     S = build(N, esrc, edst, ndata)
     for phase in range(3):
         _, S, A, P = run_phase(S, C, phase, phase, A, P)
     changed, S, A, P = run_phase(S, C, -1, 2, A, P)
     grouped, sizes, g_root = final_groups(C.parent_uf, C.ok, C.base, len(C.ok))
     return changed, A[:S.meta[M_NATT]], P[:S.meta[M_NPATH]], grouped, sizes, g_root
+
+
+@leaf
+def _cross_device(C, esrc, edst):
+    """C.xdev: the candidates with a candidate predecessor on another device (mark_reference.py's xdev)."""
+    ok, base, device = C.ok, C.base, C.device
+    for i in range(len(esrc)):
+        x, y = esrc[i], edst[i]
+        if x >= base and y >= base and ok[x - base] and ok[y - base] and device[x] != device[y]:
+            C.xdev[y] = True
 
 
 @njit(cache=True)
