@@ -87,13 +87,14 @@ class AttemptLog(Sequence):
 def edges_in_order(graph, base: int) -> tuple[np.ndarray, np.ndarray]:
     """Data and control edges in the order the reference inserts them (node order, inputs, controls)."""
     pos = columns_of(graph)
-    if not any(pos.column("control_inputs", keep=False)):
+    control = pos.column("control_inputs", keep=False)
+    if control.count(()) == len(control):  # (identity first: one shared empty tuple is cheap to count)
         # the common case, on the graph's integer edges: nodes at base + position, graph inputs at 2 + i
         n = len(pos.op)
         keep = pos.src >= 0  # empty refs are absent inputs, not edges
-        src = np.where(pos.src < n, pos.src + base, pos.src - n + 2)[keep]
-        dst = np.repeat(np.arange(base, base + n, dtype=np.int64), pos.lens)[keep]
-        return src, dst
+        src = np.where(pos.src < n, pos.src + base, pos.src - n + 2)
+        dst = np.repeat(np.arange(base, base + n, dtype=np.int64), pos.lens)
+        return (src, dst) if keep.all() else (src[keep], dst[keep])
     input_id = {v.name: 2 + i for i, v in enumerate(graph.inputs)}
     idx = graph.index
     srcl: list[int] = []
@@ -123,14 +124,14 @@ def cycle_graph_edges(es: np.ndarray, ed: np.ndarray, N: int) -> tuple[np.ndarra
     has_out = np.zeros(N, bool)
     has_in[ed] = True
     has_out[es] = True
-    v = np.arange(2, N, dtype=np.int64)
-    no_in, no_out = v[~has_in[2:]], v[~has_out[2:]]
-    fix_key = np.concatenate((2 * no_in, 2 * no_out + 1))
-    fix_src = np.concatenate((np.full(len(no_in), SOURCE, np.int64), no_out))
-    fix_dst = np.concatenate((no_in, np.full(len(no_out), SINK, np.int64)))
-    order = np.argsort(fix_key, kind="stable")
-    esrc = np.concatenate(([SOURCE], es, fix_src[order])).astype(np.int64)
-    edst = np.concatenate(([SINK], ed, fix_dst[order])).astype(np.int64)
+    # per node v >= 2 two slots, SOURCE -> v then v -> SINK: the fixup edges in order, without a sort
+    fix = np.empty((max(N - 2, 0), 2), bool)
+    fix[:, 0] = ~has_in[2:]
+    fix[:, 1] = ~has_out[2:]
+    at = np.flatnonzero(fix.reshape(-1))
+    v, to_sink = at // 2 + 2, (at & 1).astype(bool)
+    esrc = np.concatenate(([SOURCE], es, np.where(to_sink, v, SOURCE))).astype(np.int64)
+    edst = np.concatenate(([SINK], ed, np.where(to_sink, SINK, v))).astype(np.int64)
     return esrc, edst, has_out
 
 
