@@ -80,3 +80,30 @@ def test_plain_conversion_equals_typers_adapter():
             got, want = _outcome(plain, value, param, ctx), _outcome(reference, value, param, ctx)
             assert got == want and type(got[1]) is type(want[1]), (param.name, value, got, want)
     assert installed >= 0.9 * len(params)  # (the point: nearly every flag converts without pydantic)
+
+
+def test_one_command_app_says_what_the_whole_app_says(capsys):
+    """main() builds only the named command; its help, usage errors and exit codes equal the whole app's."""
+    import typer.main
+
+    from xcviz.cli import app, entry
+
+    def both(args):
+        out = []
+        for chosen in (entry._app_for(args), app):
+            try:
+                code = chosen(args=args, standalone_mode=False, prog_name="xcviz")
+            except Exception as e:  # noqa: BLE001 - usage errors: compare their text
+                code = (type(e).__name__, getattr(e, "format_message", lambda: str(e))())
+            out.append((code, capsys.readouterr()))
+        return out
+
+    names = sorted(typer.main.get_command(app).commands)
+    assert len(names) > 10
+    for name in names:
+        assert entry._app_for([name]) is not app and entry._app_for([name]).registered_commands[0].callback
+        for args in ([name, "--help"], [name, "--no-such-flag"], [name]):
+            one, whole = both(args)
+            assert one == whole, (args, one, whole)
+    for args in (["--help"], ["stat"], []):
+        assert entry._app_for(args) is app
