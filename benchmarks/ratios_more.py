@@ -7,6 +7,7 @@ from __future__ import annotations
 import json
 import os
 import pty
+import re
 import statistics
 import subprocess
 import sys
@@ -121,7 +122,8 @@ def cold_rows(path: str) -> dict:
         with tempfile.TemporaryDirectory(prefix="xcviz-numba-") as cache:
             env = {**os.environ, **extra, "NUMBA_CACHE_DIR": cache}
             wall, cpu, shown = _on_terminal(argv, env)
-            lines = [line.strip() for line in shown.replace("\r", "\n").splitlines() if line.strip().startswith("xcviz:")]
+            plain = re.sub(r"\x1b\[[0-9;?]*[A-Za-z]", "", shown).replace("\r", "\n")  # (the bar's escapes)
+            lines = [line[line.index("xcviz:"):].strip() for line in plain.splitlines() if "xcviz:" in line]
             out[name] = {"wall": wall, "cpu": cpu, "notices": sorted(set(lines))}
             _wait_for_background(cache)
     return out
