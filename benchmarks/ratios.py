@@ -11,6 +11,14 @@ Rows (median of the repeats, each in a fresh process so nothing is warm but the 
 - load alone, `mark` clustering alone, cost alone (inside one process, after a warm-up load);
 each also in process CPU seconds (`*_cpu`; `stats` by its children's rusage), with the 1-minute load
 average before and after each repeat: on a shared machine the wall clock measures the other processes too.
+Also (each its own table):
+- growth from `--growth-from` nodes (10^4) to `--nodes`, for load, `mark`, cost and `stats` end to end
+  (the small graph's rows are the minimum of at least 5 repeats: they are short and the noise is not);
+- the untyped graph (generate.py's, no `shape`/`dtype`) beside the typed one: the same fast path;
+- where the memory of `stats` is: RSS as each step of `xcviz.analyse` starts (what the command runs);
+- with `--cold`, the first use after a fresh install: `stats --json` with an empty NUMBA_CACHE_DIR
+  (stderr on a terminal, so the compile's progress line shows) beside XCVIZ_MARK=reference
+  XCVIZ_INFER=reference, the pure-Python paths the compiled ones must never be slower than.
 """
 from __future__ import annotations
 
@@ -27,6 +35,7 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
 
 from generate import H, generate, to_json  # noqa: E402
+from ratios_more import cold_rows, growth_rows, markdown_more, memory_rows, untyped_rows  # noqa: E402
 
 ATTR_POOL = [{"approximate": "tanh"}, {"approximate": "none"}, {"epsilon": 1e-5}, {"epsilon": 1e-6},
              {"alpha": 0.1}, {"keepdims": 1}, {"axis": -1}]
@@ -96,12 +105,18 @@ def end_to_end(path: str) -> tuple[float, float, float]:
     return float(wall), int(peak_kb) / 1024, float(cpu)
 
 
-def run(n: int, repeats: int, workdir: str) -> dict:
+def graph_file(n: int, workdir: str, kind: str = "typed") -> str:
+    """The generated graph of n nodes (typed: ratios.typed; plain: generate.py's), written once."""
     os.makedirs(workdir, exist_ok=True)
-    path = os.path.join(workdir, f"typed_{n}.json")
+    path = os.path.join(workdir, f"{kind}_{n}.json")
     if not os.path.exists(path):
         with open(path, "w", encoding="utf-8") as f:
-            f.write(to_json(typed(n)))
+            f.write(to_json(typed(n) if kind == "typed" else generate(n)))
+    return path
+
+
+def run(n: int, repeats: int, workdir: str) -> dict:
+    path = graph_file(n, workdir)
     names = ("json_load", "stats_e2e", "stats_peak_mb", "load", "mark", "cost")
     rows: dict[str, list[float]] = {k: [] for k in names + tuple(k + "_cpu" for k in names if k != "stats_peak_mb")}
     load_avg = [os.getloadavg()[0]]
@@ -151,9 +166,20 @@ def main() -> None:
     ap.add_argument("--repeats", type=int, default=3)
     ap.add_argument("--workdir", default="/tmp/xcviz-bench")
     ap.add_argument("--output", default=os.path.join(HERE, "ratios_results"), help="results file stem")
+    ap.add_argument("--growth-from", type=lambda s: int(float(s)), default=10_000, metavar="N",
+                    help="the small graph of the growth rows (0: none)")
+    ap.add_argument("--no-untyped", action="store_true", help="skip the untyped graph's rows")
+    ap.add_argument("--cold", action="store_true", help="also the first use with an empty numba cache (minutes)")
     a = ap.parse_args()
     res = run(a.nodes, a.repeats, a.workdir)
-    md = markdown(res)
+    res["memory"] = memory_rows(graph_file(a.nodes, a.workdir))
+    if a.growth_from:
+        res["growth"] = growth_rows(res, graph_file(a.growth_from, a.workdir), a.growth_from, max(a.repeats, 5))
+    if not a.no_untyped:
+        res["untyped"] = untyped_rows(res, graph_file(a.nodes, a.workdir, "plain"), a.repeats)
+    if a.cold:
+        res["cold"] = cold_rows(graph_file(a.nodes, a.workdir))
+    md = markdown(res) + markdown_more(res)
     with open(a.output + ".json", "w", encoding="utf-8") as f:
         json.dump(res, f, indent=2, sort_keys=True)
     with open(a.output + ".md", "w", encoding="utf-8") as f:

@@ -6,9 +6,11 @@ import math
 from ..clustering import Clustering
 from ..clustering.result import PHASE_NAMES
 from ..cost import Stats
-from ..ir import Graph
+from ..ir import Graph, gc_paused
+from ..ir.nodeseq import node_column
 from . import symbolic_view
 from .bodies_view import bodies_json, bodies_key
+from .json_text import NoFloats, NoFloatsList
 
 SCHEMA_VERSION = 1
 
@@ -42,36 +44,14 @@ def options_info(clustering: Clustering, hardware: str | None) -> dict:
 
 
 def cluster_report(graph: Graph, clustering: Clustering, stats: Stats) -> dict:
-    names = [n.name for n in graph.nodes]
+    # millions of new dicts: without a pause the cyclic GC rescans them all, again and again (minutes at 10^6)
+    with gc_paused():
+        return _cluster_report(graph, clustering, stats)
+
+
+def _cluster_report(graph: Graph, clustering: Clustering, stats: Stats) -> dict:
+    names = node_column(graph.nodes, "name")
     ids = [clustering.cluster_id(k) for k in range(len(clustering.clusters))]
-    # one JSON value per distinct output type (the loader shares equal types as one object; a value may
-    # appear many times in the report, as aliasing is invisible in JSON)
-    type_json: dict[int, dict] = {}
-
-    def outputs(types) -> list:
-        out = []
-        for t in types:
-            j = type_json.get(id(t))
-            if j is None:
-                j = type_json[id(t)] = {"shape": _shape(t.shape), "dtype": t.dtype}
-            out.append(j)
-        return out
-
-    nodes = {}
-    for node, k, reason, code, cand, dev in zip(graph.nodes, clustering.cluster_of, clustering.reason,
-                                                 clustering.code, clustering.candidate, clustering.device):
-        out = k < 0
-        nodes[node.name] = {
-            "op": node.op, "op_type": node.op_type,
-            "cluster": None if out else ids[k],
-            "reason": reason if out else None,
-            "reason_code": code if out else None,
-            "candidate": cand,
-            "device": dev,
-            "outputs": outputs(node.outputs),
-        }
-        if node.module:  # a PyTorch program's module path, for display (only where the loader knows one)
-            nodes[node.name]["module"] = node.module
     clusters = [{
         "id": c.id, "nodes": c.nodes, "ops": c.ops,
         "entry_points": c.entry_points, "exit_points": c.exit_points,
@@ -85,21 +65,94 @@ def cluster_report(graph: Graph, clustering: Clustering, stats: Stats) -> dict:
         "from": names[a.src], "to": names[a.dst], "phase": a.phase, "phase_name": PHASE_NAMES.get(a.phase),
         "reason": a.reason, "reason_code": a.code, "path": [names[p] for p in a.path],
     } for a in clustering.refused()]
+    edges, float_free = _edges(stats, ids)
     return {
         "schema_version": SCHEMA_VERSION,
         "graph": graph_info(graph),
         "options": options_info(clustering, stats.hardware),
         "clusters": clusters,
-        "nodes": nodes,
+        "nodes": _node_table(graph, clustering, names, ids),
         "stats": stats_dict(stats) | symbolic_view.json_keys(graph, clustering, stats),
-        "boundary_edges": [{
-            "from": e.src, "to": e.dst, "tensor": e.tensor, "shape": _shape(e.type.shape), "dtype": e.type.dtype,
-            "bytes": e.bytes,
-            "from_cluster": ids[e.src_cluster] if e.src_cluster >= 0 else None,
-            "to_cluster": ids[e.dst_cluster] if e.dst_cluster >= 0 else None,
-        } for e in stats.edges],
+        "boundary_edges": NoFloatsList(edges) if float_free else edges,
         "merges_refused": refused,
     } | bodies_key(graph, clustering)
+
+
+def _node_table(graph: Graph, clustering: Clustering, names: list, ids: list) -> dict:
+    """Each node's entry, read column by column (no Node objects), in the graph's order."""
+    nodes = graph.nodes
+    ops, op_types, modules = (node_column(nodes, f) for f in ("op", "op_type", "module"))
+    # one JSON value per distinct output type (the loader shares equal types as one object; a value may
+    # appear many times in the report, as aliasing is invisible in JSON), one list per distinct type list
+    type_json: dict[int, dict] = {}
+    lists: dict[int, list] = {}
+
+    def outputs(types) -> list:
+        out = lists.get(id(types))
+        if out is None:
+            out = lists[id(types)] = []
+            for t in types:
+                j = type_json.get(id(t))
+                if j is None:
+                    j = type_json[id(t)] = {"shape": _shape(t.shape), "dtype": t.dtype}
+                out.append(j)
+        return out
+
+    raw = nodes.column_raw("outputs") if getattr(nodes, "lazy", False) else None
+    if type(raw) is tuple:  # (rid, results): node j's outputs are results[rid[j]], made once per distinct list
+        per_result = [outputs(types) for types in raw[1]]
+        out_json = list(map(per_result.__getitem__, raw[0].tolist()))
+    else:
+        out_json = list(map(outputs, node_column(nodes, "outputs")))
+    table = {}
+    for name, op, op_type, out_j, module, k, reason, code, cand, dev in zip(
+            names, ops, op_types, out_json, modules, clustering.cluster_of, clustering.reason,
+            clustering.code, clustering.candidate, clustering.device):
+        out = k < 0
+        entry = table[name] = {
+            "op": op, "op_type": op_type,
+            "cluster": None if out else ids[k],
+            "reason": reason if out else None,
+            "reason_code": code if out else None,
+            "candidate": cand,
+            "device": dev,
+            "outputs": out_j,
+        }
+        if module:  # a PyTorch program's module path, for display (only where the loader knows one)
+            entry["module"] = module
+    text = (str, type(None))
+    float_free = (_types_in(names) <= {str} and _types_in(ids) <= {str} and _types_in(ops) <= set(text)
+                  and _types_in(op_types) <= set(text) and _types_in(modules) <= set(text)
+                  and _types_in(clustering.reason) <= set(text) and _types_in(clustering.code) <= set(text)
+                  and _types_in(clustering.device) <= set(text) and _types_in(clustering.candidate) <= {bool}
+                  and all(_plain_type(j) for j in type_json.values()))
+    return NoFloats(table) if float_free else table
+
+
+def _types_in(values) -> set:
+    return set(map(type, values))
+
+
+def _plain_type(j: dict) -> bool:
+    return type(j["dtype"]) in (str, type(None)) and (j["shape"] is None or _types_in(j["shape"]) <= {int, str, type(None)})
+
+
+def _edges(stats: Stats, ids: list) -> tuple[list, bool]:
+    """The boundary edges' entries (one pass over the cost model's lazy list), and whether they hold no float."""
+    shapes: dict[int, tuple] = {}  # one shape list per distinct type object (kept alive here: ids stay unique)
+    edges = []
+    for e in stats.edges:
+        t = shapes.get(id(e.type))
+        if t is None:
+            t = shapes[id(e.type)] = (_shape(e.type.shape), e.type.dtype, e.type)
+        edges.append({
+            "from": e.src, "to": e.dst, "tensor": e.tensor, "shape": t[0], "dtype": t[1], "bytes": e.bytes,
+            "from_cluster": ids[e.src_cluster] if e.src_cluster >= 0 else None,
+            "to_cluster": ids[e.dst_cluster] if e.dst_cluster >= 0 else None,
+        })
+    kinds = {(type(d["from"]), type(d["to"]), type(d["tensor"]), type(d["bytes"])) for d in edges}
+    return edges, all(a is str and b is str and c is str and n in (int, type(None)) for a, b, c, n in kinds) \
+        and all(_plain_type({"shape": shape, "dtype": dtype}) for shape, dtype, _ in shapes.values())
 
 
 def stats_dict(s: Stats) -> dict:
