@@ -8,7 +8,7 @@ from ..ir import Graph, gc_paused
 from ..ops import REGISTRY
 from .boundary import Boundary, Details
 from .hardware import Hardware
-from .classes import CONVS, FRESH_BYTES, native_time, op_class
+from .classes import CONVS, FRESH_BYTES, LIBRARY, native_time, op_class
 from .control import CONTROL
 from .coverage import flops_coverage
 from .fusion import predict_kernels
@@ -159,7 +159,7 @@ def calibrated_fused(cal, key_names: list[str], key_costs: list[tuple], sig: np.
     loop = cal.classes["elementwise"].xla_launch
     key_class = [cal.classes[c] for c in key_names]
     launch_k = np.array([c.xla_launch for c in key_class] + [0.0])[:-1][sig]
-    library_k = np.array([c in ("conv", "dwconv", "dot") for c in key_names] + [False])[:-1][sig]
+    library_k = np.array([c in LIBRARY for c in key_names] + [False])[:-1][sig]
     compute_k = np.array([(f or 0) / c.xla_flops for c, (f, _, _) in zip(key_class, key_costs)] + [0.0])[:-1][sig]
     launch = np.where(per_node > 0, launch_k + np.where(library_k, (per_node - 1) * loop, 0.0), 0.0)
     inside = cluster_of >= 0
