@@ -4,7 +4,6 @@ profile measured before the class costs them as convolutions."""
 from pathlib import Path
 
 import pytest
-import yaml
 
 from xcviz import parse_graph
 from xcviz.clustering import ClusterOptions, run_clustering
@@ -13,20 +12,14 @@ from xcviz.cost.classes import CLASSES, NARROW, op_class
 from xcviz.cost.stats import node_class
 from xcviz.loaders import load
 
+from test_cost_classes import numbers, profile as _profile
+
 ROOT = Path(__file__).resolve().parent.parent
-ROOFLINE = {"name": "t", "source": "test", "backend": "cpu", "peak_flops": 1e10, "memory_bandwidth": 1e10,
-            "launch_overhead": 1e-5, "sync_overhead": 5e-6}
-
-
-def numbers(k: int) -> dict:
-    return {"native_overhead": 1e-5 * (k + 1), "native_flops": 1e9 * (k + 1), "xla_launch": 1e-6 * (k + 1),
-            "xla_flops": 1e10 * (k + 1)}
 
 
 def profile(tmp_path, classes: dict, name: str = "p") -> str:
-    path = tmp_path / f"{name}.yaml"
-    path.write_text(yaml.safe_dump(dict(ROOFLINE, classes=classes, native_bandwidth=5e9, call_overhead=7e-5)))
-    return str(path)
+    (tmp_path / name).mkdir()
+    return _profile(tmp_path / name, classes)
 
 
 def conv(cin: int, cout: int, hw: int, group: int = 1) -> str:
