@@ -8,7 +8,7 @@ import pytest
 from xcviz import parse_graph
 from xcviz.clustering import ClusterOptions, run_clustering
 from xcviz.cost import compute_stats, load_hardware
-from xcviz.cost.classes import CLASSES, NARROW, op_class
+from xcviz.cost.classes import CLASSES, NARROW, op_class, xla_scale
 from xcviz.cost.stats import node_class
 from xcviz.loaders import load
 
@@ -57,6 +57,10 @@ def test_op_class_narrow_rule():
     assert op_class("conv2d") == "conv"
     assert op_class("conv_transpose", {"strides": [2, 2]}, (64, 64, 2, 2)) == "narrow_conv"
     assert op_class("conv_transpose", {"strides": [1, 1]}, (64, 64, 3, 3)) == "conv"
+    # XLA's work per FLOP: Eigen computes 16 output channels for fewer
+    assert [xla_scale("conv2d", {}, (c, 3, 3, 3)) for c in (1, 4, 8, 16, 32)] == [16.0, 4.0, 2.0, 1.0, 1.0]
+    assert xla_scale("conv_transpose", {"strides": [2, 2], "group": 1}, (64, 8, 2, 2)) == 2.0
+    assert xla_scale("matmul") == 1.0 and xla_scale("conv2d", {"group": 8}, (8, 1, 3, 3)) == 1.0
 
 
 CHAIN = """graph two(%x: f32[1,8,16,16], %w1: f32[8,8,3,3], %w2: f32[32,8,3,3]) {
@@ -75,7 +79,8 @@ def _split(tmp_path, classes: dict, name: str):
 
 def test_the_narrow_rate_is_read_and_used(tmp_path):
     """Native: each convolution costs its own class's fixed cost and rate; compiled: raising the narrow rate
-    shortens the fused time by exactly the narrow convolution's FLOPs at the two rates, the wide one stays."""
+    shortens the fused time by exactly the narrow convolution's work (its FLOPs padded to 16 output channels)
+    at the two rates, the wide one stays."""
     base = {c: numbers(k) for k, c in enumerate(CLASSES)}
     g, hw, s0 = _split(tmp_path, base, "base")
     assert [node_class(g, n) for n in g.nodes] == ["narrow_conv", "conv"]
@@ -95,7 +100,8 @@ def test_the_narrow_rate_is_read_and_used(tmp_path):
     faster = dict(base, narrow_conv=dict(base["narrow_conv"], xla_flops=4 * base["narrow_conv"]["xla_flops"]))
     _, _, s1 = _split(tmp_path, faster, "faster")
     r = base["narrow_conv"]["xla_flops"]
-    assert s0.time_after - s1.time_after == pytest.approx(flops[0] / r - flops[0] / (4 * r))
+    work = flops[0] * NARROW / 8   # 8 output channels: Eigen's kernel does the work of 16
+    assert s0.time_after - s1.time_after == pytest.approx(work / r - work / (4 * r))
     wider = dict(base, conv=dict(base["conv"], xla_launch=base["conv"]["xla_launch"] + 1e-3))
     _, _, s2 = _split(tmp_path, wider, "wider")
     assert s2.time_after - s0.time_after == pytest.approx(1e-3)   # one wide convolution: one more launch

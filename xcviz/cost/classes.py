@@ -7,8 +7,10 @@ GFLOP/s, a convolution a few), while XLA pays a fixed cost per cluster call and 
 convolutions and dots at a rate of its own. XLA:CPU (jaxlib 0.10.2) hands a convolution to YNNPACK when it
 has more than NARROW input or output channels (all of them, over the groups) and leaves a narrower one, or
 an input-dilated (transposed, strided) one, to Eigen, which runs it several times slower per FLOP (3-16
-channels: 2-20 GFLOP/s against YNNPACK's 40-60 on one core): those are the class narrow_conv. A profile
-measured by `xcviz calibrate` carries, per class:
+channels: 2-20 GFLOP/s against YNNPACK's 40-60 on one core): those are the class narrow_conv. Eigen's
+kernel does the work of NARROW output channels for fewer (per FLOP, 3-16 channels ran 2.6-18 GFLOP/s in a
+chain at 32x32, per FLOP padded to 16 output channels 12-18), so XLA's time of a narrow convolution counts its
+FLOPs times NARROW / its output channels (xla_scale). A profile measured by `xcviz calibrate` carries, per class:
 
     native_overhead  seconds per op run natively (dispatch and the NumPy calls of its implementation)
     native_flops     FLOP/s natively
@@ -19,7 +21,7 @@ plus `native_bandwidth` (bytes/s an op moves natively), `call_overhead` (seconds
 run) and, optionally, `page_fault_bandwidth`: a buffer over FRESH_BYTES (glibc's largest mmap threshold) is
 mapped fresh by the allocator on every call, so writing it costs its page faults on top of its bandwidth
 (XLA materialises a broadcast weight that a dot or convolution reads, AlexNet's 151 MB FC weight, per call). Then T_op = native_overhead + FLOPs / native_flops + bytes / native_bandwidth, and
-T_fused(C) = call_overhead + sum of its kernels' xla_launch + sum FLOPs / xla_flops + bytes / memory_bandwidth
+T_fused(C) = call_overhead + sum of its kernels' xla_launch + sum FLOPs · xla_scale / xla_flops + bytes / memory_bandwidth
 (the bytes as the roofline counts them) + the bytes of each
 value over FRESH_BYTES that XLA writes / page_fault_bandwidth; hand-offs cost sync_overhead each, as before."""
 from __future__ import annotations
@@ -71,6 +73,17 @@ def op_class(op: str, attrs: dict | None = None, weight_shape: tuple | None = No
     if isinstance(a, int) and isinstance(b, int) and max(a, b * group) <= NARROW:
         return "narrow_conv"
     return c
+
+
+def xla_scale(op: str, attrs: dict | None = None, weight_shape: tuple | None = None) -> float:
+    """What XLA's kernel of an op works per FLOP the op states: NARROW / output channels for a narrow
+    convolution with fewer (Eigen computes NARROW of them), else 1."""
+    if op_class(op, attrs, weight_shape) != "narrow_conv" or weight_shape is None:
+        return 1.0
+    group = (attrs or {}).get("group")
+    out = weight_shape[1] * (group if isinstance(group, int) and group > 0 else 1) if op == "conv_transpose" \
+        else weight_shape[0]
+    return NARROW / out if isinstance(out, int) and 0 < out < NARROW else 1.0
 
 
 @dataclass(frozen=True)
