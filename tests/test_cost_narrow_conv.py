@@ -116,3 +116,12 @@ def test_a_profile_without_the_class_costs_narrow_convolutions_as_convolutions(t
     s_same = compute_stats(g, c, load_hardware(profile(tmp_path, same, "same")))
     assert s_old.time_after == s_same.time_after and s_old.time_before == s_same.time_before
     assert sum(node_class(g, n) == "narrow_conv" for n in g.nodes) == 5   # 3-16 channels; the 24-channel one is wide
+
+
+def test_the_checked_in_profile_measures_the_narrow_class():
+    """benchmarks/cpu_calibrated.yaml (the accuracy table's profile) was measured with the class, and says
+    with which programs."""
+    cal = load_hardware(str(ROOT / "benchmarks/cpu_calibrated.yaml")).calibrated
+    text = (ROOT / "benchmarks/cpu_calibrated.yaml").read_text()
+    assert "narrow_conv:" in text and "8 x conv2d f32[1,16,32,32] chained" in text
+    assert cal.classes["narrow_conv"] != cal.classes["conv"]
