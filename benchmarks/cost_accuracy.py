@@ -9,10 +9,11 @@ A benchmark, not a test.
     python benchmarks/cost_accuracy.py --from-json A.json B.json --hardware my.yaml --compare cpu
         # several measured parts as one table, costed (again) with my.yaml and compared with cpu
 
-The checked-in table: part graphs/ (`--models graphs/*.onnx --runs 7 --repeats 5`, cost_accuracy_part_graphs.json)
-and part zoo (`--models <the nine> --max-sizes --runs 7 --repeats 1 --budget 4600`, cost_accuracy_part_zoo.json),
+The checked-in table: part graphs/ (`--models graphs/*.onnx --runs 15 --repeats 5`, cost_accuracy_part_graphs.json)
+and part zoo (`--models <the nine> --max-sizes --runs 7 --repeats 1 --budget 2000`, cost_accuracy_part_zoo.json),
 merged with `--from-json ... --hardware cpu_calibrated.yaml --compare cpu cost_roofline_calibrated.yaml
-cpu_calibrated_r4.yaml`; the profile was calibrated (`--calibrate`) just before the graphs part was measured.
+cpu_calibrated_r4.yaml cpu_calibrated_before_narrow.yaml`; the profile was calibrated (`--calibrate`) just
+before the graphs part was measured.
 
 Models: every .onnx in graphs/ and the models of the onnx wheel's zoo (onnx/backend/test/data/light),
 clustered with `mark` at minimum size 1 (whole models, mostly one cluster each) and again with
@@ -311,7 +312,8 @@ def markdown(result: dict) -> str:
                      f"{'' if not rr else f'{rr[0]:.2f}-{rr[1]:.2f}'} |")
     lines += ["", "Rows: the profile measured with (per-op-class numbers, `xcviz calibrate`), then the same clusters and "
               "the same measurements costed with the previous session's calibration (`cpu_calibrated_r4.yaml`: "
-              "the same model, numbers measured in another session), the four-number roofline profile "
+              "the same model, numbers measured in another session), the profile of before the narrow-"
+              "convolution class (`cpu_calibrated_before_narrow.yaml`), the four-number roofline profile "
               "(`cost_roofline_calibrated.yaml`, measured) and the built-in `cpu` (derived): the model before. "
               "The previous round's own run (old model, wall-clock medians on all threads, parameters copied in "
               "per call) gave Spearman 0.45 and 50 % within 2x over 30 clusters of graphs/*.onnx."]

@@ -4,7 +4,13 @@ One FLOP rate and one bandwidth cannot rank clusters: the native runtime (xcviz'
 op) pays tens to hundreds of microseconds of fixed cost per op that differ by class (an add ~10 µs, a
 convolution through im2col ~150 µs, a max-pool ~200 µs) and reaches very different rates (a matmul tens of
 GFLOP/s, a convolution a few), while XLA pays a fixed cost per cluster call and per kernel and runs its
-convolutions and dots at a rate of its own. A profile measured by `xcviz calibrate` carries, per class:
+convolutions and dots at a rate of its own. XLA:CPU (jaxlib 0.10.2) hands a convolution to YNNPACK when it
+has more than NARROW input or output channels (all of them, over the groups) and leaves a narrower one, or
+an input-dilated (transposed, strided) one, to Eigen, which runs it several times slower per FLOP (3-16
+channels: 2-20 GFLOP/s against YNNPACK's 40-60 on one core): those are the class narrow_conv. Eigen's
+kernel does the work of NARROW output channels for fewer (per FLOP, 3-16 channels ran 2.6-18 GFLOP/s in a
+chain at 32x32, per FLOP padded to 16 output channels 12-18), so XLA's time of a narrow convolution counts its
+FLOPs times NARROW / its output channels (xla_scale). A profile measured by `xcviz calibrate` carries, per class:
 
     native_overhead  seconds per op run natively (dispatch and the NumPy calls of its implementation)
     native_flops     FLOP/s natively
@@ -15,15 +21,20 @@ plus `native_bandwidth` (bytes/s an op moves natively), `call_overhead` (seconds
 run) and, optionally, `page_fault_bandwidth`: a buffer over FRESH_BYTES (glibc's largest mmap threshold) is
 mapped fresh by the allocator on every call, so writing it costs its page faults on top of its bandwidth
 (XLA materialises a broadcast weight that a dot or convolution reads, AlexNet's 151 MB FC weight, per call). Then T_op = native_overhead + FLOPs / native_flops + bytes / native_bandwidth, and
-T_fused(C) = call_overhead + sum of its kernels' xla_launch + sum FLOPs / xla_flops + bytes / memory_bandwidth
+T_fused(C) = call_overhead + sum of its kernels' xla_launch + sum FLOPs · xla_scale / xla_flops + bytes / memory_bandwidth
 (the bytes as the roofline counts them) + the bytes of each
 value over FRESH_BYTES that XLA writes / page_fault_bandwidth; hand-offs cost sync_overhead each, as before."""
 from __future__ import annotations
 
 from dataclasses import dataclass
 
-CLASSES = ("dot", "conv", "dwconv", "elementwise", "reduce", "window", "norm", "movement", "free")
+CLASSES = ("dot", "conv", "narrow_conv", "dwconv", "elementwise", "reduce", "window", "norm", "movement", "free")
 CLASS_KEYS = ("native_overhead", "native_flops", "xla_launch", "xla_flops")
+LIBRARY = frozenset({"dot", "conv", "narrow_conv", "dwconv"})   # kernels of a library call (layout copies around)
+# the widest convolution XLA:CPU leaves to Eigen: the compiled HLO of jaxlib 0.10.2 on x86 shows a __ynn_fusion
+# for every convolution with more than 16 input or output channels (any size, kernel, stride or grouping,
+# 1..64 channels tried), none at 16 or fewer
+NARROW = 16
 FRESH_BYTES = 32 * 2**20   # glibc's DEFAULT_MMAP_THRESHOLD_MAX: larger buffers are mmapped on each allocation
 
 _OPS = {
@@ -47,13 +58,32 @@ CONVS = frozenset(_OPS["conv"])
 def op_class(op: str, attrs: dict | None = None, weight_shape: tuple | None = None) -> str:
     """The class whose calibrated numbers an op is costed with (elementwise when no other fits). A depthwise
     convolution (groups of one input channel: weight [C, 1, kh, kw]) is a class of its own: neither runtime
-    reaches a dense convolution's rate on it; a convolution of a few groups (AlexNet's 2) is a convolution."""
+    reaches a dense convolution's rate on it; a convolution of a few groups (AlexNet's 2) is a convolution,
+    one XLA leaves to Eigen (NARROW channels or fewer in and out, or a strided transposed one) a narrow one."""
     c = _CLASS_OF.get(op, "elementwise")
+    if c != "conv" or weight_shape is None or len(weight_shape) < 2:
+        return c
     group = (attrs or {}).get("group")
-    if c == "conv" and isinstance(group, int) and group > 1 and weight_shape is not None \
-            and len(weight_shape) > 1 and weight_shape[1] == 1:
+    group = group if isinstance(group, int) and group > 0 else 1
+    if group > 1 and weight_shape[1] == 1:
         return "dwconv"
+    if op == "conv_transpose" and any(s > 1 for s in (attrs or {}).get("strides") or () if isinstance(s, int)):
+        return "narrow_conv"   # XLA dilates its input: Eigen's convolution at any width
+    a, b = weight_shape[0], weight_shape[1]
+    if isinstance(a, int) and isinstance(b, int) and max(a, b * group) <= NARROW:
+        return "narrow_conv"
     return c
+
+
+def xla_scale(op: str, attrs: dict | None = None, weight_shape: tuple | None = None) -> float:
+    """What XLA's kernel of an op works per FLOP the op states: NARROW / output channels for a narrow
+    convolution with fewer (Eigen computes NARROW of them), else 1."""
+    if op_class(op, attrs, weight_shape) != "narrow_conv" or weight_shape is None:
+        return 1.0
+    group = (attrs or {}).get("group")
+    out = weight_shape[1] * (group if isinstance(group, int) and group > 0 else 1) if op == "conv_transpose" \
+        else weight_shape[0]
+    return NARROW / out if isinstance(out, int) and 0 < out < NARROW else 1.0
 
 
 @dataclass(frozen=True)
@@ -95,9 +125,9 @@ def parse_calibrated(data: dict, fail) -> Calibrated | None:
             fail(f"class {c!r} must map {', '.join(CLASS_KEYS)} to numbers", None)
         parsed[c] = ClassCosts(**{k: _number(row.get(k), f"classes.{c}.{k}", k.endswith("flops"), fail)
                                   for k in CLASS_KEYS})
-    # a class the profile does not measure is costed as its nearest (a grouped convolution as a convolution),
-    # else as elementwise
-    near = {"dwconv": "conv"}
+    # a class the profile does not measure is costed as its nearest (a grouped or a narrow convolution as a
+    # convolution, as profiles measured before the narrow class were), else as elementwise
+    near = {"dwconv": "conv", "narrow_conv": "conv"}
     classes = {c: parsed.get(c, parsed.get(near.get(c, ""), parsed["elementwise"])) for c in CLASSES}
     faults = data.get("page_fault_bandwidth")
     return Calibrated(classes, _number(data.get("native_bandwidth"), "native_bandwidth", True, fail),

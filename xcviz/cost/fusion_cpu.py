@@ -32,6 +32,7 @@ import math
 
 import numpy as np
 
+from .classes import NARROW
 from .view import CostView
 
 K_FREE, K_LOOP, K_LIB, K_REDUCE = 0, 1, 2, 3
@@ -225,12 +226,12 @@ def _ynn_cone(flat, root, inner, kind, is_conv, exit_, joins) -> np.ndarray:
 
 
 def _ynn_convs(flat, is_conv, slot) -> np.ndarray:
-    """Convolutions XLA hands to YNNPACK (32 channels or more in or out; smaller ones stay Eigen's)."""
+    """Convolutions XLA hands to YNNPACK (more than NARROW channels in or out; narrower ones stay Eigen's)."""
     out = np.zeros(len(is_conv), bool)
     for k in np.flatnonzero(is_conv[flat.dst] & (slot == 1)).tolist():
         j, shape = int(flat.dst[k]), flat.types[flat.tid_of[k]].shape or ()
         group = int(flat.nodes[j].attrs.get("group", 1) or 1)
-        out[j] = len(shape) >= 2 and all(isinstance(d, int) for d in shape[:2]) and max(shape[0], shape[1] * group) >= 32
+        out[j] = len(shape) >= 2 and all(isinstance(d, int) for d in shape[:2]) and max(shape[0], shape[1] * group) > NARROW
     return out
 
 

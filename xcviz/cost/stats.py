@@ -8,7 +8,7 @@ from ..ir import Graph, gc_paused
 from ..ops import REGISTRY
 from .boundary import Boundary, Details
 from .hardware import Hardware
-from .classes import CONVS, FRESH_BYTES, native_time, op_class
+from .classes import CONVS, FRESH_BYTES, LIBRARY, native_time, op_class, xla_scale
 from .control import CONTROL
 from .coverage import flops_coverage
 from .fusion import predict_kernels
@@ -88,7 +88,8 @@ def _compute_stats(graph: Graph, clustering, hw: Hardware) -> Stats:
     fused = np.full(nc, np.nan)
     moved = (c_bin + c_bout + inner_bytes)[known_f].astype(np.float64) / hw.memory_bandwidth
     if cal:
-        fused[known_f] = calibrated_fused(cal, key_names, key_costs, sig, per_node, cluster_of, nc)[known_f] + moved
+        scale = [node_xla_scale(graph, nodes[j]) for j in reps]
+        fused[known_f] = calibrated_fused(cal, key_names, key_costs, sig, per_node, cluster_of, nc, scale)[known_f] + moved
         if cal.page_fault_bandwidth:
             fused[known_f] += page_faults(cal, wbytes, np.union1d(written, exits), cluster_of, nc)[known_f]
     else:
@@ -145,22 +146,29 @@ def _compute_stats(graph: Graph, clustering, hw: Hardware) -> Stats:
 
 def node_class(graph: Graph, node) -> str:
     """The op class (cost.classes) a node is costed with."""
-    if not node.known:
-        return "elementwise"
-    weight = graph.tensor_type(node.inputs[1]).shape if node.op in CONVS and len(node.inputs) > 1 and node.inputs[1] \
+    return op_class(node.op, node.attrs, _weight(graph, node)) if node.known else "elementwise"
+
+
+def node_xla_scale(graph: Graph, node) -> float:
+    """XLA's work per FLOP of a node (cost.classes.xla_scale)."""
+    return xla_scale(node.op, node.attrs, _weight(graph, node)) if node.known else 1.0
+
+
+def _weight(graph: Graph, node) -> tuple | None:
+    return graph.tensor_type(node.inputs[1]).shape if node.op in CONVS and len(node.inputs) > 1 and node.inputs[1] \
         else None
-    return op_class(node.op, node.attrs, weight)
 
 
 def calibrated_fused(cal, key_names: list[str], key_costs: list[tuple], sig: np.ndarray, per_node: np.ndarray,
-                     cluster_of: np.ndarray, nc: int) -> np.ndarray:
+                     cluster_of: np.ndarray, nc: int, key_scale: list[float]) -> np.ndarray:
     """Per cluster, XLA's time less its bytes: the call, a launch per kernel (a convolution's or a dot's layout
     copies as loop kernels) and each member's FLOPs at its class's rate (cost.classes)."""
     loop = cal.classes["elementwise"].xla_launch
     key_class = [cal.classes[c] for c in key_names]
     launch_k = np.array([c.xla_launch for c in key_class] + [0.0])[:-1][sig]
-    library_k = np.array([c in ("conv", "dwconv", "dot") for c in key_names] + [False])[:-1][sig]
-    compute_k = np.array([(f or 0) / c.xla_flops for c, (f, _, _) in zip(key_class, key_costs)] + [0.0])[:-1][sig]
+    library_k = np.array([c in LIBRARY for c in key_names] + [False])[:-1][sig]
+    compute_k = np.array([(f or 0) * k / c.xla_flops for c, (f, _, _), k in zip(key_class, key_costs, key_scale)]
+                         + [0.0])[:-1][sig]
     launch = np.where(per_node > 0, launch_k + np.where(library_k, (per_node - 1) * loop, 0.0), 0.0)
     inside = cluster_of >= 0
     per_cluster = np.bincount(cluster_of[inside], weights=(launch + compute_k)[inside], minlength=nc)

@@ -60,8 +60,9 @@ class Calibration:
                       *([f"page_fault_bandwidth: {_yaml_float(m['page_fault_bandwidth'])}  # bytes/s, a buffer "
                          "over 32 MiB mapped fresh per call"] if m.get("page_fault_bandwidth") else []),
                       f"call_overhead: {_yaml_float(m['call_overhead'])}     # seconds per compiled cluster call", "classes:"]
+            notes = calibrate_ops.sources()
             lines += [f"  {c}: {{" + ", ".join(f"{k}: {_yaml_float(v)}" for k, v in sorted(row.items())) + "}"
-                      for c, row in m["classes"].items()]
+                      + (f"  # {notes[c]}" if c in notes else "") for c, row in m["classes"].items()]
         return "\n".join(lines) + "\n"
 
 

@@ -13,16 +13,19 @@ from collections.abc import Callable
 
 import numpy as np
 
-STEPS = 9 + 2  # progress steps: one per class (compiling), timing, fitting
-
 # class -> (small program, mid-sized program), each a one-node graph in the text form, of the sizes real
 # models have: XLA runs a convolution or a dot of a few thousand elements on its thread pool, so a tiny one
-# (2x2) would miss what each costs. The two points give the fixed cost and the rate.
+# (2x2) would miss what each costs. The two points give the fixed cost and the rate. A convolution of 16
+# channels or fewer is narrow (cost.classes.NARROW: XLA runs it with Eigen, not YNNPACK): the narrow class
+# is measured at the widths of small CNNs (unet_mini's 3-16, resnet_mini's 16), the conv class above them
+# (natively both run the same im2col code: the small conv is the native fixed cost of either).
 PROGRAMS = {
     "dot": ("%y: f32[16,64] = matmul(%a: f32[16,64], %b: f32[64,64])",
             "%y: f32[256,512] = matmul(%a: f32[256,512], %b: f32[512,512])"),
     "conv": ("%y: f32[1,8,16,16] = conv2d(%a: f32[1,8,16,16], %b: f32[8,8,3,3], %c: f32[8]) {pads=[1,1,1,1]}",
              "%y: f32[1,32,56,56] = conv2d(%a: f32[1,32,56,56], %b: f32[32,32,3,3], %c: f32[32]) {pads=[1,1,1,1]}"),
+    "narrow_conv": ("%y: f32[1,8,16,16] = conv2d(%a: f32[1,8,16,16], %b: f32[8,8,3,3], %c: f32[8]) {pads=[1,1,1,1]}",
+                    "%y: f32[1,16,32,32] = conv2d(%a: f32[1,16,32,32], %b: f32[16,16,3,3], %c: f32[16]) {pads=[1,1,1,1]}"),
     "dwconv": ("%y: f32[1,16,16,16] = conv2d(%a: f32[1,16,16,16], %b: f32[16,1,3,3]) {pads=[1,1,1,1], group=16}",
                "%y: f32[1,64,32,32] = conv2d(%a: f32[1,64,32,32], %b: f32[64,1,3,3]) {pads=[1,1,1,1], group=64}"),
     "elementwise": ("%y: f32[16,64] = add(%a: f32[16,64], %b: f32[16,64])",
@@ -37,6 +40,7 @@ PROGRAMS = {
                  "%y: f32[1024,512] = transpose(%a: f32[512,1024]) {perm=[1,0]}"),
     "free": ("%y: f32[1,1024] = flatten(%a: f32[16,64]) {axis=0}", None),
 }
+STEPS = len(PROGRAMS) + 2  # progress steps: one per class (compiling), timing, fitting
 # XLA: a chain of K ops of a class in one cluster against a chain of one: the difference is what one more op
 # costs inside a compiled cluster (its kernel and its work), the rest is the call. (One-op clusters alone
 # cannot tell them apart: XLA's CPU runtime pays tens of microseconds per call for anything but a trivial
@@ -44,8 +48,10 @@ PROGRAMS = {
 CHAIN = 8
 CHAINS = {
     "dot": ("%w: f32[64,64]", "{y}: f32[16,64] = matmul({x}, %w)", "f32[16,64]"),
-    "conv": ("%w: f32[8,8,3,3], %c: f32[8]", "{y}: f32[1,8,16,16] = conv2d({x}, %w, %c) {{pads=[1,1,1,1]}}",
-             "f32[1,8,16,16]"),
+    "conv": ("%w: f32[32,32,3,3], %c: f32[32]", "{y}: f32[1,32,8,8] = conv2d({x}, %w, %c) {{pads=[1,1,1,1]}}",
+             "f32[1,32,8,8]"),
+    "narrow_conv": ("%w: f32[8,8,3,3], %c: f32[8]", "{y}: f32[1,8,16,16] = conv2d({x}, %w, %c) {{pads=[1,1,1,1]}}",
+                    "f32[1,8,16,16]"),
     "dwconv": ("%w: f32[16,1,3,3]", "{y}: f32[1,16,16,16] = conv2d({x}, %w) {{pads=[1,1,1,1], group=16}}",
                "f32[1,16,16,16]"),
     "elementwise": ("", "{y}: f32[16,64] = tanh({x})", "f32[16,64]"),
@@ -55,8 +61,35 @@ CHAINS = {
     "window": ("", "{y}: f32[1,8,16,16] = maxpool({x}) {{kernel_shape=[3,3], pads=[1,1,1,1]}}", "f32[1,8,16,16]"),
     "norm": ("", "{y}: f32[16,64] = softmax({x})", "f32[16,64]"),
 }
+# Classes whose rate is read from a second chain, of mid-sized steps, rather than from the mid-sized op
+# alone: XLA runs a narrow convolution with Eigen, channels-last, so alone it is wrapped in layout copies that
+# cost as much as the convolution at these widths (16x32x32: ~150 us of ~350), while inside a model the copies
+# are paid once at the cluster's edge (cost.fusion counts them); the step the two chains differ by is the
+# convolution alone.
+MID_CHAINS = {
+    "narrow_conv": ("%w: f32[16,16,3,3], %c: f32[16]", "{y}: f32[1,16,32,32] = conv2d({x}, %w, %c) {{pads=[1,1,1,1]}}",
+                    "f32[1,16,32,32]"),
+}
 # native bandwidth: a large add (reads two arrays, writes one)
 STREAM = "%y: f32[1048576] = add(%a: f32[1048576], %b: f32[1048576])"
+
+
+def sources() -> dict[str, str]:
+    """Per class, what calibrate measures it with (written beside its numbers in the profile)."""
+    def shape(line: str) -> str:
+        head, rest = line.strip().split(" = ", 1)
+        return f"{rest.split('(', 1)[0]} {head.split(': ', 1)[1]}"
+
+    out = {}
+    for c, (small, mid) in PROGRAMS.items():
+        text = "native " + " and ".join(shape(p) for p in (small, mid) if p)
+        if mid is not None:
+            text += "; XLA " + " and ".join(
+                f"{CHAIN} x {shape(chains[c][1].splitlines()[0].format(x='%a', y='%y'))} chained"
+                for chains in (CHAINS, MID_CHAINS) if c in chains)
+            text += "" if c in MID_CHAINS else (" and " if c in CHAINS else "") + shape(mid)
+        out[c] = text
+    return out
 
 
 def program(line: str):
@@ -71,11 +104,11 @@ def program(line: str):
     return parse_graph(f"graph calib({params}) {{\n  {head} = {op}({refs}){attrs}\n  return %y\n}}")
 
 
-def chain_program(cls: str, k: int):
-    """K steps of a class's chain (CHAINS) as one graph."""
+def chain_program(cls: str, k: int, chains: dict = CHAINS):
+    """K steps of a class's chain (CHAINS, or MID_CHAINS) as one graph."""
     from ..loaders.xcir import parse_graph
 
-    weights, step, t = CHAINS[cls]
+    weights, step, t = chains[cls]
     lines, prev = [], "%a"
     for i in range(k):
         lines.append("  " + step.format(x=prev, y=f"%y{i}"))
@@ -84,15 +117,18 @@ def chain_program(cls: str, k: int):
     return parse_graph(f"graph chain({params}) {{\n" + "\n".join(lines) + f"\n  return {prev}\n}}")
 
 
-def cost_of(graph) -> tuple[int, int]:
-    """(FLOPs, bytes moved) of a graph's nodes, as the cost model counts them."""
+def cost_of(graph, xla: bool = False) -> tuple[float, int]:
+    """(FLOPs, bytes moved) of a graph's nodes, as the cost model counts them (`xla`: the FLOPs as XLA's
+    kernels work them, cost.classes.xla_scale)."""
     from ..cost.keys import cost_keys, costs_per_key
+    from ..cost.stats import node_xla_scale
     from ..cost.view import CostView
 
     flat = CostView(graph)
     sig, reps = cost_keys(graph, flat)
     costs = costs_per_key(graph, flat, reps)
-    return (sum(int(costs[k][0] or 0) for k in sig.tolist()), sum(int(costs[k][1] or 0) for k in sig.tolist()))
+    scale = [node_xla_scale(graph, graph.nodes[j]) if xla else 1 for j in reps]
+    return (sum(int(costs[k][0] or 0) * scale[k] for k in sig.tolist()), sum(int(costs[k][1] or 0) for k in sig.tolist()))
 
 
 class Timer:
@@ -172,6 +208,10 @@ def measure_classes(repeats: int, xla_bandwidth: float, step: Callable[[str], No
             graphs[c, "step"] = chain_program(c, 1)
             t.xla((c, "chain 1"), graphs[c, "step"])
             t.xla((c, "chain"), chain_program(c, CHAIN))
+        if c in MID_CHAINS:
+            graphs[c, "mid step"] = chain_program(c, 1, MID_CHAINS)
+            t.xla((c, "mid chain 1"), graphs[c, "mid step"])
+            t.xla((c, "mid chain"), chain_program(c, CHAIN, MID_CHAINS))
     graphs["stream"] = program(STREAM)
     t.native("stream", graphs["stream"])
     tiny = program("%y: f32[4] = add(%a: f32[4], %b: f32[4])")
@@ -209,15 +249,26 @@ def fit(m: dict, graphs: dict, xla_bandwidth: float) -> dict:
         # alone (less the call): XLA's rate grows with the op (a 64-channel convolution runs several times
         # faster per FLOP than an 8-channel one), and the fixed part absorbs what small ones lose
         xla_m = m[c, "xla mid"] - call - b_m / xla_bandwidth
-        f_step = cost_of(graphs[c, "step"])[0] if c in inc else 0
+        f_m = cost_of(graphs[c, "mid"], xla=True)[0]
+        f_step = cost_of(graphs[c, "step"], xla=True)[0] if c in inc else 0
         work = xla_m - inc.get(c, 0.0)
         if c in inc and f_m > f_step and work > 0:
             row["xla_flops"] = (f_m - f_step) / work
         else:
             row["xla_flops"] = f_m / xla_m if xla_m > 0 and f_m else 1e12
+        if c in MID_CHAINS:  # one more mid-sized step against one more small one
+            f_mid = cost_of(graphs[c, "mid step"], xla=True)[0]
+            inc_mid = max(m[c, "mid chain"] - m[c, "mid chain 1"], 0.0) / (CHAIN - 1)
+            if f_mid > f_step and inc_mid > inc[c]:
+                row["xla_flops"] = (f_mid - f_step) / (inc_mid - inc[c])
         row["xla_launch"] = max(inc[c] - f_step / row["xla_flops"], 0.0) if c in inc else 0.0
         classes[c] = row
     # a loop kernel of its own: half a reduction step (the reduction and the loop that reads it)
     loop = classes["reduce"]["xla_launch"] / 2
     classes["reduce"]["xla_launch"] = classes["elementwise"]["xla_launch"] = classes["movement"]["xla_launch"] = loop
+    # every op pays the native runtime's dispatch, which a reshape (no work of its own) measures: a fit whose
+    # rate a noisy mid-sized run pulled down must not leave a class less than that
+    floor = classes["free"]["native_overhead"]
+    for row in classes.values():
+        row["native_overhead"] = max(row["native_overhead"], floor)
     return {"classes": classes, "native_bandwidth": native_bw, "call_overhead": call, "sync_overhead": sync}
