@@ -102,16 +102,16 @@ class _Keys:
         return self._ccap_in
 
     def result_id(self, outs: list[TensorType], flag: bool) -> int:
+        """The id of a result (flagged: from a rule that read a constant; kept apart from the same types
+        given by a rule that did not, whose nodes need no one-by-one run)."""
         st = self.st
-        k = tuple(map(id, outs))
+        k = (flag, *map(id, outs))
         r = self.res_index.get(k)
         if r is None:
             r = self.res_index[k] = len(st.results)
             st.results.append(outs)
             self.res_t0.append(st.type_id(outs[0] if outs else st.unknown))
             self.res_flag.append(flag)
-        elif flag:
-            self.res_flag[r] = True
         return r
 
     def run(self, budget: float) -> tuple | None:
@@ -212,11 +212,13 @@ class _Keys:
         st.consts = dict(st.base_consts)
         st.done_const = set()
         err_t, src, off = self.err_t, st.src, st.off
+        failed = bool((g == err_t).any())  # (else no input can have failed: no check per node)
         for i in todo.tolist():
-            at = src[off[i]:off[i + 1]]
-            if (g[at[at >= 0]] == err_t).any():
-                rid[i] = ERR
-                continue
+            if failed:
+                at = src[off[i]:off[i + 1]]
+                if (g[at[at >= 0]] == err_t).any():
+                    rid[i] = ERR
+                    continue
             try:
                 outs, read_consts, _, _ = st.run(i)
             except Exception:  # noqa: BLE001 - on a wrong guess any rule may fail; settled types decide
