@@ -56,6 +56,8 @@ class _Keys:
         opaque = ~st.known_a if st.known_a is not None else np.zeros(n, np.bool_)
         self.regular = (st.static >= 0) & ~bad
         self.special = ~self.regular & ~opaque
+        self.has_special = bool(self.special.any())
+        self.failures = 0  # rules that failed (on a guess, maybe): only then is any result ERR
         # one-by-one nodes that read positions whose results, not just types, may change between rounds
         self.dependent = self.special & (bad | self.ccap_in) if self.special.any() else self.special
         # nodes of one arity: the key's part that never changes is (static id, arity)
@@ -136,22 +138,17 @@ class _Keys:
             if visits < 0:
                 return None  # (wrong guesses along long chains: a round may put right only one stretch of each)
             rid = self._round(g, dirty)
-            if rid is None:
-                return None
             t0 = self._t0(rid)
+            if np.array_equal(t0, g[:n]):  # the guess holds
+                if self.failures and (rid < 0).any():
+                    return None  # a rule failed on settled types: the slow ways say which and how
+                return st.finish()  # (st.rid is rid, st.tid is g)
+            # a type changed: so did, most likely, the nodes that pass its first input on
             new = g.copy()
             new[:n] = t0
+            passing = self.pass_ok & (self.first >= 0) & (t0 == g[np.maximum(self.first, 0)])
+            _chase(new, passing, self.first)
             changed = new != g
-            if changed.any():  # a type changed: so did, most likely, the nodes that pass its first input on
-                passing = self.pass_ok & (self.first >= 0) & (t0 == g[np.maximum(self.first, 0)])
-                _chase(new, passing, self.first)
-                changed = new != g
-            else:
-                if (rid < 0).any():
-                    return None  # a rule failed on settled types: the slow ways say which and how
-                st.rid[:] = rid
-                st.tid[:] = g
-                return st.finish()
             # next round: the nodes an input of which changed (and every one-by-one node that reads results)
             ch = np.append(changed, False)  # (src -1 reads the False at the end)
             dirty = np.zeros(n, np.bool_)
@@ -202,12 +199,14 @@ class _Keys:
                 if len(sel):
                     self._keys(g, sel)
         rid = self.krid.copy()
-        flag = np.array(self.res_flag + [False, False], np.bool_)
         # fed a constant, under a rule that read one (or failed without one): one by one, with the values
-        late = flag[rid] | (rid == ERR)
-        if late.any():
-            late &= self.regular & self.ccap_in
-        todo = np.flatnonzero(late | (self.special & (dirty | self.dependent)))
+        todo = self.special & (dirty | self.dependent) if self.has_special else None
+        if self.failures or True in self.res_flag:
+            late = np.array(self.res_flag + [False, True], np.bool_)[rid]  # (ERR = -2 reads True)
+            if late.any():
+                late &= self.regular & self.ccap_in
+                todo = late if todo is None else todo | late
+        todo = np.flatnonzero(todo) if todo is not None else np.zeros(0, np.int64)
         st.rid = rid
         st.consts = dict(st.base_consts)
         st.done_const = set()
@@ -223,9 +222,10 @@ class _Keys:
                 outs, read_consts, _, _ = st.run(i)
             except Exception:  # noqa: BLE001 - on a wrong guess any rule may fail; settled types decide
                 rid[i] = ERR
+                self.failures += 1
                 continue
             rid[i] = self.result_id(outs, read_consts)
-        if self.special.any():  # (their results stay for the rounds that skip them)
+        if self.has_special:  # (their results stay for the rounds that skip them)
             self.krid[self.special] = rid[self.special]
         return rid
 
@@ -251,6 +251,7 @@ class _Keys:
             hit = memo.get(key)
             if hit is None:
                 hit = memo[key] = self._evaluate(j, tids) if err_t not in tids else ERR
+                self.failures += hit == ERR
             rids.append(hit)
         self.krid[sel] = np.array(rids, np.int64)[inv]
 

@@ -206,7 +206,10 @@ def static_ids(opc: np.ndarray, counts: np.ndarray, cols: NodeColumns) -> np.nda
     acode, reps = cols.attr_codes
     dcode, lists = cols.declared_codes
     cmax = int(counts.max())
-    base, space = opc * (cmax + 1) + counts, (int(opc.max()) + 1) * (cmax + 1)
+    if cmax == int(counts.min()):  # (one output count throughout: the op alone)
+        base, space = opc, int(opc.max()) + 1
+    else:
+        base, space = opc * (cmax + 1) + counts, (int(opc.max()) + 1) * (cmax + 1)
     # the declared type of a one-output node by value (-1: declares none, -2: several)
     by_value: dict = {}
     vcode = np.array([by_value.setdefault(t[0], len(by_value)) if len(t) == 1 else (-2 if t else -1)
