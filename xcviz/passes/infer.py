@@ -14,8 +14,9 @@ from .values import VALUE_OPS, node_value
 
 def infer_shapes(graph: Graph, counts: list[int], cols: NodeColumns) -> tuple | None:
     """Fill every node's output types from its op's rule; file-given types must agree. `counts`: each
-    node's number of outputs; `cols`: the graph's columns. Returns the fast path's (rid, results) (see
-    infer_fast), None from the reference loop.
+    node's number of outputs; `cols`: the graph's columns. Returns the big-graph ways' (rid, results) (see
+    infer_keys, numpy alone, for graphs whose file declares the types; infer_fast, the compiled walk, for
+    the others), None from the reference loop below (graphs under FAST_MIN_NODES; XCVIZ_INFER=reference).
 
     A rule is a pure function of (op, input types, attributes, declared outputs, output count) when no
     input is a known constant, so its merged result is computed once per distinct key: big graphs repeat
