@@ -1,9 +1,10 @@
 """Shape inference: fill every node's output types from its op's rule; file-given types must agree."""
 from __future__ import annotations
 
+import os
 from operator import attrgetter
 
-from ..fastpath import use_fast
+from ..fastpath import FAST_MIN_NODES, use_fast
 from ..ir import Graph, TensorType, parse_ref
 from ..ir.attrs import attrs_key
 from ..ir.columns import NodeColumns
@@ -13,20 +14,34 @@ from .values import VALUE_OPS, node_value
 
 def infer_shapes(graph: Graph, counts: list[int], cols: NodeColumns) -> tuple | None:
     """Fill every node's output types from its op's rule; file-given types must agree. `counts`: each
-    node's number of outputs; `cols`: the graph's columns. Returns the fast path's (rid, results) (see
-    infer_fast), None from the reference loop.
+    node's number of outputs; `cols`: the graph's columns. Returns the big-graph ways' (rid, results) (see
+    infer_keys, numpy alone, for graphs whose file declares the types; infer_fast, the compiled walk, for
+    the others), None from the reference loop below (graphs under FAST_MIN_NODES; XCVIZ_INFER=reference).
 
     A rule is a pure function of (op, input types, attributes, declared outputs, output count) when no
     input is a known constant, so its merged result is computed once per distinct key: big graphs repeat
     a few hundred such keys millions of times. Input types are read by position (`cols.src`) from
     `slot`, the output-0 type of every node and the type of every graph input."""
-    if use_fast(len(graph.nodes), "XCVIZ_INFER"):
-        import os
+    mode = os.environ.get("XCVIZ_INFER", "auto")
+    n = len(graph.nodes)
+    st = None
+    if mode == "keys" or (mode == "auto" and n >= FAST_MIN_NODES):
+        from .infer_keys import infer_shapes_keys, well_typed
+        from .infer_state import InferState
 
+        st = InferState(graph, counts, cols)
+        # numpy alone where the file's types make a good first guess (no numba to import: ~0.7 s), and
+        # where the compiled walk would not run (the keys' rounds still beat the Python loop by far)
+        first_choice = mode == "keys" or well_typed(st)
+        if first_choice or not _walk_pays(n, mode):
+            out = infer_shapes_keys(st, budget=4.0 if first_choice and mode == "auto" else 16.0)
+            if out is not None:
+                return out
+            st = None  # (spent)
+    if _walk_pays(n, mode):
         from . import infer_fast
 
-        if os.environ.get("XCVIZ_INFER") == "fast" or infer_fast.worth_compiling(len(graph.nodes)):
-            return infer_fast.infer_shapes_fast(graph, counts, cols)
+        return infer_fast.infer_shapes_fast(graph, counts, cols, st)
     idx = graph.index
     nodes = graph.nodes
     n = len(nodes)
@@ -109,3 +124,12 @@ def infer_shapes(graph: Graph, counts: list[int], cols: NodeColumns) -> tuple | 
             record_const(node, opdef, types, consts, source)
             if node.name in consts:
                 const_pos.add(i)
+
+
+def _walk_pays(n: int, mode: str) -> bool:
+    """Take infer_fast's compiled walk? (imports numba; a cold cache compiles only for big graphs)"""
+    if not use_fast(n, "XCVIZ_INFER"):
+        return False
+    from . import infer_fast
+
+    return mode == "fast" or infer_fast.worth_compiling(n)

@@ -1,0 +1,164 @@
+"""Shape inference by distinct keys (infer_keys.py, numpy alone) must give exactly what the reference loop gives.
+
+Every node's output types, or the same error, on the example graphs, the benchmark generator's graphs
+(typed and untyped), graphs that make the first guess wrong or hand nodes to Python one by one, and
+random graphs (hypothesis; loaded from JSON, whose nodes stay columns, and from a mapping, whose nodes are
+objects). Where the keys way settles, it must say so (None only where it hands over), so the comparison
+is of its own results, not of the fallback's.
+"""
+from __future__ import annotations
+
+import glob
+import json
+import os
+import sys
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+
+import xcviz
+from strategies import fuzz_mappings, infer_mappings, mapping_to_graph
+from xcviz.passes import infer_keys
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+sys.path.insert(0, os.path.join(ROOT, "benchmarks"))
+
+
+class Settled:
+    """Counts the keys way's answers: settled (a result) or handed over (None)."""
+
+    def __init__(self) -> None:
+        self.answers: list[bool] = []
+        self._orig = infer_keys.infer_shapes_keys
+
+    def __enter__(self):
+        def wrapped(st, **kw):
+            out = self._orig(st, **kw)
+            self.answers.append(out is not None)
+            return out
+
+        infer_keys.infer_shapes_keys = wrapped
+        return self
+
+    def __exit__(self, *exc) -> None:
+        infer_keys.infer_shapes_keys = self._orig
+
+
+def result(load, mode: str):
+    """Each node's (name, op, known, note, outputs), or the error's text, under XCVIZ_INFER=mode."""
+    os.environ["XCVIZ_INFER"] = mode
+    try:
+        g = load()
+        return [(n.name, n.op, n.known, n.note, tuple(n.outputs)) for n in g.nodes]
+    except xcviz.XcvizError as e:
+        return str(e)
+    finally:
+        os.environ.pop("XCVIZ_INFER", None)
+
+
+def compare(load) -> bool:
+    """Same result both ways; returns whether the keys way settled it itself."""
+    with Settled() as s:
+        keys = result(load, "keys")
+    assert keys == result(load, "reference")
+    return bool(s.answers) and all(s.answers)  # (a loader may finalize again to word an error its way)
+
+
+def _write(tmp_path, doc: dict, name: str = "g.json") -> str:
+    path = tmp_path / name
+    path.write_text(json.dumps(doc))
+    return str(path)
+
+
+@pytest.mark.parametrize("path", sorted(p for p in glob.glob(os.path.join(ROOT, "graphs", "*.*"))
+                                        if p.endswith((".yaml", ".json", ".onnx"))))
+def test_example_graphs(path):
+    assert compare(lambda: xcviz.load(path, allow_unknown=True))
+
+
+@pytest.mark.parametrize("typed", [False, True])
+def test_generated_graphs(typed, tmp_path):
+    """The benchmark graphs: declared types on every node (one round), none (several rounds of guesses)."""
+    from generate import write
+    from ratios import typed as typed_doc
+
+    path = _write(tmp_path, typed_doc(4000, seed=5)) if typed else write(4000, str(tmp_path / "g.json"), seed=5)
+    assert compare(lambda: xcviz.load(path))
+
+
+@pytest.mark.parametrize("blocks", [3, 60])
+def test_wrong_declared_guesses(blocks, tmp_path):
+    """Declared types that name dims the rules then give as numbers, declared shapes without a dtype,
+    casts between: the first guess is wrong in places, and each round puts right one stretch between
+    type changes. A few blocks settle; sixty outrun the budget of rounds, and the walk or the loop answers."""
+    nodes, prev = [], "x"
+    for i in range(blocks):
+        nodes += [
+            {"name": f"m{i}", "op": "matmul", "inputs": [prev, "w"], "shape": ["B", "H"], "dtype": "float32"},
+            {"name": f"r{i}", "op": "relu", "inputs": [f"m{i}"]},
+            {"name": f"s{i}", "op": "shape", "inputs": [f"r{i}"], "dtype": "int64"},
+            {"name": f"c{i}", "op": "cast", "inputs": [f"r{i}"], "attrs": {"to": "float16"}},
+            {"name": f"t{i}", "op": "tanh", "inputs": [f"c{i}"], "shape": [4, "K"]},
+            {"name": f"e{i}", "op": "cast", "inputs": [f"t{i}"], "attrs": {"to": "float32"}},
+            {"name": f"a{i}", "op": "add", "inputs": [f"e{i}", f"r{i}"]},
+        ]
+        prev = f"a{i}"
+    doc = {"name": "guesses", "inputs": [{"name": "x", "shape": [4, 8], "dtype": "float32"},
+                                         {"name": "w", "shape": [8, 8], "dtype": "float32"}],
+           "nodes": nodes, "outputs": [prev]}
+    path = _write(tmp_path, doc)
+    assert compare(lambda: xcviz.load(path)) == compare(lambda: mapping_to_graph(doc)) == (blocks < 10)
+
+
+def test_one_by_one_nodes(tmp_path):
+    """':k' outputs, empty optional inputs, opaque ops, list attributes, reshape targets read from shape
+    and const nodes, names with ':', a file out of order: run one by one, in order, each round."""
+    nodes = []
+    for i in range(80):
+        nodes += [
+            {"name": f"sp{i}", "op": "split", "inputs": ["x"], "num_outputs": 2, "attrs": {"axis": 1}},
+            {"name": f"a{i}", "op": "add", "inputs": [f"sp{i}:1", f"sp{i}"]},
+            {"name": f"o{i}", "op": "MysteryOp", "inputs": [f"a{i}"]},
+            {"name": f"c{i}", "op": "concat", "inputs": [f"a{i}"] * 10, "attrs": {"axis": 0}},
+            {"name": f"p{i}", "op": "transpose", "inputs": [f"c{i}"], "attrs": {"perm": [1, 0]}},
+            {"name": f"s{i}", "op": "shape", "inputs": [f"p{i}"]},
+            {"name": f"k{i}", "op": "const", "inputs": [], "attrs": {"value": [4 if i % 3 else 2, -1]}},
+            {"name": f"r{i}", "op": "reshape", "inputs": [f"p{i}", f"k{i}"]},
+            {"name": f"q{i}", "op": "reshape", "inputs": [f"r{i}", f"s{i}"]},
+            {"name": f"odd:{i}", "op": "relu", "inputs": [f"q{i}"]},
+        ]
+    nodes.reverse()
+    doc = {"name": "one_by_one", "inputs": [{"name": "x", "shape": [4, 8], "dtype": "float32"}], "nodes": nodes,
+           "outputs": ["q0"]}
+    path = _write(tmp_path, doc)
+    assert compare(lambda: xcviz.load(path, allow_unknown=True))
+
+
+def test_an_error_is_the_reference_loops(tmp_path):
+    """A rule that fails on the settled types: the keys way hands over, and the message is the loop's."""
+    nodes = [{"name": f"r{i}", "op": "relu", "inputs": [f"r{i - 1}" if i else "x"]} for i in range(50)]
+    nodes.append({"name": "bad", "op": "matmul", "inputs": ["r49", "x"]})
+    doc = {"name": "bad", "inputs": [{"name": "x", "shape": [4, 8], "dtype": "float32"}], "nodes": nodes}
+    path = _write(tmp_path, doc)
+    with Settled() as s:
+        msg = result(lambda: xcviz.load(path), "keys")
+    assert s.answers and not any(s.answers) and "matmul" in msg and msg == result(lambda: xcviz.load(path), "reference")
+
+
+@settings(max_examples=120, deadline=None, suppress_health_check=list(HealthCheck))
+@given(doc=infer_mappings())
+def test_random_graphs(doc, tmp_path_factory):
+    """Same types, or the same error; every graph that loads is settled by the keys way itself."""
+    path = _write(tmp_path_factory.mktemp("k"), doc)
+    for load in (lambda: xcviz.load(path), lambda: mapping_to_graph(doc)):
+        settled = compare(load)
+        assert settled or isinstance(result(load, "reference"), str)
+
+
+@settings(max_examples=120, deadline=None, suppress_health_check=list(HealthCheck))
+@given(doc=fuzz_mappings())
+def test_fuzzed_graphs(doc, tmp_path_factory):
+    """Many ops, declared types, attributes of every kind, opaque ops, bad graphs: the same either way."""
+    path = _write(tmp_path_factory.mktemp("f"), doc)
+    compare(lambda: xcviz.load(path, allow_unknown=True))
+    compare(lambda: mapping_to_graph(doc, allow_unknown=True))
