@@ -32,6 +32,7 @@ import math
 
 import numpy as np
 
+from .keys import group_ids
 from .view import CostView
 
 K_FREE, K_LOOP, K_LIB, K_REDUCE = 0, 1, 2, 3
@@ -58,20 +59,67 @@ def _bound(flat, tid: int, dims, cache: dict):
     return cache[tid]
 
 
-def _reduced_long(node, shape) -> bool:
+def _reduced_long(op: str, attrs: dict, shape) -> bool:
     """Whether a reduction reduces a dimension longer than XLA's tree-reduction window."""
     if not shape or any(not isinstance(d, int) for d in shape):
         return False
     rank = len(shape)
-    if node.op in ("global_avgpool", "global_maxpool"):
+    if op in ("global_avgpool", "global_maxpool"):
         axes = range(2, rank)
-    elif node.op in MULTI_PASS:  # a normalisation over the axis and those after it (softmax: coerced to 2-d)
-        axis = int(node.attrs.get("axis", -1) or 0) % rank
-        axes = [axis] if node.op in ("softmax", "log_softmax") and not node.attrs.get("coerce_2d") else range(axis, rank)
+    elif op in MULTI_PASS:  # a normalisation over the axis and those after it (softmax: coerced to 2-d)
+        axis = int(attrs.get("axis", -1) or 0) % rank
+        axes = [axis] if op in ("softmax", "log_softmax") and not attrs.get("coerce_2d") else range(axis, rank)
     else:
-        axes = node.attrs.get("axes")
+        axes = attrs.get("axes")
         axes = range(rank) if axes is None else [a % rank for a in (axes if isinstance(axes, (list, tuple)) else [axes])]
     return any(shape[a] > TREE_WINDOW for a in axes)
+
+
+def _reduction_rule(op: str, attrs: dict, shape, weight: int) -> tuple[bool, int, bool, bool]:
+    """A clustered reduction's (tree split, kernels before the output fusion, whether its result is a loop
+    value, whether it is a YNNPACK fusion root), from its op, attributes and first input's bound shape."""
+    long = _reduced_long(op, attrs, shape)
+    ynn = bool(shape) and all(isinstance(d, int) for d in shape) and math.prod(shape) >= YNN_REDUCE
+    # a tree split's reduce-window reads its operand from memory: a loop value it reads is written
+    tree = long and not ynn
+    if op in MULTI_PASS:
+        return tree, MULTI_PASS[op][2 if ynn else int(long)], True, False
+    if op in ("topk", "cumsum", "lrn", "hardmax", "argmax", "argmin"):
+        return tree, weight, True, False
+    if ynn:  # a kernel of its own (it takes in the convolutions feeding it); a mean's scaling is a loop value
+        return tree, 1, op in MEANS, True
+    return tree, int(long), True, False  # the last step fuses into the reader: only a tree split's first step
+
+
+def _reductions(flat: CostView, red: np.ndarray, weight: np.ndarray, dims) -> tuple[np.ndarray, ...]:
+    """_reduction_rule for each reduction at positions `red`, as arrays: the rule runs once per distinct
+    (op, first input type, attribute dict object), and once per equal values of the attributes it reads."""
+    starts, arity = flat.edge_start[red], flat.arity[red]
+    tid = np.where(arity > 0, flat.tid_of[np.minimum(starts, max(len(flat.tid_of) - 1, 0))] if len(flat.tid_of)
+                   else -1, -1)
+    attrs = list(map(flat.columns.attrs.__getitem__, red.tolist()))
+    _, obj = np.unique(np.fromiter(map(id, attrs), np.int64, len(attrs)), return_inverse=True)
+    group, m = group_ids([(flat.op[red].astype(np.int64), len(flat.op_names)), (tid + 1, len(flat.types) + 2),
+                          (obj.reshape(-1), int(obj.max()) + 1 if len(obj) else 1)], len(red))
+    first = np.empty(m, np.int64)
+    first[group[::-1]] = np.arange(len(red) - 1, -1, -1)
+    rules: dict = {}
+    bound: dict = {}
+    out = []
+    for r in first.tolist():
+        a, t, op = attrs[r], int(tid[r]), flat.op_names[flat.op[red[r]]]
+        try:  # the attributes the rule reads, by value
+            key = (op, t, *(repr(a.get(k)) for k in ("axis", "coerce_2d", "axes")))
+            hash(key)
+        except Exception:  # noqa: BLE001 - an odd value: this dict's rule of its own
+            key = (op, t, id(a))
+        if key not in rules:
+            shape = _bound(flat, t, dims, bound) if t >= 0 else None
+            rules[key] = _reduction_rule(op, a, shape, int(weight[red[r]]))
+        out.append(rules[key])
+    tree, kernels, loop, ynn = (np.array([o[i] for o in out] + [0], dt)[:-1][group]
+                                for i, dt in enumerate((bool, np.int64, bool, bool)))
+    return tree, kernels, loop, ynn
 
 
 def cpu_node_kernels(flat: CostView, cluster_of: np.ndarray, exits: np.ndarray, param_edge: np.ndarray,
@@ -99,29 +147,12 @@ def cpu_node_kernels(flat: CostView, cluster_of: np.ndarray, exits: np.ndarray, 
     out_loop = (kind == K_LOOP) & clustered
     red = np.flatnonzero((kind == K_REDUCE) & clustered)
     tree = np.zeros(n, bool)
-    first_in = np.full(n, -1, np.int64)
-    first_in[dst[::-1]] = e[::-1]
-    ynn_roots: list[int] = []
-    bound: dict = {}
-    for j in red.tolist():
-        node = flat.nodes[j]
-        k = int(first_in[j])
-        shape = _bound(flat, int(flat.tid_of[k]), dims, bound) if k >= 0 else None
-        long = _reduced_long(node, shape)
-        ynn = bool(shape) and all(isinstance(d, int) for d in shape) and math.prod(shape) >= YNN_REDUCE
-        out_loop[j] = True
-        # a tree split's reduce-window reads its operand from memory: a loop value it reads is written
-        tree[j] = long and not ynn
-        if node.op in MULTI_PASS:
-            per_node[j] = MULTI_PASS[node.op][2 if ynn else int(long)]
-        elif node.op in ("topk", "cumsum", "lrn", "hardmax", "argmax", "argmin"):
-            per_node[j] = int(weight[j])
-        elif ynn:  # a kernel of its own (it takes in the convolutions feeding it); a mean's scaling is a loop value
-            per_node[j] = 1
-            ynn_roots.append(j)
-            out_loop[j] = node.op in MEANS
-        else:  # the last step fuses into the reader: only a tree split's first step is a kernel
-            per_node[j] = int(long)
+    first_in = np.where(flat.arity > 0, flat.edge_start, -1)
+    r_tree, r_kernels, r_loop, r_ynn = _reductions(flat, red, weight, dims)
+    tree[red] = r_tree
+    per_node[red] = r_kernels
+    out_loop[red] = r_loop
+    ynn_roots = red[r_ynn].tolist()
 
     # library calls: operand copies to the library's layout, and bias adds
     # (a 1x1 weight with one input or one output channel is a bitcast in the library's layout)

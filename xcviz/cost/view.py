@@ -86,6 +86,7 @@ class CostView:
             tid[e] = self.tid(produced[k]) if k < len(produced) else unknown
         self.src, self.dst, self.tid_of, self.port = src, dst, tid, np.where(is_input, 0, port)
         self.arity = np.bincount(dst, minlength=n)
+        self.edge_start = np.cumsum(self.arity) - self.arity  # node j's edges: edge_start[j] on, arity[j] of them
 
     def _from_columns(self, table: GraphColumns, n: int) -> np.ndarray:
         """n_out, op, op_names, known and with_attrs from the graph's columns, without visiting the nodes;
