@@ -109,7 +109,8 @@ class CostView:
     def op_mask(self, names) -> np.ndarray:
         """Per node: whether its op name is one of `names` (an opaque op of that name too: `& known` for
         registry ops only)."""
-        return np.isin(self.op, [c for c, o in enumerate(self.op_names) if o in names])
+        table = np.array([o in names for o in self.op_names] + [False], bool)
+        return table[self.op] if table.any() else np.zeros(len(self.op), bool)  # (a look-up per node: no sort)
 
     def tid(self, t: TensorType) -> int:
         k = self._tid.get(id(t))
