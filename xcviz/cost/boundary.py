@@ -19,7 +19,7 @@ class Boundary:
     results that are graph outputs (the order results list them). Edge objects are built on request."""
 
     def __init__(self, graph: Graph, flat: CostView, cluster_of: np.ndarray) -> None:
-        self.graph, self.flat = graph, flat
+        self.graph, self.flat, self.cluster_of = graph, flat, cluster_of
         self._cols: tuple | None = None
         dims = graph.dims
         # per edge of flat, the clusters of its two ends (-1: none; a graph input, src -1 - i, reads the
@@ -80,20 +80,25 @@ class Boundary:
         per = np.zeros(nc, np.int64)
         if not len(src):
             return per, 0
-        # each tensor as one number (producer then output; graph inputs first), joined with the clusters
+        # each tensor as one number (producer then output; graph inputs first), joined with the consumer's
+        # cluster: the producer's is the tensor's own, so distinct (tensor, to) pairs are the crossings
         lo, ports = int(src.min()), int(port.max()) + 1
         v = (src - lo) * ports + port
         span = (int(src.max()) - lo + 1) * ports
-        if span * (nc + 1) ** 2 >= 2**62:  # (too many for one int64: rows of keys)
+        if span * (nc + 1) >= 2**62:  # (too many for one int64: rows of keys)
             for side in (cd, cs):
                 into = side >= 0
                 per += np.bincount(side[into][_first(v[into], side[into])], minlength=nc)
             return per, int(_first(v, cs, cd).sum())
-        for side in (cd, cs):
-            into = side >= 0
-            pairs = _distinct(v[into] * nc + side[into])
-            per += np.bincount(pairs % nc, minlength=nc)
-        return per, len(_distinct((v * (nc + 1) + cs + 1) * (nc + 1) + cd + 1))
+        pairs = _distinct(v * (nc + 1) + (cd + 1))
+        to = pairs % (nc + 1) - 1
+        per += np.bincount(to[to >= 0], minlength=nc)   # the tensors each cluster takes in
+        tensor = pairs // (nc + 1)
+        first = np.concatenate(([True], tensor[1:] != tensor[:-1]))   # (pairs are sorted by tensor)
+        producer = tensor[first] // ports + lo
+        out = np.where(producer >= 0, self.cluster_of[np.maximum(producer, 0)], -1)
+        per += np.bincount(out[out >= 0], minlength=nc)   # and those it gives out
+        return per, len(pairs)
 
     def _lists(self) -> tuple[list, ...]:
         """Per boundary edge: tensor (ref text), producer, consumer, type id and the two clusters, as lists

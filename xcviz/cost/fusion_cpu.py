@@ -93,33 +93,50 @@ def _reduction_rule(op: str, attrs: dict, shape, weight: int) -> tuple[bool, int
 
 def _reductions(flat: CostView, red: np.ndarray, weight: np.ndarray, dims) -> tuple[np.ndarray, ...]:
     """_reduction_rule for each reduction at positions `red`, as arrays: the rule runs once per distinct
-    (op, first input type, attribute dict object), and once per equal values of the attributes it reads."""
+    (op, first input type) whose shape is not static (it then reads no attribute), else once per attribute
+    dict object among them and once per equal values of the attributes it reads."""
     starts, arity = flat.edge_start[red], flat.arity[red]
     tid = np.where(arity > 0, flat.tid_of[np.minimum(starts, max(len(flat.tid_of) - 1, 0))] if len(flat.tid_of)
                    else -1, -1)
-    attrs = list(map(flat.columns.attrs.__getitem__, red.tolist()))
-    _, obj = np.unique(np.fromiter(map(id, attrs), np.int64, len(attrs)), return_inverse=True)
-    group, m = group_ids([(flat.op[red].astype(np.int64), len(flat.op_names)), (tid + 1, len(flat.types) + 2),
-                          (obj.reshape(-1), int(obj.max()) + 1 if len(obj) else 1)], len(red))
-    first = np.empty(m, np.int64)
-    first[group[::-1]] = np.arange(len(red) - 1, -1, -1)
-    rules: dict = {}
+    op = flat.op[red].astype(np.int64)
+    group, m = group_ids([(op, len(flat.op_names)), (tid + 1, len(flat.types) + 2)], len(red))
     bound: dict = {}
+    rules: dict = {}
     out = []
-    for r in first.tolist():
-        a, t, op = attrs[r], int(tid[r]), flat.op_names[flat.op[red[r]]]
-        try:  # the attributes the rule reads, by value
-            key = (op, t, *(repr(a.get(k)) for k in ("axis", "coerce_2d", "axes")))
-            hash(key)
-        except Exception:  # noqa: BLE001 - an odd value: this dict's rule of its own
-            key = (op, t, id(a))
-        if key not in rules:
-            shape = _bound(flat, t, dims, bound) if t >= 0 else None
-            rules[key] = _reduction_rule(op, a, shape, int(weight[red[r]]))
-        out.append(rules[key])
-    tree, kernels, loop, ynn = (np.array([o[i] for o in out] + [0], dt)[:-1][group]
-                                for i, dt in enumerate((bool, np.int64, bool, bool)))
-    return tree, kernels, loop, ynn
+    for r in _firsts(group, m).tolist():
+        t, name = int(tid[r]), flat.op_names[op[r]]
+        shape = _bound(flat, t, dims, bound) if t >= 0 else None
+        static = bool(shape) and all(isinstance(d, int) for d in shape)
+        out.append(None if static else _reduction_rule(name, {}, shape, int(weight[red[r]])))
+    per = np.array([o is None for o in out] + [False], bool)[:-1][group]   # static: by attributes, below
+    res = [np.array([(o or (0, 0, 0, 0))[i] for o in out] + [0], dt)[:-1][group]
+           for i, dt in enumerate((bool, np.int64, bool, bool))]
+    if per.any():
+        at = np.flatnonzero(per)
+        attrs = list(map(flat.columns.attrs.__getitem__, red[at].tolist()))
+        _, obj = np.unique(np.fromiter(map(id, attrs), np.int64, len(attrs)), return_inverse=True)
+        sub, k = group_ids([(group[at], m), (obj.reshape(-1), int(obj.max()) + 1)], len(at))
+        decided = []
+        for r in _firsts(sub, k).tolist():
+            a, t, name = attrs[r], int(tid[at[r]]), flat.op_names[op[at[r]]]
+            try:  # the attributes the rule reads, by value
+                key = (name, t, *(repr(a.get(x)) for x in ("axis", "coerce_2d", "axes")))
+                hash(key)
+            except Exception:  # noqa: BLE001 - an odd value: this dict's rule of its own
+                key = (name, t, id(a))
+            if key not in rules:
+                rules[key] = _reduction_rule(name, a, _bound(flat, t, dims, bound), int(weight[red[at[r]]]))
+            decided.append(rules[key])
+        for i, dt in enumerate((bool, np.int64, bool, bool)):
+            res[i][at] = np.array([o[i] for o in decided], dt)[sub]
+    return tuple(res)
+
+
+def _firsts(group: np.ndarray, m: int) -> np.ndarray:
+    """The first position of each of the m groups."""
+    first = np.empty(m, np.int64)
+    first[group[::-1]] = np.arange(len(group) - 1, -1, -1)
+    return first
 
 
 def cpu_node_kernels(flat: CostView, cluster_of: np.ndarray, exits: np.ndarray, param_edge: np.ndarray,
