@@ -113,8 +113,13 @@ def _reductions(flat: CostView, red: np.ndarray, weight: np.ndarray, dims) -> tu
            for i, dt in enumerate((bool, np.int64, bool, bool))]
     if per.any():
         at = np.flatnonzero(per)
-        attrs = list(map(flat.columns.attrs.__getitem__, red[at].tolist()))
-        _, obj = np.unique(np.fromiter(map(id, attrs), np.int64, len(attrs)), return_inverse=True)
+        if flat.attr_codes is not None:  # the loader's codes: equal code, equal dict
+            code, reps = flat.attr_codes
+            obj = code[red[at]].astype(np.int64)
+            attrs = [reps[c] or {} for c in obj.tolist()]   # (a few distinct dicts: read once each)
+        else:
+            attrs = list(map(flat.columns.attrs.__getitem__, red[at].tolist()))
+            _, obj = np.unique(np.fromiter(map(id, attrs), np.int64, len(attrs)), return_inverse=True)
         sub, k = group_ids([(group[at], m), (obj.reshape(-1), int(obj.max()) + 1)], len(at))
         decided = []
         for r in _firsts(sub, k).tolist():

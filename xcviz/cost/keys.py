@@ -51,7 +51,7 @@ def cost_keys(graph: Graph, flat: CostView) -> tuple[np.ndarray, list[int]]:
     attrs = flat.columns.attrs
     n = len(attrs)
     alone = (flat.arity > SLOTS) | (flat.n_out > SLOTS)
-    akey, count = attribute_codes(attrs, flat.with_attrs, alone)
+    akey, count = attribute_codes(attrs, flat.with_attrs, alone, flat.attr_codes)
     radix = len(flat.types) + 1  # type id + 1; 0 = no such input/output
     columns = [(flat.op, len(flat.op_names)), (flat.known.astype(np.int64), 2), (akey, count)]
     if alone.any():
@@ -66,13 +66,28 @@ def cost_keys(graph: Graph, flat: CostView) -> tuple[np.ndarray, list[int]]:
     return sig, rep.tolist()
 
 
-def attribute_codes(attrs: list, rows: list[int], alone: np.ndarray) -> tuple[np.ndarray, int]:
+def attribute_codes(attrs: list, rows: list[int], alone: np.ndarray,
+                    loaded: tuple | None = None) -> tuple[np.ndarray, int]:
     """Per node, a code of its attributes by attrs_key (0: none, or not read; `rows`: the nodes whose are
     read), and how many codes; a node whose attributes have no key (a container value) is set `alone`.
-    Dicts are first told apart at C speed by their items and value types; attrs_key runs once per distinct
-    such dict, and per node only where a float zero or NaN could make equal items differ in attrs_key."""
+    `loaded`: the loader's (code per node, a dict per code) of ir.columns.attr_codes, whose equal codes are
+    equal dicts (a float zero or an unhashable one has a code of its own): attrs_key then runs per code.
+    Else dicts are first told apart at C speed by their items and value types; attrs_key runs once per
+    distinct such dict, and per node only where a float zero or NaN could make equal items differ in it."""
     code = np.zeros(len(attrs), np.int64)
     table: dict = {}
+    if loaded is not None:
+        rows_a = np.array(rows, np.int64)
+        lcode, reps = loaded
+        have = lcode[rows_a]
+        keys = {c: attrs_key(reps[c]) for c in np.flatnonzero(np.bincount(have, minlength=len(reps))).tolist()}
+        to = np.zeros(len(reps), np.int64)
+        for c, key in keys.items():
+            to[c] = -1 if key is None else table.setdefault(key, len(table) + 1)
+        per = to[have]
+        alone[rows_a[per < 0]] = True
+        code[rows_a] = np.maximum(per, 0)
+        return code, len(table) + 1
     dicts = list(map(attrs.__getitem__, rows))
     try:
         seen: dict = {}

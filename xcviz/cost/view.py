@@ -1,7 +1,8 @@
 """The cost model's view of a graph: its columns as edges with type ids, output types by identity."""
 from __future__ import annotations
 
-from itertools import chain, compress
+from itertools import chain, compress, repeat
+from operator import is_not
 
 import numpy as np
 
@@ -105,8 +106,20 @@ class CostView:
         known_id, known = table.codes("known")
         self.known = np.full(n, bool(known[0])) if len(known) == 1 else np.array([bool(k) for k in known], bool)[known_id]
         attrs = table.attrs
+        # the loader's codes of the attribute dicts (ir.columns.attr_codes: equal code, equal dict), if any
+        self.attr_codes = table.extra.get(("attrs", "codes"))
+        if self.attr_codes is not None:  # (and attributes set), by code: no dict read per node
+            code, reps = self.attr_codes
+            set_ = np.array([bool(r) for r in reps] + [False], bool)[:-1]
+            self.with_attrs = np.flatnonzero(reads_attrs[self.op] & set_[code]).tolist()
+            return
         maybe = np.flatnonzero(reads_attrs[self.op]).tolist() if reads_attrs.any() else []
-        self.with_attrs = list(compress(maybe, map(attrs.__getitem__, maybe)))  # (and attributes set)
+        # (and attributes set): nodes without share one empty dict in a loaded graph, told apart by identity
+        # first, without reading 10^5 dicts scattered in memory
+        empty = next((a for a in map(attrs.__getitem__, maybe[:64]) if not a), None)
+        if empty is not None:
+            maybe = list(compress(maybe, map(is_not, map(attrs.__getitem__, maybe), repeat(empty))))
+        self.with_attrs = list(compress(maybe, map(attrs.__getitem__, maybe)))
 
     def op_mask(self, names) -> np.ndarray:
         """Per node: whether its op name is one of `names` (an opaque op of that name too: `& known` for
