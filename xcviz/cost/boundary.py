@@ -13,6 +13,8 @@ from .results import OUTPUT, ClusterCost, Edge
 from .sums import exact_ints
 from .view import CostView
 
+_KEY_LIMIT = 2**62   # (tensor, cluster) pairs numbered below this are one int64 key
+
 
 class Boundary:
     """The boundary edges as arrays: data edges with a kept cluster on exactly one side, then cluster
@@ -85,7 +87,7 @@ class Boundary:
         lo, ports = int(src.min()), int(port.max()) + 1
         v = (src - lo) * ports + port
         span = (int(src.max()) - lo + 1) * ports
-        if span * (nc + 1) >= 2**62:  # (too many for one int64: rows of keys)
+        if span * (nc + 1) >= _KEY_LIMIT:  # (too many for one int64: rows of keys)
             for side in (cd, cs):
                 into = side >= 0
                 per += np.bincount(side[into][_first(v[into], side[into])], minlength=nc)

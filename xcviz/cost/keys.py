@@ -80,7 +80,7 @@ def attribute_codes(attrs: list, rows: list[int], alone: np.ndarray,
         rows_a = np.array(rows, np.int64)
         lcode, reps = loaded
         have = lcode[rows_a]
-        keys = {c: attrs_key(reps[c]) for c in np.flatnonzero(np.bincount(have, minlength=len(reps))).tolist()}
+        keys = {c: attrs_key(reps[c] or {}) for c in np.flatnonzero(np.bincount(have, minlength=len(reps))).tolist()}
         to = np.zeros(len(reps), np.int64)
         for c, key in keys.items():
             to[c] = -1 if key is None else table.setdefault(key, len(table) + 1)
