@@ -39,15 +39,3 @@ def parameter_sources(graph: Graph, flat: CostView) -> tuple[np.ndarray, np.ndar
         if (new == node).all():
             return inp, node, edge_param
         node = new
-
-
-def edge_parameters(flat: CostView, inp: np.ndarray, node: np.ndarray) -> np.ndarray:
-    """Per edge of `flat` (or per producer position given as flat.src does): whether it carries a parameter."""
-    return param_of(flat.src, inp, node)
-
-
-def param_of(src: np.ndarray, inp: np.ndarray, node: np.ndarray) -> np.ndarray:
-    """Whether the values of producers `src` (node positions, or -1 - i for graph input i) are parameters."""
-    if not len(inp):
-        return np.where(src >= 0, node[np.maximum(src, 0)], False)
-    return np.where(src >= 0, node[np.maximum(src, 0)], inp[np.clip(-1 - src, 0, len(inp) - 1)])
