@@ -60,11 +60,13 @@ def node_kernels(flat: CostView, cluster_of: np.ndarray, exits: np.ndarray, para
     n = len(cluster_of)
     kinds, weights = op_kinds(flat.op_names, device)
     kind, weight = kinds[flat.op], weights[flat.op]
-    kind = np.where(flat.known, kind, K_LOOP)
+    if not flat.known.all():
+        kind = np.where(flat.known, kind, K_LOOP)
     if device == "cpu":
         per_node, written = cpu_node_kernels(flat, cluster_of, exits, param_edge, kind, weight, dims or {}, inner)
-        kind = np.where(flat.op_mask(WINDOWS) & flat.known,
-                        K_LOOP, kind)
+        windows = flat.op_mask(WINDOWS) & flat.known
+        if windows.any():
+            kind = np.where(windows, K_LOOP, kind)
         return _cse_broadcasts(flat, cluster_of, per_node, written), written, kind
     src, dst = flat.src, flat.dst
     srcn = np.maximum(src, 0)
