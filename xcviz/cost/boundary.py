@@ -8,10 +8,12 @@ from operator import getitem
 import numpy as np
 
 from ..ir import Graph, parse_ref
-from .params import param_of, parameter_sources
+from .params import parameter_sources
 from .results import OUTPUT, ClusterCost, Edge
 from .sums import exact_ints
 from .view import CostView
+
+_KEY_LIMIT = 2**62   # (tensor, cluster) pairs numbered below this are one int64 key
 
 
 class Boundary:
@@ -19,16 +21,19 @@ class Boundary:
     results that are graph outputs (the order results list them). Edge objects are built on request."""
 
     def __init__(self, graph: Graph, flat: CostView, cluster_of: np.ndarray) -> None:
-        self.graph, self.flat = graph, flat
+        self.graph, self.flat, self.cluster_of = graph, flat, cluster_of
         self._cols: tuple | None = None
         dims = graph.dims
-        cs = np.where(flat.src >= 0, cluster_of[np.maximum(flat.src, 0)], -1)
+        # per edge of flat, the clusters of its two ends (-1: none; a graph input, src -1 - i, reads the
+        # -1 padding from the end of the table)
+        cs = np.concatenate((cluster_of, np.full(len(graph.inputs), -1, cluster_of.dtype)))[flat.src]
         cd = cluster_of[flat.dst]
-        self.e = np.flatnonzero((cs != cd) & ((cs >= 0) | (cd >= 0)))  # edge numbers in flat
+        self.inner = (cs == cd) & (cd >= 0)  # both ends in one cluster
+        self.e = np.flatnonzero(cs != cd)  # edge numbers in flat (unclustered is -1 on both sides)
         tids = flat.tid_of[self.e]
         self.bound: dict[int, tuple] = {}  # type id -> (bound type, bytes)
         nbytes: list = [None] * len(flat.types)
-        for t in np.unique(tids).tolist():
+        for t in np.flatnonzero(np.bincount(tids, minlength=len(flat.types))).tolist():
             bt = flat.types[t].bind(dims)
             self.bound[t] = (bt, bt.nbytes())
             nbytes[t] = self.bound[t][1]
@@ -57,12 +62,12 @@ class Boundary:
         self.dst_cluster = np.concatenate((cd[self.e], np.full(k, -1))).astype(np.int64)
         self.src_pos = np.concatenate((flat.src[self.e], out_src)).astype(np.int64)
         self.dst_pos = np.concatenate((flat.dst[self.e], np.full(k, -1))).astype(np.int64)
-        src = self.src_pos
         # the value each edge carries (producer, output number): one tensor is handed over once per cluster
-        self.value = src * (1 << 20) + np.concatenate((flat.port[self.e], out_port)).astype(np.int64)
-        # which edges carry parameters (resident weights and constants) rather than activations
-        self.p_in, self.p_node = parameter_sources(graph, flat)
-        self.param = param_of(src, self.p_in, self.p_node)
+        self.port = np.concatenate((flat.port[self.e], out_port)).astype(np.int64)
+        # which edges carry parameters (resident weights and constants) rather than activations, among all
+        # edges of flat (edge_param) and among the boundary edges (param)
+        self.p_in, self.p_node, self.edge_param = parameter_sources(graph, flat)
+        self.param = np.concatenate((self.edge_param[self.e], self.p_node[out_src])).astype(bool)
 
     def __len__(self) -> int:
         return len(self.known)
@@ -72,12 +77,30 @@ class Boundary:
         it gives out; and in all, the distinct (tensor, from, to) crossings. Parameters stay resident, and a
         tensor read by several nodes of one cluster (or of the fallback) crosses once."""
         act = ~self.param
-        v, cs, cd = self.value[act], self.src_cluster[act], self.dst_cluster[act]
+        src, port = self.src_pos[act], self.port[act]
+        cs, cd = self.src_cluster[act], self.dst_cluster[act]
         per = np.zeros(nc, np.int64)
-        for side in (cd, cs):
-            into = side >= 0
-            per += np.bincount(side[into][_first(v[into], side[into])], minlength=nc)
-        return per, int(_first(v, cs, cd).sum())
+        if not len(src):
+            return per, 0
+        # each tensor as one number (producer then output; graph inputs first), joined with the consumer's
+        # cluster: the producer's is the tensor's own, so distinct (tensor, to) pairs are the crossings
+        lo, ports = int(src.min()), int(port.max()) + 1
+        v = (src - lo) * ports + port
+        span = (int(src.max()) - lo + 1) * ports
+        if span * (nc + 1) >= _KEY_LIMIT:  # (too many for one int64: rows of keys)
+            for side in (cd, cs):
+                into = side >= 0
+                per += np.bincount(side[into][_first(v[into], side[into])], minlength=nc)
+            return per, int(_first(v, cs, cd).sum())
+        pairs = _distinct(v * (nc + 1) + (cd + 1))
+        to = pairs % (nc + 1) - 1
+        per += np.bincount(to[to >= 0], minlength=nc)   # the tensors each cluster takes in
+        tensor = pairs // (nc + 1)
+        first = np.concatenate(([True], tensor[1:] != tensor[:-1]))   # (pairs are sorted by tensor)
+        producer = tensor[first] // ports + lo
+        out = np.where(producer >= 0, self.cluster_of[np.maximum(producer, 0)], -1)
+        per += np.bincount(out[out >= 0], minlength=nc)   # and those it gives out
+        return per, len(pairs)
 
     def _lists(self) -> tuple[list, ...]:
         """Per boundary edge: tensor (ref text), producer, consumer, type id and the two clusters, as lists
@@ -101,6 +124,12 @@ class Boundary:
         ref, s = refs[k], src[k]
         bt, nb = self.bound[tid[k]]
         return Edge(names[s] if s >= 0 else ref, names[dst[k]], ref, bt, nb, cs[k], cd[k])
+
+
+def _distinct(keys: np.ndarray) -> np.ndarray:
+    """The distinct values of an int64 array, sorted (np.unique hashes, which is far slower on many values)."""
+    s = np.sort(keys)
+    return s[np.concatenate(([True], s[1:] != s[:-1]))] if len(s) else s
 
 
 def _first(*keys: np.ndarray) -> np.ndarray:

@@ -27,7 +27,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..ir import Graph
-from .fusion_cpu import K_FREE, K_LIB, K_LOOP, K_REDUCE, WINDOWS, cpu_node_kernels
+from .fusion_cpu import K_FREE, K_LIB, K_LOOP, K_REDUCE, WINDOWS, cpu_node_kernels, edge_inner
 from .view import CostView
 
 FREE = frozenset({"reshape", "flatten", "squeeze", "unsqueeze", "identity", "const", "dropout", "shape", "size",
@@ -54,20 +54,24 @@ def op_kinds(op_names: list[str], device: str) -> tuple[np.ndarray, np.ndarray]:
 
 
 def node_kernels(flat: CostView, cluster_of: np.ndarray, exits: np.ndarray, param_edge: np.ndarray,
-                 device: str, dims=None) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """Per node: the kernels it accounts for, whether its value is written to memory, and its kind."""
+                 device: str, dims=None, inner: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Per node: the kernels it accounts for, whether its value is written to memory, and its kind
+    (`inner`: per edge, whether both ends are in one cluster, if known)."""
     n = len(cluster_of)
     kinds, weights = op_kinds(flat.op_names, device)
     kind, weight = kinds[flat.op], weights[flat.op]
-    kind = np.where(flat.known, kind, K_LOOP)
+    if not flat.known.all():
+        kind = np.where(flat.known, kind, K_LOOP)
     if device == "cpu":
-        per_node, written = cpu_node_kernels(flat, cluster_of, exits, param_edge, kind, weight, dims or {})
-        kind = np.where(flat.op_mask(WINDOWS) & flat.known,
-                        K_LOOP, kind)
+        per_node, written = cpu_node_kernels(flat, cluster_of, exits, param_edge, kind, weight, dims or {}, inner)
+        windows = flat.op_mask(WINDOWS) & flat.known
+        if windows.any():
+            kind = np.where(windows, K_LOOP, kind)
         return _cse_broadcasts(flat, cluster_of, per_node, written), written, kind
     src, dst = flat.src, flat.dst
     srcn = np.maximum(src, 0)
-    inner = (src >= 0) & (cluster_of[srcn] == cluster_of[dst]) & (cluster_of[dst] >= 0)
+    if inner is None:
+        inner = edge_inner(flat, cluster_of)
     written = np.zeros(n, bool)
     written[exits] = True
     # a transpose read only by library calls folds into their operand (XLA's TransposeFolding): a bitcast
@@ -105,14 +109,16 @@ def _cse_broadcasts(flat: CostView, cluster_of: np.ndarray, per_node: np.ndarray
 
 
 def predict_kernels(graph: Graph, flat: CostView, cluster_of: np.ndarray, nc: int, exits: np.ndarray,
-                    param_edge: np.ndarray, device: str = "cpu") -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+                    param_edge: np.ndarray, device: str = "cpu", inner: np.ndarray | None = None
+                    ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Predicted XLA kernels per cluster, the members whose value one kernel writes for another, and per node
     the kernels it accounts for.
     `exits`: positions of the members whose value leaves their cluster; `param_edge`: per edge of `flat`,
-    whether it carries a parameter; `device`: the XLA backend (cpu, gpu, tpu)."""
+    whether it carries a parameter; `device`: the XLA backend (cpu, gpu, tpu); `inner`: per edge of `flat`,
+    whether both ends are in one cluster (computed when not given)."""
     if nc == 0:
         return np.zeros(0, np.int64), np.zeros(0, np.int64), np.zeros(len(cluster_of), np.int64)
-    per_node, written, kind = node_kernels(flat, cluster_of, exits, param_edge, device, graph.dims)
+    per_node, written, kind = node_kernels(flat, cluster_of, exits, param_edge, device, graph.dims, inner)
     clustered = cluster_of >= 0
     kernels = np.bincount(cluster_of[clustered], weights=per_node[clustered], minlength=nc).astype(np.int64)
     # values written inside their cluster for another kernel of it (exits are boundary bytes already)

@@ -33,6 +33,7 @@ import math
 import numpy as np
 
 from .classes import NARROW
+from .keys import group_ids
 from .view import CostView
 
 K_FREE, K_LOOP, K_LIB, K_REDUCE = 0, 1, 2, 3
@@ -59,145 +60,220 @@ def _bound(flat, tid: int, dims, cache: dict):
     return cache[tid]
 
 
-def _reduced_long(node, shape) -> bool:
+def _reduced_long(op: str, attrs: dict, shape) -> bool:
     """Whether a reduction reduces a dimension longer than XLA's tree-reduction window."""
     if not shape or any(not isinstance(d, int) for d in shape):
         return False
     rank = len(shape)
-    if node.op in ("global_avgpool", "global_maxpool"):
+    if op in ("global_avgpool", "global_maxpool"):
         axes = range(2, rank)
-    elif node.op in MULTI_PASS:  # a normalisation over the axis and those after it (softmax: coerced to 2-d)
-        axis = int(node.attrs.get("axis", -1) or 0) % rank
-        axes = [axis] if node.op in ("softmax", "log_softmax") and not node.attrs.get("coerce_2d") else range(axis, rank)
+    elif op in MULTI_PASS:  # a normalisation over the axis and those after it (softmax: coerced to 2-d)
+        axis = int(attrs.get("axis", -1) or 0) % rank
+        axes = [axis] if op in ("softmax", "log_softmax") and not attrs.get("coerce_2d") else range(axis, rank)
     else:
-        axes = node.attrs.get("axes")
+        axes = attrs.get("axes")
         axes = range(rank) if axes is None else [a % rank for a in (axes if isinstance(axes, (list, tuple)) else [axes])]
     return any(shape[a] > TREE_WINDOW for a in axes)
 
 
+def _reduction_rule(op: str, attrs: dict, shape, weight: int) -> tuple[bool, int, bool, bool]:
+    """A clustered reduction's (tree split, kernels before the output fusion, whether its result is a loop
+    value, whether it is a YNNPACK fusion root), from its op, attributes and first input's bound shape."""
+    long = _reduced_long(op, attrs, shape)
+    ynn = bool(shape) and all(isinstance(d, int) for d in shape) and math.prod(shape) >= YNN_REDUCE
+    # a tree split's reduce-window reads its operand from memory: a loop value it reads is written
+    tree = long and not ynn
+    if op in MULTI_PASS:
+        return tree, MULTI_PASS[op][2 if ynn else int(long)], True, False
+    if op in ("topk", "cumsum", "lrn", "hardmax", "argmax", "argmin"):
+        return tree, weight, True, False
+    if ynn:  # a kernel of its own (it takes in the convolutions feeding it); a mean's scaling is a loop value
+        return tree, 1, op in MEANS, True
+    return tree, int(long), True, False  # the last step fuses into the reader: only a tree split's first step
+
+
+def _reductions(flat: CostView, red: np.ndarray, weight: np.ndarray, dims) -> tuple[np.ndarray, ...]:
+    """_reduction_rule for each reduction at positions `red`, as arrays: the rule runs once per distinct
+    (op, first input type) whose shape is not static (it then reads no attribute), else once per attribute
+    dict object among them and once per equal values of the attributes it reads."""
+    starts, arity = flat.edge_start[red], flat.arity[red]
+    tid = np.where(arity > 0, flat.tid_of[np.minimum(starts, max(len(flat.tid_of) - 1, 0))] if len(flat.tid_of)
+                   else -1, -1)
+    op = flat.op[red].astype(np.int64)
+    group, m = group_ids([(op, len(flat.op_names)), (tid + 1, len(flat.types) + 2)], len(red))
+    bound: dict = {}
+    rules: dict = {}
+    out = []
+    for r in _firsts(group, m).tolist():
+        t, name = int(tid[r]), flat.op_names[op[r]]
+        shape = _bound(flat, t, dims, bound) if t >= 0 else None
+        static = bool(shape) and all(isinstance(d, int) for d in shape)
+        out.append(None if static else _reduction_rule(name, {}, shape, int(weight[red[r]])))
+    per = np.array([o is None for o in out] + [False], bool)[:-1][group]   # static: by attributes, below
+    res = [np.array([(o or (0, 0, 0, 0))[i] for o in out] + [0], dt)[:-1][group]
+           for i, dt in enumerate((bool, np.int64, bool, bool))]
+    if per.any():
+        at = np.flatnonzero(per)
+        if flat.attr_codes is not None:  # the loader's codes: equal code, equal dict
+            code, reps = flat.attr_codes
+            obj = code[red[at]].astype(np.int64)
+            attrs = [reps[c] or {} for c in obj.tolist()]   # (a few distinct dicts: read once each)
+        else:
+            attrs = list(map(flat.columns.attrs.__getitem__, red[at].tolist()))
+            _, obj = np.unique(np.fromiter(map(id, attrs), np.int64, len(attrs)), return_inverse=True)
+        sub, k = group_ids([(group[at], m), (obj.reshape(-1), int(obj.max()) + 1)], len(at))
+        decided = []
+        for r in _firsts(sub, k).tolist():
+            a, t, name = attrs[r], int(tid[at[r]]), flat.op_names[op[at[r]]]
+            try:  # the attributes the rule reads, by value
+                key = (name, t, *(repr(a.get(x)) for x in ("axis", "coerce_2d", "axes")))
+                hash(key)
+            except Exception:  # noqa: BLE001 - an odd value: this dict's rule of its own
+                key = (name, t, id(a))
+            if key not in rules:
+                rules[key] = _reduction_rule(name, a, _bound(flat, t, dims, bound), int(weight[red[at[r]]]))
+            decided.append(rules[key])
+        for i, dt in enumerate((bool, np.int64, bool, bool)):
+            res[i][at] = np.array([o[i] for o in decided], dt)[sub]
+    return tuple(res)
+
+
+def _firsts(group: np.ndarray, m: int) -> np.ndarray:
+    """The first position of each of the m groups."""
+    first = np.empty(m, np.int64)
+    first[group[::-1]] = np.arange(len(group) - 1, -1, -1)
+    return first
+
+
 def cpu_node_kernels(flat: CostView, cluster_of: np.ndarray, exits: np.ndarray, param_edge: np.ndarray,
-                     kind: np.ndarray, weight: np.ndarray, dims) -> tuple[np.ndarray, np.ndarray]:
+                     kind: np.ndarray, weight: np.ndarray, dims, inner: np.ndarray | None = None
+                     ) -> tuple[np.ndarray, np.ndarray]:
     """Per node: the CPU kernels it accounts for, and whether its value is written to memory (`dims`: the
-    bound symbolic dimensions, which decide the reductions' splits)."""
+    bound symbolic dimensions, which decide the reductions' splits; `inner`: per edge, whether both ends are
+    in one cluster, if known). Rules that only some ops take part in (convolutions, poolings, Gemms) run on
+    the edges of those ops only, and not at all in a graph without them."""
     n = len(cluster_of)
-    exits = np.unique(exits)    # one per value, however many edges it leaves by
-    src, dst = flat.src, flat.dst
-    srcn = np.maximum(src, 0)
-    clustered = cluster_of >= 0
-    inner = (src >= 0) & (cluster_of[srcn] == cluster_of[dst]) & clustered[dst]
-    e = np.arange(len(dst))
-    slot = (e if flat.ref is None else flat.ref) - flat.in_start[dst]
-    is_conv, is_window = _codes(flat, CONVS), _codes(flat, WINDOWS)
-    is_gemm = _codes(flat, {GEMM})
-    kind = np.where(is_window, K_LOOP, kind)
-    lib = kind == K_LIB
     exit_ = np.zeros(n, bool)
     exit_[exits] = True
+    exits = np.flatnonzero(exit_)    # one per value, however many edges it leaves by
     exits_here = exit_.copy()   # leaving as they are (not only through a reshape)
-    per_node = np.where(lib, 1, 0).astype(np.int64)
+    src, dst = flat.src, flat.dst
+    clustered = cluster_of >= 0
+    if inner is None:
+        inner = edge_inner(flat, cluster_of)
+    is_conv, is_window, is_gemm = _codes(flat, CONVS), _codes(flat, WINDOWS), _codes(flat, {GEMM})
+    any_conv, any_window = bool(is_conv.any()), bool(is_window.any())
+    if any_window:
+        kind = np.where(is_window, K_LOOP, kind)
+    lib = kind == K_LIB
+    per_node = lib.astype(np.int64)
 
     # reductions and multi-pass roots: their kernels before the output fusion
     out_loop = (kind == K_LOOP) & clustered
     red = np.flatnonzero((kind == K_REDUCE) & clustered)
     tree = np.zeros(n, bool)
-    first_in = np.full(n, -1, np.int64)
-    first_in[dst[::-1]] = e[::-1]
-    ynn_roots: list[int] = []
-    bound: dict = {}
-    for j in red.tolist():
-        node = flat.nodes[j]
-        k = int(first_in[j])
-        shape = _bound(flat, int(flat.tid_of[k]), dims, bound) if k >= 0 else None
-        long = _reduced_long(node, shape)
-        ynn = bool(shape) and all(isinstance(d, int) for d in shape) and math.prod(shape) >= YNN_REDUCE
-        out_loop[j] = True
-        # a tree split's reduce-window reads its operand from memory: a loop value it reads is written
-        tree[j] = long and not ynn
-        if node.op in MULTI_PASS:
-            per_node[j] = MULTI_PASS[node.op][2 if ynn else int(long)]
-        elif node.op in ("topk", "cumsum", "lrn", "hardmax", "argmax", "argmin"):
-            per_node[j] = int(weight[j])
-        elif ynn:  # a kernel of its own (it takes in the convolutions feeding it); a mean's scaling is a loop value
-            per_node[j] = 1
-            ynn_roots.append(j)
-            out_loop[j] = node.op in MEANS
-        else:  # the last step fuses into the reader: only a tree split's first step is a kernel
-            per_node[j] = int(long)
+    first_in = np.where(flat.arity > 0, flat.edge_start, -1)
+    r_tree, r_kernels, r_loop, r_ynn = _reductions(flat, red, weight, dims)
+    tree[red] = r_tree
+    per_node[red] = r_kernels
+    out_loop[red] = r_loop
+    ynn_roots = red[r_ynn].tolist()
 
-    # library calls: operand copies to the library's layout, and bias adds
-    # (a 1x1 weight with one input or one output channel is a bitcast in the library's layout)
-    bitcast = np.array([len(t.shape or ()) == 4 and t.shape[2:] == (1, 1) and 1 in t.shape[:2]
-                        for t in flat.types] + [False], bool)[:-1]
-    # (an image reshaped in the cluster from an outside value is copied all the same)
-    reshaped_in = np.zeros(n, bool)
-    reshaped_in[dst[~inner & (kind[dst] == K_FREE) & clustered[dst]]] = True
-    image_out = ~inner | reshaped_in[srcn]
-    copies = is_conv[dst] & (((slot == 1) & ~inner & param_edge & ~bitcast[flat.tid_of])
-                             | ((slot == 0) & image_out & ~param_edge))
-    copies |= _gemm_transposed(flat, is_gemm, dst, slot, param_edge & ~inner)
-    per_node += np.bincount(dst[copies], minlength=n)
-    has_bias = np.bincount(dst[slot == 2], minlength=n) > 0
-    out_loop |= is_conv & has_bias & clustered
-    out_loop |= is_gemm & has_bias & clustered & ~_gemm_output_fused(flat, is_gemm, has_bias, dims, ~inner, first_in)
+    # library calls (their edges `le`, in edge order): operand copies to the library's layout, and bias adds
+    le = np.flatnonzero(lib[dst])
+    l_src, l_dst, l_inner, l_param = src[le], dst[le], inner[le], param_edge[le]
+    l_slot = (le if flat.ref is None else flat.ref[le]) - flat.in_start[l_dst]
+    has_bias = np.zeros(n, bool)   # (for library calls only: every use reads it with is_conv or is_gemm)
+    has_bias[l_dst[l_slot == 2]] = True
+    if any_conv or is_gemm.any():
+        # (a 1x1 weight with one input or one output channel is a bitcast in the library's layout)
+        bitcast = np.array([len(t.shape or ()) == 4 and t.shape[2:] == (1, 1) and 1 in t.shape[:2]
+                            for t in flat.types] + [False], bool)[:-1]
+        copies = _gemm_transposed(flat, is_gemm, l_dst, l_slot, l_param & ~l_inner)
+        if any_conv:
+            # (an image reshaped in the cluster from an outside value is copied all the same)
+            reshaped_in = np.zeros(n, bool)
+            reshaped_in[dst[~inner & (kind[dst] == K_FREE) & clustered[dst]]] = True
+            image_out = ~l_inner | reshaped_in[np.maximum(l_src, 0)]
+            copies |= is_conv[l_dst] & (((l_slot == 1) & ~l_inner & l_param & ~bitcast[flat.tid_of[le]])
+                                        | ((l_slot == 0) & image_out & ~l_param))
+        per_node += np.bincount(l_dst[copies], minlength=n)
+        out_loop |= is_conv & has_bias & clustered
+        out_loop |= is_gemm & has_bias & clustered & ~_gemm_output_fused(flat, is_gemm, has_bias, dims, ~inner,
+                                                                         first_in)
 
     # who wants each value in memory, seen through bitcasts (a reshape's readers are its producer's)
     lib_read = np.zeros(n, bool)
-    operand = inner & lib[dst] & (slot < 2)   # a bias is read by the add after the call, not by it
-    lib_read[src[operand]] = True
+    operand = l_inner & (l_slot < 2)   # a bias is read by the add after the call, not by it
+    lib_read[l_src[operand]] = True
     # a dot reading a matrix as it is shares its buffer with an exit; through a reshape (a 3-d operand made
     # 2-d) or a convolution's layout the value is computed again for the library
     rank2 = np.array([len(t.shape or ()) <= 2 for t in flat.types] + [True], bool)[:-1]
-    direct = operand & ~is_conv[dst] & rank2[flat.tid_of]
+    direct = operand & ~is_conv[l_dst] & rank2[flat.tid_of[le]]
     relaid = np.zeros(n, bool)
-    relaid[src[operand & ~direct]] = True
+    relaid[l_src[operand & ~direct]] = True
     mat_read = np.zeros(n, bool)
-    mat_read[src[inner & tree[dst]]] = True
+    if tree.any():
+        mat_read[src[inner & tree[dst]]] = True
     conc = _codes(flat, {"concat"})
-    # a pooling reads its input through several slices: a concatenation, or another pooling that something
-    # else reads too, is materialised for it rather than recomputed per slice
-    readers = np.bincount(src[inner], minlength=n)
-    mat_read[src[inner & is_window[dst] & (conc[srcn] | (is_window[srcn] & (readers[srcn] > 1)))]] = True
-    free = kind == K_FREE
-    through = inner & free[dst] & (kind[srcn] != K_LIB)
+    if any_window:
+        # a pooling reads its input through several slices: a concatenation, or another pooling that
+        # something else reads too, is materialised for it rather than recomputed per slice
+        srcn = np.maximum(src, 0)
+        readers = np.bincount(src[inner], minlength=n)
+        mat_read[src[inner & is_window[dst] & (conc[srcn] | (is_window[srcn] & (readers[srcn] > 1)))]] = True
+    # bitcasts in a cluster (their edges in edge order) hand their readers' wishes on to their producer
+    fe = np.flatnonzero(inner & (kind == K_FREE)[dst])
+    fe = fe[kind[src[fe]] != K_LIB]
+    f_src, f_dst = src[fe], dst[fe]
     while True:
-        more = through & ((lib_read[dst] & ~lib_read[srcn]) | (mat_read[dst] & ~mat_read[srcn])
-                          | (exit_[dst] & ~exit_[srcn]))
+        more = ((lib_read[f_dst] & ~lib_read[f_src]) | (mat_read[f_dst] & ~mat_read[f_src])
+                | (exit_[f_dst] & ~exit_[f_src]))
         if not more.any():
             break
-        s, d = src[more], dst[more]
+        s, d = f_src[more], f_dst[more]
         relaid[s] |= lib_read[d]
         lib_read[s] |= lib_read[d]
         mat_read[s] |= mat_read[d]
         exit_[s] |= exit_[d]
 
     channels_last = _channels_last(flat, cluster_of, inner, param_edge, kind, is_conv, is_window | conc)
-    # a local response normalisation that a pooling reads is recomputed per slice: a channels-last value it
-    # reads twice (the window sum and the scaling) is then transposed into memory once
-    into_pool = np.zeros(n, bool)
-    into_pool[src[inner & is_window[dst] & _codes(flat, {"lrn"})[srcn]]] = True
-    mat_read[src[inner & into_pool[dst] & channels_last[srcn]]] = True
-    n_exits = np.bincount(cluster_of[exits], minlength=int(cluster_of.max()) + 1 if n else 0) if len(exits) else None
-    multi_exit = np.zeros(n, bool)
-    if n_exits is not None:
-        multi_exit[clustered] = n_exits[cluster_of[clustered]] > 1
+    if any_window:
+        # a local response normalisation that a pooling reads is recomputed per slice: a channels-last
+        # value it reads twice (the window sum and the scaling) is then transposed into memory once
+        into_pool = np.zeros(n, bool)
+        into_pool[src[inner & is_window[dst] & _codes(flat, {"lrn"})[np.maximum(src, 0)]]] = True
+        mat_read[src[inner & into_pool[dst] & channels_last[np.maximum(src, 0)]]] = True
     cheap = ~_codes(flat, EXPENSIVE)
     shared = exit_ | mat_read
     writes = np.where(lib_read & shared & (~cheap | ~relaid), 1, lib_read.astype(np.int64) + shared)
-    writes += exits_here & channels_last & multi_exit & ((kind == K_LOOP) | (is_conv & has_bias))
+    if channels_last.any() and len(exits):
+        n_exits = np.bincount(cluster_of[exits], minlength=int(cluster_of.max()) + 1 if n else 0)
+        multi_exit = np.zeros(n, bool)
+        multi_exit[clustered] = n_exits[cluster_of[clustered]] > 1
+        writes += exits_here & channels_last & multi_exit & ((kind == K_LOOP) | (is_conv & has_bias))
     per_node += np.where(out_loop, writes, 0)
-    # a convolution without a bias add leaving the cluster: its result copied back to the graph's layout
-    per_node += is_conv & ~has_bias & exit_
-    # a padded pooling writes its padded input first
-    per_node += is_window & clustered & _padded(flat, is_window)
-    # BatchNorm's rsqrt(var + eps) on its parameters: one fusion per call
-    per_node += _codes(flat, {"batchnorm"}) & clustered
+    if any_conv:  # a convolution without a bias add leaving the cluster: its result copied back to the graph's layout
+        per_node += is_conv & ~has_bias & exit_
+    if any_window:  # a padded pooling writes its padded input first
+        per_node += is_window & clustered & _padded(flat, is_window)
+    bn = _codes(flat, {"batchnorm"})
+    if bn.any():  # BatchNorm's rsqrt(var + eps) on its parameters: one fusion per call
+        per_node += bn & clustered
     written = (out_loop & (lib_read | shared)) | (lib & clustered)
-    joins = _elementwise(flat) if ynn_roots else None
-    ynn_conv = _ynn_convs(flat, is_conv, slot) if ynn_roots else None
+    if ynn_roots:
+        joins = _elementwise(flat)
+        ynn_conv = _ynn_convs(flat, is_conv, l_dst, l_slot, le)
     for j in ynn_roots:  # the convolutions and loop values only the YNNPACK reduction reads join its fusion
         cone = _ynn_cone(flat, j, inner, kind, ynn_conv, exit_, joins)
         per_node[cone] -= np.where(is_conv[cone], 1, np.where(out_loop[cone], writes[cone], 0))
     return per_node, written
+
+
+def edge_inner(flat: CostView, cluster_of: np.ndarray) -> np.ndarray:
+    """Per edge: whether its producer and consumer are in the same cluster."""
+    cd = cluster_of[flat.dst]
+    return (flat.src >= 0) & (cluster_of[np.maximum(flat.src, 0)] == cd) & (cd >= 0)
 
 
 def _ynn_cone(flat, root, inner, kind, is_conv, exit_, joins) -> np.ndarray:
@@ -225,12 +301,14 @@ def _ynn_cone(flat, root, inner, kind, is_conv, exit_, joins) -> np.ndarray:
     return cone if len(cone) and is_conv[cone].any() else np.zeros(0, np.int64)
 
 
-def _ynn_convs(flat, is_conv, slot) -> np.ndarray:
-    """Convolutions XLA hands to YNNPACK (more than NARROW channels in or out; narrower ones stay Eigen's)."""
+def _ynn_convs(flat, is_conv, l_dst, l_slot, le) -> np.ndarray:
+    """Convolutions XLA hands to YNNPACK (more than NARROW channels in or out; narrower ones stay Eigen's);
+    `l_dst`, `l_slot`: consumer and input slot of the library calls' edges `le`."""
     out = np.zeros(len(is_conv), bool)
-    for k in np.flatnonzero(is_conv[flat.dst] & (slot == 1)).tolist():
-        j, shape = int(flat.dst[k]), flat.types[flat.tid_of[k]].shape or ()
-        group = int(flat.nodes[j].attrs.get("group", 1) or 1)
+    attrs = flat.columns.attrs
+    for k in np.flatnonzero(is_conv[l_dst] & (l_slot == 1)).tolist():
+        j, shape = int(l_dst[k]), flat.types[flat.tid_of[le[k]]].shape or ()
+        group = int(attrs[j].get("group", 1) or 1)
         out[j] = len(shape) >= 2 and all(isinstance(d, int) for d in shape[:2]) and max(shape[0], shape[1] * group) > NARROW
     return out
 
@@ -246,18 +324,17 @@ def _elementwise(flat) -> np.ndarray:
 def _padded(flat, is_window) -> np.ndarray:
     out = np.zeros(len(is_window), bool)
     for j in np.flatnonzero(is_window).tolist():
-        out[j] = any(int(p) for p in (flat.nodes[j].attrs.get("pads") or ()))
+        out[j] = any(int(p) for p in (flat.columns.attrs[j].get("pads") or ()))
     return out
 
 
-def _gemm_transposed(flat, is_gemm, dst, slot, param_edge) -> np.ndarray:
-    """Edges carrying a Gemm's transposed parameter operand (copied on CPU)."""
-    out = np.zeros(len(dst), bool)
-    for j in np.flatnonzero(is_gemm).tolist():
-        a = flat.nodes[j].attrs
-        for s, key in ((0, "transA"), (1, "transB")):
-            if int(a.get(key, 0) or 0):
-                out |= (dst == j) & (slot == s) & param_edge
+def _gemm_transposed(flat, is_gemm, l_dst, l_slot, l_param) -> np.ndarray:
+    """Which of the library calls' edges (consumer `l_dst`, input slot `l_slot`) carry a Gemm's transposed
+    parameter operand (`l_param`: parameters from outside the cluster), copied on CPU."""
+    out = np.zeros(len(l_dst), bool)
+    attrs = flat.columns.attrs
+    for k in np.flatnonzero(is_gemm[l_dst] & (l_slot < 2) & l_param).tolist():
+        out[k] = bool(int(attrs[int(l_dst[k])].get(("transA", "transB")[int(l_slot[k])], 0) or 0))
     return out
 
 
@@ -267,10 +344,9 @@ def _gemm_output_fused(flat, is_gemm, has_bias, dims, outside, first_in) -> np.n
     into its broadcast and the dot stays 1xK by KxN)."""
     out = np.zeros(len(is_gemm), bool)
     for j in np.flatnonzero(is_gemm & has_bias).tolist():
-        node = flat.nodes[j]
         t = flat.types[flat.out_tid[flat.out_start[j]]].bind(dims) if flat.n_out[j] else None
         k = int(first_in[j]) + 1   # the weight's edge
-        out[j] = bool(t is not None and t.shape and t.shape[0] == 1 and int(node.attrs.get("transB", 0) or 0)
+        out[j] = bool(t is not None and t.shape and t.shape[0] == 1 and int(flat.columns.attrs[j].get("transB", 0) or 0)
                       and k < len(outside) and flat.dst[k] == j and outside[k])
     return out
 
@@ -280,10 +356,11 @@ def _channels_last(flat, cluster_of, inner, param_edge, kind, is_conv, resets) -
     op all of whose activation operands are such values (a transpose's result likewise needs a layout copy).
     A pooling or a concatenation is laid out for the graph."""
     n = len(cluster_of)
-    out = is_conv.copy()
-    out |= _codes(flat, ("transpose",))
+    out = is_conv | _codes(flat, ("transpose",))
+    if not out.any():
+        return out
     cand = np.flatnonzero((kind == K_LOOP) & (cluster_of >= 0) & ~resets & ~out)
-    if not len(cand) or not out.any() or len(cand) > 200_000:
+    if not len(cand) or len(cand) > 200_000:
         return out
     # per consumer, its activation input edges (parameters do not decide the layout)
     act = ~param_edge

@@ -1,6 +1,8 @@
 """Cost keys: nodes with equal (op, attributes, input and output types) cost the same, so each key is costed once."""
 from __future__ import annotations
 
+from itertools import repeat
+
 import numpy as np
 
 from ..ir import Graph
@@ -48,17 +50,10 @@ def cost_keys(graph: Graph, flat: CostView) -> tuple[np.ndarray, list[int]]:
     is a key of its own."""
     attrs = flat.columns.attrs
     n = len(attrs)
-    akey = np.zeros(n, np.int64)  # 0: no attributes
     alone = (flat.arity > SLOTS) | (flat.n_out > SLOTS)
-    table: dict = {}
-    for j in flat.with_attrs:
-        key = attrs_key(attrs[j])
-        if key is None:
-            alone[j] = True
-        else:
-            akey[j] = table.setdefault(key, len(table) + 1)
+    akey, count = attribute_codes(attrs, flat.with_attrs, alone, flat.attr_codes)
     radix = len(flat.types) + 1  # type id + 1; 0 = no such input/output
-    columns = [(flat.op, len(flat.op_names)), (flat.known.astype(np.int64), 2), (akey, len(table) + 1)]
+    columns = [(flat.op, len(flat.op_names)), (flat.known.astype(np.int64), 2), (akey, count)]
     if alone.any():
         columns.append((np.where(alone, np.arange(1, n + 1), 0), n + 1))
     for tids, start, count in ((flat.tid_of, np.cumsum(flat.arity) - flat.arity, flat.arity),
@@ -69,6 +64,62 @@ def cost_keys(graph: Graph, flat: CostView) -> tuple[np.ndarray, list[int]]:
     rep = np.empty(m, np.int64)
     rep[sig] = np.arange(n)  # any node of a key (they all cost the same)
     return sig, rep.tolist()
+
+
+def attribute_codes(attrs: list, rows: list[int], alone: np.ndarray,
+                    loaded: tuple | None = None) -> tuple[np.ndarray, int]:
+    """Per node, a code of its attributes by attrs_key (0: none, or not read; `rows`: the nodes whose are
+    read), and how many codes; a node whose attributes have no key (a container value) is set `alone`.
+    `loaded`: the loader's (code per node, a dict per code) of ir.columns.attr_codes, whose equal codes are
+    equal dicts (a float zero or an unhashable one has a code of its own): attrs_key then runs per code.
+    Else dicts are first told apart at C speed by their items and value types; attrs_key runs once per
+    distinct such dict, and per node only where a float zero or NaN could make equal items differ in it."""
+    code = np.zeros(len(attrs), np.int64)
+    table: dict = {}
+    if loaded is not None:
+        rows_a = np.array(rows, np.int64)
+        lcode, reps = loaded
+        have = lcode[rows_a]
+        keys = {c: attrs_key(reps[c] or {}) for c in np.flatnonzero(np.bincount(have, minlength=len(reps))).tolist()}
+        to = np.zeros(len(reps), np.int64)
+        for c, key in keys.items():
+            to[c] = -1 if key is None else table.setdefault(key, len(table) + 1)
+        per = to[have]
+        alone[rows_a[per < 0]] = True
+        code[rows_a] = np.maximum(per, 0)
+        return code, len(table) + 1
+    dicts = list(map(attrs.__getitem__, rows))
+    try:
+        seen: dict = {}
+        first = list(map(seen.setdefault, zip(map(tuple, map(dict.items, dicts)),
+                                               map(tuple, map(map, repeat(type), map(dict.values, dicts)))),
+                         range(len(dicts))))
+    except TypeError:  # an unhashable value: one by one
+        seen, first = {}, []
+    if len(seen) == len(dicts) or not seen:   # (nothing shared: one by one)
+        one_by_one = range(len(dicts))
+    else:
+        rep_code = {}
+        one_by_one = []
+        for f in seen.values():
+            d = dicts[f]
+            if any(type(v) is float and (v == 0 or v != v) for v in d.values()):  # -0.0 == 0.0; nan != nan
+                rep_code[f] = -1
+                continue
+            key = attrs_key(d)
+            rep_code[f] = -2 if key is None else table.setdefault(key, len(table) + 1)
+        per = np.fromiter(map(rep_code.__getitem__, first), np.int64, len(first))
+        rows_a = np.array(rows, np.int64)
+        alone[rows_a[per == -2]] = True
+        code[rows_a] = np.maximum(per, 0)
+        one_by_one = np.flatnonzero(per == -1).tolist()
+    for i in one_by_one:
+        key = attrs_key(dicts[i])
+        if key is None:
+            alone[rows[i]] = True
+        else:
+            code[rows[i]] = table.setdefault(key, len(table) + 1)
+    return code, len(table) + 1
 
 
 def costs_per_key(graph: Graph, flat: CostView, reps: list[int]) -> list[tuple]:

@@ -17,36 +17,25 @@ CONSTANT_OPS = frozenset({"const"})
 VOLATILE_OPS = frozenset({"multinomial", "random_normal", "random_normal_like", "random_uniform", "print", "py_func"})
 
 
-def parameter_sources(graph: Graph, flat: CostView) -> tuple[np.ndarray, np.ndarray]:
-    """(per graph input, per node) whether the value it gives is a parameter (for a node: all its outputs)."""
+def parameter_sources(graph: Graph, flat: CostView) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """(per graph input, per node) whether the value it gives is a parameter (for a node: all its outputs),
+    and per edge of `flat` whether it carries one."""
     n = len(flat.arity)
     inp = np.fromiter((v.is_param for v in graph.inputs), bool, len(graph.inputs))
-    const_code = [c for c, name in enumerate(flat.op_names) if name in CONSTANT_OPS]
-    node = np.isin(flat.op, const_code) & flat.known if const_code else np.zeros(n, bool)
+    node = flat.op_mask(CONSTANT_OPS) & flat.known
     if not inp.any() and not node.any():
-        return inp, node
-    src, dst = flat.src, flat.dst
-    volatile = [c for c, name in enumerate(flat.op_names) if name in VOLATILE_OPS]
-    has_inputs = (flat.arity > 0) & ~np.isin(flat.op, volatile)
-    from_input = src < 0
-    in_param = np.where(from_input, inp[np.clip(-1 - src, 0, max(len(inp) - 1, 0))] if len(inp) else False, False)
+        return inp, node, np.zeros(len(flat.src), bool)
+    src, starts = flat.src, flat.edge_start
+    has_inputs = (flat.arity > 0) & ~flat.op_mask(VOLATILE_OPS)
     # A node is a parameter when every input is; fixed point over the (usually short) constant chains.
+    # Per edge, its producer's flag from one table: the nodes, then the graph inputs backwards (src -1 - i
+    # reads inp[i] from the end); per node, its edges' run of the running count of non-parameter edges.
+    back = inp[::-1]
     while True:
-        edge_param = np.where(from_input, in_param, node[np.maximum(src, 0)])
-        not_param = np.bincount(dst[~edge_param], minlength=n) > 0
-        new = node | (has_inputs & ~not_param)
+        edge_param = np.concatenate((node, back))[src]
+        ends = np.concatenate(([0], np.cumsum(~edge_param)))
+        all_param = ends[starts + flat.arity] == ends[starts]
+        new = node | (has_inputs & all_param)
         if (new == node).all():
-            return inp, node
+            return inp, node, edge_param
         node = new
-
-
-def edge_parameters(flat: CostView, inp: np.ndarray, node: np.ndarray) -> np.ndarray:
-    """Per edge of `flat` (or per producer position given as flat.src does): whether it carries a parameter."""
-    return param_of(flat.src, inp, node)
-
-
-def param_of(src: np.ndarray, inp: np.ndarray, node: np.ndarray) -> np.ndarray:
-    """Whether the values of producers `src` (node positions, or -1 - i for graph input i) are parameters."""
-    if not len(inp):
-        return np.where(src >= 0, node[np.maximum(src, 0)], False)
-    return np.where(src >= 0, node[np.maximum(src, 0)], inp[np.clip(-1 - src, 0, len(inp) - 1)])

@@ -13,7 +13,6 @@ from .control import CONTROL
 from .coverage import flops_coverage
 from .fusion import predict_kernels
 from .keys import control_node_cost, cost_keys, costs_per_key
-from .params import param_of
 from .results import LazyList, Stats
 from .sums import exact_ints, run_totals, seg_total, seq_sums, seq_total
 from .view import CostView
@@ -80,9 +79,10 @@ def _compute_stats(graph: Graph, clustering, hw: Hardware) -> Stats:
     # clusters whose boundary bytes are known (NaN for the others)
     # XLA's kernels in each cluster (see fusion): each costs a launch, and each value one kernel writes for
     # another inside the cluster is written and read back once
-    p_edge = param_of(flat.src, edges.p_in, edges.p_node)
+    p_edge = edges.edge_param
     exits = edges.src_pos[outs]
-    kernels, written, per_node = predict_kernels(graph, flat, cluster_of, nc, exits, p_edge, hw.backend)
+    kernels, written, per_node = predict_kernels(graph, flat, cluster_of, nc, exits, p_edge, hw.backend,
+                                                  edges.inner)
     wbytes = written_bytes(key_costs, sig)
     inner_bytes = seg_total(2 * wbytes[written], cluster_of[written], nc)
     fused = np.full(nc, np.nan)
@@ -91,7 +91,7 @@ def _compute_stats(graph: Graph, clustering, hw: Hardware) -> Stats:
         scale = [node_xla_scale(graph, nodes[j]) for j in reps]
         fused[known_f] = calibrated_fused(cal, key_names, key_costs, sig, per_node, cluster_of, nc, scale)[known_f] + moved
         if cal.page_fault_bandwidth:
-            fused[known_f] += page_faults(cal, wbytes, np.union1d(written, exits), cluster_of, nc)[known_f]
+            fused[known_f] += page_faults(cal, wbytes, _union(written, exits, n), cluster_of, nc)[known_f]
     else:
         fused[known_f] = np.maximum(c_flops[known_f].astype(np.float64) / hw.peak_flops, moved
                                     ) + hw.launch_overhead * kernels[known_f]
@@ -196,3 +196,11 @@ def _zero_op(op: str, known: bool) -> bool:
 def written_bytes(key_costs: list[tuple], sig: np.ndarray) -> np.ndarray:
     """Per node, the bytes of its outputs (0 where unknown), as exact integers."""
     return exact_ints([w for _, _, w in key_costs], len(sig))[sig]
+
+
+def _union(a: np.ndarray, b: np.ndarray, n: int) -> np.ndarray:
+    """The sorted distinct positions in a and b (np.union1d hashes, far slower on many values)."""
+    mask = np.zeros(n, bool)
+    mask[a] = True
+    mask[b] = True
+    return np.flatnonzero(mask)

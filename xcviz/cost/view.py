@@ -1,7 +1,8 @@
 """The cost model's view of a graph: its columns as edges with type ids, output types by identity."""
 from __future__ import annotations
 
-from itertools import chain, compress
+from itertools import chain, compress, repeat
+from operator import is_not
 
 import numpy as np
 
@@ -38,24 +39,30 @@ class CostView:
         columns = self.columns = columns_of(graph)
         n = len(columns.op)
         self.nodes = _Rows(columns)  # node j, made on request (a few: the rest is columns)
-        # ids of every node's output type objects, in node order
-        raw = self._from_columns(columns, n)
-        self.out_start = np.cumsum(self.n_out) - self.n_out
-
-        # Output types numbered by object identity (ids sorted): any position of an id holds the same object.
-        distinct = np.unique(raw)
-        self.out_tid = np.searchsorted(distinct, raw)
-        at = np.empty(len(distinct), np.int64)
-        at[self.out_tid] = np.arange(len(raw))
-        owner = np.searchsorted(self.out_start, at, side="right") - 1
+        self._from_columns(columns, n)
         results, rid = columns.results, columns.rid
-        self.types: list[TensorType] = [results[r][k] for r, k in zip(rid[owner].tolist(),
-                                                                       (at - self.out_start[owner]).tolist())]
-        self._tid = dict(zip(distinct.tolist(), range(len(distinct))))  # self.types keeps the ids valid
+
+        # Output types numbered by object identity (ids sorted), over the distinct results the nodes use (a
+        # few hundred: equal results are one object), then handed to the nodes by their result id.
+        res_len = np.fromiter(map(len, results), np.int64, len(results))
+        used = np.flatnonzero(np.bincount(rid, minlength=len(results))).tolist() if n else []
+        objs = {id(t): t for r in used for t in results[r]}
+        distinct = sorted(objs)
+        self.types: list[TensorType] = [objs[i] for i in distinct]
+        self._tid = dict(zip(distinct, range(len(distinct))))  # self.types keeps the ids valid
         unknown = self.tid(UNKNOWN)
-        out0 = np.full(n, unknown, np.int64)  # the type of each node's output 0
-        has = self.n_out > 0
-        out0[has] = self.out_tid[self.out_start[has]]
+        res_tid = np.fromiter((self._tid.get(id(t), -1) for r in results for t in r), np.int64, int(res_len.sum()))
+        res_at = np.cumsum(res_len) - res_len   # result r's types: res_tid[res_at[r]:][:res_len[r]]
+        self.n_out = res_len[rid]
+        self.out_start = np.cumsum(self.n_out) - self.n_out
+        if len(results) and (res_len == 1).all():  # (one output each: the usual graph)
+            self.out_tid = res_tid[res_at[rid]]
+        else:
+            total = int(self.n_out.sum())
+            within = np.arange(total) - np.repeat(self.out_start, self.n_out)
+            self.out_tid = res_tid[np.repeat(res_at[rid], self.n_out) + within]
+        out0 = np.append(np.where(res_len > 0, res_tid[np.minimum(res_at, max(len(res_tid) - 1, 0))]
+                                  if len(res_tid) else unknown, unknown), unknown)[rid]  # each node's output 0
 
         # The edges: the graph's refs as positions, resolved once and kept by the graph (the loader seeds
         # them), so no name is looked up here. They read refs as costs always did (a plain ref names a node
@@ -64,7 +71,7 @@ class CostView:
         # '' is an absent input even where a node or input has that name.
         pos, port, lens = columns.src, columns.port, columns.lens
         in_pos = {v.name: i for i, v in enumerate(graph.inputs)}  # the last of equal names, as a dict has it
-        in_tid = np.array([self.tid(v.type) for v in graph.inputs] + [unknown], np.int64)
+        in_tid = np.array([self.tid(v.type) for v in graph.inputs], np.int64)
         if len(in_pos) < len(graph.inputs):
             last = np.array([n + in_pos[v.name] for v in graph.inputs], np.int64)
             pos = np.where(pos >= n, last[np.clip(pos - n, 0, len(last) - 1)], pos)
@@ -78,37 +85,47 @@ class CostView:
             keep = pos >= 0
             self.ref = np.flatnonzero(keep)
             pos, port, dst = pos[keep], port[keep], dst[keep]
-        is_input = pos >= n
-        src = np.where(is_input, n - 1 - pos, pos)  # graph input i as -1 - i
-        tid = np.where(is_input, in_tid[np.clip(pos - n, 0, len(in_tid) - 1)], out0[np.clip(pos, 0, n - 1)])
-        for e in np.flatnonzero(port).tolist():  # output k > 0 of a node
-            produced, k = results[int(rid[pos[e]])], int(port[e])
-            tid[e] = self.tid(produced[k]) if k < len(produced) else unknown
-        self.src, self.dst, self.tid_of, self.port = src, dst, tid, np.where(is_input, 0, port)
-        self.arity = np.bincount(dst, minlength=n)
+        # producer (graph input i as -1 - i) and type of each edge: one look-up in a table of nodes then inputs
+        ni = len(graph.inputs)
+        src = np.concatenate((np.arange(n, dtype=np.int64), np.arange(-1, -1 - ni, -1)))[pos] if ni else pos
+        tid = np.concatenate((out0, in_tid))[pos]
+        if port.any():
+            for e in np.flatnonzero(port).tolist():  # output k > 0 of a node
+                produced, k = results[int(rid[pos[e]])], int(port[e])
+                tid[e] = self.tid(produced[k]) if k < len(produced) else unknown
+            port = np.where(pos >= n, 0, port)
+        self.src, self.dst, self.tid_of, self.port = src, dst, tid, port
+        self.arity = lens if self.ref is None else np.bincount(dst, minlength=n)
+        self.edge_start = self.in_start if self.ref is None else np.cumsum(self.arity) - self.arity
+        # (node j's edges: edge_start[j] on, arity[j] of them)
 
-    def _from_columns(self, table: GraphColumns, n: int) -> np.ndarray:
-        """n_out, op, op_names, known and with_attrs from the graph's columns, without visiting the nodes;
-        returns the ids of every node's output type objects, in node order."""
+    def _from_columns(self, table: GraphColumns, n: int) -> None:
+        """op, op_names, known and with_attrs from the graph's columns, without visiting the nodes."""
         self.op, self.op_names = table.codes("op")  # codes in order of first appearance
         reads_attrs = np.array([flops_reads_attrs(name) for name in self.op_names], bool)
         known_id, known = table.codes("known")
-        self.known = np.array([bool(k) for k in known] + [True], bool)[known_id]
+        self.known = np.full(n, bool(known[0])) if len(known) == 1 else np.array([bool(k) for k in known], bool)[known_id]
         attrs = table.attrs
-        maybe = np.flatnonzero(reads_attrs[self.op]).tolist()
-        self.with_attrs = list(compress(maybe, map(attrs.__getitem__, maybe)))  # (and attributes set)
-        res_len = np.fromiter(map(len, table.results), np.int64, len(table.results))
-        self.n_out = res_len[table.rid]
-        # ids of every node's output objects: node j's k-th is result rid[j]'s k-th
-        res_ids = np.fromiter(map(id, chain.from_iterable(table.results)), np.int64, int(res_len.sum()))
-        total = int(self.n_out.sum())
-        within = np.arange(total) - np.repeat(np.cumsum(self.n_out) - self.n_out, self.n_out)
-        return res_ids[np.repeat((np.cumsum(res_len) - res_len)[table.rid], self.n_out) + within]
+        # the loader's codes of the attribute dicts (ir.columns.attr_codes: equal code, equal dict), if any
+        self.attr_codes = table.extra.get(("attrs", "codes"))
+        if self.attr_codes is not None:  # (and attributes set), by code: no dict read per node
+            code, reps = self.attr_codes
+            set_ = np.array([bool(r) for r in reps] + [False], bool)[:-1]
+            self.with_attrs = np.flatnonzero(reads_attrs[self.op] & set_[code]).tolist()
+            return
+        maybe = np.flatnonzero(reads_attrs[self.op]).tolist() if reads_attrs.any() else []
+        # (and attributes set): nodes without share one empty dict in a loaded graph, told apart by identity
+        # first, without reading 10^5 dicts scattered in memory
+        empty = next((a for a in map(attrs.__getitem__, maybe[:64]) if not a), None)
+        if empty is not None:
+            maybe = list(compress(maybe, map(is_not, map(attrs.__getitem__, maybe), repeat(empty))))
+        self.with_attrs = list(compress(maybe, map(attrs.__getitem__, maybe)))
 
     def op_mask(self, names) -> np.ndarray:
         """Per node: whether its op name is one of `names` (an opaque op of that name too: `& known` for
         registry ops only)."""
-        return np.isin(self.op, [c for c, o in enumerate(self.op_names) if o in names])
+        table = np.array([o in names for o in self.op_names] + [False], bool)
+        return table[self.op] if table.any() else np.zeros(len(self.op), bool)  # (a look-up per node: no sort)
 
     def tid(self, t: TensorType) -> int:
         k = self._tid.get(id(t))

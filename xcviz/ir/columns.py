@@ -158,7 +158,8 @@ class GraphColumns:
             cols = NodeColumns(graph)
         src, port = _resolve_ports(graph, cols)
         rid, results = outputs if outputs is not None else _shared_outputs(graph.nodes)
-        return cls(src, port, cols.lens_array, cols.op, cols.known, cols.attrs, rid, results, graph.nodes)
+        extra = {} if cols._attr_codes is None else {("attrs", "codes"): cols._attr_codes}  # (for the cost keys)
+        return cls(src, port, cols.lens_array, cols.op, cols.known, cols.attrs, rid, results, graph.nodes, extra)
 
     def column(self, name: str, keep: bool = True) -> list:
         """One node field as a list in node order (read-only: it may be shared): one of the columns above,
