@@ -153,7 +153,6 @@ _UNSEEN = object()
 def _num_outputs(graph: Graph, cols: NodeColumns) -> list[int]:
     """How many outputs each node has: the op's fixed count, else as declared or referenced."""
     referenced: dict[int, int] = {}
-    idx = graph.index
     refs = cols.refs
     # (a 'name:k' ref is never a node's plain position: only refs without one, and graph inputs named
     # with a ':', are looked at)
@@ -161,6 +160,7 @@ def _num_outputs(graph: Graph, cols: NodeColumns) -> list[int]:
     odd = np.array([-1] + [n + i for i, v in enumerate(graph.inputs) if ":" in v.name], np.int64)
     other = np.flatnonzero(np.isin(src, odd) | (src < 0)).tolist()
     colon = [r for r in chain(map(refs.__getitem__, other), graph.outputs) if ":" in r]
+    idx = graph.index if colon else {}  # (made only when needed: 10^6 names cost ~0.5 s)
     for ref in colon:  # output 0 never raises a count above the minimum of 1
         name, k = parse_ref(ref)
         i = idx.get(name)

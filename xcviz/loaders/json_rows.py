@@ -9,6 +9,7 @@ take this same path.
 """
 from __future__ import annotations
 
+import sys
 from itertools import chain, compress, count, repeat
 from operator import attrgetter, is_
 from typing import Annotated, Any, Literal, Union
@@ -21,6 +22,7 @@ from ..errors import XcvizError
 from ..ir import DTYPE_ALIASES, DTYPE_SIZES, Graph, positions_by_name, short
 from ..ir.nodeseq import NodeSeq
 from ..ir.columns import attr_codes
+from . import json_fast
 from .parse import parsed_keys
 from .schema import GRAPH_KEYS, _check_attr, _declared_type, _plain_attrs, _where, graph_header, graph_tail
 
@@ -28,6 +30,7 @@ _Name = Annotated[str, msgspec.Meta(min_length=1)]
 # dtypes as msgspec Literals: decoded into one shared string object per spelling, so that the types below
 # are keyed by identity-cached hashes (another spelling, e.g. "Float32", goes the generic way)
 _DType = Literal[tuple(sorted({*DTYPE_SIZES, *DTYPE_ALIASES}))]  # type: ignore[valid-type]
+DTYPES = {s: s for s in _DType.__args__}  # (the json_fast scanner's check of a dtype spelling)
 _Refs = Union[tuple[str, ...], None, UnsetType]
 _Opt = Union[str, None, UnsetType]
 
@@ -73,6 +76,12 @@ def read(data: bytes | list, source: str, max_nodes: int | None, max_depth: int)
     data = box[0]
     if b"\\" in data:  # (escapes: the key count below needs every '"' to delimit a string)
         return None
+    nmax = json_fast.wanted(data)
+    if nmax:  # a big graph, and the compiled scanner at hand: no Python object per node
+        scanned = json_fast.read(data, nmax, source, max_nodes, max_depth, sys.modules[__name__])
+        if scanned is not None:
+            box.clear()
+            return scanned
     # the keys the text names (counted before decoding: the blank-free copy is gone before the rows come)
     text_keys = data.translate(None, b" \t\r\n").count(b'":')
     try:
@@ -115,22 +124,9 @@ def _graph(box: list, text_keys: int, named: set, source: str, max_nodes: int | 
         return None
     del shapes, dtypes
     keys = 2 * n + n - ins_absent + n - attrs.count(UNSET) + sum(declared[3:]) + sum(n - k for k in absent)
-    # attribute dicts by integer code (ir.columns.attr_codes): checked once per distinct dict
     with_attrs = list(compress(range(n), attrs))
-    acodes = attr_codes(attrs, with_attrs)
-    acode, reps = acodes
-    plain = np.array([True] + [_plain_attrs(a) for a in reps[1:]])
-    sizes = np.array([0] + [len(a) for a in reps[1:]], np.int64)
-    rows_a = np.array(with_attrs, np.int64)
-    ok = plain[acode[rows_a]]
-    keys += int(sizes[acode[rows_a[ok]]].sum())
-    nested = rows_a[~ok].tolist()  # nodes whose attributes hold lists or mappings: checked as the generic path's _node does
-    for i in nested:
-        a = attrs[i]
-        keys += parsed_keys(a)
-        where = _where(source, f"node {short(names[i])}")
-        for k, v in a.items():
-            _check_attr(k, v, where, max_depth)
+    acodes, nested, attr_keys = check_attrs(attrs, with_attrs, names, source, max_depth)
+    keys += attr_keys
     # every key the text names is in the rows: none was repeated (msgspec keeps the last of repeated keys)
     keys += len(top) + 1 + sum(map(parsed_keys, top.values()))
     if keys != text_keys:
@@ -145,11 +141,7 @@ def _graph(box: list, text_keys: int, named: set, source: str, max_nodes: int | 
     ctl = () if absent[0] == n else [t if t else () for t in ctl]
     device, compile_, scope = (None if k == n else list(map(_UNSET_NONE.get, c, c))
                                for c, k in zip((device, compile_, scope), absent[1:4]))
-    where = None
-    if nested:  # (as the generic path's _node leaves them)
-        where = [None] * n
-        for i in nested:
-            where[i] = _where(source, f"node {short(names[i])}")
+    where = nested_where(nested, names, source, n)
     # the columns are the graph: Node objects are made only if someone asks for them (ir.NodeSeq)
     nodes = NodeSeq(n, {"name": names, "op": ops, "op_type": ops, "inputs": ins, "control_inputs": ctl,
                         "attrs": attrs, "device": device, "compile": compile_, "scope": scope, "outputs": outs,
@@ -168,6 +160,37 @@ def _graph(box: list, text_keys: int, named: set, source: str, max_nodes: int | 
     return graph, (refs, src, list(map(len, ins)), ops, None, (attrs, outs, ctl), (acodes, declared[1:3]))
 
 
+def check_attrs(attrs: list, with_attrs: list, names: list, source: str, max_depth: int) -> tuple:
+    """(attr_codes, the nodes whose attributes hold lists or mappings, the keys the dicts hold): every
+    distinct dict checked once by its integer code (ir.columns.attr_codes), the nested ones as the generic
+    path's _node checks them (XcvizError: the generic path says it the usual way)."""
+    acodes = attr_codes(attrs, with_attrs)
+    acode, reps = acodes
+    plain = np.array([True] + [_plain_attrs(a) for a in reps[1:]])
+    sizes = np.array([0] + [len(a) for a in reps[1:]], np.int64)
+    rows_a = np.array(with_attrs, np.int64)
+    ok = plain[acode[rows_a]]
+    keys = int(sizes[acode[rows_a[ok]]].sum())
+    nested = rows_a[~ok].tolist()
+    for i in nested:
+        a = attrs[i]
+        keys += parsed_keys(a)
+        where = _where(source, f"node {short(names[i])}")
+        for k, v in a.items():
+            _check_attr(k, v, where, max_depth)
+    return acodes, nested, keys
+
+
+def nested_where(nested: list, names: list, source: str, n: int) -> list | None:
+    """The `where` column: set on the nodes with nested attributes, as the generic path's _node leaves them."""
+    if not nested:
+        return None
+    where = [None] * n
+    for i in nested:
+        where[i] = _where(source, f"node {short(names[i])}")
+    return where
+
+
 def _declared(shapes: list, dtypes: list, n: int) -> tuple | None:
     """(each node's declared outputs ([type] or []), codes, lists, how many rows hold a shape, a dtype):
     one list object per distinct (shape, dtype), lists[codes[j]] is node j's (see
@@ -175,7 +198,13 @@ def _declared(shapes: list, dtypes: list, n: int) -> tuple | None:
     node's outputs), and until then the lists are only read. None if one needs the generic path's checks
     (and message)."""
     # integer codes per column (one hash per shape; the dtypes are shared Literal strings), then per pair
-    (sid, shape_of, s_held), (did, dtype_of, d_held) = _codes(shapes, n), _codes(dtypes, n)
+    return declared_from_codes(_codes(shapes, n), _codes(dtypes, n), n)
+
+
+def declared_from_codes(shapes: tuple, dtypes: tuple, n: int) -> tuple | None:
+    """_declared from each column as (code per row, the value of each code (UNSET: absent), rows holding
+    one); equal values must have equal codes."""
+    (sid, shape_of, s_held), (did, dtype_of, d_held) = shapes, dtypes
     if not s_held and not d_held:
         return [[]] * n, np.zeros(n, np.int64), [[]], 0, 0
     pair = sid * len(dtype_of) + did
@@ -194,7 +223,8 @@ def _declared(shapes: list, dtypes: list, n: int) -> tuple | None:
             lists.append([])
             continue
         # (bool is not int to msgspec, so a shape tells apart what `==` does not: True, 1 and 1.0)
-        t = _declared_type(None if shape is UNSET else list(shape), None if dtype is UNSET else dtype, same.setdefault)
+        t = _declared_type(None if shape is UNSET or shape is None else list(shape), None if dtype is UNSET else dtype,
+                           same.setdefault)
         if t is False:
             return None
         lists.append([t])
