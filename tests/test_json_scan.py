@@ -19,6 +19,7 @@ pytest.importorskip("numba", reason="the JSON scanner is compiled by numba: pip 
 import xcviz  # noqa: E402
 from strategies import fuzz_mappings, json_documents  # noqa: E402
 from test_json_rows import outcome, write  # noqa: E402
+from xcviz.ir.columns import attr_codes  # noqa: E402
 from xcviz.loaders import json_fast, json_rows  # noqa: E402
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
@@ -177,6 +178,9 @@ def test_scanned_graph_keeps_names_and_refs_as_columns(monkeypatch):
 
     def spy(graph, counts, cols):
         seen.append((graph._index, type(cols.refs).__name__))
+        code, reps = cols.attr_codes  # (the scanner's, worked out per spelling) as attr_codes makes them
+        want = attr_codes(cols.attrs, [i for i, a in enumerate(cols.attrs) if a])
+        assert code.tolist() == want[0].tolist() and reps == want[1] and len(reps) > 2
         return real(graph, counts, cols)
 
     monkeypatch.setattr(build, "infer_shapes", spy)
@@ -204,3 +208,18 @@ def test_cold_cache_reads_the_msgspec_way(monkeypatch):
     assert started == ["xcviz.loaders.json_warm"]
     monkeypatch.setattr(fastpath, "numba_cached", lambda entries: True)
     assert json_fast.wanted(b'{"nodes": [{"name": "a", "op": "relu"}]}') == 1
+
+
+def test_lazy_index_answers_as_the_dict():
+    from xcviz.ir import Graph, LazyIndex
+    from xcviz.ir.nodeseq import NodeSeq
+
+    names = [f"n{j}" for j in range(50)]
+    g = Graph("g", nodes=NodeSeq(50, {"name": names, "op": "relu", "op_type": "relu"}))
+    idx = g.index
+    assert isinstance(idx, LazyIndex) and g._index is None  # nothing made yet
+    want = {name: j for j, name in enumerate(names)}
+    assert idx.get("n7") == 7 and idx["n49"] == 49 and "n3" in idx and "x" not in idx and idx.get("x", -1) == -1
+    assert len(idx) == 50 and list(idx) == names and dict(idx) == want and {**idx} == want and idx == want
+    assert g._index == want and g.index is g._index  # made once, then the graph's own dict
+    assert idx.setdefault("x", 50) == 50 and idx.pop("x") == 50 and g.index == want

@@ -158,11 +158,20 @@ class Graph:
     # -- lookups ---------------------------------------------------------
     @property
     def index(self) -> dict[str, int]:
-        """Node name -> position in topological order."""
+        """Node name -> position in topological order. For a graph whose nodes are still columns (a lazy
+        NodeSeq) a LazyIndex: the dict is made on its first use (10^6 names take ~0.3-0.5 s, and a load's
+        passes mostly hold the index without looking anything up)."""
         if self._index is None or len(self._index) != len(self.nodes):
-            nodes = self.nodes  # (a lazy NodeSeq gives its names column, without making nodes)
-            names = nodes.column("name") if hasattr(nodes, "column") else map(attrgetter("name"), nodes)
-            self._index = dict(zip(names, range(len(nodes))))  # C speed
+            nodes = self.nodes
+            if getattr(nodes, "lazy", False):
+                return LazyIndex(self)
+            self._index = dict(zip(map(attrgetter("name"), nodes), range(len(nodes))))  # C speed
+        return self._index
+
+    def _make_index(self) -> dict[str, int]:
+        nodes = self.nodes  # (a lazy NodeSeq gives its names column, without making nodes)
+        names = nodes.column("name") if hasattr(nodes, "column") else map(attrgetter("name"), nodes)
+        self._index = dict(zip(names, range(len(nodes))))
         return self._index
 
     def node(self, name: str) -> Node:
@@ -177,6 +186,70 @@ class Graph:
             if v.name == ref:
                 return v.type
         return TensorType()
+
+
+class LazyIndex(dict):
+    """Graph.index of a graph whose nodes are columns: a dict (for isinstance) that is empty itself and makes
+    the graph's real index on first use, then answers from it (each method one call further)."""
+
+    __slots__ = ("_graph", "_real")
+
+    def __init__(self, graph: "Graph") -> None:
+        super().__init__()
+        self._graph, self._real = graph, None
+
+    def _d(self) -> dict:
+        if self._real is None:
+            g = self._graph
+            self._real = g._index if g._index is not None and len(g._index) == len(g.nodes) else g._make_index()
+        return self._real
+
+    def __getitem__(self, k):
+        return self._d()[k]
+
+    def get(self, k, default=None):
+        return self._d().get(k, default)
+
+    def __contains__(self, k) -> bool:
+        return k in self._d()
+
+    def __len__(self) -> int:
+        return len(self._d())
+
+    def __iter__(self):
+        return iter(self._d())
+
+    def keys(self):
+        return self._d().keys()
+
+    def values(self):
+        return self._d().values()
+
+    def items(self):
+        return self._d().items()
+
+    def copy(self) -> dict:
+        return self._d().copy()
+
+    def setdefault(self, k, default=None):
+        return self._d().setdefault(k, default)
+
+    def pop(self, k, *default):
+        return self._d().pop(k, *default)
+
+    def __setitem__(self, k, v) -> None:
+        self._d()[k] = v
+
+    def __delitem__(self, k) -> None:
+        del self._d()[k]
+
+    def __eq__(self, other) -> bool:
+        return self._d() == other
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def __repr__(self) -> str:
+        return repr(self._d())
 
 
 def plain_positions(graph: "Graph", refs) -> list[int]:

@@ -29,17 +29,19 @@ class NodeColumns:
     (refs, src, lens, op types, the nodes with more than name, op and inputs, and optionally the columns
     attrs, declared outputs and control inputs), which saves reading them; `src` and `lens` may be numpy
     arrays (their lists are made on first use). `proven`: the loader found the node names unique, none
-    holding ':' or '' and none the name of a graph input (the checks need no name index)."""
+    holding ':' or '' and none the name of a graph input (the checks need no name index). `op_codes`:
+    (code per node, distinct op types) when the loader has them, else None."""
 
     def __init__(self, graph: "Graph", flat: tuple | None = None) -> None:
         nodes = graph.nodes
         self._src_array = self._lens_array = self._attr_codes = self._declared_codes = None
-        self.proven = False
+        self.proven, self.op_codes = False, None
         if flat is not None:
             self.refs, self.src, self.lens, op_types, special = flat[:5]
             if len(flat) > 6:  # the loader's integer codes of the attributes and the declared outputs
                 self._attr_codes, self._declared_codes = flat[6]
-            self.proven = len(flat) > 7 and bool(flat[7])
+            if len(flat) > 7:  # what a compiled reader found out (loaders/json_fast)
+                self.proven, self.op_codes = flat[7].get("proven", False), flat[7].get("op_codes")
             # nodes outside `special` are just name, op and inputs: every other field is its default
             n = len(nodes)
             self.op_type, self.op = op_types, list(op_types)

@@ -11,6 +11,7 @@ way (json_rows), which gives exactly the usual result or error message.
 from __future__ import annotations
 
 import os
+from contextlib import nullcontext
 from typing import Any, Union
 
 import msgspec
@@ -20,6 +21,7 @@ from msgspec import UNSET
 from ..errors import XcvizError
 from ..fastpath import FAST_MIN_NODES, use_fast
 from ..ir import Graph
+from ..ir.columns import attr_codes
 from ..ir.nodeseq import NodeRefs, NodeSeq, RefColumn
 from .parse import parsed_keys
 from .schema import GRAPH_KEYS, graph_header, graph_tail
@@ -56,10 +58,12 @@ def read(data: bytes, nmax: int, source: str, max_nodes: int | None, max_depth: 
         except UnicodeDecodeError:
             return None
     from . import json_scan as js
+    from .json_warm import announced
 
     buf = np.frombuffer(data, np.uint8)
-    status, a, b, n, name_se, codes, compile_, in_off, refs, rare, counts, starts = js.scan(
-        buf, max(nmax, 1), js.LITERALS, js._FIELD_BYTES, js._FIELD_LENS)
+    with announced() if os.environ.get("XCVIZ_LOAD") == "fast" else nullcontext():
+        status, a, b, n, name_se, codes, compile_, in_off, refs, rare, counts, starts = js.scan(
+            buf, max(nmax, 1), js.LITERALS, js._FIELD_BYTES, js._FIELD_LENS)
     if status:
         return None
     try:
@@ -110,31 +114,32 @@ def _graph(data, buf, n, name_se, codes, compile_, in_off, refs, rare, attr_keys
     def values(t: int) -> list[str]:
         return [data[s:e].decode("utf-8") for s, e in zip(fs[t, :count[t]].tolist(), fe[t, :count[t]].tolist())]
 
-    ops = values(js.T_OP)
-    ops = list(map(ops.__getitem__, codes[js.T_OP, :n].tolist()))
+    op_of = values(js.T_OP)
+    ops = list(map(op_of.__getitem__, codes[js.T_OP, :n].tolist()))
     declared = _declared(data, codes, fs, fe, count, n, rows)
     if declared is None:
         return None
     # the rare fields' spans: every attribute dict in one decode, every control-input list in another
     attrs, ctl = [rows._NO_ATTRS] * n, ()
-    with_attrs = []
+    with_attrs, acodes = [], None
     for f, dec in ((4, _ATTRS), (3, _CONTROL)):
         sel = rare[rare[:, 1] == f]
         if not len(sel):
             continue
+        spans = list(map(data.__getitem__, map(slice, sel[:, 2].tolist(), sel[:, 3].tolist())))
         try:
-            vals = dec.decode(b"[" + b",".join(map(data.__getitem__, map(slice, sel[:, 2].tolist(), sel[:, 3].tolist())))
-                              + b"]")
+            vals = dec.decode(b"[" + b",".join(spans) + b"]")
         except (msgspec.MsgspecError, RecursionError):
             return None
         at = sel[:, 0].tolist()
         if f == 4:
             with_attrs = [j for j, a in zip(at, vals) if a]
             list(map(attrs.__setitem__, with_attrs, filter(None, vals)))
+            acodes = _attr_codes(spans, vals, at, n)
         else:
             ctl = [()] * n
             list(map(ctl.__setitem__, at, vals))
-    acodes, nested, keys = rows.check_attrs(attrs, with_attrs, names, source, max_depth)
+    acodes, nested, keys = rows.check_attrs(attrs, with_attrs, names, source, max_depth, acodes)
     if keys != attr_keys:  # a key repeated inside attributes (a dict keeps one)
         return None
     device, scope = (None if count[t] == 0 else list(map(([None] + values(t)).__getitem__, (codes[t, :n] + 1).tolist()))
@@ -150,7 +155,20 @@ def _graph(data, buf, n, name_se, codes, compile_, in_off, refs, rare, attr_keys
     graph = Graph(name=name, inputs=inputs, nodes=nodes, outputs=outputs, source=source, dims=dims)
     lens = np.diff(in_off[:n + 1])
     return graph, (flat_refs, src, lens, ops, None, (attrs, declared[0], ctl if ctl else [()] * n),
-                   (acodes, declared[1:3]), "names proven")
+                   (acodes, declared[1:3]), {"proven": True, "op_codes": (codes[js.T_OP, :n].astype(np.int64), op_of)})
+
+
+def _attr_codes(spans: list, vals: list, at: list, n: int) -> tuple:
+    """ir.columns.attr_codes of the nodes `at` holding the dicts `vals` decoded from `spans`: worked out once
+    per distinct spelling (the same numbers and reps: both number in order of first appearance)."""
+    first: dict = {}
+    pos = np.array(list(map(first.setdefault, spans, range(len(spans)))), np.int64)
+    starts = np.array(sorted(first.values()), np.int64)
+    reps = list(map(vals.__getitem__, starts.tolist()))
+    rcode, rreps = attr_codes(reps, [i for i, a in enumerate(reps) if a])
+    code = np.zeros(n, np.int64)
+    code[at] = rcode[np.searchsorted(starts, pos)]
+    return code, rreps
 
 
 def _declared(data, codes, fs, fe, count, n, rows) -> tuple | None:

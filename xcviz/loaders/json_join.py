@@ -61,64 +61,72 @@ def intern(buf, starts, codes, n):
     fe = np.zeros((5, TABLE_CAP), np.int64)
     count = np.zeros(5, np.int64)
     for t in range(5):
+        last_s, last_e, last_k = 0, -1, -1  # (length -1: matches nothing, not even "")
         for j in range(n):
             ln = codes[t, j]
             if ln >= 0:
                 s = starts[t, j]
+                # (neighbours mostly share a shape and dtype: a compare in cache beats a probe)
+                if _same(buf, last_s, last_e, buf, s, s + ln):
+                    codes[t, j] = last_k
+                    continue
                 k = _intern(buf, s, s + ln, t, slots, fs, fe, count)
                 if k < 0:
                     return 1, fs, fe, count
                 codes[t, j] = k
+                last_s, last_e, last_k = s, s + ln, k
     return 0, fs, fe, count
+
+
+@njit(cache=True, nogil=True)
+def _name(k, n, buf, name_se, ibuf, in_se):
+    """Entry k of the join's table: (bytes, start, end) of node k's name, or of graph input k - n's."""
+    if k < n:
+        return buf, name_se[2 * k], name_se[2 * k + 1]
+    return ibuf, in_se[2 * (k - n)], in_se[2 * (k - n) + 1]
 
 
 @njit(cache=True, nogil=True)
 def join(buf, name_se, n, ibuf, in_se, refs):
     """(status, src per reference: node id, n + i for graph input i, -1 for anything else; the names joined
     by newlines). A repeated node name, a repeated graph input or one named as a node: status 1 (the
-    loader's checks say which)."""
+    loader's checks say which). Each slot holds an entry's id + 1 and 32 more bits of its hash beside it (one
+    cache line): most probes of another name end there, without reading its bytes."""
     m = in_se.size // 2
     size = 1
     while size < 2 * (n + m) + 2:
         size *= 2
-    mask = size - 1
-    slots = np.full(size, -1, np.int32)
+    mask = np.uint64(size - 1)
+    slots = np.zeros(2 * size, np.int32)
     total = 0
-    for i in range(n):
-        s, e = name_se[2 * i], name_se[2 * i + 1]
+    for k in range(n + m):
+        b, s, e = _name(k, n, buf, name_se, ibuf, in_se)
         total += e - s + 1
-        h = np.int64(_hash(buf, s, e) & np.uint64(mask))
-        while slots[h] >= 0:
-            k = slots[h]
-            if _same(buf, name_se[2 * k], name_se[2 * k + 1], buf, s, e):
-                return 1, np.zeros(0, np.int64), np.zeros(0, np.uint8)
-            h = (h + 1) & mask
-        slots[h] = i
-    for i in range(m):
-        s, e = in_se[2 * i], in_se[2 * i + 1]
-        h = np.int64(_hash(ibuf, s, e) & np.uint64(mask))
-        while slots[h] >= 0:
-            k = slots[h]
-            if k < n and _same(buf, name_se[2 * k], name_se[2 * k + 1], ibuf, s, e):
-                return 1, np.zeros(0, np.int64), np.zeros(0, np.uint8)
-            if k >= n and _same(ibuf, in_se[2 * (k - n)], in_se[2 * (k - n) + 1], ibuf, s, e):
-                return 1, np.zeros(0, np.int64), np.zeros(0, np.uint8)
-            h = (h + 1) & mask
-        slots[h] = n + i
+        hv = _hash(b, s, e)
+        h, tag = np.int64(hv & mask), np.int32(hv >> np.uint64(33))
+        while slots[2 * h]:
+            if slots[2 * h + 1] == tag:
+                b2, s2, e2 = _name(slots[2 * h] - 1, n, buf, name_se, ibuf, in_se)
+                if _same(b2, s2, e2, b, s, e):
+                    return 1, np.zeros(0, np.int64), np.zeros(0, np.uint8)
+            h = (h + 1) & np.int64(mask)
+        slots[2 * h], slots[2 * h + 1] = k + 1, tag
     src = np.full(refs.size // 2, -1, np.int64)
     for r in range(refs.size // 2):
         s, e = refs[2 * r], refs[2 * r + 1]
-        h = np.int64(_hash(buf, s, e) & np.uint64(mask))
-        while slots[h] >= 0:
-            k = slots[h]
-            if k < n:
-                hit = _same(buf, name_se[2 * k], name_se[2 * k + 1], buf, s, e)
-            else:
-                hit = _same(ibuf, in_se[2 * (k - n)], in_se[2 * (k - n) + 1], buf, s, e)
-            if hit:
-                src[r] = k
-                break
-            h = (h + 1) & mask
+        hv = _hash(buf, s, e)
+        h, tag = np.int64(hv & mask), np.int32(hv >> np.uint64(33))
+        while slots[2 * h]:
+            if slots[2 * h + 1] == tag:
+                k = slots[2 * h] - 1
+                b2, s2, e2 = _name(k, n, buf, name_se, ibuf, in_se)
+                if _same(b2, s2, e2, buf, s, e):
+                    src[r] = k
+                    break
+            h = (h + 1) & np.int64(mask)
+    total -= m  # (the blob holds the node names only)
+    for k in range(n, n + m):
+        total -= in_se[2 * (k - n) + 1] - in_se[2 * (k - n)]
     blob = np.empty(max(total - 1, 0), np.uint8)
     w = 0
     for i in range(n):

@@ -160,11 +160,12 @@ def _graph(box: list, text_keys: int, named: set, source: str, max_nodes: int | 
     return graph, (refs, src, list(map(len, ins)), ops, None, (attrs, outs, ctl), (acodes, declared[1:3]))
 
 
-def check_attrs(attrs: list, with_attrs: list, names: list, source: str, max_depth: int) -> tuple:
+def check_attrs(attrs: list, with_attrs: list, names: list, source: str, max_depth: int,
+                acodes: tuple | None = None) -> tuple:
     """(attr_codes, the nodes whose attributes hold lists or mappings, the keys the dicts hold): every
-    distinct dict checked once by its integer code (ir.columns.attr_codes), the nested ones as the generic
-    path's _node checks them (XcvizError: the generic path says it the usual way)."""
-    acodes = attr_codes(attrs, with_attrs)
+    distinct dict checked once by its integer code (ir.columns.attr_codes, unless given), the nested ones
+    as the generic path's _node checks them (XcvizError: the generic path says it the usual way)."""
+    acodes = acodes or attr_codes(attrs, with_attrs)
     acode, reps = acodes
     plain = np.array([True] + [_plain_attrs(a) for a in reps[1:]])
     sizes = np.array([0] + [len(a) for a in reps[1:]], np.int64)

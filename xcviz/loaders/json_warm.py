@@ -25,6 +25,19 @@ def worth_compiling() -> bool:
     return False
 
 
+def announced():
+    """A context for the first scan: a line on stderr while a cold cache compiles (XCVIZ_LOAD=fast forces it)."""
+    from contextlib import nullcontext
+
+    from ..fastpath import numba_cached
+
+    if numba_cached(_entries()):
+        return nullcontext()
+    from .. import progress
+
+    return progress.compiling("the JSON scanner", 20)
+
+
 def main(lock: str | None) -> None:
     try:
         from . import json_scan
