@@ -223,3 +223,23 @@ def test_lazy_index_answers_as_the_dict():
     assert len(idx) == 50 and list(idx) == names and dict(idx) == want and {**idx} == want and idx == want
     assert g._index == want and g.index is g._index  # made once, then the graph's own dict
     assert idx.setdefault("x", 50) == 50 and idx.pop("x") == 50 and g.index == want
+
+
+def test_index_of_a_scanned_graph_looks_names_up_without_a_dict(monkeypatch):
+    import ratios
+
+    monkeypatch.setenv("XCVIZ_LOAD", "fast")
+    monkeypatch.setenv("XCVIZ_INFER", "fast")  # (the Python loop of small graphs makes the nodes)
+    doc = ratios.typed(3000, seed=7)
+    doc["nodes"][5]["name"] = "n5é"
+    doc["nodes"][6]["inputs"] = ["n5é" if r == "n5" else r for r in doc["nodes"][6]["inputs"]]
+    g = xcviz.load(write(json.dumps(doc, ensure_ascii=False)))
+    names = [nd["name"] for nd in doc["nodes"]]
+    idx = g.index
+    assert g.nodes.lazy and g._index is None and g.nodes.find is not None
+    assert [idx.get(name) for name in names[:300]] == list(range(300)) and idx["n5é"] == 5
+    assert idx.get("x") is None and "n5" not in idx and idx.get("n1:0", -1) == -1  # (inputs are not nodes)
+    with pytest.raises(KeyError):
+        idx["nope"]
+    assert g._index is None  # every answer above came from the loader's table
+    assert dict(idx) == {name: j for j, name in enumerate(names)} and g._index is not None

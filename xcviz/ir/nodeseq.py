@@ -22,10 +22,11 @@ class NodeSeq(Sequence):
     gives each node its own empty dict/list, as Node does). `outputs` may be (rid, results) from shape
     inference: node j gets a copy of results[rid[j]]."""
 
-    __slots__ = ("_n", "_cols", "_list")
+    __slots__ = ("_n", "_cols", "_list", "find")
 
     def __init__(self, n: int, cols: dict) -> None:
         self._n, self._cols, self._list = n, cols, None
+        self.find = None  # a loader's name -> position look-up without a dict (see ir.LazyIndex), or None
 
     @property
     def lazy(self) -> bool:

@@ -105,11 +105,12 @@ def _graph(data, buf, n, name_se, codes, compile_, in_off, refs, rare, attr_keys
     in_se = np.zeros(2 * len(in_names), np.int64)
     ends = np.cumsum([len(s) for s in in_names], dtype=np.int64)
     in_se[0::2], in_se[1::2] = ends - [len(s) for s in in_names], ends
-    status, src, blob = js.join(buf, name_se, n, np.frombuffer(b"".join(in_names) + b"\0", np.uint8), in_se, refs)
+    status, src, blob, off, slots = js.join(buf, name_se, n, np.frombuffer(b"".join(in_names) + b"\0", np.uint8),
+                                            in_se, refs)
     if status:  # a repeated name, or a clash of names: the usual checks say which
         return None
     names = blob.tobytes().decode("utf-8").split("\n")
-    del blob, name_se
+    del name_se
 
     def values(t: int) -> list[str]:
         return [data[s:e].decode("utf-8") for s, e in zip(fs[t, :count[t]].tolist(), fe[t, :count[t]].tolist())]
@@ -152,10 +153,26 @@ def _graph(data, buf, n, name_se, codes, compile_, in_off, refs, rare, attr_keys
     nodes = NodeSeq(n, {"name": names, "op": ops, "op_type": ops, "inputs": NodeRefs(flat_refs, in_off[:n + 1]),
                         "control_inputs": ctl, "attrs": attrs, "device": device, "compile": compile_, "scope": scope,
                         "outputs": declared[0], "where": rows.nested_where(nested, names, source, n)})
+    nodes.find = _Finder(slots, blob, off)  # (graph.index answers a few look-ups without a dict of 10^6 names)
     graph = Graph(name=name, inputs=inputs, nodes=nodes, outputs=outputs, source=source, dims=dims)
     lens = np.diff(in_off[:n + 1])
     return graph, (flat_refs, src, lens, ops, None, (attrs, declared[0], ctl if ctl else [()] * n),
                    (acodes, declared[1:3]), {"proven": True, "op_codes": (codes[js.T_OP, :n].astype(np.int64), op_of)})
+
+
+class _Finder:
+    """name -> node position or None, by json_join.find over the join's table and the names' bytes."""
+
+    __slots__ = ("slots", "blob", "off")
+
+    def __init__(self, slots, blob, off) -> None:
+        self.slots, self.blob, self.off = slots, blob, off
+
+    def __call__(self, name: str) -> int | None:
+        from .json_join import find
+
+        k = find(self.slots, self.blob, self.off, np.frombuffer(name.encode("utf-8", "surrogatepass"), np.uint8))
+        return None if k < 0 else int(k)
 
 
 def _attr_codes(spans: list, vals: list, at: list, n: int) -> tuple:

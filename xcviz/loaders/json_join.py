@@ -89,9 +89,10 @@ def _name(k, n, buf, name_se, ibuf, in_se):
 @njit(cache=True, nogil=True)
 def join(buf, name_se, n, ibuf, in_se, refs):
     """(status, src per reference: node id, n + i for graph input i, -1 for anything else; the names joined
-    by newlines). A repeated node name, a repeated graph input or one named as a node: status 1 (the
-    loader's checks say which). Each slot holds an entry's id + 1 and 32 more bits of its hash beside it (one
-    cache line): most probes of another name end there, without reading its bytes."""
+    by newlines, where each starts in that blob (n + 1 offsets), and the table, for `find`). A repeated node
+    name, a repeated graph input or one named as a node: status 1 (the loader's checks say which). Each slot
+    holds an entry's id + 1 and 32 more bits of its hash beside it (one cache line): most probes of another
+    name end there, without reading its bytes."""
     m = in_se.size // 2
     size = 1
     while size < 2 * (n + m) + 2:
@@ -108,7 +109,7 @@ def join(buf, name_se, n, ibuf, in_se, refs):
             if slots[2 * h + 1] == tag:
                 b2, s2, e2 = _name(slots[2 * h] - 1, n, buf, name_se, ibuf, in_se)
                 if _same(b2, s2, e2, b, s, e):
-                    return 1, np.zeros(0, np.int64), np.zeros(0, np.uint8)
+                    return 1, np.zeros(0, np.int64), np.zeros(0, np.uint8), np.zeros(0, np.int64), slots
             h = (h + 1) & np.int64(mask)
         slots[2 * h], slots[2 * h + 1] = k + 1, tag
     src = np.full(refs.size // 2, -1, np.int64)
@@ -128,12 +129,31 @@ def join(buf, name_se, n, ibuf, in_se, refs):
     for k in range(n, n + m):
         total -= in_se[2 * (k - n) + 1] - in_se[2 * (k - n)]
     blob = np.empty(max(total - 1, 0), np.uint8)
+    off = np.zeros(n + 1, np.int64)
     w = 0
     for i in range(n):
         if i:
             blob[w] = 10
             w += 1
+        off[i] = w
         for k in range(name_se[2 * i], name_se[2 * i + 1]):
             blob[w] = buf[k]
             w += 1
-    return 0, src, blob
+    off[n] = w + 1
+    return 0, src, blob, off, slots
+
+
+@njit(cache=True, nogil=True)
+def find(slots, blob, off, key):
+    """The node named by the bytes `key` (a look-up in join's table after the file is gone: the names are
+    compared in the blob), or -1."""
+    n = off.size - 1
+    mask = np.uint64(slots.size // 2 - 1)
+    hv = _hash(key, 0, key.size)
+    h, tag = np.int64(hv & mask), np.int32(hv >> np.uint64(33))
+    while slots[2 * h]:
+        k = slots[2 * h] - 1
+        if slots[2 * h + 1] == tag and k < n and _same(blob, off[k], off[k + 1] - 1, key, 0, key.size):
+            return k
+        h = (h + 1) & np.int64(mask)
+    return -1

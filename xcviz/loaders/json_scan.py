@@ -14,7 +14,7 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-from .json_join import intern, join
+from .json_join import find, intern, join
 from .json_lex import grow, lit_end, num_end, shape_end, str_end, str_list_end, value_end, ws
 
 # the node fields, in json_rows._Row's order (a field's number is its bit in a node's `seen` mask)
@@ -201,7 +201,7 @@ def scan(buf, nmax, lits, names, lens):
 LITERALS = tuple(np.frombuffer(w, np.uint8).copy() for w in (b"true", b"false", b"null"))
 
 
-ENTRIES = (scan, intern, join)
+ENTRIES = (scan, intern, join, find)
 
 
 def warm() -> None:
@@ -212,4 +212,6 @@ def warm() -> None:
     status, a, b, n, name_se, codes, compile_, in_off, refs, rare, counts, starts = scan(
         buf, 1, LITERALS, _FIELD_BYTES, _FIELD_LENS)
     intern(buf, starts, codes, n)
-    join(buf, name_se, n, np.frombuffer(b"x\0", np.uint8), np.array([0, 1], np.int64), refs[:2 * counts[1]])
+    _, _, blob, off, slots = join(buf, name_se, n, np.frombuffer(b"x\0", np.uint8), np.array([0, 1], np.int64),
+                                  refs[:2 * counts[1]])
+    find(slots, blob, off, np.frombuffer(b"a", np.uint8))
