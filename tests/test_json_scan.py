@@ -243,3 +243,10 @@ def test_index_of_a_scanned_graph_looks_names_up_without_a_dict(monkeypatch):
         idx["nope"]
     assert g._index is None  # every answer above came from the loader's table
     assert dict(idx) == {name: j for j, name in enumerate(names)} and g._index is not None
+
+
+def test_scanner_fields_are_the_typed_rows():
+    from xcviz.loaders import json_scan
+    from xcviz.loaders.json_types import Row
+
+    assert json_scan.FIELDS == Row.__struct_fields__

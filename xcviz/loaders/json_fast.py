@@ -23,6 +23,7 @@ from ..fastpath import FAST_MIN_NODES, use_fast
 from ..ir import Graph
 from ..ir.columns import attr_codes
 from ..ir.nodeseq import NodeRefs, NodeSeq, RefColumn
+from .json_types import DECODER, DTYPES, NO_ATTRS, check_attrs, declared_from_codes, nested_where
 from .parse import parsed_keys
 from .schema import GRAPH_KEYS, graph_header, graph_tail
 
@@ -49,9 +50,8 @@ def wanted(data: bytes) -> int:
     return nmax if forced or json_warm.worth_compiling() else 0
 
 
-def read(data: bytes, nmax: int, source: str, max_nodes: int | None, max_depth: int, rows) -> tuple | None:
-    """(graph, flat for build.finalize) from a JSON file's bytes (holding no backslash), or None. `rows`:
-    the json_rows module (its decoder and checks)."""
+def read(data: bytes, nmax: int, source: str, max_nodes: int | None, max_depth: int) -> tuple | None:
+    """(graph, flat for build.finalize) from a JSON file's bytes (holding no backslash), or None."""
     if not data.isascii():
         try:
             data.decode("utf-8")
@@ -67,7 +67,7 @@ def read(data: bytes, nmax: int, source: str, max_nodes: int | None, max_depth: 
     if status:
         return None
     try:
-        top = _top(data[:a] + b"[]" + data[b:], rows)
+        top = _top(data[:a] + b"[]" + data[b:])
         if top is None:
             return None
         top["nodes"] = [None] * n  # (graph_header checks its type and length)
@@ -76,15 +76,15 @@ def read(data: bytes, nmax: int, source: str, max_nodes: int | None, max_depth: 
         outputs, dims = graph_tail(top, source)
         return _graph(data, buf, n, name_se, codes, compile_, in_off, refs[:2 * counts[1]],
                       rare[:4 * counts[2]].reshape(-1, 4), int(counts[0]), starts, name, inputs, outputs, dims,
-                      source, max_depth, rows)
+                      source, max_depth)
     except XcvizError:  # the msgspec way finds the same error, and says it the usual way
         return None
 
 
-def _top(cut: bytes, rows) -> dict | None:
+def _top(cut: bytes) -> dict | None:
     """The top-level members but `nodes`, decoded as the typed rows do; None if a key repeats."""
     try:
-        doc = rows._DECODER.decode(cut)
+        doc = DECODER.decode(cut)
     except (msgspec.MsgspecError, RecursionError):
         return None
     top = {k: getattr(doc, k) for k in GRAPH_KEYS if k != "nodes" and getattr(doc, k) is not UNSET}
@@ -94,7 +94,7 @@ def _top(cut: bytes, rows) -> dict | None:
 
 
 def _graph(data, buf, n, name_se, codes, compile_, in_off, refs, rare, attr_keys, starts, name, inputs,
-           outputs, dims, source, max_depth, rows):
+           outputs, dims, source, max_depth):
     from . import json_scan as js
 
     status, fs, fe, count = js.intern(buf, starts, codes, n)
@@ -117,11 +117,11 @@ def _graph(data, buf, n, name_se, codes, compile_, in_off, refs, rare, attr_keys
 
     op_of = values(js.T_OP)
     ops = list(map(op_of.__getitem__, codes[js.T_OP, :n].tolist()))
-    declared = _declared(data, codes, fs, fe, count, n, rows)
+    declared = _declared(data, codes, fs, fe, count, n)
     if declared is None:
         return None
     # the rare fields' spans: every attribute dict in one decode, every control-input list in another
-    attrs, ctl = [rows._NO_ATTRS] * n, ()
+    attrs, ctl = [NO_ATTRS] * n, ()
     with_attrs, acodes = [], None
     for f, dec in ((4, _ATTRS), (3, _CONTROL)):
         sel = rare[rare[:, 1] == f]
@@ -140,7 +140,7 @@ def _graph(data, buf, n, name_se, codes, compile_, in_off, refs, rare, attr_keys
         else:
             ctl = [()] * n
             list(map(ctl.__setitem__, at, vals))
-    acodes, nested, keys = rows.check_attrs(attrs, with_attrs, names, source, max_depth, acodes)
+    acodes, nested, keys = check_attrs(attrs, with_attrs, names, source, max_depth, acodes)
     if keys != attr_keys:  # a key repeated inside attributes (a dict keeps one)
         return None
     device, scope = (None if count[t] == 0 else list(map(([None] + values(t)).__getitem__, (codes[t, :n] + 1).tolist()))
@@ -152,7 +152,7 @@ def _graph(data, buf, n, name_se, codes, compile_, in_off, refs, rare, attr_keys
     flat_refs = RefColumn(names, [v.name for v in inputs], src, odd)
     nodes = NodeSeq(n, {"name": names, "op": ops, "op_type": ops, "inputs": NodeRefs(flat_refs, in_off[:n + 1]),
                         "control_inputs": ctl, "attrs": attrs, "device": device, "compile": compile_, "scope": scope,
-                        "outputs": declared[0], "where": rows.nested_where(nested, names, source, n)})
+                        "outputs": declared[0], "where": nested_where(nested, names, source, n)})
     nodes.find = _Finder(slots, blob, off)  # (graph.index answers a few look-ups without a dict of 10^6 names)
     graph = Graph(name=name, inputs=inputs, nodes=nodes, outputs=outputs, source=source, dims=dims)
     lens = np.diff(in_off[:n + 1])
@@ -188,13 +188,13 @@ def _attr_codes(spans: list, vals: list, at: list, n: int) -> tuple:
     return code, rreps
 
 
-def _declared(data, codes, fs, fe, count, n, rows) -> tuple | None:
+def _declared(data, codes, fs, fe, count, n) -> tuple | None:
     """json_rows' declared types from the scanner's shape and dtype codes (each distinct spelling decoded once)."""
     from . import json_scan as js
 
     cols = []
     def dtype(raw: bytes) -> str:
-        return rows.DTYPES[raw.decode("utf-8")]  # (KeyError: another spelling, the msgspec way)
+        return DTYPES[raw.decode("utf-8")]  # (KeyError: another spelling, the msgspec way)
 
     for t, check in ((js.T_SHAPE, _SHAPE.decode), (js.T_DTYPE, dtype)):
         code = codes[t, :n]
@@ -207,5 +207,5 @@ def _declared(data, codes, fs, fe, count, n, rows) -> tuple | None:
         same: dict = {}
         remap = np.array([0] + [same.setdefault(v, len(same) + 1) for v in vals], np.int64)
         cols.append((remap[code.astype(np.int64) + 1], [UNSET] + list(same), held))
-    return rows.declared_from_codes(cols[0], cols[1], n)
+    return declared_from_codes(cols[0], cols[1], n)
 

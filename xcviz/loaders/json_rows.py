@@ -9,62 +9,21 @@ take this same path.
 """
 from __future__ import annotations
 
-import sys
 from itertools import chain, compress, count, repeat
 from operator import attrgetter, is_
-from typing import Annotated, Any, Literal, Union
 
 import msgspec
 import numpy as np
-from msgspec import UNSET, UnsetType
+from msgspec import UNSET
 
 from ..errors import XcvizError
-from ..ir import DTYPE_ALIASES, DTYPE_SIZES, Graph, positions_by_name, short
+from ..ir import Graph, positions_by_name
 from ..ir.nodeseq import NodeSeq
-from ..ir.columns import attr_codes
 from . import json_fast
+from .json_types import DECODER, NO_ATTRS, Row, check_attrs, declared_from_codes, nested_where
 from .parse import parsed_keys
-from .schema import GRAPH_KEYS, _check_attr, _declared_type, _plain_attrs, _where, graph_header, graph_tail
+from .schema import GRAPH_KEYS, graph_header, graph_tail
 
-_Name = Annotated[str, msgspec.Meta(min_length=1)]
-# dtypes as msgspec Literals: decoded into one shared string object per spelling, so that the types below
-# are keyed by identity-cached hashes (another spelling, e.g. "Float32", goes the generic way)
-_DType = Literal[tuple(sorted({*DTYPE_SIZES, *DTYPE_ALIASES}))]  # type: ignore[valid-type]
-DTYPES = {s: s for s in _DType.__args__}  # (the json_fast scanner's check of a dtype spelling)
-_Refs = Union[tuple[str, ...], None, UnsetType]
-_Opt = Union[str, None, UnsetType]
-
-
-class _Row(msgspec.Struct, forbid_unknown_fields=True, gc=False):
-    """One node as the schema allows it on the fast path (`outputs`/`num_outputs`: the generic path)."""
-
-    name: _Name
-    op: _Name
-    inputs: _Refs = UNSET
-    control_inputs: _Refs = UNSET
-    attrs: Union[dict[str, Any], None, UnsetType] = UNSET
-    device: _Opt = UNSET
-    compile: Union[bool, None, UnsetType] = UNSET
-    scope: _Opt = UNSET
-    doc: _Opt = UNSET
-    shape: Union[tuple[Union[int, str], ...], None, UnsetType] = UNSET
-    dtype: Union[_DType, None, UnsetType] = UNSET
-
-
-class _Doc(msgspec.Struct, forbid_unknown_fields=True, gc=False):
-    nodes: list[_Row]
-    name: Any = UNSET
-    inputs: Any = UNSET
-    outputs: Any = UNSET
-    doc: Any = UNSET
-    dims: Any = UNSET
-    schema_version: Any = UNSET
-    description: Any = UNSET
-
-
-assert set(_Doc.__struct_fields__) == GRAPH_KEYS
-_DECODER = msgspec.json.Decoder(_Doc)
-_NO_ATTRS: dict = {}  # (in the columns only)
 _UNSET_NONE = {UNSET: None}
 
 
@@ -78,18 +37,18 @@ def read(data: bytes | list, source: str, max_nodes: int | None, max_depth: int)
         return None
     nmax = json_fast.wanted(data)
     if nmax:  # a big graph, and the compiled scanner at hand: no Python object per node
-        scanned = json_fast.read(data, nmax, source, max_nodes, max_depth, sys.modules[__name__])
+        scanned = json_fast.read(data, nmax, source, max_nodes, max_depth)
         if scanned is not None:
             box.clear()
             return scanned
     # the keys the text names (counted before decoding: the blank-free copy is gone before the rows come)
     text_keys = data.translate(None, b" \t\r\n").count(b'":')
     try:
-        doc = _DECODER.decode(data)
+        doc = DECODER.decode(data)
     except (msgspec.MsgspecError, RecursionError):  # wrong types, unknown keys, bad UTF-8, a BOM, ...
         return None
     # fields the text never names are absent from every row (no pass over the rows for them)
-    named = {f for f in _Row.__struct_fields__ if b'"%s"' % f.encode() in data}
+    named = {f for f in Row.__struct_fields__ if b'"%s"' % f.encode() in data}
     box.clear()
     del data
     box.append(doc)  # (_graph takes the only reference: the rows are freed as soon as their columns are read)
@@ -114,7 +73,7 @@ def _graph(box: list, text_keys: int, named: set, source: str, max_nodes: int | 
     name, inputs = graph_header(top, source, max_nodes)
     # the rows as columns, one field at a time at C speed (faster than one pass transposed by zip)
     names, ops, ins, ctl, attrs, device, compile_, scope, docs, shapes, dtypes = (
-        list(map(attrgetter(f), rows)) if f in named else [UNSET] * n for f in _Row.__struct_fields__)
+        list(map(attrgetter(f), rows)) if f in named else [UNSET] * n for f in Row.__struct_fields__)
     del rows, doc, top["nodes"]
     rare = (ctl, device, compile_, scope, docs)
     absent = [c.count(UNSET) for c in rare]  # (mostly UNSET: identity hits)
@@ -135,7 +94,7 @@ def _graph(box: list, text_keys: int, named: set, source: str, max_nodes: int | 
     ops = list(map({}.setdefault, ops, ops))  # one string object per op name: later look-ups hit by identity
     if ins_absent or ins_none:
         ins = [t if t else () for t in ins]
-    held, attrs = attrs, [_NO_ATTRS] * n  # (a node made from the columns gets its own dict)
+    held, attrs = attrs, [NO_ATTRS] * n  # (a node made from the columns gets its own dict)
     list(map(attrs.__setitem__, with_attrs, map(held.__getitem__, with_attrs)))
     del held
     ctl = () if absent[0] == n else [t if t else () for t in ctl]
@@ -160,38 +119,6 @@ def _graph(box: list, text_keys: int, named: set, source: str, max_nodes: int | 
     return graph, (refs, src, list(map(len, ins)), ops, None, (attrs, outs, ctl), (acodes, declared[1:3]))
 
 
-def check_attrs(attrs: list, with_attrs: list, names: list, source: str, max_depth: int,
-                acodes: tuple | None = None) -> tuple:
-    """(attr_codes, the nodes whose attributes hold lists or mappings, the keys the dicts hold): every
-    distinct dict checked once by its integer code (ir.columns.attr_codes, unless given), the nested ones
-    as the generic path's _node checks them (XcvizError: the generic path says it the usual way)."""
-    acodes = acodes or attr_codes(attrs, with_attrs)
-    acode, reps = acodes
-    plain = np.array([True] + [_plain_attrs(a) for a in reps[1:]])
-    sizes = np.array([0] + [len(a) for a in reps[1:]], np.int64)
-    rows_a = np.array(with_attrs, np.int64)
-    ok = plain[acode[rows_a]]
-    keys = int(sizes[acode[rows_a[ok]]].sum())
-    nested = rows_a[~ok].tolist()
-    for i in nested:
-        a = attrs[i]
-        keys += parsed_keys(a)
-        where = _where(source, f"node {short(names[i])}")
-        for k, v in a.items():
-            _check_attr(k, v, where, max_depth)
-    return acodes, nested, keys
-
-
-def nested_where(nested: list, names: list, source: str, n: int) -> list | None:
-    """The `where` column: set on the nodes with nested attributes, as the generic path's _node leaves them."""
-    if not nested:
-        return None
-    where = [None] * n
-    for i in nested:
-        where[i] = _where(source, f"node {short(names[i])}")
-    return where
-
-
 def _declared(shapes: list, dtypes: list, n: int) -> tuple | None:
     """(each node's declared outputs ([type] or []), codes, lists, how many rows hold a shape, a dtype):
     one list object per distinct (shape, dtype), lists[codes[j]] is node j's (see
@@ -200,36 +127,6 @@ def _declared(shapes: list, dtypes: list, n: int) -> tuple | None:
     (and message)."""
     # integer codes per column (one hash per shape; the dtypes are shared Literal strings), then per pair
     return declared_from_codes(_codes(shapes, n), _codes(dtypes, n), n)
-
-
-def declared_from_codes(shapes: tuple, dtypes: tuple, n: int) -> tuple | None:
-    """_declared from each column as (code per row, the value of each code (UNSET: absent), rows holding
-    one); equal values must have equal codes."""
-    (sid, shape_of, s_held), (did, dtype_of, d_held) = shapes, dtypes
-    if not s_held and not d_held:
-        return [[]] * n, np.zeros(n, np.int64), [[]], 0, 0
-    pair = sid * len(dtype_of) + did
-    if len(shape_of) * len(dtype_of) <= 4 * n:  # (a table beats sorting)
-        present = np.zeros(len(shape_of) * len(dtype_of), np.int64)
-        present[pair] = 1
-        pairs = np.flatnonzero(present)
-        inverse = (np.cumsum(present) - 1)[pair]
-    else:
-        pairs, inverse = np.unique(pair, return_inverse=True)
-    same: dict = {}
-    lists = []
-    for code in pairs.tolist():
-        shape, dtype = shape_of[code // len(dtype_of)], dtype_of[code % len(dtype_of)]
-        if shape is UNSET and dtype is UNSET:
-            lists.append([])
-            continue
-        # (bool is not int to msgspec, so a shape tells apart what `==` does not: True, 1 and 1.0)
-        t = _declared_type(None if shape is UNSET or shape is None else list(shape), None if dtype is UNSET else dtype,
-                           same.setdefault)
-        if t is False:
-            return None
-        lists.append([t])
-    return list(map(lists.__getitem__, inverse.tolist())), inverse, lists, s_held, d_held
 
 
 def _codes(col: list, n: int) -> tuple[np.ndarray, list, int]:

@@ -17,7 +17,7 @@ from numba import njit
 from .json_join import find, intern, join
 from .json_lex import grow, lit_end, num_end, shape_end, str_end, str_list_end, value_end, ws
 
-# the node fields, in json_rows._Row's order (a field's number is its bit in a node's `seen` mask)
+# the node fields, in json_types.Row's order (a field's number is its bit in a node's `seen` mask)
 FIELDS = ("name", "op", "inputs", "control_inputs", "attrs", "device", "compile", "scope", "doc", "shape", "dtype")
 _FIELD_BYTES = np.zeros((len(FIELDS), 16), np.uint8)
 _FIELD_LENS = np.array([len(f) for f in FIELDS], np.int64)
