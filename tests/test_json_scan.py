@@ -250,3 +250,24 @@ def test_scanner_fields_are_the_typed_rows():
     from xcviz.loaders.json_types import Row
 
     assert json_scan.FIELDS == Row.__struct_fields__
+
+
+def test_background_compile_fills_the_cache_and_removes_its_lock(tmp_path):
+    from xcviz.fastpath import numba_cached
+    from xcviz.loaders import json_scan, json_warm
+
+    lock = tmp_path / "xcviz-compiling.lock"
+    lock.write_text("1")
+    json_warm.main(str(lock))
+    assert not lock.exists() and numba_cached(json_scan.ENTRIES)
+
+
+def test_ref_columns_read_as_lists():
+    import numpy as np
+
+    from xcviz.ir.nodeseq import NodeRefs, RefColumn
+
+    refs = RefColumn(["a", "b"], ["x"], np.array([2, 0, -1, 1, -1], np.int64), {2: "a:1", 4: ""})
+    assert list(refs) == ["x", "a", "a:1", "b", ""] and refs[-1] == "" and refs[2] == "a:1" and refs[1:3] == ["a", "a:1"]
+    per_node = NodeRefs(refs, np.array([0, 2, 2, 5], np.int64))
+    assert list(per_node) == [("x", "a"), (), ("a:1", "b", "")] and per_node[-1] == ("a:1", "b", "") and len(per_node) == 3
