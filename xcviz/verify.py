@@ -11,6 +11,7 @@ import numpy as np
 from .errors import XcvizError, did_you_mean
 from .ir import Graph, Node, TensorType, node_where, parse_ref, short
 from .ir.columns import NodeColumns, columns_of
+from .ir.nodeseq import node_column
 from .ops import REGISTRY
 
 INT64_MAX = 2**63 - 1
@@ -72,7 +73,11 @@ def check_attr_types(node: Node, defaults: dict, source: str | None) -> None:
 
 def check_refs(graph: Graph, counts: list[int], cols: NodeColumns) -> list[list[int]] | None:
     """Unique names, and every reference names a node output in range or a graph input; returns
-    predecessor lists, or None when the nodes are known to be in topological order already."""
+    predecessor lists, or None when the nodes are known to be in topological order already. With
+    `cols.proven` (the loader found the names unique, none '' and none an input's) no name index is made."""
+    if cols.proven and _inputs_unique(graph) and _refs_plain_and_ordered(graph, counts, cols) \
+            and _outputs_found(graph, counts):
+        return None
     idx = graph.index
     if len(idx) != len(graph.nodes):
         seen: set[str] = set()
@@ -94,12 +99,40 @@ def check_refs(graph: Graph, counts: list[int], cols: NodeColumns) -> list[list[
     return None
 
 
+def _inputs_unique(graph: Graph) -> bool:
+    return len({v.name for v in graph.inputs}) == len(graph.inputs)
+
+
+def _outputs_found(graph: Graph, counts: list[int]) -> bool:
+    """_check_graph_outputs passes, found without a name index for a few outputs (searched from the end,
+    where outputs mostly are); False: let it look (and say what is wrong)."""
+    if graph._index is not None or len(graph.outputs) > 16:
+        return False
+    inputs = {v.name for v in graph.inputs}
+    names = node_column(graph.nodes, "name")
+    last = len(names) - 1
+    rev = None
+    for ref in graph.outputs:
+        if ref in inputs:
+            continue
+        name, k = parse_ref(ref)
+        if rev is None:
+            rev = names[::-1]
+        try:
+            i = last - rev.index(name)
+        except ValueError:
+            return False
+        if k >= counts[i]:
+            return False
+    return True
+
+
 def _refs_plain_and_ordered(graph: Graph, counts: list[int], cols: NodeColumns) -> bool:
     """True when every data input is an empty ref, a graph input, or output 0 of an earlier node with
     outputs (and there are no control inputs): the common case, checked on arrays. Anything else (a
     ':k' ref, a bad ref, an unordered graph) is left to the node-by-node checks and their messages."""
     n = len(graph.nodes)
-    if "" in graph.index or any(cols.control):
+    if (not cols.proven and "" in graph.index) or any(cols.control):
         return False
     src = cols.src_array
     dst = np.repeat(np.arange(n, dtype=np.int64), cols.lens_array)

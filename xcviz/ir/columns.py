@@ -27,15 +27,21 @@ class NodeColumns:
     -1 for anything else (an empty optional input, a ':k' output, an undefined name). `op` and `known`
     follow the nodes' (see read_ops). `flat`: what a loader gathered on its way through the nodes
     (refs, src, lens, op types, the nodes with more than name, op and inputs, and optionally the columns
-    attrs, declared outputs and control inputs), which saves reading them."""
+    attrs, declared outputs and control inputs), which saves reading them; `src` and `lens` may be numpy
+    arrays (their lists are made on first use). `proven`: the loader found the node names unique, none
+    holding ':' or '' and none the name of a graph input (the checks need no name index). `op_codes`:
+    (code per node, distinct op types) when the loader has them, else None."""
 
     def __init__(self, graph: "Graph", flat: tuple | None = None) -> None:
         nodes = graph.nodes
         self._src_array = self._lens_array = self._attr_codes = self._declared_codes = None
+        self.proven, self.op_codes = False, None
         if flat is not None:
             self.refs, self.src, self.lens, op_types, special = flat[:5]
             if len(flat) > 6:  # the loader's integer codes of the attributes and the declared outputs
                 self._attr_codes, self._declared_codes = flat[6]
+            if len(flat) > 7:  # what a compiled reader found out (loaders/json_fast)
+                self.proven, self.op_codes = flat[7].get("proven", False), flat[7].get("op_codes")
             # nodes outside `special` are just name, op and inputs: every other field is its default
             n = len(nodes)
             self.op_type, self.op = op_types, list(op_types)
@@ -58,6 +64,26 @@ class NodeColumns:
         self.lens = list(map(len, per_node))
         self.refs = list(chain.from_iterable(per_node))
         self.src = plain_positions(graph, self.refs)
+
+    @property
+    def src(self) -> list[int]:
+        if self._src is None:
+            self._src = self._src_array.tolist()
+        return self._src
+
+    @src.setter
+    def src(self, value) -> None:
+        self._src, self._src_array = (None, value) if isinstance(value, np.ndarray) else (value, None)
+
+    @property
+    def lens(self) -> list[int]:
+        if self._lens is None:
+            self._lens = self._lens_array.tolist()
+        return self._lens
+
+    @lens.setter
+    def lens(self, value) -> None:
+        self._lens, self._lens_array = (None, value) if isinstance(value, np.ndarray) else (value, None)
 
     @property
     def src_array(self) -> np.ndarray:
@@ -219,7 +245,7 @@ def _resolve_ports(graph, cols) -> tuple[np.ndarray, np.ndarray]:
         src = src.copy()
         refs = cols.refs
         inputs = {v.name: n + i for i, v in enumerate(graph.inputs)}
-        idx = graph.index
+        idx = None
         for k in miss.tolist():
             ref = refs[k]
             if not ref:
@@ -227,6 +253,8 @@ def _resolve_ports(graph, cols) -> tuple[np.ndarray, np.ndarray]:
             if ref in inputs:
                 src[k] = inputs[ref]
                 continue
+            if idx is None:  # (not made for empty refs alone)
+                idx = graph.index
             name, out = parse_ref(ref)  # 'node:k' (as the loader reads it: a name with ':' and digits after it
             src[k], port[k] = idx[name], out  # is output k of the node before the ':')
     return src, port

@@ -18,14 +18,15 @@ class NodeSeq(Sequence):
     graph.nodes[i]` and every consumer sees a plain sequence of nodes. Big-graph code (loader checks,
     shape inference, clustering, costs) reads columns instead and never pays for 10^6 objects.
 
-    A column is a list of n values, or one value every node shares (an empty `attrs`/`outputs` value
+    A column is a list of n values (or NodeRefs, made on first use), or one value every node shares (an empty `attrs`/`outputs` value
     gives each node its own empty dict/list, as Node does). `outputs` may be (rid, results) from shape
     inference: node j gets a copy of results[rid[j]]."""
 
-    __slots__ = ("_n", "_cols", "_list")
+    __slots__ = ("_n", "_cols", "_list", "find")
 
     def __init__(self, n: int, cols: dict) -> None:
         self._n, self._cols, self._list = n, cols, None
+        self.find = None  # a loader's name -> position look-up without a dict (see ir.LazyIndex), or None
 
     @property
     def lazy(self) -> bool:
@@ -47,7 +48,7 @@ class NodeSeq(Sequence):
         c = self._cols.get(field, _NODE_DEFAULTS.get(field))
         if field == "outputs" and type(c) is tuple:
             return list(map(c[1].__getitem__, c[0].tolist()))
-        return c if type(c) is list else [c] * self._n
+        return c if type(c) in _SEQ else [c] * self._n
 
     def row(self, i: int) -> Node:
         """Node i, made afresh from the columns while they are the truth (not kept: edit nothing on it)."""
@@ -55,7 +56,7 @@ class NodeSeq(Sequence):
             return self._list[i]
         vals = {}
         for f, c in self._cols.items():
-            v = c[i] if type(c) is list else c
+            v = c[i] if type(c) in _SEQ else c
             if f == "outputs" and type(c) is tuple:
                 v = list(c[1][c[0][i]])
             vals[f] = v
@@ -77,6 +78,8 @@ class NodeSeq(Sequence):
                 c = list(map(list.copy, map(c[1].__getitem__, c[0].tolist())))
             elif f in ("attrs", "outputs"):  # each node its own dict/list, as Node's default
                 c = [v if v else type(v)() for v in c] if type(c) is list else [type(c)() for _ in range(n)]
+            elif type(c) is NodeRefs:
+                c = c.tolist()
             args.append(c if type(c) is list else repeat(c, n))
         return list(map(Node, *args))
 
@@ -133,3 +136,68 @@ def node_column(nodes, field: str) -> list:
     no Node objects made)."""
     read = getattr(nodes, "column", None)
     return read(field) if read is not None else list(map(attrgetter(field), nodes))
+
+
+class RefColumn(Sequence):
+    """Every data input's reference text, in CSR order, made from positions: `src[k]` < n is node
+    names[src[k]] (its output 0), n + i graph input i, -1 the text in `odd[k]` (an empty ref, 'name:k', an
+    undefined name). A loader that resolved the references (loaders/json_fast) keeps them so: the text of
+    one is made when someone reads it, and only the odd ones were ever decoded."""
+
+    __slots__ = ("names", "inputs", "src", "odd", "_list")
+
+    def __init__(self, names: list, inputs: list, src, odd: dict) -> None:
+        self.names, self.inputs, self.src, self.odd, self._list = names, inputs, src, odd, None
+
+    def __len__(self) -> int:
+        return len(self.src)
+
+    def __getitem__(self, k):
+        if self._list is not None or isinstance(k, slice):
+            return self.tolist()[k]
+        s = int(self.src[k])
+        n = len(self.names)
+        if s < 0:
+            return self.odd[k if k >= 0 else k + len(self.src)]
+        return self.names[s] if s < n else self.inputs[s - n]
+
+    def tolist(self) -> list:
+        """All of them as a list (made once, at C speed)."""
+        if self._list is None:
+            table = self.names + self.inputs  # (a -1 reads the last entry, then odd replaces it)
+            out = list(map(table.__getitem__, self.src.tolist()))
+            list(map(out.__setitem__, self.odd, self.odd.values()))
+            self._list = out
+        return self._list
+
+    def __iter__(self):
+        return iter(self.tolist())
+
+
+class NodeRefs(Sequence):
+    """Each node's `inputs` tuple from a RefColumn and the CSR offsets (n + 1): node j's are refs
+    off[j]:off[j + 1]. Made one at a time, or all at once on iteration."""
+
+    __slots__ = ("refs", "off")
+
+    def __init__(self, refs: RefColumn, off) -> None:
+        self.refs, self.off = refs, off
+
+    def __len__(self) -> int:
+        return len(self.off) - 1
+
+    def __getitem__(self, j):
+        if isinstance(j, slice):
+            return self.tolist()[j]
+        j = j if j >= 0 else j + len(self)
+        return tuple(self.refs[k] for k in range(int(self.off[j]), int(self.off[j + 1])))
+
+    def tolist(self) -> list:
+        flat = self.refs.tolist()
+        return list(map(tuple, map(flat.__getitem__, map(slice, self.off[:-1].tolist(), self.off[1:].tolist()))))
+
+    def __iter__(self):
+        return iter(self.tolist())
+
+
+_SEQ = (list, NodeRefs)  # the column types (anything else: one value every node shares)

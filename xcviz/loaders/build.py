@@ -41,12 +41,20 @@ def _resolve_ops(graph: Graph, allow_unknown: bool, onnx: bool, cols: NodeColumn
     with attributes; on any doubt the node-by-node loop runs, so the first bad node is the one reported."""
     nodes = graph.nodes
     op_types = cols.op_type
-    opdefs = {t: REGISTRY.get(t) for t in set(op_types)}
+    coded = cols.op_codes  # (a loader's integer codes of op_type: the distinct pairs below by numpy)
+    opdefs = {t: REGISTRY.get(t) for t in (coded[1] if coded is not None else set(op_types))}
     if (any(cols.note) or (None in opdefs.values() and not (allow_unknown or onnx)) or cols.op != op_types
             or False in cols.known):
         _resolve_ops_each(graph, allow_unknown, onnx)
         return cols.read_ops(graph)
-    for t, n_in in set(zip(op_types, cols.lens)):
+    if coded is not None:
+        lens = cols.lens_array
+        wide = int(lens.max(initial=0)) + 1
+        pairs = np.unique(coded[0] * wide + lens).tolist()
+        op_arity = [(coded[1][p // wide], p % wide) for p in pairs]
+    else:
+        op_arity = set(zip(op_types, cols.lens))
+    for t, n_in in op_arity:
         opdef = opdefs[t]
         if opdef is not None and (n_in < opdef.min_inputs or (opdef.max_inputs is not None and n_in > opdef.max_inputs)):
             _resolve_ops_each(graph, allow_unknown, onnx)
@@ -69,7 +77,12 @@ def _resolve_ops(graph: Graph, allow_unknown: bool, onnx: bool, cols: NodeColumn
     if renamed or unknown:
         canon = {t: opdefs[t].name for t in renamed}
         lazy = type(nodes) is NodeSeq and nodes.lazy
-        for i in [i for i, t in enumerate(op_types) if t in renamed or t in unknown]:
+        if coded is not None:
+            odd = [c for c, t in enumerate(coded[1]) if t in renamed or t in unknown]
+            at = np.flatnonzero(np.isin(coded[0], odd)).tolist()
+        else:
+            at = [i for i, t in enumerate(op_types) if t in renamed or t in unknown]
+        for i in at:
             t = op_types[i]
             if t in renamed:
                 cols.op[i] = canon[t]
@@ -153,7 +166,6 @@ _UNSEEN = object()
 def _num_outputs(graph: Graph, cols: NodeColumns) -> list[int]:
     """How many outputs each node has: the op's fixed count, else as declared or referenced."""
     referenced: dict[int, int] = {}
-    idx = graph.index
     refs = cols.refs
     # (a 'name:k' ref is never a node's plain position: only refs without one, and graph inputs named
     # with a ':', are looked at)
@@ -161,6 +173,7 @@ def _num_outputs(graph: Graph, cols: NodeColumns) -> list[int]:
     odd = np.array([-1] + [n + i for i, v in enumerate(graph.inputs) if ":" in v.name], np.int64)
     other = np.flatnonzero(np.isin(src, odd) | (src < 0)).tolist()
     colon = [r for r in chain(map(refs.__getitem__, other), graph.outputs) if ":" in r]
+    idx = graph.index if colon else {}  # (made only when needed: 10^6 names cost ~0.5 s)
     for ref in colon:  # output 0 never raises a count above the minimum of 1
         name, k = parse_ref(ref)
         i = idx.get(name)

@@ -11,57 +11,19 @@ from __future__ import annotations
 
 from itertools import chain, compress, count, repeat
 from operator import attrgetter, is_
-from typing import Annotated, Any, Literal, Union
 
 import msgspec
 import numpy as np
-from msgspec import UNSET, UnsetType
+from msgspec import UNSET
 
 from ..errors import XcvizError
-from ..ir import DTYPE_ALIASES, DTYPE_SIZES, Graph, positions_by_name, short
+from ..ir import Graph, positions_by_name
 from ..ir.nodeseq import NodeSeq
-from ..ir.columns import attr_codes
+from . import json_fast
+from .json_types import DECODER, NO_ATTRS, Row, check_attrs, declared_from_codes, nested_where
 from .parse import parsed_keys
-from .schema import GRAPH_KEYS, _check_attr, _declared_type, _plain_attrs, _where, graph_header, graph_tail
+from .schema import GRAPH_KEYS, graph_header, graph_tail
 
-_Name = Annotated[str, msgspec.Meta(min_length=1)]
-# dtypes as msgspec Literals: decoded into one shared string object per spelling, so that the types below
-# are keyed by identity-cached hashes (another spelling, e.g. "Float32", goes the generic way)
-_DType = Literal[tuple(sorted({*DTYPE_SIZES, *DTYPE_ALIASES}))]  # type: ignore[valid-type]
-_Refs = Union[tuple[str, ...], None, UnsetType]
-_Opt = Union[str, None, UnsetType]
-
-
-class _Row(msgspec.Struct, forbid_unknown_fields=True, gc=False):
-    """One node as the schema allows it on the fast path (`outputs`/`num_outputs`: the generic path)."""
-
-    name: _Name
-    op: _Name
-    inputs: _Refs = UNSET
-    control_inputs: _Refs = UNSET
-    attrs: Union[dict[str, Any], None, UnsetType] = UNSET
-    device: _Opt = UNSET
-    compile: Union[bool, None, UnsetType] = UNSET
-    scope: _Opt = UNSET
-    doc: _Opt = UNSET
-    shape: Union[tuple[Union[int, str], ...], None, UnsetType] = UNSET
-    dtype: Union[_DType, None, UnsetType] = UNSET
-
-
-class _Doc(msgspec.Struct, forbid_unknown_fields=True, gc=False):
-    nodes: list[_Row]
-    name: Any = UNSET
-    inputs: Any = UNSET
-    outputs: Any = UNSET
-    doc: Any = UNSET
-    dims: Any = UNSET
-    schema_version: Any = UNSET
-    description: Any = UNSET
-
-
-assert set(_Doc.__struct_fields__) == GRAPH_KEYS
-_DECODER = msgspec.json.Decoder(_Doc)
-_NO_ATTRS: dict = {}  # (in the columns only)
 _UNSET_NONE = {UNSET: None}
 
 
@@ -73,14 +35,20 @@ def read(data: bytes | list, source: str, max_nodes: int | None, max_depth: int)
     data = box[0]
     if b"\\" in data:  # (escapes: the key count below needs every '"' to delimit a string)
         return None
+    nmax = json_fast.wanted(data)
+    if nmax:  # a big graph, and the compiled scanner at hand: no Python object per node
+        scanned = json_fast.read(data, nmax, source, max_nodes, max_depth)
+        if scanned is not None:
+            box.clear()
+            return scanned
     # the keys the text names (counted before decoding: the blank-free copy is gone before the rows come)
     text_keys = data.translate(None, b" \t\r\n").count(b'":')
     try:
-        doc = _DECODER.decode(data)
+        doc = DECODER.decode(data)
     except (msgspec.MsgspecError, RecursionError):  # wrong types, unknown keys, bad UTF-8, a BOM, ...
         return None
     # fields the text never names are absent from every row (no pass over the rows for them)
-    named = {f for f in _Row.__struct_fields__ if b'"%s"' % f.encode() in data}
+    named = {f for f in Row.__struct_fields__ if b'"%s"' % f.encode() in data}
     box.clear()
     del data
     box.append(doc)  # (_graph takes the only reference: the rows are freed as soon as their columns are read)
@@ -105,7 +73,7 @@ def _graph(box: list, text_keys: int, named: set, source: str, max_nodes: int | 
     name, inputs = graph_header(top, source, max_nodes)
     # the rows as columns, one field at a time at C speed (faster than one pass transposed by zip)
     names, ops, ins, ctl, attrs, device, compile_, scope, docs, shapes, dtypes = (
-        list(map(attrgetter(f), rows)) if f in named else [UNSET] * n for f in _Row.__struct_fields__)
+        list(map(attrgetter(f), rows)) if f in named else [UNSET] * n for f in Row.__struct_fields__)
     del rows, doc, top["nodes"]
     rare = (ctl, device, compile_, scope, docs)
     absent = [c.count(UNSET) for c in rare]  # (mostly UNSET: identity hits)
@@ -115,22 +83,9 @@ def _graph(box: list, text_keys: int, named: set, source: str, max_nodes: int | 
         return None
     del shapes, dtypes
     keys = 2 * n + n - ins_absent + n - attrs.count(UNSET) + sum(declared[3:]) + sum(n - k for k in absent)
-    # attribute dicts by integer code (ir.columns.attr_codes): checked once per distinct dict
     with_attrs = list(compress(range(n), attrs))
-    acodes = attr_codes(attrs, with_attrs)
-    acode, reps = acodes
-    plain = np.array([True] + [_plain_attrs(a) for a in reps[1:]])
-    sizes = np.array([0] + [len(a) for a in reps[1:]], np.int64)
-    rows_a = np.array(with_attrs, np.int64)
-    ok = plain[acode[rows_a]]
-    keys += int(sizes[acode[rows_a[ok]]].sum())
-    nested = rows_a[~ok].tolist()  # nodes whose attributes hold lists or mappings: checked as the generic path's _node does
-    for i in nested:
-        a = attrs[i]
-        keys += parsed_keys(a)
-        where = _where(source, f"node {short(names[i])}")
-        for k, v in a.items():
-            _check_attr(k, v, where, max_depth)
+    acodes, nested, attr_keys = check_attrs(attrs, with_attrs, names, source, max_depth)
+    keys += attr_keys
     # every key the text names is in the rows: none was repeated (msgspec keeps the last of repeated keys)
     keys += len(top) + 1 + sum(map(parsed_keys, top.values()))
     if keys != text_keys:
@@ -139,17 +94,13 @@ def _graph(box: list, text_keys: int, named: set, source: str, max_nodes: int | 
     ops = list(map({}.setdefault, ops, ops))  # one string object per op name: later look-ups hit by identity
     if ins_absent or ins_none:
         ins = [t if t else () for t in ins]
-    held, attrs = attrs, [_NO_ATTRS] * n  # (a node made from the columns gets its own dict)
+    held, attrs = attrs, [NO_ATTRS] * n  # (a node made from the columns gets its own dict)
     list(map(attrs.__setitem__, with_attrs, map(held.__getitem__, with_attrs)))
     del held
     ctl = () if absent[0] == n else [t if t else () for t in ctl]
     device, compile_, scope = (None if k == n else list(map(_UNSET_NONE.get, c, c))
                                for c, k in zip((device, compile_, scope), absent[1:4]))
-    where = None
-    if nested:  # (as the generic path's _node leaves them)
-        where = [None] * n
-        for i in nested:
-            where[i] = _where(source, f"node {short(names[i])}")
+    where = nested_where(nested, names, source, n)
     # the columns are the graph: Node objects are made only if someone asks for them (ir.NodeSeq)
     nodes = NodeSeq(n, {"name": names, "op": ops, "op_type": ops, "inputs": ins, "control_inputs": ctl,
                         "attrs": attrs, "device": device, "compile": compile_, "scope": scope, "outputs": outs,
@@ -175,30 +126,7 @@ def _declared(shapes: list, dtypes: list, n: int) -> tuple | None:
     node's outputs), and until then the lists are only read. None if one needs the generic path's checks
     (and message)."""
     # integer codes per column (one hash per shape; the dtypes are shared Literal strings), then per pair
-    (sid, shape_of, s_held), (did, dtype_of, d_held) = _codes(shapes, n), _codes(dtypes, n)
-    if not s_held and not d_held:
-        return [[]] * n, np.zeros(n, np.int64), [[]], 0, 0
-    pair = sid * len(dtype_of) + did
-    if len(shape_of) * len(dtype_of) <= 4 * n:  # (a table beats sorting)
-        present = np.zeros(len(shape_of) * len(dtype_of), np.int64)
-        present[pair] = 1
-        pairs = np.flatnonzero(present)
-        inverse = (np.cumsum(present) - 1)[pair]
-    else:
-        pairs, inverse = np.unique(pair, return_inverse=True)
-    same: dict = {}
-    lists = []
-    for code in pairs.tolist():
-        shape, dtype = shape_of[code // len(dtype_of)], dtype_of[code % len(dtype_of)]
-        if shape is UNSET and dtype is UNSET:
-            lists.append([])
-            continue
-        # (bool is not int to msgspec, so a shape tells apart what `==` does not: True, 1 and 1.0)
-        t = _declared_type(None if shape is UNSET else list(shape), None if dtype is UNSET else dtype, same.setdefault)
-        if t is False:
-            return None
-        lists.append([t])
-    return list(map(lists.__getitem__, inverse.tolist())), inverse, lists, s_held, d_held
+    return declared_from_codes(_codes(shapes, n), _codes(dtypes, n), n)
 
 
 def _codes(col: list, n: int) -> tuple[np.ndarray, list, int]:
