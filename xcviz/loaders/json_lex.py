@@ -38,6 +38,21 @@ def str_end(buf, p):
 
 
 @njit(cache=True, nogil=True)
+def member_key(buf, p):
+    """An object member's key and its ':' from p (at a '"'): the position of its value, or -1."""
+    n = buf.size
+    if p >= n or buf[p] != 34:
+        return -1
+    p = str_end(buf, p)
+    if p < 0:
+        return -1
+    p = ws(buf, p)
+    if p >= n or buf[p] != 58:
+        return -1
+    return ws(buf, p + 1)
+
+
+@njit(cache=True, nogil=True)
 def num_end(buf, p):
     """A JSON number from p: (end, 1 if it is an integer literal of at most 18 digits else 0), end -1 if invalid."""
     n = buf.size
@@ -116,16 +131,10 @@ def value_end(buf, p, keys, lits):
                 p += 1
                 closed = True
             elif c == 123:
-                if buf[p] != 34:
-                    return -1
-                p = str_end(buf, p)
+                p = member_key(buf, p)
                 if p < 0:
                     return -1
                 keys[0] += 1
-                p = ws(buf, p)
-                if p >= n or buf[p] != 58:
-                    return -1
-                p = ws(buf, p + 1)
                 continue
             else:
                 continue
@@ -161,16 +170,10 @@ def value_end(buf, p, keys, lits):
             if c == 44:  # ,
                 p = ws(buf, p + 1)
                 if kind == 1:
-                    if p >= n or buf[p] != 34:
-                        return -1
-                    p = str_end(buf, p)
+                    p = member_key(buf, p)
                     if p < 0:
                         return -1
                     keys[0] += 1
-                    p = ws(buf, p)
-                    if p >= n or buf[p] != 58:
-                        return -1
-                    p = ws(buf, p + 1)
                 closed = False
             elif (kind == 1 and c == 125) or (kind == 2 and c == 93):
                 depth -= 1
