@@ -312,7 +312,8 @@ def markdown(result: dict) -> str:
                      f"{'' if not rr else f'{rr[0]:.2f}-{rr[1]:.2f}'} |")
     lines += ["", "Rows: the profile measured with (per-op-class numbers, `xcviz calibrate`), then the same clusters and "
               "the same measurements costed with the previous session's calibration (`cpu_calibrated_r4.yaml`: "
-              "the same model, numbers measured in another session), the profile of before the narrow-"
+              "the same model, numbers measured in another session), this session's calibration at load ~7.7 "
+              "(`cpu_calibrated_load7.yaml`, an hour earlier, while other jobs ran), the profile of before the narrow-"
               "convolution class (`cpu_calibrated_before_narrow.yaml`), the four-number roofline profile "
               "(`cost_roofline_calibrated.yaml`, measured) and the built-in `cpu` (derived): the model before. "
               "The previous round's own run (old model, wall-clock medians on all threads, parameters copied in "
