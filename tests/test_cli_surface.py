@@ -13,7 +13,10 @@ SEED = os.path.join("graphs", "seed_demo.yaml")
 # Runs `xcviz ARGS...` as the console script does, holding still at the first cluster's compile step
 # (touching FLAG there) so that the test's SIGINT lands inside the work, never before or after it.
 _HELD_XCVIZ = """
-import sys, time
+import signal, sys, time
+# Ctrl-C as at a terminal: a shell without job control starts background jobs with SIGINT ignored, and a
+# child inherits that (Python then installs no KeyboardInterrupt handler)
+signal.signal(signal.SIGINT, signal.default_int_handler)
 import xcviz.cli.running as running
 
 flag = sys.argv[1]
