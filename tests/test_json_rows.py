@@ -31,7 +31,12 @@ def outcome(path: str):
         return "error", str(e)
     c = columns_of(g)
     return "ok", (g.name, g.inputs, g.outputs, g.dims, g.nodes, c.src.tolist(), c.port.tolist(), c.lens.tolist(),
-                  c.op, c.known, c.attrs, [c.results[r] for r in c.rid.tolist()])
+                  c.op, c.known, c.attrs, [c.results[r] for r in c.rid.tolist()],
+                  # the columns' codes, however a loader made them (a scanner hands its intern tables over)
+                  [(f, c.codes(f)[0].tolist(), c.codes(f)[1]) for f in CODED])
+
+
+CODED = ("op", "op_type", "known", "device", "compile", "scope", "note")
 
 
 def both(path: str, monkeypatch) -> tuple:

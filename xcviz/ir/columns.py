@@ -30,18 +30,22 @@ class NodeColumns:
     attrs, declared outputs and control inputs), which saves reading them; `src` and `lens` may be numpy
     arrays (their lists are made on first use). `proven`: the loader found the node names unique, none
     holding ':' or '' and none the name of a graph input (the checks need no name index). `op_codes`:
-    (code per node, distinct op types) when the loader has them, else None."""
+    (code per node, distinct op types) when the loader has them, else None. `field_codes`: name -> (raw code per
+    node, value of each raw code, ordered) for fields a loader holds as codes, made into GraphColumns.codes
+    without reading the column (see coded_column)."""
 
     def __init__(self, graph: "Graph", flat: tuple | None = None) -> None:
         nodes = graph.nodes
         self._src_array = self._lens_array = self._attr_codes = self._declared_codes = None
         self.proven, self.op_codes = False, None
+        self.field_codes: dict = {}
         if flat is not None:
             self.refs, self.src, self.lens, op_types, special = flat[:5]
             if len(flat) > 6:  # the loader's integer codes of the attributes and the declared outputs
                 self._attr_codes, self._declared_codes = flat[6]
             if len(flat) > 7:  # what a compiled reader found out (loaders/json_fast)
                 self.proven, self.op_codes = flat[7].get("proven", False), flat[7].get("op_codes")
+                self.field_codes = dict(flat[7].get("field_codes", {}))
             # nodes outside `special` are just name, op and inputs: every other field is its default
             n = len(nodes)
             self.op_type, self.op = op_types, list(op_types)
@@ -185,6 +189,8 @@ class GraphColumns:
         src, port = _resolve_ports(graph, cols)
         rid, results = outputs if outputs is not None else _shared_outputs(graph.nodes)
         extra = {} if cols._attr_codes is None else {("attrs", "codes"): cols._attr_codes}  # (for the cost keys)
+        if cols.field_codes:
+            extra["raw codes"] = cols.field_codes
         return cls(src, port, cols.lens_array, cols.op, cols.known, cols.attrs, rid, results, graph.nodes, extra)
 
     def column(self, name: str, keep: bool = True) -> list:
@@ -205,6 +211,8 @@ class GraphColumns:
         (hashable values only), made once; one C-speed pass, none when every node holds the same value."""
         key = (name, "codes")
         hit = self.extra.get(key)
+        if hit is None and name in self.extra.get("raw codes", ()):
+            hit = self.extra[key] = coded_column(*self.extra["raw codes"][name])
         if hit is None:
             col = self.column(name, keep=False)
             n = len(col)
@@ -232,6 +240,31 @@ class GraphColumns:
     def row(self, j: int):
         """Node j (a lazy node sequence makes just this one)."""
         return node_rows(self.nodes)(j)
+
+
+def coded_column(raw: np.ndarray, values: list, ordered: bool = False) -> tuple[np.ndarray, list]:
+    """GraphColumns.codes of a column held as codes: node j's value is values[raw[j]] (values may repeat,
+    e.g. two spellings of one op). `ordered`: codes from 1 up first appear in increasing order (a loader's
+    intern table, 0 for an absent value), so only code 0's first place is looked for."""
+    n, k = len(raw), len(values)
+    if not n:
+        return np.zeros(0, np.int32), []
+    if ordered:
+        top = int(raw.max())  # codes 1..top appear, in order; code 0 comes after those seen before it
+        zero = raw == 0
+        if zero.any():
+            b = int(raw[:int(zero.argmax())].max(initial=0))
+            order = [*range(1, b + 1), 0, *range(b + 1, top + 1)]
+        else:
+            order = list(range(1, top + 1))
+    else:
+        first = [int(m.argmax()) if (m := raw == c).any() else n for c in range(k)]
+        order = sorted((c for c in range(k) if first[c] < n), key=first.__getitem__)
+    number: dict = {}
+    remap = np.zeros(k, np.int32)
+    for c in order:
+        remap[c] = number.setdefault(values[c], len(number))
+    return remap[raw], list(number)
 
 
 def _resolve_ports(graph, cols) -> tuple[np.ndarray, np.ndarray]:

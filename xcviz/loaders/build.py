@@ -94,6 +94,10 @@ def _resolve_ops(graph: Graph, allow_unknown: bool, onnx: bool, cols: NodeColumn
                 node.op, node.known, node.note = cols.op[i], cols.known[i], cols.note[i]
         if lazy:
             nodes.set_columns(op=cols.op, known=cols.known, note=cols.note)
+    if coded is not None:  # the columns' codes, for whoever groups nodes by them (GraphColumns.codes)
+        raw, types = coded
+        cols.field_codes.update(op_type=(raw, types, True), known=(raw, [t not in unknown for t in types], True),
+                                op=(raw, [opdefs[t].name if t in renamed else t for t in types], True))
 
 
 def _resolve_ops_each(graph: Graph, allow_unknown: bool, onnx: bool) -> None:

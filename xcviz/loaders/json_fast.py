@@ -145,19 +145,30 @@ def _graph(data, buf, n, name_se, codes, compile_, in_off, refs, rare, attr_keys
         return None
     device, scope = (None if count[t] == 0 else list(map(([None] + values(t)).__getitem__, (codes[t, :n] + 1).tolist()))
                      for t in (js.T_DEVICE, js.T_SCOPE))
-    compile_ = None if compile_[:n].max(initial=0) < 2 else list(map(_COMPILE.__getitem__, compile_[:n].tolist()))
+    compiles = None if compile_[:n].max(initial=0) < 2 else list(map(_COMPILE.__getitem__, compile_[:n].tolist()))
     # references: positions; the text only of those that name no node or input ('' and 'name:k' ones)
     odd = {k: data[s:e].decode("utf-8") for k, s, e in
            zip(*(x.tolist() for x in (np.flatnonzero(src < 0),) + tuple(refs.reshape(-1, 2)[src < 0].T)))}
     flat_refs = RefColumn(names, [v.name for v in inputs], src, odd)
     nodes = NodeSeq(n, {"name": names, "op": ops, "op_type": ops, "inputs": NodeRefs(flat_refs, in_off[:n + 1]),
-                        "control_inputs": ctl, "attrs": attrs, "device": device, "compile": compile_, "scope": scope,
+                        "control_inputs": ctl, "attrs": attrs, "device": device, "compile": compiles, "scope": scope,
                         "outputs": declared[0], "where": nested_where(nested, names, source, n)})
     nodes.find = _Finder(slots, blob, off)  # (graph.index answers a few look-ups without a dict of 10^6 names)
     graph = Graph(name=name, inputs=inputs, nodes=nodes, outputs=outputs, source=source, dims=dims)
     lens = np.diff(in_off[:n + 1])
     return graph, (flat_refs, src, lens, ops, None, (attrs, declared[0], ctl if ctl else [()] * n),
-                   (acodes, declared[1:3]), {"proven": True, "op_codes": (codes[js.T_OP, :n].astype(np.int64), op_of)})
+                   (acodes, declared[1:3]), {"proven": True, "op_codes": (codes[js.T_OP, :n].astype(np.int64), op_of),
+                                             "field_codes": _field_codes(codes, compile_, n, values)})
+
+
+def _field_codes(codes, compile_, n: int, values) -> dict:
+    """The device, scope and compile columns as NodeColumns.field_codes (the intern tables number values in order
+    of first appearance; -1, absent or null, becomes code 0 for None)."""
+    from . import json_scan as js
+
+    out = {f: (codes[t, :n] + 1, [None, *values(t)], True) for f, t in (("device", js.T_DEVICE), ("scope", js.T_SCOPE))}
+    out["compile"] = (compile_[:n], _COMPILE, False)
+    return out
 
 
 class _Finder:
