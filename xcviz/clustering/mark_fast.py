@@ -190,7 +190,11 @@ def mark_for_compilation(graph, cands: Candidates, opts: ClusterOptions, progres
     max_size = _MAX if opts.max_cluster_size is None else np.int64(opts.max_cluster_size)
 
     xdev = np.zeros(N, np.bool_)  # (set by the pass from the edges)
-    C = K.Clusters(ok, base, alive, parent_uf, size, eff, forced, device, xdev, scope, groups, max_size,
+    target = np.zeros(N, np.bool_)  # candidates phase 0 may merge into (lone shape consumers)
+    target[base:] = ok & (groups == 1)
+    sc_succ = np.zeros(N, np.bool_)
+    sc_succ[esrc[target[edst]]] = True
+    C = K.Clusters(ok, base, alive, parent_uf, size, eff, forced, device, xdev, scope, groups, sc_succ, max_size,
                    bool(opts.record))
     # attempts and blocking paths, grown by the pass when needed; int32 (ids, sizes < 2^31) halves the
     # memory a 10^6-node pass writes

@@ -6,7 +6,7 @@ from numba import njit
 
 from .cycle_graph import build
 from .order import insert_edge, reachable
-from .sets import edge_key, ht_grow, ht_pop, ht_short, os_erase
+from .sets import edge_key, ht_grow, ht_pop, ht_short, os_erase, os_insert
 from .state import (A_CODE, A_COLS, A_DST, A_MERGED, A_PHASE, A_PL, A_PS, A_SRC, A_X1, A_X2, C_CROSS, C_CYCLE,
                     C_DEVICE, C_MAXSIZE, C_NONE, C_SCOPE, CP, HS, IN, LN, M_NATT, M_NPATH, M_PATHLEN, M_X1, M_X2,
                     SC_IN, SC_OUT, SC_SNAP, ST, leaf)
@@ -18,7 +18,7 @@ def _contract(S, a, b, alive):
     pool, HK, HV, meta, SM, scratch, N = S.pool, S.HK, S.HV, S.meta, S.SM, S.scratch, S.N
     os_erase(pool, HK, HV, meta, SM, a, b, 0, N)
     os_erase(pool, HK, HV, meta, SM, b, a, 1, N)
-    if reachable(S, a, b):
+    if _may_reach(S, a, b) and reachable(S, a, b):
         insert_edge(S, a, b)
         return -1
     if SM[b, IN + LN] + SM[b, LN] > SM[a, IN + LN] + SM[a, LN]:
@@ -47,11 +47,38 @@ def _contract(S, a, b, alive):
     for k in range(n_in):
         os_erase(pool, HK, HV, meta, SM, scratch[SC_IN, k], b, 0, N)
     alive[b] = False
+    rank, ptmp = S.rank, S.ptmp
     for k in range(n_out):
-        insert_edge(S, a, scratch[SC_OUT, k])
+        x = scratch[SC_OUT, k]
+        if rank[a] <= rank[x] and a != x:  # insert_edge's common case (no re-ordering), without its call
+            if os_insert(pool, ptmp, HK, HV, meta, SM, a, x, 0, N):
+                os_insert(pool, ptmp, HK, HV, meta, SM, x, a, 1, N)
+        else:
+            insert_edge(S, a, x)
     for k in range(n_in):
-        insert_edge(S, scratch[SC_IN, k], a)
+        x = scratch[SC_IN, k]
+        if rank[x] <= rank[a] and a != x:
+            if os_insert(pool, ptmp, HK, HV, meta, SM, x, a, 0, N):
+                os_insert(pool, ptmp, HK, HV, meta, SM, a, x, 1, N)
+        else:
+            insert_edge(S, x, a)
     return a
+
+
+@leaf
+def _may_reach(S, a, b):
+    """False when no path a -> ... -> b can exist: a is ranked above b, or every predecessor of b is ranked
+    at or below a (a path's last step comes from a node ranked between them). Spares ~7 in 8 contractions
+    the forward search at 10^6 nodes."""
+    rank, SM, pool = S.rank, S.SM, S.pool
+    ra = rank[a]
+    if ra >= rank[b]:
+        return False
+    s = SM[b, IN + ST]
+    for k in range(SM[b, IN + LN]):
+        if rank[pool[s + k]] > ra:
+            return True
+    return False
 
 
 @leaf
@@ -122,6 +149,7 @@ def run_phase(S, C, phase, mode, A, P):
     (S with a bigger hash table when it had to grow)."""
     N = S.N
     ok, base, parent_uf, groups, size = C.ok, C.base, C.parent_uf, C.groups, C.size
+    SM, scratch = S.SM, S.scratch  # (the same arrays in any S ht_grow returns)
     at_rank = np.full(N, -1, np.int64)
     for v in range(N):
         if C.alive[v]:
@@ -134,8 +162,9 @@ def run_phase(S, C, phase, mode, A, P):
         frm = _cluster(parent_uf, ok, base, v)
         if frm < 0:
             continue
+        if mode == 0 and size[frm] == 1 and not C.sc_succ[frm]:
+            continue  # a lone node has a lone shape consumer as successor only by an edge it had from the start
         # snapshot of frm's successors, as the reference's list(gc.out[frm])
-        SM, scratch = S.SM, S.scratch
         n_outs = SM[frm, LN]
         s = SM[frm, ST]
         for k in range(n_outs):

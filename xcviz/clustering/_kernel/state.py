@@ -63,5 +63,7 @@ class Clusters(NamedTuple):
                           # mark_reference.py's xdev: it spares the scan of a growing cluster's inputs)
     scope: np.ndarray     # int32 XLA scope code, -1 for none
     groups: np.ndarray    # int32 per graph node: 1 lone shape consumer, 2 lone no-op, else 0
+    sc_succ: np.ndarray   # bool per node: a successor is a candidate lone shape consumer (groups 1); phase 0
+                          # looks only at those nodes' edges while they are alone
     max_size: np.int64    # max cluster size (2^62 for none)
     record: bool          # keep a row per attempt
