@@ -58,22 +58,29 @@ def edge_lists(draw):
         for _ in range(k if srcs else 0):
             es.append(hub if hub < v and draw(st.booleans()) else draw(st.sampled_from(srcs)))
             ed.append(v)
-    return base + n, np.array(es, np.int64), np.array(ed, np.int64)
+    return base + n, np.array(es, np.int64), np.array(ed, np.int64), base
 
 
 @settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(edge_lists())
 def test_direct_build_is_edge_by_edge_insertion(graph):
-    N, es, ed = graph
+    N, es, ed, base = graph
     esrc, edst, _ = mark_fast.cycle_graph_edges(es, ed, N)
-    direct = K.build(N, esrc, edst, len(es))
-    inserted = K.build(N, esrc, edst, len(es), False)
+    direct = K.build(N, esrc, edst, len(es), base)
+    inserted = K.build(N, esrc, edst, len(es), base, False)
     assert direct.rank.tolist() == inserted.rank.tolist()
     for d in (0, 1):
         assert sets_of(direct, d) == sets_of(inserted, d)
         assert (direct.SM[:, d * IN + HS] == inserted.SM[:, d * IN + HS]).all()
     check_hashed(direct)
     check_hashed(inserted)
+    # every edge is in its destination's predecessors, and in its source's successors unless that set is one
+    # the pass does not keep (SOURCE's and the graph inputs' successors, SINK's predecessors)
+    outs, ins = sets_of(direct, 0), sets_of(direct, 1)
+    assert all(not outs[x] for x in range(base)) and not ins[1]
+    edges = set(zip(esrc.tolist(), edst.tolist()))
+    assert {(x, y) for y in range(N) for x in ins[y]} == {(x, y) for x, y in edges if y != 1 and x != y}
+    assert {(x, y) for x in range(N) for y in outs[x]} == {(x, y) for x, y in edges if x >= base and x != y}
 
 
 def test_hash_table_against_a_dict():
@@ -104,7 +111,7 @@ def test_pool_compaction_keeps_every_set():
     ed = np.array([rng.randrange(20, N) for _ in range(E)], np.int64)
     order = np.argsort(ed, kind="stable")
     esrc, edst, _ = mark_fast.cycle_graph_edges(es[order], ed[order], N)
-    S = K.build(N, esrc, edst, len(es))
+    S = K.build(N, esrc, edst, len(es), 0)  # (base 0: a bare table that keeps every set)
     pool, ptmp, HK, HV, meta, SM = S.pool, S.ptmp, S.HK, S.HV, S.meta, S.SM
     model = [sets_of(S, 0), sets_of(S, 1)]
     limit = sum(map(len, model[0])) + sum(map(len, model[1]))  # live entries never exceed the build's

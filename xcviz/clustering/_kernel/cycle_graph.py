@@ -9,12 +9,12 @@ import numpy as np
 from numba import njit
 
 from .order import insert_edge
-from .sets import HASH_MIN, edge_key, ht_grow, ht_put, ht_short
-from .state import CP, HS, IN, LN, M_POOL_END, ST, State
+from .sets import HASH_MIN, edge_key, ht_grow, ht_put, ht_short, unkept
+from .state import CP, HS, IN, LN, M_BASE, M_POOL_END, ST, State
 
 
 @njit(cache=True)
-def build(N, esrc, edst, ndata, direct=True):
+def build(N, esrc, edst, ndata, base, direct=True):
     """The cycle graph as the reference leaves it after inserting every edge in order; returns the State.
 
     The edges come as the reference inserts them: SOURCE -> SINK, `ndata` data and control edges in node
@@ -29,23 +29,31 @@ def build(N, esrc, edst, ndata, direct=True):
     pool = np.empty(4 * E + 8, np.int32)
     ptmp = np.empty(2 * E + 8, np.int32)
     meta = np.zeros(16, np.int64)
+    meta[M_BASE] = base
     SM = np.zeros((N, 2 * IN), np.int32)
     forward = direct
     for i in range(1, 1 + ndata):
         if not forward or esrc[i] >= edst[i]:
             forward = False
             break
-    hashed = fill_sets(pool, meta, SM, esrc, edst, N) if forward else 0
-    cap = 1024
-    while hashed * 4 > cap:
-        cap *= 2
-    S = State(pool, ptmp, np.zeros(cap, np.int64), np.empty(cap, np.int64), meta, SM, np.arange(N),
+    if forward:
+        fill_sets(pool, meta, SM, esrc, edst, N)
+    S = State(pool, ptmp, np.zeros(1024, np.int64), np.empty(1024, np.int64), meta, SM, np.arange(N),
               np.zeros(N, np.bool_), np.empty(N, np.int64), np.empty(N, np.int64), np.empty(N, np.int64),
               np.empty((N + E + 2, 2), np.int64), np.empty(N + 1, np.int64), np.empty(N, np.int64),
               np.empty((3, N), np.int64), N)
     if forward:
+        _fixup_ranks(S, esrc, edst, ndata)  # (it reads the graph inputs' successors: dropped only now)
+        hashed = 0
+        for x in range(N):
+            for d in range(2):
+                if unkept(meta, x, d):
+                    SM[x, d * IN + LN] = 0
+                elif SM[x, d * IN + LN] > HASH_MIN:
+                    hashed += SM[x, d * IN + LN]
+        if ht_short(S, hashed):
+            S = ht_grow(S, hashed)
         _hash_big_sets(S.HK, S.HV, meta, pool, SM, N)
-        _fixup_ranks(S, esrc, edst, ndata)
     else:
         room = 2 * (HASH_MIN + 1)  # an insertion may hash both of its sets
         for i in range(E):
@@ -60,7 +68,7 @@ def fill_sets(pool, meta, SM, esrc, edst, N):
     """Successor and predecessor sets in insertion order, each node's two sets side by side in the pool
     (capacity = length): what inserting the edges one by one leaves. A repeated edge (an op reading one
     tensor twice) is dropped as os_insert would; repeats are next to each other because edges come
-    grouped by destination. Returns how many entries sets longer than HASH_MIN hold."""
+    grouped by destination."""
     E = len(esrc)
     keep = np.zeros(E, np.bool_)
     last = np.full(N, -1, np.int64)  # last destination seen from each source
@@ -73,14 +81,11 @@ def fill_sets(pool, meta, SM, esrc, edst, N):
             deg[x, 0] += 1
             deg[y, 1] += 1
     end = 0
-    hashed = 0
     for x in range(N):
         for d in range(2):
             SM[x, d * IN + ST] = end
             SM[x, d * IN + CP] = deg[x, d]
             end += deg[x, d]
-            if deg[x, d] > HASH_MIN:
-                hashed += deg[x, d]
     meta[M_POOL_END] = end
     for i in range(E):
         if keep[i]:
@@ -89,7 +94,6 @@ def fill_sets(pool, meta, SM, esrc, edst, N):
             SM[x, LN] += 1
             pool[SM[y, IN + ST] + SM[y, IN + LN]] = x
             SM[y, IN + LN] += 1
-    return hashed
 
 
 @njit(cache=True)

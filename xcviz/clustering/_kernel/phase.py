@@ -236,7 +236,7 @@ def run_pass(N, esrc, edst, ndata, C, A, P):
     that check changed anything (a bug), the attempt table and path pool (trimmed views), and the final
     groups (see final_groups)."""
     _cross_device(C, esrc, edst)
-    S = build(N, esrc, edst, ndata)
+    S = build(N, esrc, edst, ndata, C.base)
     for phase in range(3):
         _, S, A, P = run_phase(S, C, phase, phase, A, P)
     changed, S, A, P = run_phase(S, C, -1, 2, A, P)

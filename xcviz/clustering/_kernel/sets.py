@@ -11,7 +11,7 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-from .state import CP, EMPTY, HS, IN, LN, M_HT_LIVE, M_POOL_END, ST, State, leaf
+from .state import CP, EMPTY, HS, IN, LN, M_BASE, M_HT_LIVE, M_POOL_END, ST, State, leaf
 
 HASH_MIN = 16
 
@@ -149,7 +149,20 @@ def _compact(pool, ptmp, meta, SM):
 
 
 @leaf
+def unkept(meta, x, d):
+    """Sets the pass never walks, so their order never counts: the successors of SOURCE and of the graph
+    inputs (no search reaches them: their only predecessor is SOURCE) and SINK's predecessors (SINK has
+    no successors, so no search leaves from it). They are not kept: membership is read from the other
+    end's set. At 10^6 nodes a graph input that every layer reads (a weight) has 10^5 successors, and
+    keeping them cost a hash-table miss or two per contraction. (meta[M_BASE] 0: a bare table, all kept.)"""
+    base = meta[M_BASE]
+    return base > 0 and ((d == 0 and x < base) or (d == 1 and x == 1))
+
+
+@leaf
 def os_insert(pool, ptmp, HK, HV, meta, SM, x, y, d, N):
+    if unkept(meta, x, d):  # new unless the other end has it (insert_edge then adds it there)
+        return d == 1 or os_find(pool, HK, HV, SM, y, x, 1, N) < 0
     if os_find(pool, HK, HV, SM, x, y, d, N) >= 0:
         return False
     l, c = SM[x, d * IN + LN], SM[x, d * IN + CP]
@@ -180,6 +193,8 @@ def os_insert(pool, ptmp, HK, HV, meta, SM, x, y, d, N):
 
 @leaf
 def os_erase(pool, HK, HV, meta, SM, x, y, d, N):
+    if unkept(meta, x, d):
+        return
     s = SM[x, d * IN + ST]
     if SM[x, d * IN + HS]:
         i = ht_pop(HK, HV, meta, edge_key(x, y, d, N))

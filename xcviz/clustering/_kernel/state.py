@@ -18,7 +18,7 @@ A_COLS = 9
 # why a contraction was refused (C_NONE: merged)
 C_NONE, C_DEVICE, C_SCOPE, C_MAXSIZE, C_CROSS, C_CYCLE = range(6)
 # slots of State.meta
-M_POOL_END, M_NATT, M_NPATH, M_FCNT, M_BCNT, M_PATHLEN, M_X1, M_X2, M_HT_LIVE = range(9)
+M_POOL_END, M_NATT, M_NPATH, M_FCNT, M_BCNT, M_PATHLEN, M_X1, M_X2, M_HT_LIVE, M_BASE = range(10)
 # rows of State.scratch (each N long): run_phase's successor snapshot, contract's copies of the merged node's sets
 SC_SNAP, SC_OUT, SC_IN = range(3)
 # per node and direction (successors at 0, predecessors at IN), one row of State.SM: the set's start in the
