@@ -11,7 +11,7 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-from .state import CP, EMPTY, HS, IN, LN, M_BASE, M_HT_LIVE, M_POOL_END, ST, State, leaf
+from .state import CP, EMPTY, HS, IN, LN, M_BASE, M_HT_LIVE, M_POOL_END, ST, State, leaf, inl
 
 HASH_MIN = 16
 
@@ -115,12 +115,12 @@ def ht_grow(S, extra):
 
 
 # ---- the sets: d = 0 successors (out), d = 1 predecessors (in) ------------------------------------------
-@leaf
+@inl
 def edge_key(x, y, d, N):
     return (d * N + x) * N + y
 
 
-@leaf
+@inl
 def os_find(pool, HK, HV, SM, x, y, d, N):
     if SM[x, d * IN + HS]:
         return ht_get(HK, HV, edge_key(x, y, d, N))
@@ -148,7 +148,7 @@ def _compact(pool, ptmp, meta, SM):
     meta[M_POOL_END] = end
 
 
-@leaf
+@inl
 def unkept(meta, x, d):
     """Sets the pass never walks, so their order never counts: the successors of SOURCE and of the graph
     inputs (no search reaches them: their only predecessor is SOURCE) and SINK's predecessors (SINK has
@@ -159,7 +159,7 @@ def unkept(meta, x, d):
     return base > 0 and ((d == 0 and x < base) or (d == 1 and x == 1))
 
 
-@leaf
+@inl
 def os_insert(pool, ptmp, HK, HV, meta, SM, x, y, d, N):
     if unkept(meta, x, d):  # new unless the other end has it (insert_edge then adds it there)
         return d == 1 or os_find(pool, HK, HV, SM, y, x, 1, N) < 0
@@ -191,7 +191,7 @@ def os_insert(pool, ptmp, HK, HV, meta, SM, x, y, d, N):
     return True
 
 
-@leaf
+@inl
 def os_erase(pool, HK, HV, meta, SM, x, y, d, N):
     if unkept(meta, x, d):
         return
