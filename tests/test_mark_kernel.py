@@ -65,7 +65,7 @@ def edge_lists(draw):
 @given(edge_lists())
 def test_direct_build_is_edge_by_edge_insertion(graph):
     N, es, ed, base = graph
-    esrc, edst, _ = mark_fast.cycle_graph_edges(es, ed, N)
+    esrc, edst, _ = K.cycle_edges(es, ed, N)
     direct = K.build(N, esrc, edst, len(es), base)
     inserted = K.build(N, esrc, edst, len(es), base, False)
     assert direct.rank.tolist() == inserted.rank.tolist()
@@ -110,7 +110,7 @@ def test_pool_compaction_keeps_every_set():
     es = np.array([rng.randrange(2, 20) for _ in range(E)], np.int64)
     ed = np.array([rng.randrange(20, N) for _ in range(E)], np.int64)
     order = np.argsort(ed, kind="stable")
-    esrc, edst, _ = mark_fast.cycle_graph_edges(es[order], ed[order], N)
+    esrc, edst, _ = K.cycle_edges(es[order], ed[order], N)
     S = K.build(N, esrc, edst, len(es), 0)  # (base 0: a bare table that keeps every set)
     pool, ptmp, HK, HV, meta, SM = S.pool, S.ptmp, S.HK, S.HV, S.meta, S.SM
     model = [sets_of(S, 0), sets_of(S, 1)]

@@ -18,7 +18,6 @@ from .options import Candidates, ClusterOptions
 from .lazy import Deferred
 from .result import Attempt, Clustering
 
-SOURCE, SINK = 0, 1
 _MAX = np.int64(2**62)
 
 
@@ -84,24 +83,20 @@ class AttemptLog(Sequence):
         return f"AttemptLog({len(self)} attempts)"
 
 
-def edges_in_order(graph, base: int) -> tuple[np.ndarray, np.ndarray]:
-    """Data and control edges in the order the reference inserts them (node order, inputs, controls)."""
+def edges_in_order(graph, base: int) -> tuple[np.ndarray, np.ndarray, bool]:
+    """Data and control edges in the order the reference inserts them (node order, inputs, controls), for
+    cycle_graph.graph_edges: (sources, count per node, whether the sources are the graph's positions)."""
     pos = columns_of(graph)
     control = pos.column("control_inputs", keep=False)
     if control.count(()) == len(control):  # (identity first: one shared empty tuple is cheap to count)
-        # the common case, on the graph's integer edges: nodes at base + position, graph inputs at 2 + i
-        n = len(pos.op)
-        keep = pos.src >= 0  # empty refs are absent inputs, not edges
-        src = np.where(pos.src < n, pos.src + base, pos.src - n + 2)
-        dst = np.repeat(np.arange(base, base + n, dtype=np.int64), pos.lens)
-        return (src, dst) if keep.all() else (src[keep], dst[keep])
+        return pos.src, pos.lens, True  # the common case: the graph's integer edges, made ids by the kernel
     input_id = {v.name: 2 + i for i, v in enumerate(graph.inputs)}
     idx = graph.index
     srcl: list[int] = []
-    dstl: list[int] = []
-    sa, da = srcl.append, dstl.append
+    lens = np.zeros(len(pos.lens), np.int64)
+    sa = srcl.append
     for j, node in enumerate(graph.nodes):
-        d = base + j
+        k = len(srcl)
         for ref in node.inputs:
             if not ref:
                 continue
@@ -109,30 +104,10 @@ def edges_in_order(graph, base: int) -> tuple[np.ndarray, np.ndarray]:
             if s is None:
                 s = base + (idx[ref] if ":" not in ref else idx[parse_ref(ref)[0]])
             sa(s)
-            da(d)
         for ref in node.control_inputs:
             sa(base + idx[ref])
-            da(d)
-    return np.array(srcl, np.int64), np.array(dstl, np.int64)
-
-
-def cycle_graph_edges(es: np.ndarray, ed: np.ndarray, N: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """Every edge of the cycle graph in the reference's insertion order: SOURCE -> SINK, the graph's
-    (es -> ed), then FixupSourceAndSinkEdges's in node-id order (SOURCE -> v before v -> SINK); and
-    whether each node has a successor among the graph's edges."""
-    has_in = np.zeros(N, bool)
-    has_out = np.zeros(N, bool)
-    has_in[ed] = True
-    has_out[es] = True
-    # per node v >= 2 two slots, SOURCE -> v then v -> SINK: the fixup edges in order, without a sort
-    fix = np.empty((max(N - 2, 0), 2), bool)
-    fix[:, 0] = ~has_in[2:]
-    fix[:, 1] = ~has_out[2:]
-    at = np.flatnonzero(fix.reshape(-1))
-    v, to_sink = at // 2 + 2, (at & 1).astype(bool)
-    esrc = np.concatenate(([SOURCE], es, np.where(to_sink, v, SOURCE))).astype(np.int64)
-    edst = np.concatenate(([SINK], ed, np.where(to_sink, SINK, v))).astype(np.int64)
-    return esrc, edst, has_out
+        lens[j] = len(srcl) - k
+    return np.array(srcl, np.int64), lens, False
 
 
 def mark_for_compilation(graph, cands: Candidates, opts: ClusterOptions, progress=None) -> Clustering:
@@ -142,8 +117,7 @@ def mark_for_compilation(graph, cands: Candidates, opts: ClusterOptions, progres
     n = len(cols.op)
     base = 2 + len(graph.inputs)
     N = base + n
-    es, ed = edges_in_order(graph, base)
-    esrc, edst, has_out = cycle_graph_edges(es, ed, N)
+    src, lens, positions = edges_in_order(graph, base)
 
     if cands.kind_of is not None and len(cands.kind_of) == n:
         # devices, ops and candidacy from the few distinct decisions find_candidates made
@@ -182,25 +156,21 @@ def mark_for_compilation(graph, cands: Candidates, opts: ClusterOptions, progres
     eff[base:] = ~zero
     forced = np.zeros(N, np.bool_)
     forced[base:] = node_forced
-    out_base = has_out[base:]
-    groups = np.where(shape_c, 1, np.where(noop & ~out_base, 2, 0)).astype(np.int32)
+    groups = np.where(shape_c, 1, np.where(noop, 2, 0)).astype(np.int32)  # (2 stays where no successor: the kernel)
     size = np.ones(N, np.int32)
     alive = np.ones(N, np.bool_)
     parent_uf = np.arange(N, dtype=np.int32)
     max_size = _MAX if opts.max_cluster_size is None else np.int64(opts.max_cluster_size)
 
-    xdev = np.zeros(N, np.bool_)  # (set by the pass from the edges)
-    target = np.zeros(N, np.bool_)  # candidates phase 0 may merge into (lone shape consumers)
-    target[base:] = ok & (groups == 1)
+    xdev = np.zeros(N, np.bool_)  # (these two set by the pass from the edges)
     sc_succ = np.zeros(N, np.bool_)
-    sc_succ[esrc[target[edst]]] = True
     C = K.Clusters(ok, base, alive, parent_uf, size, eff, forced, device, xdev, scope, groups, sc_succ, max_size,
                    bool(opts.record))
     # attempts and blocking paths, grown by the pass when needed; int32 (ids, sizes < 2^31) halves the
     # memory a 10^6-node pass writes
-    A = np.empty((max(16, len(esrc)), K.A_COLS), np.int32)
+    A = np.empty((max(16, len(src) + 1), K.A_COLS), np.int32)
     P = np.empty(1024, np.int32)
-    changed, table, paths, grouped, sizes, g_root = K.run_pass(N, esrc, edst, len(es), C, A, P)
+    changed, table, paths, grouped, sizes, g_root = K.run_pass(N, src, lens, positions, C, A, P)
     if progress:
         progress(4)
     if changed:

@@ -8,7 +8,7 @@ compiling pays and says so while it compiles. Every loop mirrors the reference l
 equivalence tests hold them together.
 """
 from . import phase
-from .cycle_graph import build
+from .cycle_graph import build, cycle_edges, graph_edges
 from .first_use import Announced
 from .phase import final_groups, run_phase
 from .state import A_COLS, C_CROSS, C_CYCLE, C_DEVICE, C_MAXSIZE, C_NONE, C_SCOPE, Clusters, State
@@ -16,5 +16,5 @@ from .state import A_COLS, C_CROSS, C_CYCLE, C_DEVICE, C_MAXSIZE, C_NONE, C_SCOP
 # the pass in one call (the parts above are for tests): a line on stderr while a cold cache makes it compile
 run_pass = Announced(phase.run_pass)
 
-__all__ = ["build", "run_phase", "final_groups", "run_pass", "Clusters", "State", "A_COLS", "C_NONE", "C_DEVICE",
+__all__ = ["build", "cycle_edges", "graph_edges", "run_phase", "final_groups", "run_pass", "Clusters", "State", "A_COLS", "C_NONE", "C_DEVICE",
            "C_SCOPE", "C_MAXSIZE", "C_CROSS", "C_CYCLE"]

@@ -1,5 +1,8 @@
 """The cycle graph before contraction: every edge in the reference's order, written directly when it can be.
 
+graph_edges and cycle_edges list the edges as the reference inserts them (the graph's, then SOURCE's and
+SINK's fixups).
+
 When every data edge goes forward in id order (the IR is topologically sorted), the sets and the ranks
 that inserting the edges one by one would leave are written directly (fill_sets, _fixup_ranks) rather than
 inserted edge by edge through Pearce-Kelly."""
@@ -11,6 +14,65 @@ from numba import njit
 from .order import insert_edge
 from .sets import HASH_MIN, edge_key, ht_grow, ht_put, ht_short, unkept
 from .state import CP, HS, IN, LN, M_BASE, M_POOL_END, ST, State
+
+
+SOURCE, SINK = 0, 1
+
+
+@njit(cache=True)
+def graph_edges(N, base, src, lens, positions):
+    """The data and control edges in the reference's insertion order (node order, each node's inputs then its
+    control inputs), as (es, ed) in cycle-graph ids: lens[j] edges into node base + j, their sources
+    src[...] back to back. positions: src holds the graph's own numbering (node positions, n + i for graph
+    input i, -1 for an absent input, which is no edge) rather than cycle-graph ids."""
+    n = N - base
+    E = len(src)
+    es = np.empty(E, np.int64)
+    ed = np.empty(E, np.int64)
+    k = 0
+    at = 0
+    for j in range(n):
+        for _ in range(lens[j]):
+            x = src[at]
+            at += 1
+            if positions:
+                if x < 0:
+                    continue
+                x = x + base if x < n else x - n + 2
+            es[k] = x
+            ed[k] = base + j
+            k += 1
+    return es[:k], ed[:k]
+
+
+@njit(cache=True)
+def cycle_edges(es, ed, N):
+    """Every edge of the cycle graph in the reference's insertion order: SOURCE -> SINK, the graph's
+    (es -> ed), then FixupSourceAndSinkEdges's in node-id order (SOURCE -> v before v -> SINK); and
+    whether each node has a successor among the graph's edges."""
+    E0 = len(es)
+    has_in = np.zeros(N, np.bool_)
+    has_out = np.zeros(N, np.bool_)
+    for i in range(E0):
+        has_out[es[i]] = True
+        has_in[ed[i]] = True
+    fix = 0
+    for v in range(2, N):
+        fix += (not has_in[v]) + (not has_out[v])
+    esrc = np.empty(1 + E0 + fix, np.int64)
+    edst = np.empty(1 + E0 + fix, np.int64)
+    esrc[0], edst[0] = SOURCE, SINK
+    esrc[1:1 + E0] = es
+    edst[1:1 + E0] = ed
+    k = 1 + E0
+    for v in range(2, N):
+        if not has_in[v]:
+            esrc[k], edst[k] = SOURCE, v
+            k += 1
+        if not has_out[v]:
+            esrc[k], edst[k] = v, SINK
+            k += 1
+    return esrc, edst, has_out
 
 
 @njit(cache=True)

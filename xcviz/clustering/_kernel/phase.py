@@ -4,7 +4,7 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-from .cycle_graph import build
+from .cycle_graph import build, cycle_edges, graph_edges
 from .order import insert_edge, reachable
 from .sets import edge_key, ht_grow, ht_pop, ht_short, os_erase, os_insert
 from .state import (A_CODE, A_COLS, A_DST, A_MERGED, A_PHASE, A_PL, A_PS, A_SRC, A_X1, A_X2, C_CROSS, C_CYCLE,
@@ -230,13 +230,16 @@ def run_phase(S, C, phase, mode, A, P):
 
 
 @njit(cache=True)
-def run_pass(N, esrc, edst, ndata, C, A, P):
+def run_pass(N, src, lens, positions, C, A, P):
     """The whole pass in one call, so that a process loads one compiled function from numba's cache (each load
-    costs 0.05-0.1 s): the cycle graph (cycle_graph.build), phases 0-2, the idempotence check, then whether
-    that check changed anything (a bug), the attempt table and path pool (trimmed views), and the final
-    groups (see final_groups)."""
-    _cross_device(C, esrc, edst)
-    S = build(N, esrc, edst, ndata, C.base)
+    costs 0.05-0.1 s): the edges (cycle_graph.graph_edges: src, lens, positions), the per-node flags that read
+    them, the cycle graph (cycle_graph.build), phases 0-2, the idempotence check, then whether that check
+    changed anything (a bug), the attempt table and path pool (trimmed views), and the final groups (see
+    final_groups)."""
+    es, ed = graph_edges(N, C.base, src, lens, positions)
+    esrc, edst, has_out = cycle_edges(es, ed, N)
+    _edge_flags(C, esrc, edst, has_out)
+    S = build(N, esrc, edst, len(es), C.base)
     for phase in range(3):
         _, S, A, P = run_phase(S, C, phase, phase, A, P)
     changed, S, A, P = run_phase(S, C, -1, 2, A, P)
@@ -245,12 +248,21 @@ def run_pass(N, esrc, edst, ndata, C, A, P):
 
 
 @leaf
-def _cross_device(C, esrc, edst):
-    """C.xdev: the candidates with a candidate predecessor on another device (mark_reference.py's xdev)."""
-    ok, base, device = C.ok, C.base, C.device
+def _edge_flags(C, esrc, edst, has_out):
+    """The per-node flags that read the edges: C.groups loses its 2 (a lone no-op) where the node has a
+    successor; C.xdev, the candidates with a candidate predecessor on another device (mark_reference.py's
+    xdev); C.sc_succ, the nodes with a candidate lone shape consumer (groups 1) as successor."""
+    ok, base, device, groups = C.ok, C.base, C.device, C.groups
+    for j in range(len(groups)):
+        if groups[j] == 2 and has_out[base + j]:
+            groups[j] = 0
     for i in range(len(esrc)):
         x, y = esrc[i], edst[i]
-        if x >= base and y >= base and ok[x - base] and ok[y - base] and device[x] != device[y]:
+        if y < base or not ok[y - base]:
+            continue
+        if groups[y - base] == 1:
+            C.sc_succ[x] = True
+        if x >= base and ok[x - base] and device[x] != device[y]:
             C.xdev[y] = True
 
 
