@@ -1,7 +1,9 @@
 """Which graphs take the numba-compiled paths: the size threshold, the environment overrides, and numba's
-cache (is a kernel compiled yet; fill it in the background)."""
+cache (is a kernel compiled yet, from which sources; fill it in the background)."""
 from __future__ import annotations
 
+import functools
+import hashlib
 import os
 import sys
 import time
@@ -90,3 +92,53 @@ def warm_in_background(folder: str | None, module: str) -> bool:
     except OSError:
         return False
     return True
+
+
+def track_sources() -> None:
+    """Key numba's cache of xcviz's kernels to every module of the kernel's folder, not just the entry
+    function's file (numba's own stamp): a kernel inlines helpers from its sibling modules, and with an
+    editable install a change to one of them alone (a `git pull`) would otherwise run the stale compiled
+    code. Call it before the first `njit(cache=True)` of a module (idempotent, cheap)."""
+    from numba.core import caching
+
+    impl = getattr(caching, "CacheImpl", None) or getattr(caching, "_CacheImpl", None)  # (renamed in numba 0.6x)
+    classes = getattr(impl, "_locator_classes", None)
+    if not isinstance(classes, list) or any(getattr(c, "xcviz", False) for c in classes):
+        return  # (numba's internals moved: its own stamp, as before)
+    root = os.path.dirname(os.path.abspath(__file__)) + os.sep
+
+    def covering(base):
+        class Locator(base):
+            xcviz = True
+
+            @classmethod
+            def from_function(cls, py_func, py_file):
+                if not os.path.abspath(py_file).startswith(root):
+                    return None
+                return super().from_function(py_func, py_file)
+
+            def get_source_stamp(self):
+                return sources_stamp(os.path.dirname(os.path.abspath(self._py_file)))
+
+        Locator.__name__ = Locator.__qualname__ = "Xcviz" + base.__name__
+        return Locator
+
+    classes[:0] = [covering(c) for c in (caching.UserProvidedCacheLocator, caching.InTreeCacheLocator,
+                                         caching.UserWideCacheLocator)]
+
+
+def sources_stamp(folder: str) -> bytes:
+    """A hash of the contents of the folder's modules (memoized by their names, mtimes and sizes)."""
+    files = tuple(sorted((e.name, e.stat().st_mtime_ns, e.stat().st_size) for e in os.scandir(folder)
+                         if e.name.endswith(".py")))
+    return _folder_stamp(folder, files)
+
+
+@functools.lru_cache(maxsize=None)
+def _folder_stamp(folder: str, files: tuple) -> bytes:
+    """A hash of the contents of the folder's modules (`files`: their names and stats, the memo's key)."""
+    h = hashlib.sha256()
+    for name, _, _ in files:
+        with open(os.path.join(folder, name), "rb") as f:
+            h.update(name.encode() + b"\0" + hashlib.sha256(f.read()).digest())
+    return h.digest()

@@ -7,6 +7,10 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
+from .. import fastpath
+
+fastpath.track_sources()  # (before any cached kernel below: see fastpath)
+
 _TABLE_BITS = 17
 TABLE_CAP = 1 << 16  # distinct values per interned field; more goes the msgspec way
 _FNV_OFFSET = np.uint64(0xCBF29CE484222325)

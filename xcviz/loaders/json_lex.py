@@ -8,6 +8,10 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
+from .. import fastpath
+
+fastpath.track_sources()  # (before any cached kernel below: see fastpath)
+
 MAX_DEPTH = 256  # containers open at once in one value; deeper goes the msgspec way
 
 

@@ -14,8 +14,11 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
+from .. import fastpath
 from .json_join import find, intern, join
 from .json_lex import grow, lit_end, num_end, shape_end, str_end, str_list_end, value_end, ws
+
+fastpath.track_sources()  # (before any cached kernel below: see fastpath)
 
 # the node fields, in json_types.Row's order (a field's number is its bit in a node's `seen` mask)
 FIELDS = ("name", "op", "inputs", "control_inputs", "attrs", "device", "compile", "scope", "doc", "shape", "dtype")

@@ -18,6 +18,8 @@ from ..ir import Graph, TensorType
 from ..ir.columns import NodeColumns
 from .infer_state import InferState
 
+fastpath.track_sources()  # (before any cached kernel below: see fastpath)
+
 MAX_INPUTS = 8  # inputs of a key the kernel compares; nodes with more go through Python
 # With nothing in numba's cache, a cold compile of this walk takes ~25 s once, while infer.infer_shapes'
 # Python loop takes ~6 µs a node: below this size the loop finishes first (and a background process fills

@@ -6,6 +6,10 @@ from typing import NamedTuple
 import numpy as np
 from numba import njit
 
+from ... import fastpath
+
+fastpath.track_sources()  # (before any cached kernel below: see fastpath)
+
 # Hot helpers are compiled without numba's reference counting (`_nrt=False`, an internal but long-standing
 # flag): with it, every call that passes arrays pays atomic increments and decrements, which is most of
 # the pass's time. Such functions cannot allocate, so build and run_phase size or grow the arrays first.

@@ -1,0 +1,55 @@
+"""numba's cache of xcviz's kernels is keyed to every module of the kernel's folder (fastpath.track_sources):
+numba's own stamp covers only the entry function's file, so with an editable install a change to a helper
+module alone would run the stale compiled code."""
+from __future__ import annotations
+
+import os
+
+import pytest
+
+pytest.importorskip("numba", reason="pip install numba")
+
+from xcviz import fastpath  # noqa: E402
+
+
+def _dispatchers():
+    from xcviz.clustering._kernel import phase
+    from xcviz.loaders import json_scan
+    from xcviz.passes import infer_fast
+
+    return [phase.run_pass, phase.final_groups, json_scan.scan, json_scan.intern] + [
+        v for v in vars(infer_fast).values() if hasattr(v, "_cache") and hasattr(v, "py_func")]
+
+
+def test_every_cached_kernel_is_stamped_by_its_whole_folder():
+    ds = _dispatchers()
+    assert len(ds) > 4
+    for d in ds:
+        locator = d._cache._impl.locator
+        assert getattr(type(locator), "xcviz", False), d
+        folder = os.path.dirname(os.path.abspath(d.py_func.__code__.co_filename))
+        assert d._cache._cache_file._source_stamp == fastpath.sources_stamp(folder)
+
+
+def test_the_stamp_follows_any_module_of_the_folder(tmp_path):
+    (tmp_path / "entry.py").write_text("x = 1\n")
+    (tmp_path / "helper.py").write_text("def f():\n    return 1\n")
+    (tmp_path / "notes.txt").write_text("not a module")
+    before = fastpath.sources_stamp(str(tmp_path))
+    (tmp_path / "notes.txt").write_text("still not a module")
+    assert fastpath.sources_stamp(str(tmp_path)) == before
+    (tmp_path / "helper.py").write_text("def f():\n    return 2\n")
+    changed = fastpath.sources_stamp(str(tmp_path))
+    assert changed != before
+    (tmp_path / "helper.py").write_text("def f():\n    return 1\n")
+    assert fastpath.sources_stamp(str(tmp_path)) == before  # (by content, not by time)
+
+
+def test_functions_outside_xcviz_keep_numbas_own_locator():
+    from numba import njit
+
+    @njit(cache=True)
+    def plain(x):
+        return x + 1
+
+    assert not getattr(type(plain._cache._impl.locator), "xcviz", False)
