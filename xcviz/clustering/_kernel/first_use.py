@@ -1,14 +1,14 @@
 """The kernel's first use: is it in numba's cache, is compiling it worth it, and a line while it compiles.
 
 The cache checks, the background compile and the line are progress.py's (shared with passes/infer_fast.py). A cold
-compile of the kernel takes ~30-40 s once (41 s measured on the quiet 2-core machine, benchmarks/ratios.py --cold);
-loading it from the cache ~1 s; the pure-Python reference takes ~30 µs a node (~3 s at 10^5 nodes, ~30 s at
-10^6). So with nothing cached, the compile pays only from ~1.5x10^6 nodes: smaller graphs run the reference
-while a background process fills the cache for the next run (at 10^6 a foreground compile made the first
-`stats` 50 s against the reference's 40 s)."""
+compile of the kernel takes ~45-50 s once (47 s CPU on the quiet 2-core machine since its set helpers are inlined,
+which made the pass ~14 % faster; 28 s before); loading it from the cache ~0.1 s; the pure-Python reference takes
+~30 µs a node (~3 s at 10^5 nodes, ~30 s at 10^6). So with nothing cached, the compile pays only from ~1.6x10^6
+nodes: smaller graphs run the reference while a background process fills the cache for the next run (at 10^6 a
+foreground compile made the first `stats` 50 s against the reference's 40 s)."""
 from __future__ import annotations
 
-COLD_MIN_NODES = 1_500_000   # with nothing cached, below this the reference finishes before a compile would
+COLD_MIN_NODES = 1_750_000   # with nothing cached, below this the reference finishes before a compile would
 
 
 def _entries():
