@@ -177,3 +177,36 @@ def test_fuzzed_graphs(doc, tmp_path_factory):
     path = _write(tmp_path_factory.mktemp("f"), doc)
     compare(lambda: xcviz.load(path, allow_unknown=True))
     compare(lambda: mapping_to_graph(doc, allow_unknown=True))
+
+
+@pytest.mark.parametrize("typed", [False, True])
+@pytest.mark.parametrize("loaded", [False, True])
+def test_big_graphs_take_the_walk_once_numba_is_loaded(typed, loaded, tmp_path, monkeypatch):
+    """auto: with numba imported already and the walk cached, every big graph takes the walk, declared types
+    or not; without numba loaded, a typed graph takes the keys (no import) and an untyped one the walk
+    where it is cached. (The walk is stood in for by the keys: no compile here.)"""
+    pytest.importorskip("numba")
+    from generate import write
+    from ratios import typed as typed_doc
+
+    from xcviz import fastpath
+    from xcviz.passes import infer, infer_fast
+    from xcviz.passes.infer_state import InferState
+
+    path = _write(tmp_path, typed_doc(3000, seed=2)) if typed else write(3000, str(tmp_path / "g.json"), seed=2)
+    ref = result(lambda: xcviz.load(path), "reference")
+    ways = []
+    monkeypatch.setattr(infer, "FAST_MIN_NODES", 1000)
+    monkeypatch.setattr(fastpath, "FAST_MIN_NODES", 1000)
+    monkeypatch.setattr(infer, "_numba_loaded", lambda: loaded)
+    monkeypatch.setattr(infer_fast, "cached", lambda: True)
+    keys_way = infer_keys.infer_shapes_keys
+
+    def walk(graph, counts, cols, st=None):
+        ways.append("walk")
+        return keys_way(st or InferState(graph, counts, cols), budget=64.0)
+
+    monkeypatch.setattr(infer_fast, "infer_shapes_fast", walk)
+    monkeypatch.setattr(infer_keys, "infer_shapes_keys", lambda st, **kw: ways.append("keys") or keys_way(st, **kw))
+    assert result(lambda: xcviz.load(path), "auto") == ref
+    assert ways == (["keys"] if typed and not loaded else ["walk"])
