@@ -15,6 +15,7 @@ import sys
 
 import pytest
 from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 import xcviz
 from strategies import fuzz_mappings, infer_mappings, mapping_to_graph
@@ -168,6 +169,32 @@ def test_random_graphs(doc, tmp_path_factory):
     for load in (lambda: xcviz.load(path), lambda: mapping_to_graph(doc)):
         settled = compare(load)
         assert settled or isinstance(result(load, "reference"), str)
+
+
+@settings(max_examples=80, deadline=None, suppress_health_check=list(HealthCheck))
+@given(doc=infer_mappings(), data=st.data())
+def test_random_graphs_with_declared_types(doc, data, tmp_path_factory):
+    """The same random graphs with the types the reference loop gives declared in the file, on every node
+    (exported models: the first guess is the file's) or on a drawn share of them (a guess partly declared,
+    partly chased): the same types either way, and every graph that loads is settled by the keys way."""
+    os.environ["XCVIZ_INFER"] = "reference"
+    try:
+        graph = mapping_to_graph(doc)
+    except xcviz.XcvizError:
+        return
+    finally:
+        os.environ.pop("XCVIZ_INFER", None)
+    every = data.draw(st.booleans())
+    doc = json.loads(json.dumps(doc))
+    for nd, node in zip(doc["nodes"], (graph.nodes[graph.index[nd["name"]]] for nd in doc["nodes"])):
+        t = node.outputs[0] if node.outputs else None
+        if t is None or t.shape is None or t.dtype is None or None in t.shape:
+            continue
+        if every or data.draw(st.booleans()):
+            nd["shape"], nd["dtype"] = list(t.shape), t.dtype
+    path = _write(tmp_path_factory.mktemp("d"), doc)
+    for load in (lambda: xcviz.load(path), lambda: mapping_to_graph(doc)):
+        assert compare(load) or isinstance(result(load, "reference"), str)
 
 
 @settings(max_examples=120, deadline=None, suppress_health_check=list(HealthCheck))

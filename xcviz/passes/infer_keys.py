@@ -37,7 +37,7 @@ def infer_shapes_keys(st: InferState, budget: float = 4.0) -> tuple | None:
 def well_typed(st: InferState) -> bool:
     """Does the file declare output 0's type on nearly every node? Then the first guess is nearly all
     right and one or two rounds settle it; without declared types a chain may need a round per change
-    of type along it (the generated untyped 10^6-node graph: 9 rounds, ~10x the compiled walk)."""
+    of type along it (the generated untyped 10^6-node graph: 8 rounds, ~0.9 s against the walk's ~0.15 s)."""
     dcode, lists = st.declared
     declares = np.array([bool(t) and (t[0].shape is not None or t[0].dtype is not None) for t in lists], np.bool_)
     return st.n > 0 and np.count_nonzero(declares[dcode]) >= WELL_TYPED * st.n
