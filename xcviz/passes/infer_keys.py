@@ -37,7 +37,7 @@ def infer_shapes_keys(st: InferState, budget: float = 4.0) -> tuple | None:
 def well_typed(st: InferState) -> bool:
     """Does the file declare output 0's type on nearly every node? Then the first guess is nearly all
     right and one or two rounds settle it; without declared types a chain may need a round per change
-    of type along it (the generated untyped 10^6-node graph: 9 rounds, ~10x the compiled walk)."""
+    of type along it (the generated untyped 10^6-node graph: 8 rounds, ~0.9 s against the walk's ~0.15 s)."""
     dcode, lists = st.declared
     declares = np.array([bool(t) and (t[0].shape is not None or t[0].dtype is not None) for t in lists], np.bool_)
     return st.n > 0 and np.count_nonzero(declares[dcode]) >= WELL_TYPED * st.n
@@ -76,6 +76,11 @@ class _Keys:
         self.krid = np.full(n, ERR, np.int64)  # each regular node's key result
         self.opaque = np.flatnonzero(opaque)
         self.pass_ok = ~opaque
+        # a node that declares its type and gives it keeps it: its rule may well give the declared type
+        # whatever the input (a fallback op), and chasing a changed input through it made guesses swing
+        dcode, lists = st.declared
+        gives = np.array([bool(t) and (t[0].shape is not None or t[0].dtype is not None) for t in lists], np.bool_)
+        self.declares = gives[dcode]
 
     @property
     def dst(self) -> np.ndarray:
@@ -147,6 +152,7 @@ class _Keys:
             new = g.copy()
             new[:n] = t0
             passing = self.pass_ok & (self.first >= 0) & (t0 == g[np.maximum(self.first, 0)])
+            passing &= ~(self.declares & (t0 == g[:n]))
             _chase(new, passing, self.first)
             changed = new != g
             # next round: the nodes an input of which changed (and every one-by-one node that reads results)
@@ -274,16 +280,50 @@ class _Keys:
 
 
 def _chase(g: np.ndarray, free: np.ndarray, first: np.ndarray) -> None:
-    """g[i] = g[first[i]] for every `free` node, following chains of free nodes (pointer doubling)."""
-    idx = np.flatnonzero(free)
-    if not len(idx):
+    """g[i] = g[first[i]] for every `free` node, following chains of free nodes (nodes are in
+    topological order: first[i] < i)."""
+    if not free.any():
         return
-    jump = np.arange(len(g), dtype=np.int64)
-    jump[idx] = first[idx]
-    while True:
-        p = jump[idx]
-        q = jump[p]
-        if np.array_equal(p, q):
-            break
-        jump[idx] = q
-    g[idx] = g[jump[idx]]
+    m = len(g)
+    ptr = np.full(m, -1, np.int64)
+    ptr[:len(first)] = first
+    at = np.zeros(m, np.bool_)
+    at[:len(free)] = free
+    root = _roots(ptr, at)
+    idx = np.flatnonzero(at)
+    g[idx] = g[root[idx]]
+
+
+def _roots(ptr: np.ndarray, free: np.ndarray) -> np.ndarray:
+    """Each node's first ancestor along `ptr` that is not free (itself where not free; ptr[i] < i).
+    A chain mostly runs through consecutive nodes (a layer reads the one before it, or the same input
+    as the one before it: branches): such runs are resolved by one running maximum, and the run starts
+    form a smaller problem of the same kind, solved the same way. Pointer doubling, which the last level
+    takes, made ~20 passes of 10^6 gathers at the first level (a generated 10^6-node graph: 0.28 s a
+    chase, now 0.07 s)."""
+    n = len(ptr)
+    pos = np.arange(n, dtype=np.int64)
+    link = free & (ptr == pos - 1)
+    link[1:] |= free[1:] & free[:-1] & (ptr[1:] == ptr[:-1])  # (siblings: the same first input, so the same root)
+    head = np.where(link, 0, pos)
+    np.maximum.accumulate(head, out=head)  # each node's run start (itself where not linked)
+    starts = np.flatnonzero(~link)
+    if len(starts) == n or len(starts) > 0.8 * n:  # few runs: pointer doubling
+        jump = np.where(free, ptr, pos)
+        idx = np.flatnonzero(free)
+        while len(idx):
+            p = jump[idx]
+            q = jump[p]
+            moving = p != q
+            if not moving.any():
+                break
+            idx = idx[moving]
+            jump[idx] = q[moving]
+        return jump
+    sub = np.empty(n, np.int64)
+    sub[starts] = np.arange(len(starts), dtype=np.int64)
+    sfree = free[starts]
+    sptr = np.full(len(starts), -1, np.int64)
+    sptr[sfree] = sub[head[ptr[starts[sfree]]]]  # a free run start reads its first input's run start
+    root = starts[_roots(sptr, sfree)][sub[head]]
+    return root

@@ -45,11 +45,17 @@ class InferState:
         self.ccap[n:] = [v.data is not None for v in graph.inputs]
         # op codes: the registry's ops first, then any opaque op name
         op_code = {name: c for c, name in enumerate(REGISTRY.ops)}
-        ops = cols.op
-        try:
-            self.opc = np.fromiter(map(op_code.__getitem__, ops), np.int64, n)
-        except KeyError:  # an opaque op: codes after the registry's
-            self.opc = np.array(list(map(op_code.setdefault, ops, range(len(op_code), len(op_code) + n))), np.int64)
+        coded = cols.field_codes.get("op")  # (the loader's codes of the resolved ops: no pass over 10^6 names)
+        if coded is not None:
+            raw, names, _ = coded
+            self.opc = np.array([op_code.setdefault(name, len(op_code)) for name in names], np.int64)[raw]
+        else:
+            ops = cols.op
+            try:
+                self.opc = np.fromiter(map(op_code.__getitem__, ops), np.int64, n)
+            except KeyError:  # an opaque op: codes after the registry's
+                self.opc = np.array(list(map(op_code.setdefault, ops, range(len(op_code), len(op_code) + n))),
+                                    np.int64)
         valued = np.zeros(max(len(op_code), int(self.opc.max()) + 1 if n else 0), np.bool_)
         valued[[op_code[name] for name in CONST_RECORDING | VALUE_OPS]] = True
         self.ccap[:n] = valued[self.opc]
