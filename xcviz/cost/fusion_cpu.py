@@ -117,14 +117,15 @@ def _reductions(flat: CostView, red: np.ndarray, weight: np.ndarray, dims) -> tu
         if flat.attr_codes is not None:  # the loader's codes: equal code, equal dict
             code, reps = flat.attr_codes
             obj = code[red[at]].astype(np.int64)
-            attrs = [reps[c] or {} for c in obj.tolist()]   # (a few distinct dicts: read once each)
+            attr = lambda r: reps[obj[r]] or {}   # noqa: E731 - (a few distinct dicts: only those read)
         else:
             attrs = list(map(flat.columns.attrs.__getitem__, red[at].tolist()))
+            attr = attrs.__getitem__
             _, obj = np.unique(np.fromiter(map(id, attrs), np.int64, len(attrs)), return_inverse=True)
         sub, k = group_ids([(group[at], m), (obj.reshape(-1), int(obj.max()) + 1)], len(at))
         decided = []
         for r in _firsts(sub, k).tolist():
-            a, t, name = attrs[r], int(tid[at[r]]), flat.op_names[op[at[r]]]
+            a, t, name = attr(r), int(tid[at[r]]), flat.op_names[op[at[r]]]
             try:  # the attributes the rule reads, by value
                 key = (name, t, *(repr(a.get(x)) for x in ("axis", "coerce_2d", "axes")))
                 hash(key)
@@ -172,7 +173,6 @@ def cpu_node_kernels(flat: CostView, cluster_of: np.ndarray, exits: np.ndarray, 
     out_loop = (kind == K_LOOP) & clustered
     red = np.flatnonzero((kind == K_REDUCE) & clustered)
     tree = np.zeros(n, bool)
-    first_in = np.where(flat.arity > 0, flat.edge_start, -1)
     r_tree, r_kernels, r_loop, r_ynn = _reductions(flat, red, weight, dims)
     tree[red] = r_tree
     per_node[red] = r_kernels
@@ -199,8 +199,7 @@ def cpu_node_kernels(flat: CostView, cluster_of: np.ndarray, exits: np.ndarray, 
                                         | ((l_slot == 0) & image_out & ~l_param))
         per_node += np.bincount(l_dst[copies], minlength=n)
         out_loop |= is_conv & has_bias & clustered
-        out_loop |= is_gemm & has_bias & clustered & ~_gemm_output_fused(flat, is_gemm, has_bias, dims, ~inner,
-                                                                         first_in)
+        out_loop |= is_gemm & has_bias & clustered & ~_gemm_output_fused(flat, is_gemm, has_bias, dims, ~inner)
 
     # who wants each value in memory, seen through bitcasts (a reshape's readers are its producer's)
     lib_read = np.zeros(n, bool)
@@ -246,7 +245,12 @@ def cpu_node_kernels(flat: CostView, cluster_of: np.ndarray, exits: np.ndarray, 
         mat_read[src[inner & into_pool[dst] & channels_last[np.maximum(src, 0)]]] = True
     cheap = ~_codes(flat, EXPENSIVE)
     shared = exit_ | mat_read
-    writes = np.where(lib_read & shared & (~cheap | ~relaid), 1, lib_read.astype(np.int64) + shared)
+    # a value both a library call and an exit (or a materialising reader) want is written once where it is
+    # not cheap to compute again or the call reads it as it is; else once for each (made in place: int64
+    # arithmetic on boolean arrays casts through slow paths)
+    writes = lib_read.astype(np.int64)
+    writes += shared
+    writes -= lib_read & shared & (~cheap | ~relaid)
     if channels_last.any() and len(exits):
         n_exits = np.bincount(cluster_of[exits], minlength=int(cluster_of.max()) + 1 if n else 0)
         multi_exit = np.zeros(n, bool)
@@ -338,14 +342,14 @@ def _gemm_transposed(flat, is_gemm, l_dst, l_slot, l_param) -> np.ndarray:
     return out
 
 
-def _gemm_output_fused(flat, is_gemm, has_bias, dims, outside, first_in) -> np.ndarray:
+def _gemm_output_fused(flat, is_gemm, has_bias, dims, outside) -> np.ndarray:
     """Gemms whose bias add XLA fuses into the dot: one row times a transposed weight from outside the
     cluster (a matrix-vector dot; a weight built in the cluster, a broadcast constant, takes the transpose
     into its broadcast and the dot stays 1xK by KxN)."""
     out = np.zeros(len(is_gemm), bool)
     for j in np.flatnonzero(is_gemm & has_bias).tolist():
         t = flat.types[flat.out_tid[flat.out_start[j]]].bind(dims) if flat.n_out[j] else None
-        k = int(first_in[j]) + 1   # the weight's edge
+        k = (int(flat.edge_start[j]) if flat.arity[j] > 0 else -1) + 1   # the weight's edge
         out[j] = bool(t is not None and t.shape and t.shape[0] == 1 and int(flat.columns.attrs[j].get("transB", 0) or 0)
                       and k < len(outside) and flat.dst[k] == j and outside[k])
     return out

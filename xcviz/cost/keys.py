@@ -36,9 +36,20 @@ def group_ids(columns: list[tuple[np.ndarray, int]], n: int) -> tuple[np.ndarray
             continue
         if radix * r > 2**62:
             code, radix = _dense(code, radix)
-        code = code * r + col
+        code *= r   # (in place: no array made per column)
+        code += col
         radix *= r
     return _dense(code, radix)
+
+
+def _slot(tids: np.ndarray, start: np.ndarray, count: np.ndarray, s: int) -> np.ndarray:
+    """Per node, 1 + the type id of its s-th input (output), or 0 where it has none."""
+    if s == 0 and len(tids) == len(count) and (count == 1).all():  # (one each, in node order: the usual outputs)
+        return tids + 1
+    has = np.flatnonzero(count > s)
+    col = np.zeros(len(count), np.int64)
+    col[has] = tids[start[has] + s] + 1
+    return col
 
 
 def cost_keys(graph: Graph, flat: CostView) -> tuple[np.ndarray, list[int]]:
@@ -56,10 +67,9 @@ def cost_keys(graph: Graph, flat: CostView) -> tuple[np.ndarray, list[int]]:
     columns = [(flat.op, len(flat.op_names)), (flat.known.astype(np.int64), 2), (akey, count)]
     if alone.any():
         columns.append((np.where(alone, np.arange(1, n + 1), 0), n + 1))
-    for tids, start, count in ((flat.tid_of, np.cumsum(flat.arity) - flat.arity, flat.arity),
-                               (flat.out_tid, flat.out_start, flat.n_out)):
+    for tids, start, count in ((flat.tid_of, flat.edge_start, flat.arity), (flat.out_tid, flat.out_start, flat.n_out)):
         for s in range(min(int(count.max()) if n else 0, SLOTS)):  # the s-th input (output) of each node
-            columns.append((np.where(count > s, tids[np.minimum(start + s, len(tids) - 1)] + 1, 0), radix))
+            columns.append((_slot(tids, start, count, s), radix))
     sig, m = group_ids(columns, n)
     rep = np.empty(m, np.int64)
     rep[sig] = np.arange(n)  # any node of a key (they all cost the same)
@@ -127,7 +137,7 @@ def costs_per_key(graph: Graph, flat: CostView, reps: list[int]) -> list[tuple]:
     rules give them."""
     dims = graph.dims
     ops = REGISTRY.ops
-    starts = np.cumsum(flat.arity) - flat.arity
+    starts = flat.edge_start
     out = []
     cols = flat.columns
     for j in reps:

@@ -31,10 +31,13 @@ def parameter_sources(graph: Graph, flat: CostView) -> tuple[np.ndarray, np.ndar
     # Per edge, its producer's flag from one table: the nodes, then the graph inputs backwards (src -1 - i
     # reads inp[i] from the end); per node, its edges' run of the running count of non-parameter edges.
     back = inp[::-1]
+    stops = starts + flat.arity
+    # (the count as int32 where it fits: numpy sums booleans into int64 through a slow cast, ~5x the time)
+    ends = np.zeros(len(src) + 1, np.int32 if len(src) < 2**31 else np.int64)
     while True:
         edge_param = np.concatenate((node, back))[src]
-        ends = np.concatenate(([0], np.cumsum(~edge_param)))
-        all_param = ends[starts + flat.arity] == ends[starts]
+        np.cumsum(~edge_param, dtype=ends.dtype, out=ends[1:])
+        all_param = ends[stops] == ends[starts]
         new = node | (has_inputs & all_param)
         if (new == node).all():
             return inp, node, edge_param

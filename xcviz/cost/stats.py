@@ -56,11 +56,10 @@ def _compute_stats(graph: Graph, clustering, hw: Hardware) -> Stats:
     n_edges = len(edges)
 
     # per cluster, over its members in the clustering's own order
-    clusters = clustering.clusters
-    nc = len(clusters)
+    nc = len(sizes)  # (clustering.clusters, 10^6 members as lists, is made only where a cluster's details are read)
     if python_flops:
         fl = flops.tolist()
-        c_flops = np.array([sum([fl[v] for v in m]) for m in clusters] + [None], object)[:-1]
+        c_flops = np.array([sum([fl[v] for v in m]) for m in clustering.clusters] + [None], object)[:-1]
     else:
         c_flops = run_totals(flops[members], sizes)
     c_unfused = seq_sums(time[members], sizes)
