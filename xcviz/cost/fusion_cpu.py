@@ -50,7 +50,7 @@ TREE_WINDOW = 32        # XLA CPU's TreeReductionRewriter window
 
 
 def _codes(flat: CostView, names) -> np.ndarray:
-    return flat.op_mask(names) & flat.known
+    return flat.known_mask(names)
 
 
 def _bound(flat, tid: int, dims, cache: dict):
@@ -256,7 +256,7 @@ def cpu_node_kernels(flat: CostView, cluster_of: np.ndarray, exits: np.ndarray, 
         multi_exit = np.zeros(n, bool)
         multi_exit[clustered] = n_exits[cluster_of[clustered]] > 1
         writes += exits_here & channels_last & multi_exit & ((kind == K_LOOP) | (is_conv & has_bias))
-    per_node += np.where(out_loop, writes, 0)
+    np.add(per_node, writes, out=per_node, where=out_loop)   # (in place: no array of zeros made)
     if any_conv:  # a convolution without a bias add leaving the cluster: its result copied back to the graph's layout
         per_node += is_conv & ~has_bias & exit_
     if any_window:  # a padded pooling writes its padded input first
@@ -322,7 +322,8 @@ def _elementwise(flat) -> np.ndarray:
     from ..ops.registry import ELEMENTWISE
 
     ok = [o == "batchnorm" or (o in REGISTRY.ops and ELEMENTWISE in REGISTRY.ops[o].groups) for o in flat.op_names]
-    return np.array(ok + [False], bool)[:-1][flat.op] & flat.known
+    mask = np.array(ok + [False], bool)[:-1][flat.op]
+    return mask if flat.all_known else mask & flat.known
 
 
 def _padded(flat, is_window) -> np.ndarray:

@@ -44,9 +44,14 @@ def group_ids(columns: list[tuple[np.ndarray, int]], n: int) -> tuple[np.ndarray
 
 def _slot(tids: np.ndarray, start: np.ndarray, count: np.ndarray, s: int) -> np.ndarray:
     """Per node, 1 + the type id of its s-th input (output), or 0 where it has none."""
-    if s == 0 and len(tids) == len(count) and (count == 1).all():  # (one each, in node order: the usual outputs)
-        return tids + 1
-    has = np.flatnonzero(count > s)
+    if s == 0 and len(tids) and start[-1] < len(tids):   # (run starts never decrease: each one is in range)
+        if len(tids) == len(count) and (count == 1).all():  # (one each, in node order: the usual outputs)
+            return tids + 1
+        col = tids[start]
+        col += 1
+        col[count == 0] = 0
+        return col
+    has = np.flatnonzero(count > s)   # (a later slot: few nodes have it, so only those are read)
     col = np.zeros(len(count), np.int64)
     col[has] = tids[start[has] + s] + 1
     return col
@@ -61,10 +66,13 @@ def cost_keys(graph: Graph, flat: CostView) -> tuple[np.ndarray, list[int]]:
     is a key of its own."""
     attrs = flat.columns.attrs
     n = len(attrs)
-    alone = (flat.arity > SLOTS) | (flat.n_out > SLOTS)
+    wide = [count for count in (flat.arity, flat.n_out) if n and int(count.max()) > SLOTS]
+    alone = np.logical_or.reduce([count > SLOTS for count in wide]) if wide else np.zeros(n, bool)
     akey, count = attribute_codes(attrs, flat.with_attrs, alone, flat.attr_codes)
     radix = len(flat.types) + 1  # type id + 1; 0 = no such input/output
-    columns = [(flat.op, len(flat.op_names)), (flat.known.astype(np.int64), 2), (akey, count)]
+    # (every op known: a column of one value, which changes neither the keys nor their order, is left out)
+    columns = [(flat.op, len(flat.op_names))] + ([] if flat.all_known else [(flat.known.astype(np.int64), 2)])
+    columns.append((akey, count))
     if alone.any():
         columns.append((np.where(alone, np.arange(1, n + 1), 0), n + 1))
     for tids, start, count in ((flat.tid_of, flat.edge_start, flat.arity), (flat.out_tid, flat.out_start, flat.n_out)):

@@ -81,7 +81,7 @@ def _compute_stats(graph: Graph, clustering, hw: Hardware) -> Stats:
     p_edge = edges.edge_param
     exits = edges.src_pos[outs]
     kernels, written, per_node = predict_kernels(graph, flat, cluster_of, nc, exits, p_edge, hw.backend,
-                                                  edges.inner)
+                                                  edges.inner, (members, sizes))
     wbytes = written_bytes(key_costs, sig)
     inner_bytes = seg_total(2 * wbytes[written], cluster_of[written], nc)
     fused = np.full(nc, np.nan)

@@ -108,10 +108,12 @@ class CostView:
 
     def _from_columns(self, table: GraphColumns, n: int) -> None:
         """op, op_names, known and with_attrs from the graph's columns, without visiting the nodes."""
-        self.op, self.op_names = table.codes("op")  # codes in order of first appearance
+        op, self.op_names = table.codes("op")  # codes in order of first appearance
+        self.op = op.astype(np.intp)  # (numpy casts any other index array once per look-up it indexes)
         reads_attrs = np.array([flops_reads_attrs(name) for name in self.op_names], bool)
         known_id, known = table.codes("known")
         self.known = np.full(n, bool(known[0])) if len(known) == 1 else np.array([bool(k) for k in known], bool)[known_id]
+        self.all_known = all(map(bool, known))
         attrs = table.attrs
         # the loader's codes of the attribute dicts (ir.columns.attr_codes: equal code, equal dict), if any
         self.attr_codes = table.extra.get(("attrs", "codes"))
@@ -133,6 +135,12 @@ class CostView:
         registry ops only)."""
         table = np.array([o in names for o in self.op_names] + [False], bool)
         return table[self.op] if table.any() else np.zeros(len(self.op), bool)  # (a look-up per node: no sort)
+
+    def known_mask(self, names) -> np.ndarray:
+        """Per node: whether it is a registry op named in `names` (op_mask & known, without the pass over
+        the nodes where every op is known)."""
+        mask = self.op_mask(names)
+        return mask if self.all_known else mask & self.known
 
     def tid(self, t: TensorType) -> int:
         k = self._tid.get(id(t))
