@@ -97,8 +97,9 @@ def node_kernels(flat: CostView, cluster_of: np.ndarray, exits: np.ndarray, para
 
 def _cse_broadcasts(flat: CostView, cluster_of: np.ndarray, per_node: np.ndarray, written: np.ndarray) -> np.ndarray:
     """XLA's CSE makes equal broadcast constants one: count each written (cluster, type, value) once."""
-    bcast = np.flatnonzero(flat.op_mask(BROADCASTS)
-                           & written & (cluster_of >= 0))
+    if BROADCASTS.isdisjoint(flat.op_names):   # (none in the graph: no pass over the nodes)
+        return per_node
+    bcast = np.flatnonzero(flat.op_mask(BROADCASTS) & written & (cluster_of >= 0))
     seen: set = set()
     for j in bcast.tolist():
         key = (int(cluster_of[j]), int(flat.out_tid[flat.out_start[j]]) if flat.n_out[j] else -1,

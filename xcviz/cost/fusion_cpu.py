@@ -34,6 +34,7 @@ import numpy as np
 
 from .classes import NARROW
 from .keys import group_ids
+from .sums import starts
 from .view import CostView
 
 K_FREE, K_LOOP, K_LIB, K_REDUCE = 0, 1, 2, 3
@@ -180,7 +181,7 @@ def cpu_node_kernels(flat: CostView, cluster_of: np.ndarray, exits: np.ndarray, 
     ynn_roots = red[r_ynn].tolist()
 
     # library calls (their edges `le`, in edge order): operand copies to the library's layout, and bias adds
-    le = np.flatnonzero(lib[dst])
+    le = edges_into(flat, lib)
     l_src, l_dst, l_inner, l_param = src[le], dst[le], inner[le], param_edge[le]
     l_slot = (le if flat.ref is None else flat.ref[le]) - flat.in_start[l_dst]
     has_bias = np.zeros(n, bool)   # (for library calls only: every use reads it with is_conv or is_gemm)
@@ -213,7 +214,8 @@ def cpu_node_kernels(flat: CostView, cluster_of: np.ndarray, exits: np.ndarray, 
     relaid[l_src[operand & ~direct]] = True
     mat_read = np.zeros(n, bool)
     if tree.any():
-        mat_read[src[inner & tree[dst]]] = True
+        te = edges_into(flat, tree)
+        mat_read[src[te[inner[te]]]] = True
     conc = _codes(flat, {"concat"})
     if any_window:
         # a pooling reads its input through several slices: a concatenation, or another pooling that
@@ -222,7 +224,8 @@ def cpu_node_kernels(flat: CostView, cluster_of: np.ndarray, exits: np.ndarray, 
         readers = np.bincount(src[inner], minlength=n)
         mat_read[src[inner & is_window[dst] & (conc[srcn] | (is_window[srcn] & (readers[srcn] > 1)))]] = True
     # bitcasts in a cluster (their edges in edge order) hand their readers' wishes on to their producer
-    fe = np.flatnonzero(inner & (kind == K_FREE)[dst])
+    fe = edges_into(flat, kind == K_FREE)
+    fe = fe[inner[fe]]
     fe = fe[kind[src[fe]] != K_LIB]
     f_src, f_dst = src[fe], dst[fe]
     while True:
@@ -246,9 +249,9 @@ def cpu_node_kernels(flat: CostView, cluster_of: np.ndarray, exits: np.ndarray, 
     cheap = ~_codes(flat, EXPENSIVE)
     shared = exit_ | mat_read
     # a value both a library call and an exit (or a materialising reader) want is written once where it is
-    # not cheap to compute again or the call reads it as it is; else once for each (made in place: int64
-    # arithmetic on boolean arrays casts through slow paths)
-    writes = lib_read.astype(np.int64)
+    # not cheap to compute again or the call reads it as it is; else once for each (as int8, 0-3, in place:
+    # numpy's int64 arithmetic on boolean arrays goes through slow casting loops, ~4x the time)
+    writes = lib_read.astype(np.int8)
     writes += shared
     writes -= lib_read & shared & (~cheap | ~relaid)
     if channels_last.any() and len(exits):
@@ -256,7 +259,8 @@ def cpu_node_kernels(flat: CostView, cluster_of: np.ndarray, exits: np.ndarray, 
         multi_exit = np.zeros(n, bool)
         multi_exit[clustered] = n_exits[cluster_of[clustered]] > 1
         writes += exits_here & channels_last & multi_exit & ((kind == K_LOOP) | (is_conv & has_bias))
-    np.add(per_node, writes, out=per_node, where=out_loop)   # (in place: no array of zeros made)
+    writes *= out_loop
+    per_node += writes
     if any_conv:  # a convolution without a bias add leaving the cluster: its result copied back to the graph's layout
         per_node += is_conv & ~has_bias & exit_
     if any_window:  # a padded pooling writes its padded input first
@@ -270,8 +274,16 @@ def cpu_node_kernels(flat: CostView, cluster_of: np.ndarray, exits: np.ndarray, 
         ynn_conv = _ynn_convs(flat, is_conv, l_dst, l_slot, le)
     for j in ynn_roots:  # the convolutions and loop values only the YNNPACK reduction reads join its fusion
         cone = _ynn_cone(flat, j, inner, kind, ynn_conv, exit_, joins)
-        per_node[cone] -= np.where(is_conv[cone], 1, np.where(out_loop[cone], writes[cone], 0))
+        per_node[cone] -= np.where(is_conv[cone], 1, writes[cone])   # (writes: 0 outside out_loop)
     return per_node, written
+
+
+def edges_into(flat: CostView, consumers: np.ndarray) -> np.ndarray:
+    """The edges (in edge order) whose consumer is one of the nodes set in `consumers`: read off the nodes'
+    runs of edges (node j's are edge_start[j] on, arity[j] of them), not by a look-up per edge."""
+    at = np.flatnonzero(consumers)
+    count = flat.arity[at]
+    return np.repeat(flat.edge_start[at] - starts(count), count) + np.arange(int(count.sum()), dtype=np.int64)
 
 
 def edge_inner(flat: CostView, cluster_of: np.ndarray) -> np.ndarray:

@@ -133,8 +133,13 @@ class CostView:
     def op_mask(self, names) -> np.ndarray:
         """Per node: whether its op name is one of `names` (an opaque op of that name too: `& known` for
         registry ops only)."""
-        table = np.array([o in names for o in self.op_names] + [False], bool)
-        return table[self.op] if table.any() else np.zeros(len(self.op), bool)  # (a look-up per node: no sort)
+        codes = [k for k, o in enumerate(self.op_names) if o in names]
+        if len(codes) > 4:  # a look-up per node (no sort)
+            return np.array([o in names for o in self.op_names] + [False], bool)[self.op]
+        mask = np.zeros(len(self.op), bool)
+        for k in codes:  # (for a few ops, comparing codes is ~5x faster than the look-up)
+            mask |= self.op == k
+        return mask
 
     def known_mask(self, names) -> np.ndarray:
         """Per node: whether it is a registry op named in `names` (op_mask & known, without the pass over
