@@ -44,16 +44,16 @@ def group_ids(columns: list[tuple[np.ndarray, int]], n: int) -> tuple[np.ndarray
 
 def _slot(tids: np.ndarray, start: np.ndarray, count: np.ndarray, s: int) -> np.ndarray:
     """Per node, 1 + the type id of its s-th input (output), or 0 where it has none."""
-    if s == 0 and len(tids) and start[-1] < len(tids):   # (run starts never decrease: each one is in range)
-        if len(tids) == len(count) and (count == 1).all():  # (one each, in node order: the usual outputs)
-            return tids + 1
-        col = tids[start]
-        col += 1
-        col[count == 0] = 0
-        return col
-    has = np.flatnonzero(count > s)   # (a later slot: few nodes have it, so only those are read)
-    col = np.zeros(len(count), np.int64)
-    col[has] = tids[start[has] + s] + 1
+    if not len(tids):
+        return np.zeros(len(count), np.int64)
+    if s == 0 and len(tids) == len(count) and (count == 1).all():  # (one each, in node order: the usual outputs)
+        return tids + 1
+    at = start + s if s or start[-1] >= len(tids) else start   # (run starts never decrease)
+    if at is not start:
+        np.minimum(at, len(tids) - 1, out=at)
+    col = tids[at]
+    col += 1
+    col *= count > s
     return col
 
 

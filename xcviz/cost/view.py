@@ -110,7 +110,7 @@ class CostView:
         """op, op_names, known and with_attrs from the graph's columns, without visiting the nodes."""
         op, self.op_names = table.codes("op")  # codes in order of first appearance
         self.op = op.astype(np.intp)  # (numpy casts any other index array once per look-up it indexes)
-        reads_attrs = np.array([flops_reads_attrs(name) for name in self.op_names], bool)
+        reading = {name for name in self.op_names if flops_reads_attrs(name)}
         known_id, known = table.codes("known")
         self.known = np.full(n, bool(known[0])) if len(known) == 1 else np.array([bool(k) for k in known], bool)[known_id]
         self.all_known = all(map(bool, known))
@@ -120,9 +120,10 @@ class CostView:
         if self.attr_codes is not None:  # (and attributes set), by code: no dict read per node
             code, reps = self.attr_codes
             set_ = np.array([bool(r) for r in reps] + [False], bool)[:-1]
-            self.with_attrs = np.flatnonzero(reads_attrs[self.op] & set_[code]).tolist()
+            maybe = np.flatnonzero(self.op_mask(reading)) if reading else np.zeros(0, np.int64)
+            self.with_attrs = maybe[set_[code[maybe]]].tolist()   # (codes read for those nodes only)
             return
-        maybe = np.flatnonzero(reads_attrs[self.op]).tolist() if reads_attrs.any() else []
+        maybe = np.flatnonzero(self.op_mask(reading)).tolist() if reading else []
         # (and attributes set): nodes without share one empty dict in a loaded graph, told apart by identity
         # first, without reading 10^5 dicts scattered in memory
         empty = next((a for a in map(attrs.__getitem__, maybe[:64]) if not a), None)
