@@ -11,7 +11,7 @@ from ..ir import Graph, parse_ref
 from .params import parameter_sources
 from .results import OUTPUT, ClusterCost, Edge
 from .sums import exact_ints
-from .view import CostView
+from .view import CostView, position
 
 _KEY_LIMIT = 2**62   # (tensor, cluster) pairs numbered below this are one int64 key
 
@@ -45,7 +45,7 @@ class Boundary:
             if r in in_names:
                 continue  # a graph input is in no cluster
             name, k = parse_ref(r)
-            i = graph.index[name]
+            i = position(graph, name)
             c = int(cluster_of[i])
             if c >= 0:
                 t = flat.nodes[i].out(k).bind(dims)
@@ -54,20 +54,23 @@ class Boundary:
                 out_port.append(k)
         # per-edge bytes: a table over types, then the output edges' own
         table = nbytes + [e.bytes for e in self.outputs]
-        at = np.concatenate((tids, np.arange(len(nbytes), len(table)))).astype(np.int64)
+        at = np.concatenate((tids, np.arange(len(nbytes), len(table))), dtype=np.int64)
         self.known = np.array([b is not None for b in table], bool)[at]
         self.bytes = exact_ints([b or 0 for b in table], len(at))[at]
         k = len(self.outputs)
-        self.src_cluster = np.concatenate((cs[self.e], [e.src_cluster for e in self.outputs])).astype(np.int64)
-        self.dst_cluster = np.concatenate((cd[self.e], np.full(k, -1))).astype(np.int64)
-        self.src_pos = np.concatenate((flat.src[self.e], out_src)).astype(np.int64)
-        self.dst_pos = np.concatenate((flat.dst[self.e], np.full(k, -1))).astype(np.int64)
+        # (concatenated straight into int64: an astype after it would copy every array once more)
+        out_src, out_port = np.array(out_src, np.int64), np.array(out_port, np.int64)
+        self.src_cluster = np.concatenate((cs[self.e], [e.src_cluster for e in self.outputs]), dtype=np.int64,
+                                          casting="unsafe")
+        self.dst_cluster = np.concatenate((cd[self.e], np.full(k, -1)), dtype=np.int64)
+        self.src_pos = np.concatenate((flat.src[self.e], out_src), dtype=np.int64)
+        self.dst_pos = np.concatenate((flat.dst[self.e], np.full(k, -1)), dtype=np.int64)
         # the value each edge carries (producer, output number): one tensor is handed over once per cluster
-        self.port = np.concatenate((flat.port[self.e], out_port)).astype(np.int64)
+        self.port = np.concatenate((flat.port[self.e], out_port), dtype=np.int64)
         # which edges carry parameters (resident weights and constants) rather than activations, among all
         # edges of flat (edge_param) and among the boundary edges (param)
         self.p_in, self.p_node, self.edge_param = parameter_sources(graph, flat)
-        self.param = np.concatenate((self.edge_param[self.e], self.p_node[out_src])).astype(bool)
+        self.param = np.concatenate((self.edge_param[self.e], self.p_node[out_src]), dtype=bool)
 
     def __len__(self) -> int:
         return len(self.known)

@@ -28,6 +28,7 @@ import numpy as np
 
 from ..ir import Graph
 from .fusion_cpu import K_FREE, K_LIB, K_LOOP, K_REDUCE, WINDOWS, cpu_node_kernels, edge_inner
+from .sums import run_totals
 from .view import CostView
 
 FREE = frozenset({"reshape", "flatten", "squeeze", "unsqueeze", "identity", "const", "dropout", "shape", "size",
@@ -60,11 +61,11 @@ def node_kernels(flat: CostView, cluster_of: np.ndarray, exits: np.ndarray, para
     n = len(cluster_of)
     kinds, weights = op_kinds(flat.op_names, device)
     kind, weight = kinds[flat.op], weights[flat.op]
-    if not flat.known.all():
+    if not flat.all_known:
         kind = np.where(flat.known, kind, K_LOOP)
     if device == "cpu":
         per_node, written = cpu_node_kernels(flat, cluster_of, exits, param_edge, kind, weight, dims or {}, inner)
-        windows = flat.op_mask(WINDOWS) & flat.known
+        windows = flat.known_mask(WINDOWS)
         if windows.any():
             kind = np.where(windows, K_LOOP, kind)
         return _cse_broadcasts(flat, cluster_of, per_node, written), written, kind
@@ -96,8 +97,9 @@ def node_kernels(flat: CostView, cluster_of: np.ndarray, exits: np.ndarray, para
 
 def _cse_broadcasts(flat: CostView, cluster_of: np.ndarray, per_node: np.ndarray, written: np.ndarray) -> np.ndarray:
     """XLA's CSE makes equal broadcast constants one: count each written (cluster, type, value) once."""
-    bcast = np.flatnonzero(flat.op_mask(BROADCASTS)
-                           & written & (cluster_of >= 0))
+    if BROADCASTS.isdisjoint(flat.op_names):   # (none in the graph: no pass over the nodes)
+        return per_node
+    bcast = np.flatnonzero(flat.op_mask(BROADCASTS) & written & (cluster_of >= 0))
     seen: set = set()
     for j in bcast.tolist():
         key = (int(cluster_of[j]), int(flat.out_tid[flat.out_start[j]]) if flat.n_out[j] else -1,
@@ -109,18 +111,22 @@ def _cse_broadcasts(flat: CostView, cluster_of: np.ndarray, per_node: np.ndarray
 
 
 def predict_kernels(graph: Graph, flat: CostView, cluster_of: np.ndarray, nc: int, exits: np.ndarray,
-                    param_edge: np.ndarray, device: str = "cpu", inner: np.ndarray | None = None
-                    ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+                    param_edge: np.ndarray, device: str = "cpu", inner: np.ndarray | None = None,
+                    runs: tuple[np.ndarray, np.ndarray] | None = None) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Predicted XLA kernels per cluster, the members whose value one kernel writes for another, and per node
     the kernels it accounts for.
     `exits`: positions of the members whose value leaves their cluster; `param_edge`: per edge of `flat`,
     whether it carries a parameter; `device`: the XLA backend (cpu, gpu, tpu); `inner`: per edge of `flat`,
-    whether both ends are in one cluster (computed when not given)."""
+    whether both ends are in one cluster (computed when not given); `runs`: the clusters' members back to
+    back and their sizes (Clustering.arrays), if at hand."""
     if nc == 0:
         return np.zeros(0, np.int64), np.zeros(0, np.int64), np.zeros(len(cluster_of), np.int64)
     per_node, written, kind = node_kernels(flat, cluster_of, exits, param_edge, device, graph.dims, inner)
     clustered = cluster_of >= 0
-    kernels = np.bincount(cluster_of[clustered], weights=per_node[clustered], minlength=nc).astype(np.int64)
+    if runs is not None:  # (exact integers summed over the members: no float weights, no masks)
+        kernels = run_totals(per_node[runs[0]], runs[1])
+    else:
+        kernels = np.bincount(cluster_of[clustered], weights=per_node[clustered], minlength=nc).astype(np.int64)
     # values written inside their cluster for another kernel of it (exits are boundary bytes already)
     inner_written = written & clustered & (kind == K_LOOP)
     inner_written[exits] = False

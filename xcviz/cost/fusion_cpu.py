@@ -34,6 +34,7 @@ import numpy as np
 
 from .classes import NARROW
 from .keys import group_ids
+from .sums import starts
 from .view import CostView
 
 K_FREE, K_LOOP, K_LIB, K_REDUCE = 0, 1, 2, 3
@@ -50,7 +51,7 @@ TREE_WINDOW = 32        # XLA CPU's TreeReductionRewriter window
 
 
 def _codes(flat: CostView, names) -> np.ndarray:
-    return flat.op_mask(names) & flat.known
+    return flat.known_mask(names)
 
 
 def _bound(flat, tid: int, dims, cache: dict):
@@ -117,14 +118,15 @@ def _reductions(flat: CostView, red: np.ndarray, weight: np.ndarray, dims) -> tu
         if flat.attr_codes is not None:  # the loader's codes: equal code, equal dict
             code, reps = flat.attr_codes
             obj = code[red[at]].astype(np.int64)
-            attrs = [reps[c] or {} for c in obj.tolist()]   # (a few distinct dicts: read once each)
+            attr = lambda r: reps[obj[r]] or {}   # noqa: E731 - (a few distinct dicts: only those read)
         else:
             attrs = list(map(flat.columns.attrs.__getitem__, red[at].tolist()))
+            attr = attrs.__getitem__
             _, obj = np.unique(np.fromiter(map(id, attrs), np.int64, len(attrs)), return_inverse=True)
         sub, k = group_ids([(group[at], m), (obj.reshape(-1), int(obj.max()) + 1)], len(at))
         decided = []
         for r in _firsts(sub, k).tolist():
-            a, t, name = attrs[r], int(tid[at[r]]), flat.op_names[op[at[r]]]
+            a, t, name = attr(r), int(tid[at[r]]), flat.op_names[op[at[r]]]
             try:  # the attributes the rule reads, by value
                 key = (name, t, *(repr(a.get(x)) for x in ("axis", "coerce_2d", "axes")))
                 hash(key)
@@ -172,7 +174,6 @@ def cpu_node_kernels(flat: CostView, cluster_of: np.ndarray, exits: np.ndarray, 
     out_loop = (kind == K_LOOP) & clustered
     red = np.flatnonzero((kind == K_REDUCE) & clustered)
     tree = np.zeros(n, bool)
-    first_in = np.where(flat.arity > 0, flat.edge_start, -1)
     r_tree, r_kernels, r_loop, r_ynn = _reductions(flat, red, weight, dims)
     tree[red] = r_tree
     per_node[red] = r_kernels
@@ -180,7 +181,7 @@ def cpu_node_kernels(flat: CostView, cluster_of: np.ndarray, exits: np.ndarray, 
     ynn_roots = red[r_ynn].tolist()
 
     # library calls (their edges `le`, in edge order): operand copies to the library's layout, and bias adds
-    le = np.flatnonzero(lib[dst])
+    le = edges_into(flat, lib)
     l_src, l_dst, l_inner, l_param = src[le], dst[le], inner[le], param_edge[le]
     l_slot = (le if flat.ref is None else flat.ref[le]) - flat.in_start[l_dst]
     has_bias = np.zeros(n, bool)   # (for library calls only: every use reads it with is_conv or is_gemm)
@@ -199,8 +200,7 @@ def cpu_node_kernels(flat: CostView, cluster_of: np.ndarray, exits: np.ndarray, 
                                         | ((l_slot == 0) & image_out & ~l_param))
         per_node += np.bincount(l_dst[copies], minlength=n)
         out_loop |= is_conv & has_bias & clustered
-        out_loop |= is_gemm & has_bias & clustered & ~_gemm_output_fused(flat, is_gemm, has_bias, dims, ~inner,
-                                                                         first_in)
+        out_loop |= is_gemm & has_bias & clustered & ~_gemm_output_fused(flat, is_gemm, has_bias, dims, ~inner)
 
     # who wants each value in memory, seen through bitcasts (a reshape's readers are its producer's)
     lib_read = np.zeros(n, bool)
@@ -214,7 +214,8 @@ def cpu_node_kernels(flat: CostView, cluster_of: np.ndarray, exits: np.ndarray, 
     relaid[l_src[operand & ~direct]] = True
     mat_read = np.zeros(n, bool)
     if tree.any():
-        mat_read[src[inner & tree[dst]]] = True
+        te = edges_into(flat, tree)
+        mat_read[src[te[inner[te]]]] = True
     conc = _codes(flat, {"concat"})
     if any_window:
         # a pooling reads its input through several slices: a concatenation, or another pooling that
@@ -223,7 +224,8 @@ def cpu_node_kernels(flat: CostView, cluster_of: np.ndarray, exits: np.ndarray, 
         readers = np.bincount(src[inner], minlength=n)
         mat_read[src[inner & is_window[dst] & (conc[srcn] | (is_window[srcn] & (readers[srcn] > 1)))]] = True
     # bitcasts in a cluster (their edges in edge order) hand their readers' wishes on to their producer
-    fe = np.flatnonzero(inner & (kind == K_FREE)[dst])
+    fe = edges_into(flat, kind == K_FREE)
+    fe = fe[inner[fe]]
     fe = fe[kind[src[fe]] != K_LIB]
     f_src, f_dst = src[fe], dst[fe]
     while True:
@@ -246,13 +248,19 @@ def cpu_node_kernels(flat: CostView, cluster_of: np.ndarray, exits: np.ndarray, 
         mat_read[src[inner & into_pool[dst] & channels_last[np.maximum(src, 0)]]] = True
     cheap = ~_codes(flat, EXPENSIVE)
     shared = exit_ | mat_read
-    writes = np.where(lib_read & shared & (~cheap | ~relaid), 1, lib_read.astype(np.int64) + shared)
+    # a value both a library call and an exit (or a materialising reader) want is written once where it is
+    # not cheap to compute again or the call reads it as it is; else once for each (as int8, 0-3, in place:
+    # numpy's int64 arithmetic on boolean arrays goes through slow casting loops, ~4x the time)
+    writes = lib_read.astype(np.int8)
+    writes += shared
+    writes -= lib_read & shared & (~cheap | ~relaid)
     if channels_last.any() and len(exits):
         n_exits = np.bincount(cluster_of[exits], minlength=int(cluster_of.max()) + 1 if n else 0)
         multi_exit = np.zeros(n, bool)
         multi_exit[clustered] = n_exits[cluster_of[clustered]] > 1
         writes += exits_here & channels_last & multi_exit & ((kind == K_LOOP) | (is_conv & has_bias))
-    per_node += np.where(out_loop, writes, 0)
+    writes *= out_loop
+    per_node += writes
     if any_conv:  # a convolution without a bias add leaving the cluster: its result copied back to the graph's layout
         per_node += is_conv & ~has_bias & exit_
     if any_window:  # a padded pooling writes its padded input first
@@ -266,8 +274,16 @@ def cpu_node_kernels(flat: CostView, cluster_of: np.ndarray, exits: np.ndarray, 
         ynn_conv = _ynn_convs(flat, is_conv, l_dst, l_slot, le)
     for j in ynn_roots:  # the convolutions and loop values only the YNNPACK reduction reads join its fusion
         cone = _ynn_cone(flat, j, inner, kind, ynn_conv, exit_, joins)
-        per_node[cone] -= np.where(is_conv[cone], 1, np.where(out_loop[cone], writes[cone], 0))
+        per_node[cone] -= np.where(is_conv[cone], 1, writes[cone])   # (writes: 0 outside out_loop)
     return per_node, written
+
+
+def edges_into(flat: CostView, consumers: np.ndarray) -> np.ndarray:
+    """The edges (in edge order) whose consumer is one of the nodes set in `consumers`: read off the nodes'
+    runs of edges (node j's are edge_start[j] on, arity[j] of them), not by a look-up per edge."""
+    at = np.flatnonzero(consumers)
+    count = flat.arity[at]
+    return np.repeat(flat.edge_start[at] - starts(count), count) + np.arange(int(count.sum()), dtype=np.int64)
 
 
 def edge_inner(flat: CostView, cluster_of: np.ndarray) -> np.ndarray:
@@ -318,7 +334,8 @@ def _elementwise(flat) -> np.ndarray:
     from ..ops.registry import ELEMENTWISE
 
     ok = [o == "batchnorm" or (o in REGISTRY.ops and ELEMENTWISE in REGISTRY.ops[o].groups) for o in flat.op_names]
-    return np.array(ok + [False], bool)[:-1][flat.op] & flat.known
+    mask = np.array(ok + [False], bool)[:-1][flat.op]
+    return mask if flat.all_known else mask & flat.known
 
 
 def _padded(flat, is_window) -> np.ndarray:
@@ -338,14 +355,14 @@ def _gemm_transposed(flat, is_gemm, l_dst, l_slot, l_param) -> np.ndarray:
     return out
 
 
-def _gemm_output_fused(flat, is_gemm, has_bias, dims, outside, first_in) -> np.ndarray:
+def _gemm_output_fused(flat, is_gemm, has_bias, dims, outside) -> np.ndarray:
     """Gemms whose bias add XLA fuses into the dot: one row times a transposed weight from outside the
     cluster (a matrix-vector dot; a weight built in the cluster, a broadcast constant, takes the transpose
     into its broadcast and the dot stays 1xK by KxN)."""
     out = np.zeros(len(is_gemm), bool)
     for j in np.flatnonzero(is_gemm & has_bias).tolist():
         t = flat.types[flat.out_tid[flat.out_start[j]]].bind(dims) if flat.n_out[j] else None
-        k = int(first_in[j]) + 1   # the weight's edge
+        k = (int(flat.edge_start[j]) if flat.arity[j] > 0 else -1) + 1   # the weight's edge
         out[j] = bool(t is not None and t.shape and t.shape[0] == 1 and int(flat.columns.attrs[j].get("transB", 0) or 0)
                       and k < len(outside) and flat.dst[k] == j and outside[k])
     return out

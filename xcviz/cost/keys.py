@@ -36,9 +36,25 @@ def group_ids(columns: list[tuple[np.ndarray, int]], n: int) -> tuple[np.ndarray
             continue
         if radix * r > 2**62:
             code, radix = _dense(code, radix)
-        code = code * r + col
+        code *= r   # (in place: no array made per column)
+        code += col
         radix *= r
     return _dense(code, radix)
+
+
+def _slot(tids: np.ndarray, start: np.ndarray, count: np.ndarray, s: int) -> np.ndarray:
+    """Per node, 1 + the type id of its s-th input (output), or 0 where it has none."""
+    if not len(tids):
+        return np.zeros(len(count), np.int64)
+    if s == 0 and len(tids) == len(count) and (count == 1).all():  # (one each, in node order: the usual outputs)
+        return tids + 1
+    at = start + s if s or start[-1] >= len(tids) else start   # (run starts never decrease)
+    if at is not start:
+        np.minimum(at, len(tids) - 1, out=at)
+    col = tids[at]
+    col += 1
+    col *= count > s
+    return col
 
 
 def cost_keys(graph: Graph, flat: CostView) -> tuple[np.ndarray, list[int]]:
@@ -50,16 +66,18 @@ def cost_keys(graph: Graph, flat: CostView) -> tuple[np.ndarray, list[int]]:
     is a key of its own."""
     attrs = flat.columns.attrs
     n = len(attrs)
-    alone = (flat.arity > SLOTS) | (flat.n_out > SLOTS)
+    wide = [count for count in (flat.arity, flat.n_out) if n and int(count.max()) > SLOTS]
+    alone = np.logical_or.reduce([count > SLOTS for count in wide]) if wide else np.zeros(n, bool)
     akey, count = attribute_codes(attrs, flat.with_attrs, alone, flat.attr_codes)
     radix = len(flat.types) + 1  # type id + 1; 0 = no such input/output
-    columns = [(flat.op, len(flat.op_names)), (flat.known.astype(np.int64), 2), (akey, count)]
+    # (every op known: a column of one value, which changes neither the keys nor their order, is left out)
+    columns = [(flat.op, len(flat.op_names))] + ([] if flat.all_known else [(flat.known.astype(np.int64), 2)])
+    columns.append((akey, count))
     if alone.any():
         columns.append((np.where(alone, np.arange(1, n + 1), 0), n + 1))
-    for tids, start, count in ((flat.tid_of, np.cumsum(flat.arity) - flat.arity, flat.arity),
-                               (flat.out_tid, flat.out_start, flat.n_out)):
+    for tids, start, count in ((flat.tid_of, flat.edge_start, flat.arity), (flat.out_tid, flat.out_start, flat.n_out)):
         for s in range(min(int(count.max()) if n else 0, SLOTS)):  # the s-th input (output) of each node
-            columns.append((np.where(count > s, tids[np.minimum(start + s, len(tids) - 1)] + 1, 0), radix))
+            columns.append((_slot(tids, start, count, s), radix))
     sig, m = group_ids(columns, n)
     rep = np.empty(m, np.int64)
     rep[sig] = np.arange(n)  # any node of a key (they all cost the same)
@@ -127,7 +145,7 @@ def costs_per_key(graph: Graph, flat: CostView, reps: list[int]) -> list[tuple]:
     rules give them."""
     dims = graph.dims
     ops = REGISTRY.ops
-    starts = np.cumsum(flat.arity) - flat.arity
+    starts = flat.edge_start
     out = []
     cols = flat.columns
     for j in reps:

@@ -22,19 +22,18 @@ def parameter_sources(graph: Graph, flat: CostView) -> tuple[np.ndarray, np.ndar
     and per edge of `flat` whether it carries one."""
     n = len(flat.arity)
     inp = np.fromiter((v.is_param for v in graph.inputs), bool, len(graph.inputs))
-    node = flat.op_mask(CONSTANT_OPS) & flat.known
+    node = flat.known_mask(CONSTANT_OPS)
     if not inp.any() and not node.any():
         return inp, node, np.zeros(len(flat.src), bool)
-    src, starts = flat.src, flat.edge_start
     has_inputs = (flat.arity > 0) & ~flat.op_mask(VOLATILE_OPS)
     # A node is a parameter when every input is; fixed point over the (usually short) constant chains.
     # Per edge, its producer's flag from one table: the nodes, then the graph inputs backwards (src -1 - i
-    # reads inp[i] from the end); per node, its edges' run of the running count of non-parameter edges.
+    # reads inp[i] from the end); per node, its parameter edges (a few: counted, not a running sum over
+    # every edge) against its edges.
     back = inp[::-1]
     while True:
-        edge_param = np.concatenate((node, back))[src]
-        ends = np.concatenate(([0], np.cumsum(~edge_param)))
-        all_param = ends[starts + flat.arity] == ends[starts]
+        edge_param = np.concatenate((node, back))[flat.src]
+        all_param = np.bincount(flat.dst[np.flatnonzero(edge_param)], minlength=n) == flat.arity
         new = node | (has_inputs & all_param)
         if (new == node).all():
             return inp, node, edge_param

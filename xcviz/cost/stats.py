@@ -56,11 +56,10 @@ def _compute_stats(graph: Graph, clustering, hw: Hardware) -> Stats:
     n_edges = len(edges)
 
     # per cluster, over its members in the clustering's own order
-    clusters = clustering.clusters
-    nc = len(clusters)
+    nc = len(sizes)  # (clustering.clusters, 10^6 members as lists, is made only where a cluster's details are read)
     if python_flops:
         fl = flops.tolist()
-        c_flops = np.array([sum([fl[v] for v in m]) for m in clusters] + [None], object)[:-1]
+        c_flops = np.array([sum([fl[v] for v in m]) for m in clustering.clusters] + [None], object)[:-1]
     else:
         c_flops = run_totals(flops[members], sizes)
     c_unfused = seq_sums(time[members], sizes)
@@ -82,7 +81,7 @@ def _compute_stats(graph: Graph, clustering, hw: Hardware) -> Stats:
     p_edge = edges.edge_param
     exits = edges.src_pos[outs]
     kernels, written, per_node = predict_kernels(graph, flat, cluster_of, nc, exits, p_edge, hw.backend,
-                                                  edges.inner)
+                                                  edges.inner, (members, sizes))
     wbytes = written_bytes(key_costs, sig)
     inner_bytes = seg_total(2 * wbytes[written], cluster_of[written], nc)
     fused = np.full(nc, np.nan)
@@ -103,8 +102,10 @@ def _compute_stats(graph: Graph, clustering, hw: Hardware) -> Stats:
     fused_total = (seq_total(fused) if nc else 0.0) if known_f.all() else None
     # A fallback op whose bytes are unknown costs the same before and after: leave it out of both.
     # (Sums in node order, added left to right as ever.)
-    before = None if (clustered_mask & unknown).any() else seq_total(time[~unknown])
-    fallback_time = seq_total(time[~clustered_mask & ~unknown])
+    some_unknown = bool(unknown.any())
+    before = None if some_unknown and (clustered_mask & unknown).any() else \
+        seq_total(time[~unknown] if some_unknown else time)
+    fallback_time = seq_total(time[np.flatnonzero(~clustered_mask & ~unknown)])
     after = None
     if fused_total is not None and fallback_time is not None:
         after = fused_total + fallback_time + hw.sync_overhead * n_sync
@@ -114,10 +115,13 @@ def _compute_stats(graph: Graph, clustering, hw: Hardware) -> Stats:
         fl = flops.tolist()
         total_flops, cl_flops = sum(fl), sum([f for f, c in zip(fl, clustering.cluster_of) if c >= 0])
     else:
-        total_flops, cl_flops = int(flops.sum()), int(flops[clustered_mask].sum())
+        total_flops, cl_flops = int(flops.sum()), int(c_flops.sum())   # (the clusters' sums: exact integers)
     boundary_bytes = int(edges.bytes.sum()) if edges.known.all() else None  # exact integers, any order
-    act_bytes = int(edges.bytes[~par].sum()) if edges.known[~par].all() else None
     par_bytes = int(edges.bytes[par].sum()) if edges.known[par].all() else None
+    if boundary_bytes is not None:  # (the rest of the total: no pass over the activation edges)
+        act_bytes = boundary_bytes - par_bytes
+    else:
+        act_bytes = int(edges.bytes[~par].sum()) if edges.known[~par].all() else None
 
     def numbers() -> dict[str, list]:
         zero = np.array([_zero_op(nodes[j].op, nodes[j].known) for j in reps], bool)[sig]

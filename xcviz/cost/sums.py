@@ -19,21 +19,34 @@ def exact_ints(values: list, count: int) -> np.ndarray:
     return np.array(values + [None], object)[:-1]  # the None keeps numpy from reading tuples as rows
 
 
+def starts(lengths: np.ndarray) -> np.ndarray:
+    """Where each run begins, for runs of the given int64 lengths back to back (an exclusive running sum, in
+    one pass: no subtraction after the sum)."""
+    out = np.empty(len(lengths) + 1, np.int64)
+    out[0] = 0
+    np.cumsum(lengths, out=out[1:])
+    return out[:-1]
+
+
 def seq_sums(values: np.ndarray, sizes: np.ndarray) -> np.ndarray:
     """Per run of consecutive values (runs of the given sizes): their sum added left to right from 0, so
     floats match a Python loop to the bit (np.add.reduceat adds pairwise). Step j adds the j-th value of
-    every run at once: runs longest first, so the runs still going are a prefix."""
+    every run at once: runs longest first, so the runs still going are a prefix (and each step reuses the
+    same buffers: no array made per step)."""
     out = np.zeros(len(sizes))
-    starts = np.cumsum(sizes) - sizes
+    at = starts(sizes)
     for k in np.flatnonzero(sizes > LONG).tolist():
-        out[k] = seq_total(values[starts[k]:starts[k] + sizes[k]])
+        out[k] = seq_total(values[at[k]:at[k] + sizes[k]])
     short = np.flatnonzero(sizes <= LONG)
     order = short[np.argsort(-sizes[short], kind="stable")]
-    left, base = sizes[order], starts[order]
-    acc = np.zeros(len(order))
-    for j in range(int(left[0]) if len(left) else 0):
-        m = int(np.searchsorted(-left, -j))  # runs longer than j
-        acc[:m] += values[base[:m] + j]
+    left = sizes[order]
+    pos = at[order]   # each run's next value
+    acc, buf = np.zeros(len(order)), np.empty(len(order))
+    # going[j]: the runs longer than j
+    for m in np.searchsorted(-left, -np.arange(int(left[0]) if len(left) else 0)).tolist():
+        np.take(values, pos[:m], out=buf[:m])
+        acc[:m] += buf[:m]
+        pos[:m] += 1
     out[order] = acc
     return out
 
@@ -41,7 +54,9 @@ def seq_sums(values: np.ndarray, sizes: np.ndarray) -> np.ndarray:
 def seq_total(values: np.ndarray):
     """The sum of floats added left to right from 0, as a Python loop adds them (np.cumsum is sequential;
     np.sum is pairwise); 0 (an int) when there are none, as before."""
-    return float(np.cumsum(np.concatenate(([0.0], values)))[-1]) if len(values) else 0
+    # (from the first value rather than from 0.0: the same sum, but for the sign of a zero, which + 0.0 sets
+    # as a start from 0.0 would have; no copy of the values made to put a 0.0 first)
+    return float(np.cumsum(values)[-1] + 0.0) if len(values) else 0
 
 
 def run_totals(values: np.ndarray, sizes: np.ndarray) -> np.ndarray:

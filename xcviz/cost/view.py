@@ -10,6 +10,7 @@ from ..ir import Graph, TensorType
 from ..ir.columns import GraphColumns, columns_of
 from ..ops import REGISTRY
 from ..ops import rules
+from .sums import starts
 
 UNKNOWN = TensorType()  # the type of an output a node does not have
 
@@ -52,17 +53,18 @@ class CostView:
         self._tid = dict(zip(distinct, range(len(distinct))))  # self.types keeps the ids valid
         unknown = self.tid(UNKNOWN)
         res_tid = np.fromiter((self._tid.get(id(t), -1) for r in results for t in r), np.int64, int(res_len.sum()))
-        res_at = np.cumsum(res_len) - res_len   # result r's types: res_tid[res_at[r]:][:res_len[r]]
-        self.n_out = res_len[rid]
-        self.out_start = np.cumsum(self.n_out) - self.n_out
-        if len(results) and (res_len == 1).all():  # (one output each: the usual graph)
-            self.out_tid = res_tid[res_at[rid]]
+        if len(results) and (res_len == 1).all():  # (one output each, the usual graph: no run offsets)
+            self.n_out, self.out_start = np.ones(n, np.int64), np.arange(n, dtype=np.int64)
+            self.out_tid = out0 = res_tid[rid]   # (each node's output 0)
         else:
+            res_at = starts(res_len)   # result r's types: res_tid[res_at[r]:][:res_len[r]]
+            self.n_out = res_len[rid]
+            self.out_start = starts(self.n_out)
             total = int(self.n_out.sum())
             within = np.arange(total) - np.repeat(self.out_start, self.n_out)
             self.out_tid = res_tid[np.repeat(res_at[rid], self.n_out) + within]
-        out0 = np.append(np.where(res_len > 0, res_tid[np.minimum(res_at, max(len(res_tid) - 1, 0))]
-                                  if len(res_tid) else unknown, unknown), unknown)[rid]  # each node's output 0
+            out0 = np.append(np.where(res_len > 0, res_tid[np.minimum(res_at, max(len(res_tid) - 1, 0))]
+                                      if len(res_tid) else unknown, unknown), unknown)[rid]  # each node's output 0
 
         # The edges: the graph's refs as positions, resolved once and kept by the graph (the loader seeds
         # them), so no name is looked up here. They read refs as costs always did (a plain ref names a node
@@ -75,10 +77,10 @@ class CostView:
         if len(in_pos) < len(graph.inputs):
             last = np.array([n + in_pos[v.name] for v in graph.inputs], np.int64)
             pos = np.where(pos >= n, last[np.clip(pos - n, 0, len(last) - 1)], pos)
-        if "" in in_pos or ("" in graph.index if graph._index is not None else "" in columns.column("name")):
+        if "" in in_pos or named(graph, ""):
             pos = pos.copy()
             pos[[k for k, r in enumerate(chain.from_iterable(columns.column("inputs"))) if not r]] = -1
-        self.in_start = np.cumsum(lens) - lens
+        self.in_start = starts(lens)
         dst = np.repeat(np.arange(n, dtype=np.int64), lens)
         self.ref = None
         if (pos < 0).any():  # absent inputs are no edges
@@ -87,7 +89,12 @@ class CostView:
             pos, port, dst = pos[keep], port[keep], dst[keep]
         # producer (graph input i as -1 - i) and type of each edge: one look-up in a table of nodes then inputs
         ni = len(graph.inputs)
-        src = np.concatenate((np.arange(n, dtype=np.int64), np.arange(-1, -1 - ni, -1)))[pos] if ni else pos
+        src = pos
+        if ni:  # (graph input i, pos n + i, becomes -1 - i: the few such edges found, not every edge computed)
+            at_input = np.flatnonzero(pos >= n)
+            if len(at_input):
+                src = pos.copy()
+                src[at_input] = n - 1 - pos[at_input]
         tid = np.concatenate((out0, in_tid))[pos]
         if port.any():
             for e in np.flatnonzero(port).tolist():  # output k > 0 of a node
@@ -96,24 +103,27 @@ class CostView:
             port = np.where(pos >= n, 0, port)
         self.src, self.dst, self.tid_of, self.port = src, dst, tid, port
         self.arity = lens if self.ref is None else np.bincount(dst, minlength=n)
-        self.edge_start = self.in_start if self.ref is None else np.cumsum(self.arity) - self.arity
+        self.edge_start = self.in_start if self.ref is None else starts(self.arity)
         # (node j's edges: edge_start[j] on, arity[j] of them)
 
     def _from_columns(self, table: GraphColumns, n: int) -> None:
         """op, op_names, known and with_attrs from the graph's columns, without visiting the nodes."""
-        self.op, self.op_names = table.codes("op")  # codes in order of first appearance
-        reads_attrs = np.array([flops_reads_attrs(name) for name in self.op_names], bool)
+        op, self.op_names = table.codes("op")  # codes in order of first appearance
+        self.op = op.astype(np.intp)  # (numpy casts any other index array once per look-up it indexes)
+        reading = {name for name in self.op_names if flops_reads_attrs(name)}
         known_id, known = table.codes("known")
         self.known = np.full(n, bool(known[0])) if len(known) == 1 else np.array([bool(k) for k in known], bool)[known_id]
+        self.all_known = all(map(bool, known))
         attrs = table.attrs
         # the loader's codes of the attribute dicts (ir.columns.attr_codes: equal code, equal dict), if any
         self.attr_codes = table.extra.get(("attrs", "codes"))
         if self.attr_codes is not None:  # (and attributes set), by code: no dict read per node
             code, reps = self.attr_codes
             set_ = np.array([bool(r) for r in reps] + [False], bool)[:-1]
-            self.with_attrs = np.flatnonzero(reads_attrs[self.op] & set_[code]).tolist()
+            maybe = np.flatnonzero(self.op_mask(reading)) if reading else np.zeros(0, np.int64)
+            self.with_attrs = maybe[set_[code[maybe]]].tolist()   # (codes read for those nodes only)
             return
-        maybe = np.flatnonzero(reads_attrs[self.op]).tolist() if reads_attrs.any() else []
+        maybe = np.flatnonzero(self.op_mask(reading)).tolist() if reading else []
         # (and attributes set): nodes without share one empty dict in a loaded graph, told apart by identity
         # first, without reading 10^5 dicts scattered in memory
         empty = next((a for a in map(attrs.__getitem__, maybe[:64]) if not a), None)
@@ -124,8 +134,19 @@ class CostView:
     def op_mask(self, names) -> np.ndarray:
         """Per node: whether its op name is one of `names` (an opaque op of that name too: `& known` for
         registry ops only)."""
-        table = np.array([o in names for o in self.op_names] + [False], bool)
-        return table[self.op] if table.any() else np.zeros(len(self.op), bool)  # (a look-up per node: no sort)
+        codes = [k for k, o in enumerate(self.op_names) if o in names]
+        if len(codes) > 4:  # a look-up per node (no sort)
+            return np.array([o in names for o in self.op_names] + [False], bool)[self.op]
+        mask = np.zeros(len(self.op), bool)
+        for k in codes:  # (for a few ops, comparing codes is ~5x faster than the look-up)
+            mask |= self.op == k
+        return mask
+
+    def known_mask(self, names) -> np.ndarray:
+        """Per node: whether it is a registry op named in `names` (op_mask & known, without the pass over
+        the nodes where every op is known)."""
+        mask = self.op_mask(names)
+        return mask if self.all_known else mask & self.known
 
     def tid(self, t: TensorType) -> int:
         k = self._tid.get(id(t))
@@ -133,6 +154,30 @@ class CostView:
             k = self._tid[id(t)] = len(self.types)
             self.types.append(t)
         return k
+
+
+def named(graph: Graph, name: str) -> bool:
+    """Whether a node has this name: by the graph's index where it has one, else by the loader's look-up
+    where it left one (a hash of the names it read: no dict of 10^6 names made, none scanned), else by
+    the names column."""
+    if graph._index is None:
+        find = getattr(graph.nodes, "find", None)
+        if find is not None:
+            return find(name) is not None
+        return name in columns_of(graph).column("name")
+    return name in graph.index
+
+
+def position(graph: Graph, name: str) -> int:
+    """The position of the node of this name (KeyError if none), as graph.index gives it."""
+    if graph._index is None:
+        find = getattr(graph.nodes, "find", None)
+        if find is not None:
+            i = find(name)
+            if i is None:
+                raise KeyError(name)
+            return i
+    return graph.index[name]
 
 
 class _Rows:
