@@ -1,6 +1,6 @@
 """numba's cache of xcviz's kernels is keyed to every module of the kernel's folder (fastpath.track_sources):
 numba's own stamp covers only the entry function's file, so with an editable install a change to a helper
-module alone would run the stale compiled code."""
+module alone would run the stale compiled code. And the background compiles run at the lowest priority."""
 from __future__ import annotations
 
 import os
@@ -53,3 +53,32 @@ def test_functions_outside_xcviz_keep_numbas_own_locator():
         return x + 1
 
     assert not getattr(type(plain._cache._impl.locator), "xcviz", False)
+
+
+def test_background_compiles_run_at_the_lowest_priority(tmp_path, monkeypatch):
+    """A background compile (fastpath.warm_in_background) runs at nice 19, its session's scheduling group too:
+    on 2 cores the first `stats` of a fresh install starts up to three, and at normal priority they slowed the
+    command itself."""
+    import sys
+    import time
+
+    (tmp_path / "probe_priority.py").write_text(
+        "import os, sys\n"
+        "lock = sys.argv[1]\n"
+        "try:\n"
+        "    group = open('/proc/self/autogroup').read().split()[-1]\n"
+        "except OSError:\n"
+        "    group = 'none'\n"
+        "open(lock + '.out', 'w').write(f'{os.nice(0)} {group}')\n"
+        "os.remove(lock)\n")
+    monkeypatch.setenv("PYTHONPATH", str(tmp_path) + os.pathsep + os.environ.get("PYTHONPATH", ""))
+    folder = tmp_path / "cache"
+    assert fastpath.warm_in_background(str(folder), "probe_priority")
+    out = folder / "xcviz-compiling.lock.out"
+    for _ in range(200):
+        if out.exists() and not (folder / "xcviz-compiling.lock").exists():
+            break
+        time.sleep(0.05)
+    nice, group = out.read_text().split()
+    assert int(nice) == 19
+    assert group in ("19", "none") or not sys.platform.startswith("linux")
