@@ -9,7 +9,7 @@ from .order import insert_edge, reachable
 from .sets import edge_key, ht_grow, ht_pop, ht_short, os_erase, os_insert
 from .state import (A_CODE, A_COLS, A_DST, A_MERGED, A_PHASE, A_PL, A_PS, A_SRC, A_X1, A_X2, C_CROSS, C_CYCLE,
                     C_DEVICE, C_MAXSIZE, C_NONE, C_SCOPE, CP, HS, IN, LN, M_NATT, M_NPATH, M_PATHLEN, M_X1, M_X2,
-                    SC_IN, SC_OUT, SC_SNAP, ST, leaf)
+                    SC_IN, SC_OUT, SC_SNAP, ST, inl, leaf)
 
 
 @leaf
@@ -47,22 +47,21 @@ def _contract(S, a, b, alive):
     for k in range(n_in):
         os_erase(pool, HK, HV, meta, SM, scratch[SC_IN, k], b, 0, N)
     alive[b] = False
-    rank, ptmp = S.rank, S.ptmp
     for k in range(n_out):
-        x = scratch[SC_OUT, k]
-        if rank[a] <= rank[x] and a != x:  # insert_edge's common case (no re-ordering), without its call
-            if os_insert(pool, ptmp, HK, HV, meta, SM, a, x, 0, N):
-                os_insert(pool, ptmp, HK, HV, meta, SM, x, a, 1, N)
-        else:
-            insert_edge(S, a, x)
+        _add_edge(S, a, scratch[SC_OUT, k])
     for k in range(n_in):
-        x = scratch[SC_IN, k]
-        if rank[x] <= rank[a] and a != x:
-            if os_insert(pool, ptmp, HK, HV, meta, SM, x, a, 0, N):
-                os_insert(pool, ptmp, HK, HV, meta, SM, a, x, 1, N)
-        else:
-            insert_edge(S, x, a)
+        _add_edge(S, scratch[SC_IN, k], a)
     return a
+
+
+@inl
+def _add_edge(S, x, y):
+    """insert_edge, its common case (no re-ordering: x already ranks below y) inline rather than a call."""
+    if S.rank[x] <= S.rank[y] and x != y:
+        if os_insert(S.pool, S.ptmp, S.HK, S.HV, S.meta, S.SM, x, y, 0, S.N):
+            os_insert(S.pool, S.ptmp, S.HK, S.HV, S.meta, S.SM, y, x, 1, S.N)
+    else:
+        insert_edge(S, x, y)
 
 
 @leaf
