@@ -49,3 +49,20 @@ def test_allow_unknown_loads_them_all_as_fallbacks(tmp_path):
     assert [n.known for n in g.nodes] == [False, False, False, True, False]
     assert [n.note for n in g.nodes if not n.known] == ["unknown op rleu", "unknown op FancyTfOp",
                                                         "unknown op FancyTfOp", "unknown op concatt"]
+
+
+@pytest.mark.parametrize("suffix", [".yaml", ".json"])
+def test_a_later_node_of_the_same_name_does_not_hide_the_unknown_op(tmp_path, capsys, suffix):
+    """A duplicate name (refused later) once sent the search for unknown ops to the wrong node: an internal
+    IndexError instead of the one-line error (found by hypothesis in test_json_scan)."""
+    import json
+    doc = {"inputs": [{"name": "x", "shape": [2, 3], "dtype": "float32"}],
+           "nodes": [{"name": "s", "op": "nosuch", "inputs": []}, {"name": "n1", "op": "relu", "inputs": []},
+                     {"name": "s", "op": "relu", "inputs": []}]}
+    path = tmp_path / f"g{suffix}"
+    path.write_text(json.dumps(doc))
+    with pytest.raises(XcvizError) as e:
+        xcviz.load(str(path))
+    assert e.value.message == "unknown op 'nosuch'"
+    code, _, err = run(capsys, "stats", str(path))
+    assert code == 2 and err.strip().splitlines() == [err.strip()] and "unknown op 'nosuch'" in err

@@ -103,7 +103,7 @@ def _resolve_ops(graph: Graph, allow_unknown: bool, onnx: bool, cols: NodeColumn
 def _resolve_ops_each(graph: Graph, allow_unknown: bool, onnx: bool) -> None:
     opdefs: dict[str, object] = {}  # op_type -> OpDef or None, resolved once per load (not per node)
     arity_ok: set[tuple[str, int]] = set()
-    for node in graph.nodes:
+    for i, node in enumerate(graph.nodes):
         if node.note:
             opdef = None
         else:
@@ -125,14 +125,16 @@ def _resolve_ops_each(graph: Graph, allow_unknown: bool, onnx: bool) -> None:
         elif allow_unknown:
             node.note = f"unknown op {node.op_type}"
         else:
-            _unknown_ops(graph, node, opdefs)
+            _unknown_ops(graph, i, opdefs)
 
 
-def _unknown_ops(graph: Graph, first, opdefs: dict) -> None:
-    """One error naming every unknown op of the file (not only the first), each with a did-you-mean, and
-    the way to load ops of other frameworks."""
+def _unknown_ops(graph: Graph, at: int, opdefs: dict) -> None:
+    """One error naming every unknown op of the file (not only the first, which is node `at`), each with a
+    did-you-mean, and the way to load ops of other frameworks. (By position: a duplicate name, refused
+    later, must not hide the unknown op.)"""
+    first = graph.nodes[at]
     seen: dict[str, list[str]] = {}
-    for node in graph.nodes[graph.index.get(first.name, 0):]:
+    for node in graph.nodes[at:]:
         t = node.op_type
         if not node.note and opdefs.setdefault(t, REGISTRY.get(t)) is None:
             seen.setdefault(t, []).append(node.name)
