@@ -110,7 +110,7 @@ def test_parameters_by_runs_of_edges(path):
         if p:
             want.add(nd.name)
     assert node.tolist() == expect
-    table = np.concatenate((node, inp[::-1]))
+    table = np.concatenate((node, inp))   # (graph input i is producer n + i)
     assert np.array_equal(edge_param, table[flat.src])
 
 

@@ -82,7 +82,9 @@ def _costs(graph, hw):
         xla = np.zeros(len(time))
     edge_bytes = np.array(nbytes, np.int64)[flat.tid_of] if len(flat.tid_of) else np.zeros(0, np.int64)
     edge_shape = np.array(shapes, bool)[flat.tid_of] if len(flat.tid_of) else np.zeros(0, bool)
-    return (time.tolist(), flops.tolist(), xla.tolist(), flat.src.tolist(), flat.dst.tolist(),
+    n = len(time)
+    src = np.where(flat.src >= n, n - 1 - flat.src, flat.src)   # (graph input i: n + i in flat, -1 - i here)
+    return (time.tolist(), flops.tolist(), xla.tolist(), src.tolist(), flat.dst.tolist(),
             edge_bytes.tolist(), edge_shape.tolist(), outs)
 
 

@@ -24,10 +24,10 @@ class Boundary:
         self.graph, self.flat, self.cluster_of = graph, flat, cluster_of
         self._cols: tuple | None = None
         dims = graph.dims
-        # per edge of flat, the clusters of its two ends (-1: none; a graph input, src -1 - i, reads the
-        # -1 padding from the end of the table)
+        # per edge of flat, the clusters of its two ends (-1: none; a graph input, src n + i, reads the
+        # -1 padding after the nodes)
         cs = np.concatenate((cluster_of, np.full(len(graph.inputs), -1, cluster_of.dtype)))[flat.src]
-        cd = cluster_of[flat.dst]
+        cd = flat.at_consumer(cluster_of)
         self.inner = (cs == cd) & (cd >= 0)  # both ends in one cluster
         self.e = np.flatnonzero(cs != cd)  # edge numbers in flat (unclustered is -1 on both sides)
         tids = flat.tid_of[self.e]
@@ -58,15 +58,16 @@ class Boundary:
         self.known = np.array([b is not None for b in table], bool)[at]
         self.bytes = exact_ints([b or 0 for b in table], len(at))[at]
         k = len(self.outputs)
-        # (concatenated straight into int64: an astype after it would copy every array once more)
-        out_src, out_port = np.array(out_src, np.int64), np.array(out_port, np.int64)
-        self.src_cluster = np.concatenate((cs[self.e], [e.src_cluster for e in self.outputs]), dtype=np.int64,
-                                          casting="unsafe")
-        self.dst_cluster = np.concatenate((cd[self.e], np.full(k, -1)), dtype=np.int64)
-        self.src_pos = np.concatenate((flat.src[self.e], out_src), dtype=np.int64)
-        self.dst_pos = np.concatenate((flat.dst[self.e], np.full(k, -1)), dtype=np.int64)
+        # (each taken straight into its int64 array, the output edges after: no copy made to concatenate)
+        out_src = np.array(out_src, np.int64)
+        self.src_cluster = _taken(cs, self.e, [e.src_cluster for e in self.outputs])
+        self.dst_cluster = _taken(cd, self.e, [-1] * k)
+        self.src_pos = _taken(flat.src, self.e, out_src)   # (graph input i as -1 - i, the edges' convention)
+        inputs = np.flatnonzero(self.src_pos >= len(cluster_of))
+        self.src_pos[inputs] = len(cluster_of) - 1 - self.src_pos[inputs]
         # the value each edge carries (producer, output number): one tensor is handed over once per cluster
-        self.port = np.concatenate((flat.port[self.e], out_port), dtype=np.int64)
+        self.port = _taken(flat.port, self.e, out_port)
+        self._dst_pos: np.ndarray | None = None
         # which edges carry parameters (resident weights and constants) rather than activations, among all
         # edges of flat (edge_param) and among the boundary edges (param)
         self.p_in, self.p_node, self.edge_param = parameter_sources(graph, flat)
@@ -74,6 +75,13 @@ class Boundary:
 
     def __len__(self) -> int:
         return len(self.known)
+
+    @property
+    def dst_pos(self) -> np.ndarray:
+        """Per boundary edge, its consumer (-1 for a graph output), made on first use (the details read it)."""
+        if self._dst_pos is None:
+            self._dst_pos = _taken(self.flat.dst, self.e, [-1] * len(self.outputs))
+        return self._dst_pos
 
     def handoffs(self, nc: int) -> tuple[np.ndarray, int]:
         """Activation hand-offs between the runtimes: per cluster, the distinct tensors it takes in plus those
@@ -127,6 +135,17 @@ class Boundary:
         ref, s = refs[k], src[k]
         bt, nb = self.bound[tid[k]]
         return Edge(names[s] if s >= 0 else ref, names[dst[k]], ref, bt, nb, cs[k], cd[k])
+
+
+def _taken(values: np.ndarray, at: np.ndarray, tail) -> np.ndarray:
+    """values[at] then tail, as one int64 array."""
+    out = np.empty(len(at) + len(tail), np.int64)
+    if values.dtype == out.dtype:  # (positions are valid: "raise" would buffer a copy)
+        np.take(values, at, out=out[:len(at)], mode="clip")
+    else:
+        out[:len(at)] = values[at]
+    out[len(at):] = tail
+    return out
 
 
 def _distinct(keys: np.ndarray) -> np.ndarray:

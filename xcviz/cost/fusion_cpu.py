@@ -159,7 +159,7 @@ def cpu_node_kernels(flat: CostView, cluster_of: np.ndarray, exits: np.ndarray, 
     exit_[exits] = True
     exits = np.flatnonzero(exit_)    # one per value, however many edges it leaves by
     exits_here = exit_.copy()   # leaving as they are (not only through a reshape)
-    src, dst = flat.src, flat.dst
+    src = flat.src
     clustered = cluster_of >= 0
     if inner is None:
         inner = edge_inner(flat, cluster_of)
@@ -181,8 +181,8 @@ def cpu_node_kernels(flat: CostView, cluster_of: np.ndarray, exits: np.ndarray, 
     ynn_roots = red[r_ynn].tolist()
 
     # library calls (their edges `le`, in edge order): operand copies to the library's layout, and bias adds
-    le = edges_into(flat, lib)
-    l_src, l_dst, l_inner, l_param = src[le], dst[le], inner[le], param_edge[le]
+    le, l_dst = edges_into(flat, lib)
+    l_src, l_inner, l_param = src[le], inner[le], param_edge[le]
     l_slot = (le if flat.ref is None else flat.ref[le]) - flat.in_start[l_dst]
     has_bias = np.zeros(n, bool)   # (for library calls only: every use reads it with is_conv or is_gemm)
     has_bias[l_dst[l_slot == 2]] = True
@@ -194,8 +194,9 @@ def cpu_node_kernels(flat: CostView, cluster_of: np.ndarray, exits: np.ndarray, 
         if any_conv:
             # (an image reshaped in the cluster from an outside value is copied all the same)
             reshaped_in = np.zeros(n, bool)
+            dst = flat.dst
             reshaped_in[dst[~inner & (kind[dst] == K_FREE) & clustered[dst]]] = True
-            image_out = ~l_inner | reshaped_in[np.maximum(l_src, 0)]
+            image_out = ~l_inner | reshaped_in[np.minimum(l_src, n - 1)]
             copies |= is_conv[l_dst] & (((l_slot == 1) & ~l_inner & l_param & ~bitcast[flat.tid_of[le]])
                                         | ((l_slot == 0) & image_out & ~l_param))
         per_node += np.bincount(l_dst[copies], minlength=n)
@@ -214,20 +215,22 @@ def cpu_node_kernels(flat: CostView, cluster_of: np.ndarray, exits: np.ndarray, 
     relaid[l_src[operand & ~direct]] = True
     mat_read = np.zeros(n, bool)
     if tree.any():
-        te = edges_into(flat, tree)
+        te = edges_into(flat, tree)[0]
         mat_read[src[te[inner[te]]]] = True
     conc = _codes(flat, {"concat"})
     if any_window:
         # a pooling reads its input through several slices: a concatenation, or another pooling that
         # something else reads too, is materialised for it rather than recomputed per slice
-        srcn = np.maximum(src, 0)
+        srcn = np.minimum(src, n - 1)   # (a graph input's edge, never inner, reads any node)
         readers = np.bincount(src[inner], minlength=n)
-        mat_read[src[inner & is_window[dst] & (conc[srcn] | (is_window[srcn] & (readers[srcn] > 1)))]] = True
+        mat_read[src[inner & is_window[flat.dst] & (conc[srcn] | (is_window[srcn] & (readers[srcn] > 1)))]] = True
     # bitcasts in a cluster (their edges in edge order) hand their readers' wishes on to their producer
-    fe = edges_into(flat, kind == K_FREE)
-    fe = fe[inner[fe]]
-    fe = fe[kind[src[fe]] != K_LIB]
-    f_src, f_dst = src[fe], dst[fe]
+    fe, f_dst = edges_into(flat, kind == K_FREE)
+    keep = inner[fe]
+    fe, f_dst = fe[keep], f_dst[keep]
+    keep = kind[src[fe]] != K_LIB
+    fe, f_dst = fe[keep], f_dst[keep]
+    f_src = src[fe]
     while True:
         more = ((lib_read[f_dst] & ~lib_read[f_src]) | (mat_read[f_dst] & ~mat_read[f_src])
                 | (exit_[f_dst] & ~exit_[f_src]))
@@ -244,8 +247,10 @@ def cpu_node_kernels(flat: CostView, cluster_of: np.ndarray, exits: np.ndarray, 
         # a local response normalisation that a pooling reads is recomputed per slice: a channels-last
         # value it reads twice (the window sum and the scaling) is then transposed into memory once
         into_pool = np.zeros(n, bool)
-        into_pool[src[inner & is_window[dst] & _codes(flat, {"lrn"})[np.maximum(src, 0)]]] = True
-        mat_read[src[inner & into_pool[dst] & channels_last[np.maximum(src, 0)]]] = True
+        dst = flat.dst
+        srcn = np.minimum(src, n - 1)
+        into_pool[src[inner & is_window[dst] & _codes(flat, {"lrn"})[srcn]]] = True
+        mat_read[src[inner & into_pool[dst] & channels_last[srcn]]] = True
     cheap = ~_codes(flat, EXPENSIVE)
     shared = exit_ | mat_read
     # a value both a library call and an exit (or a materialising reader) want is written once where it is
@@ -278,18 +283,21 @@ def cpu_node_kernels(flat: CostView, cluster_of: np.ndarray, exits: np.ndarray, 
     return per_node, written
 
 
-def edges_into(flat: CostView, consumers: np.ndarray) -> np.ndarray:
-    """The edges (in edge order) whose consumer is one of the nodes set in `consumers`: read off the nodes'
-    runs of edges (node j's are edge_start[j] on, arity[j] of them), not by a look-up per edge."""
+def edges_into(flat: CostView, consumers: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """The edges (in edge order) whose consumer is one of the nodes set in `consumers`, and their consumers:
+    read off the nodes' runs of edges (node j's are edge_start[j] on, arity[j] of them), not by a look-up
+    per edge."""
     at = np.flatnonzero(consumers)
     count = flat.arity[at]
-    return np.repeat(flat.edge_start[at] - starts(count), count) + np.arange(int(count.sum()), dtype=np.int64)
+    edges = np.repeat(flat.edge_start[at] - starts(count), count) + np.arange(int(count.sum()), dtype=np.int64)
+    return edges, np.repeat(at, count)
 
 
 def edge_inner(flat: CostView, cluster_of: np.ndarray) -> np.ndarray:
     """Per edge: whether its producer and consumer are in the same cluster."""
-    cd = cluster_of[flat.dst]
-    return (flat.src >= 0) & (cluster_of[np.maximum(flat.src, 0)] == cd) & (cd >= 0)
+    cd = flat.at_consumer(cluster_of)
+    n = len(cluster_of)
+    return (flat.src < n) & (cluster_of[np.minimum(flat.src, max(n - 1, 0))] == cd) & (cd >= 0)
 
 
 def _ynn_cone(flat, root, inner, kind, is_conv, exit_, joins) -> np.ndarray:

@@ -1,7 +1,8 @@
 """Cost keys: nodes with equal (op, attributes, input and output types) cost the same, so each key is costed once."""
 from __future__ import annotations
 
-from itertools import repeat
+from collections.abc import Iterable
+from itertools import chain, repeat
 
 import numpy as np
 
@@ -19,17 +20,21 @@ SLOTS = 8               # nodes with more inputs or outputs get a cost key of th
 def _dense(code: np.ndarray, radix: int) -> tuple[np.ndarray, int]:
     """Renumber codes in [0, radix) to [0, m), m the number of distinct ones."""
     if radix <= 4 * len(code) + 4096:
+        # (a table over [0, radix) whose pages are written only where a code is: zeros and empty arrays are
+        # mapped lazily, so a sparse radix of millions costs the codes' pages, not a running sum over all)
         seen = np.zeros(radix, bool)
         seen[code] = True
-        rank = np.cumsum(seen) - 1
-        return rank[code], int(rank[-1]) + 1 if radix else 0
+        used = np.flatnonzero(seen)
+        rank = np.empty(radix, np.int64)
+        rank[used] = np.arange(len(used))
+        return rank[code], len(used)
     uniq, inverse = np.unique(code, return_inverse=True)
     return inverse.reshape(-1), len(uniq)
 
 
-def group_ids(columns: list[tuple[np.ndarray, int]], n: int) -> tuple[np.ndarray, int]:
+def group_ids(columns: Iterable[tuple[np.ndarray, int]], n: int) -> tuple[np.ndarray, int]:
     """One dense id per distinct row of the columns (each with its radix): a mixed-radix number per row,
-    renumbered before it could overflow int64."""
+    renumbered before it could overflow int64. (Each column is read before the next is asked for.)"""
     code, radix = np.zeros(n, np.int64), 1
     for col, r in columns:
         if r <= 1:
@@ -42,19 +47,24 @@ def group_ids(columns: list[tuple[np.ndarray, int]], n: int) -> tuple[np.ndarray
     return _dense(code, radix)
 
 
-def _slot(tids: np.ndarray, start: np.ndarray, count: np.ndarray, s: int) -> np.ndarray:
-    """Per node, 1 + the type id of its s-th input (output), or 0 where it has none."""
-    if not len(tids):
-        return np.zeros(len(count), np.int64)
-    if s == 0 and len(tids) == len(count) and (count == 1).all():  # (one each, in node order: the usual outputs)
-        return tids + 1
-    at = start + s if s or start[-1] >= len(tids) else start   # (run starts never decrease)
-    if at is not start:
-        np.minimum(at, len(tids) - 1, out=at)
-    col = tids[at]
-    col += 1
-    col *= count > s
-    return col
+def _slots(tids: np.ndarray, start: np.ndarray, count: np.ndarray):
+    """Per node, 1 + the type id of its s-th input (output), or 0 where it has none: one column per s up
+    to SLOTS, each made in the same buffer (group_ids adds each up before the next is made)."""
+    n = len(count)
+    if not n or not len(tids):
+        return
+    if len(tids) == n and (count == 1).all():  # (one each, in node order: the usual outputs)
+        yield tids + 1
+        return
+    at, col = np.empty(n, np.int64), np.empty(n, tids.dtype)
+    for s in range(min(int(count.max()), SLOTS)):
+        if s or start[-1] >= len(tids):   # (run starts never decrease)
+            np.add(start, s, out=at)
+            np.minimum(at, len(tids) - 1, out=at)
+        np.take(tids, at if s or start[-1] >= len(tids) else start, out=col, mode="clip")  # (valid positions)
+        col += 1
+        col *= count > s
+        yield col
 
 
 def cost_keys(graph: Graph, flat: CostView) -> tuple[np.ndarray, list[int]]:
@@ -75,10 +85,8 @@ def cost_keys(graph: Graph, flat: CostView) -> tuple[np.ndarray, list[int]]:
     columns.append((akey, count))
     if alone.any():
         columns.append((np.where(alone, np.arange(1, n + 1), 0), n + 1))
-    for tids, start, count in ((flat.tid_of, flat.edge_start, flat.arity), (flat.out_tid, flat.out_start, flat.n_out)):
-        for s in range(min(int(count.max()) if n else 0, SLOTS)):  # the s-th input (output) of each node
-            columns.append((_slot(tids, start, count, s), radix))
-    sig, m = group_ids(columns, n)
+    slots = chain(_slots(flat.tid_of, flat.edge_start, flat.arity), _slots(flat.out_tid, flat.out_start, flat.n_out))
+    sig, m = group_ids(chain(columns, zip(slots, repeat(radix))), n)   # (the s-th input, output of each node)
     rep = np.empty(m, np.int64)
     rep[sig] = np.arange(n)  # any node of a key (they all cost the same)
     return sig, rep.tolist()

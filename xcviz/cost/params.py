@@ -27,13 +27,14 @@ def parameter_sources(graph: Graph, flat: CostView) -> tuple[np.ndarray, np.ndar
         return inp, node, np.zeros(len(flat.src), bool)
     has_inputs = (flat.arity > 0) & ~flat.op_mask(VOLATILE_OPS)
     # A node is a parameter when every input is; fixed point over the (usually short) constant chains.
-    # Per edge, its producer's flag from one table: the nodes, then the graph inputs backwards (src -1 - i
-    # reads inp[i] from the end); per node, its parameter edges (a few: counted, not a running sum over
-    # every edge) against its edges.
-    back = inp[::-1]
+    # Per edge, its producer's flag from one table: the nodes, then the graph inputs (src n + i); per node, its parameter edges (a running count over its run of edges:
+    # edges are in node order) against its edges.
+    first, end = flat.edge_start, flat.edge_start + flat.arity
+    count = np.zeros(len(flat.src) + 1, np.int32)
     while True:
-        edge_param = np.concatenate((node, back))[flat.src]
-        all_param = np.bincount(flat.dst[np.flatnonzero(edge_param)], minlength=n) == flat.arity
+        edge_param = np.concatenate((node, inp))[flat.src]
+        np.cumsum(edge_param, out=count[1:])
+        all_param = (count[end] - count[first]) == flat.arity
         new = node | (has_inputs & all_param)
         if (new == node).all():
             return inp, node, edge_param

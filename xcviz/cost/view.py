@@ -29,7 +29,7 @@ class CostView:
     """What the cost model reads of a graph, as integer arrays.
 
     Edges, one per non-empty input ref in node order then input order (the order results list them):
-    producer `src` (a node position, or -1 - i for graph input i), consumer `dst`, type id `tid_of`, and
+    producer `src` (a node position, or n + i for graph input i, as the graph's columns have it), consumer `dst`, type id `tid_of`, and
     `ref`, the position of the ref among all refs (None: the edge number itself; each node's first is at
     `in_start`). Types are numbered by identity: the loader shares equal types as one object, so a big
     graph has a few hundred. Per node: output type ids (`out_tid`, `n_out` of them from `out_start`), op
@@ -52,7 +52,8 @@ class CostView:
         self.types: list[TensorType] = [objs[i] for i in distinct]
         self._tid = dict(zip(distinct, range(len(distinct))))  # self.types keeps the ids valid
         unknown = self.tid(UNKNOWN)
-        res_tid = np.fromiter((self._tid.get(id(t), -1) for r in results for t in r), np.int64, int(res_len.sum()))
+        # (type ids as int32: a few hundred, in per-edge and per-node arrays that are read, never indexed by)
+        res_tid = np.fromiter((self._tid.get(id(t), -1) for r in results for t in r), np.int32, int(res_len.sum()))
         if len(results) and (res_len == 1).all():  # (one output each, the usual graph: no run offsets)
             self.n_out, self.out_start = np.ones(n, np.int64), np.arange(n, dtype=np.int64)
             self.out_tid = out0 = res_tid[rid]   # (each node's output 0)
@@ -73,7 +74,7 @@ class CostView:
         # '' is an absent input even where a node or input has that name.
         pos, port, lens = columns.src, columns.port, columns.lens
         in_pos = {v.name: i for i, v in enumerate(graph.inputs)}  # the last of equal names, as a dict has it
-        in_tid = np.array([self.tid(v.type) for v in graph.inputs], np.int64)
+        in_tid = np.array([self.tid(v.type) for v in graph.inputs], np.int32)
         if len(in_pos) < len(graph.inputs):
             last = np.array([n + in_pos[v.name] for v in graph.inputs], np.int64)
             pos = np.where(pos >= n, last[np.clip(pos - n, 0, len(last) - 1)], pos)
@@ -81,30 +82,35 @@ class CostView:
             pos = pos.copy()
             pos[[k for k, r in enumerate(chain.from_iterable(columns.column("inputs"))) if not r]] = -1
         self.in_start = starts(lens)
-        dst = np.repeat(np.arange(n, dtype=np.int64), lens)
         self.ref = None
         if (pos < 0).any():  # absent inputs are no edges
             keep = pos >= 0
             self.ref = np.flatnonzero(keep)
-            pos, port, dst = pos[keep], port[keep], dst[keep]
-        # producer (graph input i as -1 - i) and type of each edge: one look-up in a table of nodes then inputs
-        ni = len(graph.inputs)
-        src = pos
-        if ni:  # (graph input i, pos n + i, becomes -1 - i: the few such edges found, not every edge computed)
-            at_input = np.flatnonzero(pos >= n)
-            if len(at_input):
-                src = pos.copy()
-                src[at_input] = n - 1 - pos[at_input]
+            pos, port = pos[keep], port[keep]
+        # type of each edge: one look-up in a table of nodes then inputs
         tid = np.concatenate((out0, in_tid))[pos]
         if port.any():
             for e in np.flatnonzero(port).tolist():  # output k > 0 of a node
                 produced, k = results[int(rid[pos[e]])], int(port[e])
                 tid[e] = self.tid(produced[k]) if k < len(produced) else unknown
             port = np.where(pos >= n, 0, port)
-        self.src, self.dst, self.tid_of, self.port = src, dst, tid, port
-        self.arity = lens if self.ref is None else np.bincount(dst, minlength=n)
+        self.src, self.tid_of, self.port = pos, tid, port
+        self.arity = lens if self.ref is None else \
+            np.bincount(np.repeat(np.arange(n, dtype=np.int64), lens)[self.ref], minlength=n)
         self.edge_start = self.in_start if self.ref is None else starts(self.arity)
-        # (node j's edges: edge_start[j] on, arity[j] of them)
+        # (node j's edges: edge_start[j] on, arity[j] of them; edges are in node order)
+        self._dst: np.ndarray | None = None
+
+    @property
+    def dst(self) -> np.ndarray:
+        """Per edge, its consumer (made on first use: the hot paths read `at_consumer` instead)."""
+        if self._dst is None:
+            self._dst = self.at_consumer(np.arange(len(self.arity), dtype=np.int64))
+        return self._dst
+
+    def at_consumer(self, per_node: np.ndarray) -> np.ndarray:
+        """Per edge, its consumer's entry of a per-node array (a run per node: no look-up per edge)."""
+        return np.repeat(per_node, self.arity)
 
     def _from_columns(self, table: GraphColumns, n: int) -> None:
         """op, op_names, known and with_attrs from the graph's columns, without visiting the nodes."""
