@@ -26,8 +26,10 @@ class Boundary:
         dims = graph.dims
         # per edge of flat, the clusters of its two ends (-1: none; a graph input, src n + i, reads the
         # -1 padding after the nodes)
-        cs = np.concatenate((cluster_of, np.full(len(graph.inputs), -1, cluster_of.dtype)))[flat.src]
-        cd = flat.at_consumer(cluster_of)
+        # (as int32: half the memory of two per-edge arrays; cluster numbers are below the node count)
+        small = cluster_of.astype(np.int32)
+        cs = np.concatenate((small, np.full(len(graph.inputs), -1, np.int32)))[flat.src]
+        cd = flat.at_consumer(small)
         self.inner = (cs == cd) & (cd >= 0)  # both ends in one cluster
         self.e = np.flatnonzero(cs != cd)  # edge numbers in flat (unclustered is -1 on both sides)
         tids = flat.tid_of[self.e]
@@ -58,15 +60,16 @@ class Boundary:
         self.known = np.array([b is not None for b in table], bool)[at]
         self.bytes = exact_ints([b or 0 for b in table], len(at))[at]
         k = len(self.outputs)
-        # (each taken straight into its int64 array, the output edges after: no copy made to concatenate)
+        # (each taken straight into its array, the output edges after: no copy made to concatenate; cluster
+        # and output numbers as int32, positions as int64 for the look-ups they index)
         out_src = np.array(out_src, np.int64)
         self.src_cluster = _taken(cs, self.e, [e.src_cluster for e in self.outputs])
         self.dst_cluster = _taken(cd, self.e, [-1] * k)
-        self.src_pos = _taken(flat.src, self.e, out_src)   # (graph input i as -1 - i, the edges' convention)
+        self.src_pos = _taken(flat.src, self.e, out_src, np.int64)   # (graph input i as -1 - i, the edges' convention)
         inputs = np.flatnonzero(self.src_pos >= len(cluster_of))
         self.src_pos[inputs] = len(cluster_of) - 1 - self.src_pos[inputs]
         # the value each edge carries (producer, output number): one tensor is handed over once per cluster
-        self.port = _taken(flat.port, self.e, out_port)
+        self.port = _taken(flat.port, self.e, out_port, np.int32)
         self._dst_pos: np.ndarray | None = None
         # which edges carry parameters (resident weights and constants) rather than activations, among all
         # edges of flat (edge_param) and among the boundary edges (param)
@@ -80,7 +83,7 @@ class Boundary:
     def dst_pos(self) -> np.ndarray:
         """Per boundary edge, its consumer (-1 for a graph output), made on first use (the details read it)."""
         if self._dst_pos is None:
-            self._dst_pos = _taken(self.flat.dst, self.e, [-1] * len(self.outputs))
+            self._dst_pos = _taken(self.flat.dst, self.e, [-1] * len(self.outputs), np.int64)
         return self._dst_pos
 
     def handoffs(self, nc: int) -> tuple[np.ndarray, int]:
@@ -137,9 +140,9 @@ class Boundary:
         return Edge(names[s] if s >= 0 else ref, names[dst[k]], ref, bt, nb, cs[k], cd[k])
 
 
-def _taken(values: np.ndarray, at: np.ndarray, tail) -> np.ndarray:
-    """values[at] then tail, as one int64 array."""
-    out = np.empty(len(at) + len(tail), np.int64)
+def _taken(values: np.ndarray, at: np.ndarray, tail, dtype=None) -> np.ndarray:
+    """values[at] then tail, as one array (of values' dtype unless given)."""
+    out = np.empty(len(at) + len(tail), dtype or values.dtype)
     if values.dtype == out.dtype:  # (positions are valid: "raise" would buffer a copy)
         np.take(values, at, out=out[:len(at)], mode="clip")
     else:

@@ -102,7 +102,7 @@ def _cse_broadcasts(flat: CostView, cluster_of: np.ndarray, per_node: np.ndarray
     bcast = np.flatnonzero(flat.op_mask(BROADCASTS) & written & (cluster_of >= 0))
     seen: set = set()
     for j in bcast.tolist():
-        key = (int(cluster_of[j]), int(flat.out_tid[flat.out_start[j]]) if flat.n_out[j] else -1,
+        key = (int(cluster_of[j]), flat.out0(j),
                repr(sorted(flat.nodes[j].attrs.items())))
         if key in seen:
             per_node[j] = 0

@@ -369,10 +369,11 @@ def _gemm_output_fused(flat, is_gemm, has_bias, dims, outside) -> np.ndarray:
     into its broadcast and the dot stays 1xK by KxN)."""
     out = np.zeros(len(is_gemm), bool)
     for j in np.flatnonzero(is_gemm & has_bias).tolist():
-        t = flat.types[flat.out_tid[flat.out_start[j]]].bind(dims) if flat.n_out[j] else None
+        t = flat.types[flat.out0(j)].bind(dims) if flat.out0(j) >= 0 else None
         k = (int(flat.edge_start[j]) if flat.arity[j] > 0 else -1) + 1   # the weight's edge
+        mine = int(flat.edge_start[j]) <= k < int(flat.edge_start[j]) + int(flat.arity[j])   # (its consumer is j)
         out[j] = bool(t is not None and t.shape and t.shape[0] == 1 and int(flat.columns.attrs[j].get("transB", 0) or 0)
-                      and k < len(outside) and flat.dst[k] == j and outside[k])
+                      and k < len(outside) and mine and outside[k])
     return out
 
 

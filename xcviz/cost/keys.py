@@ -56,12 +56,10 @@ def _slots(tids: np.ndarray, start: np.ndarray, count: np.ndarray):
     if len(tids) == n and (count == 1).all():  # (one each, in node order: the usual outputs)
         yield tids + 1
         return
-    at, col = np.empty(n, np.int64), np.empty(n, tids.dtype)
+    col = np.empty(n, tids.dtype)
     for s in range(min(int(count.max()), SLOTS)):
-        if s or start[-1] >= len(tids):   # (run starts never decrease)
-            np.add(start, s, out=at)
-            np.minimum(at, len(tids) - 1, out=at)
-        np.take(tids, at if s or start[-1] >= len(tids) else start, out=col, mode="clip")  # (valid positions)
+        # node j's s-th is tids[start[j] + s]: taken from tids[s:] at start, clipped where j has none
+        np.take(tids[s:], start, out=col, mode="clip")
         col += 1
         col *= count > s
         yield col
@@ -76,7 +74,8 @@ def cost_keys(graph: Graph, flat: CostView) -> tuple[np.ndarray, list[int]]:
     is a key of its own."""
     attrs = flat.columns.attrs
     n = len(attrs)
-    wide = [count for count in (flat.arity, flat.n_out) if n and int(count.max()) > SLOTS]
+    wide = [count for count in (flat.arity, None if flat.one_output else flat.n_out) if n and count is not None
+            and int(count.max()) > SLOTS]
     alone = np.logical_or.reduce([count > SLOTS for count in wide]) if wide else np.zeros(n, bool)
     akey, count = attribute_codes(attrs, flat.with_attrs, alone, flat.attr_codes)
     radix = len(flat.types) + 1  # type id + 1; 0 = no such input/output
@@ -85,7 +84,8 @@ def cost_keys(graph: Graph, flat: CostView) -> tuple[np.ndarray, list[int]]:
     columns.append((akey, count))
     if alone.any():
         columns.append((np.where(alone, np.arange(1, n + 1), 0), n + 1))
-    slots = chain(_slots(flat.tid_of, flat.edge_start, flat.arity), _slots(flat.out_tid, flat.out_start, flat.n_out))
+    outs = [flat.out_tid + 1] if flat.one_output else _slots(flat.out_tid, flat.out_start, flat.n_out)
+    slots = chain(_slots(flat.tid_of, flat.edge_start, flat.arity), outs)
     sig, m = group_ids(chain(columns, zip(slots, repeat(radix))), n)   # (the s-th input, output of each node)
     rep = np.empty(m, np.int64)
     rep[sig] = np.arange(n)  # any node of a key (they all cost the same)

@@ -29,12 +29,14 @@ def parameter_sources(graph: Graph, flat: CostView) -> tuple[np.ndarray, np.ndar
     # A node is a parameter when every input is; fixed point over the (usually short) constant chains.
     # Per edge, its producer's flag from one table: the nodes, then the graph inputs (src n + i); per node, its parameter edges (a running count over its run of edges:
     # edges are in node order) against its edges.
-    first, end = flat.edge_start, flat.edge_start + flat.arity
     count = np.zeros(len(flat.src) + 1, np.int32)
+    at = np.empty(n + 1, np.int32)
     while True:
         edge_param = np.concatenate((node, inp))[flat.src]
         np.cumsum(edge_param, out=count[1:])
-        all_param = (count[end] - count[first]) == flat.arity
+        np.take(count, flat.edge_start, out=at[:n], mode="clip")   # (node j's edges end where j + 1's start)
+        at[n] = count[-1]
+        all_param = np.diff(at) == flat.arity
         new = node | (has_inputs & all_param)
         if (new == node).all():
             return inp, node, edge_param

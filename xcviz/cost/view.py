@@ -54,16 +54,17 @@ class CostView:
         unknown = self.tid(UNKNOWN)
         # (type ids as int32: a few hundred, in per-edge and per-node arrays that are read, never indexed by)
         res_tid = np.fromiter((self._tid.get(id(t), -1) for r in results for t in r), np.int32, int(res_len.sum()))
-        if len(results) and (res_len == 1).all():  # (one output each, the usual graph: no run offsets)
-            self.n_out, self.out_start = np.ones(n, np.int64), np.arange(n, dtype=np.int64)
+        self.one_output = bool(len(results)) and bool((res_len == 1).all())
+        if self.one_output:  # (one output each, the usual graph: no run offsets, n_out and out_start on request)
+            self._n_out = self._out_start = None
             self.out_tid = out0 = res_tid[rid]   # (each node's output 0)
         else:
             res_at = starts(res_len)   # result r's types: res_tid[res_at[r]:][:res_len[r]]
-            self.n_out = res_len[rid]
-            self.out_start = starts(self.n_out)
-            total = int(self.n_out.sum())
-            within = np.arange(total) - np.repeat(self.out_start, self.n_out)
-            self.out_tid = res_tid[np.repeat(res_at[rid], self.n_out) + within]
+            self._n_out = res_len[rid]
+            self._out_start = starts(self._n_out)
+            total = int(self._n_out.sum())
+            within = np.arange(total) - np.repeat(self._out_start, self._n_out)
+            self.out_tid = res_tid[np.repeat(res_at[rid], self._n_out) + within]
             out0 = np.append(np.where(res_len > 0, res_tid[np.minimum(res_at, max(len(res_tid) - 1, 0))]
                                       if len(res_tid) else unknown, unknown), unknown)[rid]  # each node's output 0
 
@@ -100,6 +101,25 @@ class CostView:
         self.edge_start = self.in_start if self.ref is None else starts(self.arity)
         # (node j's edges: edge_start[j] on, arity[j] of them; edges are in node order)
         self._dst: np.ndarray | None = None
+
+    @property
+    def n_out(self) -> np.ndarray:
+        """Per node, its number of outputs (their type ids are out_tid[out_start[j]:][:n_out[j]])."""
+        if self._n_out is None:
+            self._n_out = np.ones(len(self.out_tid), np.int64)
+        return self._n_out
+
+    @property
+    def out_start(self) -> np.ndarray:
+        if self._out_start is None:
+            self._out_start = np.arange(len(self.out_tid), dtype=np.int64)
+        return self._out_start
+
+    def out0(self, j: int) -> int:
+        """The type id of node j's output 0, or -1 where it has none."""
+        if self.one_output:
+            return int(self.out_tid[j])
+        return int(self.out_tid[self._out_start[j]]) if self._n_out[j] else -1
 
     @property
     def dst(self) -> np.ndarray:
