@@ -32,6 +32,8 @@ class Boundary:
         cd = flat.at_consumer(small)
         self.inner = (cs == cd) & (cd >= 0)  # both ends in one cluster
         self.e = np.flatnonzero(cs != cd)  # edge numbers in flat (unclustered is -1 on both sides)
+        cs, cd = cs[self.e], cd[self.e]   # (the per-edge arrays let go before the next are made: a lower peak)
+        del small
         tids = flat.tid_of[self.e]
         self.bound: dict[int, tuple] = {}  # type id -> (bound type, bytes)
         nbytes: list = [None] * len(flat.types)
@@ -59,15 +61,16 @@ class Boundary:
         at = np.concatenate((tids, np.arange(len(nbytes), len(table))), dtype=np.int64)
         self.known = np.array([b is not None for b in table], bool)[at]
         self.bytes = exact_ints([b or 0 for b in table], len(at))[at]
+        del at, tids
         k = len(self.outputs)
         # (each taken straight into its array, the output edges after: no copy made to concatenate; cluster
         # and output numbers as int32, positions as int64 for the look-ups they index)
         out_src = np.array(out_src, np.int64)
-        self.src_cluster = _taken(cs, self.e, [e.src_cluster for e in self.outputs])
-        self.dst_cluster = _taken(cd, self.e, [-1] * k)
+        self.src_cluster = np.concatenate((cs, np.array([e.src_cluster for e in self.outputs], np.int32)))
+        self.dst_cluster = np.concatenate((cd, np.full(k, -1, np.int32)))
+        del cs, cd
         self.src_pos = _taken(flat.src, self.e, out_src, np.int64)   # (graph input i as -1 - i, the edges' convention)
-        inputs = np.flatnonzero(self.src_pos >= len(cluster_of))
-        self.src_pos[inputs] = len(cluster_of) - 1 - self.src_pos[inputs]
+        np.subtract(len(cluster_of) - 1, self.src_pos, out=self.src_pos, where=self.src_pos >= len(cluster_of))
         # the value each edge carries (producer, output number): one tensor is handed over once per cluster
         self.port = _taken(flat.port, self.e, out_port, np.int32)
         self._dst_pos: np.ndarray | None = None

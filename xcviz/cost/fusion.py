@@ -48,9 +48,9 @@ def op_kinds(op_names: list[str], device: str) -> tuple[np.ndarray, np.ndarray]:
     normalisation: on GPU and TPU 2, the loops fused into the reductions; on CPU, whose emitter fuses no
     producer into a reduction, as counted in XLA's optimized HLO: softmax 4, layer norm 5)."""
     kind = np.array([K_FREE if o in FREE else K_LIB if o in LIBRARY else K_REDUCE if o in REDUCE | TWO_REDUCTIONS
-                     else K_LOOP for o in op_names] + [K_LOOP], np.int64)[:-1]
+                     else K_LOOP for o in op_names] + [K_LOOP], np.int8)[:-1]   # (small: per-node arrays)
     weight = np.array([(CPU_KERNELS.get(o, 1) if device == "cpu" else 2 if o in TWO_REDUCTIONS else 1)
-                       for o in op_names] + [1], np.int64)[:-1]
+                       for o in op_names] + [1], np.int32)[:-1]
     return kind, weight
 
 

@@ -1,6 +1,7 @@
 """Cost keys: nodes with equal (op, attributes, input and output types) cost the same, so each key is costed once."""
 from __future__ import annotations
 
+import math
 from collections.abc import Iterable
 from itertools import chain, repeat
 
@@ -32,10 +33,12 @@ def _dense(code: np.ndarray, radix: int) -> tuple[np.ndarray, int]:
     return inverse.reshape(-1), len(uniq)
 
 
-def group_ids(columns: Iterable[tuple[np.ndarray, int]], n: int) -> tuple[np.ndarray, int]:
+def group_ids(columns: Iterable[tuple[np.ndarray, int]], n: int, bound: int | None = None) -> tuple[np.ndarray, int]:
     """One dense id per distinct row of the columns (each with its radix): a mixed-radix number per row,
-    renumbered before it could overflow int64. (Each column is read before the next is asked for.)"""
-    code, radix = np.zeros(n, np.int64), 1
+    renumbered before it could overflow int64. (Each column is read before the next is asked for; `bound`,
+    if known, is at least the product of the radices: below 2**31 the numbers are int32, half the memory
+    traffic.)"""
+    code, radix = np.zeros(n, np.int32 if bound is not None and bound < 2**31 else np.int64), 1
     for col, r in columns:
         if r <= 1:
             continue
@@ -86,7 +89,10 @@ def cost_keys(graph: Graph, flat: CostView) -> tuple[np.ndarray, list[int]]:
         columns.append((np.where(alone, np.arange(1, n + 1), 0), n + 1))
     outs = [flat.out_tid + 1] if flat.one_output else _slots(flat.out_tid, flat.out_start, flat.n_out)
     slots = chain(_slots(flat.tid_of, flat.edge_start, flat.arity), outs)
-    sig, m = group_ids(chain(columns, zip(slots, repeat(radix))), n)   # (the s-th input, output of each node)
+    n_slots = sum(min(int(c.max()) if n else 0, SLOTS) for c in (flat.arity, None if flat.one_output else flat.n_out)
+                  if c is not None) + flat.one_output
+    bound = math.prod(r for _, r in columns) * radix ** n_slots
+    sig, m = group_ids(chain(columns, zip(slots, repeat(radix))), n, bound)   # (the s-th input, output of each node)
     rep = np.empty(m, np.int64)
     rep[sig] = np.arange(n)  # any node of a key (they all cost the same)
     return sig, rep.tolist()

@@ -27,8 +27,8 @@ def parameter_sources(graph: Graph, flat: CostView) -> tuple[np.ndarray, np.ndar
         return inp, node, np.zeros(len(flat.src), bool)
     has_inputs = (flat.arity > 0) & ~flat.op_mask(VOLATILE_OPS)
     # A node is a parameter when every input is; fixed point over the (usually short) constant chains.
-    # Per edge, its producer's flag from one table: the nodes, then the graph inputs (src n + i); per node, its parameter edges (a running count over its run of edges:
-    # edges are in node order) against its edges.
+    # Per edge, its producer's flag from one table: the nodes, then the graph inputs (src n + i); per node,
+    # its parameter edges (a running count over its run of edges: edges are in node order) against its edges.
     count = np.zeros(len(flat.src) + 1, np.int32)
     at = np.empty(n + 1, np.int32)
     while True:
