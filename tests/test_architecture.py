@@ -30,7 +30,7 @@ LAYERS: list[set[str]] = [
     {"passes", "verify"},
     {"ops"},
     {"ir"},
-    {"errors", "progress", "fileio", "fastpath", "hardware"},  # no knowledge of graphs
+    {"errors", "progress", "fileio", "fastpath", "memory", "hardware"},  # no knowledge of graphs
 ]
 
 

@@ -226,9 +226,8 @@ def cpu_node_kernels(flat: CostView, cluster_of: np.ndarray, exits: np.ndarray, 
         mat_read[src[inner & is_window[flat.dst] & (conc[srcn] | (is_window[srcn] & (readers[srcn] > 1)))]] = True
     # bitcasts in a cluster (their edges in edge order) hand their readers' wishes on to their producer
     fe, f_dst = edges_into(flat, kind == K_FREE)
-    keep = inner[fe]
-    fe, f_dst = fe[keep], f_dst[keep]
-    keep = kind[src[fe]] != K_LIB
+    keep = np.flatnonzero(inner[fe])
+    keep = keep[kind[src[fe[keep]]] != K_LIB]
     fe, f_dst = fe[keep], f_dst[keep]
     f_src = src[fe]
     while True:

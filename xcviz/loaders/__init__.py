@@ -7,6 +7,7 @@ from typing import Mapping
 
 from ..errors import XcvizError
 from ..ir import Graph, gc_paused
+from ..memory import BIG_FILE_BYTES, keep_freed_memory
 from .build import finalize
 from .parse import DEFAULT_MAX_ALIAS_EXPANSION, DEFAULT_MAX_DEPTH
 
@@ -22,6 +23,8 @@ def _read(path: str, max_bytes: int) -> bytes:
     if size > max_bytes:
         raise XcvizError(f"file is {size} bytes, over the limit of {max_bytes}", where=path,
                          hint="raise it with --max-file-bytes")
+    if size >= BIG_FILE_BYTES:
+        keep_freed_memory()
     try:
         with open(path, "rb") as f:
             data = f.read(max_bytes + 1)  # bounded even for pipes and devices, whose size reads as 0
