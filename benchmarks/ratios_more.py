@@ -20,8 +20,8 @@ STEPS = ("load", "mark", "cost")
 MEMORY = r"""
 import json, resource, sys, time
 import xcviz
-from xcviz.cli import entry
-entry._keep_freed_memory()  # as the command does
+from xcviz.memory import keep_freed_memory
+keep_freed_memory()  # as the command does
 def rss():
     with open("/proc/self/statm") as f:
         return int(f.read().split()[1]) * 4096 / 2**20

@@ -6,22 +6,21 @@ clustering and costing a big graph make and drop arrays of megabytes in turn, so
 in again page by page. On the 2-core VM of benchmarks/README.md a fresh page costs 5-36 µs, and the
 first `xcviz.stats` of a 10^6-node graph took 12.7k such faults, over a third of its time.
 
-So the first time xcviz meets a big graph (a file of BIG_FILE_BYTES, or BIG_GRAPH_NODES nodes), it
-asks glibc to keep up to 1 GiB of freed heap and to serve blocks under 32 MiB from the heap, where a
-freed one is reused. Peak memory is unchanged; what changes is that the process keeps its freed memory
-until it exits rather than handing it back. Set XCVIZ_MALLOC=system to leave malloc as it is (also left
-alone: any MALLOC_*_ or GLIBC_TUNABLES setting of the user's, and C libraries other than glibc)."""
+So glibc is asked to keep up to 1 GiB of freed heap, to serve blocks under 32 MiB from the heap, where a
+freed one is reused, and to grow the heap 256 MiB at a time: by the `xcviz` command as it starts (it is
+short-lived), and through the Python API the first time xcviz meets a big graph (a file of BIG_FILE_BYTES,
+or BIG_GRAPH_NODES nodes). Peak memory is unchanged; what changes is that the process keeps its freed
+memory until it exits rather than handing it back. Set XCVIZ_MALLOC=system to leave malloc as it is (also
+left alone: any MALLOC_*_ or GLIBC_TUNABLES setting of the user's, and C libraries other than glibc)."""
 from __future__ import annotations
 
-import ctypes
 import os
-import platform
 import sys
 
 BIG_FILE_BYTES = 8 << 20        # a JSON graph of ~50,000 nodes (fastpath.FAST_MIN_NODES)
 BIG_GRAPH_NODES = 50_000
-_M_TRIM_THRESHOLD, _M_MMAP_THRESHOLD = -1, -3   # glibc's malloc.h
-_KEEP_BYTES, _HEAP_BLOCKS_BELOW = 1 << 30, 32 << 20   # (32 MiB: the largest mmap threshold glibc takes)
+# glibc's malloc.h: (parameter, value); 32 MiB is the largest mmap threshold glibc takes
+_SETTINGS = ((-3, 32 << 20), (-1, 1 << 30), (-2, 256 << 20))   # M_MMAP_THRESHOLD, M_TRIM_THRESHOLD, M_TOP_PAD
 _tuned: bool | None = None      # None: not asked yet
 
 
@@ -38,11 +37,13 @@ def _tune() -> bool:
     if env.get("XCVIZ_MALLOC", "").lower() == "system" or "GLIBC_TUNABLES" in env or any(
             k.startswith("MALLOC_") and k.endswith("_") for k in env):
         return False
-    if sys.platform != "linux" or platform.libc_ver()[0] != "glibc":
-        return False
     try:
+        if sys.platform != "linux" or not os.confstr("CS_GNU_LIBC_VERSION"):
+            return False
+        import ctypes
+
         mallopt = ctypes.CDLL(None).mallopt   # the process's own C library
-    except (OSError, AttributeError):
+    except (OSError, ValueError, AttributeError):
         return False
     mallopt.argtypes, mallopt.restype = (ctypes.c_int, ctypes.c_int), ctypes.c_int
-    return bool(mallopt(_M_MMAP_THRESHOLD, _HEAP_BLOCKS_BELOW)) and bool(mallopt(_M_TRIM_THRESHOLD, _KEEP_BYTES))
+    return all([bool(mallopt(param, value)) for param, value in _SETTINGS])

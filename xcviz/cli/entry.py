@@ -5,6 +5,7 @@ import os
 import sys
 
 from ..errors import BAD_INPUT, INTERNAL, XcvizError
+from ..memory import keep_freed_memory
 from .base import app
 
 INTERRUPTED = 130  # 128 + SIGINT, as shells report a command stopped by Ctrl-C
@@ -72,7 +73,7 @@ def run() -> None:
 
     After a 10^6-node graph that teardown took over a second; the outputs are complete and flushed by
     then (files are written atomically), so nothing is lost. Errors with --debug still raise normally."""
-    _keep_freed_memory()
+    keep_freed_memory()   # (xcviz.memory: the command is short-lived, so the memory goes back at exit)
     from . import base
 
     base.OWN_PROCESS = True
@@ -90,21 +91,6 @@ def run() -> None:
     except OSError:  # e.g. stdout closed early by `| head`
         pass
     os._exit(code or 0)
-
-
-def _keep_freed_memory() -> None:
-    """Ask glibc to keep freed memory instead of returning it to the OS at once: the next allocations
-    would fault it back in page by page (0.3-0.4 s of system time for a 10^6-node graph). The command is
-    short-lived, so the memory goes back at exit. Nothing happens where there is no glibc."""
-    try:
-        import ctypes
-
-        libc = ctypes.CDLL(None)
-        libc.mallopt(-3, 32 << 20)   # M_MMAP_THRESHOLD: arrays under 32 MiB come from the heap (glibc's cap)
-        libc.mallopt(-1, 1 << 30)    # M_TRIM_THRESHOLD: trim the heap only past 1 GiB of free space
-        libc.mallopt(-2, 256 << 20)  # M_TOP_PAD: grow the heap 256 MiB at a time
-    except (OSError, AttributeError):
-        pass
 
 
 def _click_exceptions() -> tuple[tuple, tuple]:
