@@ -42,7 +42,7 @@ def _costs(graph, hw):
     and (producer, bytes) per graph output a node produces."""
     from ..cost.keys import cost_keys, costs_per_key
     from ..cost.symbolic import free_dims
-    from ..cost.view import CostView
+    from ..cost.view import CostView, inputs_negative
     from ..passes.values import may_have_value
 
     saved = dict(graph.dims)
@@ -82,8 +82,7 @@ def _costs(graph, hw):
         xla = np.zeros(len(time))
     edge_bytes = np.array(nbytes, np.int64)[flat.tid_of] if len(flat.tid_of) else np.zeros(0, np.int64)
     edge_shape = np.array(shapes, bool)[flat.tid_of] if len(flat.tid_of) else np.zeros(0, bool)
-    n = len(time)
-    src = np.where(flat.src >= n, n - 1 - flat.src, flat.src)   # (graph input i: n + i in flat, -1 - i here)
+    src = inputs_negative(flat.src.copy(), len(time))   # (graph input i as -1 - i)
     return (time.tolist(), flops.tolist(), xla.tolist(), src.tolist(), flat.dst.tolist(),
             edge_bytes.tolist(), edge_shape.tolist(), outs)
 

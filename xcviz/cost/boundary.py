@@ -11,7 +11,7 @@ from ..ir import Graph, parse_ref
 from .params import parameter_sources
 from .results import OUTPUT, ClusterCost, Edge
 from .sums import exact_ints
-from .view import CostView, position
+from .view import CostView, inputs_negative, position
 
 _KEY_LIMIT = 2**62   # (tensor, cluster) pairs numbered below this are one int64 key
 
@@ -69,8 +69,7 @@ class Boundary:
         self.src_cluster = np.concatenate((cs, np.array([e.src_cluster for e in self.outputs], np.int32)))
         self.dst_cluster = np.concatenate((cd, np.full(k, -1, np.int32)))
         del cs, cd
-        self.src_pos = _taken(flat.src, self.e, out_src, np.int64)   # (graph input i as -1 - i, the edges' convention)
-        np.subtract(len(cluster_of) - 1, self.src_pos, out=self.src_pos, where=self.src_pos >= len(cluster_of))
+        self.src_pos = inputs_negative(_taken(flat.src, self.e, out_src, np.int64), len(cluster_of))
         # the value each edge carries (producer, output number): one tensor is handed over once per cluster
         self.port = _taken(flat.port, self.e, out_port, np.int32)
         self._dst_pos: np.ndarray | None = None

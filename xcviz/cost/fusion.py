@@ -70,7 +70,7 @@ def node_kernels(flat: CostView, cluster_of: np.ndarray, exits: np.ndarray, para
             kind = np.where(windows, K_LOOP, kind)
         return _cse_broadcasts(flat, cluster_of, per_node, written), written, kind
     src, dst = flat.src, flat.dst
-    srcn = np.minimum(src, n - 1)   # (a graph input's edge, never inner, reads any node)
+    srcn = flat.src_nodes()
     if inner is None:
         inner = edge_inner(flat, cluster_of)
     written = np.zeros(n, bool)

@@ -196,7 +196,7 @@ def cpu_node_kernels(flat: CostView, cluster_of: np.ndarray, exits: np.ndarray, 
             reshaped_in = np.zeros(n, bool)
             dst = flat.dst
             reshaped_in[dst[~inner & (kind[dst] == K_FREE) & clustered[dst]]] = True
-            image_out = ~l_inner | reshaped_in[np.minimum(l_src, n - 1)]
+            image_out = ~l_inner | reshaped_in[flat.src_nodes(l_src)]
             copies |= is_conv[l_dst] & (((l_slot == 1) & ~l_inner & l_param & ~bitcast[flat.tid_of[le]])
                                         | ((l_slot == 0) & image_out & ~l_param))
         per_node += np.bincount(l_dst[copies], minlength=n)
@@ -221,7 +221,7 @@ def cpu_node_kernels(flat: CostView, cluster_of: np.ndarray, exits: np.ndarray, 
     if any_window:
         # a pooling reads its input through several slices: a concatenation, or another pooling that
         # something else reads too, is materialised for it rather than recomputed per slice
-        srcn = np.minimum(src, n - 1)   # (a graph input's edge, never inner, reads any node)
+        srcn = flat.src_nodes()
         readers = np.bincount(src[inner], minlength=n)
         mat_read[src[inner & is_window[flat.dst] & (conc[srcn] | (is_window[srcn] & (readers[srcn] > 1)))]] = True
     # bitcasts in a cluster (their edges in edge order) hand their readers' wishes on to their producer
@@ -246,8 +246,7 @@ def cpu_node_kernels(flat: CostView, cluster_of: np.ndarray, exits: np.ndarray, 
         # a local response normalisation that a pooling reads is recomputed per slice: a channels-last
         # value it reads twice (the window sum and the scaling) is then transposed into memory once
         into_pool = np.zeros(n, bool)
-        dst = flat.dst
-        srcn = np.minimum(src, n - 1)
+        dst, srcn = flat.dst, flat.src_nodes()
         into_pool[src[inner & is_window[dst] & _codes(flat, {"lrn"})[srcn]]] = True
         mat_read[src[inner & into_pool[dst] & channels_last[srcn]]] = True
     cheap = ~_codes(flat, EXPENSIVE)
@@ -295,8 +294,7 @@ def edges_into(flat: CostView, consumers: np.ndarray) -> tuple[np.ndarray, np.nd
 def edge_inner(flat: CostView, cluster_of: np.ndarray) -> np.ndarray:
     """Per edge: whether its producer and consumer are in the same cluster."""
     cd = flat.at_consumer(cluster_of)
-    n = len(cluster_of)
-    return (flat.src < n) & (cluster_of[np.minimum(flat.src, max(n - 1, 0))] == cd) & (cd >= 0)
+    return (flat.src < len(cluster_of)) & (cluster_of[flat.src_nodes()] == cd) & (cd >= 0)
 
 
 def _ynn_cone(flat, root, inner, kind, is_conv, exit_, joins) -> np.ndarray:

@@ -29,7 +29,8 @@ class CostView:
     """What the cost model reads of a graph, as integer arrays.
 
     Edges, one per non-empty input ref in node order then input order (the order results list them):
-    producer `src` (a node position, or n + i for graph input i, as the graph's columns have it), consumer `dst`, type id `tid_of`, and
+    producer `src` (a node position, or n + i for graph input i, as the graph's columns have it; see
+    `src_nodes` and `inputs_negative`), consumer `dst`, type id `tid_of`, and
     `ref`, the position of the ref among all refs (None: the edge number itself; each node's first is at
     `in_start`). Types are numbered by identity: the loader shares equal types as one object, so a big
     graph has a few hundred. Per node: output type ids (`out_tid`, `n_out` of them from `out_start`), op
@@ -132,6 +133,11 @@ class CostView:
         """Per edge, its consumer's entry of a per-node array (a run per node: no look-up per edge)."""
         return np.repeat(per_node, self.arity)
 
+    def src_nodes(self, src: np.ndarray | None = None) -> np.ndarray:
+        """Producers (of all edges, or of `src`) as positions to index per-node arrays by: a graph input's
+        edge reads the last node, so only for edges a mask keeps to producing nodes (inner edges)."""
+        return np.minimum(self.src if src is None else src, max(len(self.arity) - 1, 0))
+
     def _from_columns(self, table: GraphColumns, n: int) -> None:
         """op, op_names, known and with_attrs from the graph's columns, without visiting the nodes."""
         op, self.op_names = table.codes("op")  # codes in order of first appearance
@@ -180,6 +186,12 @@ class CostView:
             k = self._tid[id(t)] = len(self.types)
             self.types.append(t)
         return k
+
+
+def inputs_negative(src: np.ndarray, n: int) -> np.ndarray:
+    """Producers with graph input i as -1 - i (the public form of Edge and the cost strategy), in place."""
+    np.subtract(n - 1, src, out=src, where=src >= n)
+    return src
 
 
 def named(graph: Graph, name: str) -> bool:
