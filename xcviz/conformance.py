@@ -126,8 +126,33 @@ def run_case(case: Case, mode: str) -> tuple[str, str | None]:
 RANDOM_SUPPORT = {"Bernoulli": (0, 1)}
 
 
+# Cast from floating point to a fixed-point type is "undefined if OOR" (the ONNX Cast spec). The cases' expected
+# values for those elements are whatever the generating ml_dtypes did (it wrapped before 0.7, gives 0 since), so
+# only the elements the spec defines are compared.
+_SUB_BYTE_INTS = ("int4", "uint4", "int2", "uint2")
+
+
+def _spec_defined(case: Case, exp) -> np.ndarray | None:
+    """Mask of the output elements the spec defines, or None when all are."""
+    if case.onnx_op not in ("Cast", "CastLike") or getattr(exp, "dtype", None) is None \
+            or exp.dtype.name not in _SUB_BYTE_INTS:
+        return None
+    x = _array(case.inputs[0])
+    if not isinstance(x, np.ndarray) or x.dtype.kind not in "fV" or x.dtype.name in _SUB_BYTE_INTS:
+        return None
+    import ml_dtypes
+
+    info = ml_dtypes.iinfo(exp.dtype)
+    with np.errstate(invalid="ignore"):
+        t = np.trunc(x.astype(np.float64))
+    return (t >= info.min) & (t <= info.max)
+
+
 def _check_output(case: Case, got, exp, what: str) -> str | None:
     if case.onnx_op not in RANDOM_SUPPORT:
+        defined = _spec_defined(case, exp)
+        if defined is not None and np.shape(got) == exp.shape and not defined.all():
+            got, exp = np.asarray(got)[defined], exp[defined]
         return compare(got, exp, case.rtol, case.atol, what)
     got = np.asarray(got)
     if got.shape != exp.shape or got.dtype != exp.dtype:

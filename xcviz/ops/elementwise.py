@@ -130,9 +130,12 @@ def infer_cast(ctx: r.Ctx) -> list[TensorType]:
 
 
 def cast(xp, a, x):
-    """ONNX Cast over the whole matrix ml_dtypes spells (bfloat16, float8, float4, int4/uint4, int2/uint2): round to
-    nearest even; to float8 with `saturate` (default) out-of-range values and infinities clamp to the largest
-    finite value, as onnx's reference does; to float8e8m0 by `round_mode` (ops.e8m0)."""
+    """ONNX Cast over the whole matrix ml_dtypes spells (bfloat16, float8, float4, int4/uint4, int2/uint2): to a
+    float type round to nearest even; to float8 with `saturate` (default) out-of-range values and infinities clamp
+    to the largest finite value, as onnx's reference does; to float8e8m0 by `round_mode` (ops.e8m0). Float to an
+    integer truncates toward zero; to 2- and 4-bit integers out-of-range values wrap as onnxruntime does (the spec
+    leaves them undefined for float sources), computed here rather than by ml_dtypes, whose own casts changed
+    this between versions."""
     to = a.get("to", a.get("DstT"))
     if to is None:
         raise Unsupported("Cast needs a `to` attribute")
