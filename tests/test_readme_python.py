@@ -20,6 +20,8 @@ def test_readme_python_block_runs(k, monkeypatch, tmp_path, capsys):
     code = BLOCKS[k]
     if re.search(r"\bxcviz\.(validate|run)\(", code) and importlib.util.find_spec("jax") is None:
         pytest.skip("needs JAX: pip install -e '.[jax]'")
+    if re.search(r"^import torch\b|^from torch\b", code, re.M) and importlib.util.find_spec("torch") is None:
+        pytest.skip("needs torch: pip install -e '.[torch]'")
     # the README's paths are relative to the repository's root, but a block may write files (net.pt2):
     # run it in a scratch folder that sees the root's entries, so nothing lands in the checkout
     for entry in os.listdir(ROOT):

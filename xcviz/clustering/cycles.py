@@ -39,9 +39,6 @@ class GraphCycles:
             seq[i] = last
             pos[last] = i
 
-    def has_edge(self, x: int, y: int) -> bool:
-        return y in self.out_pos[x]
-
     # -- Pearce-Kelly ------------------------------------------------------------------------
     def insert_edge(self, x: int, y: int) -> bool:
         """Add x -> y; False (and no edge) if it would close a cycle."""

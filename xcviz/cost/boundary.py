@@ -75,7 +75,7 @@ class Boundary:
         self._dst_pos: np.ndarray | None = None
         # which edges carry parameters (resident weights and constants) rather than activations, among all
         # edges of flat (edge_param) and among the boundary edges (param)
-        self.p_in, self.p_node, self.edge_param = parameter_sources(graph, flat)
+        _, self.p_node, self.edge_param = parameter_sources(graph, flat)
         self.param = np.concatenate((self.edge_param[self.e], self.p_node[out_src]), dtype=bool)
 
     def __len__(self) -> int:

@@ -213,11 +213,6 @@ def parse(text: str) -> Sym:
     return Sym(terms)
 
 
-def is_derived(d) -> bool:
-    """Whether a dimension is an expression (not a plain name or an int)."""
-    return isinstance(d, str) and not _PLAIN.match(d) and len(parse(d).terms) > 0 and parse(d) != Sym.name(d)
-
-
 def eval_dim(d, dims: Mapping[str, int]):
     """A dimension with `dims` bound: an int when everything in it is bound, else d unchanged."""
     if not isinstance(d, str):

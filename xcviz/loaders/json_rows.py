@@ -9,8 +9,8 @@ take this same path.
 """
 from __future__ import annotations
 
-from itertools import chain, compress, count, repeat
-from operator import attrgetter, is_
+from itertools import chain, compress, count
+from operator import attrgetter
 
 import msgspec
 import numpy as np
@@ -57,11 +57,6 @@ def read(data: bytes | list, source: str, max_nodes: int | None, max_depth: int)
         return _graph(box, text_keys, named, source, max_nodes, max_depth)
     except XcvizError:  # the generic path finds the same error, and says it the usual way (with its line)
         return None
-
-
-def _held(col) -> int:
-    """How many rows hold a field (compared by identity: `==` against UNSET is slow on strings)."""
-    return len(col) - sum(map(is_, col, repeat(UNSET)))
 
 
 def _graph(box: list, text_keys: int, named: set, source: str, max_nodes: int | None, max_depth: int):

@@ -16,7 +16,7 @@ from numba import njit
 
 from .. import fastpath
 from .json_join import find, intern, join
-from .json_lex import grow, lit_end, num_end, shape_end, str_end, str_list_end, value_end, ws
+from .json_lex import grow, lit_end, shape_end, str_end, str_list_end, value_end, ws
 
 fastpath.track_sources()  # (before any cached kernel below: see fastpath)
 

@@ -201,13 +201,6 @@ def check_keys(obj: Any, keys: int | None, text: str, source: str) -> None:
         raise XcvizError("duplicate key", where=source, hint="each key may appear once per object")
 
 
-def parse_json(text: str, source: str, raw: bytes | None = None) -> Any:
-    """JSON text (and, when at hand, its UTF-8 bytes `raw`) -> Python data; duplicate keys are refused."""
-    obj, keys = parse_json_unchecked(text, source, raw)
-    check_keys(obj, keys, text, source)
-    return obj
-
-
 def _parse_json_strict(text: str, source: str) -> Any:
     try:
         return json.loads(text, object_pairs_hook=_pairs, parse_constant=_reject_constant)

@@ -8,7 +8,7 @@ import numpy as np
 
 from ..ir import Dim, TensorType
 from . import rules as r
-from .arrays import Unsupported, lit, present
+from .arrays import lit, present
 from .registry import REDUCTION, op
 from .rules import Ctx, ShapeError, fmt, numel
 

@@ -34,7 +34,6 @@ def body_lines(bodies: list[BodyClustering], indent: int = 0) -> list[str]:
     pad = "  " * indent
     for b in bodies:
         c, g = b.clustering, b.graph
-        n = len(c.clusters)
         lines.append(f"{pad}{summary(b)}")
         if b.compiled_in:  # it runs inside its node's cluster: its own clusters and fallbacks do not apply
             lines += body_lines(b.children, indent + 1)

@@ -12,12 +12,6 @@ from .savedmodel import saved_model_file, signature_graph
 TEXT_SUFFIXES = (".pbtxt", ".pbtext")
 
 
-def is_graphdef_bytes(path: str, data: bytes) -> bool:
-    """A .pb that is a GraphDef, not an ONNX model: GraphDef starts with field 1 (node, length-delimited, 0x0a);
-    an ONNX ModelProto with field 1 (ir_version, varint, 0x08)."""
-    return os.path.basename(path) == "saved_model.pb" or data[:1] == b"\x0a"
-
-
 def read_graphdef(path: str, data: bytes, text: bool):
     from google.protobuf import message, text_format
 

@@ -3,7 +3,7 @@ from __future__ import annotations
 
 from ...errors import XcvizError
 from ...ir import Graph, Node, TensorType, Value, canonical_dtype
-from .attrs import attr_value, dtype_name, shape_of
+from .attrs import attr_value, shape_of
 
 PREFIX = "tf."  # op_type of a node read from TensorFlow: TF names resolve to the TF-signature entries
 BACK_EDGES = "_back_edges"  # Merge inputs from NextIteration: kept as an attribute, so the graph stays a DAG
@@ -136,5 +136,3 @@ def _sym(shape, name: str):
     return tuple(d if isinstance(d, int) and d >= 0 else "?" for d in shape)
 
 
-def dtype_of_enum(enum: int) -> str | None:
-    return canonical_dtype(dtype_name(enum))
