@@ -81,3 +81,17 @@ def test_commands_without_jax_say_which_extra():
     errors = [line for line in out.stderr.splitlines() if line.startswith("error")]
     assert errors == ["error: xcviz validate needs JAX (hint: pip install 'xcviz[jax]')",
                       "error: xcviz run needs JAX (hint: pip install 'xcviz[jax]')"]
+
+
+def test_cluster_refuses_an_op_name_typo_as_the_command_line_does():
+    import xcviz
+    from xcviz.errors import XcvizError
+
+    g = xcviz.load("graphs/seed_demo.yaml")
+    with pytest.raises(XcvizError, match=r"^deny: unknown op 'reluu'") as e:
+        xcviz.cluster(g, deny=["reluu"])
+    assert "Relu" in e.value.hint
+    assert xcviz.cluster(g, deny=["relu"], min_cluster_size=1).clusters  # a real op is taken
+    # an op of the graph's own (opaque, loaded with allow_unknown) is a name the caller may use
+    allowed = xcviz.cluster(g, allow=["custom_nms"], min_cluster_size=1)
+    assert allowed.cluster_of[[n.name for n in g.nodes].index("l1")] >= 0

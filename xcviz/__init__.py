@@ -105,7 +105,12 @@ def cluster(graph: Graph, *, strategy: Strategy = "mark", device: Device = "cpu"
     min_cluster_size: None = 4 for mark (TensorFlow's default), 0 for greedy. allow/deny widen/narrow the
     device's support set (any op spelling); supported_ops replaces it."""
     from .clustering import ClusterOptions, run_clustering
+    from .clustering.options import check_op_names
 
+    if supported_ops is None:  # a typo is an error, as on the command line; an opaque op of the graph's own is not
+        for param, names in (("allow", allow), ("deny", deny)):
+            check_op_names(param, [str(n).strip() for n in names if str(n).strip()],
+                           lambda: {node.op for node in graph.nodes})
     return run_clustering(graph, ClusterOptions(
         strategy=strategy, device=device, min_cluster_size=min_cluster_size, max_cluster_size=max_cluster_size,
         allow=frozenset(allow), deny=frozenset(deny), supported_ops=None if supported_ops is None else frozenset(supported_ops)))

@@ -66,8 +66,10 @@ class AnalysisOptions:
                 if getattr(self, name) is None:
                     object.__setattr__(self, name, value)
         if not self.allow_unknown and self.supported_ops is None:  # else a name may be an op of the file's own
+            from .clustering.options import check_op_names
+
             for flag, names in (("--allow", self.allow), ("--deny", self.deny)):
-                _check_op_names(flag, names)
+                check_op_names(flag, names)
         # validates strategy, device and sizes, canonicalises op names (done once, here)
         object.__setattr__(self, "_cluster_options", self._make_cluster_options())
 
@@ -188,19 +190,6 @@ def _check_dims(graph: Graph, dims: Mapping[str, int], path: str) -> None:
                              hint=did_you_mean(name, known) or (f"its dimensions: {listed}; bind one by name or as "
                                                                 "INPUT.AXIS" if known else
                                                                 "the graph has no symbolic dimension"))
-
-
-def _check_op_names(flag: str, names: Iterable[str]) -> None:
-    """Each --allow/--deny name must be an op (or alias) the registry knows."""
-    from .errors import did_you_mean
-    from .ops import REGISTRY
-
-    for name in sorted(names):
-        if REGISTRY.get(name) is None:
-            every = [n for opdef in REGISTRY for n in (opdef.name, *opdef.aliases)]
-            hint = did_you_mean(name, every)
-            raise XcvizError(f"{flag}: unknown op {name!r}", hint=(hint + " " if hint else "") +
-                             "see `xcviz ops`; an op the registry does not know needs --allow-unknown")
 
 
 def _silent(step: str) -> None:

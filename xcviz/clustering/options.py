@@ -55,6 +55,22 @@ class ClusterOptions:
         return float("inf") if self.max_cluster_size is None else self.max_cluster_size
 
 
+def check_op_names(flag: str, names, graph_ops=None) -> None:
+    """Each --allow/--deny name must be an op (or alias) the registry knows, or (`graph_ops`, a callable giving
+    the graph's op names) an opaque op of the graph's own; else one line with a did-you-mean."""
+    from ..errors import did_you_mean
+
+    unknown = sorted(n for n in names if REGISTRY.get(n) is None)
+    if unknown and graph_ops is not None:
+        own = set(graph_ops())
+        unknown = [n for n in unknown if n not in own]
+    if unknown:
+        every = [n for opdef in REGISTRY for n in (opdef.name, *opdef.aliases)]
+        hint = did_you_mean(unknown[0], every)
+        raise XcvizError(f"{flag}: unknown op {unknown[0]!r}", hint=(hint + " " if hint else "") +
+                         "see `xcviz ops`; an op the registry does not know needs --allow-unknown")
+
+
 def _canon(names, keep_raw: bool = False) -> frozenset[str]:
     out = set()
     for n in names:
