@@ -83,7 +83,7 @@ def test_commands_without_jax_say_which_extra():
                       "error: xcviz run needs JAX (hint: pip install 'xcviz[jax]')"]
 
 
-def test_cluster_refuses_an_op_name_typo_as_the_command_line_does():
+def test_cluster_refuses_an_op_name_typo_as_the_command_line_does(tmp_path):
     import xcviz
     from xcviz.errors import XcvizError
 
@@ -93,5 +93,11 @@ def test_cluster_refuses_an_op_name_typo_as_the_command_line_does():
     assert "Relu" in e.value.hint
     assert xcviz.cluster(g, deny=["relu"], min_cluster_size=1).clusters  # a real op is taken
     # an op of the graph's own (opaque, loaded with allow_unknown) is a name the caller may use
-    allowed = xcviz.cluster(g, allow=["custom_nms"], min_cluster_size=1)
-    assert allowed.cluster_of[[n.name for n in g.nodes].index("l1")] >= 0
+    text = open("graphs/seed_demo.yaml", encoding="utf-8").read().replace("op: custom_nms", "op: my_nms")
+    path = tmp_path / "own_op.yaml"
+    path.write_text(text, encoding="utf-8")
+    own = xcviz.load(str(path), allow_unknown=True)
+    allowed = xcviz.cluster(own, allow=["my_nms"], min_cluster_size=1)
+    assert allowed.cluster_of[[n.name for n in own.nodes].index("l1")] >= 0
+    with pytest.raises(XcvizError, match="allow: unknown op 'my_nmz'"):
+        xcviz.cluster(own, allow=["my_nmz"])
