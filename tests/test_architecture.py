@@ -6,6 +6,7 @@ cost -> loaders -> passes -> ops -> ir); see LAYERS."""
 from __future__ import annotations
 
 import ast
+import glob
 import os
 from functools import cache
 
@@ -187,3 +188,64 @@ def test_imports_only_point_down_the_layers():
                                        ("ops", "cli"), ("clustering", "render"), ("runtime", "cli")])
 def test_layer_order_examples(low, high):
     assert _layer(f"xcviz.{low}") > _layer(f"xcviz.{high}")
+
+
+# Op knowledge lives in the op table (OpDef fields and groups); outside ops/ code asks the registry
+# (`REGISTRY.names(fusion="free")`). These modules keep tables keyed by op names for a stated reason.
+OP_NAME_TABLES = {
+    "clustering/tf_rules.py": "TensorFlow's own rule lists (compilability_check_util.cc), keyed by TF op type",
+    "loaders/tensorflow/functions.py": "the GraphDef format: output argument names of TF ops",
+    "loaders/tensorflow/graphdef.py": "the GraphDef format: which attribute holds a TF op's output dtype",
+    "loaders/onnx_model.py": "the ONNX format: ops whose axis semantics changed between opsets",
+    "passes/sym_rules.py": "the symbolic-shape pass's rule functions, which ops/ cannot import (layers)",
+    "passes/values.py": "the value pass's rule functions, which ops/ cannot import (layers)",
+}
+
+
+def _op_name_tables() -> dict[str, list[int]]:
+    """Module-level or nested assignments outside ops/ whose set, tuple, list or dict keys are mostly op names."""
+    from xcviz.ops import REGISTRY
+
+    names = set(REGISTRY._by_name) | set(REGISTRY.ops)
+
+    def strings(node):
+        if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.args \
+                and node.func.id in ("frozenset", "set", "tuple", "list"):
+            return strings(node.args[0])
+        if isinstance(node, (ast.Set, ast.Tuple, ast.List)):
+            return [e.value for e in node.elts if isinstance(e, ast.Constant) and isinstance(e.value, str)]
+        if isinstance(node, ast.Dict):
+            return [k.value for k in node.keys if isinstance(k, ast.Constant) and isinstance(k.value, str)]
+        return []
+
+    found: dict[str, list[int]] = {}
+    for path in sorted(glob.glob(os.path.join(PACKAGE, "**", "*.py"), recursive=True)):
+        rel = os.path.relpath(path, PACKAGE).replace(os.sep, "/")
+        if rel.startswith("ops/"):
+            continue
+        for node in ast.walk(ast.parse(open(path, encoding="utf-8").read())):
+            if isinstance(node, (ast.Assign, ast.AnnAssign)) and node.value is not None:
+                s = strings(node.value)
+                hits = [x for x in s if x in names]
+                if len(hits) >= 2 and 2 * len(hits) >= len(s):
+                    found.setdefault(rel, []).append(node.lineno)
+    return found
+
+
+def test_no_op_name_sets_outside_the_op_table():
+    stray = {rel: lines for rel, lines in _op_name_tables().items() if rel not in OP_NAME_TABLES}
+    assert not stray, f"op-name tables outside ops/ (put the fact on the OpDef): {stray}"
+
+
+def test_op_name_table_allowlist_is_current():
+    assert set(OP_NAME_TABLES) <= set(_op_name_tables())
+
+
+def test_the_cost_facts_are_on_the_entries():
+    from xcviz.ops import REGISTRY, VOLATILE
+
+    softmax = REGISTRY.get("Softmax")
+    assert (softmax.cost_class, softmax.fusion, softmax.cpu_kernels, softmax.cpu_passes) == ("norm", "two_reductions", 4, (3, 5, 3))
+    assert REGISTRY.get("Conv").cost_class == "conv" and REGISTRY.get("Conv").fusion == "library"
+    assert REGISTRY.get("Relu").cost_class == "elementwise" and REGISTRY.get("Relu").fusion == "loop"
+    assert "random_uniform" in REGISTRY.names(VOLATILE) and REGISTRY.get("RandomUniform") is REGISTRY.ops["random_uniform"]

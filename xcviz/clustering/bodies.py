@@ -11,9 +11,10 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from ..ops import BODY_CONTROL, REGISTRY
 from .options import Candidates, ClusterOptions, find_candidates, normalize_device
 
-CONTROL_OPS = ("loop", "if", "scan")
+CONTROL_OPS = REGISTRY.names(BODY_CONTROL)
 BODY_ATTRS = ("body", "then_branch", "else_branch")
 _GRAPHS: dict[str, object] = {}
 _KEPT = 256

@@ -28,31 +28,19 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-CLASSES = ("dot", "conv", "narrow_conv", "dwconv", "elementwise", "reduce", "window", "norm", "movement", "free")
+from ..ops import REGISTRY
+from ..ops.registry import COST_CLASSES
+
+CLASSES = COST_CLASSES   # (an op's class is its OpDef's cost_class; narrow_conv and dwconv are chosen by shape)
 CLASS_KEYS = ("native_overhead", "native_flops", "xla_launch", "xla_flops")
-LIBRARY = frozenset({"dot", "conv", "narrow_conv", "dwconv"})   # kernels of a library call (layout copies around)
+LIBRARY_CLASSES = frozenset({"dot", "conv", "narrow_conv", "dwconv"})   # kernels of a library call (layout copies around)
 # the widest convolution XLA:CPU leaves to Eigen: the compiled HLO of jaxlib 0.10.2 on x86 shows a __ynn_fusion
 # for every convolution with more than 16 input or output channels (any size, kernel, stride or grouping,
 # 1..64 channels tried), none at 16 or fewer
 NARROW = 16
 FRESH_BYTES = 32 * 2**20   # glibc's DEFAULT_MMAP_THRESHOLD_MAX: larger buffers are mmapped on each allocation
 
-_OPS = {
-    "dot": ("matmul", "gemm", "einsum", "matmul_integer", "qlinear_matmul", "lstm", "gru", "rnn"),
-    "conv": ("conv2d", "conv_transpose", "conv_integer", "qlinear_conv"),
-    "reduce": ("argmax", "argmin", "global_avgpool", "global_maxpool", "hardmax", "reduce_max", "reduce_mean",
-               "reduce_min", "reduce_prod", "reduce_sum", "cumsum", "topk", "tf.All", "tf.Max", "tf.Mean",
-               "tf.Prod", "tf.Sum"),
-    "window": ("maxpool", "avgpool", "lrn", "resize"),
-    "norm": ("batchnorm", "layernorm", "instancenorm", "softmax", "log_softmax"),
-    "movement": ("concat", "expand", "gather", "gather_elements", "gather_nd", "one_hot", "pad", "scatter_elements",
-                 "scatter_nd", "slice", "split", "tile", "transpose", "trilu", "tf.ConcatV2", "tf.Pack", "tf.Split",
-                 "tf.SplitV", "tf.StridedSlice", "tf.Transpose", "tf.Unpack"),
-    "free": ("reshape", "flatten", "squeeze", "unsqueeze", "identity", "const", "dropout", "shape", "size", "rank",
-             "noop", "tf.Reshape", "tf.Squeeze", "tf.ExpandDims", "tf.StopGradient"),
-}
-_CLASS_OF = {op: c for c, ops in _OPS.items() for op in ops}
-CONVS = frozenset(_OPS["conv"])
+CONVS = REGISTRY.names(cost_class="conv")
 
 
 def op_class(op: str, attrs: dict | None = None, weight_shape: tuple | None = None) -> str:
@@ -60,7 +48,8 @@ def op_class(op: str, attrs: dict | None = None, weight_shape: tuple | None = No
     convolution (groups of one input channel: weight [C, 1, kh, kw]) is a class of its own: neither runtime
     reaches a dense convolution's rate on it; a convolution of a few groups (AlexNet's 2) is a convolution,
     one XLA leaves to Eigen (NARROW channels or fewer in and out, or a strided transposed one) a narrow one."""
-    c = _CLASS_OF.get(op, "elementwise")
+    opdef = REGISTRY.get(op)
+    c = opdef.cost_class if opdef is not None else "elementwise"
     if c != "conv" or weight_shape is None or len(weight_shape) < 2:
         return c
     group = (attrs or {}).get("group")

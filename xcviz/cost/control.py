@@ -14,8 +14,9 @@ from __future__ import annotations
 import numpy as np
 
 from ..ir import Graph, TensorType
+from ..ops import BODY_CONTROL, REGISTRY
 
-CONTROL = frozenset({"loop", "if", "scan"})
+CONTROL = REGISTRY.names(BODY_CONTROL)
 # exporters write a while loop as a Loop whose trip count is INT64_MAX (torch.onnx) or INT32_MAX
 WHILE_TRIPS = 2**31 - 1
 _BODIES: dict = {}

@@ -27,19 +27,18 @@ from __future__ import annotations
 import numpy as np
 
 from ..ir import Graph
+from ..ops import REGISTRY
 from .fusion_cpu import K_FREE, K_LIB, K_LOOP, K_REDUCE, WINDOWS, cpu_node_kernels, edge_inner
 from .sums import run_totals
 from .view import CostView
 
-FREE = frozenset({"reshape", "flatten", "squeeze", "unsqueeze", "identity", "const", "dropout", "shape", "size",
-                  "rank", "noop"})
-BROADCASTS = frozenset({"constant_of_shape"})   # a broadcast constant: fused into readers, else one kernel
-LIBRARY = frozenset({"conv2d", "conv_transpose", "matmul", "gemm", "einsum"})
-REDUCE = frozenset({"reduce_sum", "reduce_mean", "reduce_max", "reduce_min", "reduce_prod", "argmax", "argmin",
-                    "global_avgpool", "global_maxpool", "avgpool", "maxpool", "cumsum", "topk", "lrn", "hardmax"})
-TWO_REDUCTIONS = frozenset({"softmax", "log_softmax", "layernorm", "instancenorm"})
-FOLDABLE = frozenset({"transpose"})
-CPU_KERNELS = {"softmax": 4, "log_softmax": 4, "layernorm": 5, "instancenorm": 5}
+FREE = REGISTRY.names(fusion="free")
+BROADCASTS = REGISTRY.names(fusion="broadcast")
+LIBRARY = REGISTRY.names(fusion="library")
+REDUCE = REGISTRY.names(fusion="reduce")
+TWO_REDUCTIONS = REGISTRY.names(fusion="two_reductions")
+FOLDABLE = REGISTRY.names(fusion="foldable")
+CPU_KERNELS = {o.name: o.cpu_kernels for o in REGISTRY if o.cpu_kernels != 1}
 
 
 

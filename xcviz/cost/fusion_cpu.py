@@ -32,21 +32,21 @@ import math
 
 import numpy as np
 
+from ..ops import EXPENSIVE as EXPENSIVE_GROUP, MEAN, REGISTRY, STRIDED_WINDOW
 from .classes import NARROW
 from .keys import group_ids
 from .sums import starts
 from .view import CostView
 
 K_FREE, K_LOOP, K_LIB, K_REDUCE = 0, 1, 2, 3
-CONVS = frozenset({"conv2d", "conv_transpose"})
+CONVS = REGISTRY.names(fusion="library", cost_class="conv")
 GEMM = "gemm"
-WINDOWS = frozenset({"maxpool", "avgpool"})     # written as pad + strided slices: loop fusions on CPU
+WINDOWS = REGISTRY.names(STRIDED_WINDOW)     # written as pad + strided slices: loop fusions on CPU
 # kernels before the output fusion: (short rows, rows tree-split, YNNPACK reductions)
-MULTI_PASS = {"layernorm": (2, 5, 4), "instancenorm": (2, 5, 4), "softmax": (3, 5, 3), "log_softmax": (3, 5, 3)}
+MULTI_PASS = {o.name: o.cpu_passes for o in REGISTRY if o.cpu_passes is not None}
 YNN_REDUCE = 4096       # from this many input elements a reduction is a YNNPACK fusion (measured)
-MEANS = frozenset({"reduce_mean", "global_avgpool"})
-EXPENSIVE = frozenset({"exp", "log", "tanh", "erf", "sqrt", "rsqrt", "pow", "sigmoid", "div", "softplus",
-                       "gelu", "sin", "cos", "atan", "asin", "acos", "sinh", "cosh", "reciprocal", "expm1", "log1p"})
+MEANS = REGISTRY.names(MEAN)
+EXPENSIVE = REGISTRY.names(EXPENSIVE_GROUP)
 TREE_WINDOW = 32        # XLA CPU's TreeReductionRewriter window
 
 

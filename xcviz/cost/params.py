@@ -10,11 +10,12 @@ from __future__ import annotations
 import numpy as np
 
 from ..ir import Graph
+from ..ops import PARAMETER_SOURCE, REGISTRY, VOLATILE
 from .view import CostView
 
-CONSTANT_OPS = frozenset({"const"})
+CONSTANT_OPS = REGISTRY.names(PARAMETER_SOURCE)
 # ops whose result changes from call to call even when their inputs do not
-VOLATILE_OPS = frozenset({"multinomial", "random_normal", "random_normal_like", "random_uniform", "print", "py_func"})
+VOLATILE_OPS = REGISTRY.names(VOLATILE)
 
 
 def parameter_sources(graph: Graph, flat: CostView) -> tuple[np.ndarray, np.ndarray, np.ndarray]:

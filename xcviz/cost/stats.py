@@ -10,7 +10,7 @@ from ..memory import keep_freed_memory
 from ..ops import REGISTRY
 from .boundary import Boundary, Details
 from .hardware import Hardware
-from .classes import CONVS, FRESH_BYTES, LIBRARY, native_time, op_class, xla_scale
+from .classes import CONVS, FRESH_BYTES, LIBRARY_CLASSES, native_time, op_class, xla_scale
 from .control import CONTROL
 from .coverage import flops_coverage
 from .fusion import predict_kernels
@@ -174,7 +174,7 @@ def calibrated_fused(cal, key_names: list[str], key_costs: list[tuple], sig: np.
     loop = cal.classes["elementwise"].xla_launch
     key_class = [cal.classes[c] for c in key_names]
     launch_k = np.array([c.xla_launch for c in key_class] + [0.0])[:-1][sig]
-    library_k = np.array([c in LIBRARY for c in key_names] + [False])[:-1][sig]
+    library_k = np.array([c in LIBRARY_CLASSES for c in key_names] + [False])[:-1][sig]
     compute_k = np.array([(f or 0) * k / c.xla_flops for c, (f, _, _), k in zip(key_class, key_costs, key_scale)]
                          + [0.0])[:-1][sig]
     launch = np.where(per_node > 0, launch_k + np.where(library_k, (per_node - 1) * loop, 0.0), 0.0)

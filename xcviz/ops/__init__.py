@@ -11,6 +11,10 @@ from . import extra_misc  # noqa: F401,E402  (BitCast, Det, MelWeightMatrix, TfI
 from . import aten, aten_layout, aten_rnn, aten_table  # noqa: F401,E402  (PyTorch-only entries and the aten op table)
 from .arrays import Unsupported  # noqa: F401
 from .registry import (  # noqa: F401
-    ALL, CONTROL_FLOW, CUSTOM, DEVICES, ELEMENTWISE, LAYOUT, NOOP, REDUCTION, REGISTRY, SHAPE_CONSUMER, SOURCE,
-    ZERO_SIZE, OpDef, Registry,
+    ALL, BODY_CONTROL, CONTROL_FLOW, CUSTOM, DEVICES, ELEMENTWISE, EXPENSIVE, LAYOUT, MEAN, NOOP, PARAMETER_SOURCE,
+    REDUCTION, REGISTRY, SHAPE_CONSUMER, SOURCE, STRIDED_WINDOW, TYPE_VALUE, VALUE_RULE, VOLATILE, ZERO_SIZE, OpDef,
+    Registry,
 )
+from . import cost_facts  # noqa: E402
+
+cost_facts.apply(REGISTRY)

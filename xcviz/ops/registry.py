@@ -25,6 +25,17 @@ ZERO_SIZE = "zero_size"      # counts 0 toward a cluster's effective size (Const
 NOOP = "noop"
 CONTROL_FLOW = "control_flow"
 CUSTOM = "custom"
+BODY_CONTROL = "body_control"        # runs graph-valued attributes (ONNX Loop, If, Scan): costed by its bodies
+EXPENSIVE = "expensive"              # an elementwise op XLA's fusion does not duplicate into several consumers
+STRIDED_WINDOW = "strided_window"    # a pooling window XLA:CPU writes as pad + strided slices (loop fusions)
+MEAN = "mean"                        # a reduction that divides by its element count
+PARAMETER_SOURCE = "parameter_source"  # its value is a parameter of the model (a constant tensor)
+VOLATILE = "volatile"                # a new value on every run (random draws, host I/O): never a parameter
+VALUE_RULE = "value_rule"            # shape inference computes its value when its inputs' values are known
+TYPE_VALUE = "type_value"            # its value follows from its input's type alone (shape, size, rank)
+
+COST_CLASSES = ("dot", "conv", "narrow_conv", "dwconv", "elementwise", "reduce", "window", "norm", "movement", "free")
+FUSION_KINDS = ("loop", "free", "library", "reduce", "two_reductions", "foldable", "broadcast")
 
 
 @dataclass(frozen=True, slots=True)
@@ -49,6 +60,12 @@ class OpDef:
     static_inputs: tuple[int, ...] = ()    # inputs that decide output shapes: compile-time constants under XLA
     positive_inputs: tuple[int, ...] = ()  # inputs that must be positive when synthesised (variances, logs)
     folds: bool = False                    # shape inference records its output as a constant (shape, const)
+    # the cost model's facts (ops/cost_facts.py sets them for the ops that are not the defaults)
+    cost_class: str = "elementwise"        # whose calibrated native and XLA timings it is costed with
+    fusion: str = "loop"                   # how XLA's fusion treats it (FUSION_KINDS): a loop fusion by default
+    cpu_kernels: int = 1                   # XLA:CPU kernels as a fusion root (a softmax 4, a layer norm 5)
+    cpu_passes: tuple[int, int, int] | None = None  # XLA:CPU kernels before the output fusion of a normalisation:
+                                                    # (short rows, rows tree-split, YNNPACK reductions)
 
     @property
     def native(self) -> Callable | None:
@@ -101,6 +118,24 @@ class Registry:
                 where=where,
             )
         return op
+
+    def replace(self, name: str, **fields) -> None:
+        """Change fields of the entry `name` (while the table is built: the cost facts)."""
+        import dataclasses
+
+        old = self.ops[name]
+        new = dataclasses.replace(old, **fields)
+        self.ops[name] = new
+        for table in (self._by_name, self._by_lower):
+            for key, value in table.items():
+                if value is old:
+                    table[key] = new
+
+    def names(self, group: str | None = None, **facts) -> frozenset[str]:
+        """The canonical names of the entries in `group` and with every field in `facts` equal to its value:
+        how code outside ops/ asks which ops a rule applies to."""
+        return frozenset(o.name for o in self.ops.values()
+                         if (group is None or group in o.groups) and all(getattr(o, k) == v for k, v in facts.items()))
 
     def __iter__(self) -> Iterable[OpDef]:
         return iter(self.ops[n] for n in sorted(self.ops))

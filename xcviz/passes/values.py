@@ -14,18 +14,16 @@ import numpy as np
 
 from ..ir import TensorType
 from ..ir.symbolic import Sym
+from ..ops import REGISTRY, TYPE_VALUE, VALUE_RULE
 from ..ops.arrays import Unsupported
 
 MAX_ELEMENTS = 64  # values kept per tensor: shape vectors and indices, never weights
 BIG = 2**31 - 1    # an "until the end" bound as exporters write it (INT_MAX, INT64_MAX)
 
 # ops whose value follows from their inputs' values (the registry's names)
-VALUE_OPS = frozenset({
-    "gather", "concat", "unsqueeze", "squeeze", "reshape", "slice", "cast", "add", "sub", "mul", "div", "identity",
-    "neg", "abs", "min", "max", "range", "constant_of_shape", "expand", "tile", "equal", "where", "reduce_prod",
-    "reduce_sum", "floor", "ceil", "mod", "transpose", "flatten", "not", "less", "greater", "and", "or"})
+VALUE_OPS = REGISTRY.names(VALUE_RULE)
 # ops whose value follows from their input's type alone
-TYPE_VALUE_OPS = frozenset({"shape", "size", "rank"})
+TYPE_VALUE_OPS = REGISTRY.names(TYPE_VALUE)
 
 
 def is_symbolic(v) -> bool:

@@ -16,6 +16,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from ..ir import Graph, format_ref, parse_ref
+from ..ops import REGISTRY, TYPE_VALUE
 from .node import eval_node
 
 
@@ -110,7 +111,7 @@ def baked_entries(graph: Graph, spec: ClusterSpec) -> set[str]:
     return baked
 
 
-_SHAPE_ONLY = frozenset({"shape", "size"})  # their value is their input's (static) shape, never its values
+_SHAPE_ONLY = REGISTRY.names(TYPE_VALUE)  # their value is their input's (static) shape, never its values
 
 
 def build_function(graph: Graph, spec: ClusterSpec, arg_refs: list[str], baked: dict[str, np.ndarray]):
