@@ -2,6 +2,8 @@
 lines, each graph's clusters and fallback ops, and the one-line summary."""
 from __future__ import annotations
 
+import os
+
 from rich.console import Group
 from rich.table import Table
 from rich.text import Text
@@ -12,8 +14,6 @@ from .units import fmt_bytes, fmt_pct, fmt_speedup
 
 def _where(frame: str) -> str:
     """file:line relative to the working directory when under it (the JSON keeps Dynamo's path)."""
-    import os
-
     path, sep, line = frame.rpartition(":")
     if sep and os.path.isabs(path):
         rel = os.path.relpath(path)
@@ -31,22 +31,24 @@ def compile_view(data: dict, title: str) -> Group:
     for col, just in (("graph", "right"), ("compile", "left"), ("aten ops", "right"), ("clusters", "right"),
                       ("coverage", "right"), ("bytes crossing", "right"), ("est. speedup", "right"), ("then", "left")):
         graphs.add_column(col, justify=just, overflow="fold")
-    breaks_after = {b["after_graph"]: b for b in data["breaks"]}
+    breaks_after = {b["after_graph"]: (k, b) for k, b in enumerate(data["breaks"])}
     for g in data["graphs"]:
         then = breaks_after.get(g["index"])
         note = ("recompiled" + (f": {g['recompile_reason']}" if g.get("recompile_reason") else "")) if g.get("recompile") else ""
         graphs.add_row(str(g["index"]), g.get("compile_id", ""), str(g["nodes"]), str(len(g["clusters"])),
                        fmt_pct(g["coverage"]), fmt_bytes(g["boundary_bytes"]), fmt_speedup(g["est_speedup"]),
-                       Text(f"break: {_where(then['user_frame'])}", style=FALLBACK) if then else Text(note or g.get("error", "")))
+                       Text(f"break {then[0] + 1}: {os.path.basename(then[1]['user_frame'])}", style=FALLBACK) if then
+                       else Text(note or g.get("error", "")))
     parts = [graphs]
     if data["breaks"]:
         br = Table(title=Text(f"Graph breaks ({len(data['breaks'])}, in order)"), title_justify="left", header_style="bold")
+        br.add_column("break", justify="right")
         br.add_column("after graph", justify="right")
         br.add_column("reason (Dynamo's)", overflow="fold")
         br.add_column("where", overflow="fold")
         br.add_column("source line", overflow="fold")
-        for b in data["breaks"]:
-            br.add_row(str(b["after_graph"]), b["summary"], _where(b["user_frame"]), b["line"])
+        for k, b in enumerate(data["breaks"]):
+            br.add_row(str(k + 1), str(b["after_graph"]), b["summary"], _where(b["user_frame"]), b["line"])
         parts.append(br)
     for g in data["graphs"]:
         if not g["clusters"] and not g["fallback_ops"]:
@@ -69,7 +71,7 @@ def compile_view(data: dict, title: str) -> Group:
                 for d in differs[:6]) + (" …" if len(differs) > 6 else "")))
     s = data["summary"]
     parts.append(Text(f"{s['graphs']} graphs · {s['breaks']} breaks · {s['recompilations']} recompilations · "
-                      f"{s['clusters']} clusters · coverage {fmt_pct(s['coverage'])} ({fmt_pct(s['coverage_in_graphs'])} "
+                      f"{s['clusters']} cluster{'' if s['clusters'] == 1 else 's'} · coverage {fmt_pct(s['coverage'])} ({fmt_pct(s['coverage_in_graphs'])} "
                       f"in graphs; each break's eager code counts as 1 native op) · {fmt_bytes(s['boundary_bytes'])} "
                       f"cross boundaries · est. speedup {fmt_speedup(s['est_speedup'])} (graphs only)"))
     return Group(*parts)

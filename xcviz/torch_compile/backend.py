@@ -71,7 +71,7 @@ class XcvizBackend:
         if cap.symbolic:
             return gm.forward, {"ran": "torch", "notes": ["symbolic sizes (a dynamic recompilation): hybrid needs the "
                                                           "static shapes it clusters at; use torch.compile(dynamic=False)"]}
-        run = HybridRunner(cap, analysis.clustering)
+        run = HybridRunner(cap, analysis.clustering, gm.forward)
         info = {"ran": "hybrid", "notes": run.plan.notes, "errors": run.errors}  # (errors fill in as it runs)
         return run, info
 

@@ -93,7 +93,9 @@ def plan(captured, clustering) -> HybridPlan:
 class HybridRunner:
     """Called with Dynamo's flat arguments; returns what Dynamo's graph returns."""
 
-    def __init__(self, captured, clustering) -> None:
+    AUTOGRAD = "ran in torch: autograd is on and the clusters are forward-only (call under torch.no_grad())"
+
+    def __init__(self, captured, clustering, fallback=None) -> None:
         from ..runtime.jit import CompileCache, baked_entries, cluster_specs
 
         self.captured, self.clustering = captured, clustering
@@ -105,10 +107,17 @@ class HybridRunner:
         self.outputs_of = {graph.nodes[j].name: len(graph.nodes[j].outputs) for j in range(len(graph.nodes))}
         self.consts = {nd.name: np.asarray(nd.attrs["value"]) for nd in graph.nodes if nd.op == "const"}
         self.errors: list[str] = []
+        self.fallback = fallback   # Dynamo's graph as it gave it
 
     def __call__(self, *args):
         import torch
         from torch.utils import _pytree
+
+        if self.fallback is not None and torch.is_grad_enabled() and any(
+                isinstance(a, torch.Tensor) and a.requires_grad for a in args):
+            if self.AUTOGRAD not in self.errors:
+                self.errors.append(self.AUTOGRAD)
+            return self.fallback(*args)
 
         ep, cap = self.captured.program, self.captured
         env: dict = {}
