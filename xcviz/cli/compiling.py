@@ -25,8 +25,8 @@ def compile_report(target: str = typer.Argument(..., metavar="SCRIPT.py:FACTORY"
     """torch.compile a model with the xcviz backend and show every graph Dynamo captured, every graph break with
     its reason and source line, and each graph's XLA clusters, fallbacks, boundary bytes and estimate.
 
-    This command IMPORTS AND RUNS your script (SCRIPT.py, as `python SCRIPT.py` would, then FACTORY() and one
-    call of the model): that is its purpose. Point it only at code you trust. It never reads a model file."""
+    This command IMPORTS AND RUNS your script (SCRIPT.py's top level, as `import` would, then FACTORY() and
+    one call of the model): that is its purpose. Point it only at code you trust. It never reads a model file."""
     from ..errors import XcvizError
     from ..torch_compile.backend import MODES, XcvizBackend
     from ..torch_compile.script import call_model, load_factory
