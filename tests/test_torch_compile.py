@@ -268,3 +268,22 @@ def test_import_xcviz_stays_torch_free():
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True,
                          env={**os.environ, "PYTHONPATH": os.path.dirname(os.path.dirname(HERE))})
     assert out.stdout.strip() == "False"
+
+
+def test_bad_mode_is_one_clear_error():
+    with pytest.raises(xcviz.XcvizError) as e:
+        xcviz.torch_backend(mode="jit")
+    assert "mode='eager'" in e.value.hint
+
+
+@pytest.mark.slow
+def test_example_kwargs_reach_the_model():
+    class Scaled(torch.nn.Module):
+        def forward(self, x, *, scale):
+            return torch.relu(x) * scale
+
+    x = torch.randn(3, 5)
+    report = xcviz.compile_report(Scaled(), x, scale=torch.full((5,), 2.0))
+    (g,) = report["graphs"]
+    assert {v["name"] for v in g["inputs"]} == {"x", "scale"}
+    assert sorted(f["op"] for f in g["fallback_ops"]) == ["aten.mul", "aten.relu"]   # 2 ops < min size 4

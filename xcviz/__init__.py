@@ -80,16 +80,22 @@ def from_torch(module_or_program: Any, example_args: tuple | None = None, dynami
 
 
 @_api
-def torch_backend(report: str | os.PathLike | None = None, mode: Literal["eager", "hybrid"] = "eager", **options: Any):
+def torch_backend(report: str | os.PathLike | None = None, mode: Literal["eager", "hybrid"] = "eager", *,
+                  strategy: Strategy = "mark", device: Device = "cpu", min_cluster_size: int | None = None,
+                  allow: Iterable[str] = (), deny: Iterable[str] = (), hardware: str | None = None,
+                  openxla: bool = True) -> Any:
     """A torch.compile backend (needs the `torch` extra): `torch.compile(model, backend=xcviz.torch_backend(
-    report="xcviz-compile/"))` records every graph Dynamo captures, its clusters and the graph breaks; mode="eager"
-    runs the graphs as Dynamo gave them, "hybrid" runs the clusters under JAX. options: strategy, device,
-    min_cluster_size, allow, deny, hardware, openxla. `.report()` gives the data, `.entries`/`.breaks` its parts."""
+    report="xcviz-compile/"))` records every graph Dynamo captures, its clusters and the graph breaks.
+
+    mode: "eager" runs the graphs as Dynamo gave them, "hybrid" runs the clusters under JAX. report: a directory
+    or .html path, rewritten after every graph. The clustering keywords as for `cluster`; openxla: compare
+    with the openxla backend's partitioner. The backend's `.report()` gives the data, `.entries`/`.breaks` its parts."""
     from .loaders.torch_export import import_torch
     from .torch_compile.backend import torch_backend as _backend
 
     import_torch()
-    return _backend(report, mode, **options)
+    return _backend(report, mode, strategy=strategy, device=device, min_cluster_size=min_cluster_size,
+                    allow=allow, deny=deny, hardware=hardware, openxla=openxla)
 
 
 @_api
