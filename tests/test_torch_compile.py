@@ -287,3 +287,20 @@ def test_example_kwargs_reach_the_model():
     (g,) = report["graphs"]
     assert {v["name"] for v in g["inputs"]} == {"x", "scale"}
     assert sorted(f["op"] for f in g["fallback_ops"]) == ["aten.mul", "aten.relu"]   # 2 ops < min size 4
+
+
+@pytest.mark.slow
+def test_dynamic_recompilation_is_analysed_at_the_call_and_runs_in_torch():
+    torch.manual_seed(0)
+    model = NoBreak().eval()
+    be = XcvizBackend(mode="hybrid", options=AnalysisOptions(min_cluster_size=1))
+    compiled = torch.compile(model, backend=be)       # dynamic=None: the second shape makes the batch symbolic
+    with torch.no_grad():
+        for n in (4, 7, 9):
+            x = torch.randn(n, 8)
+            torch.testing.assert_close(compiled(x), model(x), rtol=1e-5, atol=1e-5)
+    assert len(be.entries) == 2                        # 9 reuses the symbolic graph
+    static, dynamic = be.entries
+    assert (static["symbolic"], dynamic["symbolic"]) == (False, True) and "error" not in dynamic
+    assert [v["shape"] for v in dynamic["inputs"] if v["name"] == "x"] == [[7, 8]]   # at the recompiling call
+    assert dynamic["nodes"] == static["nodes"] and dynamic["hybrid"]["ran"] == "torch"

@@ -97,6 +97,7 @@ def _module(gm, phs: list[Placeholder], example_inputs):
 
     root = torch.nn.Module()
     user: list[int] = []
+    fixed: dict[int, object] = {}
     fqn: dict[int, str] = {}
     taken: set[str] = set()
     for k, (ph, ex) in enumerate(zip(phs, example_inputs)):
@@ -119,6 +120,8 @@ def _module(gm, phs: list[Placeholder], example_inputs):
             else:
                 mod.register_buffer(leaf, value.detach() if ph.kind == "parameter" else value)
             fqn[k] = ".".join(path)
+        elif ph.kind == "scalar":
+            fixed[k] = _real(ex)   # a size Dynamo made symbolic: fixed at this call's value (shapes at the hints)
         else:
             user.append(k)
     names = [_identifier(phs[k].label, taken | {"self"}) for k in user]
@@ -136,6 +139,8 @@ def _module(gm, phs: list[Placeholder], example_inputs):
             args[k] = v
         for k, q in fqn.items():
             args[k] = weight(q)
+        for k, v in fixed.items():
+            args[k] = v
         return gm(*args)
 
     # forward's parameters are the user's names: torch.export names the placeholders after them
@@ -143,6 +148,12 @@ def _module(gm, phs: list[Placeholder], example_inputs):
     exec(f"def forward(self, {', '.join(names)}):\n    return _run({', '.join(names)})\n", {"_run": run}, scope)  # noqa: S102 - our own identifiers only
     root.forward = scope["forward"].__get__(root)
     return root, user, fqn
+
+
+def _has_symbols(v) -> bool:
+    import torch
+
+    return isinstance(v, torch.SymInt) or (isinstance(v, torch.Tensor) and any(isinstance(d, torch.SymInt) for d in v.shape))
 
 
 def capture(gm, example_inputs, name: str = "graph") -> Captured:
@@ -153,8 +164,8 @@ def capture(gm, example_inputs, name: str = "graph") -> Captured:
     from ..loaders.torch_export import graph_from_program
 
     phs = placeholders(gm, example_inputs)
-    symbolic = any(isinstance(e, torch.SymInt) or (isinstance(e, torch.Tensor) and any(
-        isinstance(d, torch.SymInt) for d in e.shape)) for e in example_inputs)
+    symbolic = any(ph.kind == "scalar" or _has_symbols(n.meta.get("example_value"))
+                   for ph, n in zip(phs, (n for n in gm.graph.nodes if n.op == "placeholder")))
     module, user, fqn = _module(gm, phs, example_inputs)
     args = tuple(_real(example_inputs[k]) for k in user)
     try:
