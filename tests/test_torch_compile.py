@@ -12,8 +12,8 @@ import pytest
 
 torch = pytest.importorskip("torch", reason="needs the torch extra: pip install -e '.[torch]'")
 import xcviz  # noqa: E402
-from xcviz.torch_compile.backend import XcvizBackend  # noqa: E402
 from xcviz.pipeline import AnalysisOptions  # noqa: E402
+from xcviz.torch_compile.backend import XcvizBackend  # noqa: E402
 
 HERE = os.path.abspath(__file__)
 SCRIPT = os.path.join(os.path.dirname(HERE), "data", "torch_compile", "breaks_demo.py")

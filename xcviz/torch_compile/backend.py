@@ -69,8 +69,9 @@ class XcvizBackend:
         from .hybrid import HybridRunner
 
         if cap.symbolic:
-            return gm.forward, {"ran": "torch", "notes": ["symbolic sizes (a dynamic recompilation): hybrid needs the "
-                                                          "static shapes it clusters at; use torch.compile(dynamic=False)"]}
+            note = ("symbolic sizes (a dynamic recompilation): hybrid needs the static shapes it clusters at; "
+                    "use torch.compile(dynamic=False)")
+            return gm.forward, {"ran": "torch", "notes": [note]}
         run = HybridRunner(cap, analysis.clustering, gm.forward)
         info = {"ran": "hybrid", "notes": run.plan.notes, "errors": run.errors}  # (errors fill in as it runs)
         return run, info

@@ -30,7 +30,7 @@ def graph_entry(index: int, captured, analysis, compile_id: str = "", recompile_
         if clustering.cluster_of[j] < 0:
             nd = graph.nodes[j]
             fallback.setdefault((aten.get(nd.name, nd.op_type), clustering.reason[j] or ""), []).append(nd.name)
-    frame, _, attempt = compile_id.partition("/")
+    attempt = compile_id.partition("/")[2]
     return {
         "index": index, "compile_id": compile_id,
         "recompile": attempt.isdigit() and int(attempt) > 0, "recompile_reason": recompile_reason,
