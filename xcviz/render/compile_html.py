@@ -20,6 +20,9 @@ th { background: #f4f4f4; }
 .fallback { color: %(fallback)s; } .bytes { color: #8a6100; border-bottom: 2px solid %(boundary)s; }
 .note { color: #555; font-size: 12px; } h2 { font-size: 16px; margin: .2em 0; }
 details pre { white-space: pre-wrap; font-size: 11px; }
+.graph p, .break p { font-size: 14px; margin: .4em 0; }
+.ops { display: flex; flex-wrap: wrap; gap: 3px; margin: .4em 0; }
+.op { font-family: Menlo, Consolas, monospace; font-size: 11px; padding: 1px 4px; border: 2px solid; border-radius: 3px; }
 """ % {"fallback": FALLBACK, "boundary": BOUNDARY}
 
 
@@ -42,12 +45,18 @@ def _graph(g: dict) -> str:
     if g.get("error"):
         parts.append(f'<p class="fallback">not analysed: {_e(g["error"])}</p></div>')
         return "".join(parts)
-    parts.append(f"<p>{g['nodes']} aten ops · {len(g['clusters'])} clusters · coverage {_e(fmt_pct(g['coverage']))} · "
+    n = len(g["clusters"])
+    parts.append(f"<p>{g['nodes']} aten ops · {n} cluster{'' if n == 1 else 's'} · coverage {_e(fmt_pct(g['coverage']))} · "
                  f'<span class="bytes">{_e(fmt_bytes(g["boundary_bytes"]))}</span> cross boundaries · '
                  f"est. speedup {_e(fmt_speedup(g['est_speedup']))}</p>")
     shapes = [f"{_e(v['name'])}: {_e(v['dtype'])}{_e(v['shape'])}" for v in g.get("inputs", []) if v["kind"] == "input"]
     if shapes:
         parts.append(f'<p class="note">inputs: <code>{", ".join(shapes)}</code></p>')
+    color = {c["id"]: cluster_color(k) for k, c in enumerate(g["clusters"])}
+    chips = [f'<span class="op" style="border-color:{color.get(o["cluster"], FALLBACK)}" title="{_e(o["node"])}: '
+             f'{_e(o["cluster"] or "fallback")}">{_e(o["op"].removeprefix("aten."))}</span>' for o in g.get("ops", [])]
+    if chips:  # the graph's aten calls in order, framed in their cluster's colour (red: fallback)
+        parts.append(f'<div class="ops">{"".join(chips)}</div>')
     rows = []
     for k, c in enumerate(g["clusters"]):
         ops = " ".join(f"{_e(op)}×{n}" if n > 1 else _e(op) for op, n in c["ops"].items())

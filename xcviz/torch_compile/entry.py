@@ -38,6 +38,9 @@ def graph_entry(index: int, captured, analysis, compile_id: str = "", recompile_
         "inputs": [{"name": v.name, "shape": list(v.type.shape) if v.type.shape is not None else None,
                     "dtype": v.type.dtype, "kind": "weight" if v.data is not None else "input"} for v in graph.inputs],
         "nodes": len(calls), "clustered": len(clustered),
+        "ops": [{"node": graph.nodes[j].name, "op": aten.get(graph.nodes[j].name, graph.nodes[j].op_type),
+                 "cluster": clustering.cluster_id(clustering.cluster_of[j]) if clustering.cluster_of[j] >= 0 else None}
+                for j in calls],
         "coverage": _round(len(clustered) / len(calls)) if calls else 0.0,
         "clusters": clusters,
         "fallback_ops": [{"op": op, "count": len(names), "reason": why, "nodes": names}
