@@ -304,3 +304,19 @@ def test_dynamic_recompilation_is_analysed_at_the_call_and_runs_in_torch():
     assert (static["symbolic"], dynamic["symbolic"]) == (False, True) and "error" not in dynamic
     assert [v["shape"] for v in dynamic["inputs"] if v["name"] == "x"] == [[7, 8]]   # at the recompiling call
     assert dynamic["nodes"] == static["nodes"] and dynamic["hybrid"]["ran"] == "torch"
+
+
+@pytest.mark.slow
+def test_under_aot_autograd_the_backend_reads_the_aten_graph_of_fake_inputs():
+    from torch._dynamo.backends.common import aot_autograd
+
+    torch.manual_seed(0)
+    model, x = torch.nn.Sequential(torch.nn.Linear(8, 16), torch.nn.ReLU(), torch.nn.Linear(16, 4)).eval(), torch.randn(4, 8)
+    be = XcvizBackend()
+    with torch.no_grad():
+        out = torch.compile(model, backend=aot_autograd(fw_compiler=be))(x)
+        torch.testing.assert_close(out, model(x))
+    (g,) = be.entries
+    assert "error" not in g
+    assert [o["op"] for o in g["ops"]] == ["aten.t", "aten.addmm", "aten.relu", "aten.t", "aten.addmm"]
+    assert len(g["ops"]) == g["nodes"]
