@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING, Any, Callable, Iterable, Literal, Mapping, Typ
 
 __version__ = "0.1.0"
 __all__ = ["load", "from_torch", "cluster", "stats", "explain", "render", "validate", "run", "diff", "analyse", "AnalysisOptions",
-           "Analysis", "print_graph", "parse_graph", "XcvizError"]
+           "Analysis", "torch_backend", "compile_report", "print_graph", "parse_graph", "XcvizError"]
 
 from . import render as _render_package  # noqa: F401  (empty; imported before `def render` below, so that
 # importing xcviz.render.* later finds it loaded and leaves the attribute `xcviz.render` the API function)
@@ -77,6 +77,35 @@ def from_torch(module_or_program: Any, example_args: tuple | None = None, dynami
     from .loaders.torch_export import from_torch as _from_torch
 
     return _from_torch(module_or_program, example_args, dynamic_shapes, **kw)
+
+
+@_api
+def torch_backend(report: str | os.PathLike | None = None, mode: Literal["eager", "hybrid"] = "eager", *,
+                  strategy: Strategy = "mark", device: Device = "cpu", min_cluster_size: int | None = None,
+                  allow: Iterable[str] = (), deny: Iterable[str] = (), hardware: str | None = None,
+                  openxla: bool = True) -> Any:
+    """A torch.compile backend (needs the `torch` extra): `torch.compile(model, backend=xcviz.torch_backend(
+    report="xcviz-compile/"))` records every graph Dynamo captures, its clusters and the graph breaks.
+
+    mode: "eager" runs the graphs as Dynamo gave them, "hybrid" runs the clusters under JAX. report: a directory
+    or .html path, rewritten after every graph. The clustering keywords as for `cluster`; openxla: compare
+    with the openxla backend's partitioner. The backend's `.report()` gives the data, `.entries`/`.breaks` its parts."""
+    from .loaders.torch_export import import_torch
+    from .torch_compile.backend import torch_backend as _backend
+
+    import_torch()
+    return _backend(report, mode, strategy=strategy, device=device, min_cluster_size=min_cluster_size,
+                    allow=allow, deny=deny, hardware=hardware, openxla=openxla)
+
+
+@_api
+def compile_report(model: Any, *example_args: Any, report: str | os.PathLike | None = None,
+                   mode: Literal["eager", "hybrid"] = "eager", **example_kwargs: Any) -> dict:
+    """torch.compile `model` with the xcviz backend, call it once on the example inputs and return
+    {"graphs", "breaks", "summary", ...}; `report=` a directory or .html path writes the HTML report too."""
+    from .torch_compile.report import compile_report as _report
+
+    return _report(model, *example_args, report=report, mode=mode, **example_kwargs)
 
 
 @_api

@@ -16,6 +16,7 @@ from . import exporting  # noqa: E402,F401
 from . import diff, check, sweep  # noqa: E402,F401  (issue 17: the everyday commands)
 from . import reporting  # noqa: E402,F401
 from . import fx  # noqa: E402,F401
+from . import compiling  # noqa: E402,F401  (issue 31: torch.compile)
 from . import calibrating  # noqa: E402,F401
 
 __all__ = ["app", "main", "run"]

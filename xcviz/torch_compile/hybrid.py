@@ -1,0 +1,188 @@
+"""Run one captured graph hybrid: each kept cluster as one JAX executable, every other aten call with torch, in
+an order that respects both (the clusters contracted into the FX graph); tensors cross through DLPack."""
+from __future__ import annotations
+
+import heapq
+import operator
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from ..ir import parse_ref
+
+
+@dataclass
+class Unit:
+    kind: str                 # "node" (torch) or "cluster" (JAX)
+    nodes: list               # FX nodes: the node, or the cluster's members then the getitems read from them
+    cluster: int = -1
+    order: int = 0            # the FX position of its first node (ties go to the program's own order)
+
+
+@dataclass
+class HybridPlan:
+    units: list[Unit]
+    notes: list[str] = field(default_factory=list)   # clusters run in torch instead, and why
+
+
+def _mutates(node) -> bool:
+    schema = getattr(node.target, "_schema", None)
+    return bool(schema is not None and schema.is_mutable)
+
+
+def plan(captured, clustering) -> HybridPlan:
+    """Units (a cluster, or one aten call) in a topological order of the contracted graph. A cluster holding an
+    in-place aten op runs in torch: XLA's functional clusters cannot write the mutation back."""
+    ep, graph = captured.program, captured.graph
+    fx = [n for n in ep.graph.nodes if n.op == "call_function"]
+    pos = {n.name: i for i, n in enumerate(fx)}
+    cluster_of = {}
+    for k, members in enumerate(clustering.clusters):
+        for j in members:
+            cluster_of[graph.nodes[j].name] = k
+    notes, demoted = [], set()
+    for n in fx:
+        k = cluster_of.get(n.name)
+        if k is not None and _mutates(n) and k not in demoted:
+            demoted.add(k)
+            notes.append(f"{clustering.cluster_id(k)} runs in torch: it holds the in-place {captured.aten.get(n.name, n.name)}")
+    unit_of: dict[str, int] = {}
+    units: list[Unit] = []
+    by_cluster: dict[int, int] = {}
+    for n in fx:
+        k = cluster_of.get(n.name)
+        if n.target is operator.getitem and n.args[0].name in cluster_of and cluster_of[n.args[0].name] not in demoted:
+            k = cluster_of[n.args[0].name]   # read from the cluster's outputs, after it runs
+        if k is None or k in demoted:
+            unit_of[n.name] = len(units)
+            units.append(Unit("node", [n], order=pos[n.name]))
+            continue
+        if k not in by_cluster:
+            by_cluster[k] = len(units)
+            units.append(Unit("cluster", [], k, pos[n.name]))
+        units[by_cluster[k]].nodes.append(n)
+        unit_of[n.name] = by_cluster[k]
+    deps: list[set[int]] = [set() for _ in units]
+    for u, unit in enumerate(units):
+        for n in unit.nodes:
+            for a in n.all_input_nodes:
+                v = unit_of.get(a.name)
+                if v is not None and v != u:
+                    deps[u].add(v)
+    users: list[list[int]] = [[] for _ in units]
+    for u, ds in enumerate(deps):
+        for v in ds:
+            users[v].append(u)
+    waiting = [len(ds) for ds in deps]
+    ready = [(units[u].order, u) for u in range(len(units)) if not waiting[u]]
+    heapq.heapify(ready)
+    order = []
+    while ready:
+        _, u = heapq.heappop(ready)
+        order.append(units[u])
+        for w in users[u]:
+            waiting[w] -= 1
+            if not waiting[w]:
+                heapq.heappush(ready, (units[w].order, w))
+    if len(order) != len(units):  # a cycle through nodes xcviz does not see (shape arithmetic): all in torch
+        return HybridPlan([Unit("node", [n], order=pos[n.name]) for n in fx],
+                          ["every cluster runs in torch: contracting them would make a cycle through shape arithmetic"])
+    return HybridPlan(order, notes)
+
+
+class HybridRunner:
+    """Called with Dynamo's flat arguments; returns what Dynamo's graph returns."""
+
+    AUTOGRAD = "ran in torch: autograd is on and the clusters are forward-only (call under torch.no_grad())"
+
+    def __init__(self, captured, clustering, fallback=None) -> None:
+        from ..runtime.jit import CompileCache, baked_entries, cluster_specs
+
+        self.captured, self.clustering = captured, clustering
+        self.plan = plan(captured, clustering)
+        graph = captured.graph
+        self.specs = cluster_specs(graph, clustering.clusters)
+        self.baked = [baked_entries(graph, s) for s in self.specs]
+        self.cache = CompileCache()
+        self.outputs_of = {graph.nodes[j].name: len(graph.nodes[j].outputs) for j in range(len(graph.nodes))}
+        self.consts = {nd.name: np.asarray(nd.attrs["value"]) for nd in graph.nodes if nd.op == "const"}
+        self.errors: list[str] = []
+        self.fallback = fallback   # Dynamo's graph as it gave it
+
+    def __call__(self, *args):
+        import torch
+        from torch.utils import _pytree
+
+        if self.fallback is not None and torch.is_grad_enabled() and any(
+                isinstance(a, torch.Tensor) and a.requires_grad for a in args):
+            if self.AUTOGRAD not in self.errors:
+                self.errors.append(self.AUTOGRAD)
+            return self.fallback(*args)
+
+        ep, cap = self.captured.program, self.captured
+        env: dict = {}
+        for n in ep.graph.nodes:
+            if n.op == "placeholder":
+                env[n.name] = args[cap.feeds[n.name]] if n.name in cap.feeds else None
+        with torch.no_grad():
+            for unit in self.plan.units:
+                if unit.kind == "cluster" and self._cluster(unit, env):
+                    continue
+                for n in unit.nodes:
+                    a, kw = torch.fx.node.map_arg((n.args, n.kwargs), lambda x: env[x.name])
+                    env[n.name] = n.target(*a, **kw)
+        out_node = next(n for n in ep.graph.nodes if n.op == "output")
+        flat = out_node.args[0] if isinstance(out_node.args[0], (list, tuple)) else [out_node.args[0]]
+        user = []
+        for v, spec in zip(flat, ep.graph_signature.output_specs):
+            value = env[v.name] if isinstance(v, torch.fx.Node) else v
+            kind = spec.kind.name
+            if kind == "USER_OUTPUT":
+                user.append(value)
+            elif kind in ("BUFFER_MUTATION", "USER_INPUT_MUTATION", "PARAMETER_MUTATION"):
+                target = args[cap.mutated[spec.target]]
+                with torch.no_grad():
+                    target.copy_(value)
+        return _pytree.tree_unflatten(user, ep.call_spec.out_spec)
+
+    def _value(self, ref: str, env: dict, xname: dict):
+        name, k = parse_ref(ref)
+        if name in self.consts and name not in xname:
+            return self.consts[name]
+        v = env[xname.get(name, name)]
+        return v[k] if isinstance(v, (list, tuple)) else v
+
+    def _cluster(self, unit: Unit, env: dict) -> bool:
+        """Run the cluster under JAX; False (and the reason kept) when it cannot, so the caller runs it in torch."""
+        import jax
+        import torch
+
+        from ..ops.arrays import jnp
+
+        jnp()
+        spec, graph = self.specs[unit.cluster], self.captured.graph
+        xname = self.captured.xname
+        try:
+            live = {r: self._value(r, env, xname) for r in spec.entries}
+            host = {r: (v.detach().numpy() if isinstance(v, torch.Tensor) else np.asarray(v)) for r, v in live.items()}
+            comp, _ = self.cache.get(graph, spec, host, self.baked[unit.cluster])
+            feed = [live[spec.entries[p]] for p in comp.arg_pos]
+            outs = comp.executable(*[jax.dlpack.from_dlpack(t.detach().contiguous()) if isinstance(t, torch.Tensor)
+                                     else t for t in feed])
+        except Exception as e:  # noqa: BLE001 - a cluster XLA cannot run falls back to torch, and says why
+            msg = f"{self.clustering.cluster_id(unit.cluster)} ran in torch: {type(e).__name__}: {e}".splitlines()[0][:300]
+            if msg not in self.errors:
+                self.errors.append(msg)
+            return False
+        for ref, o in zip(spec.exits, outs):
+            name, k = parse_ref(ref)
+            t = torch.from_dlpack(o)
+            if self.outputs_of.get(name, 1) > 1:
+                env.setdefault(name, [None] * self.outputs_of[name])[k] = t
+            else:
+                env[name] = t
+        for n in unit.nodes:  # the getitems read from the cluster's outputs
+            if n.target is operator.getitem:
+                src = env.get(n.args[0].name)
+                env[n.name] = src[n.args[1]] if isinstance(src, (list, tuple)) else None
+        return True
