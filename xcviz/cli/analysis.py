@@ -11,30 +11,6 @@ from .base import Debug, GraphArg, Json, Output, analyse, analysis_command, comm
 from .helpfmt import complete_from
 from .output import emit_json, emit_renderable, wants_json
 
-Inputs = Annotated[Optional[str], typer.Option(
-    "--inputs", metavar="FILE.npz", show_default=False,
-    help="an .npz file with one array per graph input: their shapes bind the symbolic dimensions (as in validate)")]
-
-
-
-def bind_inputs_dims(a, path: str | None):
-    """`--inputs FILE.npz`: the symbolic dims the arrays' shapes bind (they win over --dim, as in
-    `validate`), and the costs again with them; the clustering does not depend on sizes."""
-    if path is None:
-        return a
-    from ..cost import compute_stats
-    from ..cost.symbolic import dims_from_arrays
-    from ..ir import bind_dims
-    from ..pipeline import Analysis
-    from .running import read_npz
-
-    dims = dims_from_arrays(a.graph, read_npz(path), path)
-    if not dims:
-        return a
-    bind_dims(a.graph, dims)
-    return Analysis(a.graph, a.clustering, compute_stats(a.graph, a.clustering, a.hardware), a.hardware)
-
-
 SORTS = ("file", "size", "bytes", "speedup", "name")  # = render.ordering.SORTS (not imported: keeps --help fast)
 FALLBACK_VIEWS = ("auto", "nodes", "grouped")
 
@@ -47,11 +23,11 @@ def cluster(graph: GraphArg, json: Json = False, output: Output = None,
             fallbacks: str = typer.Option("auto", "--fallbacks", metavar="[" + "|".join(FALLBACK_VIEWS) + "]",
                                           autocompletion=complete_from(FALLBACK_VIEWS),
                                           help="fallback table: a row per node, or grouped by reason and op (auto: grouped above 20 nodes)"),
-            inputs: Inputs = None, *, options: AnalysisOptions) -> None:
+            *, options: AnalysisOptions) -> None:
     """Clusters, fallback nodes with their reasons, refused merges, and a one-line summary."""
     _choice("--sort", sort, SORTS)
     _choice("--fallbacks", fallbacks, FALLBACK_VIEWS)
-    a = bind_inputs_dims(analyse(graph, options), inputs)
+    a = analyse(graph, options)
     json = wants_json(json, output)  # after loading: writing over the input file is the error to give
     from ..clustering.tf_reference import compare_with_reference, reference_line
 
@@ -78,10 +54,10 @@ def _choice(flag: str, value: str, choices: tuple[str, ...]) -> None:
 
 
 @analysis_command
-def stats(graph: GraphArg, json: Json = False, output: Output = None, inputs: Inputs = None, *,
+def stats(graph: GraphArg, json: Json = False, output: Output = None, *,
           options: AnalysisOptions) -> None:
     """Coverage, boundary bytes, kernel launches before/after, estimated speedup."""
-    a = bind_inputs_dims(analyse(graph, options, record=False), inputs)  # (no merge attempt is shown)
+    a = analyse(graph, options, record=False)  # (no merge attempt is shown)
     json = wants_json(json, output)  # after loading: writing over the input file is the error to give
     if json:
         from ..render.report_json import stats_report

@@ -12,6 +12,7 @@ from ..pipeline import AnalysisOptions
 from .base import GraphArg, Json, Output, analyse, analysis_command
 from .helpfmt import LIMITS, complete_from
 from .output import LazyProgress, console, emit_json, emit_renderable, wants_json
+from ..runtime.npz import read_npz  # noqa: F401  (here since the commands were first written; tests import it)
 
 Inputs = Annotated[Optional[str], typer.Option("--inputs", metavar="FILE.npz", help="an .npz file with one array per graph input (by name)", show_default=False)]
 Seed = Annotated[int, typer.Option("--seed", metavar="N", help="seed for random inputs not given in --inputs")]
@@ -165,30 +166,3 @@ def _timed_run(a, feeds: dict, mode: str, check: bool, repeats: int | None) -> t
     result = {"mode": mode, "first_run_ms": first.seconds * 1e3, "median_ms": ms,
               "compile_ms": first.compile_seconds * 1e3, "cache": run_stats(cache), "outputs": outputs}
     return result, arrays, failed
-
-
-class NpzInputs(dict):
-    """Arrays read from an .npz file; `source` (its path) becomes the `where` of errors about them."""
-
-    source: str | None = None
-
-
-def read_npz(path: str | None) -> dict | None:
-    """The --inputs file's arrays by name (None without one); one-line errors for unreadable files."""
-    if path is None:
-        return None
-    import numpy as np
-
-    from ..fileio import protect
-
-    if not os.path.isfile(path):
-        raise XcvizError("inputs file not found", where=path, hint="write one with numpy.savez(path, x=...)")
-    protect(path)
-    try:
-        with np.load(path, allow_pickle=False) as data:
-            arrays = NpzInputs({k: data[k] for k in data.files})
-    except (ValueError, OSError, EOFError) as e:
-        raise XcvizError(f"not a readable .npz file ({e.__class__.__name__}: {e})"[:300], where=path,
-                         hint="write it with numpy.savez; object arrays are refused") from None
-    arrays.source = path
-    return arrays
