@@ -120,3 +120,75 @@ def _t(v):
 
 def _kib(n):
     return f"{n} B" if n < 1024 else f"{n / 1024:.1f} KiB"
+
+
+# ---- boundary gates and entry → exit are about activations ---------------------------------------------
+def test_max_boundary_bytes_counts_what_the_summary_line_counts(run_cli):
+    from xcviz.render.units import fmt_bytes
+
+    s = stats_json(run_cli, RESNET, "--dim", "N=8")
+    act, par = s["boundary_bytes_activations"], s["parameter_bytes"]
+    assert act and par and s["boundary_bytes"] == act + par
+    code, summary, _ = run_cli("stats", RESNET, "--dim", "N=8")
+    assert f"{fmt_bytes(act)} cross boundaries (+ {fmt_bytes(par)} resident parameters)" in " ".join(summary.split())
+    # a limit between the activations and D: passes (it failed while weights counted)
+    between = f"{(act + s['boundary_bytes']) // 2}"
+    code, out, _ = run_cli("check", RESNET, "--dim", "N=8", "--max-boundary-bytes", between)
+    assert code == 0 and f"activations crossing boundaries {fmt_bytes(act)} ≤" in out
+    assert f"+ {fmt_bytes(par)} resident parameters, not counted" in out
+    code, out, _ = run_cli("check", RESNET, "--dim", "N=8", "--max-boundary-bytes", str(act - 1))
+    fail = next(line for line in out.splitlines() if line.startswith("FAIL"))
+    assert code == 1 and "largest crossings: " in fail and "resnet_mini_w" not in fail   # no weight named
+    # the parameters have a gate of their own
+    code, out, _ = run_cli("check", RESNET, "--dim", "N=8", "--max-parameter-bytes", str(par - 1))
+    assert code == 1 and f"resident parameters read across boundaries {fmt_bytes(par)} >" in out and "resnet_mini_w" in out
+    code, out, _ = run_cli("check", RESNET, "--dim", "N=8", "--max-parameter-bytes", str(par))
+    assert code == 0 and "1/1 expectations hold" in out
+
+
+def test_entry_points_are_not_the_nodes_reading_weights(run_cli):
+    code, out, _ = run_cli("cluster", RESNET, "--json")
+    c = json.loads(out)["clusters"][0]
+    assert c["entry_points"] == ["Conv_3"] and c["exit_points"] == ["fc"]   # x enters at the first conv only
+    code, out, _ = run_cli("cluster", RESNET)
+    assert "Conv_3 → fc" in out
+    # on the seed demo the inputs w/w1/b hold no data: activations, so their readers stay entries
+    code, out, _ = run_cli("cluster", os.path.join(GRAPHS, "seed_demo.yaml"), "--min-cluster-size", "1", "--json")
+    assert json.loads(out)["clusters"][0]["entry_points"] == ["c1", "m1"]
+
+
+# ---- explain: a short story, did-you-mean --------------------------------------------------------------
+def test_explain_tells_a_short_story_and_all_of_it_with_all(run_cli):
+    gpt = os.path.join(EXPORTS, "gpt_torchscript.onnx")
+    code, short, _ = run_cli("explain", gpt, "/MatMul")
+    assert code == 0
+    code, full, _ = run_cli("explain", gpt, "/MatMul", "--all")
+    assert code == 0
+    steps = [line for line in full.splitlines() if line.lstrip().startswith(("✓", "✗"))]
+    shown = [line for line in short.splitlines() if line.lstrip().startswith(("✓", "✗"))]
+    assert len(steps) == 157 and 1 <= len(shown) <= 12
+    assert f"… {len(steps) - len(shown)} more merge lines hidden (--all shows every merge)" in short
+    assert "merged /ln/LayerNormalization -> /MatMul" in short   # how the node itself joined
+    assert "hidden" not in full and len(short.splitlines()) < 15
+    # the refused merges stay in the short story: they say why the cluster ends where it does
+    code, out, _ = run_cli("explain", os.path.join(GRAPHS, "cycle_refused.yaml"), "--min-cluster-size", "1", "embed")
+    assert code == 0 and "refused" in out and "cycle via tokenize_hook" in " ".join(out.split())
+
+
+@pytest.mark.parametrize("graph, typed, suggested", [
+    (os.path.join(EXPORTS, "gpt_torchscript.onnx"), "fc", "'/blocks.0/fc/Add'"),
+    (os.path.join(EXPORTS, "gpt_torchscript.onnx"), "LayerNormalization", "'/ln/LayerNormalization'"),
+    (os.path.join(GRAPHS, "seed_demo.yaml"), "m2", "'m1'"),
+    (os.path.join(GRAPHS, "seed_demo.yaml"), "softmax_7", "'c1', 'r1'"),
+])
+def test_explain_suggests_real_node_names(run_cli, graph, typed, suggested):
+    code, out, err = run_cli("explain", graph, typed)
+    assert code == 2 and out == "" and f"no node named {typed!r}" in err and suggested in err
+
+
+def test_node_hint_prefers_a_path_part_then_a_suffix():
+    from xcviz.errors import node_hint
+
+    names = ["/conv1/Conv", "/layer4/layer4.1/relu_1/Relu", "/avgpool/GlobalAveragePool", "/Flatten", "/fc/Gemm", "x_fc"]
+    assert node_hint("fc", names) == "did you mean '/fc/Gemm' or 'x_fc'?"
+    assert node_hint("Gemm", names).startswith("did you mean '/fc/Gemm'")

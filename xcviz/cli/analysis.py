@@ -71,16 +71,18 @@ def stats(graph: GraphArg, json: Json = False, output: Output = None, *,
 
 @analysis_command
 def explain(graph: GraphArg, node: str = typer.Argument(..., help="node name", show_default=False),
-            json: Json = False, output: Output = None, *, options: AnalysisOptions) -> None:
-    """The story of one node: candidate or not, every merge tried, and where it ended up."""
+            json: Json = False, output: Output = None,
+            all_: bool = typer.Option(False, "--all", help="every merge the node's cluster took part in, not the short story"),
+            *, options: AnalysisOptions) -> None:
+    """The story of one node: candidate or not, how it joined, refused merges, and where it ended up."""
     from ..clustering.explain import story
-    from ..errors import did_you_mean
+    from ..errors import node_hint
 
     a = analyse(graph, options)
     json = wants_json(json, output)  # after loading: writing over the input file is the error to give
     i = a.graph.index.get(node)
     if i is None:
-        raise XcvizError(f"no node named {node!r}", where=graph, hint=did_you_mean(node, a.graph.index) or "see `xcviz cluster`")
+        raise XcvizError(f"no node named {node!r}", where=graph, hint=node_hint(node, a.graph.index))
     if json:
         from ..render.report_json import explain_report
 
@@ -88,7 +90,7 @@ def explain(graph: GraphArg, node: str = typer.Argument(..., help="node name", s
     else:
         from ..render.tables import explain_view
 
-        emit_renderable(explain_view(story(a.graph, a.clustering, i)), output)
+        emit_renderable(explain_view(story(a.graph, a.clustering, i), full=all_), output)
 
 
 @command()

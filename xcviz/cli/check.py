@@ -5,7 +5,7 @@ from typing import Annotated, Optional
 
 import typer
 
-from ..errors import XcvizError, did_you_mean
+from ..errors import XcvizError, did_you_mean, node_hint
 from ..pipeline import AnalysisOptions, split_list
 from .base import GraphArg, analyse, analysis_command
 
@@ -69,7 +69,7 @@ def _check_names(g, e, path: str) -> None:
         for name in group:
             if name not in g.index:
                 raise XcvizError(f"--expect-cluster: no node named {name!r}", where=path,
-                                 hint=did_you_mean(name, g.index) or "see `xcviz cluster`")
+                                 hint=node_hint(name, g.index))
     from ..ops import REGISTRY
 
     present = {n.op_type for n in g.nodes} | {n.op for n in g.nodes}
