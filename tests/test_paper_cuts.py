@@ -192,3 +192,15 @@ def test_node_hint_prefers_a_path_part_then_a_suffix():
     names = ["/conv1/Conv", "/layer4/layer4.1/relu_1/Relu", "/avgpool/GlobalAveragePool", "/Flatten", "/fc/Gemm", "x_fc"]
     assert node_hint("fc", names) == "did you mean '/fc/Gemm' or 'x_fc'?"
     assert node_hint("Gemm", names).startswith("did you mean '/fc/Gemm'")
+
+
+# ---- hlo states the dims it bound ---------------------------------------------------------------------
+@pytest.mark.slow
+def test_hlo_says_which_dims_it_bound_to_one(run_cli):
+    pytest.importorskip("jax", reason="hlo compiles with JAX")
+    enc = os.path.join(GRAPHS, "transformer_encoder.onnx")
+    code, out, err = run_cli("hlo", enc, "--cluster", "0", "--stage", "stablehlo")
+    assert code == 0 and "tensor<1x1x64xf32>" in out
+    assert "; bound unbound dimensions to 1: B=1, S=1 (use --dim)" in err
+    code, out, err = run_cli("hlo", enc, "--cluster", "0", "--stage", "stablehlo", "--dim", "B=2", "--dim", "S=3")
+    assert code == 0 and "tensor<2x3x64xf32>" in out and "bound unbound" not in err

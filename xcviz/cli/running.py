@@ -71,7 +71,9 @@ def hlo(graph: GraphArg, cluster: str = typer.Option(..., "--cluster", metavar="
         raise XcvizError(f"unknown stage {stage!r}", hint="use --stage stablehlo or --stage optimized")
     a = analyse(graph, options)
     key, k = _cluster_named(a.clustering, cluster, graph)
-    env = execute(a.graph, bind_inputs(a.graph, read_npz(inputs), seed, max_elements), "native", keep_all=True).env
+    given = read_npz(inputs)
+    _say_bound_to_one(a.graph, given)
+    env = execute(a.graph, bind_inputs(a.graph, given, seed, max_elements), "native", keep_all=True).env
     try:
         comp, _ = CompileCache().get(a.graph, cluster_spec(a.graph, a.clustering.clusters[k]), env)
     except XcvizError:
@@ -85,6 +87,18 @@ def hlo(graph: GraphArg, cluster: str = typer.Option(..., "--cluster", metavar="
         write_atomic(output, text)
     else:
         sys.stdout.write(text if text.endswith("\n") else text + "\n")
+
+
+def _say_bound_to_one(graph, given: dict | None) -> None:
+    """The symbolic dims no --dim or --inputs array binds become 1 for the random inputs: say which (stderr),
+    as the shapes in the HLO (`s64[1,1]`) would otherwise look like the model's own."""
+    from ..cost.symbolic import dims_from_arrays, free_dims
+
+    by_arrays = dims_from_arrays(graph, given, getattr(given, "source", None)) if given else {}
+    ones = [d for d in free_dims(graph) if d not in by_arrays]
+    if ones:
+        console(sys.stderr).print("; bound unbound dimensions to 1: " + ", ".join(f"{d}=1" for d in ones)
+                                  + " (use --dim)", markup=False, highlight=False)
 
 
 def _warn_dataless(graph, given: dict | None) -> None:
