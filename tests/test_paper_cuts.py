@@ -204,3 +204,38 @@ def test_hlo_says_which_dims_it_bound_to_one(run_cli):
     assert "; bound unbound dimensions to 1: B=1, S=1 (use --dim)" in err
     code, out, err = run_cli("hlo", enc, "--cluster", "0", "--stage", "stablehlo", "--dim", "B=2", "--dim", "S=3")
     assert code == 0 and "tensor<2x3x64xf32>" in out and "bound unbound" not in err
+
+
+# ---- xcviz ops PATTERN ------------------------------------------------------------------------------------
+def test_ops_looks_up_one_op(run_cli):
+    from xcviz.ops import REGISTRY
+
+    code, out, err = run_cli("ops", "Conv")
+    assert code == 0, err
+    conv = REGISTRY.get("Conv")
+    assert out.splitlines()[0] == conv.name and "aliases: Conv, " in out and "cpu: XLA compiles it" in out
+    code, out, _ = run_cli("ops", "Conv", "--json")
+    assert [o["name"] for o in json.loads(out)["ops"]] == [conv.name]
+    code, _, err = run_cli("ops", "Frobnicate")
+    assert code == 2 and "no op matches 'Frobnicate'" in err
+
+
+def test_ops_filters_and_pipes_one_line_per_op(run_cli):
+    from xcviz.ops import REGISTRY
+
+    code, out, _ = run_cli("ops", "conv*")   # (captured: not a terminal, so tab-separated lines)
+    lines = out.splitlines()
+    assert lines[0] == "op\taliases\tcpu\tgpu\ttpu\tsource"
+    names = [line.split("\t")[0] for line in lines[1:]]
+    assert names == [op.name for op in REGISTRY if any(n.lower().startswith("conv") for n in (op.name, *op.aliases))]
+    code, out, _ = run_cli("ops", "--framework", "tf", "--unsupported", "--device", "gpu")
+    rows = [line.split("\t") for line in out.splitlines()[1:]]
+    assert rows and all(r[0].startswith("tf.") and r[2] == "no" for r in rows)
+    assert {r[0] for r in rows} == {op.name for op in REGISTRY if op.name.startswith("tf.") and not op.compilable_on("gpu")}
+    code, out, _ = run_cli("ops", "--framework", "onnx", "--json")
+    onnx_ops = [o["name"] for o in json.loads(out)["ops"]]
+    assert "conv2d" in onnx_ops and not any(n.startswith("tf.") for n in onnx_ops) and "custom_nms" not in onnx_ops
+    code, out, _ = run_cli("ops", "--framework", "aten", "conv2d")
+    assert code == 0 and "aten.conv2d\tconv2d\tyes\tyes\tyes" in out
+    code, out, _ = run_cli("ops")
+    assert len(out.splitlines()) == len(list(REGISTRY)) + 1

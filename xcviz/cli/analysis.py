@@ -93,21 +93,51 @@ def explain(graph: GraphArg, node: str = typer.Argument(..., help="node name", s
         emit_renderable(explain_view(story(a.graph, a.clustering, i), full=all_), output)
 
 
-@command()
-def ops(json: Json = False, output: Output = None, debug: Debug = False,
-        aten: bool = typer.Option(False, "--aten", help="the aten op table: each aten op PyTorch programs may hold and the op it becomes")) -> None:
-    """The op registry: canonical names, aliases, and whether XLA compiles each op per device."""
-    from ..ops import DEVICES, REGISTRY
+FRAMEWORKS = ("onnx", "tf", "aten")   # = render.ops_lookup.FRAMEWORKS (not imported: keeps --help fast)
 
-    if aten:
+
+@command()
+def ops(pattern: Optional[str] = typer.Argument(None, metavar="[PATTERN]", show_default=False,
+                                                help="an op name or alias (Conv, tf.MatMul), a glob ('conv*') or a substring"),
+        framework: Optional[str] = typer.Option(None, "--framework", metavar="[onnx|tf|aten]", show_default=False,
+                                                autocompletion=complete_from(FRAMEWORKS),
+                                                help="only the ops of one framework (aten: the aten op table)"),
+        unsupported: bool = typer.Option(False, "--unsupported", help="only the ops XLA does not compile (on --device, else on some device)"),
+        device: Optional[str] = typer.Option(None, "--device", "-d", metavar="[cpu|gpu|tpu]", show_default=False,
+                                             help="only this device's verdict [every device]"),
+        json: Json = False, output: Output = None, debug: Debug = False,
+        aten: bool = typer.Option(False, "--aten", help="the aten op table (= --framework aten): each aten op PyTorch programs may hold and the op it becomes")) -> None:
+    """The op registry: canonical names, aliases, and whether XLA compiles each op per device."""
+    import sys
+
+    from ..ops import DEVICES, REGISTRY
+    from ..render import ops_lookup as lookup
+
+    if framework is not None:
+        _choice("--framework", framework, FRAMEWORKS)
+    if device is not None:
+        _choice("--device", device, DEVICES)
+    devices = (device,) if device else tuple(DEVICES)
+    piped = output is None and not sys.stdout.isatty()   # one line per op: grep, cut and sort work on it
+    if aten or framework == "aten":
         from ..render.fx_tables import aten_rows, aten_table
 
-        return emit_json(aten_rows(REGISTRY, DEVICES), output) if json else emit_renderable(aten_table(REGISTRY, DEVICES), output)
+        rows = lookup.select_aten(aten_rows(REGISTRY, devices), pattern, unsupported, devices)
+        if json:
+            return emit_json(rows, output)
+        if piped:
+            return sys.stdout.write(lookup.aten_lines(rows, devices)) and None
+        return emit_renderable(aten_table(REGISTRY, devices, rows), output)
+    chosen = lookup.select(REGISTRY, pattern, framework, unsupported, devices)
     if json:
         from ..render.report_json import ops_report
 
-        emit_json(ops_report(REGISTRY, DEVICES), output)
+        emit_json(ops_report(chosen, devices), output)
+    elif len(chosen) == 1 and pattern is not None:
+        emit_renderable(lookup.op_card(chosen[0], devices), output)
+    elif piped:
+        sys.stdout.write(lookup.op_lines(chosen, devices))
     else:
         from ..render.tables import ops_table
 
-        emit_renderable(ops_table(REGISTRY), output)
+        emit_renderable(ops_table(chosen, device), output)

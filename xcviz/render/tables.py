@@ -192,6 +192,7 @@ def ops_table(registry, device: str | None = None):
     from ..ops import DEVICES
 
     devices = (device,) if device else DEVICES
+    registry = list(registry)
     counts = " · ".join(f"{d} {sum(op.compilable_on(d) for op in registry)}" for d in devices)
     t = Table(title=Text(f"Op registry ({len(registry)} ops; XLA compiles {counts})"), title_justify="left",
               header_style="bold")
