@@ -14,6 +14,7 @@ EXPORTS = os.path.join(ROOT, "tests", "data", "exports")
 GPT = os.path.join(EXPORTS, "gpt_dynamo.onnx")
 GPT_INPUTS = os.path.join(EXPORTS, "gpt_dynamo.inputs.npz")   # input_ids: (2, 7)
 RESNET = os.path.join(GRAPHS, "resnet_mini.onnx")
+SEED_DEMO = os.path.join(GRAPHS, "seed_demo.yaml")
 
 
 def stats_json(run_cli, *args):
@@ -239,3 +240,26 @@ def test_ops_filters_and_pipes_one_line_per_op(run_cli):
     assert code == 0 and "aten.conv2d\tconv2d\tyes\tyes\tyes" in out
     code, out, _ = run_cli("ops")
     assert len(out.splitlines()) == len(list(REGISTRY)) + 1
+
+
+# ---- a diff summary that never contradicts itself -----------------------------------------------------
+def test_diff_of_two_exporters_does_not_claim_a_perfect_partition(run_cli):
+    code, out, _ = run_cli("diff", os.path.join(EXPORTS, "gpt_torchscript.onnx"), os.path.join(EXPORTS, "gpt_dynamo.onnx"))
+    last = " ".join(out.split("\n\n")[-1].split())
+    assert code == 0 and "(ARI) 1.000" not in out
+    assert last == "different · 0/2 clusters the same · the graphs share 0 of 164/68 node names: no partition similarity by name"
+    code, out, _ = run_cli("diff", os.path.join(EXPORTS, "gpt_torchscript.onnx"), os.path.join(EXPORTS, "gpt_dynamo.onnx"), "--json")
+    report = json.loads(out)
+    assert report["common_nodes"] == 0 and [c["kind"] for c in report["clusters"]] == ["gone", "new"]
+
+
+def test_diff_matches_clusters_by_their_ops_when_names_differ(run_cli):
+    code, out, _ = run_cli("diff", os.path.join(EXPORTS, "unet_torchscript.onnx"), os.path.join(EXPORTS, "unet_dynamo.onnx"), "--json")
+    report = json.loads(out)
+    assert report["common_nodes"] == 0
+    assert report["clusters"] == [{"kind": "same", "a": ["cluster_0"], "b": ["cluster_0"], "by": "ops"}]
+    code, out, _ = run_cli("diff", os.path.join(EXPORTS, "unet_torchscript.onnx"), os.path.join(EXPORTS, "unet_dynamo.onnx"))
+    assert "1/1 clusters the same (1 matched by their ops: node names differ)" in " ".join(out.split())
+    # the same graph twice: every node shared, the usual line
+    code, out, _ = run_cli("diff", SEED_DEMO, "--b", "min_cluster_size=1")
+    assert "partition similarity (ARI) 0.000" in out and "node names" not in out
