@@ -263,3 +263,29 @@ def test_diff_matches_clusters_by_their_ops_when_names_differ(run_cli):
     # the same graph twice: every node shared, the usual line
     code, out, _ = run_cli("diff", SEED_DEMO, "--b", "min_cluster_size=1")
     assert "partition similarity (ARI) 0.000" in out and "node names" not in out
+
+
+# ---- an example in every command's --help -------------------------------------------------------------
+def _commands():
+    import typer.main
+
+    from xcviz.cli import app
+
+    return typer.main.get_command(app).commands
+
+
+def test_every_command_shows_examples_that_use_its_own_flags(run_cli):
+    import shlex
+
+    commands = _commands()
+    assert len(commands) >= 16
+    for name, cmd in sorted(commands.items()):
+        code, out, _ = run_cli(name, "--help")
+        assert code == 0 and "Examples:" in out, name
+        shown = [line.strip() for line in out.split("Examples:", 1)[1].splitlines() if line.strip()]
+        assert shown and all(line.startswith("xcviz ") for line in shown), name
+        for line in shown:
+            words = shlex.split(line.split("|")[0])
+            target = commands[words[1]]   # (calibrate's second example uses the profile with stats)
+            flags = {o for p in target.params for o in (*p.opts, *p.secondary_opts)}
+            assert all(w in flags for w in words[2:] if w.startswith("-")), (name, line)
