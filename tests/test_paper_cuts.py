@@ -289,3 +289,40 @@ def test_every_command_shows_examples_that_use_its_own_flags(run_cli):
             target = commands[words[1]]   # (calibrate's second example uses the profile with stats)
             flags = {o for p in target.params for o in (*p.opts, *p.secondary_opts)}
             assert all(w in flags for w in words[2:] if w.startswith("-")), (name, line)
+
+
+# ---- pictures and the report ------------------------------------------------------------------------------
+LOOP = os.path.join(EXPORTS, "greedy_decode_torchscript.onnx")
+
+
+def test_labels_are_cut_in_the_middle_never_from_the_left():
+    from xcviz.render.params import NAME_CHARS, short_name
+
+    for name in ("layers.0.0.conv1.weight", "model.encoder.layer.3.attention.self.query.weight"):
+        cut = short_name(name)
+        assert len(cut) <= NAME_CHARS and "…" in cut and not cut.startswith("…")
+        head, tail = cut.split("…")
+        assert name.startswith(head) and name.endswith(tail) and tail.endswith("weight")
+    assert short_name("layers.0.0.conv1.weight") == "layers.0…conv1.weight"
+
+
+def test_weights_in_a_loop_body_draw_with_their_type(run_cli, tmp_path):
+    out = tmp_path / "loop.dot"
+    code, _, err = run_cli("render", LOOP, "--dot", "-o", str(out))
+    assert code == 0, err
+    dot = out.read_text(encoding="utf-8")
+    assert "emb.weight ‹20×16› f32" in dot and "w.weight ‹16×16› f32" in dot
+    assert "emb.weight\\n?[?]" not in dot and "w.weight\\n?[?]" not in dot
+
+
+def test_the_report_carries_the_loop_bodies(run_cli, tmp_path):
+    from xcviz.pipeline import analyse
+    from xcviz.render.bodies_view import bodies_of, body_lines
+    from xcviz.render.report_html import report_data
+
+    a = analyse(LOOP)
+    data = report_data(a.graph, a.clustering, a.stats)
+    loop = next(n.name for n in a.graph.nodes if n.op_type == "Loop")
+    assert data["bodies"] == {loop: body_lines(bodies_of(a.graph, a.clustering, loop))}
+    assert data["bodies"][loop][0].startswith(f"Loop {loop!r} body")
+    assert report_data(*(lambda b: (b.graph, b.clustering, b.stats))(analyse(RESNET)))["bodies"] == {}

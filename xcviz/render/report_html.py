@@ -65,8 +65,20 @@ def report_data(graph: Graph, clustering: Clustering, stats: Stats, *, validatio
         "attempts": attempts[0] if attempts else None, "reasons": attempts[1] if attempts else [],
         "frames": None if collapse or attempts is None else frames(graph, clustering),
         "inner": inner_layouts(graph, clustering, records, clusters, engine) if collapse else {},
+        "bodies": _bodies(graph, clustering),
     }
     return data
+
+
+def _bodies(graph: Graph, clustering: Clustering) -> dict:
+    """{control-flow node: its bodies' lines} (clusters, fallbacks, nested bodies, as `cluster` prints them):
+    the report's section and node panel show them, as the picture frames them."""
+    from .bodies_view import bodies_of, body_lines
+
+    out: dict[str, list[str]] = {}
+    for b in bodies_of(graph, clustering):
+        out.setdefault(b.node, []).extend(body_lines([b]))
+    return out
 
 
 def _item(i: str, label: str, box: list[float]) -> dict:
