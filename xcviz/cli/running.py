@@ -72,8 +72,12 @@ def hlo(graph: GraphArg, cluster: str = typer.Option(..., "--cluster", metavar="
     a = analyse(graph, options)
     key, k = _cluster_named(a.clustering, cluster, graph)
     given = read_npz(inputs)
-    _say_bound_to_one(a.graph, given)
-    env = execute(a.graph, bind_inputs(a.graph, given, seed, max_elements), "native", keep_all=True).env
+    ones = _bound_to_one(a.graph, given)   # (before bind_inputs, which records the sizes it chose)
+    feeds = bind_inputs(a.graph, given, seed, max_elements)
+    if ones:   # said once the inputs are made: an error there stays the one line
+        console(sys.stderr).print("; bound unbound dimensions to 1: " + ", ".join(f"{d}=1" for d in ones)
+                                  + " (use --dim)", markup=False, highlight=False)
+    env = execute(a.graph, feeds, "native", keep_all=True).env
     try:
         comp, _ = CompileCache().get(a.graph, cluster_spec(a.graph, a.clustering.clusters[k]), env)
     except XcvizError:
@@ -89,16 +93,13 @@ def hlo(graph: GraphArg, cluster: str = typer.Option(..., "--cluster", metavar="
         sys.stdout.write(text if text.endswith("\n") else text + "\n")
 
 
-def _say_bound_to_one(graph, given: dict | None) -> None:
-    """The symbolic dims no --dim or --inputs array binds become 1 for the random inputs: say which (stderr),
-    as the shapes in the HLO (`s64[1,1]`) would otherwise look like the model's own."""
+def _bound_to_one(graph, given: dict | None) -> list[str]:
+    """The symbolic dims no --dim or --inputs array binds: the random inputs make them 1. Said on stderr, as
+    the shapes in the HLO (`s64[1,1]`) would otherwise look like the model's own."""
     from ..cost.symbolic import dims_from_arrays, free_dims
 
     by_arrays = dims_from_arrays(graph, given, getattr(given, "source", None)) if given else {}
-    ones = [d for d in free_dims(graph) if d not in by_arrays]
-    if ones:
-        console(sys.stderr).print("; bound unbound dimensions to 1: " + ", ".join(f"{d}=1" for d in ones)
-                                  + " (use --dim)", markup=False, highlight=False)
+    return [d for d in free_dims(graph) if d not in by_arrays]
 
 
 def _warn_dataless(graph, given: dict | None) -> None:
