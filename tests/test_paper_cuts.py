@@ -325,4 +325,14 @@ def test_the_report_carries_the_loop_bodies(run_cli, tmp_path):
     loop = next(n.name for n in a.graph.nodes if n.op_type == "Loop")
     assert data["bodies"] == {loop: body_lines(bodies_of(a.graph, a.clustering, loop))}
     assert data["bodies"][loop][0].startswith(f"Loop {loop!r} body")
-    assert report_data(*(lambda b: (b.graph, b.clustering, b.stats))(analyse(RESNET)))["bodies"] == {}
+    # and its picture, as `render` draws it (an SVG in an <img>: nothing in it runs)
+    import base64
+
+    (uri,) = data["body_pictures"][loop]
+    assert uri.startswith("data:image/svg+xml;base64,")
+    svg = base64.b64decode(uri.split(",", 1)[1]).decode("utf-8")
+    body = next(b for b in bodies_of(a.graph, a.clustering, loop))
+    assert svg.lstrip().startswith(("<?xml", "<svg")) and all(n.name in svg for n in body.graph.nodes[:5])
+    assert "emb.weight" in svg and "?[?]" not in svg.split("emb.weight", 1)[1][:40]
+    plain = analyse(RESNET)
+    assert report_data(plain.graph, plain.clustering, plain.stats)["bodies"] == {}

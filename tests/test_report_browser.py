@@ -210,6 +210,8 @@ def test_paper_cuts_of_the_report(tmp_path, open_page):
     loop = next(n.name for n in a.graph.nodes if n.op_type == "Loop")
     assert page.text_content("#bodies").startswith("Control-flow bodies") and f"Loop {loop!r} body" in page.text_content("#bodies")
     assert a.graph.nodes[a.graph.index[loop]].attrs.get("_n_inputs") is not None   # (there is one to hide)
+    assert page.locator("#bodies img.body-picture").count() == 1
+    assert page.eval_on_selector("#bodies img.body-picture", "img => img.complete && img.naturalWidth > 100")
     page.click(f"#graph .item[data-name='{loop}']")
     details = page.text_content("#details")
     assert "_n_inputs" not in details and "_outer" not in details and f"Loop {loop!r} body" in details

@@ -65,20 +65,35 @@ def report_data(graph: Graph, clustering: Clustering, stats: Stats, *, validatio
         "attempts": attempts[0] if attempts else None, "reasons": attempts[1] if attempts else [],
         "frames": None if collapse or attempts is None else frames(graph, clustering),
         "inner": inner_layouts(graph, clustering, records, clusters, engine) if collapse else {},
-        "bodies": _bodies(graph, clustering),
     }
+    data["bodies"], data["body_pictures"] = _bodies(graph, clustering, engine)
     return data
 
 
-def _bodies(graph: Graph, clustering: Clustering) -> dict:
-    """{control-flow node: its bodies' lines} (clusters, fallbacks, nested bodies, as `cluster` prints them):
-    the report's section and node panel show them, as the picture frames them."""
-    from .bodies_view import bodies_of, body_lines
+BODY_PICTURE_NODES = 2_000   # body nodes drawn in all; beyond, the section keeps the lines alone
 
-    out: dict[str, list[str]] = {}
+
+def _bodies(graph: Graph, clustering: Clustering, engine: str | None) -> tuple[dict, dict]:
+    """({control-flow node: its bodies' lines}, {node: [picture as a data: URI]}): the clusters and fallbacks
+    of each Loop/If/Scan body, as `cluster` prints them and as `render` frames them (SVG in an <img>, so
+    nothing in it runs; nested bodies are drawn inside their parent's picture)."""
+    import base64
+
+    from .bodies_view import bodies_of, body_lines
+    from .dot import build_dot
+    from .dot_bodies import body_view
+    from .layout import layout
+
+    lines: dict[str, list[str]] = {}
+    pictures: dict[str, list[str]] = {}
+    budget = BODY_PICTURE_NODES
     for b in bodies_of(graph, clustering):
-        out.setdefault(b.node, []).extend(body_lines([b]))
-    return out
+        lines.setdefault(b.node, []).extend(body_lines([b]))
+        budget -= len(b.graph.nodes)
+        if budget >= 0:
+            svg = layout(build_dot(b.graph, body_view(b), show_legend=False), "svg", engine)
+            pictures.setdefault(b.node, []).append("data:image/svg+xml;base64," + base64.b64encode(svg).decode("ascii"))
+    return lines, pictures
 
 
 def _item(i: str, label: str, box: list[float]) -> dict:

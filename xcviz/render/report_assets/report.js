@@ -107,6 +107,11 @@
     $("bodies").appendChild(h("h2", "Control-flow bodies"));
     bodyNodes.forEach(function (name) {
       $("bodies").appendChild(h("pre", D.bodies[name].join("\n"), "body"));
+      ((D.body_pictures || {})[name] || []).forEach(function (src) {
+        /* always a data: URI of the page's own data (the CSP allows img-src data: only): nothing is fetched */
+        var img = h("img", null, "body-picture");
+        img.setAttribute("src", src); img.setAttribute("alt", "body of " + name); $("bodies").appendChild(img);
+      });
     });
   }
 
