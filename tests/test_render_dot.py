@@ -254,7 +254,7 @@ def test_param_line():
     assert param_line("axes", TensorType((2,), "int64"), np.array([0, 2])) == "axes = [0, 2] i64"
     assert param_line("big", TensorType((5,), "int64"), np.arange(5)) == "big ‹5› i64"
     assert param_line("model.encoder.layer.3.attention.query.weight", TensorType((8,), "float16")) == \
-        "…ttention.query.weight ‹8› f16"
+        "model.en…query.weight ‹8› f16"   # cut in the middle, never from the left (issue 30)
 
 
 def test_fallback_label_carries_reason_words():

@@ -194,3 +194,46 @@ def _distinct_colors(browser, png: bytes) -> int:
             return seen.size; }""", "data:image/png;base64," + base64.b64encode(png).decode())
     finally:
         page.close()
+
+
+def test_paper_cuts_of_the_report(tmp_path, open_page):
+    """Issue 30: bodies shown, internal attributes hidden, FLOPs formatted, clear resets the search, the
+    replay pans to the newest merge."""
+    from xcviz.pipeline import AnalysisOptions, analyse
+    from xcviz.render.report_html import build_report
+
+    loop_model = os.path.join(os.path.dirname(GRAPHS), "tests", "data", "exports", "greedy_decode_torchscript.onnx")
+    a = analyse(loop_model, AnalysisOptions())
+    path = tmp_path / "loop.html"
+    path.write_text(build_report(a.graph, a.clustering, a.stats), encoding="utf-8")
+    page, problems = open_page(path)
+    loop = next(n.name for n in a.graph.nodes if n.op_type == "Loop")
+    assert page.text_content("#bodies").startswith("Control-flow bodies") and f"Loop {loop!r} body" in page.text_content("#bodies")
+    assert a.graph.nodes[a.graph.index[loop]].attrs.get("_n_inputs") is not None   # (there is one to hide)
+    assert page.locator("#bodies img.body-picture").count() == 1
+    assert page.eval_on_selector("#bodies img.body-picture", "img => img.complete && img.naturalWidth > 100")
+    page.click(f"#graph .item[data-name='{loop}']")
+    details = page.text_content("#details")
+    assert "_n_inputs" not in details and "_outer" not in details and f"Loop {loop!r} body" in details
+
+    a, path = _report(tmp_path, "transformer_block.yaml")
+    page, more = open_page(path)
+    flops = page.eval_on_selector_all("#clusters tbody tr td:nth-child(4)", "tds => tds.map(t => t.textContent)")
+    import re
+    assert flops and all(re.fullmatch(r"[0-9]+(\.[0-9] [kMGTP])?|unknown", f) for f in flops), flops
+    assert any(f.endswith((" M", " G")) for f in flops)
+    page.fill("#search", "matmul")
+    assert page.text_content("#search-count").endswith("matches")
+    page.click("#clear")
+    assert page.input_value("#search") == "" and page.text_content("#search-count") == ""
+    # the replay: at each frame the view's middle is the middle of that frame's merge
+    frames = page.evaluate("XCREPORT.data.frames")
+    for f in (1, len(frames) // 2):
+        page.evaluate(f"XCREPORT.showFrame({f})")
+        at = page.evaluate(f"XCREPORT.data.attempts[XCREPORT.data.frames[{f}].a]")
+        boxes = [page.evaluate(f"XCREPORT.data.items.find(it => it.id === 'n{at[k]}').box") for k in (0, 1)]
+        vx, vy, vw, vh = map(float, page.get_attribute("#graph", "viewBox").split())
+        cx = (min(b[0] for b in boxes) + max(b[0] for b in boxes)) / 2
+        cy = (min(b[1] for b in boxes) + max(b[1] for b in boxes)) / 2
+        assert abs(vx + vw / 2 - cx) < 1 and abs(vy + vh / 2 - cy) < 1
+    assert not problems + more, problems + more

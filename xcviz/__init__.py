@@ -160,11 +160,11 @@ def explain(graph: Graph, clustering: Clustering, node: str) -> dict:
     """One node's story: candidate or why not, every merge its cluster took part in, and where it ended up
     (keys as in `xcviz explain --json`)."""
     from .clustering.explain import story
-    from .errors import did_you_mean
+    from .errors import node_hint
 
     i = graph.index.get(node)
     if i is None:
-        raise XcvizError(f"no node named {node!r}", hint=did_you_mean(node, graph.index))
+        raise XcvizError(f"no node named {node!r}", hint=node_hint(node, graph.index))
     return story(graph, clustering, i)
 
 

@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import difflib
+import re
 from dataclasses import dataclass
 from typing import Iterable
 
@@ -40,3 +41,30 @@ def did_you_mean(name: str, choices: Iterable[str]) -> str | None:
     if not close:
         return None
     return "did you mean " + " or ".join(repr(lowered[c]) for c in close) + "?"
+
+
+def node_hint(name: str, names: Iterable[str], limit: int = 3) -> str:
+    """A hint for a node name the graph lacks: the names holding it as a path part (`fc` -> `/fc/Gemm`),
+    ending with it, or containing it, then close spellings; failing all, the first few names.
+
+    Exporters write long scoped names (`/layer1/layer1.0/conv1/Conv`): a user types the short part."""
+    names = list(names)
+    low = name.lower()
+    tiers: list[list[str]] = [[], [], [], []]
+    for n in names:
+        nl = n.lower()
+        if low not in nl:
+            continue
+        parts = [p for p in re.split(r"[/.:]", nl) if p]
+        tiers[0 if low in parts else 1 if nl.endswith(low) else 2].append(n)
+    found = [n for tier in tiers[:3] for n in sorted(tier, key=len)]
+    if found:
+        more = f" (+{len(found) - limit} more with {name!r})" if len(found) > limit else ""
+        return "did you mean " + " or ".join(repr(n) for n in found[:limit]) + "?" + more
+    lowered = {n.lower(): n for n in names}
+    close = difflib.get_close_matches(low, list(lowered), n=limit, cutoff=0.5 if len(low) <= 4 else 0.6)
+    if close:
+        return "did you mean " + " or ".join(repr(lowered[c]) for c in close) + "?"
+    if not names:
+        return "the graph has no nodes"
+    return "its nodes include " + ", ".join(repr(n) for n in names[:5]) + " (see `xcviz cluster`)"

@@ -41,6 +41,7 @@ class AnalysisOptions:
     allow_unknown: bool = False           # load ops the registry does not know as opaque fallback nodes
     hardware: str | None = None           # profile name or YAML file; None: the device's default
     dims: Mapping[str, int] = field(default_factory=dict)  # symbolic dimension bindings
+    inputs: str | None = None             # an .npz file whose arrays' shapes bind symbolic dimensions (win over dims)
     max_nodes: int = DEFAULT_MAX_NODES
     max_file_bytes: int = DEFAULT_MAX_FILE_BYTES
     max_depth: int = DEFAULT_MAX_DEPTH
@@ -159,7 +160,47 @@ def load_graph(path: str, options: AnalysisOptions | None = None) -> Graph:
                  signature=o.signature)
     if o.dims:
         _check_dims(graph, o.dims, path)
+    if o.inputs is not None:
+        bind_input_arrays(graph, o.inputs)
     return graph
+
+
+def bind_input_arrays(graph: Graph, path: str) -> dict[str, int]:
+    """`--inputs FILE.npz`: bind the symbolic dims the arrays' shapes give (they win over --dim, as in
+    `validate`); the bindings made. Arrays are only read for their shapes here."""
+    from .cost.symbolic import dims_from_arrays
+    from .ir import bind_dims
+    from .runtime.npz import read_npz
+
+    dims = dims_from_arrays(graph, read_npz(path), path)
+    bind_dims(graph, dims)
+    return dims
+
+
+def graph_dim_names(graph: Graph) -> tuple[set[str], dict[str, str]]:
+    """(the symbolic dimension names the graph's tensors use, INPUT.AXIS -> the symbol at that axis)."""
+    import re
+
+    known = {w for t in [v.type for v in graph.inputs] + [t for node in graph.nodes for t in node.outputs]
+             if t.shape for d in t.shape if isinstance(d, str) for w in re.findall(r"[A-Za-z_]\w*", d)}
+    at = {f"{v.name}.{k}": d for v in graph.inputs if v.type.shape for k, d in enumerate(v.type.shape)
+          if isinstance(d, str) and d.isidentifier()}
+    return known, at
+
+
+def bind_present_dims(graph: Graph, dims: Mapping[str, int]) -> list[str]:
+    """Bind each of `dims` the graph has (by name or INPUT.AXIS); the names it does not have (sweep: one
+    --dim for a folder of models, each bound where it applies)."""
+    known, at = graph_dim_names(graph)
+    skipped = []
+    for name, size in dims.items():
+        if name in at and name not in known:
+            graph.dims[at[name]] = size
+        elif name in known:
+            graph.dims[name] = size
+        else:
+            skipped.append(name)
+    return skipped
 
 
 def _check_dims(graph: Graph, dims: Mapping[str, int], path: str) -> None:

@@ -11,30 +11,6 @@ from .base import Debug, GraphArg, Json, Output, analyse, analysis_command, comm
 from .helpfmt import complete_from
 from .output import emit_json, emit_renderable, wants_json
 
-Inputs = Annotated[Optional[str], typer.Option(
-    "--inputs", metavar="FILE.npz", show_default=False,
-    help="an .npz file with one array per graph input: their shapes bind the symbolic dimensions (as in validate)")]
-
-
-
-def bind_inputs_dims(a, path: str | None):
-    """`--inputs FILE.npz`: the symbolic dims the arrays' shapes bind (they win over --dim, as in
-    `validate`), and the costs again with them; the clustering does not depend on sizes."""
-    if path is None:
-        return a
-    from ..cost import compute_stats
-    from ..cost.symbolic import dims_from_arrays
-    from ..ir import bind_dims
-    from ..pipeline import Analysis
-    from .running import read_npz
-
-    dims = dims_from_arrays(a.graph, read_npz(path), path)
-    if not dims:
-        return a
-    bind_dims(a.graph, dims)
-    return Analysis(a.graph, a.clustering, compute_stats(a.graph, a.clustering, a.hardware), a.hardware)
-
-
 SORTS = ("file", "size", "bytes", "speedup", "name")  # = render.ordering.SORTS (not imported: keeps --help fast)
 FALLBACK_VIEWS = ("auto", "nodes", "grouped")
 
@@ -47,11 +23,11 @@ def cluster(graph: GraphArg, json: Json = False, output: Output = None,
             fallbacks: str = typer.Option("auto", "--fallbacks", metavar="[" + "|".join(FALLBACK_VIEWS) + "]",
                                           autocompletion=complete_from(FALLBACK_VIEWS),
                                           help="fallback table: a row per node, or grouped by reason and op (auto: grouped above 20 nodes)"),
-            inputs: Inputs = None, *, options: AnalysisOptions) -> None:
+            *, options: AnalysisOptions) -> None:
     """Clusters, fallback nodes with their reasons, refused merges, and a one-line summary."""
     _choice("--sort", sort, SORTS)
     _choice("--fallbacks", fallbacks, FALLBACK_VIEWS)
-    a = bind_inputs_dims(analyse(graph, options), inputs)
+    a = analyse(graph, options)
     json = wants_json(json, output)  # after loading: writing over the input file is the error to give
     from ..clustering.tf_reference import compare_with_reference, reference_line
 
@@ -78,10 +54,10 @@ def _choice(flag: str, value: str, choices: tuple[str, ...]) -> None:
 
 
 @analysis_command
-def stats(graph: GraphArg, json: Json = False, output: Output = None, inputs: Inputs = None, *,
+def stats(graph: GraphArg, json: Json = False, output: Output = None, *,
           options: AnalysisOptions) -> None:
     """Coverage, boundary bytes, kernel launches before/after, estimated speedup."""
-    a = bind_inputs_dims(analyse(graph, options, record=False), inputs)  # (no merge attempt is shown)
+    a = analyse(graph, options, record=False)  # (no merge attempt is shown)
     json = wants_json(json, output)  # after loading: writing over the input file is the error to give
     if json:
         from ..render.report_json import stats_report
@@ -95,16 +71,18 @@ def stats(graph: GraphArg, json: Json = False, output: Output = None, inputs: In
 
 @analysis_command
 def explain(graph: GraphArg, node: str = typer.Argument(..., help="node name", show_default=False),
-            json: Json = False, output: Output = None, *, options: AnalysisOptions) -> None:
-    """The story of one node: candidate or not, every merge tried, and where it ended up."""
+            json: Json = False, output: Output = None,
+            all_: bool = typer.Option(False, "--all", help="every merge the node's cluster took part in, not the short story"),
+            *, options: AnalysisOptions) -> None:
+    """The story of one node: candidate or not, how it joined, refused merges, and where it ended up."""
     from ..clustering.explain import story
-    from ..errors import did_you_mean
+    from ..errors import node_hint
 
     a = analyse(graph, options)
     json = wants_json(json, output)  # after loading: writing over the input file is the error to give
     i = a.graph.index.get(node)
     if i is None:
-        raise XcvizError(f"no node named {node!r}", where=graph, hint=did_you_mean(node, a.graph.index) or "see `xcviz cluster`")
+        raise XcvizError(f"no node named {node!r}", where=graph, hint=node_hint(node, a.graph.index))
     if json:
         from ..render.report_json import explain_report
 
@@ -112,24 +90,54 @@ def explain(graph: GraphArg, node: str = typer.Argument(..., help="node name", s
     else:
         from ..render.tables import explain_view
 
-        emit_renderable(explain_view(story(a.graph, a.clustering, i)), output)
+        emit_renderable(explain_view(story(a.graph, a.clustering, i), full=all_), output)
+
+
+FRAMEWORKS = ("onnx", "tf", "aten")   # = render.ops_lookup.FRAMEWORKS (not imported: keeps --help fast)
 
 
 @command()
-def ops(json: Json = False, output: Output = None, debug: Debug = False,
-        aten: bool = typer.Option(False, "--aten", help="the aten op table: each aten op PyTorch programs may hold and the op it becomes")) -> None:
+def ops(pattern: Optional[str] = typer.Argument(None, metavar="[PATTERN]", show_default=False,
+                                                help="an op name or alias (Conv, tf.MatMul), a glob ('conv*') or a substring"),
+        framework: Optional[str] = typer.Option(None, "--framework", metavar="[onnx|tf|aten]", show_default=False,
+                                                autocompletion=complete_from(FRAMEWORKS),
+                                                help="only the ops of one framework (aten: the aten op table)"),
+        unsupported: bool = typer.Option(False, "--unsupported", help="only the ops XLA does not compile (on --device, else on some device)"),
+        device: Optional[str] = typer.Option(None, "--device", "-d", metavar="[cpu|gpu|tpu]", show_default=False,
+                                             help="only this device's verdict [every device]"),
+        json: Json = False, output: Output = None, debug: Debug = False,
+        aten: bool = typer.Option(False, "--aten", help="the aten op table (= --framework aten): each aten op PyTorch programs may hold and the op it becomes")) -> None:
     """The op registry: canonical names, aliases, and whether XLA compiles each op per device."""
-    from ..ops import DEVICES, REGISTRY
+    import sys
 
-    if aten:
+    from ..ops import DEVICES, REGISTRY
+    from ..render import ops_lookup as lookup
+
+    if framework is not None:
+        _choice("--framework", framework, FRAMEWORKS)
+    if device is not None:
+        _choice("--device", device, DEVICES)
+    devices = (device,) if device else tuple(DEVICES)
+    piped = output is None and not sys.stdout.isatty()   # one line per op: grep, cut and sort work on it
+    if aten or framework == "aten":
         from ..render.fx_tables import aten_rows, aten_table
 
-        return emit_json(aten_rows(REGISTRY, DEVICES), output) if json else emit_renderable(aten_table(REGISTRY, DEVICES), output)
+        rows = lookup.select_aten(aten_rows(REGISTRY, devices), pattern, unsupported, devices)
+        if json:
+            return emit_json(rows, output)
+        if piped:
+            return sys.stdout.write(lookup.aten_lines(rows, devices)) and None
+        return emit_renderable(aten_table(REGISTRY, devices, rows), output)
+    chosen = lookup.select(REGISTRY, pattern, framework, unsupported, devices)
     if json:
         from ..render.report_json import ops_report
 
-        emit_json(ops_report(REGISTRY, DEVICES), output)
+        emit_json(ops_report(chosen, devices), output)
+    elif len(chosen) == 1 and pattern is not None:
+        emit_renderable(lookup.op_card(chosen[0], devices), output)
+    elif piped:
+        sys.stdout.write(lookup.op_lines(chosen, devices))
     else:
         from ..render.tables import ops_table
 
-        emit_renderable(ops_table(REGISTRY), output)
+        emit_renderable(ops_table(chosen, device), output)

@@ -53,6 +53,9 @@ SupportedOps = Annotated[Optional[str], typer.Option("--supported-ops", metavar=
 AllowUnknown = Annotated[bool, typer.Option("--allow-unknown", help="load ops the registry does not know as opaque fallback nodes")]
 Hardware = Annotated[Optional[str], typer.Option("--hardware", metavar="NAME|FILE", help="hardware profile name (cpu, gpu, h100, tpu) or YAML file [by device]", show_default=False)]
 Dims = Annotated[Optional[list[str]], typer.Option("--dim", metavar="NAME=SIZE", help="bind a symbolic dimension of the graph to a positive size (repeatable)", show_default=False)]
+InputsFile = Annotated[Optional[str], typer.Option(
+    "--inputs", metavar="FILE.npz", show_default=False,
+    help="an .npz file with one array per graph input: their shapes bind the symbolic dimensions (over --dim)")]
 Json = Annotated[bool, typer.Option("--json", help="print the report as JSON (schema_version 1) instead of tables")]
 Output = Annotated[Optional[str], typer.Option("--output", "-o", metavar="FILE", help="write the output to this file (atomically)", show_default=False)]
 MaxNodes = Annotated[int, typer.Option("--max-nodes", metavar="N", rich_help_panel=LIMITS, help="refuse graphs with more nodes than this")]
@@ -70,7 +73,7 @@ ANALYSIS_OPTIONS: list[tuple[str, object, object]] = [
     ("strategy", Strategy, "mark"), ("device", Device, "cpu"), ("min_cluster_size", MinSize, None),
     ("max_cluster_size", MaxSize, None), ("allow", Allow, None), ("deny", Deny, None),
     ("supported_ops", SupportedOps, None), ("allow_unknown", AllowUnknown, False), ("hardware", Hardware, None),
-    ("dims", Dims, None), ("max_nodes", MaxNodes, DEFAULT_MAX_NODES),
+    ("dims", Dims, None), ("inputs", InputsFile, None), ("max_nodes", MaxNodes, DEFAULT_MAX_NODES),
     ("max_file_bytes", MaxFileBytes, DEFAULT_MAX_FILE_BYTES), ("max_depth", MaxDepth, DEFAULT_MAX_DEPTH),
     ("max_alias_expansion", MaxAliasExpansion, DEFAULT_MAX_ALIAS_EXPANSION),
     ("max_elements", MaxTensorElements, None), ("signature", Signature, None), ("tf_xla_flags", TfXlaFlags, None),

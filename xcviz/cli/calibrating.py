@@ -8,11 +8,11 @@ from typing import Optional
 import typer
 
 from ..errors import XcvizError
-from .base import app
+from .base import command
 from .output import LazyProgress, console
 
 
-@app.command()
+@command()
 def calibrate(output: str = typer.Option(..., "-o", "--output", metavar="FILE.yaml", help="the profile to write"),
               name: Optional[str] = typer.Option(None, "--name", help="the profile's name [the file's name]",
                                                  show_default=False),

@@ -5,7 +5,7 @@ from typing import Annotated, Optional
 
 import typer
 
-from ..errors import XcvizError, did_you_mean
+from ..errors import XcvizError, did_you_mean, node_hint
 from ..pipeline import AnalysisOptions, split_list
 from .base import GraphArg, analyse, analysis_command
 
@@ -19,7 +19,8 @@ def _opt(flag: str, metavar: str, help: str):
 @analysis_command
 def check(graph: GraphArg,
           min_coverage: Annotated[Optional[str], _opt("--min-coverage", "FRACTION", "fail below this coverage η by ops (0.8 or 80%)")] = None,
-          max_boundary_bytes: Annotated[Optional[str], _opt("--max-boundary-bytes", "SIZE", "fail above these boundary bytes D (1MiB, 500kB, 4096)")] = None,
+          max_boundary_bytes: Annotated[Optional[str], _opt("--max-boundary-bytes", "SIZE", "fail when more activation bytes than this cross cluster boundaries per call (1MiB, 500kB, 4096); resident parameters are not counted")] = None,
+          max_parameter_bytes: Annotated[Optional[str], _opt("--max-parameter-bytes", "SIZE", "fail when the resident parameters read across boundaries exceed this (1MiB, ...)")] = None,
           max_clusters: Annotated[Optional[int], _opt("--max-clusters", "N", "fail with more clusters than this")] = None,
           expect_cluster: Annotated[Optional[list[str]], _opt("--expect-cluster", "NODE,NODE[,...]", "these nodes must share one cluster (repeatable)")] = None,
           no_fallback_op: Annotated[Optional[list[str]], _opt("--no-fallback-op", "OP[,OP...]", "no node of this op may fall back (repeatable)")] = None,
@@ -35,6 +36,7 @@ def check(graph: GraphArg,
     e = Expectations(
         min_coverage=None if min_coverage is None else parse_fraction(min_coverage, "--min-coverage"),
         max_boundary_bytes=None if max_boundary_bytes is None else parse_bytes(max_boundary_bytes, "--max-boundary-bytes"),
+        max_parameter_bytes=None if max_parameter_bytes is None else parse_bytes(max_parameter_bytes, "--max-parameter-bytes"),
         max_clusters=max_clusters, max_regression=parse_fraction(max_regression, "--max-regression"),
         together=[sorted(split_list([g]), key=g.split(",").index) for g in expect_cluster or []],
         no_fallback_ops=sorted(split_list(no_fallback_op)))
@@ -46,6 +48,7 @@ def check(graph: GraphArg,
         e.baseline, e.baseline_label = read_report(baseline), baseline
     a = analyse(graph, options)  # a broken graph file is the first thing to say
     if not (e.min_coverage is not None or e.max_boundary_bytes is not None or max_clusters is not None
+            or e.max_parameter_bytes is not None
             or e.together or e.no_fallback_ops or baseline):
         raise XcvizError("check has nothing to check", where=graph,
                          hint="give --min-coverage 0.8, --max-clusters N, --expect-cluster a,b, ...")
@@ -66,7 +69,7 @@ def _check_names(g, e, path: str) -> None:
         for name in group:
             if name not in g.index:
                 raise XcvizError(f"--expect-cluster: no node named {name!r}", where=path,
-                                 hint=did_you_mean(name, g.index) or "see `xcviz cluster`")
+                                 hint=node_hint(name, g.index))
     from ..ops import REGISTRY
 
     present = {n.op_type for n in g.nodes} | {n.op for n in g.nodes}

@@ -44,7 +44,9 @@ def export(graph: GraphArg,
         if validate:
             from ..runtime.validate import validate_graph
 
-            validation = validate_graph(a.graph, clustering=a.clustering)
+            from ..runtime.npz import read_npz
+
+            validation = validate_graph(a.graph, clustering=a.clustering, inputs=read_npz(options.inputs))  # (--inputs: the arrays too)
         for path in write_overlays(a, model_explorer, source=graph, validation=validation):
             err.print(f"wrote {path}")
     if model_explorer_graph:

@@ -63,6 +63,16 @@ class Command(TyperCommand):
                     formatter.write_dl(rows)
 
 
+    def format_epilog(self, ctx, formatter) -> None:
+        from .examples import epilog
+
+        text = epilog(self.name)
+        if text:
+            with formatter.section("Examples"):
+                for line in text.splitlines():
+                    formatter.write_text(line)   # (each on its own line, never re-wrapped into the next)
+
+
 def _argument_name(param) -> str:
     return param.metavar or param.name.upper()
 

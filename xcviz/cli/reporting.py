@@ -36,7 +36,11 @@ def report(graph: GraphArg, output: Output = None,
 
         progress = LazyProgress("compiling")
         try:
-            checks = validate_graph(a.graph, clustering=a.clustering, hardware=options.hardware, progress=progress)
+            from ..runtime.npz import read_npz
+
+            # with --inputs the clusters run on those arrays, as `validate --inputs` runs them
+            checks = validate_graph(a.graph, clustering=a.clustering, hardware=options.hardware, progress=progress,
+                                    inputs=read_npz(options.inputs))
         finally:
             progress.close()
     emit_file(target, build_report(a.graph, a.clustering, a.stats, validation=checks, collapse=collapse))

@@ -12,6 +12,7 @@ from ..pipeline import AnalysisOptions
 from .base import GraphArg, Json, Output, analyse, analysis_command
 from .helpfmt import LIMITS, complete_from
 from .output import LazyProgress, console, emit_json, emit_renderable, wants_json
+from ..runtime.npz import read_npz  # noqa: F401  (here since the commands were first written; tests import it)
 
 Inputs = Annotated[Optional[str], typer.Option("--inputs", metavar="FILE.npz", help="an .npz file with one array per graph input (by name)", show_default=False)]
 Seed = Annotated[int, typer.Option("--seed", metavar="N", help="seed for random inputs not given in --inputs")]
@@ -70,7 +71,13 @@ def hlo(graph: GraphArg, cluster: str = typer.Option(..., "--cluster", metavar="
         raise XcvizError(f"unknown stage {stage!r}", hint="use --stage stablehlo or --stage optimized")
     a = analyse(graph, options)
     key, k = _cluster_named(a.clustering, cluster, graph)
-    env = execute(a.graph, bind_inputs(a.graph, read_npz(inputs), seed, max_elements), "native", keep_all=True).env
+    given = read_npz(inputs)
+    ones = _bound_to_one(a.graph, given)   # (before bind_inputs, which records the sizes it chose)
+    feeds = bind_inputs(a.graph, given, seed, max_elements)
+    if ones:   # said once the inputs are made: an error there stays the one line
+        console(sys.stderr).print("; bound unbound dimensions to 1: " + ", ".join(f"{d}=1" for d in ones)
+                                  + " (use --dim)", markup=False, highlight=False)
+    env = execute(a.graph, feeds, "native", keep_all=True).env
     try:
         comp, _ = CompileCache().get(a.graph, cluster_spec(a.graph, a.clustering.clusters[k]), env)
     except XcvizError:
@@ -84,6 +91,15 @@ def hlo(graph: GraphArg, cluster: str = typer.Option(..., "--cluster", metavar="
         write_atomic(output, text)
     else:
         sys.stdout.write(text if text.endswith("\n") else text + "\n")
+
+
+def _bound_to_one(graph, given: dict | None) -> list[str]:
+    """The symbolic dims no --dim or --inputs array binds: the random inputs make them 1. Said on stderr, as
+    the shapes in the HLO (`s64[1,1]`) would otherwise look like the model's own."""
+    from ..cost.symbolic import dims_from_arrays, free_dims
+
+    by_arrays = dims_from_arrays(graph, given, getattr(given, "source", None)) if given else {}
+    return [d for d in free_dims(graph) if d not in by_arrays]
 
 
 def _warn_dataless(graph, given: dict | None) -> None:
@@ -165,30 +181,3 @@ def _timed_run(a, feeds: dict, mode: str, check: bool, repeats: int | None) -> t
     result = {"mode": mode, "first_run_ms": first.seconds * 1e3, "median_ms": ms,
               "compile_ms": first.compile_seconds * 1e3, "cache": run_stats(cache), "outputs": outputs}
     return result, arrays, failed
-
-
-class NpzInputs(dict):
-    """Arrays read from an .npz file; `source` (its path) becomes the `where` of errors about them."""
-
-    source: str | None = None
-
-
-def read_npz(path: str | None) -> dict | None:
-    """The --inputs file's arrays by name (None without one); one-line errors for unreadable files."""
-    if path is None:
-        return None
-    import numpy as np
-
-    from ..fileio import protect
-
-    if not os.path.isfile(path):
-        raise XcvizError("inputs file not found", where=path, hint="write one with numpy.savez(path, x=...)")
-    protect(path)
-    try:
-        with np.load(path, allow_pickle=False) as data:
-            arrays = NpzInputs({k: data[k] for k in data.files})
-    except (ValueError, OSError, EOFError) as e:
-        raise XcvizError(f"not a readable .npz file ({e.__class__.__name__}: {e})"[:300], where=path,
-                         hint="write it with numpy.savez; object arrays are refused") from None
-    arrays.source = path
-    return arrays

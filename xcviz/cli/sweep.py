@@ -66,9 +66,18 @@ def analyse_model(path: str, label: str, fields: dict, configs: list[tuple[str, 
     from ..pipeline import analyse, load_graph
     from ..render.sweep import error_row, sweep_row
 
+    from ..cost.symbolic import free_dims
+    from ..pipeline import bind_present_dims
+
     base = AnalysisOptions(**fields)
     try:
-        graph = load_graph(path, base)
+        # each --dim binds only the models that have that dimension: one folder holds models of many shapes
+        graph = load_graph(path, base.replace(dims={}))
+        skipped = bind_present_dims(graph, base.dims)
+        if base.inputs is not None:  # (load_graph bound them before --dim: bind them again, they win)
+            from ..pipeline import bind_input_arrays
+
+            bind_input_arrays(graph, base.inputs)
     except XcvizError as e:
         return [error_row(label, name, str(e)) for name, _ in configs]
     except Exception as e:  # noqa: BLE001 - one model's surprise must not stop the survey
@@ -77,7 +86,8 @@ def analyse_model(path: str, label: str, fields: dict, configs: list[tuple[str, 
     for name, settings in configs:
         try:
             a = analyse(graph, base.replace(**settings))
-            rows.append(sweep_row(label, name, a.graph, a.clustering, a.stats))
+            rows.append(sweep_row(label, name, a.graph, a.clustering, a.stats)
+                        | {"unbound_dims": free_dims(a.graph), "dims_not_in_model": skipped})
         except XcvizError as e:
             rows.append(error_row(label, name, str(e)))
         except Exception as e:  # noqa: BLE001

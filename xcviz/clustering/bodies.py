@@ -134,10 +134,30 @@ def body_clusterings(graph, opts: ClusterOptions, clustering=None, depth: int = 
                 g = body_graph(sub)
             except Exception:  # noqa: BLE001 - the node's own reason already says its body does not load
                 continue
+            _outer_types(g, graph, node)
             c = run_clustering(g, opts)
             out.append(BodyClustering(node.name, node.op_type, attr, g, c, body_clusterings(g, opts, c, depth + 1),
                                       clustering.cluster_id(k) if k >= 0 else None))
     return out
+
+
+def _outer_types(body, graph, node) -> None:
+    """A body's inputs for the outer-scope values it reads take the outer graph's type (and a weight's data):
+    the body's own file declares none, so they would draw as `?[?] unknown`. The node lists the outer names it
+    reads (`_outer`) after its own inputs, where the loader rewrote each into the outer graph's ref."""
+    names = node.attrs.get("_outer") or ()
+    at = node.attrs.get("_n_inputs")
+    refs = dict(zip(names, node.inputs[at:])) if isinstance(at, int) else {}
+    outer = {v.name: v for v in graph.inputs}
+    for v in body.inputs:
+        if v.data is not None or v.type.shape is not None or v.type.dtype is not None:
+            continue
+        ref = refs.get(v.name, v.name)
+        source = outer.get(ref)
+        if source is not None:
+            v.type, v.data = source.type, source.data
+        elif ref.split(":", 1)[0] in graph.index:
+            v.type = graph.tensor_type(ref)
 
 
 def has_control_flow(graph) -> bool:

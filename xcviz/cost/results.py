@@ -19,6 +19,7 @@ class Edge:
     bytes: int | None
     src_cluster: int    # -1 when outside every cluster
     dst_cluster: int
+    parameter: bool = False  # carries a resident weight or constant, not an activation handed over per call
 
 
 @dataclass
@@ -26,7 +27,7 @@ class ClusterCost:
     id: str
     nodes: list[str]
     ops: dict[str, int]
-    entry_points: list[str]
+    entry_points: list[str]    # the members reading an activation from outside (a weight read is no entry)
     exit_points: list[str]
     inputs: list[str]
     outputs: list[str]

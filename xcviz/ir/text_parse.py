@@ -348,6 +348,13 @@ def _np_dtype(name: str):
 
 def read_graph(text: str, source: str | None = None, max_depth: int = MAX_DEPTH) -> Graph:
     """The text form -> Graph, as written: ops unresolved, references unchecked, shapes as given."""
+    from .text_print import NO_WEIGHTS_MARK
+
+    if text.startswith(NO_WEIGHTS_MARK):
+        from ..errors import XcvizError
+
+        raise XcvizError("this text was printed without its weights, so it does not read back", where=source,
+                         hint="print the model again with `xcviz print --weights`")
     parser = _Parser(text, source)
     parser.max_depth = max_depth
     return parser.graph()

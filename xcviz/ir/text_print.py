@@ -249,9 +249,11 @@ def cluster_comments(clustering) -> list[str]:
             for k, reason in zip(clustering.cluster_of, clustering.reason)]
 
 
-def header_text(graph) -> str:
+def header_text(graph, weights: bool = True) -> str:
     params = []
     for v in graph.inputs:
+        if not weights and v.data is not None:
+            continue
         p = f"%{name_text(v.name)}: {type_text(v.type)}"
         if v.data is not None:
             p += " = " + value_text(v.data, f"data of input {v.name!r}")
@@ -275,8 +277,44 @@ def return_text(graph) -> str:
     return "  return" + (" " + ", ".join(outs) if outs else "")
 
 
-def print_graph(graph, clustering=None) -> str:
-    """The graph as text; with a Clustering, each node's cluster or fallback reason as a trailing comment."""
+# The first line of a text printed without its weights: read_graph refuses such a text by it (a graph
+# whose weights were quietly data-less inputs would cost and run differently from the model).
+NO_WEIGHTS_MARK = "# weights left out"
+
+
+def weight_lines(graph) -> list[str]:
+    """`# weight %conv1.weight: f32[64,3,7,7] (37.6 KiB)`: one summary line per input that holds data."""
+    return [f"# weight %{name_text(v.name)}: {type_text(v.type)} ({_size(v.data.nbytes)})"
+            for v in graph.inputs if v.data is not None and hasattr(v.data, "nbytes")]
+
+
+def _size(n: int) -> str:
+    if n < 1024:
+        return f"{n} B"
+    for unit in ("KiB", "MiB", "GiB", "TiB"):
+        n /= 1024
+        if n < 1024 or unit == "TiB":
+            return f"{n:.1f} {unit}"
+    return f"{n} B"  # (not reached)
+
+
+def print_graph(graph, clustering=None, weights: bool = True) -> str:
+    """The graph as text; with a Clustering, each node's cluster or fallback reason as a trailing comment.
+
+    `weights=False`: inputs holding data (weights, initializers) are left out of the header and summed up
+    one line each after the graph, so the nodes come first; the text says so on its first line and does
+    not read back (print with weights for a text that does)."""
+    if not weights and any(v.data is not None for v in graph.inputs):
+        summary = weight_lines(graph)
+        total = sum(getattr(v.data, "nbytes", 0) for v in graph.inputs if v.data is not None)
+        n = sum(v.data is not None for v in graph.inputs)
+        head = (f"{NO_WEIGHTS_MARK} ({n} tensor{'s' if n != 1 else ''}, {_size(total)}, listed after the graph): "
+                "this text does not read back; `xcviz print --weights` writes one that does\n")
+        return head + _graph_text(graph, clustering, False) + "\n".join(summary) + "\n"
+    return _graph_text(graph, clustering, True)
+
+
+def _graph_text(graph, clustering, weights: bool) -> str:
     memo: dict = {}
     lines = [node_text(node, memo) for node in graph.nodes]
     if clustering is not None:
@@ -284,7 +322,7 @@ def print_graph(graph, clustering=None) -> str:
         width = max((len(s) for s in lines if len(s) <= COMMENT_COLUMN_MAX), default=0)
         lines = [f"{s:<{width}}  # {c}" for s, c in zip(lines, comments)]
     body = "\n".join("  " + s for s in lines)
-    return header_text(graph) + "\n" + (body + "\n" if lines else "") + return_text(graph) + "\n}\n"
+    return header_text(graph, weights) + "\n" + (body + "\n" if lines else "") + return_text(graph) + "\n}\n"
 
 
 WINDOW_LINE_MAX = 160

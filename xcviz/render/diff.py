@@ -149,7 +149,30 @@ def match_clusters(a: Side, b: Side) -> list[dict]:
         cb.sort(key=order_b.get)
         out.append({"kind": _kind(a, b, ca, cb), "a": ca, "b": cb})
     out.sort(key=lambda e: (order_a[e["a"][0]] if e["a"] else len(order_a), order_b[e["b"][0]] if e["b"] else -1))
-    return out
+    return _match_by_ops(a, b, out)
+
+
+def _match_by_ops(a: Side, b: Side, matched: list[dict]) -> list[dict]:
+    """Clusters no shared node name matched (two exporters name nodes differently): a gone and a new cluster
+    with the same ops (as a multiset) are the same cluster, matched by structure (`"by": "ops"`)."""
+    from collections import Counter
+
+    def ops(side: Side, cid: str) -> tuple:
+        return tuple(sorted(Counter(side.op.get(n, "") for n in side.clusters[cid]).items()))
+
+    new = {}
+    for k, e in enumerate(matched):
+        if e["kind"] == "new":
+            new.setdefault(ops(b, e["b"][0]), []).append(k)
+    drop = set()
+    for e in matched:
+        if e["kind"] == "gone":
+            ks = new.get(ops(a, e["a"][0]))
+            if ks:
+                k = ks.pop(0)
+                e.update(kind="same", b=matched[k]["b"], by="ops")
+                drop.add(k)
+    return [e for k, e in enumerate(matched) if k not in drop]
 
 
 def _kind(a: Side, b: Side, ca: list[str], cb: list[str]) -> str:
@@ -219,6 +242,8 @@ def diff_report(a: Side, b: Side) -> dict:
         "a": {"label": a.label, "options": a.options, "stats": a.stats},
         "b": {"label": b.label, "options": b.options, "stats": b.stats},
         "delta": delta, "ari": ari, "same": same,
+        # the nodes both sides name: the ARI and the matches by name are over these alone
+        "common_nodes": len(common),
         "clusters": clusters, "moved": moved,
         "nodes_only_in_a": only_a, "nodes_only_in_b": only_b,
     }

@@ -92,10 +92,27 @@ def diff_view(report: dict, a_clusters: dict[str, list[str]], b_clusters: dict[s
             names = report[key]
             parts.append(Strip(Text(f"{len(names)} node{'s' if len(names) != 1 else ''} only in {side}: "
                                     + " ".join(names[:MAX_LIST]) + (" …" if len(names) > MAX_LIST else ""))))
+    parts += [Text(""), phrases(Text(summary_text(report), style="bold"))]
+    return Group(*parts)
+
+
+def summary_text(report: dict) -> str:
+    """The last line. The ARI and the matches by name cover only the nodes both sides name: where that is
+    not every node (two exporters of one model), the line says so rather than print a 1.000 beside 0/2."""
     same = sum(c["kind"] == "same" for c in report["clusters"])
-    summary = (f"{'identical' if report['same'] else 'different'} · {same}/{len(report['clusters'])} clusters the same"
-               f" · {len(report['moved'])} moved node{'s' if len(report['moved']) != 1 else ''}"
-               f" · partition similarity (ARI) {report['ari']:.3f}")
+    by_ops = sum(c.get("by") == "ops" for c in report["clusters"])
+    common = report.get("common_nodes")
+    n_a = len(report["nodes_only_in_a"]) + (common or 0)
+    n_b = len(report["nodes_only_in_b"]) + (common or 0)
+    head = f"{'identical' if report['same'] else 'different'} · {same}/{len(report['clusters'])} clusters the same"
+    if by_ops:
+        head += f" ({by_ops} matched by their ops: node names differ)"
+    moved = f" · {len(report['moved'])} moved node{'s' if len(report['moved']) != 1 else ''}"
+    if common is None or (common == n_a and common == n_b):
+        return head + moved + f" · partition similarity (ARI) {report['ari']:.3f}"
+    if common < 2:
+        return head + f" · the graphs share {common} of {n_a}/{n_b} node names: no partition similarity by name"
+    return head + moved + f" · partition similarity (ARI) {report['ari']:.3f} over the {common} nodes both name"
     parts += [Text(""), phrases(Text(summary, style="bold"))]
     return Group(*parts)
 

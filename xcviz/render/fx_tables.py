@@ -20,8 +20,8 @@ def aten_rows(registry, devices) -> list[dict]:
     return rows
 
 
-def aten_table(registry, devices) -> Table:
-    rows = aten_rows(registry, devices)
+def aten_table(registry, devices, rows: list[dict] | None = None) -> Table:
+    rows = aten_rows(registry, devices) if rows is None else rows
     t = Table(title=Text(f"aten op table ({len(rows)} aten ops → {len({r['op'] for r in rows})} registry ops; "
                          "others load opaque)"), title_justify="left", header_style="bold")
     t.add_column("aten op")

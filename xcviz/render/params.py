@@ -53,7 +53,17 @@ def is_parameter(graph: Graph, ref: str, params: Params, inputs: dict[str, int])
 
 
 def short_name(name: str) -> str:
-    return name if len(name) <= NAME_CHARS else "…" + name[-(NAME_CHARS - 1):]
+    """A long name cut in the middle, never from the left: `layers.0.0.conv1.weight` stays readable as
+    `layers.0…conv1.weight` (its start says where, its end what); the part kept at each end stops at a
+    separator where one is near."""
+    if len(name) <= NAME_CHARS:
+        return name
+    room = NAME_CHARS - 1
+    head, tail = name[:room // 3 + 1], name[-(room - room // 3 - 1):]
+    cuts = [k for k, c in enumerate(tail[:len(tail) // 2]) if c in "./:_"]
+    if cuts:   # start the tail after a separator when one is in its first half
+        tail = tail[cuts[0] + 1:]
+    return head + "…" + tail
 
 
 def param_line(name: str, t, value=None) -> str:

@@ -66,7 +66,34 @@ def report_data(graph: Graph, clustering: Clustering, stats: Stats, *, validatio
         "frames": None if collapse or attempts is None else frames(graph, clustering),
         "inner": inner_layouts(graph, clustering, records, clusters, engine) if collapse else {},
     }
+    data["bodies"], data["body_pictures"] = _bodies(graph, clustering, engine)
     return data
+
+
+BODY_PICTURE_NODES = 2_000   # body nodes drawn in all; beyond, the section keeps the lines alone
+
+
+def _bodies(graph: Graph, clustering: Clustering, engine: str | None) -> tuple[dict, dict]:
+    """({control-flow node: its bodies' lines}, {node: [picture as a data: URI]}): the clusters and fallbacks
+    of each Loop/If/Scan body, as `cluster` prints them and as `render` frames them (SVG in an <img>, so
+    nothing in it runs; nested bodies are drawn inside their parent's picture)."""
+    import base64
+
+    from .bodies_view import bodies_of, body_lines
+    from .dot import build_dot
+    from .dot_bodies import body_view
+    from .layout import layout
+
+    lines: dict[str, list[str]] = {}
+    pictures: dict[str, list[str]] = {}
+    budget = BODY_PICTURE_NODES
+    for b in bodies_of(graph, clustering):
+        lines.setdefault(b.node, []).extend(body_lines([b]))
+        budget -= len(b.graph.nodes)
+        if budget >= 0:
+            svg = layout(build_dot(b.graph, body_view(b), show_legend=False), "svg", engine)
+            pictures.setdefault(b.node, []).append("data:image/svg+xml;base64," + base64.b64encode(svg).decode("ascii"))
+    return lines, pictures
 
 
 def _item(i: str, label: str, box: list[float]) -> dict:

@@ -15,7 +15,7 @@ from .units import fmt_bytes, fmt_pct, fmt_speedup
 
 TOP_REASONS = 3
 CSV_COLUMNS = ["model", "config", "nodes", "clusters", "coverage", "coverage_flops", "boundary_bytes",
-               "parameter_bytes", "speedup_estimate", "top_fallback_reasons", "error"]
+               "parameter_bytes", "speedup_estimate", "top_fallback_reasons", "error", "unbound_dims"]
 
 
 def sweep_row(model: str, config: str, graph, clustering, stats) -> dict:
@@ -71,7 +71,8 @@ def sweep_csv(rows: list[dict]) -> str:
     w = csv.writer(out, lineterminator="\n")
     w.writerow(CSV_COLUMNS)
     for r in rows:
-        w.writerow(["" if r.get(k) is None else (_reasons(r) if k == "top_fallback_reasons" else r[k]) for k in CSV_COLUMNS])
+        w.writerow(["" if r.get(k) is None else _reasons(r) if k == "top_fallback_reasons" else
+                    " ".join(r[k]) if k == "unbound_dims" else r[k] for k in CSV_COLUMNS])
     return out.getvalue()
 
 
@@ -82,8 +83,9 @@ def sweep_view(report: dict) -> Group:
     t = Table(title=Text(f"Sweep ({n_models} model{'s' if n_models != 1 else ''} × {len(configs)} "
                          f"configuration{'s' if len(configs) != 1 else ''})"), title_justify="left", header_style="bold")
     params = any(r.get("parameter_bytes") is not None for r in rows)  # only where the cost model gives them
+    unbound = any(r.get("unbound_dims") for r in rows)  # a model whose D and S stay unknown says why
     cols = ["model"] + (["config"] if len(configs) > 1 else []) + ["nodes", "clusters", "η", "η FLOPs", "D"] \
-        + (["params"] if params else []) + ["S", "fallback reasons"]
+        + (["params"] if params else []) + ["S"] + (["unbound"] if unbound else []) + ["fallback reasons"]
     for col in cols:
         t.add_column(col, justify="left" if col in ("model", "config", "fallback reasons") else "right", overflow="fold")
     for r in rows:
@@ -93,7 +95,8 @@ def sweep_view(report: dict) -> Group:
             continue
         t.add_row(*head, f"{r['nodes']:,}", str(r["clusters"]), fmt_pct(r["coverage"]), fmt_pct(r["coverage_flops"]),
                   fmt_bytes(r["boundary_bytes"]), *([fmt_bytes(r["parameter_bytes"])] if params else []),
-                  fmt_speedup(r["speedup_estimate"]), Text(_reasons(r)))
+                  fmt_speedup(r["speedup_estimate"]),
+                  *([Text(", ".join(r.get("unbound_dims") or []) or "-")] if unbound else []), Text(_reasons(r)))
     parts: list = [fit(t)]
     ops = report["fallback_ops"]
     if ops:

@@ -192,6 +192,7 @@ def ops_table(registry, device: str | None = None):
     from ..ops import DEVICES
 
     devices = (device,) if device else DEVICES
+    registry = list(registry)
     counts = " · ".join(f"{d} {sum(op.compilable_on(d) for op in registry)}" for d in devices)
     t = Table(title=Text(f"Op registry ({len(registry)} ops; XLA compiles {counts})"), title_justify="left",
               header_style="bold")
@@ -216,7 +217,21 @@ def _ops_note(op, devices) -> str:
     return "; ".join(per) if per else op.doc
 
 
-def explain_view(s: dict) -> Group:
+SHORT_REFUSALS = 8   # refused merges a short story shows (the latest: they decided the final shape)
+
+
+def short_story(node: str, steps: list) -> list:
+    """The steps that tell one node's story without the cluster's whole growth: how the node itself
+    joined (the merges where its side was the node alone), the refused merges (why the cluster stops
+    where it does; the last SHORT_REFUSALS), and the last merge; in their order."""
+    refused = [k for k, st in enumerate(steps) if not st.merged][-SHORT_REFUSALS:]
+    own = [k for k, st in enumerate(steps) if node in (st.producer_side + st.consumer_side)
+           and (st.producer_side == [node] or st.consumer_side == [node])]
+    last = [max((k for k, st in enumerate(steps) if st.merged), default=len(steps) - 1)]
+    return [steps[k] for k in sorted(set(refused + own + last))]
+
+
+def explain_view(s: dict, full: bool = False) -> Group:
     head = Text()
     head.append(s["node"], style="bold")
     head.append(f"  ({s['op_type']} → {s['op']}, {s['device']})")
@@ -228,12 +243,18 @@ def explain_view(s: dict) -> Group:
     else:
         lines.append(Text(f"  candidate: no, {s['not_candidate_reason']}", style=FALLBACK))
     if s["steps"]:
-        lines.append(Text(f"  merges tried ({len(s['steps'])}):"))
-        for st in s["steps"]:
+        shown = s["steps"] if full else short_story(s["node"], s["steps"])
+        merged = sum(st.merged for st in s["steps"])
+        lines.append(Text(f"  merges tried ({len(s['steps'])}: {merged} merged, {len(s['steps']) - merged} refused):"))
+        hidden = len(s["steps"]) - len(shown)
+        for st in shown:
             line = Text("    ")
             line.append("✓ " if st.merged else "✗ ", style="green" if st.merged else FALLBACK)
             line.append(st.text())
             lines.append(line)
+        if hidden:
+            lines.append(Text(f"    … {hidden} more merge line{'s' if hidden != 1 else ''} hidden (--all shows every merge)",
+                              style="dim"))
     elif s["candidate"]:
         lines.append(Text("  merges tried: none (no neighbouring candidate)"))
     if s["cluster"]:

@@ -142,6 +142,16 @@ var XC = {};
     apply();
   };
 
+  // pan (zoom kept) so the items' middle is the view's: the replay follows its newest merge
+  XC.panTo = function (ids) {
+    var xs = [], ys = [];
+    ids.forEach(function (id) { var it = XC.itemById[id]; if (it) { xs.push(it.box[0]); ys.push(it.box[1]); } });
+    if (!xs.length) return;
+    view.x = (Math.min.apply(null, xs) + Math.max.apply(null, xs)) / 2 - view.w / 2;
+    view.y = (Math.min.apply(null, ys) + Math.max.apply(null, ys)) / 2 - view.h / 2;
+    apply();
+  };
+
   // the first view: the whole picture if its text stays readable, else its top at 1:1 (`fit` shows all)
   XC.start = function () {
     XC.fit();

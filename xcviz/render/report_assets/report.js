@@ -16,6 +16,13 @@
     var units = ["KiB", "MiB", "GiB", "TiB"];
     for (var k = 0; k < units.length; k++) { n /= 1024; if (n < 1024 || k === 3) return n.toFixed(1) + " " + units[k]; }
   }
+  function fmtCount(n) {   /* 27673216 -> "27.7 M", as the terminal tables write counts */
+    if (n === null || n === undefined) return "unknown";
+    if (Math.abs(n) < 1000) return String(n);
+    var units = ["k", "M", "G", "T", "P"], k = -1;
+    while (Math.abs(n) >= 1000 && k < units.length - 1) { n /= 1000; k++; }
+    return n.toFixed(1) + " " + units[k];
+  }
   function fmtX(x) { return x === null || x === undefined ? "unknown" : x.toFixed(2) + "\u00d7"; }
   function fmtNum(x, d) { return x === null || x === undefined ? "" : (+x).toPrecision(d || 3); }
 
@@ -73,7 +80,7 @@
   var heads = [["id"], ["nodes", 1], ["ops"], ["FLOPs", 1], ["bytes in", 1], ["bytes out", 1], ["est. speedup", 1]];
   if (D.validated) heads = heads.concat([["status"], ["measured", 1], ["max abs error", 1], ["native ms", 1], ["XLA ms", 1]]);
   table("clusters", heads, D.clusters.map(function (c, k) {
-    var cells = [[c.id, k], [String(c.members.length), c.members.length], [c.ops, c.ops], [String(c.flops), c.flops],
+    var cells = [[c.id, k], [String(c.members.length), c.members.length], [c.ops, c.ops], [fmtCount(c.flops), c.flops],
                  [fmtBytes(c.bin), c.bin], [fmtBytes(c.bout), c.bout], [fmtX(c.s), c.s]];
     if (D.validated) {
       var v = c.v || { status: "not run" };
@@ -93,6 +100,20 @@
     return { key: n.name, cells: [[n.name, n.name], [n.t, n.t], [n.c, n.c], [n.r, n.r], [n.d, n.d]],
              click: function () { selectNode(i); } };
   }));
+
+  /* ---- control-flow bodies: each Loop/If/Scan body's clusters and fallbacks (the picture frames them) ---- */
+  var bodyNodes = Object.keys(D.bodies || {});
+  if (bodyNodes.length) {
+    $("bodies").appendChild(h("h2", "Control-flow bodies"));
+    bodyNodes.forEach(function (name) {
+      $("bodies").appendChild(h("pre", D.bodies[name].join("\n"), "body"));
+      ((D.body_pictures || {})[name] || []).forEach(function (src) {
+        /* always a data: URI of the page's own data (the CSP allows img-src data: only): nothing is fetched */
+        var img = h("img", null, "body-picture");
+        img.setAttribute("src", src); img.setAttribute("alt", "body of " + name); $("bodies").appendChild(img);
+      });
+    });
+  }
 
   /* ---- the picture ---- */
   XC.draw(D);
@@ -138,10 +159,13 @@
     list(box, "inputs", n["in"]);
     list(box, "outputs", n.out);
     list(box, "parameters", n.params);
-    list(box, "attributes", n.attrs.map(function (a) { return a[0] + " = " + a[1]; }));
+    /* `_`-prefixed attributes are xcviz's own bookkeeping (_n_inputs, _outer), not the model's */
+    list(box, "attributes", n.attrs.filter(function (a) { return String(a[0]).charAt(0) !== "_"; })
+                                 .map(function (a) { return a[0] + " = " + a[1]; }));
     box.appendChild(h("b", "story"));
     var story = h("div", null, "story");
     storyLines(i).forEach(function (l) { story.appendChild(h("div", l[0], l[1])); });
+    if (D.bodies && D.bodies[n.name]) box.appendChild(h("pre", D.bodies[n.name].join("\n"), "body"));
     box.appendChild(story);
   }
 
@@ -263,6 +287,8 @@
       var fate = k >= 0 ? "\u2192 " + D.clusters[k].id : "\u2192 dropped (below min size)";
       XC.hull(ms.map(function (v) { return "n" + v; }), colour, ms.length + " ops " + fate, +r === now ? "new" : "");
     });
+    var at = D.attempts[fr.a];   // the two nodes of this frame's merge, kept in view as the replay advances
+    XC.panTo(["n" + at[0], "n" + at[1]]);
   }
   // a refused merge: the edges between the two groups red, and the blocking path (its nodes and the edges that
   // run from the producer side through it to the consumer side), with the groups as they were at that attempt
@@ -310,10 +336,11 @@
   $("fit").onclick = XC.fit;
   $("zoom-in").onclick = function () { XC.zoom(0.8); };
   $("zoom-out").onclick = function () { XC.zoom(1.25); };
-  $("clear").onclick = function () { XC.clear(); $("details").innerHTML = ""; };
+  function clearAll() { XC.clear(); $("details").innerHTML = ""; $("search").value = ""; $("search-count").textContent = ""; }
+  $("clear").onclick = clearAll;
   document.addEventListener("keydown", function (e) {
     if (e.target.tagName === "INPUT" && e.target.type !== "range") return;
-    if (e.key === "Escape") XC.clear();
+    if (e.key === "Escape") clearAll();
     else if (e.key === "f") XC.fit();
     else if (e.key === "+" || e.key === "=") XC.zoom(0.8);
     else if (e.key === "-") XC.zoom(1.25);
