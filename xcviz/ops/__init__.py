@@ -3,7 +3,7 @@ from . import (  # noqa: F401  (registration side effects)
     control, conv, elementwise, attention, losses, fallback, indexing, layout, linalg, norm, quant, reduce,
     resample, rnn, scatter, sequence, source, tf_control, tf_math, tf_nn, tf_ops, tf_shape,
 )
-from . import (  # noqa: F401,E402  (the ONNX ops added after the first families)
+from . import (  # noqa: F401,E402  (registration side effects)
     activations, bitwise, pooling, sampling,
 )
 from . import conv_causal_deform, linear_attention, random, signal  # noqa: F401,E402
