@@ -1,4 +1,4 @@
-"""String and text ops: StringConcat, RegexFullMatch and TfIdfVectorizer (native only, no XLA kernels)."""
+"""String and text ops: StringConcat and RegexFullMatch (native only) and TfIdfVectorizer (n-gram counts)."""
 from __future__ import annotations
 
 import numpy as np
