@@ -1,6 +1,6 @@
 """The fast `mark` kernel's pieces (xcviz/clustering/_kernel/) against plain models.
 
-test_perf_equivalence.py compares whole passes with the reference; these pin what it rarely reaches at
+test_mark_matches_reference.py compares whole passes with the reference; these pin what it rarely reaches at
 test sizes: the directly written cycle graph (sets and Pearce-Kelly ranks) against inserting every edge,
 the hash table's deletion by shifting back, the pool's compaction, and node lists that are not in
 topological order (which take the edge-by-edge build).

@@ -16,7 +16,7 @@ from xcviz.pipeline import AnalysisOptions
 from xcviz.render.tables import cluster_view, stats_table
 
 from goldens import check_golden
-from test_daily_diff import run
+from test_cli_diff import run
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 GOLDEN = os.path.join(ROOT, "tests", "golden", "tables")

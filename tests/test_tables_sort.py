@@ -8,7 +8,7 @@ from collections import Counter
 
 import pytest
 
-from test_daily_diff import run
+from test_cli_diff import run
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 GRAPH = os.path.join(ROOT, "graphs", "transformer_block.yaml")

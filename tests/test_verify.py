@@ -11,7 +11,7 @@ from xcviz.loaders import load
 from xcviz.loaders.build import finalize
 from xcviz.verify import verify
 
-from test_core_properties import dags
+from test_mark_properties import dags
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 GRAPHS = sorted(p for p in glob.glob(os.path.join(ROOT, "graphs", "*")) if "cycle" not in p)

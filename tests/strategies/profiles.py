@@ -12,7 +12,7 @@ def _one_input(name: str, shape: tuple, dtype: str = "float32"):
     return st.just([(name, tuple(shape), dtype)])
 
 
-# ---- clustering (test_perf_equivalence, test_mark_kernel): hand-built, every field clustering reads -----------
+# ---- clustering (test_mark_matches_reference, test_mark_kernel): hand-built, every field clustering reads -----------
 # ops with how many inputs each reads (None: 0 to 3, drawn)
 CLUSTERING_OPS = {"relu": 1, "add": 2, "mul": 2, "matmul": 2, "shape": 1, "const": 0, "identity": 1, "noop": 0,
                   "py_func": None, "tanh": 1}
@@ -38,7 +38,7 @@ def dags(**kw):
     return graph_specs(clustering_profile(**kw)).map(to_graph)
 
 
-# ---- type-correct graphs for finalize (test_core_properties): TF op names, outputs left to inference --------
+# ---- type-correct graphs for finalize (test_mark_properties): TF op names, outputs left to inference --------
 FINALIZE_OPS = ["relu", "add", "mul", "Identity", "Const", "Shape", "NoOp", "PyFunc", "RandomNormalLike", "sigmoid"]
 FINALIZE = Profile(
     groups=(tuple(FINALIZE_OPS),), inputs=_one_input("x", (4, 4)), nodes=(1, 28),
@@ -94,7 +94,7 @@ def corrupted_mappings(draw):
     return corrupt(draw, draw(fuzz_mappings()))
 
 
-# ---- shape inference (test_perf_loader_equivalence): constants that rules read -------------------------------
+# ---- shape inference (test_infer_matches_reference): constants that rules read -------------------------------
 INFER_OPS = ["add", "mul", "relu", "tanh", "matmul", "shape", "reshape", "const", "identity", "transpose"]
 INFER = Profile(
     name="h", groups=(tuple(INFER_OPS),), nodes=(1, 40),

@@ -49,7 +49,7 @@ def _spatial(ctx: Ctx, kernel: Sequence[int]) -> list[Dim]:
     return out
 
 
-def _window(a, spatial, kernel, ceil=False):
+def window_geometry(a, spatial, kernel, ceil=False):
     """strides, dilations, (begin, end) pads per spatial dim, and output sizes (ONNX rules incl. auto_pad)."""
     n = len(spatial)
     strides = [int(s) for s in (a.get("strides") or [1] * n)]
@@ -79,7 +79,7 @@ def _window(a, spatial, kernel, ceil=False):
     return strides, dil, begin, end, out
 
 
-def _slices(off, strides, dil, out):
+def window_slices(off, strides, dil, out):
     return tuple(slice(off[i] * dil[i], off[i] * dil[i] + strides[i] * (out[i] - 1) + 1, strides[i])
                  for i in range(len(off)))
 
@@ -112,7 +112,7 @@ def conv_flops(ctx: Ctx, out: list[TensorType]) -> int | None:
 def conv(xp, a, x, w, b=None):
     """Native conv: one einsum per kernel offset over a padded input (any rank, groups, dilation)."""
     kernel = list(w.shape[2:])
-    strides, dil, begin, end, out = _window(a, list(x.shape[2:]), kernel)
+    strides, dil, begin, end, out = window_geometry(a, list(x.shape[2:]), kernel)
     group = int(a.get("group", 1))
     n, c = x.shape[:2]
     m = w.shape[0]
@@ -122,7 +122,7 @@ def conv(xp, a, x, w, b=None):
     wg = w.reshape((group, m // group, w.shape[1]) + tuple(kernel))
     acc = None
     for off in np.ndindex(*kernel):
-        sl = _slices(off, strides, dil, out)
+        sl = window_slices(off, strides, dil, out)
         patch = xg[(slice(None),) * 3 + sl]
         term = xp.einsum("ngc...,gmc->ngm...", patch, wg[(slice(None),) * 3 + off])
         acc = term if acc is None else acc + term
@@ -136,7 +136,7 @@ def conv_jax(xp, a, x, w, b=None):
     from jax import lax
 
     kernel = list(w.shape[2:])
-    strides, dil, begin, end, out = _window(a, list(x.shape[2:]), kernel)
+    strides, dil, begin, end, out = window_geometry(a, list(x.shape[2:]), kernel)
     y = lax.conv_general_dilated(x, w, window_strides=strides, padding=list(zip(begin, end)), rhs_dilation=dil,
                                  feature_group_count=int(a.get("group", 1)), precision=lax.Precision.HIGHEST)
     if present(b):
@@ -264,7 +264,7 @@ def pool_flops(ctx: Ctx, out: list[TensorType]) -> int | None:
     return None if n is None else n * math.prod(kernel)
 
 
-def _pool_kernel(a, x):
+def pool_kernel(a, x):
     nsp = x.ndim - 2
     kernel = [int(k) for k in (a.get("kernel_shape") or [2] * nsp)]
     attrs = dict(a)
@@ -284,8 +284,8 @@ def _flat_positions(shape, column_major: bool) -> np.ndarray:
 
 
 def maxpool(xp, a, x):
-    kernel, attrs = _pool_kernel(a, x)
-    strides, dil, begin, end, out = _window(attrs, list(x.shape[2:]), kernel, bool(a.get("ceil_mode")))
+    kernel, attrs = pool_kernel(a, x)
+    strides, dil, begin, end, out = window_geometry(attrs, list(x.shape[2:]), kernel, bool(a.get("ceil_mode")))
     extra = [max((out[i] - 1) * strides[i] + dil[i] * (kernel[i] - 1) + 1 - (x.shape[2 + i] + begin[i] + end[i]), 0)
              for i in range(len(kernel))]
     low = -np.inf if np.dtype(x.dtype).kind == "f" else np.iinfo(x.dtype).min
@@ -298,7 +298,7 @@ def maxpool(xp, a, x):
                       constant_values=-1)
     acc = idx = None
     for off in np.ndindex(*kernel):
-        sl = (slice(None),) * 2 + _slices(off, strides, dil, out)
+        sl = (slice(None),) * 2 + window_slices(off, strides, dil, out)
         v = xpad[sl]
         if want_indices:
             pos = flat[sl]
@@ -308,8 +308,8 @@ def maxpool(xp, a, x):
 
 
 def avgpool(xp, a, x):
-    kernel, attrs = _pool_kernel(a, x)
-    strides, dil, begin, end, out = _window(attrs, list(x.shape[2:]), kernel, bool(a.get("ceil_mode")))
+    kernel, attrs = pool_kernel(a, x)
+    strides, dil, begin, end, out = window_geometry(attrs, list(x.shape[2:]), kernel, bool(a.get("ceil_mode")))
     nsp = len(kernel)
     extra = [max((out[i] - 1) * strides[i] + dil[i] * (kernel[i] - 1) + 1 - (x.shape[2 + i] + begin[i] + end[i]), 0)
              for i in range(nsp)]
@@ -324,7 +324,7 @@ def avgpool(xp, a, x):
         cnt_pad = np.pad(ones, [(begin[i], end[i] + extra[i]) for i in range(nsp)])
     acc, cnt = None, 0.0
     for off in np.ndindex(*kernel):
-        sl = _slices(off, strides, dil, out)
+        sl = window_slices(off, strides, dil, out)
         v = xpad[(slice(None),) * 2 + sl]
         acc = v if acc is None else acc + v
         cnt = cnt + cnt_pad[sl]

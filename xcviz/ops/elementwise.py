@@ -258,3 +258,20 @@ op("or", "Or", "LogicalOr", **cmp, impl=lambda xp, a, x, y: xp.logical_or(x, y))
 op("where", "Where", "Select", "SelectV2", groups=E, infer=infer_where, min_inputs=3, max_inputs=3,
    flops=r.output_flops(1), doc="select(cond, x, y) with broadcasting",
    impl=lambda xp, a, c, x, y: xp.where(c.astype(bool), x, y))
+
+
+# ---- CastLike ------------------------------------------------------------------------------------
+def infer_cast_like(ctx: r.Ctx) -> list[TensorType]:
+    return [TensorType(ctx.shape(0), ctx.dtype(1))]
+
+
+def cast_like(xp, a, x, like):
+    """Cast's implementation with `to` taken from the second input's type (its values are not read), as the
+    ONNX enum: that spelling reaches every dtype Cast knows (float8 *fnuz, 4- and 2-bit types), names do not."""
+    from onnx.helper import np_dtype_to_tensor_dtype
+
+    return cast(xp, {**a, "to": np_dtype_to_tensor_dtype(np.dtype(like.dtype))}, x)
+
+
+op("cast_like", "CastLike", groups=E, infer=infer_cast_like, min_inputs=2, max_inputs=2, flops=r.zero_flops,
+   attrs={"saturate": 1}, impl=cast_like)

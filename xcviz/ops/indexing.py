@@ -1,4 +1,4 @@
-"""Indexing ops: gather, slice, split and pad (bounds, sizes and pads as attributes or constant inputs)."""
+"""Indexing ops: gather, slice, split, pad, reverse_sequence, compress, center_crop_pad and tensor_scatter."""
 from __future__ import annotations
 
 import numpy as np
@@ -161,3 +161,123 @@ def pad(xp, a, x, pads=None, value=None, axes=None):
 
 op("pad", "Pad", "PadV2", **layout, infer=infer_pad, min_inputs=1, max_inputs=4,
    attrs={"mode": "constant", "pads": None}, static_inputs=(1, 3), impl=pad)
+
+
+NONE = frozenset()
+
+
+def _same(ctx: Ctx) -> list[TensorType]:
+    return [TensorType(ctx.shape(0), ctx.dtype(0))]
+
+
+# ---- reverse_sequence: reverse the first len[b] steps of each batch row along the time axis ---------------
+def reverse_sequence(xp, a, x, lens):
+    t_ax, b_ax = int(a.get("time_axis", 0)) % x.ndim, int(a.get("batch_axis", 1)) % x.ndim
+    t_shape, b_shape = [1] * x.ndim, [1] * x.ndim
+    t_shape[t_ax], b_shape[b_ax] = x.shape[t_ax], x.shape[b_ax]
+    t = xp.arange(x.shape[t_ax]).reshape(t_shape)
+    n = lens.astype(t.dtype).reshape(b_shape)
+    if is_np(xp) and lens.size and (lens.min() < 0 or lens.max() > x.shape[t_ax]):
+        raise Unsupported(f"ReverseSequence sequence_lens outside [0, {x.shape[t_ax]}]")
+    idx = xp.broadcast_to(xp.where(t < n, n - 1 - t, t), x.shape)
+    return xp.take_along_axis(x, idx, axis=t_ax)
+
+
+op("reverse_sequence", "ReverseSequence", **layout, infer=_same, min_inputs=2, max_inputs=2,
+   attrs={"batch_axis": 1, "time_axis": 0}, impl=reverse_sequence)
+
+
+# ---- compress: the slices along axis where condition holds (output length = number of hits) ----------------
+def infer_compress(ctx: Ctx) -> list[TensorType]:
+    x, axis = ctx.shape(0), ctx.attrs.get("axis")
+    if x is None:
+        return [TensorType(None, ctx.dtype(0))]
+    if axis is None:
+        return [TensorType(("num_selected",), ctx.dtype(0))]
+    ax = norm_axis(int(axis), len(x))
+    return [TensorType((*x[:ax], "num_selected", *x[ax + 1:]), ctx.dtype(0))]
+
+
+def compress(xp, a, x, cond):
+    axis = a.get("axis")
+    cond = np.asarray(cond).astype(bool).reshape(-1)
+    n = x.size if axis is None else x.shape[int(axis) % x.ndim]
+    if cond.size > n:
+        raise Unsupported(f"Compress condition has {cond.size} entries for a dimension of {n}")
+    return np.compress(cond, np.asarray(x), axis=None if axis is None else int(axis) % x.ndim)
+
+
+op("compress", "Compress", groups=LAYOUT, flops=r.zero_flops, devices=NONE, jax_ok=False, infer=infer_compress,
+   min_inputs=2, max_inputs=2, attrs={"axis": None}, impl=compress,
+   doc="output length is the number of true conditions (data-dependent)")
+
+
+# ---- center_crop_pad: crop or zero-pad each named axis around its centre to a constant size -------------
+def _crop_pad_plan(shape, sizes, axes):
+    """Per axis (crop start, crop stop, pad before, pad after); ONNX puts the odd element at the end."""
+    rank = len(shape)
+    axes = list(range(rank)) if axes is None else [norm_axis(int(x), rank) for x in axes]
+    if len(axes) != len(sizes):
+        raise Unsupported(f"CenterCropPad: {len(sizes)} sizes for {len(axes)} axes")
+    plan = [(0, d, 0, 0) for d in shape]
+    for ax, want in zip(axes, sizes):
+        dim = shape[ax]
+        if want < 0:
+            raise Unsupported(f"CenterCropPad: negative size {want}")
+        if want <= dim:
+            s = (dim - want) // 2
+            plan[ax] = (s, s + want, 0, 0)
+        else:
+            p = (want - dim) // 2
+            plan[ax] = (0, dim, p, want - dim - p)
+    return plan
+
+
+def infer_center_crop_pad(ctx: Ctx) -> list[TensorType]:
+    x, sizes = ctx.shape(0), ctx.const(1)
+    if x is None or sizes is None or any(isinstance(d, str) for d in x):
+        return [TensorType(None, ctx.dtype(0))]
+    axes = ctx.attrs.get("axes")
+    plan = _crop_pad_plan(x, [int(v) for v in np.asarray(sizes).reshape(-1)], axes)
+    return [TensorType(tuple(e - s + pb + pa for s, e, pb, pa in plan), ctx.dtype(0))]
+
+
+def center_crop_pad(xp, a, x, sizes):
+    plan = _crop_pad_plan(x.shape, ints(sizes, "CenterCropPad shape"), a.get("axes"))
+    x = x[tuple(slice(s, e) for s, e, _, _ in plan)]
+    return xp.pad(x, [(pb, pa) for _, _, pb, pa in plan])
+
+
+op("center_crop_pad", "CenterCropPad", **layout, infer=infer_center_crop_pad, min_inputs=2, max_inputs=2,
+   static_inputs=(1,), attrs={"axes": None}, impl=center_crop_pad)
+
+
+# ---- tensor_scatter: write `update` into a KV cache at per-batch positions along axis ------------------------
+def tensor_scatter(xp, a, cache, upd, write_idx=None):
+    mode, axis = str(a.get("mode", "linear")), int(a.get("axis", -2)) % cache.ndim
+    if mode not in ("linear", "circular"):
+        raise Unsupported(f"TensorScatter mode {mode!r}")
+    if axis == 0:
+        raise Unsupported("TensorScatter axis 0 (the batch axis) is not a sequence axis")
+    if upd.shape[:axis] != cache.shape[:axis] or upd.shape[axis + 1:] != cache.shape[axis + 1:] \
+            or upd.shape[axis] > cache.shape[axis]:
+        raise Unsupported(f"TensorScatter update {upd.shape} does not fit the cache {cache.shape} on axis {axis}")
+    size, seq = cache.shape[axis], upd.shape[axis]
+    start = xp.zeros((cache.shape[0],), dtype=np.int64) if not present(write_idx) else write_idx.astype(np.int64)
+    pos = start.reshape((-1,) + (1,) * axis) + xp.arange(seq)
+    if mode == "circular":
+        pos = pos % size
+    elif is_np(xp) and pos.size and (pos.min() < 0 or pos.max() >= size):
+        raise Unsupported(f"TensorScatter write position outside [0, {size}) in linear mode")
+    key = (*np.indices(upd.shape[:axis], sparse=True), pos)
+    key = tuple(k.reshape(k.shape + (1,)) if i < axis else k for i, k in enumerate(key))
+    upd = upd.astype(cache.dtype)
+    if is_np(xp):
+        out = np.array(cache, copy=True)
+        out[key] = upd
+        return out
+    return cache.at[key].set(upd)
+
+
+op("tensor_scatter", "TensorScatter", **layout, infer=_same, min_inputs=2, max_inputs=3,
+   attrs={"axis": -2, "mode": "linear"}, impl=tensor_scatter)

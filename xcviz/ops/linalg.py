@@ -1,7 +1,9 @@
-"""Linear algebra: matmul, gemm and einsum, with their shape and FLOP rules."""
+"""Linear algebra: matmul, gemm, einsum and det, with their shape and FLOP rules."""
 from __future__ import annotations
 
 import math
+
+import numpy as np
 
 from ..ir import Shape, TensorType
 from . import rules as r
@@ -146,3 +148,31 @@ def einsum(xp, a, *xs):
 
 
 op("einsum", "Einsum", infer=infer_einsum, flops=einsum_flops, min_inputs=1, attrs={"equation": ""}, impl=einsum)
+
+
+# ---- Det ---------------------------------------------------------------------------------------------
+def det(xp, a, x):
+    """Determinant of the trailing square matrices, by LU in float64 (as accurate as onnx's reference and
+    onnxruntime's float32 LU, and defined for float16/bfloat16, which LAPACK does not take)."""
+    if x.ndim < 2 or x.shape[-1] != x.shape[-2]:
+        raise Unsupported(f"Det of shape {tuple(x.shape)} (needs [..., M, M])")
+    if np.dtype(x.dtype).kind != "f" and "bfloat16" not in str(x.dtype):
+        raise Unsupported(f"Det of a {x.dtype} tensor (ONNX defines it for float types)")
+    return np.asarray(np.linalg.det(np.asarray(x, np.float64))).astype(x.dtype)
+
+
+def infer_det(ctx: Ctx) -> list[TensorType]:
+    s = ctx.shape(0)
+    if s is not None and len(s) < 2:
+        raise r.ShapeError(f"Det of a rank-{len(s)} input (needs [..., M, M])")
+    return [TensorType(None if s is None else s[:-2], ctx.dtype(0))]
+
+
+def det_flops(ctx: Ctx, out: list[TensorType]) -> int | None:
+    s = ctx.shape(0)
+    n = r.numel(s)
+    return None if n is None or not s else 2 * n * int(s[-1]) // 3  # LU: 2/3 M^3 per matrix
+
+
+op("det", "Det", infer=infer_det, flops=det_flops, min_inputs=1, max_inputs=1, impl=det, devices=frozenset(), jax_ok=False,
+   doc="determinant of each trailing M x M matrix (LU with partial pivoting)")

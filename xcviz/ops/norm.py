@@ -1,5 +1,7 @@
-"""Normalization and softmax: batchnorm, layernorm, instancenorm, softmax, log_softmax, dropout (inference)."""
+"""Normalization and softmax: batch/layer/instance/group/rms/lp/mvn norms, softmax, log_softmax, dropout."""
 from __future__ import annotations
+
+import numpy as np
 
 from ..ir import TensorType
 from . import rules as r
@@ -142,3 +144,80 @@ def lrn(xp, a, x):
 op("lrn", "LRN", infer=r.same, flops=r.input_flops(8), min_inputs=1, max_inputs=1,
    attrs={"size": 5, "alpha": 1e-4, "beta": 0.75, "bias": 1.0}, groups=REDUCTION, impl=lrn,
    doc="local response normalisation across channels, NCHW (tf2xla: LRN)")
+
+
+# ---- normalisations ------------------------------------------------------------------------------
+def lp_normalization(xp, a, x):
+    axis = int(a.get("axis", -1)) % x.ndim
+    p = int(a.get("p", 2))
+    if p == 2:
+        norm = xp.sqrt(xp.sum(x * x, axis=axis, keepdims=True))
+    elif p == 1:
+        norm = xp.sum(xp.abs(x), axis=axis, keepdims=True)
+    else:
+        raise Unsupported(f"LpNormalization with p={p} (ONNX defines p = 1 or 2)")
+    zero = norm == 0  # a zero vector stays zero (0/0 -> 0, as onnx's cases expect)
+    return xp.where(zero, lit(x, 0), x / xp.where(zero, lit(x, 1), norm)).astype(x.dtype)
+
+
+op("lp_normalization", "LpNormalization", infer=r.same, flops=r.input_flops(3), min_inputs=1, max_inputs=1,
+   attrs={"axis": -1, "p": 2}, groups=REDUCTION, impl=lp_normalization, doc="p = 1 or 2 along axis")
+
+
+def mean_variance_normalization(xp, a, x):
+    """(x - E[x]) / (sqrt(E[x^2] - E[x]^2) + 1e-9): the formula of ONNX's function body, term for term."""
+    axes = tuple(int(v) % x.ndim for v in (a.get("axes") or [0, 2, 3]))
+    mean = xp.mean(x, axis=axes, keepdims=True)
+    std = xp.sqrt(xp.mean(x * x, axis=axes, keepdims=True) - mean * mean)
+    return ((x - mean) / (std + lit(x, 1e-9))).astype(x.dtype)
+
+
+op("mean_variance_normalization", "MeanVarianceNormalization", infer=r.same, flops=r.input_flops(6),
+   min_inputs=1, max_inputs=1, attrs={"axes": None}, groups=REDUCTION, impl=mean_variance_normalization,
+   doc="over axes (default [0, 2, 3])")
+
+
+def _stash(a, x):
+    """The dtype statistics are computed in: stash_type 1 (the default) is float32, as ONNX specifies."""
+    st = int(a.get("stash_type", 1))
+    if st != 1:
+        raise Unsupported(f"stash_type={st} (only 1, float32, is covered)")
+    return np.float32
+
+
+def rms_normalization(xp, a, x, scale):
+    axis = int(a.get("axis", -1)) % x.ndim
+    eps = float(a.get("epsilon", 1e-5))
+    xs = x.astype(_stash(a, x))
+    ms = xp.mean(xs * xs, axis=tuple(range(axis, x.ndim)), keepdims=True)
+    y = (xs / xp.sqrt(ms + lit(xs, eps))).astype(x.dtype)
+    return (y * scale).astype(x.dtype)
+
+
+op("rms_normalization", "RMSNormalization", infer=r.same, flops=r.input_flops(4), min_inputs=2, max_inputs=2,
+   attrs={"axis": -1, "epsilon": 1e-5, "stash_type": 1}, groups=REDUCTION, impl=rms_normalization,
+   doc="over the axes from axis on, statistics in float32 (stash_type 1)")
+
+
+def group_normalization(xp, a, x, scale, bias):
+    """Statistics per (sample, group of C/G channels); scale and bias per channel (opset 21) or, when they
+    have num_groups entries, per group (opset 18's form, expanded to the group's channels)."""
+    g = int(a["num_groups"])
+    n, c = x.shape[0], x.shape[1]
+    if g <= 0 or c % g:
+        raise Unsupported(f"GroupNormalization: {c} channels do not split into num_groups={g}")
+    eps = float(a.get("epsilon", 1e-5))
+    xs = x.astype(_stash(a, x)).reshape((n, g, -1))
+    mean = xp.mean(xs, axis=2, keepdims=True)
+    d = xs - mean
+    var = xp.mean(d * d, axis=2, keepdims=True)
+    y = (d / xp.sqrt(var + lit(xs, eps))).reshape(x.shape).astype(x.dtype)
+    shape = (1, c) + (1,) * (x.ndim - 2)
+    if scale.shape[0] != c:
+        scale, bias = xp.repeat(scale, c // g), xp.repeat(bias, c // g)
+    return (y * scale.reshape(shape) + bias.reshape(shape)).astype(x.dtype)
+
+
+op("group_normalization", "GroupNormalization", infer=r.same, flops=r.input_flops(8), min_inputs=3,
+   max_inputs=3, attrs={"num_groups": None, "epsilon": 1e-5, "stash_type": 1}, groups=REDUCTION,
+   impl=group_normalization, doc="NC...: statistics per group of channels, in float32")

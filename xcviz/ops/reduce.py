@@ -1,11 +1,11 @@
-"""Reductions along axes: reduce_*, argmax/argmin, cumsum and topk."""
+"""Reductions along axes: reduce_* (incl. L1/L2/log-sum/sum-square), argmax/argmin, cumsum/cumprod and topk."""
 from __future__ import annotations
 
 import numpy as np
 
 from ..ir import TensorType
 from . import rules as r
-from .arrays import Unsupported, ints, is_np, present, static
+from .arrays import Unsupported, ints, is_np, lit, present, static
 from .registry import REDUCTION, op
 from .rules import Ctx, norm_axis
 
@@ -148,3 +148,83 @@ def topk(xp, a, x, k=None):
 op("topk", "TopK", "TopKV2", infer=infer_topk, flops=r.input_flops(4), min_inputs=1, max_inputs=2, num_outputs=2,
    attrs={"axis": -1, "largest": 1, "sorted": 1}, static_inputs=(1,), impl=topk,
    doc="k must be a constant (attribute or constant input); XLA sorts with a static k")
+
+
+# ---- reduce_* built from an elementwise step, a sum and a final step -------------------------------
+def _float_only(x, name):
+    if np.dtype(x.dtype).kind != "f" and not str(x.dtype).startswith("bfloat"):
+        raise Unsupported(f"{name} of a {x.dtype} tensor (defined for floats: it takes a log)",
+                          hint="cast the input to a float type")
+
+
+def _sum(xp, a, x, axes_in):
+    """Sum of x over the node's axes; axes () (noop_with_empty_axes and no axes) sums nothing, as onnx does."""
+    axes = _reduce_axes(a, x, axes_in)
+    return xp.sum(x, axis=axes, keepdims=bool(a.get("keepdims", 1))).astype(x.dtype)
+
+
+def reduce_sum_square(xp, a, x, axes=None):
+    return _sum(xp, a, x * x, axes)
+
+
+def reduce_l1(xp, a, x, axes=None):
+    return _sum(xp, a, xp.abs(x), axes)
+
+
+def reduce_l2(xp, a, x, axes=None):
+    return xp.sqrt(_sum(xp, a, x * x, axes).astype(np.float64 if np.dtype(x.dtype).kind in "iub" else x.dtype)
+                   ).astype(x.dtype)
+
+
+def reduce_log_sum(xp, a, x, axes=None):
+    _float_only(x, "ReduceLogSum")
+    with np.errstate(divide="ignore", invalid="ignore"):  # log(0) = -inf, the empty set's value too
+        return xp.log(_sum(xp, a, x, axes))
+
+
+def reduce_log_sum_exp(xp, a, x, axes=None):
+    """log(sum(exp(x - m))) + m with m the finite maximum (stable; onnx's reference does the same)."""
+    _float_only(x, "ReduceLogSumExp")
+    keep = bool(a.get("keepdims", 1))
+    axes_t = _reduce_axes(a, x, axes)
+    if x.size == 0:
+        shape = np.sum(np.zeros(x.shape, np.float32), axis=axes_t, keepdims=keep).shape
+        return xp.full(shape, -np.inf, dtype=x.dtype)
+    m = xp.max(xp.where(xp.isinf(x), lit(x, -np.inf), x), axis=axes_t, keepdims=True)
+    m = xp.where(xp.isfinite(m), m, lit(x, 0))
+    with np.errstate(divide="ignore"):
+        s = xp.log(xp.sum(xp.exp(x - m), axis=axes_t, keepdims=True)) + m
+    if not keep:
+        s = s.reshape(np.sum(np.zeros(x.shape, np.float32), axis=axes_t, keepdims=False).shape)
+    return s.astype(x.dtype)
+
+
+stepped = dict(groups=REDUCTION, infer=infer_reduce, min_inputs=1, max_inputs=2, static_inputs=(1,),
+               attrs={"axes": None, "keepdims": 1, "noop_with_empty_axes": 0})
+op("reduce_sum_square", "ReduceSumSquare", flops=r.input_flops(2), **stepped, impl=reduce_sum_square)
+op("reduce_l1", "ReduceL1", flops=r.input_flops(2), **stepped, impl=reduce_l1)
+op("reduce_l2", "ReduceL2", flops=r.input_flops(2), **stepped, impl=reduce_l2)
+op("reduce_log_sum", "ReduceLogSum", flops=r.input_flops(1), **stepped, impl=reduce_log_sum,
+   doc="float inputs only (onnx removed the integer types: it takes a log)")
+op("reduce_log_sum_exp", "ReduceLogSumExp", flops=r.input_flops(4), **stepped, impl=reduce_log_sum_exp,
+   doc="float inputs only; computed as log(sum(exp(x - max))) + max")
+
+
+# ---- cumprod -------------------------------------------------------------------------------------
+def cumprod(xp, a, x, axis):
+    ax = int(static(axis, "CumProd axis").reshape(-1)[0]) % x.ndim
+    if a.get("reverse"):
+        x = xp.flip(x, ax)
+    out = xp.cumprod(x, axis=ax).astype(x.dtype)
+    if a.get("exclusive"):  # shift by one along the axis, 1 first (no division: x may hold zeros)
+        head = [slice(None)] * x.ndim
+        head[ax] = slice(0, max(x.shape[ax] - 1, 0))
+        ones = xp.ones(x.shape[:ax] + (min(x.shape[ax], 1),) + x.shape[ax + 1:], dtype=x.dtype)
+        out = xp.concatenate([ones, out[tuple(head)]], axis=ax)
+    if a.get("reverse"):
+        out = xp.flip(out, ax)
+    return out
+
+
+op("cumprod", "CumProd", infer=r.same, flops=r.input_flops(1), min_inputs=2, max_inputs=2,
+   attrs={"exclusive": 0, "reverse": 0}, static_inputs=(1,), impl=cumprod)

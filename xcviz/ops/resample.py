@@ -1,4 +1,4 @@
-"""Spatial resampling: resize/upsample (nearest, linear, cubic) and depth_to_space."""
+"""Spatial resampling: resize/upsample (nearest, linear, cubic), depth_to_space and space_to_depth."""
 from __future__ import annotations
 
 import math
@@ -207,3 +207,32 @@ def depth_to_space(xp, a, x):
 
 op("depth_to_space", "DepthToSpace", infer=infer_depth_to_space, flops=r.zero_flops, min_inputs=1, max_inputs=1,
    attrs={"blocksize": 2, "mode": "DCR"}, impl=depth_to_space)
+
+
+# ---- SpaceToDepth --------------------------------------------------------------------------------
+def infer_space_to_depth(ctx: r.Ctx) -> list[TensorType]:
+    x = ctx.shape(0)
+    b = int(ctx.attrs.get("blocksize", 2))
+    if x is None or len(x) != 4 or any(isinstance(d, str) for d in x[1:]):
+        return [TensorType(None, ctx.dtype(0))]
+    return [TensorType((x[0], x[1] * b * b, x[2] // b, x[3] // b), ctx.dtype(0))]
+
+
+def space_to_depth(xp, a, x):
+    """DepthToSpace's inverse (ops.resample): DCR puts the block offsets before the channels, CRD after."""
+    b = int(a.get("blocksize", 2))
+    if x.ndim != 4:
+        raise Unsupported(f"SpaceToDepth takes a 4-D NCHW tensor, not rank {x.ndim}")
+    n, c, h, w = x.shape
+    if h % b or w % b:
+        raise Unsupported(f"SpaceToDepth blocksize {b} does not divide H={h}, W={w}")
+    y = x.reshape(n, c, h // b, b, w // b, b)
+    mode = str(a.get("mode", "DCR")).upper()
+    if mode not in ("DCR", "CRD"):
+        raise Unsupported(f"SpaceToDepth mode must be DCR or CRD, not {mode!r}")
+    y = y.transpose(0, 1, 3, 5, 2, 4) if mode == "CRD" else y.transpose(0, 3, 5, 1, 2, 4)
+    return y.reshape(n, c * b * b, h // b, w // b)
+
+
+op("space_to_depth", "SpaceToDepth", infer=infer_space_to_depth, flops=r.zero_flops, min_inputs=1,
+   max_inputs=1, attrs={"blocksize": 2, "mode": "DCR"}, impl=space_to_depth)

@@ -1,11 +1,11 @@
-"""Sources and shape queries: const, placeholder, shape, size, rank, and the ordering-only noop."""
+"""Sources and shape queries: const, placeholder, eye_like, shape, size, rank, and the ordering-only noop."""
 from __future__ import annotations
 
 import numpy as np
 
 from ..ir import TensorType
 from . import rules as r
-from .arrays import Unsupported, np_dtype, static
+from .arrays import Unsupported, is_np, np_dtype, static
 from .registry import NOOP, SHAPE_CONSUMER, SOURCE, ZERO_SIZE, op
 from .rules import Ctx
 
@@ -128,3 +128,33 @@ def range_(xp, a, start, limit, delta):
 op("range", "Range", infer=infer_range, flops=r.output_flops(1), min_inputs=3,
    max_inputs=3, static_inputs=(0, 1, 2), impl=range_,
    doc="start + i * delta for i < ceil((limit - start) / delta) (tf2xla: Range, bounds constants)")
+
+
+# ---- EyeLike -------------------------------------------------------------------------------------
+def _eye_dtype(a: dict, x_dtype):
+    dt = a.get("dtype")
+    return np_dtype(dt) if dt is not None else np.dtype(x_dtype)
+
+
+def infer_eye_like(ctx: r.Ctx) -> list[TensorType]:
+    from ..ir import canonical_dtype
+
+    dt = ctx.attrs.get("dtype")
+    try:
+        dtype = canonical_dtype(str(np_dtype(dt))) if dt is not None else ctx.dtype(0)
+    except Unsupported:
+        dtype = None
+    return [TensorType(ctx.shape(0), dtype)]
+
+
+def eye_like(xp, a, x):
+    if x.ndim != 2:
+        raise Unsupported(f"EyeLike takes a 2-D tensor, not rank {x.ndim}")
+    dt = _eye_dtype(a, x.dtype)
+    if is_np(xp):
+        return np.eye(x.shape[0], x.shape[1], k=int(a.get("k", 0)), dtype=dt)
+    return xp.eye(x.shape[0], x.shape[1], k=int(a.get("k", 0)), dtype=dt)
+
+
+op("eye_like", "EyeLike", infer=infer_eye_like, min_inputs=1, max_inputs=1, flops=r.zero_flops, attrs={"k": 0},
+   impl=eye_like, doc="ones on diagonal k of a matrix shaped like the input, zeros elsewhere")

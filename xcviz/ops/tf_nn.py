@@ -133,7 +133,7 @@ def _conv_type(ctx: Ctx) -> list[TensorType]:
         return [TensorType(None, ctx.dtype(0))]
     a = _onnx_attrs(ctx.attrs)
     hw = list(x[1:3] if fmt == "NHWC" else x[2:4])
-    _, _, _, _, out = onnx_conv._window(a, hw, list(w[:2]))
+    _, _, _, _, out = onnx_conv.window_geometry(a, hw, list(w[:2]))
     shape = (x[0], *out, w[3]) if fmt == "NHWC" else (x[0], w[3], *out)
     return [TensorType(shape, ctx.dtype(0))]
 
@@ -168,7 +168,7 @@ def _pool_type(ctx: Ctx) -> list[TensorType]:
         return [TensorType(None, ctx.dtype(0))]
     a = _onnx_attrs(ctx.attrs, "ksize")
     hw = list(x[1:3] if fmt == "NHWC" else x[2:4])
-    _, _, _, _, out = onnx_conv._window(a, hw, a["kernel_shape"])
+    _, _, _, _, out = onnx_conv.window_geometry(a, hw, a["kernel_shape"])
     shape = (x[0], *out, x[3]) if fmt == "NHWC" else (x[0], x[1], *out)
     return [TensorType(shape, ctx.dtype(0))]
 

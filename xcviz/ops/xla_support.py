@@ -53,8 +53,9 @@ TF_EQUIV: dict[str, str] = {
     "torch_gru": "While MatMul AddV2 Mul Sigmoid Tanh", "torch_lstm": "While MatMul AddV2 Mul Sigmoid Tanh",
     "torch_linear": "MatMul BiasAdd", "transpose": "Transpose", "trilu": "MatrixBandPart",
     "unsqueeze": "ExpandDims", "where": "SelectV2", "xor": "LogicalAnd LogicalOr LogicalNot",
-    # ops/extra_reduce.py, extra_elementwise.py, extra_indexing.py, extra_sampling.py, extra_nn.py,
-    # extra_attention.py (only TF ops TF 2.21's auto-clustering takes: tests/data/tf_suite/autoclustering_ops.json)
+    # the newer ONNX ops (reduce.py, norm.py, pooling.py, bitwise.py, activations.py, indexing.py, sampling.py,
+    # signal.py, losses.py, attention.py): only TF ops TF 2.21's auto-clustering takes
+    # (tests/data/tf_suite/autoclustering_ops.json)
     "reduce_sum_square": "Mul Sum", "reduce_l1": "Abs Sum", "reduce_l2": "Mul Sum Sqrt",
     "reduce_log_sum": "Sum Log", "reduce_log_sum_exp": "Max Sub Exp Sum Log AddV2", "cumprod": "Cumprod",
     "lp_normalization": "Abs Mul Sum Sqrt RealDiv SelectV2",
@@ -70,23 +71,23 @@ TF_EQUIV: dict[str, str] = {
     "col2im": "TensorScatterAdd Reshape", "max_unpool": "TensorScatterUpdate Reshape PadV2",
     "affine_grid": "Range BatchMatMulV2 Reshape", "grid_sample": "GatherNd Floor Mul AddV2 SelectV2 ClipByValue",
     "roi_align": "GatherNd Floor Mul AddV2 Sum Max SelectV2",
-    # ops/extra_nn.py: the windows are constants of their static size (tf.signal builds them from these)
+    # ops/signal.py: the windows are constants of their static size (tf.signal builds them from these)
     "hann_window": "Range Cos Mul AddV2 Cast", "hamming_window": "Range Cos Mul AddV2 Cast",
     "blackman_window": "Range Cos Mul AddV2 Cast", "swiglu": "Sigmoid Mul",
     "rotary_embedding": "GatherV2 Mul Sub AddV2 ConcatV2 Transpose Reshape",
     "nll_loss": "GatherV2 Neg Mul SelectV2 Sum RealDiv",
     "softmax_cross_entropy_loss": "LogSoftmax GatherV2 Neg Mul SelectV2 Sum RealDiv",
     "attention": "BatchMatMulV2 Mul Tanh SelectV2 AddV2 Max Exp Sum RealDiv ConcatV2 Transpose Reshape",
-    # ops/extra_conv.py: the causal conv is a depthwise conv over the state-padded input; DeformConv gathers its
+    # ops/conv_causal_deform.py: the causal conv is a depthwise conv over the state-padded input; DeformConv gathers its
     # bilinear taps and contracts them with the weights
     "causal_conv_with_state": "ConcatV2 DepthwiseConv2dNative StridedSlice Sigmoid Mul",
     "deform_conv": "Floor GatherNd Mul AddV2 SelectV2 Einsum Reshape",
-    # ops/extra_linattn.py: the token recurrence is one While (lax.scan) over einsums on the carried state
+    # ops/linear_attention.py: the token recurrence is one While (lax.scan) over einsums on the carried state
     "linear_attention": "While Einsum Mul Exp AddV2 Sub Reshape Transpose",
-    # ops/extra_signal.py: complex FFTs of static length on the real/imaginary pairs (tf.signal's kernels)
+    # ops/signal.py: complex FFTs of static length on the real/imaginary pairs (tf.signal's kernels)
     "dft": "RFFT FFT IFFT IRFFT Complex Real Imag Conj GatherV2 ConcatV2 Pack",
     "stft": "GatherV2 Mul RFFT FFT Complex Real Imag Conj ConcatV2 Pack",
-    # ops/extra_misc.py: BitCast is TF's Bitcast (a bool, which it does not take, is a Cast of its byte);
+    # ops/bitwise.py, signal.py, strings.py: BitCast is TF's Bitcast (a bool, which it does not take, is a Cast of its byte);
     # MelWeightMatrix is a constant of its static inputs (tf.signal builds it from these and folds it);
     # TfIdfVectorizer over an integer pool compares windows with the static n-grams and sums the hits
     "bit_cast": "Bitcast Cast", "mel_weight_matrix": "Range Log Exp Mul RealDiv Floor Sub Maximum Minimum Cast",

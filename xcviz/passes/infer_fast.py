@@ -6,7 +6,7 @@ the nodes in order and gives each node the result its key already has; it stops 
 key is new or that needs Python (an opaque op, a ':k' or empty input, container attributes, more than
 MAX_INPUTS inputs, a constant input to a rule that reads constants). Python runs that node exactly as
 infer_shapes does, records the result, and the walk resumes. Constant values (shape and const nodes, and
-the value ops of values.py) are worked out only when a rule asks for them. Same results as infer_shapes (tests/test_perf_equivalence.py).
+the value ops of values.py) are worked out only when a rule asks for them. Same results as infer_shapes (tests/test_infer_matches_reference.py).
 """
 from __future__ import annotations
 

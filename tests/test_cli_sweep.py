@@ -13,7 +13,7 @@ import pytest
 import xcviz
 from xcviz.pipeline import AnalysisOptions
 
-from test_daily_diff import run
+from test_cli_diff import run
 
 LIGHT = os.path.join(os.path.dirname(onnx.__file__), "backend", "test", "data", "light")
 ZOO = sorted(f for f in os.listdir(LIGHT) if f.endswith(".onnx"))

@@ -1,4 +1,4 @@
-"""The round's new ops inside small models as real exports use them (a Mamba/DeltaNet block, a deformable
+"""Newer ONNX ops inside small models as real exports use them (a Mamba/DeltaNet block, a deformable
 conv head, a spectrogram front end): every node is a candidate, the model is one cluster, and the hybrid run
 matches onnxruntime (or onnx's reference where onnxruntime fails the op's node tests) within 1e-4 relative."""
 from __future__ import annotations

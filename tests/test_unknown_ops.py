@@ -6,7 +6,7 @@ import pytest
 import xcviz
 from xcviz.errors import XcvizError
 
-from test_daily_diff import run
+from test_cli_diff import run
 
 DOC = """inputs: [{name: x, shape: [4], dtype: float32}]
 nodes:

@@ -1,10 +1,11 @@
-"""Signal ops: DFT (forward, inverse, one-sided, opsets 17 and 20) and STFT, on ONNX's real/imaginary last axis."""
+"""Signal ops: DFT and STFT (on ONNX's real/imaginary last axis), window functions and MelWeightMatrix."""
 from __future__ import annotations
 
 import numpy as np
 
 from ..ir import TensorType
-from .arrays import Unsupported, ints, present, static
+from . import rules as r
+from .arrays import Unsupported, ints, np_dtype, present, static
 from .registry import op
 from .rules import Ctx, numel
 
@@ -161,3 +162,96 @@ def infer_stft(ctx: Ctx) -> list[TensorType]:
 
 op("stft", "STFT", infer=infer_stft, flops=dft_flops, min_inputs=2, max_inputs=4, static_inputs=(1, 3),
    attrs={"onesided": 1}, impl=stft, doc="short-time Fourier transform: frames, window, DFT of each frame")
+
+
+# ---- window functions ------------------------------------------------------------------------
+def _out_dtype(ctx: Ctx) -> str | None:
+    from ..ir import canonical_dtype
+
+    return canonical_dtype(str(np_dtype(int(ctx.attrs.get("output_datatype", 1)))))
+
+
+def infer_window(ctx: Ctx) -> list[TensorType]:
+    size = ctx.const(0)
+    n = int(np.asarray(size).reshape(())) if size is not None else "window"
+    if isinstance(n, int) and n < 0:
+        raise r.ShapeError(f"window size {n} is negative")
+    return [TensorType((n,), _out_dtype(ctx))]
+
+
+def _window(terms: tuple[float, ...]):
+    """sum_k terms[k] * cos(2 pi k n / N), N = size (periodic) or size - 1; computed in float64, then cast
+    (the size is static, so the whole window is a constant under XLA, as TF folds its own window ops)."""
+    def impl(xp, a, size):
+        n = int(static(size, "window size").reshape(()))
+        if n < 0:
+            raise Unsupported(f"window size {n} is negative")
+        denom = n if int(a.get("periodic", 1)) else n - 1
+        k = np.arange(n, dtype=np.float64)
+        y = np.zeros(n)
+        for i, c in enumerate(terms):
+            y = y + c * np.cos(2 * np.pi * i * k / denom) if i else y + c
+        return y.astype(np_dtype(int(a.get("output_datatype", 1))))
+    return impl
+
+
+_WIN = dict(infer=infer_window, flops=r.output_flops(4), min_inputs=1, max_inputs=1, static_inputs=(0,),
+            attrs={"periodic": 1, "output_datatype": 1})
+op("hann_window", "HannWindow", impl=_window((0.5, -0.5)), doc="sin^2(pi n / N): a constant of the static size", **_WIN)
+op("hamming_window", "HammingWindow", impl=_window((25 / 46, -21 / 46)),
+   doc="25/46 - 21/46 cos(2 pi n / N): a constant of the static size", **_WIN)
+op("blackman_window", "BlackmanWindow", impl=_window((0.42, -0.5, 0.08)),
+   doc="0.42 - 0.5 cos(2 pi n / N) + 0.08 cos(4 pi n / N): a constant of the static size", **_WIN)
+
+
+def _dtype_name(to) -> str | None:
+    from ..ir import canonical_dtype
+
+    return canonical_dtype(str(np_dtype(to)))
+
+
+# ---- MelWeightMatrix ------------------------------------------------------------------------------
+def mel_weight_matrix(xp, a, num_mel_bins, dft_length, sample_rate, lower_edge_hertz, upper_edge_hertz):
+    """Triangular mel filters over dft_length // 2 + 1 bins, exactly as onnx's reference computes them (which
+    onnxruntime matches): every input is static, so the whole matrix is a constant under XLA too."""
+    bins, dft, rate = (int(static(v, "MelWeightMatrix " + w).reshape(()))
+                       for v, w in ((num_mel_bins, "num_mel_bins"), (dft_length, "dft_length"),
+                                    (sample_rate, "sample_rate")))
+    low = np.asarray(static(lower_edge_hertz, "lower_edge_hertz")).reshape(())
+    high = np.asarray(static(upper_edge_hertz, "upper_edge_hertz")).reshape(())
+    if bins <= 0 or dft <= 0 or rate <= 0 or not 0 <= low < high:
+        raise Unsupported(f"MelWeightMatrix with num_mel_bins={bins}, dft_length={dft}, sample_rate={rate}, "
+                          f"edges {low}..{high} Hz (needs positive sizes and 0 <= lower < upper)")
+    spectrogram_bins = dft // 2 + 1
+    k = np.arange(0, bins + 2)
+    low_mel = 2595 * np.log1p(low / 700) / np.log(10)
+    high_mel = 2595 * np.log1p(high / 700) / np.log(10)
+    hz = 700 * np.expm1((k * ((high_mel - low_mel) / k.shape[0]) + low_mel) / 2595 * np.log(10))
+    edges = (((dft + 1) * hz) // rate).astype(int)
+    if edges[-1] >= spectrogram_bins:
+        raise Unsupported(f"MelWeightMatrix: upper_edge_hertz {high} lands on bin {edges[-1]}, past the "
+                          f"{spectrogram_bins} bins of a {dft}-point DFT", hint="upper_edge_hertz <= sample_rate / 2")
+    out = np.zeros((spectrogram_bins, bins))
+    for i in range(bins):
+        left, center, right = edges[i], edges[i + 1], edges[i + 2]
+        if center == left:
+            out[center, i] = 1
+        else:
+            j = np.arange(left, center + 1)
+            out[j, i] = (j - left) / float(center - left)
+        if right > center:
+            j = np.arange(center, right)
+            out[j, i] = (right - j) / float(right - center)
+    return out.astype(np_dtype(int(a.get("output_datatype", 1))))
+
+
+def infer_mel(ctx: Ctx) -> list[TensorType]:
+    bins, dft = ctx.const(0), ctx.const(1)
+    rows = int(np.asarray(dft).reshape(())) // 2 + 1 if dft is not None else "spectrogram_bins"
+    cols = int(np.asarray(bins).reshape(())) if bins is not None else "num_mel_bins"
+    return [TensorType((rows, cols), _dtype_name(int(ctx.attrs.get("output_datatype", 1))))]
+
+
+op("mel_weight_matrix", "MelWeightMatrix", infer=infer_mel, flops=r.output_flops(4), min_inputs=5, max_inputs=5,
+   static_inputs=(0, 1, 2, 3, 4), attrs={"output_datatype": 1}, impl=mel_weight_matrix,
+   doc="triangular mel filter bank of dft_length // 2 + 1 rows: a constant of its static inputs")

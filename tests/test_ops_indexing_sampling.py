@@ -1,4 +1,4 @@
-"""Indexing and sampling ops (ops/extra_indexing.py, ops/extra_sampling.py) against onnxruntime, native and jit,
+"""Indexing and sampling ops (ops/indexing.py, ops/pooling.py, ops/sampling.py) against onnxruntime, native and jit,
 on random inputs beyond ONNX's node tests: out-of-range sampling grids, odd crops, regions partly off the image,
 adaptive RoiAlign sampling, MaxUnpool of MaxPool's own indices."""
 from __future__ import annotations

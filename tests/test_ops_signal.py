@@ -1,4 +1,4 @@
-"""DFT and STFT (ops/extra_signal.py) on configurations beyond the node tests, against onnx's reference (onnxruntime
+"""DFT and STFT (ops/signal.py) on configurations beyond the node tests, against onnx's reference (onnxruntime
 fails their node tests): NumPy implementation, JAX lowering (XLA's FFTs) and the loaded graph alike."""
 from __future__ import annotations
 

@@ -1,7 +1,8 @@
-"""ops/extra_misc.py beyond ONNX's node tests: BitCast, Det, MelWeightMatrix, TfIdfVectorizer, StringConcat and
-RegexFullMatch on seeded inputs and attributes the node tests leave out, through the whole pipeline (loader,
-natively and, for the ops XLA compiles, under jax.jit) against onnxruntime, which runs RE2 itself, and onnx's
-reference evaluator; what xcviz cannot run is refused with a clear error, never a wrong number."""
+"""BitCast, Det, MelWeightMatrix and the string ops (ops/bitwise.py, linalg.py, signal.py, strings.py) beyond ONNX's
+node tests (TfIdfVectorizer, StringConcat and RegexFullMatch among them) on seeded inputs and attributes the node
+tests leave out, through the whole pipeline (loader, natively and, for the ops XLA compiles, under jax.jit) against
+onnxruntime, which runs RE2 itself, and onnx's reference evaluator; what xcviz cannot run is refused with a clear
+error, never a wrong number."""
 from __future__ import annotations
 
 import re

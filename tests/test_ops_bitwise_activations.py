@@ -1,6 +1,7 @@
-"""ops/extra_elementwise.py beyond ONNX's fixed node-test inputs: seeded random inputs and attributes the node
-tests leave out (shift counts past the bit width, negative k, blocksize 3, a per-channel PRelu slope), each
-run native and jit and compared with onnx's reference evaluator; what xcviz cannot run is refused, never wrong."""
+"""The bitwise ops, Celu/Mish/Shrink/PRelu, CastLike, EyeLike and SpaceToDepth beyond ONNX's fixed node-test inputs:
+seeded random inputs and attributes the node tests leave out (shift counts past the bit width, negative k, blocksize
+3, a per-channel PRelu slope), each run native and jit and compared with onnx's reference evaluator; what xcviz
+cannot run is refused, never wrong."""
 from __future__ import annotations
 
 import numpy as np

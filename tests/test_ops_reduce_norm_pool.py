@@ -1,6 +1,7 @@
-"""ops/extra_reduce.py beyond ONNX's node tests: older-opset forms, integer and infinite inputs, opset-18
-GroupNormalization and LpPool with p != 2, each run natively and under jax.jit against onnxruntime (or, for
-CumProd, which onnxruntime does not run, onnx's reference evaluator)."""
+"""The newer reductions, normalisations and LpPool (ops/reduce.py, norm.py, pooling.py) beyond ONNX's node tests:
+older-opset forms, integer and infinite inputs, opset-18 GroupNormalization and LpPool with p != 2, each run
+natively and under jax.jit against onnxruntime (or, for CumProd, which onnxruntime does not run, onnx's reference
+evaluator)."""
 from __future__ import annotations
 
 import numpy as np

@@ -9,7 +9,7 @@ import pytest
 from xcviz.render.check import parse_bytes, parse_fraction
 from xcviz.errors import XcvizError
 
-from test_daily_diff import run
+from test_cli_diff import run
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 SEED = os.path.join(ROOT, "graphs", "seed_demo.yaml")

@@ -1,4 +1,4 @@
-"""LinearAttention (ops/extra_linattn.py) on configurations beyond the node tests, against onnxruntime's CPU
+"""LinearAttention (ops/linear_attention.py) on configurations beyond the node tests, against onnxruntime's CPU
 provider and onnx's reference: NumPy loop, JAX lax.scan and the loaded graph alike."""
 from __future__ import annotations
 

@@ -1,9 +1,10 @@
-"""ONNX Attention (opsets 23-25): masks, causal and sliding windows, GQA, KV caches, softcap, qk outputs."""
+"""Attention: ONNX Attention (opsets 23-25: masks, windows, GQA, KV caches, softcap) and RotaryEmbedding."""
 from __future__ import annotations
 
 import numpy as np
 
 from ..ir import TensorType
+from . import rules as r
 from .arrays import Unsupported, lit, np_dtype, present
 from .registry import REDUCTION, op
 from .rules import Ctx, numel
@@ -179,3 +180,42 @@ op("attention", "Attention", infer=infer_attention, flops=attention_flops, min_i
           "softcap": 0.0, "qk_matmul_output_mode": 0, "left_window_size": -1, "right_window_size": -1},
    doc="ONNX Attention: softmax(softcap(q k^T * scale) + masks) v, with 3-D/4-D inputs, GQA, past/present KV, "
        "nonpad_kv_seqlen, causal/sliding windows and the qk_matmul_output modes")
+
+
+# ---- rotary embedding ---------------------------------------------------------------------------
+def rotary_embedding(xp, a, x, cos, sin, pos=None):
+    """ONNX RotaryEmbedding: x as (B, H, S, D) or (B, S, H*D) with num_heads; the first rotary_embedding_dim
+    features rotate by the (position-indexed) caches, in halves or interleaved pairs."""
+    shape = x.shape
+    if x.ndim == 4:
+        x = xp.transpose(x, (0, 2, 1, 3))
+    elif x.ndim == 3:
+        heads = int(a.get("num_heads", 0))
+        if heads <= 0:
+            raise Unsupported("RotaryEmbedding with a 3-D input needs num_heads")
+        x = x.reshape((shape[0], shape[1], heads, shape[2] // heads))
+    else:
+        raise Unsupported(f"RotaryEmbedding of a rank-{x.ndim} input")
+    dim = int(a.get("rotary_embedding_dim", 0)) or x.shape[3]
+    if present(pos):
+        cos, sin = cos[pos], sin[pos]
+    if cos.shape[-1] != dim // 2 or sin.shape[-1] != dim // 2:
+        raise Unsupported(f"RotaryEmbedding caches of width {cos.shape[-1]} for rotary_embedding_dim {dim}")
+    cos, sin = cos[:, :, None, :], sin[:, :, None, :]
+    rot, rest = x[..., :dim], x[..., dim:]
+    if int(a.get("interleaved", 0)):
+        x1, x2 = rot[..., 0::2], rot[..., 1::2]
+    else:
+        x1, x2 = rot[..., :dim // 2], rot[..., dim // 2:]
+    real, imag = cos * x1 - sin * x2, sin * x1 + cos * x2
+    if int(a.get("interleaved", 0)):
+        rot = xp.stack([real, imag], axis=-1).reshape(rot.shape)
+    else:
+        rot = xp.concatenate([real, imag], axis=-1)
+    y = xp.concatenate([rot, rest], axis=-1).astype(x.dtype)
+    return y.reshape(shape) if len(shape) == 3 else xp.transpose(y, (0, 2, 1, 3))
+
+
+op("rotary_embedding", "RotaryEmbedding", infer=r.same, flops=r.input_flops(3), min_inputs=3, max_inputs=4,
+   attrs={"interleaved": 0, "rotary_embedding_dim": 0, "num_heads": 0}, impl=rotary_embedding,
+   doc="rotary position embedding (RoPE) from cos/sin caches, optionally indexed by position_ids")

@@ -1,143 +1,16 @@
-"""More ONNX ops: BitCast, Det, MelWeightMatrix, TfIdfVectorizer and the string ops StringConcat, RegexFullMatch."""
+"""String and text ops: StringConcat and RegexFullMatch (native only) and TfIdfVectorizer (n-gram counts)."""
 from __future__ import annotations
 
 import numpy as np
 
 from ..ir import TensorType
 from . import rules as r
-from .arrays import Unsupported, is_np, np_dtype, static
+from .arrays import Unsupported, is_np
 from .regex_re2 import compile_re2
-from .registry import ELEMENTWISE, op
+from .registry import op
 from .rules import Ctx
 
 NATIVE = dict(devices=frozenset(), jax_ok=False)
-
-
-def _dtype_name(to) -> str | None:
-    from ..ir import canonical_dtype
-
-    return canonical_dtype(str(np_dtype(to)))
-
-
-# ---- BitCast ---------------------------------------------------------------------------------------
-_SUB_BYTE = ("int4", "uint4", "int2", "uint2", "float4_e2m1fn")
-
-
-def _bitcast_target(x, to) -> np.dtype:
-    if to is None:
-        raise Unsupported("BitCast needs a `to` attribute")
-    dt, src = np_dtype(to), np.dtype(x.dtype)
-    for d in (src, dt):
-        if d.kind in "OSU":
-            raise Unsupported("BitCast of a string tensor (strings have no fixed bit pattern)")
-        if d.name in _SUB_BYTE:
-            raise Unsupported(f"BitCast of {d.name}: sub-byte types pack several values per byte")
-    if dt.kind == "b":
-        raise Unsupported("BitCast to bool: byte values other than 0 and 1 have no bool meaning",
-                          hint="compare with 0 (Not/Equal) to get a bool tensor")
-    if src.itemsize != dt.itemsize:
-        raise Unsupported(f"BitCast from {src.name} ({8 * src.itemsize} bits) to {dt.name} ({8 * dt.itemsize} bits): "
-                          "ONNX requires types of one bit width")
-    return dt
-
-
-def bit_cast(xp, a, x):
-    """The same bits read as type `to` (same width, so the same shape). A bool is one byte 0/1: to (u)int8 it is
-    the Cast of that byte (XLA's bitcast takes no PRED); everything else is XLA's BitcastConvert / a NumPy view."""
-    dt = _bitcast_target(x, a.get("to"))
-    if np.dtype(x.dtype).kind == "b":
-        return x.astype(dt)
-    if is_np(xp):
-        return np.asarray(x).view(dt)  # one width: a view needs no contiguous copy
-    if "complex" in (np.dtype(x.dtype).name + dt.name):
-        raise Unsupported("BitCast of complex numbers under XLA (its BitcastConvert takes no complex type)")
-    from jax import lax
-
-    return lax.bitcast_convert_type(x, dt)
-
-
-def infer_bit_cast(ctx: Ctx) -> list[TensorType]:
-    to = ctx.attrs.get("to")
-    return [TensorType(ctx.shape(0), _dtype_name(to) if to is not None else None)]
-
-
-op("bit_cast", "BitCast", infer=infer_bit_cast, min_inputs=1, max_inputs=1, flops=r.zero_flops, attrs={"to": None},
-   groups=ELEMENTWISE, impl=bit_cast, doc="reinterprets each element's bits as type `to` of the same width")
-
-
-# ---- Det ---------------------------------------------------------------------------------------------
-def det(xp, a, x):
-    """Determinant of the trailing square matrices, by LU in float64 (as accurate as onnx's reference and
-    onnxruntime's float32 LU, and defined for float16/bfloat16, which LAPACK does not take)."""
-    if x.ndim < 2 or x.shape[-1] != x.shape[-2]:
-        raise Unsupported(f"Det of shape {tuple(x.shape)} (needs [..., M, M])")
-    if np.dtype(x.dtype).kind != "f" and "bfloat16" not in str(x.dtype):
-        raise Unsupported(f"Det of a {x.dtype} tensor (ONNX defines it for float types)")
-    return np.asarray(np.linalg.det(np.asarray(x, np.float64))).astype(x.dtype)
-
-
-def infer_det(ctx: Ctx) -> list[TensorType]:
-    s = ctx.shape(0)
-    if s is not None and len(s) < 2:
-        raise r.ShapeError(f"Det of a rank-{len(s)} input (needs [..., M, M])")
-    return [TensorType(None if s is None else s[:-2], ctx.dtype(0))]
-
-
-def det_flops(ctx: Ctx, out: list[TensorType]) -> int | None:
-    s = ctx.shape(0)
-    n = r.numel(s)
-    return None if n is None or not s else 2 * n * int(s[-1]) // 3  # LU: 2/3 M^3 per matrix
-
-
-op("det", "Det", infer=infer_det, flops=det_flops, min_inputs=1, max_inputs=1, impl=det, **NATIVE,
-   doc="determinant of each trailing M x M matrix (LU with partial pivoting)")
-
-
-# ---- MelWeightMatrix ------------------------------------------------------------------------------
-def mel_weight_matrix(xp, a, num_mel_bins, dft_length, sample_rate, lower_edge_hertz, upper_edge_hertz):
-    """Triangular mel filters over dft_length // 2 + 1 bins, exactly as onnx's reference computes them (which
-    onnxruntime matches): every input is static, so the whole matrix is a constant under XLA too."""
-    bins, dft, rate = (int(static(v, "MelWeightMatrix " + w).reshape(()))
-                       for v, w in ((num_mel_bins, "num_mel_bins"), (dft_length, "dft_length"),
-                                    (sample_rate, "sample_rate")))
-    low = np.asarray(static(lower_edge_hertz, "lower_edge_hertz")).reshape(())
-    high = np.asarray(static(upper_edge_hertz, "upper_edge_hertz")).reshape(())
-    if bins <= 0 or dft <= 0 or rate <= 0 or not 0 <= low < high:
-        raise Unsupported(f"MelWeightMatrix with num_mel_bins={bins}, dft_length={dft}, sample_rate={rate}, "
-                          f"edges {low}..{high} Hz (needs positive sizes and 0 <= lower < upper)")
-    spectrogram_bins = dft // 2 + 1
-    k = np.arange(0, bins + 2)
-    low_mel = 2595 * np.log1p(low / 700) / np.log(10)
-    high_mel = 2595 * np.log1p(high / 700) / np.log(10)
-    hz = 700 * np.expm1((k * ((high_mel - low_mel) / k.shape[0]) + low_mel) / 2595 * np.log(10))
-    edges = (((dft + 1) * hz) // rate).astype(int)
-    if edges[-1] >= spectrogram_bins:
-        raise Unsupported(f"MelWeightMatrix: upper_edge_hertz {high} lands on bin {edges[-1]}, past the "
-                          f"{spectrogram_bins} bins of a {dft}-point DFT", hint="upper_edge_hertz <= sample_rate / 2")
-    out = np.zeros((spectrogram_bins, bins))
-    for i in range(bins):
-        left, center, right = edges[i], edges[i + 1], edges[i + 2]
-        if center == left:
-            out[center, i] = 1
-        else:
-            j = np.arange(left, center + 1)
-            out[j, i] = (j - left) / float(center - left)
-        if right > center:
-            j = np.arange(center, right)
-            out[j, i] = (right - j) / float(right - center)
-    return out.astype(np_dtype(int(a.get("output_datatype", 1))))
-
-
-def infer_mel(ctx: Ctx) -> list[TensorType]:
-    bins, dft = ctx.const(0), ctx.const(1)
-    rows = int(np.asarray(dft).reshape(())) // 2 + 1 if dft is not None else "spectrogram_bins"
-    cols = int(np.asarray(bins).reshape(())) if bins is not None else "num_mel_bins"
-    return [TensorType((rows, cols), _dtype_name(int(ctx.attrs.get("output_datatype", 1))))]
-
-
-op("mel_weight_matrix", "MelWeightMatrix", infer=infer_mel, flops=r.output_flops(4), min_inputs=5, max_inputs=5,
-   static_inputs=(0, 1, 2, 3, 4), attrs={"output_datatype": 1}, impl=mel_weight_matrix,
-   doc="triangular mel filter bank of dft_length // 2 + 1 rows: a constant of its static inputs")
 
 
 # ---- string ops ----------------------------------------------------------------------------------

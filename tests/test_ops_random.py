@@ -1,4 +1,4 @@
-"""Bernoulli (ops/extra_random.py): its node tests under the check every draw must pass, and its draws against
+"""Bernoulli (ops/random.py): its node tests under the check every draw must pass, and its draws against
 the probabilities and against onnx's reference, statistically."""
 from __future__ import annotations
 

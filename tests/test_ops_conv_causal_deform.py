@@ -1,4 +1,4 @@
-"""CausalConvWithState and DeformConv (ops/extra_conv.py) on configurations beyond the node tests, against
+"""CausalConvWithState and DeformConv (ops/conv_causal_deform.py) on configurations beyond the node tests, against
 onnxruntime's CPU provider and onnx's reference: NumPy implementation, JAX lowering and the loaded graph alike."""
 from __future__ import annotations
 

@@ -9,7 +9,7 @@ import sys
 
 import pytest
 
-from test_daily_diff import run
+from test_cli_diff import run
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 GRAPHS = os.path.join(ROOT, "graphs")
