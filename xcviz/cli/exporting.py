@@ -45,7 +45,10 @@ def export(graph: GraphArg,
             from ..runtime.validate import validate_graph
 
             validation = validate_graph(a.graph, clustering=a.clustering)
-        for path in write_overlays(a, model_explorer, source=graph, validation=validation):
+        from ..loaders.budget import Limits
+
+        reader = (options.trust_pickle, Limits(options.max_file_bytes, options.max_elements, options.max_depth, graph))
+        for path in write_overlays(a, model_explorer, source=graph, validation=validation, reader=reader):
             err.print(f"wrote {path}")
     if model_explorer_graph:
         from ..render.model_explorer import write_graph_json

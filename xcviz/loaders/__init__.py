@@ -77,36 +77,42 @@ _LINE_LOOKUP_MAX_CHARS = 8 * 1024**2
 def load(path: str, *, allow_unknown: bool = False, dims: Mapping[str, int] | None = None,
          max_file_bytes: int = DEFAULT_MAX_FILE_BYTES, max_nodes: int | None = None,
          max_depth: int = DEFAULT_MAX_DEPTH, max_alias_expansion: int = DEFAULT_MAX_ALIAS_EXPANSION,
-         max_elements: int | None = None, signature: str | None = None) -> Graph:
-    """Read, parse, build (resolve ops, order), verify and infer shapes. Never executes anything from the file.
+         max_elements: int | None = None, signature: str | None = None, trust_pickle: bool = False) -> Graph:
+    """Read, parse, build (resolve ops, order), verify and infer shapes. Never executes anything from the file
+    unless `trust_pickle` (a .pt2 that xcviz's own reader cannot read goes to torch.export.load, which unpickles:
+    it runs code from the file).
 
     Bad input raises XcvizError; the limits (docs/limits.md) bound memory and time for hostile files."""
     # The cyclic GC rescans every live object each few thousand allocations: with millions of nodes that
     # made loading several times slower (nothing built here forms a cycle).
     with gc_paused():
+        from .budget import Limits, loading
         from .tensorflow.savedmodel import saved_model_file
 
-        if saved_model_file(str(path)):  # a SavedModel directory (or its saved_model.pb)
-            from .tensorflow import load_saved_model
+        with loading(Limits(max_file_bytes, max_elements, max_depth, str(path))):
+            if saved_model_file(str(path)):  # a SavedModel directory (or its saved_model.pb)
+                from .tensorflow import load_saved_model
 
-            graph = load_saved_model(str(path), signature, max_file_bytes)
-            return _checked(graph, max_nodes, True, False, dims, max_elements)
-        return _load(str(path), allow_unknown, dims, max_file_bytes, max_nodes, max_depth, max_alias_expansion,
-                     max_elements)
+                graph = load_saved_model(str(path), signature, max_file_bytes)
+                return _checked(graph, max_nodes, True, False, dims, max_elements)
+            return _load(str(path), allow_unknown, dims, max_file_bytes, max_nodes, max_depth, max_alias_expansion,
+                         max_elements, trust_pickle)
 
 
 def _load(path: str, allow_unknown: bool, dims, max_file_bytes: int, max_nodes: int | None,
-          max_depth: int, max_alias_expansion: int, max_elements: int | None) -> Graph:
+          max_depth: int, max_alias_expansion: int, max_elements: int | None, trust_pickle: bool = False) -> Graph:
     data = _read(path, max_file_bytes)
     if not data or data.isspace():  # (no stripped copy of a big file)
         raise XcvizError("file is empty", where=path, hint="a graph needs at least `nodes:`")
     fmt = detect_format(path, data)
     onnx_model = False
     if fmt == "torch":  # (opaque aten ops keep the loader's reason, as ONNX ones do)
+        from .budget import Limits
         from .torch_export import graph_from_program, program_for_graph
 
         del data
-        return _checked(graph_from_program(program_for_graph(path), path), max_nodes, True, True, dims, max_elements)
+        program = program_for_graph(path, trust_pickle, Limits(max_file_bytes, max_elements, max_depth, path))
+        return _checked(graph_from_program(program, path), max_nodes, True, True, dims, max_elements)
     if fmt == "xcir":
         from .xcir import graph_from_text
 

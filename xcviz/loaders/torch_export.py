@@ -8,6 +8,7 @@ import re
 import types
 import typing
 import zipfile
+import zlib
 from contextlib import contextmanager
 
 import msgspec
@@ -35,9 +36,15 @@ class _Head(msgspec.Struct):
     torch_version: str | None = None
 
 
-def check_archive(path: str) -> None:
+def check_archive(path: str, limits=None) -> None:
     """A .pt2 file is a zip holding `archive_format` and a serialized program whose schema this torch reads."""
     from torch._export.serde.schema import SCHEMA_VERSION
+
+    from .budget import Limits
+
+    limits = Limits(limits.max_bytes, limits.max_elements, limits.max_depth) if limits is not None \
+        else Limits(2 * 1024**3)
+    limits.source = path
 
     try:
         with zipfile.ZipFile(path) as z:
@@ -47,10 +54,10 @@ def check_archive(path: str) -> None:
                 raise XcvizError("not a torch.export program (no archive_format or models/*.json inside)", where=path,
                                  hint="write it with torch.export.save(torch.export.export(model, args), 'model.pt2')")
             try:  # (only the head is built: the whole program as Python objects takes seconds at 10^4 nodes)
-                head = msgspec.json.decode(z.read(models[0]), type=_Head)
+                head = limits.json(z, models[0], _Head)
             except msgspec.ValidationError:
                 head = _Head()
-    except (zipfile.BadZipFile, OSError) as e:
+    except (zipfile.BadZipFile, OSError, NotImplementedError, EOFError, zlib.error) as e:
         raise XcvizError(f"not a torch.export program ({e})"[:200], where=path,
                          hint="a .pt2 file is the zip written by torch.export.save") from None
     except (ValueError, UnicodeDecodeError, msgspec.DecodeError):
@@ -97,31 +104,62 @@ def _cached_type_hints():
         serialize.typing = real
 
 
-def program_for_graph(path: str):
-    """What graph_from_program needs from a .pt2 file: read straight from the archive's JSON (fast), or where
-    that reader meets something it does not cover, through torch.export.load. XCVIZ_PT2=torch forces the latter."""
+TRUST_HINT = ("only for a file you trust: --trust-pickle (trust_pickle=True) reads it with torch.export.load, "
+              "which runs code from the file")
+
+
+def program_for_graph(path: str, trust_pickle: bool = False, limits=None):
+    """What graph_from_program needs from a .pt2 file, read by xcviz's own reader (torch_archive: no pickle, no
+    eval, bounded). What it does not cover is refused with one line, unless `trust_pickle` (the user's explicit
+    opt-in) lets torch.export.load read it; XCVIZ_PT2=torch forces the latter, and needs the opt-in too."""
     import_torch(path)
-    check_archive(path)
-    if os.environ.get("XCVIZ_PT2") != "torch":
-        from .torch_archive import Unreadable, read_archive
+    check_archive(path, limits)
+    if os.environ.get("XCVIZ_PT2") == "torch":
+        if not trust_pickle:
+            raise XcvizError("XCVIZ_PT2=torch reads .pt2 files with torch.export.load, which unpickles", where=path,
+                             hint=TRUST_HINT)
+        return read_program(path, trust_pickle=True)
+    from .torch_archive import Pickled, Unreadable, read_archive
 
-        try:
-            return read_archive(path)
-        except Unreadable:
-            pass
-    return read_program(path)
+    try:
+        return read_archive(path, limits)
+    except Pickled as e:
+        if not trust_pickle:
+            raise XcvizError(f"archive member {e.member!r} is a pickle ({e.args[0].split(':')[0]}); xcviz does "
+                             "not unpickle", where=path, hint=TRUST_HINT) from None
+    except Unreadable as e:
+        if not trust_pickle:
+            raise XcvizError(f"xcviz's .pt2 reader does not cover this program ({str(e)[:200]})", where=path,
+                             hint="re-export it with plain tensors and static or simple symbolic sizes; or, "
+                             + TRUST_HINT) from None
+    return read_program(path, trust_pickle=True)
 
 
-def read_program(path: str):
-    """torch.export.load, after the checks; every failure is one line. (It unpickles: trusted files only.)"""
+def read_program(path: str, trust_pickle: bool = False):
+    """torch.export.load, after the checks; every failure is one line, torch's warnings kept off stderr.
+    It unpickles (and sympifies) what the file holds: only with the user's opt-in."""
+    if not trust_pickle:
+        raise XcvizError("reading this .pt2 file needs torch.export.load, which unpickles", where=path,
+                         hint=TRUST_HINT)
     torch = import_torch(path)
     check_archive(path)
+    import logging
+    import warnings
+
+    quiet = [logging.getLogger(n) for n in ("torch", "torch._export", "torch.export")]
+    levels = [lg.level for lg in quiet]
     try:
-        with _cached_type_hints():
+        with _cached_type_hints(), warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            for lg in quiet:
+                lg.setLevel(logging.ERROR + 10)
             return torch.export.load(path)
     except Exception as e:  # noqa: BLE001 - any failure inside torch's deserializer is a bad file
         raise XcvizError(f"torch.export.load failed: {type(e).__name__}: {e}".splitlines()[0][:300], where=path,
                          hint="re-export the model with this torch version") from None
+    finally:
+        for lg, level in zip(quiet, levels):
+            lg.setLevel(level)
 
 
 # ---- types ----------------------------------------------------------------------------------------------
@@ -362,14 +400,21 @@ def from_torch(obj, example_args=None, dynamic_shapes=None, *, example_kwargs=No
     return finalize(graph, onnx=True, dims=dims)
 
 
-def load_program(path: str, dims=None, max_file_bytes: int | None = None):
-    """(the ExportedProgram, its finalized Graph) of a .pt2 file, for commands that need both."""
+def load_program(path: str, dims=None, max_file_bytes: int | None = None, trust_pickle: bool = False,
+                 limits=None):
+    """(the program, its finalized Graph) of a .pt2 file, for commands that need both: xcviz's reader's
+    program with a GraphModule over its graph (torch.export.load's only with `trust_pickle`)."""
     from . import DEFAULT_MAX_FILE_BYTES, _read
     from .build import finalize
+    from .budget import Limits
 
     if not path.lower().endswith(".pt2"):
         raise XcvizError("not a torch.export program", where=path, hint="this command reads .pt2 files written by "
                          "torch.export.save")
-    _read(path, max_file_bytes or DEFAULT_MAX_FILE_BYTES)  # (the existence and size checks every load makes)
-    ep = read_program(path)
+    max_file_bytes = max_file_bytes or DEFAULT_MAX_FILE_BYTES
+    _read(path, max_file_bytes)  # (the existence and size checks every load makes)
+    ep = program_for_graph(path, trust_pickle, limits or Limits(max_file_bytes, source=path))
+    if not hasattr(ep, "graph_module"):
+        torch = import_torch(path)
+        ep.graph_module = torch.fx.GraphModule(torch.nn.Module(), ep.graph)
     return ep, finalize(graph_from_program(ep, path), onnx=True, dims=dims)
