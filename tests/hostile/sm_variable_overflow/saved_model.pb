@@ -1,0 +1,29 @@
+
+"serveÄ
+2
+xPlaceholder*
+shape
+:*
+dtype0
+N
+vVarHandleOp*
+shape:€€€€€€€€*
+dtype0*
+shared_namev
+#
+rReadVariableOpv*
+dtype0
+
+yAddV2xr*
+T0*+
+serving_default
+
+
+x
+x:0
+
+y
+y:0:
+
+v
+:2v
