@@ -125,7 +125,7 @@ def analysis_command(fn=None, *, cls=Command):
             return fn(**kwargs, options=AnalysisOptions.from_flags(**flags))
         from . import stdin
 
-        with stdin.graph_argument(kwargs["graph"], kwargs.pop("graph_format")) as kwargs["graph"]:
+        with stdin.graph_argument(kwargs["graph"], kwargs.pop("graph_format"), flags.get("max_file_bytes")) as kwargs["graph"]:
             return fn(**kwargs, options=AnalysisOptions.from_flags(**flags))
 
     params = [p for p in own.parameters.values() if p.name != "options"]
