@@ -10,7 +10,6 @@ tests run each command in an empty folder and assert the marker is never there w
 from __future__ import annotations
 
 import copy
-import io
 import json
 import os
 import shutil

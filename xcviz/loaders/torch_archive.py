@@ -56,24 +56,6 @@ class Pickled(Unreadable):
         self.member = member
 
 
-def decode_json(data: bytes, max_depth: int, source: str, member: str, type=object):
-    """msgspec's decode, refused past `max_depth` levels: msgspec counts its nesting against Python's recursion
-    limit, which is lowered to the present depth plus the limit while it runs (no cost; a 200,000-deep
-    document ends in a RecursionError instead of exhausting the stack)."""
-    depth, f = 0, sys._getframe()
-    while f is not None:
-        depth, f = depth + 1, f.f_back
-    old = sys.getrecursionlimit()
-    sys.setrecursionlimit(depth + max_depth + 8)
-    try:
-        return msgspec.json.decode(data, type=type)
-    except RecursionError:
-        raise XcvizError(f"archive member {member!r} nests deeper than {max_depth} levels", where=source,
-                         hint="raise the limit with --max-depth for a file you know") from None
-    finally:
-        sys.setrecursionlimit(old)
-
-
 class _Sym:
     """A symbolic size as graph_from_program reads one: `.node.expr`, a sympy expression."""
 
