@@ -46,10 +46,10 @@ class Limits:
     def json(self, z: zipfile.ZipFile, name: str, type=object):
         return decode_json(self.read(z, name), self.max_depth, self.source, name, type)
 
-    def tensor(self, shape, itemsize: int, what: str, where: str | None = None) -> int:
+    def tensor(self, shape, itemsize: int, what: str, where: str | None = None, stored: int = 0) -> int:
         """The element count of a tensor about to be materialised, refused before any allocation when a
-        dimension is not a non-negative integer, the count is over --max-elements or 64 bits, or its bytes
-        over what is left of the byte limit."""
+        dimension is not a non-negative integer, the count is over --max-elements or 64 bits, or the bytes it
+        adds to the `stored` bytes it is made from (a splat, a zero stride) over what is left of the limit."""
         count = 1
         for n in shape:
             if type(n) is not int or n < 0:
@@ -60,7 +60,14 @@ class Limits:
             limit = f"the limit of {self.max_elements:,}" if count < 2**63 else "what a 64-bit count can hold"
             raise XcvizError(f"{what} {list(shape)} has {count:,} elements, over {limit}", where=where or self.source,
                              hint="raise the limit with --max-elements for a file you know")
-        self.take(count * itemsize, f"{what} {list(shape)} (materialised)", where)
+        extra = count * itemsize - stored
+        if extra > self.max_bytes:
+            source = f" from {stored:,} in the file" if stored else ""
+            raise XcvizError(f"{what} {list(shape)} would materialise {count * itemsize:,} bytes{source}, over the "
+                             f"{self.max_bytes:,} left of --max-file-bytes", where=where or self.source,
+                             hint="what a file inflates or materialises counts against the limit; raise it with "
+                             "--max-file-bytes for a file you know")
+        self.max_bytes -= max(extra, 0)
         return count
 
 

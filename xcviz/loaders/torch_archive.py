@@ -128,7 +128,7 @@ def zlib_error():
 
 
 def _payloads(z: zipfile.ZipFile, config: dict, base: str, ser, limits: Limits) -> dict:
-    out = {}
+    out, storages = {}, {}
     for fqn, meta in config.items():
         path_name = str(meta.get("path_name"))
         if meta.get("use_pickle") or path_name.startswith(("custom_obj_", "opaque_obj_")):
@@ -139,12 +139,16 @@ def _payloads(z: zipfile.ZipFile, config: dict, base: str, ser, limits: Limits) 
         offset = _ints([t["storage_offset"]], fqn, "storage offset", limits.source)[0]
         if len(sizes) != len(strides):
             raise Unreadable(f"weight {fqn} has {len(sizes)} sizes and {len(strides)} strides")
-        # checked before anything is allocated: a zero stride lets a few bytes declare any size
-        count = limits.tensor(sizes, dtype.itemsize, f"weight {fqn!r}")
+        member = base + meta["path_name"]
+        # checked before anything is allocated: a zero stride lets a few bytes declare any size (what a weight
+        # adds to its storage's bytes counts; the storage itself, read once however many weights share it)
+        count = limits.tensor(sizes, dtype.itemsize, f"weight {fqn!r}", stored=z.getinfo(member).file_size)
         if count == 0:
             out[fqn] = np.zeros(sizes, dtype)
             continue
-        raw = limits.read(z, base + meta["path_name"])
+        if member not in storages:
+            storages[member] = limits.read(z, member)
+        raw = storages[member]
         if not raw:  # (torch writes an empty record for a tensor without storage)
             out[fqn] = np.zeros(sizes, dtype)
             continue
