@@ -62,6 +62,8 @@ def test_pickle_never_runs_without_the_opt_in(command, run_cli, monkeypatch, tmp
                     assert code == 1 and "--trust-pickle" in json.loads(out)["rows"][0]["error"]
                     continue
                 line = assert_one_error_line(err)
+                if "needs JAX" in line:  # (refused before reading the file: nothing to prove here)
+                    continue
                 assert code == 2 and "--trust-pickle" in line, line
                 if env:
                     assert "XCVIZ_PT2=torch" in line, line

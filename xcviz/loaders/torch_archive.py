@@ -132,7 +132,7 @@ def _payloads(z: zipfile.ZipFile, config: dict, base: str, ser, limits: Limits) 
     for fqn, meta in config.items():
         path_name = str(meta.get("path_name"))
         if meta.get("use_pickle") or path_name.startswith(("custom_obj_", "opaque_obj_")):
-            raise Pickled(f"weight {fqn!r}", base + path_name)
+            raise Pickled(f"{'constant' if '/constants/' in base else 'weight'} {fqn!r}", base + path_name)
         t = meta["tensor_meta"]
         dtype = np.dtype(_np_dtype(ser.dtype[t["dtype"]]))
         sizes, strides = _ints(t["sizes"], fqn, "size", limits.source), _ints(t["strides"], fqn, "stride", limits.source)
