@@ -243,8 +243,8 @@ def saved_model(name: str, shape=(2, 3), shard_id=0, num_shards=1, size=None, of
     root = meta.object_graph_def.nodes.add()
     root.children.add(node_id=1, local_name="v")
     meta.object_graph_def.nodes.add().variable.name = "v"
-    open(os.path.join(folder, "saved_model.pb"), "wb").write(sm.SerializeToString())
-    header = m["BundleHeaderProto"](num_shards=num_shards).SerializeToString()
+    open(os.path.join(folder, "saved_model.pb"), "wb").write(sm.SerializeToString(deterministic=True))
+    header = m["BundleHeaderProto"](num_shards=num_shards).SerializeToString(deterministic=True)
     entry = m["BundleEntryProto"](dtype=1, shard_id=shard_id, offset=offset,
                                   size=4 * 6 if size is None else size)
     for d in shape:

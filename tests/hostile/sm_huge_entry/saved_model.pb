@@ -1,14 +1,14 @@
 ã
 "serve¿
 2
-xPlaceholder*
+xPlaceholder*
+dtype0*
 shape
-:*
-dtype0
+:
 J
-vVarHandleOp*
-shape:ê°¿Ñ=*
-dtype0*
+vVarHandleOp*
+dtype0*
+shape:ê°¿Ñ=*
 shared_namev
 #
 rReadVariableOpv*

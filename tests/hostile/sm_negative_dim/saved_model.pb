@@ -7,9 +7,9 @@
 :
 O
 vVarHandleOp*
-dtype0*
-shared_namev*
-shape:ÿÿÿÿÿÿÿÿÿ
+dtype0*
+shape:ÿÿÿÿÿÿÿÿÿ*
+shared_namev
 #
 rReadVariableOpv*
 dtype0

@@ -1,15 +1,15 @@
 ‡
 "serve¼
 2
-xPlaceholder*
+xPlaceholder*
+dtype0*
 shape
-:*
-dtype0
+:
 F
-vVarHandleOp*
+vVarHandleOp*
+dtype0*
 shape
-:*
-dtype0*
+:*
 shared_namev
 #
 rReadVariableOpv*

@@ -1,14 +1,14 @@
 
 "serveÄ
 2
-xPlaceholder*
+xPlaceholder*
+dtype0*
 shape
-:*
-dtype0
+:
 N
-vVarHandleOp*
-shape:€€€€€€€€*
-dtype0*
+vVarHandleOp*
+dtype0*
+shape:€€€€€€€€*
 shared_namev
 #
 rReadVariableOpv*
