@@ -191,3 +191,20 @@ def test_sweep_csv_cells_never_start_a_formula(run_cli, monkeypatch, tmp_path):
     error = next(row[-1] for row in rows if row[0] == "'=bad.yaml")
     assert error.startswith("'=bad.yaml:") and "malformed YAML" in error
     assert [float(c) for c in (row[4] for row in rows[1:] if row[4])], "numbers stay numbers"
+
+
+def test_npz_inputs_declaring_more_than_they_hold(run_cli, tmp_path):
+    """An --inputs .npz is a zip of .npy files; numpy allocates an array from its header alone, so a header
+    declaring 10^12 elements is refused before np.load sees it."""
+    import zipfile
+
+    import numpy as np
+
+    buf = io.BytesIO()
+    np.lib.format.write_array_header_1_0(buf, {"descr": "<f4", "fortran_order": False, "shape": (10**12,)})
+    evil = tmp_path / "evil.npz"
+    with zipfile.ZipFile(evil, "w") as z:
+        z.writestr("x.npy", buf.getvalue() + b"\0" * 16)
+    code, _, err = run_cli("cluster", os.path.join(ROOT, "graphs", "seed_demo.yaml"), "--inputs", str(evil))
+    line = assert_one_error_line(err)
+    assert code == 2 and "array 'x' declares 1,000,000,000,000 elements" in line, line
