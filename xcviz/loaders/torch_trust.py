@@ -1,5 +1,4 @@
-"""Which reader a .pt2 file gets: xcviz's own (torch_archive: no pickle, no eval, bounded), or torch.export.load,
-which unpickles and so runs code from the file, only with the user's explicit opt-in (--trust-pickle)."""
+"""Which reader a .pt2 gets: xcviz's own (no pickle, no eval, bounded), or torch.export.load only with --trust-pickle."""
 from __future__ import annotations
 
 import os

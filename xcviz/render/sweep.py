@@ -69,12 +69,21 @@ def _reasons(r: dict) -> str:
 
 def sweep_csv(rows: list[dict]) -> str:
     out = io.StringIO()
-    w = csv.writer(out, lineterminator="\n")
+    w = _Neutralised(csv.writer(out, lineterminator="\n"))
     w.writerow(CSV_COLUMNS)
     for r in rows:
-        w.writerow([csv_cell("" if r.get(k) is None else (_reasons(r) if k == "top_fallback_reasons" else r[k]))
-                    for k in CSV_COLUMNS])
+        w.writerow(["" if r.get(k) is None else (_reasons(r) if k == "top_fallback_reasons" else r[k]) for k in CSV_COLUMNS])
     return out.getvalue()
+
+
+class _Neutralised:
+    """A csv writer whose every cell goes through csv_cell first."""
+
+    def __init__(self, writer) -> None:
+        self.writer = writer
+
+    def writerow(self, row) -> None:
+        self.writer.writerow([csv_cell(c) for c in row])
 
 
 # a spreadsheet reads a cell starting with one of these as a formula (OWASP, CSV injection)
