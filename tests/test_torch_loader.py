@@ -137,7 +137,7 @@ def test_read_program_is_torch_export_load(tmp_path):
 
     from torch._export.serde import serialize
 
-    from xcviz.loaders.torch_export import read_program
+    from xcviz.loaders.torch_trust import read_program
 
     _, _, ep = build("gpt")
     path = _save(ep, tmp_path)
@@ -159,7 +159,8 @@ def test_archive_reader_gives_torch_export_loads_graph(name, tmp_path):
     from xcviz.ir.text_print import print_graph
     from xcviz.loaders.build import finalize
     from xcviz.loaders.torch_archive import read_archive
-    from xcviz.loaders.torch_export import graph_from_program, read_program
+    from xcviz.loaders.torch_export import graph_from_program
+    from xcviz.loaders.torch_trust import read_program
 
     if name == "dynamic":
         ep = torch.export.export(TwoBranch().eval(), (torch.randn(3, 8),), dynamic_shapes={"x": {0: Dim("batch")}})

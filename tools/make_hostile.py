@@ -27,6 +27,12 @@ PAYLOAD = b"cbuiltins\nopen\n(V" + MARKER.encode() + b"\nVw\ntR."
 F32 = 7  # torch's ScalarType enum value for float32 (torch/_export/serde/schema.py)
 
 
+def _write(name: str, data: str | bytes) -> None:
+    """Write a corpus file (a name relative to tests/hostile/, or a path)."""
+    with open(os.path.join(HERE, name), "wb") as f:
+        f.write(data.encode() if isinstance(data, str) else data)
+
+
 def _meta(sizes, strides=None, offset=0):
     if strides is None:
         strides, acc = [], 1
@@ -41,7 +47,7 @@ def _meta(sizes, strides=None, offset=0):
 def program(weight_sizes=(2, 3)) -> dict:
     """y = relu(x + w) as torch.export.save writes it (schema 8), x: f32[2,3], w a parameter."""
     tv = {"p_w": _meta(list(weight_sizes)), "x": _meta([2, 3]), "add": _meta([2, 3]), "relu": _meta([2, 3])}
-    node = lambda target, ins, out: {  # noqa: E731
+    node = lambda target, ins, out: {
         "target": target, "inputs": [{"name": n, "arg": {"as_tensor": {"name": a}}, "kind": 1} for n, a in ins],
         "outputs": [{"as_tensor": {"name": out}}], "metadata": {"nn_module_stack": "L__self__,,M"},
         "is_hop_single_tensor_return": None, "name": out}
@@ -113,7 +119,8 @@ class Stream:
 def lie_about_size(name: str, member_suffix: str, declared: int) -> None:
     """Rewrite the uncompressed size a member's local and central headers declare (the data stays)."""
     path = os.path.join(HERE, name)
-    data = bytearray(open(path, "rb").read())
+    with open(path, "rb") as f:
+        data = bytearray(f.read())
     with zipfile.ZipFile(path) as z:
         info = next(i for i in z.infolist() if i.filename.endswith(member_suffix))
     struct.pack_into("<I", data, info.header_offset + 22, declared)  # local file header
@@ -124,7 +131,8 @@ def lie_about_size(name: str, member_suffix: str, declared: int) -> None:
             struct.pack_into("<I", data, central + 24, declared)
             break
         central = data.find(b"PK\x01\x02", central + 4)
-    open(path, "wb").write(bytes(data))
+    with open(path, "wb") as f:
+        f.write(bytes(data))
 
 
 def pt2_cases() -> None:
@@ -178,7 +186,7 @@ def pbtxt_cases() -> None:
                 f'  attr {{ key: "value" value {{ tensor {{ dtype: DT_FLOAT tensor_shape {{ {dims} }} {values} }} }} }} }}\n')
 
     relu = 'node { name: "y" op: "Relu" input: "c" attr { key: "T" value { type: DT_FLOAT } } }\n'
-    w = lambda name, text: open(os.path.join(HERE, name), "w").write(text)  # noqa: E731
+    w = _write
     w("tf_const_splat.pbtxt", const("c", "dim { size: 4000000000 } dim { size: 4000000000 }") + relu)
     w("tf_const_splat_bytes.pbtxt", const("c", "dim { size: 100000 } dim { size: 100000 }") + relu)
     w("tf_const_negative_dim.pbtxt", const("c", "dim { size: -5 } dim { size: 3 }") + relu)
@@ -243,7 +251,7 @@ def saved_model(name: str, shape=(2, 3), shard_id=0, num_shards=1, size=None, of
     root = meta.object_graph_def.nodes.add()
     root.children.add(node_id=1, local_name="v")
     meta.object_graph_def.nodes.add().variable.name = "v"
-    open(os.path.join(folder, "saved_model.pb"), "wb").write(sm.SerializeToString(deterministic=True))
+    _write(os.path.join(folder, "saved_model.pb"), sm.SerializeToString(deterministic=True))
     header = m["BundleHeaderProto"](num_shards=num_shards).SerializeToString(deterministic=True)
     entry = m["BundleEntryProto"](dtype=1, shard_id=shard_id, offset=offset,
                                   size=4 * 6 if size is None else size)
@@ -251,10 +259,10 @@ def saved_model(name: str, shape=(2, 3), shard_id=0, num_shards=1, size=None, of
         entry.shape.dim.add(size=d)
     index = _leveldb_table([(b"", header), (b"v/.ATTRIBUTES/VARIABLE_VALUE", entry.SerializeToString())])
     prefix = os.path.join(folder, "variables", "variables")
-    open(prefix + ".index", "wb").write(index)
+    _write(prefix + ".index", index)
     for k, n in enumerate(shards):
         if n is not None:
-            open(f"{prefix}.data-{k:05d}-of-{num_shards:05d}", "wb").write(b"\0" * n)
+            _write(f"{prefix}.data-{k:05d}-of-{num_shards:05d}", b"\0" * n)
 
 
 def savedmodel_cases() -> None:
@@ -268,7 +276,7 @@ def savedmodel_cases() -> None:
 
 
 def xcir_cases() -> None:
-    w = lambda name, text: open(os.path.join(HERE, name), "w").write(text)  # noqa: E731
+    w = _write
     w("xcir_deep_type.xcir", "graph g(%x: " + "opt<" * 5_000 + "f32[2]" + ">" * 5_000 + ") {\n  return %x\n}\n")
     w("xcir_long_dim.xcir", "graph g(%x: f32[" + "9" * 5000 + "]) {\n  %y: f32[2] = relu(%x)\n  return %y\n}\n")
 

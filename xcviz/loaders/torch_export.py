@@ -7,8 +7,7 @@ import os
 
 from ..errors import XcvizError
 from ..ir import Graph, Node, TensorType, Value, canonical_dtype, format_ref
-# (the reading itself, and which reader a file gets: torch_trust; its names stay importable from here)
-from .torch_trust import EXTRA_HINT, check_archive, import_torch, program_for_graph, read_program  # noqa: F401
+from .torch_trust import import_torch, program_for_graph  # (reading, and which reader a file gets)
 
 WEIGHT_KINDS = ("PARAMETER", "BUFFER", "CONSTANT_TENSOR")
 
@@ -239,7 +238,7 @@ def from_torch(obj, example_args=None, dynamic_shapes=None, *, example_kwargs=No
         args = tuple(example_args) if isinstance(example_args, (list, tuple)) else (example_args,)
         try:
             ep = torch.export.export(obj, args, kwargs=example_kwargs, dynamic_shapes=dynamic_shapes, strict=False)
-        except Exception as e:  # noqa: BLE001 - torch's own message says what in the module cannot be exported
+        except Exception as e:
             raise XcvizError(f"torch.export failed: {type(e).__name__}: {e}".splitlines()[0][:300],
                              hint="see torch.export's documentation on what a module may do") from None
     else:
@@ -256,8 +255,8 @@ def load_program(path: str, dims=None, max_file_bytes: int | None = None, trust_
     """(the program, its finalized Graph) of a .pt2 file, for commands that need both: xcviz's reader's
     program with a GraphModule over its graph (torch.export.load's only with `trust_pickle`)."""
     from . import DEFAULT_MAX_FILE_BYTES, _read
-    from .build import finalize
     from .budget import Limits
+    from .build import finalize
 
     if not path.lower().endswith(".pt2"):
         raise XcvizError("not a torch.export program", where=path, hint="this command reads .pt2 files written by "
