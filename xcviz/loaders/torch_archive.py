@@ -53,7 +53,7 @@ class Pickled(Unreadable):
 
     def __init__(self, reason: str, member: str) -> None:
         super().__init__(f"{reason}: archive member {member!r} is a pickle")
-        self.member = member
+        self.member, self.what = member, reason
 
 
 class _Sym:

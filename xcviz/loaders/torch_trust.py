@@ -121,7 +121,7 @@ def program_for_graph(path: str, trust_pickle: bool = False, limits=None):
         return read_archive(path, limits)
     except Pickled as e:
         if not trust_pickle:
-            raise XcvizError(f"archive member {e.member!r} is a pickle ({e.args[0].split(':')[0]}); xcviz does "
+            raise XcvizError(f"archive member {e.member!r} is a pickle ({e.what}); xcviz does "
                              "not unpickle", where=path, hint=TRUST_HINT) from None
     except Unreadable as e:
         if not trust_pickle:
