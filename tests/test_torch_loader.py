@@ -137,11 +137,11 @@ def test_read_program_is_torch_export_load(tmp_path):
 
     from torch._export.serde import serialize
 
-    from xcviz.loaders.torch_export import read_program
+    from xcviz.loaders.torch_trust import read_program
 
     _, _, ep = build("gpt")
     path = _save(ep, tmp_path)
-    mine, theirs = read_program(path), torch.export.load(path)
+    mine, theirs = read_program(path, trust_pickle=True), torch.export.load(path)
     assert serialize.typing is typing
     assert str(mine.graph) == str(theirs.graph) and str(mine.graph_signature) == str(theirs.graph_signature)
     assert mine.state_dict.keys() == theirs.state_dict.keys()
@@ -159,14 +159,16 @@ def test_archive_reader_gives_torch_export_loads_graph(name, tmp_path):
     from xcviz.ir.text_print import print_graph
     from xcviz.loaders.build import finalize
     from xcviz.loaders.torch_archive import read_archive
-    from xcviz.loaders.torch_export import graph_from_program, read_program
+    from xcviz.loaders.torch_export import graph_from_program
+    from xcviz.loaders.torch_trust import read_program
 
     if name == "dynamic":
         ep = torch.export.export(TwoBranch().eval(), (torch.randn(3, 8),), dynamic_shapes={"x": {0: Dim("batch")}})
     else:
         ep = build(name)[2]
     path = _save(ep, tmp_path)
-    fast, slow = (finalize(graph_from_program(p, path), onnx=True) for p in (read_archive(path), read_program(path)))
+    fast, slow = (finalize(graph_from_program(p, path), onnx=True)
+                  for p in (read_archive(path), read_program(path, trust_pickle=True)))
     assert print_graph(fast) == print_graph(slow)
     assert [n.module for n in fast.nodes] == [n.module for n in slow.nodes]
     for a, b in zip(fast.inputs, slow.inputs):
@@ -176,18 +178,27 @@ def test_archive_reader_gives_torch_export_loads_graph(name, tmp_path):
             np.testing.assert_array_equal(a.data, b.data)
 
 
-def test_archive_reader_falls_back_on_torch(tmp_path, monkeypatch, run_cli):
+def test_archive_reader_falls_back_on_torch_only_with_the_opt_in(tmp_path, monkeypatch, run_cli):
+    """What xcviz's reader does not cover is refused in one line; trust_pickle=True (--trust-pickle) hands it to
+    torch.export.load, which unpickles: the same graph."""
+    from xcviz.errors import XcvizError
     from xcviz.loaders import torch_archive
 
     path = _save(build("two_branch")[2], tmp_path)
     fast = xcviz.load(path)
 
-    def unreadable(path):
+    def unreadable(path, limits=None):
         raise torch_archive.Unreadable("test")
 
     monkeypatch.setattr(torch_archive, "read_archive", unreadable)
-    slow = xcviz.load(path)
+    with pytest.raises(XcvizError, match="does not cover this program"):
+        xcviz.load(path)
+    err = _one_line(*run_cli("cluster", path)[::2])
+    assert "--trust-pickle" in err and "runs code from the file" in err
+    slow = xcviz.load(path, trust_pickle=True)
     assert [n.name for n in fast.nodes] == [n.name for n in slow.nodes] and fast.outputs == slow.outputs
+    code, _, err = run_cli("cluster", path, "--trust-pickle")
+    assert code == 0, err
 
 
 def _one_line(code, err):

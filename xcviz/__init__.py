@@ -112,16 +112,19 @@ def compile_report(model: Any, *example_args: Any, report: str | os.PathLike | N
 def load(path: str | os.PathLike, *, allow_unknown: bool = False, dims: Mapping[str, int] | None = None,
          max_nodes: int | None = DEFAULT_MAX_NODES, max_file_bytes: int = DEFAULT_MAX_FILE_BYTES,
          max_depth: int = DEFAULT_MAX_DEPTH, max_alias_expansion: int = DEFAULT_MAX_ALIAS_EXPANSION,
-         max_elements: int | None = None) -> Graph:
-    """Load a graph file (.yaml, .json, ONNX JSON, .xcir, .onnx) into a verified, shape-inferred Graph.
+         max_elements: int | None = None, trust_pickle: bool = False) -> Graph:
+    """Load a graph file (.yaml, .json, ONNX JSON, .xcir, .onnx, TensorFlow, .pt2) into a verified, shape-inferred Graph.
 
     allow_unknown: load ops the registry does not know as opaque nodes that fall back (else an error).
-    dims: bind symbolic dimensions, e.g. {"batch": 8}. The max_* limits refuse hostile or oversized files."""
+    dims: bind symbolic dimensions, e.g. {"batch": 8}. The max_* limits refuse hostile or oversized files.
+    trust_pickle: a .pt2 that xcviz's own reader refuses goes to torch.export.load, which runs code from the
+    file: only for files you trust."""
     from .pipeline import load_graph
 
     options = AnalysisOptions(allow_unknown=allow_unknown, dims=dims or {}, max_file_bytes=max_file_bytes,
                               max_nodes=max_nodes if max_nodes is not None else 2**62, max_depth=max_depth,
-                              max_alias_expansion=max_alias_expansion, max_elements=max_elements)
+                              max_alias_expansion=max_alias_expansion, max_elements=max_elements,
+                              trust_pickle=trust_pickle)
     return load_graph(os.fspath(path), options)  # (checks that each bound dimension is one the graph has)
 
 

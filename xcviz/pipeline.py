@@ -49,6 +49,7 @@ class AnalysisOptions:
     max_elements: int | None = None       # refuse a tensor of more elements (over 64 bits: always)
     signature: str | None = None          # SavedModel: the signature to load (None: serving_default)
     tf_xla_flags: str | None = None       # TF_XLA_FLAGS as one string: sizes map onto the fields above
+    trust_pickle: bool = False            # .pt2: let torch.export.load read what xcviz's reader does not (runs code from the file)
 
     def __post_init__(self) -> None:
         for name in ("allow", "deny"):
@@ -157,7 +158,7 @@ def load_graph(path: str, options: AnalysisOptions | None = None) -> Graph:
     graph = load(path, allow_unknown=o.allow_unknown or o.supported_ops is not None, dims=dict(o.dims),
                  max_nodes=o.max_nodes, max_file_bytes=o.max_file_bytes, max_depth=o.max_depth,
                  max_alias_expansion=o.max_alias_expansion, max_elements=o.max_elements,
-                 signature=o.signature)
+                 signature=o.signature, trust_pickle=o.trust_pickle)
     if o.dims:
         _check_dims(graph, o.dims, path)
     if o.inputs is not None:

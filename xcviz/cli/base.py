@@ -66,6 +66,7 @@ MaxTensorElements = Annotated[Optional[int], typer.Option("--max-elements", meta
 Signature = Annotated[Optional[str], typer.Option("--signature", metavar="NAME", help="SavedModel: the signature to load [serving_default]", show_default=False)]
 TfXlaFlags = Annotated[Optional[str], typer.Option("--tf-xla-flags", metavar="FLAGS", help='TF_XLA_FLAGS as one string, e.g. "--tf_xla_auto_jit=2 --tf_xla_min_cluster_size=4"', show_default=False)]
 Debug = Annotated[bool, typer.Option("--debug", help="show Python tracebacks for errors")]
+TrustPickle = Annotated[bool, typer.Option("--trust-pickle", help=".pt2: read what xcviz's own reader refuses (pickled weights, ...) with torch.export.load, which RUNS CODE FROM THE FILE: only for files you trust")]
 
 # The flags every command that analyses a graph shares, in --help order: each is the AnalysisOptions
 # field of the same name (--debug excepted: main() handles it).
@@ -77,7 +78,7 @@ ANALYSIS_OPTIONS: list[tuple[str, object, object]] = [
     ("max_file_bytes", MaxFileBytes, DEFAULT_MAX_FILE_BYTES), ("max_depth", MaxDepth, DEFAULT_MAX_DEPTH),
     ("max_alias_expansion", MaxAliasExpansion, DEFAULT_MAX_ALIAS_EXPANSION),
     ("max_elements", MaxTensorElements, None), ("signature", Signature, None), ("tf_xla_flags", TfXlaFlags, None),
-    ("debug", Debug, False),
+    ("trust_pickle", TrustPickle, False), ("debug", Debug, False),
 ]
 
 GraphFormat = Annotated[Optional[str], typer.Option("--format", metavar="[yaml|json|xcir|onnx]", autocompletion=complete_from(FORMATS),
@@ -127,7 +128,7 @@ def analysis_command(fn=None, *, cls=Command):
             return fn(**kwargs, options=AnalysisOptions.from_flags(**flags))
         from . import stdin
 
-        with stdin.graph_argument(kwargs["graph"], kwargs.pop("graph_format")) as kwargs["graph"]:
+        with stdin.graph_argument(kwargs["graph"], kwargs.pop("graph_format"), flags.get("max_file_bytes")) as kwargs["graph"]:
             return fn(**kwargs, options=AnalysisOptions.from_flags(**flags))
 
     params = [p for p in own.parameters.values() if p.name != "options"]

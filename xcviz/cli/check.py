@@ -38,7 +38,7 @@ def check(graph: GraphArg,
         max_boundary_bytes=None if max_boundary_bytes is None else parse_bytes(max_boundary_bytes, "--max-boundary-bytes"),
         max_parameter_bytes=None if max_parameter_bytes is None else parse_bytes(max_parameter_bytes, "--max-parameter-bytes"),
         max_clusters=max_clusters, max_regression=parse_fraction(max_regression, "--max-regression"),
-        together=[sorted(split_list([g]), key=g.split(",").index) for g in expect_cluster or []],
+        together=[list(dict.fromkeys(v.strip() for v in g.split(",") if v.strip())) for g in expect_cluster or []],
         no_fallback_ops=sorted(split_list(no_fallback_op)))
     if max_clusters is not None and max_clusters < 0:
         raise XcvizError(f"--max-clusters {max_clusters}: not a count", hint="write --max-clusters 4")

@@ -47,7 +47,10 @@ def export(graph: GraphArg,
             from ..runtime.npz import read_npz
 
             validation = validate_graph(a.graph, clustering=a.clustering, inputs=read_npz(options.inputs))  # (--inputs: the arrays too)
-        for path in write_overlays(a, model_explorer, source=graph, validation=validation):
+        from ..loaders.budget import Limits
+
+        reader = (options.trust_pickle, Limits(options.max_file_bytes, options.max_elements, options.max_depth, graph))
+        for path in write_overlays(a, model_explorer, source=graph, validation=validation, reader=reader):
             err.print(f"wrote {path}")
     if model_explorer_graph:
         from ..render.model_explorer import write_graph_json

@@ -22,7 +22,10 @@ def compare_fx(graph: GraphArg, fx_options: Optional[str] = typer.Option(
     from ..loaders.torch_export import load_program
 
     fx = parse_fx_options(fx_options)
-    ep, g = load_program(graph, options.dims, options.max_file_bytes)
+    from ..loaders.budget import Limits
+
+    ep, g = load_program(graph, options.dims, options.max_file_bytes, options.trust_pickle,
+                         Limits(options.max_file_bytes, options.max_elements, options.max_depth, graph))
     a = analyse(g, options)
     cmp = compare(ep, a.graph, a.clustering, fx)
     if json:

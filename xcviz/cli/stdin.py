@@ -8,6 +8,7 @@ import tempfile
 from contextlib import contextmanager
 
 from ..errors import XcvizError
+from ..pipeline import DEFAULT_MAX_FILE_BYTES
 
 SHOWN = "<stdin>"
 SUFFIX = {"yaml": ".yaml", "json": ".json", "xcir": ".xcir", "onnx": ".onnx"}
@@ -19,8 +20,9 @@ def shown_name(path: str) -> str | None:
 
 
 @contextmanager
-def graph_argument(graph: str, fmt: str | None):
-    """Yield the path to load: `graph` itself, or for `-` a temporary copy of stdin (removed afterwards)."""
+def graph_argument(graph: str, fmt: str | None, max_bytes: int | None = None):
+    """Yield the path to load: `graph` itself, or for `-` a temporary copy of stdin (removed afterwards), read
+    up to `max_bytes` (--max-file-bytes; an endless pipe is refused, not held in memory)."""
     if graph != "-":
         if fmt is not None:
             raise XcvizError("--format is for a graph read from stdin", where=graph,
@@ -33,7 +35,15 @@ def graph_argument(graph: str, fmt: str | None):
         raise XcvizError(f"--format {fmt!r}: not one of {', '.join(SUFFIX)}", hint=did_you_mean(fmt, SUFFIX))
     if sys.stdin is None or sys.stdin.isatty():
         raise XcvizError("GRAPH is -, but stdin is a terminal", hint="pipe a graph in: cat model.onnx | xcviz cluster -")
-    data = sys.stdin.buffer.read() if hasattr(sys.stdin, "buffer") else sys.stdin.read().encode("utf-8")
+    limit = max_bytes if max_bytes is not None else DEFAULT_MAX_FILE_BYTES
+    if hasattr(sys.stdin, "buffer"):
+        from ..loaders import read_stream
+
+        data = read_stream(sys.stdin.buffer, limit + 1)
+    else:
+        data = sys.stdin.read(limit + 1).encode("utf-8")
+    if len(data) > limit:
+        raise XcvizError(f"stdin holds over the limit of {limit} bytes", where=SHOWN, hint="raise it with --max-file-bytes")
     if fmt is None:
         from ..loaders import detect_format
 

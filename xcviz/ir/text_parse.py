@@ -16,6 +16,7 @@ MAX_DEPTH = 100  # nesting of attribute values (a hostile file must not exhaust 
 
 class _Parser(Tokens):
     max_depth = MAX_DEPTH
+    type_depth = 0
 
     def name(self, what: str) -> str:
         tok = self.take(kind="val", what=what)
@@ -38,7 +39,14 @@ class _Parser(Tokens):
         elif k == "str":
             dtype = self.string(self.take())
         elif t in ("seq", "opt") and self.toks[self.i + 1][1] == "<":
-            return container_type(self)
+            self.type_depth += 1  # (each level recurses: stop before Python's recursion limit does)
+            if self.type_depth > self.max_depth:
+                raise self.error(f"type nests deeper than {self.max_depth} levels",
+                                 hint="a type is at most opt<seq<T>>; raise the limit with --max-depth")
+            try:
+                return container_type(self)
+            finally:
+                self.type_depth -= 1
         else:
             word = self.take(kind="word", what="a type such as f32[1,3] (or ? when unknown)")
             dtype = canonical_dtype(word)
@@ -56,6 +64,9 @@ class _Parser(Tokens):
         while not self.peek("]"):
             k, t, _ = self.toks[self.i]
             if k == "num" and t.lstrip("-").isdigit():
+                if len(t) > 20:  # (refused by length before int(): a 5,000-digit number is no dimension)
+                    raise self.error(f"dimension of {len(t.lstrip('-')):,} digits is out of range",
+                                     hint="dimensions are integers below 2^63, or symbolic names")
                 dims.append(int(t))
             elif k == "word" or (k == "punct" and t == "?"):
                 dims.append(t)

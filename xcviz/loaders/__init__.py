@@ -27,12 +27,26 @@ def _read(path: str, max_bytes: int) -> bytes:
         keep_freed_memory()
     try:
         with open(path, "rb") as f:
-            data = f.read(max_bytes + 1)  # bounded even for pipes and devices, whose size reads as 0
+            # bounded even for pipes and devices, whose size reads as 0; never a buffer of the limit's size
+            # (read(n) reserves n bytes first: 2 GiB of address space for a 5 kB file)
+            data = f.read(size + 1) if size else read_stream(f, max_bytes + 1)
     except OSError as e:
         raise XcvizError(f"cannot read file: {e.strerror}", where=path, hint="check the file's permissions") from None
     if len(data) > max_bytes:
         raise XcvizError(f"file is over the limit of {max_bytes} bytes", where=path, hint="raise it with --max-file-bytes")
     return data
+
+
+def read_stream(f, limit: int) -> bytes:
+    """Up to `limit` bytes of a stream, read in chunks of 1 MiB (no buffer of the limit's size reserved)."""
+    chunks, n = [], 0
+    while n < limit:
+        chunk = f.read(min(1 << 20, limit - n))
+        if not chunk:
+            break
+        chunks.append(chunk)
+        n += len(chunk)
+    return b"".join(chunks)
 
 
 # the text form: `graph NAME(` after any blank or comment lines
@@ -77,36 +91,42 @@ _LINE_LOOKUP_MAX_CHARS = 8 * 1024**2
 def load(path: str, *, allow_unknown: bool = False, dims: Mapping[str, int] | None = None,
          max_file_bytes: int = DEFAULT_MAX_FILE_BYTES, max_nodes: int | None = None,
          max_depth: int = DEFAULT_MAX_DEPTH, max_alias_expansion: int = DEFAULT_MAX_ALIAS_EXPANSION,
-         max_elements: int | None = None, signature: str | None = None) -> Graph:
-    """Read, parse, build (resolve ops, order), verify and infer shapes. Never executes anything from the file.
+         max_elements: int | None = None, signature: str | None = None, trust_pickle: bool = False) -> Graph:
+    """Read, parse, build (resolve ops, order), verify and infer shapes. Never executes anything from the file
+    unless `trust_pickle` (a .pt2 that xcviz's own reader cannot read goes to torch.export.load, which unpickles:
+    it runs code from the file).
 
     Bad input raises XcvizError; the limits (docs/limits.md) bound memory and time for hostile files."""
     # The cyclic GC rescans every live object each few thousand allocations: with millions of nodes that
     # made loading several times slower (nothing built here forms a cycle).
     with gc_paused():
+        from .budget import Limits, loading
         from .tensorflow.savedmodel import saved_model_file
 
-        if saved_model_file(str(path)):  # a SavedModel directory (or its saved_model.pb)
-            from .tensorflow import load_saved_model
+        with loading(Limits(max_file_bytes, max_elements, max_depth, str(path))):
+            if saved_model_file(str(path)):  # a SavedModel directory (or its saved_model.pb)
+                from .tensorflow import load_saved_model
 
-            graph = load_saved_model(str(path), signature, max_file_bytes)
-            return _checked(graph, max_nodes, True, False, dims, max_elements)
-        return _load(str(path), allow_unknown, dims, max_file_bytes, max_nodes, max_depth, max_alias_expansion,
-                     max_elements)
+                graph = load_saved_model(str(path), signature, max_file_bytes)
+                return _checked(graph, max_nodes, True, False, dims, max_elements)
+            return _load(str(path), allow_unknown, dims, max_file_bytes, max_nodes, max_depth, max_alias_expansion,
+                         max_elements, trust_pickle)
 
 
 def _load(path: str, allow_unknown: bool, dims, max_file_bytes: int, max_nodes: int | None,
-          max_depth: int, max_alias_expansion: int, max_elements: int | None) -> Graph:
+          max_depth: int, max_alias_expansion: int, max_elements: int | None, trust_pickle: bool = False) -> Graph:
     data = _read(path, max_file_bytes)
     if not data or data.isspace():  # (no stripped copy of a big file)
         raise XcvizError("file is empty", where=path, hint="a graph needs at least `nodes:`")
     fmt = detect_format(path, data)
     onnx_model = False
     if fmt == "torch":  # (opaque aten ops keep the loader's reason, as ONNX ones do)
+        from .budget import Limits
         from .torch_export import graph_from_program, program_for_graph
 
         del data
-        return _checked(graph_from_program(program_for_graph(path), path), max_nodes, True, True, dims, max_elements)
+        program = program_for_graph(path, trust_pickle, Limits(max_file_bytes, max_elements, max_depth, path))
+        return _checked(graph_from_program(program, path), max_nodes, True, True, dims, max_elements)
     if fmt == "xcir":
         from .xcir import graph_from_text
 

@@ -120,7 +120,10 @@ def check_external_data(model, folder: str, source: str) -> None:
     """Refuse external-data locations that escape the model's folder (absolute, '..', symlinks)."""
     from onnx.external_data_helper import _get_all_tensors, uses_external_data
 
+    from .budget import current
+
     root = os.path.realpath(folder)
+    read: set[str] = set()
     for tensor in _get_all_tensors(model):
         if not uses_external_data(tensor):
             continue
@@ -132,6 +135,9 @@ def check_external_data(model, folder: str, source: str) -> None:
         if not os.path.isfile(target):
             raise XcvizError(f"external data file {location!r} of tensor {_s(tensor.name)!r} is missing", where=source,
                              hint="copy the weights file next to the model")
+        if target not in read:  # (what is read from beside the model counts against --max-file-bytes too)
+            read.add(target)
+            current().take(os.path.getsize(target), f"external data file {location!r}", source)
 
 
 def read_onnx_bytes(data: bytes, source: str, folder: str):

@@ -1,9 +1,14 @@
 """A .pt2 file's serialized program read straight from the archive's JSON (torch/_export/serde/schema.py)
-into the FX graph, signature and weights graph_from_program reads. torch.export.load turns every JSON
-object into a dataclass and every node's output into a fake tensor (minutes at 10^4 nodes); this keeps
-only what xcviz uses. What it does not know raises Unreadable, and the caller uses torch.export.load."""
+into the FX graph, signature and weights graph_from_program reads, never unpickling or evaluating anything.
+
+torch.export.load unpickles (and sympifies), so it is no reader for a file from anyone else; it also turns every
+JSON object into a dataclass (minutes at 10^4 nodes). This keeps only what xcviz uses, each declared size
+checked against the archive and the limits before anything is inflated or allocated. What it does not cover
+raises Unreadable (Pickled: a member only unpickling reads); the caller refuses, or with --trust-pickle asks torch."""
 from __future__ import annotations
 
+import dataclasses
+import keyword
 import operator
 import re
 import sys
@@ -13,11 +18,17 @@ from types import SimpleNamespace
 import msgspec
 import numpy as np
 
+from ..errors import XcvizError
+from .budget import Limits
+
 # a symbol in a size expression as torch writes it: Symbol('s77', positive=True, integer=True)
 _SYMBOL = re.compile(r"Symbol\('([A-Za-z_][A-Za-z0-9_]*)'(?:, [a-z_]+=(?:True|False))*\)")
 _NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 _EXPR = re.compile(r"[A-Za-z0-9_ +*()-]+")
 _SYMBOL_NAME = re.compile(r"[a-z]+[0-9]+")  # torch's size symbols: s77, u0
+# sympy computes an integer power exactly (9**9**9 would take the machine's memory): only small exponents
+_SMALL_POWER = re.compile(r"(?<![A-Za-z0-9_])[a-z]+[0-9]+\*\*[0-9](?![0-9])")
+_LONG_NUMBER = re.compile(r"[0-9]{19}")
 # the schema's enums -> torch's names (torch/_export/serde/serialize.py keeps these maps, but importing it
 # costs seconds: it pulls in the compiler stack)
 DTYPES = {"BYTE": "uint8", "CHAR": "int8", "UINT16": "uint16", "SHORT": "int16", "INT": "int32", "LONG": "int64",
@@ -34,7 +45,15 @@ WEIGHT_SPECS = {"parameter": ("PARAMETER", "parameter_name"), "buffer": ("BUFFER
 
 
 class Unreadable(Exception):
-    """Something this reader does not cover (the reason is for debugging; the caller falls back)."""
+    """Something this reader does not cover: the caller refuses the file, or with the opt-in asks torch."""
+
+
+class Pickled(Unreadable):
+    """A member that only unpickling reads (`member`: its path in the archive)."""
+
+    def __init__(self, reason: str, member: str) -> None:
+        super().__init__(f"{reason}: archive member {member!r} is a pickle")
+        self.member, self.what = member, reason
 
 
 class _Sym:
@@ -55,9 +74,10 @@ class _Val:
         self.shape, self.dtype = shape, dtype
 
 
-def read_archive(path: str):
+def read_archive(path: str, limits: Limits | None = None):
     """The program as graph_from_program reads one (graph, graph_signature, state_dict, constants); raises
-    Unreadable on anything unfamiliar."""
+    Unreadable on anything unfamiliar (Pickled on a member only unpickling reads), XcvizError on a size
+    over the limits or that the archive cannot hold."""
     import torch
     from torch._export.serde import schema
 
@@ -65,8 +85,8 @@ def read_archive(path: str):
         return {cls[k].value: getattr(torch, v) for k, v in names.items() if k in cls.__members__ and hasattr(torch, v)}
 
     ser = SimpleNamespace(dtype=enum(schema.ScalarType, DTYPES), layout=enum(schema.Layout, LAYOUTS),
-                          memory_format=enum(schema.MemoryFormat, MEMORY_FORMATS))
-
+                          memory_format=enum(schema.MemoryFormat, MEMORY_FORMATS), source=path)
+    limits = Limits(*(dataclasses.astuple(limits)[:3] if limits is not None else ()), source=path)
     try:
         with zipfile.ZipFile(path) as z:
             names = set(z.namelist())
@@ -76,42 +96,70 @@ def read_archive(path: str):
             root, model = models[0].split("/models/")
             model = model[:-len(".json")]
             byteorder = f"{root}/byteorder"
-            if byteorder in names and z.read(byteorder).decode().strip() != sys.byteorder:
+            if byteorder in names and limits.read(z, byteorder).decode().strip() != sys.byteorder:
                 raise Unreadable("byte order")
-            program = msgspec.json.decode(z.read(models[0]))  # (several times json.loads's speed)
+            for kind in ("weights", "constants"):  # (the legacy form: the whole state dict as one pickle)
+                legacy = f"{root}/data/{kind}/{model}.pt"
+                if legacy in names:
+                    raise Pickled(f"the program's {kind} (legacy form)", legacy)
+            program = limits.json(z, models[0])  # (msgspec: several times json.loads's speed)
             weights = {}
             for kind in ("weights", "constants"):
                 config = f"{root}/data/{kind}/model_{kind}_config.json"
                 if config not in names:
                     config = f"{root}/data/{kind}/{model}_{kind}_config.json"
                 if config in names:
-                    weights.update(_payloads(z, msgspec.json.decode(z.read(config)).get("config") or {},
-                                             f"{root}/data/{kind}/", ser))
-        return _program(program["graph_module"], weights, ser)
-    except (KeyError, TypeError, ValueError, AttributeError, IndexError, RuntimeError, msgspec.DecodeError) as e:
+                    weights.update(_payloads(z, limits.json(z, config).get("config") or {},
+                                             f"{root}/data/{kind}/", ser, limits))
+        ep = _program(program["graph_module"], weights, ser)
+    except (KeyError, TypeError, ValueError, AttributeError, IndexError, RuntimeError, msgspec.DecodeError,
+            zipfile.BadZipFile, NotImplementedError, EOFError, OSError, zlib_error()) as e:
         raise Unreadable(f"{type(e).__name__}: {e}") from None
+    for spec in ep.graph_signature.input_specs:
+        if spec.target is not None and spec.target not in weights:
+            raise Unreadable(f"weight {spec.target!r} is not in the archive")
+    return ep
 
 
-def _payloads(z: zipfile.ZipFile, config: dict, base: str, ser) -> dict:
-    out = {}
+def zlib_error():
+    import zlib
+
+    return zlib.error
+
+
+def _payloads(z: zipfile.ZipFile, config: dict, base: str, ser, limits: Limits) -> dict:
+    out, storages = {}, {}
     for fqn, meta in config.items():
-        if meta.get("use_pickle"):
-            raise Unreadable("a pickled weight")
+        path_name = str(meta.get("path_name"))
+        if meta.get("use_pickle") or path_name.startswith(("custom_obj_", "opaque_obj_")):
+            raise Pickled(f"{'constant' if '/constants/' in base else 'weight'} {fqn!r}", base + path_name)
         t = meta["tensor_meta"]
         dtype = np.dtype(_np_dtype(ser.dtype[t["dtype"]]))
-        sizes, strides = _ints(t["sizes"]), _ints(t["strides"])
-        offset = _ints([t["storage_offset"]])[0]
-        raw = z.read(base + meta["path_name"])
-        flat = np.frombuffer(raw, dtype=dtype) if raw else np.zeros(0, dtype)
-        if 0 in sizes:
+        sizes, strides = _ints(t["sizes"], fqn, "size", limits.source), _ints(t["strides"], fqn, "stride", limits.source)
+        offset = _ints([t["storage_offset"]], fqn, "storage offset", limits.source)[0]
+        if len(sizes) != len(strides):
+            raise Unreadable(f"weight {fqn} has {len(sizes)} sizes and {len(strides)} strides")
+        member = base + meta["path_name"]
+        # checked before anything is allocated: a zero stride lets a few bytes declare any size (what a weight
+        # adds to its storage's bytes counts; the storage itself, read once however many weights share it)
+        count = limits.tensor(sizes, dtype.itemsize, f"weight {fqn!r}", stored=z.getinfo(member).file_size)
+        if count == 0:
             out[fqn] = np.zeros(sizes, dtype)
             continue
-        if not raw and sizes:
+        if member not in storages:
+            storages[member] = limits.read(z, member)
+        raw = storages[member]
+        if not raw:  # (torch writes an empty record for a tensor without storage)
             out[fqn] = np.zeros(sizes, dtype)
             continue
+        if len(raw) % dtype.itemsize:
+            raise Unreadable(f"weight {fqn}: {len(raw)} bytes is no whole number of {dtype} elements")
+        flat = np.frombuffer(raw, dtype=dtype)
         last = offset + sum((n - 1) * s for n, s in zip(sizes, strides))
-        if any(s < 0 for s in strides) or last >= flat.size:
-            raise Unreadable(f"weight {fqn} does not fit its storage")
+        if last >= flat.size:
+            raise XcvizError(f"weight {fqn!r} {list(sizes)} (strides {list(strides)}, offset {offset}) reaches "
+                             f"element {last:,} of a storage of {flat.size:,}", where=limits.source,
+                             hint="the file is corrupted or crafted")
         view = np.lib.stride_tricks.as_strided(flat[offset:], sizes, [s * dtype.itemsize for s in strides])
         out[fqn] = np.array(view)
     return out
@@ -124,12 +172,17 @@ def _np_dtype(torch_dtype) -> str:
     return name
 
 
-def _ints(values) -> list[int]:
+def _ints(values, fqn: str = "", what: str = "size", where: str | None = None) -> list[int]:
+    """Sizes, strides, offsets: plain non-negative integers (a symbolic, negative or fractional one is refused)."""
     out = []
     for v in values:
         if "as_int" not in v:
-            raise Unreadable("a symbolic weight size")
-        out.append(int(v["as_int"]))
+            raise Unreadable(f"a symbolic weight {what}")
+        n = v["as_int"]
+        if type(n) is not int or n < 0:
+            raise XcvizError(f"weight {fqn!r} has a {what} of {str(n)[:40]}, not a non-negative integer",
+                             where=where, hint="the file is corrupted or crafted")
+        out.append(n)
     return out
 
 
@@ -143,10 +196,18 @@ def _program(gm: dict, weights: dict, ser):
 
     def size(d):
         if "as_int" in d:
-            return int(d["as_int"])
+            n = d["as_int"]
+            if type(n) is not int or not 0 <= n < 2**63:
+                raise XcvizError(f"a tensor size of {str(n)[:40]}, not a non-negative integer", where=ser.source,
+                                 hint="the file is corrupted or crafted")
+            return n
         text = d["as_expr"]["expr_str"]
         if text not in exprs:
+            if not isinstance(text, str) or len(text) > 1000:
+                raise Unreadable("a size expression over 1,000 characters")
             plain = _SYMBOL.sub(r"\1", text)
+            if "**" in _SMALL_POWER.sub("", plain) or _LONG_NUMBER.search(plain):
+                raise Unreadable(f"size expression {text[:100]!r}: a power or number sympy would expand")
             names = _NAME.findall(plain)
             if not _EXPR.fullmatch(plain) or not all(_SYMBOL_NAME.fullmatch(n) for n in names):
                 raise Unreadable(f"size expression {text!r}")  # (functions such as Max, FloorDiv: torch reads them)
@@ -163,6 +224,10 @@ def _program(gm: dict, weights: dict, ser):
     env: dict = {}
 
     def made(node, name: str):
+        # (FX writes node names into the Python source it generates and runs: only identifiers, as torch's are)
+        if not isinstance(name, str) or not name.isidentifier() or keyword.iskeyword(name):
+            raise XcvizError(f"node name {str(name)[:80]!r} is not an identifier, as every name torch writes is",
+                             where=ser.source, hint="the file is corrupted or crafted")
         if name in env:
             raise Unreadable(f"two nodes named {name!r}")
         node.name = name  # (as torch's deserializer does: FX may have renamed it, `input` to `input_1`)
@@ -213,6 +278,8 @@ def _program(gm: dict, weights: dict, ser):
         args, kwargs = [], {}
         for i in n["inputs"]:
             if i.get("kind", 1) == 2:
+                if not str(i["name"]).isidentifier() or keyword.iskeyword(i["name"]):
+                    raise Unreadable(f"keyword argument {str(i['name'])[:80]!r}")
                 kwargs[i["name"]] = arg(i["arg"])
             else:
                 args.append(arg(i["arg"]))
@@ -240,7 +307,7 @@ def _target(text: str):
     import torch
 
     parts = text.split(".")
-    if parts[:2] != ["torch", "ops"] or len(parts) != 5:
+    if parts[:2] != ["torch", "ops"] or len(parts) != 5 or not all(_NAME.fullmatch(p) and p[0] != "_" for p in parts):
         raise Unreadable(f"target {text}")
     t = torch.ops
     for p in parts[2:]:

@@ -4,124 +4,12 @@ from __future__ import annotations
 
 import operator
 import os
-import re
-import types
-import typing
-import zipfile
-from contextlib import contextmanager
-
-import msgspec
 
 from ..errors import XcvizError
 from ..ir import Graph, Node, TensorType, Value, canonical_dtype, format_ref
+from .torch_trust import import_torch, program_for_graph  # (reading, and which reader a file gets)
 
-EXTRA_HINT = "install the extra: pip install -e '.[torch]' (torch 2.13 CPU: --extra-index-url https://download.pytorch.org/whl/cpu)"
 WEIGHT_KINDS = ("PARAMETER", "BUFFER", "CONSTANT_TENSOR")
-
-
-def import_torch(where: str | None = None):
-    try:
-        import torch
-    except ImportError:
-        raise XcvizError("reading PyTorch programs needs torch, which is not installed", where=where,
-                         hint=EXTRA_HINT) from None
-    return torch
-
-
-class _Head(msgspec.Struct):
-    """What check_archive reads of a model JSON (other keys are skipped, not built)."""
-
-    schema_version: dict | None = None
-    torch_version: str | None = None
-
-
-def check_archive(path: str) -> None:
-    """A .pt2 file is a zip holding `archive_format` and a serialized program whose schema this torch reads."""
-    from torch._export.serde.schema import SCHEMA_VERSION
-
-    try:
-        with zipfile.ZipFile(path) as z:
-            names = z.namelist()
-            models = [n for n in names if re.fullmatch(r"[^/]+/models/[^/]+\.json", n)]
-            if not any(n.endswith("/archive_format") for n in names) or not models:
-                raise XcvizError("not a torch.export program (no archive_format or models/*.json inside)", where=path,
-                                 hint="write it with torch.export.save(torch.export.export(model, args), 'model.pt2')")
-            try:  # (only the head is built: the whole program as Python objects takes seconds at 10^4 nodes)
-                head = msgspec.json.decode(z.read(models[0]), type=_Head)
-            except msgspec.ValidationError:
-                head = _Head()
-    except (zipfile.BadZipFile, OSError) as e:
-        raise XcvizError(f"not a torch.export program ({e})"[:200], where=path,
-                         hint="a .pt2 file is the zip written by torch.export.save") from None
-    except (ValueError, UnicodeDecodeError, msgspec.DecodeError):
-        raise XcvizError("not a torch.export program (its model JSON is unreadable)", where=path,
-                         hint="the file may be truncated") from None
-    version = head.schema_version
-    major = version.get("major") if isinstance(version, dict) else None
-    if not isinstance(major, int):
-        raise XcvizError("not a torch.export program (no schema_version)", where=path,
-                         hint="write it with torch.export.save")
-    if major > SCHEMA_VERSION[0]:
-        raise XcvizError(f"saved with export schema {major}.{version.get('minor')} by torch "
-                         f"{head.torch_version or '?'}; this torch reads schema {SCHEMA_VERSION[0]}.x", where=path,
-                         hint="load it with the torch that saved it, or re-export it with this one")
-
-
-@contextmanager
-def _cached_type_hints():
-    """torch's deserializer calls typing.get_type_hints on a schema class for every object it reads (most of
-    torch.export.load's time: 13 of 23 s at 10^3 nodes); the answer for a class never changes, so while it
-    runs, its module sees a `typing` whose get_type_hints remembers. Left alone if torch changes that."""
-    try:
-        from torch._export.serde import serialize
-    except ImportError:
-        yield
-        return
-    real = getattr(serialize, "typing", None)
-    if real is not typing:
-        yield
-        return
-    memo: dict = {}
-
-    def get_type_hints(obj, globalns=None, localns=None, include_extras=False):
-        key = (obj, id(globalns), id(localns), include_extras)
-        if key not in memo:
-            memo[key] = typing.get_type_hints(obj, globalns, localns, include_extras)
-        return memo[key]
-
-    # a copy of the module's namespace (attribute reads stay plain) with the remembering get_type_hints
-    serialize.typing = types.SimpleNamespace(**{**vars(typing), "get_type_hints": get_type_hints})
-    try:
-        yield
-    finally:
-        serialize.typing = real
-
-
-def program_for_graph(path: str):
-    """What graph_from_program needs from a .pt2 file: read straight from the archive's JSON (fast), or where
-    that reader meets something it does not cover, through torch.export.load. XCVIZ_PT2=torch forces the latter."""
-    import_torch(path)
-    check_archive(path)
-    if os.environ.get("XCVIZ_PT2") != "torch":
-        from .torch_archive import Unreadable, read_archive
-
-        try:
-            return read_archive(path)
-        except Unreadable:
-            pass
-    return read_program(path)
-
-
-def read_program(path: str):
-    """torch.export.load, after the checks; every failure is one line. (It unpickles: trusted files only.)"""
-    torch = import_torch(path)
-    check_archive(path)
-    try:
-        with _cached_type_hints():
-            return torch.export.load(path)
-    except Exception as e:  # noqa: BLE001 - any failure inside torch's deserializer is a bad file
-        raise XcvizError(f"torch.export.load failed: {type(e).__name__}: {e}".splitlines()[0][:300], where=path,
-                         hint="re-export the model with this torch version") from None
 
 
 # ---- types ----------------------------------------------------------------------------------------------
@@ -350,7 +238,7 @@ def from_torch(obj, example_args=None, dynamic_shapes=None, *, example_kwargs=No
         args = tuple(example_args) if isinstance(example_args, (list, tuple)) else (example_args,)
         try:
             ep = torch.export.export(obj, args, kwargs=example_kwargs, dynamic_shapes=dynamic_shapes, strict=False)
-        except Exception as e:  # noqa: BLE001 - torch's own message says what in the module cannot be exported
+        except Exception as e:
             raise XcvizError(f"torch.export failed: {type(e).__name__}: {e}".splitlines()[0][:300],
                              hint="see torch.export's documentation on what a module may do") from None
     else:
@@ -362,14 +250,21 @@ def from_torch(obj, example_args=None, dynamic_shapes=None, *, example_kwargs=No
     return finalize(graph, onnx=True, dims=dims)
 
 
-def load_program(path: str, dims=None, max_file_bytes: int | None = None):
-    """(the ExportedProgram, its finalized Graph) of a .pt2 file, for commands that need both."""
+def load_program(path: str, dims=None, max_file_bytes: int | None = None, trust_pickle: bool = False,
+                 limits=None):
+    """(the program, its finalized Graph) of a .pt2 file, for commands that need both: xcviz's reader's
+    program with a GraphModule over its graph (torch.export.load's only with `trust_pickle`)."""
     from . import DEFAULT_MAX_FILE_BYTES, _read
+    from .budget import Limits
     from .build import finalize
 
     if not path.lower().endswith(".pt2"):
         raise XcvizError("not a torch.export program", where=path, hint="this command reads .pt2 files written by "
                          "torch.export.save")
-    _read(path, max_file_bytes or DEFAULT_MAX_FILE_BYTES)  # (the existence and size checks every load makes)
-    ep = read_program(path)
+    max_file_bytes = max_file_bytes or DEFAULT_MAX_FILE_BYTES
+    _read(path, max_file_bytes)  # (the existence and size checks every load makes)
+    ep = program_for_graph(path, trust_pickle, limits or Limits(max_file_bytes, source=path))
+    if not hasattr(ep, "graph_module"):
+        torch = import_torch(path)
+        ep.graph_module = torch.fx.GraphModule(torch.nn.Module(), ep.graph)
     return ep, finalize(graph_from_program(ep, path), onnx=True, dims=dims)

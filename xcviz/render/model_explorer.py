@@ -51,11 +51,11 @@ def activation_boundary_bytes(graph, clustering) -> dict[int, int]:
     return {p: sum(refs.values()) for p, refs in sent.items()}
 
 
-def overlays(analysis, source: str | None = None, validation=None) -> dict[str, dict]:
+def overlays(analysis, source: str | None = None, validation=None, reader=None) -> dict[str, dict]:
     """{overlay name: GraphNodeData dict}: cluster, fallback_reason, boundary_bytes, speedup_estimate and,
-    given a ValidationReport, speedup_measured and max_error."""
+    given a ValidationReport, speedup_measured and max_error. `reader`: (trust_pickle, limits) for a .pt2."""
     graph, clustering, stats = analysis.graph, analysis.clustering, analysis.stats
-    ids = me_node_ids(graph, source)
+    ids = me_node_ids(graph, source, reader)
     n = len(graph.nodes)
     clusters, reasons = {}, {}
     for i in range(n):
@@ -96,7 +96,7 @@ def overlays(analysis, source: str | None = None, validation=None) -> dict[str, 
     return out
 
 
-def write_overlays(analysis, folder: str, source: str | None = None, validation=None) -> list[str]:
+def write_overlays(analysis, folder: str, source: str | None = None, validation=None, reader=None) -> list[str]:
     """Write `<stem>.<overlay>.json` per overlay into `folder` (made if missing); returns the paths written."""
     from ..errors import XcvizError
 
@@ -105,7 +105,7 @@ def write_overlays(analysis, folder: str, source: str | None = None, validation=
     os.makedirs(folder, exist_ok=True)
     stem = file_stem(source, analysis.graph.name)
     paths = []
-    for name, data in overlays(analysis, source, validation).items():
+    for name, data in overlays(analysis, source, validation, reader).items():
         path = os.path.join(folder, f"{stem}.{name}.json")
         write_atomic(path, (json.dumps(data, indent=2, ensure_ascii=False, allow_nan=False) + "\n").encode("utf-8"))
         paths.append(path)

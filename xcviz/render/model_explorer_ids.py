@@ -54,14 +54,15 @@ def onnx_ids(source: str) -> dict[str, str]:
     return ids
 
 
-def fx_names(source: str) -> set[str]:
-    """The fx node names of the torch.export program at `source` (the ExportedProgram adapter's ids)."""
-    import torch
+def fx_names(source: str, trust_pickle: bool = False, limits=None) -> set[str]:
+    """The fx node names of the torch.export program at `source` (the ExportedProgram adapter's ids), read by
+    xcviz's own reader (torch.export.load, which unpickles, only with the user's `trust_pickle`)."""
+    from ..loaders.torch_export import program_for_graph
 
-    return {n.name for n in torch.export.load(source).graph.nodes}
+    return {n.name for n in program_for_graph(source, trust_pickle, limits).graph.nodes}
 
 
-def me_node_ids(graph, source: str | None) -> list[str | None]:
+def me_node_ids(graph, source: str | None, reader=None) -> list[str | None]:
     """Model Explorer's id of each node of `graph` (in xcviz's node order); None: Model Explorer has no such node."""
     names = [nd.name for nd in graph.nodes]
     suffix = str(source or "").lower()
@@ -69,6 +70,6 @@ def me_node_ids(graph, source: str | None) -> list[str | None]:
         mapping = onnx_ids(str(source))
         return [mapping.get(name, name) for name in names]
     if suffix.endswith(".pt2") and os.path.isfile(source):
-        known = fx_names(str(source))
+        known = fx_names(str(source), *(reader or ()))
         return [name if name in known else None for name in names]
     return names

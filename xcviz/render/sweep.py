@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import csv
 import io
+import re
 from collections import Counter
 
 from rich.console import Group
@@ -68,12 +69,36 @@ def _reasons(r: dict) -> str:
 
 def sweep_csv(rows: list[dict]) -> str:
     out = io.StringIO()
-    w = csv.writer(out, lineterminator="\n")
+    w = _Neutralised(csv.writer(out, lineterminator="\n"))
     w.writerow(CSV_COLUMNS)
     for r in rows:
         w.writerow(["" if r.get(k) is None else _reasons(r) if k == "top_fallback_reasons" else
                     " ".join(r[k]) if k == "unbound_dims" else r[k] for k in CSV_COLUMNS])
     return out.getvalue()
+
+
+class _Neutralised:
+    """A csv writer whose every cell goes through csv_cell first."""
+
+    def __init__(self, writer) -> None:
+        self.writer = writer
+
+    def writerow(self, row) -> None:
+        self.writer.writerow([csv_cell(c) for c in row])
+
+
+# a spreadsheet reads a cell starting with one of these as a formula (OWASP, CSV injection)
+_FORMULA_START = ("=", "+", "-", "@", "\t", "\r")
+_NUMBER = re.compile(r"-?[0-9]+(?:\.[0-9]+)?(?:[eE][-+]?[0-9]+)?")
+
+
+def csv_cell(value):
+    """A text cell that a spreadsheet would run as a formula, prefixed with a single quote (OWASP's advice).
+    Numbers stay numbers: xcviz's own ints and floats, and a text that is only a plain number (-0.5), which a
+    spreadsheet reads as a literal, never a formula (a file name, an error quoting a node name: the rest)."""
+    if isinstance(value, str) and value.startswith(_FORMULA_START) and not _NUMBER.fullmatch(value):
+        return "'" + value
+    return value
 
 
 def sweep_view(report: dict) -> Group:

@@ -19,10 +19,12 @@ def read_npz(path: str | None) -> dict | None:
     import numpy as np
 
     from ..fileio import protect
+    from ..loaders.npz import check_npz
 
     if not os.path.isfile(path):
         raise XcvizError("inputs file not found", where=path, hint="write one with numpy.savez(path, x=...)")
     protect(path)
+    check_npz(path)  # every array's declared size, before numpy allocates it
     try:
         with np.load(path, allow_pickle=False) as data:
             arrays = NpzInputs({k: data[k] for k in data.files})

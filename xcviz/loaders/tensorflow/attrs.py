@@ -4,6 +4,7 @@ from __future__ import annotations
 import numpy as np
 
 from ...errors import XcvizError
+from ..budget import current
 from .protos import DTYPES
 
 # DataType enum -> xcviz dtype name; resource and variant have no xcviz dtype (None), the op keeps T.
@@ -52,12 +53,18 @@ def tensor_value(t, where: str):
     shape = shape_of(t.tensor_shape) or ()
     if any(not isinstance(d, int) for d in shape):
         raise XcvizError("a constant tensor has an unknown dimension", where=where, hint="the file may be corrupted")
-    n = int(np.prod(shape, dtype=np.int64))
+    # (counted before anything is allocated: one value may declare a splat of any shape, [4e9, 4e9]; what the
+    # file stores is bounded by its size, what a splat adds to it counts against --max-file-bytes)
+    np_dt = _NP.get(dt)
+    itemsize = np.dtype(np_dt).itemsize if np_dt is not None else 8
+    stored = len(t.tensor_content) or itemsize * len(t.string_val if dt == "string" else
+                                                    getattr(t, _FIELD[dt]) if dt in _FIELD else ())
+    n = current().tensor(shape, itemsize, "a constant tensor", where, stored) \
+        if dt == "string" or np_dt is not None else 0
     if dt == "string":
         vals = [v.decode("utf-8", "replace") for v in t.string_val]
         arr = np.array(vals if len(vals) == n else (vals[:1] or [""]) * n, dtype=object)
         return arr.reshape(shape)
-    np_dt = _NP.get(dt)
     if np_dt is None:
         return None
     if t.tensor_content:

@@ -7,6 +7,7 @@ import os
 import numpy as np
 
 from ...errors import XcvizError
+from ..budget import current
 from .attrs import _NP, dtype_name, shape_of
 from .protos import parse_binary
 
@@ -47,6 +48,7 @@ def _block(data: bytes, off: int, size: int) -> list[tuple[bytes, bytes]]:
 
 def read_bundle(prefix: str) -> dict[str, np.ndarray]:
     """{checkpoint key: array} of the bundle at `prefix` (…/variables/variables)."""
+    current().take(os.path.getsize(prefix + ".index"), "the variables index", prefix + ".index")
     try:
         with open(prefix + ".index", "rb") as f:
             data = f.read()
@@ -62,6 +64,8 @@ def read_bundle(prefix: str) -> dict[str, np.ndarray]:
                          hint="the variables folder may be truncated; the graph loads without it") from None
     num_shards = 1
     values: dict[str, np.ndarray] = {}
+    limits = current()
+    sizes: dict[str, int] = {}
     for key, raw in entries:
         if key == b"":
             num_shards = max(parse_binary("BundleHeaderProto", raw).num_shards, 1)
@@ -71,14 +75,34 @@ def read_bundle(prefix: str) -> dict[str, np.ndarray]:
         shape = shape_of(entry.shape)
         if np_dt is None or shape is None or not key.endswith(VALUE_SUFFIX.encode()):
             continue
+        name = key.decode("utf-8", "replace")
+        where = f"{prefix}.index: variable {name!r}"
+        # every declared size checked against the bundle before anything is read or allocated
+        if not 0 <= entry.shard_id < num_shards:
+            raise XcvizError(f"shard {entry.shard_id} is out of range (the bundle has {num_shards})", where=where,
+                             hint="the variables folder is corrupted or crafted")
         path = f"{prefix}.data-{entry.shard_id:05d}-of-{num_shards:05d}"
-        with open(path, "rb") as f:
-            f.seek(entry.offset)
-            buf = f.read(entry.size)
-        if len(buf) != entry.size or entry.size != int(np.prod(shape, dtype=np.int64)) * np.dtype(np_dt).itemsize:
-            raise XcvizError(f"variable {key.decode(errors='replace')!r} is truncated in {os.path.basename(path)}",
+        if path not in sizes:
+            if not os.path.isfile(path):
+                raise XcvizError(f"its shard {os.path.basename(path)} is missing", where=where,
+                                 hint="the variables folder is incomplete")
+            sizes[path] = os.path.getsize(path)
+        itemsize = np.dtype(np_dt).itemsize
+        count = limits.tensor(shape, itemsize, "the variable", where)
+        if entry.size != count * itemsize or entry.offset + entry.size > sizes[path]:
+            raise XcvizError(f"it declares {entry.size:,} bytes at offset {entry.offset:,} for {list(shape)} "
+                             f"{dtype_name(entry.dtype)}, which {os.path.basename(path)} ({sizes[path]:,} bytes) "
+                             "does not hold", where=where, hint="the variables folder is truncated or crafted")
+        try:
+            with open(path, "rb") as f:
+                f.seek(entry.offset)
+                buf = f.read(entry.size)
+        except OSError as e:
+            raise XcvizError(f"cannot read {os.path.basename(path)}: {e.strerror}", where=where) from None
+        if len(buf) != entry.size:
+            raise XcvizError(f"variable {name!r} is truncated in {os.path.basename(path)}",
                              where=path, hint="the variables folder may be incomplete")
-        values[key.decode("utf-8", "replace")] = np.frombuffer(buf, dtype=np_dt).reshape(shape).copy()
+        values[name] = np.frombuffer(buf, dtype=np_dt).reshape(shape).copy()
     return values
 
 

@@ -71,6 +71,9 @@ def body_ref(ref: str, ops: dict[str, str], args: dict[str, str], prefix: str) -
     if len(parts) == 1:
         return args[parts[0]] if parts[0] in args else prefix + parts[0]
     node = parts[0]
+    if len(parts) > 2 and not parts[2].isdigit():
+        raise XcvizError(f"function input {ref[:200]!r}: output index {parts[2][:40]!r} is not a number",
+                         hint="the file is corrupted or crafted")
     k = int(parts[2]) if len(parts) > 2 else 0
     names = _OUT_ARGS.get(ops.get(node, ""), ())
     if parts[1] in names:

@@ -1,0 +1,41 @@
+"""An --inputs .npz checked before numpy reads it: numpy allocates each array from its .npy header alone."""
+from __future__ import annotations
+
+from ..errors import XcvizError
+
+
+def check_npz(path: str, max_bytes: int = 2 * 1024**3) -> None:
+    """Every member's declared sizes against the archive before numpy allocates: what the zip inflates (at most
+    `max_bytes` in all) and the array each .npy header declares (numpy allocates it whole, from the header
+    alone, before reading a byte of it), which must fit in its member."""
+    import zipfile
+
+    import numpy as np
+
+    if not zipfile.is_zipfile(path):
+        return  # (np.load says what the file is)
+    readers = {(1, 0): np.lib.format.read_array_header_1_0, (2, 0): np.lib.format.read_array_header_2_0}
+    total = 0
+    try:
+        with zipfile.ZipFile(path) as z:
+            for info in z.infolist():
+                total += info.file_size
+                if total > max_bytes:
+                    raise XcvizError(f"its members inflate to over {max_bytes:,} bytes", where=path,
+                                     hint="an inputs file this large is refused")
+                if not info.filename.endswith(".npy"):
+                    continue
+                with z.open(info) as f:
+                    read = readers.get(np.lib.format.read_magic(f))
+                    if read is None:
+                        continue
+                    shape, _, dtype = read(f)
+                count = 1
+                for n in shape:
+                    count *= n
+                if count * dtype.itemsize > info.file_size:
+                    raise XcvizError(f"array {info.filename[:-4]!r} declares {count:,} elements of {dtype} "
+                                     f"({count * dtype.itemsize:,} bytes) in a member of {info.file_size:,} bytes",
+                                     where=path, hint="the file is corrupted or crafted")
+    except (zipfile.BadZipFile, ValueError, OSError, EOFError, NotImplementedError):
+        return  # (np.load reports it, in its words)
