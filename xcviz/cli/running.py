@@ -1,7 +1,6 @@
 """The execution commands: `validate` (JAX vs native per cluster), `hlo` (a cluster's IR), `run` (whole graph)."""
 from __future__ import annotations
 
-import os
 import sys
 from typing import Annotated, Optional
 
