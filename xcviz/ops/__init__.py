@@ -11,6 +11,6 @@ from . import extra_misc  # noqa: F401,E402  (BitCast, Det, MelWeightMatrix, TfI
 from . import aten, aten_layout, aten_rnn, aten_table  # noqa: F401,E402  (PyTorch-only entries and the aten op table)
 from .arrays import Unsupported  # noqa: F401
 from .registry import (  # noqa: F401
-    ALL, CONTROL_FLOW, CUSTOM, DEVICES, ELEMENTWISE, LAYOUT, NOOP, REDUCTION, REGISTRY, SHAPE_CONSUMER, SOURCE,
-    ZERO_SIZE, OpDef, Registry,
+    ALL, CONTROL_FLOW, CUSTOM, DEVICES, ELEMENTWISE, FUNCTIONAL, LAYOUT, NOOP, REDUCTION, REGISTRY, SHAPE_CONSUMER,
+    SOURCE, ZERO_SIZE, OpDef, Registry,
 )
