@@ -57,7 +57,8 @@ def validate_table(report, width: int = 120):
     others = sum(max([cell_len(h)] + [cell_len(r[i]) for r in rows]) for i, h in enumerate(columns) if i != 1)
     ops_width = max(12, min(40, width - others - gap * (len(columns) - 1)))
     ok = sum(c.status == "ok" for c in report.clusters)
-    t = Table(title=Text(f"validate {report.graph}: {ok}/{len(report.clusters)} clusters ok · {report.cache['compiles']}"
+    nothing = " · nothing checked" if getattr(report, "status", "") == "nothing_checked" else ""
+    t = Table(title=Text(f"validate {report.graph}: {ok}/{len(report.clusters)} clusters ok{nothing} · {report.cache['compiles']}"
                          f" compiles, {report.cache['hits']} cache hits · times in ms (median after warm-up)"),
               title_justify="left", header_style="bold", box=box.SIMPLE_HEAD, pad_edge=False,
               padding=(0, gap - 1 if gap > 1 else 0), collapse_padding=True, show_edge=False)
@@ -83,7 +84,7 @@ def validate_table(report, width: int = 120):
 
 
 def _status(c) -> str:
-    """ok | mismatch | skipped, with '*' when the cluster ran on synthetic entry tensors."""
+    """ok | mismatch | compile_failed | skipped, with '*' when the cluster ran on synthetic entry tensors."""
     return c.status + ("*" if getattr(c, "inputs", "real") == "synthetic" else "")
 
 

@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from ..errors import XcvizError
 from ..ir import Graph, format_ref, parse_ref
 from .node import eval_node
 
@@ -174,6 +175,13 @@ class Compiled:
         return [np.asarray(o) for o in outs]
 
 
+@dataclass(frozen=True)
+class NotCompiled:
+    """A cluster bound to native execution for an input signature: XLA could not compile it (`error`)."""
+
+    error: str
+
+
 @dataclass
 class CompileCache:
     """Executables by structural key; `hits` counts reuses (12 identical layers -> 1 compile, 11 hits)."""
@@ -183,6 +191,7 @@ class CompileCache:
     misses: int = 0
     compile_seconds: float = 0.0
     plans: dict = field(default_factory=dict, repr=False)   # execute.Plan by (mode, clustering): no re-clustering
+    failures: list = field(default_factory=list)   # clusters that did not compile and ran natively: {cluster, graph, error}
 
     def get(self, graph: Graph, spec: ClusterSpec, values: dict, baked: set[str] | None = None) -> tuple[Compiled, bool]:
         baked = baked_entries(graph, spec) if baked is None else baked
@@ -193,11 +202,17 @@ class CompileCache:
                 raise Unsupported(f"{r!r} is a sequence or an empty optional: it cannot enter an XLA cluster")
         key = structural_key(graph, spec, values, baked)
         hit = self.entries.get(key)
+        if isinstance(hit, Exception):  # the same computation failed to compile before: it fails again
+            raise hit
         if hit is not None:
             self.hit(hit)
             return hit, True
         self.misses += 1
-        comp = compile_cluster(graph, spec, values, baked)
+        try:
+            comp = compile_cluster(graph, spec, values, baked)
+        except Exception as e:  # noqa: BLE001 - remembered, so an identical cluster does not compile again
+            self.entries[key] = e
+            raise
         self.compile_seconds += comp.compile_seconds
         self.entries[key] = comp
         return comp, False
@@ -206,6 +221,13 @@ class CompileCache:
         """Count a reuse found without the structural key (execute's per-plan signature lookup)."""
         self.hits += 1
         comp.uses += 1
+
+    def failed(self, graph: Graph, cluster: str, error: Exception) -> "NotCompiled":
+        """Record that `cluster` of `graph` did not compile (or its executable failed): the run goes on natively."""
+        text = f"{error}" if isinstance(error, XcvizError) else f"{error.__class__.__name__}: {error}"
+        line = next((ln.strip() for ln in text.splitlines() if ln.strip()), error.__class__.__name__)[:300]
+        self.failures.append({"cluster": cluster, "graph": graph.name, "error": line})
+        return NotCompiled(line)
 
     def stats(self) -> dict:
         return {"compiles": self.misses, "hits": self.hits, "distinct": len(self.entries),

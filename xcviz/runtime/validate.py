@@ -42,7 +42,7 @@ class ClusterCheck:
     speedup_estimate: float | None
     max_abs_error: float | None
     max_rel_error: float | None
-    status: str                 # ok | mismatch | skipped
+    status: str                 # ok | mismatch | compile_failed (XLA's message; a run executes it natively) | skipped
     message: str | None = None
     culprit: str | None = None  # node named by a compile error
     inputs: str = "real"        # real: the tensors the graph computes; synthetic: seeded, of the inferred types
@@ -65,15 +65,23 @@ class ValidationReport:
     cannot_execute: dict = field(default_factory=dict)  # op_type -> (count, first node, why)
 
     @property
+    def status(self) -> str:
+        """failed: some cluster failed; nothing_checked: no cluster was compared with a native reference (all
+        skipped, or none kept); ok: at least one was, and none failed (the others honestly skipped)."""
+        if any(c.failed for c in self.clusters):
+            return "failed"
+        return "ok" if any(c.status == "ok" for c in self.clusters) else "nothing_checked"
+
+    @property
     def ok(self) -> bool:
-        """No cluster failed: every one is ok or honestly skipped (nothing to compare it with)."""
-        return not any(c.failed for c in self.clusters)
+        """Something was checked and nothing failed (never true when nothing could be compared)."""
+        return self.status == "ok"
 
     def counts(self) -> dict[str, int]:
-        return {s: sum(c.status == s for c in self.clusters) for s in ("ok", "mismatch", "skipped")}
+        return {s: sum(c.status == s for c in self.clusters) for s in ("ok", "mismatch", "skipped", "compile_failed")}
 
     def to_json(self) -> dict:
-        return {"schema_version": 1, "graph": self.graph, "ok": self.ok, "cache": self.cache,
+        return {"schema_version": 1, "graph": self.graph, "ok": self.ok, "status": self.status, "cache": self.cache,
                 "counts": self.counts(), "auto_fallback": {"denied": self.denied, "rounds": self.rounds},
                 "cannot_execute": [{"op": op, "count": n, "node": first, "why": why}
                                    for op, (n, first, why) in sorted(self.cannot_execute.items())],
@@ -116,6 +124,7 @@ def check_cluster(graph, spec, run: PartialRun, cache, repeats, seed: int, row: 
         comp, hit = cache.get(graph, spec, values)
     except Exception as e:  # noqa: BLE001 - any failure to trace/lower/compile is this cluster's status
         _skip(row, "compile-error", e)
+        row.status = "compile_failed"  # (a run falls back to native execution for it, as TF's lazy compilation)
         where = getattr(e, "where", None) or ""
         row.culprit = where.split("'")[1] if where.count("'") >= 2 else None
         return
