@@ -92,7 +92,7 @@ def baked_entries(graph: Graph, spec: ClusterSpec) -> set[str]:
     for i in spec.members:
         node = graph.nodes[i]
         opdef = REGISTRY.ops.get(node.op) if node.known else None
-        for slot in opdef.static_inputs if opdef is not None else ():
+        for slot in const_slots(node, opdef):
             if slot < len(node.inputs) and node.inputs[slot]:
                 todo.append(node.inputs[slot])
     seen: set[str] = set()
@@ -112,6 +112,55 @@ def baked_entries(graph: Graph, spec: ClusterSpec) -> set[str]:
 
 
 _SHAPE_ONLY = frozenset({"shape", "size"})  # their value is their input's (static) shape, never its values
+
+
+def const_slots(node, opdef) -> list[int]:
+    """A node's must-be-constant inputs: its op's static inputs and, for a Loop / If / Scan, the outer-scope
+    values (inputs appended by the loader) from which its bodies compute a must-be-constant input (a TopK's k
+    from a shape outside the loop): TF's backwards constant analysis looks into the bodies of While / If too."""
+    slots = list(opdef.static_inputs) if opdef is not None else []
+    outer = node.attrs.get("_outer")
+    if outer:
+        from ..clustering.bodies import node_bodies
+
+        need: set[str] = set()
+        for _, sub in node_bodies(node):
+            need |= _body_const_inputs(sub)
+        own = len(node.inputs) - len(outer)
+        slots += [own + j for j, name in enumerate(outer) if name in need]
+    return slots
+
+
+_BODY_CONSTS: dict[str, frozenset] = {}
+
+
+def _body_const_inputs(sub) -> frozenset[str]:
+    """The body's graph inputs (outer-scope names among them) that its must-be-constant inputs are computed from."""
+    if sub in _BODY_CONSTS:
+        return _BODY_CONSTS[sub]
+    from ..clustering.bodies import body_graph
+    from ..ops import REGISTRY
+
+    g = body_graph(sub)
+    names = {v.name for v in g.inputs}
+    todo = [node.inputs[k] for node in g.nodes for k in const_slots(node, REGISTRY.ops.get(node.op) if node.known
+                                                                     else None) if k < len(node.inputs) and node.inputs[k]]
+    found, seen = set(), set()
+    while todo:
+        ref = todo.pop()
+        if ref in seen:
+            continue
+        seen.add(ref)
+        if ref in names:
+            found.add(ref)
+            continue
+        i = g.index.get(parse_ref(ref)[0])
+        if i is not None and g.nodes[i].op not in _SHAPE_ONLY:
+            todo.extend(r for r in g.nodes[i].inputs if r)
+    if len(_BODY_CONSTS) > 256:
+        _BODY_CONSTS.pop(next(iter(_BODY_CONSTS)))
+    _BODY_CONSTS[sub] = frozenset(found)
+    return _BODY_CONSTS[sub]
 
 
 def build_function(graph: Graph, spec: ClusterSpec, arg_refs: list[str], baked: dict[str, np.ndarray]):
