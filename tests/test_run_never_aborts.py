@@ -112,3 +112,56 @@ def test_validate_that_checked_nothing_is_not_ok(run_cli, tmp_path):
     assert "nothing was checked: every cluster was skipped (no-reference)" in err
     code, out, err = run_cli(*args)
     assert code == 1 and "nothing checked" in out
+
+
+def nan_cast_model():
+    """T5's position buckets in small: log|rel| cast to int (log 0 = -inf) where Where keeps the exact bucket for
+    small |rel|; and `raw`, log(|rel| - 1) cast to int, NaN on the diagonal (XLA gives 0 there, NumPy INT_MIN)."""
+    vi = helper.make_tensor_value_info
+    g = helper.make_graph([
+        helper.make_node("Abs", ["rel"], ["a"], name="abs"),
+        helper.make_node("Cast", ["a"], ["af"], to=F, name="tofloat"),
+        helper.make_node("Log", ["af"], ["l"], name="log"),
+        helper.make_node("Mul", ["l", "scale"], ["ls"], name="mul_scale"),
+        helper.make_node("Cast", ["ls"], ["bi"], to=I64, name="toint"),
+        helper.make_node("Add", ["bi", "eight"], ["big"], name="shift"),
+        helper.make_node("Less", ["a", "eight"], ["small"], name="small"),
+        helper.make_node("Where", ["small", "a", "big"], ["bucket"], name="pick"),
+        helper.make_node("Sub", ["af", "one"], ["am"], name="minus1"),
+        helper.make_node("Log", ["am"], ["lm"], name="log_m"),
+        helper.make_node("Cast", ["lm"], ["raw"], to=I64, name="cast_raw"),
+    ], "nancast", [vi("rel", I64, [4, 4])], [vi("bucket", I64, [4, 4]), vi("raw", I64, [4, 4])],
+        [numpy_helper.from_array(np.float32(3.0), "scale"), numpy_helper.from_array(np.array(8, np.int64), "eight"),
+         numpy_helper.from_array(np.float32(1), "one")])
+    return helper.make_model(g, opset_imports=[helper.make_opsetid("", 17)])
+
+
+def test_integers_cast_from_nan_are_undefined_and_said_so(run_cli, tmp_path):
+    from xcviz.runtime.execute import bind_inputs, execute
+    from xcviz.runtime.undefined import undefined_masks
+
+    path = str(tmp_path / "nancast.onnx")
+    onnx.save(nan_cast_model(), path)
+    rel = (np.subtract.outer(np.arange(4), np.arange(4)) * 5).astype(np.int64)
+    np.savez(tmp_path / "in.npz", rel=rel)
+    g = xcviz.load(path)
+    env = execute(g, bind_inputs(g, {"rel": rel}), "native", keep_all=True).env
+    masks = undefined_masks(g.nodes, env)
+    # Where keeps the exact bucket where log|rel| is -inf: nothing undefined reaches `bucket`; raw's NaN diagonal is
+    assert "pick" not in masks and np.array_equal(masks["cast_raw"], np.eye(4, dtype=bool))
+    want = dict(zip(["bucket", "raw"], ort.InferenceSession(path, providers=["CPUExecutionProvider"]).run(
+        None, {"rel": rel})))
+    code, out, err = run_cli("run", path, "--inputs", str(tmp_path / "in.npz"), "--mode", "jit", "--check", "--json",
+                             "--repeats", "1", "-o", str(tmp_path / "out.npz"))
+    data = json.loads(out)
+    assert code == 0, err
+    raw = data["outputs"]["raw"]["check"]
+    assert raw["ok"] and raw["undefined"] == 4 and "cast from non-finite" in raw["note"]
+    got = np.load(tmp_path / "out.npz")
+    np.testing.assert_array_equal(got["bucket"], want["bucket"])  # the defined elements agree with onnxruntime
+    off = ~np.eye(4, dtype=bool)
+    np.testing.assert_array_equal(got["raw"][off], want["raw"][off])
+    code, out, _ = run_cli("validate", path, "--inputs", str(tmp_path / "in.npz"), "--min-cluster-size", "1",
+                           "--json", "--repeats", "1")
+    [c] = json.loads(out)["clusters"]
+    assert code == 0 and c["status"] == "ok" and c["undefined"] == 4 and "not compared" in c["message"]

@@ -47,7 +47,7 @@ def validate_table(report, width: int = 120):
                      _fmt(c.speedup_measured, ".2f") + ("×" if c.speedup_measured else ""),
                      _fmt(c.speedup_estimate, ".2f") + ("×" if c.speedup_estimate else ""),
                      _fmt(c.max_rel_error, ".1e"), _status(c)])
-        if c.status != "ok":
+        if c.status != "ok" or getattr(c, "undefined", None):  # (an ok cluster says what it left out)
             problems.append(f"{c.id} {c.status}{f' ({c.reason})' if c.reason else ''}: {c.message}")
     gap = 2 if width >= 110 else 1
     columns = VALIDATE_COLUMNS
@@ -113,4 +113,8 @@ def run_table(name: str, result: dict, check: bool):
             row.append(("ok " if c["ok"] else "[red]MISMATCH[/red] ") + (f"{c['max_abs']:.1e} / {c['max_rel']:.1e}"
                                                                        if c["max_abs"] is not None else c["why"]))
         t.add_row(*row)
+    notes = [f"{out}: {info['check']['note']}" for out, info in result["outputs"].items()
+             if check and info.get("check", {}).get("note")]
+    if notes:  # elements left out of the comparison, and why
+        t.caption, t.caption_justify = "\n".join(notes), "left"
     return t
