@@ -67,7 +67,10 @@ def run_case_cli(case, mode: str = "hybrid") -> tuple[str, str | None]:
             return ("fail", f"exit {e.code}") if e.code else ("pass", None)
         except Exception as e:  # noqa: BLE001 - the table records every failure
             return "fail", f"{e.__class__.__name__}: {e}".splitlines()[0][:160]
-        got = read_outputs(out)
+        try:
+            got = read_outputs(out)
+        except (ValueError, TypeError, OSError) as e:  # an .npz numpy cannot read back is the command's failure
+            return "fail", f"outputs.npz unreadable: {e.__class__.__name__}: {e}"[:160]
     for k, (o, exp) in enumerate(zip(model.graph.output, case.outputs)):
         why = _check_output(case, _as_read(got, o.name, _array(exp)), _array(exp), f"output {k}")
         if why:
@@ -115,3 +118,25 @@ def run_sample(cases: list, mode: str = "hybrid", ort: bool = True) -> dict:
         if api == "pass" and cli != "pass":
             behind.append(f"{case.name}: {cli}: {why}")
     return {"cases": len(cases), **counts, "cli_behind_api": behind}
+
+
+CLI_HEADING = "## Through the command line"
+
+
+def render_cli(result: dict, ort_version: str | None = None) -> str:
+    """The section of docs/node_tests.md on the command line: run_sample's counts, and the cases it trails the API on."""
+    rows = [("`xcviz run` (CLI, .npz in and out)", result["cli"]), ("xcviz API, native (conformance.run_case)", result["api"])]
+    if result.get("ort"):
+        rows.append((f"onnxruntime {ort_version or ''} CPU".replace("  ", " "), result["ort"]))
+    behind = result["cli_behind_api"]
+    lines = ["", CLI_HEADING, "",
+             f"A fixed sample of {result['cases']} cases (`xcviz.conformance_cli.sample`: every case ordered by name, "
+             "taken at even steps), each run as a user runs it: the model as an `.onnx` file, its inputs in an `.npz` "
+             "written by xcviz (bfloat16, float8 and int4 tensors keep their ml_dtypes names; a sequence as numbered "
+             "tensors `s[0]`, `s[1]`, ...), `xcviz run model.onnx --inputs inputs.npz -o outputs.npz` in-process "
+             "(mode hybrid), and the outputs read back from the `.npz` by numpy with ml_dtypes. Nothing is folded "
+             "beforehand: shape-deciding inputs (Reduce axes, Split sizes, ...) arrive as arrays.", "",
+             "| runner | pass | unsupported | fail |", "|---|---:|---:|---:|"]
+    lines += [f"| {name} | {c.get('pass', 0)} | {c.get('unsupported', 0)} | {c.get('fail', 0)} |" for name, c in rows]
+    lines += ["", "Cases the API passes and the command line does not: " + (", ".join(behind) if behind else "none") + "."]
+    return "\n".join(lines) + "\n"
