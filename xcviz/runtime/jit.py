@@ -275,7 +275,9 @@ class CompileCache:
         """Record that `cluster` of `graph` did not compile (or its executable failed): the run goes on natively."""
         text = f"{error}" if isinstance(error, XcvizError) else f"{error.__class__.__name__}: {error}"
         line = next((ln.strip() for ln in text.splitlines() if ln.strip()), error.__class__.__name__)[:300]
-        self.failures.append({"cluster": cluster, "graph": graph.name, "error": line})
+        entry = {"cluster": cluster, "graph": graph.name, "error": line}
+        if entry not in self.failures:  # (a body's cluster fails once per iteration otherwise)
+            self.failures.append(entry)
         return NotCompiled(line)
 
     def stats(self) -> dict:
