@@ -11,7 +11,7 @@ import sys
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 from xcviz.conformance import collect, has_ort, render_markdown, run_all  # noqa: E402
-from xcviz.conformance_cli import render_cli, run_sample, sample  # noqa: E402
+from xcviz.cli.node_tests import render_cli, run_sample, sample  # noqa: E402
 
 if __name__ == "__main__":
     path = os.path.join(os.path.dirname(os.path.abspath(__file__)), "node_tests.md")

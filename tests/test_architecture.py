@@ -20,7 +20,7 @@ LONG_MODULES: dict[str, str] = {}
 # Top-level modules and packages of xcviz/, top layer first. A module may import from its own layer and the
 # layers below it, never from one above. A new top-level name must be placed here.
 LAYERS: list[set[str]] = [
-    {"__init__", "__main__", "cli", "samples", "conformance_cli"},  # command line, public API; node tests through it
+    {"__init__", "__main__", "cli", "samples"},      # command line, public API
     {"pipeline", "conformance", "conformance_doc"},  # load + options + cluster + stats; ONNX node-test runs
     {"render"},                                      # tables, JSON, DOT/SVG, HTML: functions of the results
     {"runtime"},                                     # execution, JAX compilation, validation

@@ -41,7 +41,7 @@ def test_models_ops_pass_their_node_tests(node_table):
 def test_table_in_docs_is_current(node_table):
     if not has_ort():
         pytest.skip("the table has an onnxruntime column: pip install onnxruntime to check it")
-    from xcviz.conformance_cli import CLI_HEADING
+    from xcviz.cli.node_tests import CLI_HEADING
 
     with open(os.path.join(ROOT, "docs", "node_tests.md"), encoding="utf-8") as f:
         table, _, cli = f.read().partition("\n" + CLI_HEADING)

@@ -12,7 +12,7 @@ pytest.importorskip("onnx")
 ml_dtypes = pytest.importorskip("ml_dtypes")
 
 from xcviz.conformance import collect, run_case  # noqa: E402
-from xcviz.conformance_cli import run_case_cli, sample  # noqa: E402
+from xcviz.cli.node_tests import run_case_cli, sample  # noqa: E402
 
 # Cases the command line failed while the API passed (issue 29 and what measuring the whole set found): a valid
 # model refused by the declared-shape check (axes / split sizes arrive as inputs), float8 / bfloat16 tensors in

@@ -30,11 +30,11 @@ def run_case_cli(case, mode: str = "hybrid") -> tuple[str, str | None]:
     """('pass' | 'fail' | 'unsupported', why) for one case run by `xcviz run` in this process."""
     import onnx
 
-    from .cli.entry import main
-    from .conformance import _array, _check_output
-    from .fileio import write_npz
-    from .ops.arrays import Unsupported
-    from .errors import XcvizError
+    from ..conformance import _array, _check_output
+    from ..errors import XcvizError
+    from ..fileio import write_npz
+    from ..ops.arrays import Unsupported
+    from .entry import main
 
     model = onnx.load_from_string(case.model)
     inits = {t.name for t in model.graph.initializer}
@@ -81,7 +81,7 @@ def run_case_cli(case, mode: str = "hybrid") -> tuple[str, str | None]:
 def _as_read(got: dict, name: str, exp):
     """Output `name` as the .npz gives it back, in the form the case holds: a sequence from its numbered tensors
     (`s[0]`, `s[1]`, ...), an empty optional as nothing, text as Python strings (the .npz holds fixed-width text)."""
-    from .ops.values import Seq
+    from ..ops.values import Seq
 
     if isinstance(exp, Seq):
         items, k = [], 0
@@ -106,7 +106,7 @@ def read_outputs(path: str) -> dict:
 def run_sample(cases: list, mode: str = "hybrid", ort: bool = True) -> dict:
     """Counts per runner over the cases: {'cli': {...}, 'api': {...}, 'ort': {...}} and the CLI-only failures
     (cases the API passes and the command line does not)."""
-    from .conformance import run_case, run_case_ort
+    from ..conformance import run_case, run_case_ort
 
     counts: dict = {"cli": {}, "api": {}, "ort": {}}
     behind: list[str] = []
@@ -130,7 +130,7 @@ def render_cli(result: dict, ort_version: str | None = None) -> str:
         rows.append((f"onnxruntime {ort_version or ''} CPU".replace("  ", " "), result["ort"]))
     behind = result["cli_behind_api"]
     lines = ["", CLI_HEADING, "",
-             f"A fixed sample of {result['cases']} cases (`xcviz.conformance_cli.sample`: every case ordered by name, "
+             f"A fixed sample of {result['cases']} cases (`xcviz.cli.node_tests.sample`: every case ordered by name, "
              "taken at even steps), each run as a user runs it: the model as an `.onnx` file, its inputs in an `.npz` "
              "written by xcviz (bfloat16, float8 and int4 tensors keep their ml_dtypes names; a sequence as numbered "
              "tensors `s[0]`, `s[1]`, ...), `xcviz run model.onnx --inputs inputs.npz -o outputs.npz` in-process "
