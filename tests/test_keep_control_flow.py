@@ -73,3 +73,7 @@ def test_one_rule_for_both_passes():
     # TF counts a call (PartitionedCall) and v1 control flow as neither While nor If
     assert not any(keeps_cluster(REGISTRY.get(op), None) for op in ("tf.PartitionedCall", "tf.Merge", "Add"))
     assert keeps_cluster(REGISTRY.get("Add"), True)
+    # TF's own rules (GraphDefs, the reference pass with TF's edges) read the same group
+    from xcviz.clustering.tf_rules import _KEEP
+
+    assert _KEEP == {"While", "StatelessWhile", "If", "StatelessIf"}
