@@ -48,12 +48,12 @@ def _value_unknown(opdef, types: list[TensorType], cvals: list) -> bool:
 def merge(inferred: TensorType, given: TensorType, node: Node, k: int, source: str | None,
           guessed: bool = False) -> TensorType:
     """The inferred type refined by the declared one; a declared shape that disagrees is an error (unless the
-    rule `guessed`: then the declared shape stands)."""
+    rule `guessed`: then the declared shape stands where they disagree)."""
     if given.shape is None and given.dtype is None:
         return inferred
     shape = inferred.shape
     if given.shape is not None:
-        if shape is None or guessed:
+        if shape is None or (guessed and len(shape) != len(given.shape)):
             shape = given.shape
         elif len(shape) != len(given.shape):
             raise XcvizError(f"output {k} is declared {fmt(given.shape)} but {node.op_type} produces {fmt(shape)}",
@@ -62,6 +62,9 @@ def merge(inferred: TensorType, given: TensorType, node: Node, k: int, source: s
             dims = []
             for a, b in zip(shape, given.shape):
                 if isinstance(a, int) and isinstance(b, int) and a != b:
+                    if guessed:  # the rule's guess gives way to what the file says
+                        dims.append(b)
+                        continue
                     raise XcvizError(f"output {k} is declared {fmt(given.shape)} but {node.op_type} produces {fmt(shape)}",
                                      where=node_where(node, source), hint="fix the declared shape or the inputs")
                 dims.append(a if isinstance(a, int) or (isinstance(b, str) and not _placeholder(a)) else b)
