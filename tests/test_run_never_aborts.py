@@ -165,3 +165,10 @@ def test_integers_cast_from_nan_are_undefined_and_said_so(run_cli, tmp_path):
                            "--json", "--repeats", "1")
     [c] = json.loads(out)["clusters"]
     assert code == 0 and c["status"] == "ok" and c["undefined"] == 4 and "not compared" in c["message"]
+
+
+def test_validate_with_no_cluster_kept_says_nothing_was_checked(run_cli):
+    code, out, err = run_cli("validate", os.path.join(ROOT, "graphs", "seed_demo.yaml"), "--json", "--repeats", "1")
+    data = json.loads(out)
+    assert code == 1 and data["clusters"] == [] and data["ok"] is False and data["status"] == "nothing_checked"
+    assert "nothing was checked: no cluster is kept" in err
