@@ -45,9 +45,11 @@ def test_compile_error_is_a_status_and_auto_fallback_denies_it():
     c = xcviz.cluster(g, min_cluster_size=1, allow=frozenset({"custom_nms"}))
     report = xcviz.validate(g, clustering=c, repeats=1)
     bad = [r for r in report.clusters if r.status != "ok"]
-    # issue 12: a cluster is ok, mismatch or skipped; a compile error is a skip that fails validation
-    assert bad and bad[0].status == "skipped" and bad[0].reason == "compile-error" and "custom_nms" in bad[0].message
-    assert bad[0].failed and not report.ok
+    # issue 12: a cluster is ok, mismatch or skipped; issue 29: a compile error is its own status (a run executes
+    # such a cluster natively), and it still fails validation
+    assert bad and bad[0].status == "compile_failed" and bad[0].reason == "compile-error" and "custom_nms" in bad[0].message
+    assert bad[0].failed and not report.ok and report.status == "failed"
+    assert report.to_json()["counts"]["compile_failed"] == 1
     fixed = xcviz.validate(g, clustering=c, repeats=1, auto_fallback=True)
     assert fixed.ok and fixed.denied == ["custom_nms"] and fixed.rounds == 2
 
@@ -106,7 +108,7 @@ def test_validate_never_gives_up_synthetic_entries_where_upstream_cannot_run():
     report = xcviz.validate(g, clustering=xcviz.cluster(g, min_cluster_size=1), repeats=1)
     got = {c.id: (c.nodes, c.status, c.inputs) for c in report.clusters}
     assert got == {"cluster_0": (["m"], "ok", "real"), "cluster_1": (["r", "e", "g"], "ok", "synthetic")}
-    assert report.ok and report.counts() == {"ok": 2, "mismatch": 0, "skipped": 0}
+    assert report.ok and report.counts() == {"ok": 2, "mismatch": 0, "skipped": 0, "compile_failed": 0}
     data = report.to_json()
     assert data["cannot_execute"] == [{"op": "Frobnicate", "count": 2, "node": "u", "why": "unknown op Frobnicate"}]
     assert [(c["status"], c["inputs"], c["reason"]) for c in data["clusters"]] == [("ok", "real", None),
@@ -136,7 +138,9 @@ def test_cluster_holding_an_op_without_implementation_is_skipped_not_aborted():
                             repeats=1)
     [c] = report.clusters
     assert c.status == "skipped" and c.reason == "no-reference" and "Frobnicate" in c.message
-    assert report.ok and not c.failed  # nothing to compare with is not a failure of xcviz's lowering
+    assert not c.failed  # nothing to compare with is not a failure of xcviz's lowering...
+    # ...but a validation that compared nothing says so, and is not ok (issue 29)
+    assert report.status == "nothing_checked" and not report.ok and report.to_json()["ok"] is False
 
 
 def test_cli_run_lists_every_op_it_cannot_execute_validate_goes_on(run_cli, tmp_path):

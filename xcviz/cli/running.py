@@ -51,6 +51,11 @@ def validate(graph: GraphArg, inputs: Inputs = None, seed: Seed = 0, auto_fallba
         from ..render.run_tables import validate_table
 
         emit_renderable(validate_table(report, 120 if output else console().width), output)
+    if report.status == "nothing_checked":
+        why = sorted({x.reason or x.status for x in report.clusters})
+        raise XcvizError("nothing was checked: " + (f"every cluster was skipped ({', '.join(why)})" if why else
+                         "no cluster is kept"), hint="give real inputs with --inputs, or lower --min-cluster-size",
+                         code=1)
     if not report.ok:
         bad = next(x for x in report.clusters if x.failed)
         raise XcvizError(f"{sum(x.failed for x in report.clusters)} cluster(s) failed validation; first: "
@@ -173,10 +178,27 @@ def _timed_run(a, feeds: dict, mode: str, check: bool, repeats: int | None) -> t
 
     g, c, cache = a.graph, a.clustering, CompileCache()
     first = execute(g, feeds, mode, c, cache)
+    for f in first.fallbacks:  # the run went on: each failed cluster ran natively
+        from ..runtime.execute import fallback_line
+
+        console(sys.stderr).print(f"warning: {fallback_line(f)}", markup=False, style="yellow")
     ms = median_ms(lambda: execute(g, feeds, mode, c, cache), repeats)
-    ref = execute(g, feeds, "native").outputs if check and mode != "native" else first.outputs
+    native = execute(g, feeds, "native", keep_all=True) if check and mode != "native" else None
+    ref = native.outputs if native is not None else first.outputs
     arrays, ref = flat_outputs(first.outputs), flat_outputs(ref)  # a sequence output as numbered tensors
-    outputs, failed = run_outputs(arrays, ref if check else None, compare)
+    undefined = _undefined_outputs(g, native.env) if native is not None else {}
+    outputs, failed = run_outputs(arrays, ref if check else None, compare, undefined)
     result = {"mode": mode, "first_run_ms": first.seconds * 1e3, "median_ms": ms,
-              "compile_ms": first.compile_seconds * 1e3, "cache": run_stats(cache), "outputs": outputs}
+              "compile_ms": first.compile_seconds * 1e3, "cache": run_stats(cache), "outputs": outputs,
+              "fallbacks": first.fallbacks}
     return result, arrays, failed
+
+
+def _undefined_outputs(graph, env: dict) -> dict:
+    """Output name -> mask of the elements no implementation defines (runtime.undefined), where there are any."""
+    if not any(n.op == "cast" for n in graph.nodes):
+        return {}
+    from ..runtime.undefined import undefined_masks
+
+    masks = undefined_masks(graph.nodes, env)
+    return {graph.output_names.get(r, r): masks[r] for r in graph.outputs if r in masks}

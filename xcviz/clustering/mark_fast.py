@@ -16,7 +16,7 @@ from ..ir.columns import columns_of
 from ..ops import NOOP, REGISTRY, SHAPE_CONSUMER, ZERO_SIZE
 from .options import Candidates, ClusterOptions
 from .lazy import Deferred
-from .result import Attempt, Clustering
+from .result import Attempt, Clustering, keeps_cluster
 
 _MAX = np.int64(2**62)
 
@@ -131,7 +131,8 @@ def mark_for_compilation(graph, cands: Candidates, opts: ClusterOptions, progres
         device = np.full(N, -1, np.int32)
         device[base:] = kind_dev[kind_of] if kinds else []
         codes = kind_op[kind_of] if kinds else np.zeros(0, np.int64)
-        node_forced = np.array([k[4] is True for k in kinds], np.bool_)[kind_of] if kinds else []
+        node_forced = np.array([keeps_cluster(REGISTRY.ops.get(k[1]) if k[2] else None, k[4]) for k in kinds],
+                               np.bool_)[kind_of] if kinds else []
     else:
         ok = np.array(cands.ok, dtype=np.bool_)
         dev_code = {}
@@ -139,7 +140,8 @@ def mark_for_compilation(graph, cands: Candidates, opts: ClusterOptions, progres
         device[base:] = [dev_code.setdefault(d, len(dev_code)) for d in cands.device]
         op_code = {}
         codes = np.array([op_code.setdefault(k, len(op_code)) for k in zip(cols.op, cols.known)], np.int64)
-        node_forced = [c is True for c in cols.column("compile")]
+        node_forced = [keeps_cluster(REGISTRY.ops.get(op) if known else None, c)
+                       for op, known, c in zip(cols.op, cols.known, cols.column("compile"))]
     dev_names = list(dev_code)
     scope = np.full(N, -1, np.int32)
     scope_id, scope_vals = cols.codes("scope")

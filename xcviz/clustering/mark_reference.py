@@ -9,7 +9,7 @@ from ..ir import parse_ref
 from ..ops import NOOP, REGISTRY, SHAPE_CONSUMER, ZERO_SIZE
 from .cycles import GraphCycles
 from .options import ClusterOptions, Candidates
-from .result import Attempt, Clustering, finish
+from .result import Attempt, Clustering, finish, keeps_cluster
 
 SOURCE, SINK = 0, 1
 
@@ -43,7 +43,8 @@ def mark_for_compilation(graph, cands: Candidates, opts: ClusterOptions) -> Clus
                  for j, nd in enumerate(nodes)]
     for j, nd in enumerate(nodes):
         eff[base + j] = 0 if _in(nd, ZERO_SIZE) else 1
-        forced[base + j] = nd.compile is True if tf is None else tf.keep[j]
+        forced[base + j] = keeps_cluster(REGISTRY.ops.get(nd.op) if nd.known else None, nd.compile) if tf is None \
+            else tf.keep[j]
     res_ops = {base + j: [j] for j in range(n) if tf.resource_op[j]} if tf is not None else {}
 
     def find(v: int) -> int:

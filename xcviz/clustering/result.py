@@ -6,6 +6,7 @@ from itertools import chain
 
 import numpy as np
 
+from ..ops import FUNCTIONAL
 from .lazy import lazy_lists
 from .options import ClusterOptions
 
@@ -78,6 +79,13 @@ class Clustering:
     def refused_count(self) -> int:
         count = getattr(self.attempts, "merged_count", None)
         return len(self.attempts) - (count() if count is not None else sum(a.merged for a in self.attempts))
+
+
+def keeps_cluster(opdef, compile) -> bool:
+    """Whether a node keeps its cluster whatever the cluster's effective size (the minimum-size rule's exceptions
+    in TF's MarkForCompilationPass): a node marked `compile: true` (is_xla_compile_attr_true), or functional
+    control flow (has_functional_control_flow: While / If; ONNX's Loop / If / Scan), whose bodies are the work."""
+    return compile is True or (opdef is not None and FUNCTIONAL in opdef.groups)
 
 
 def finish(opts: ClusterOptions, graph, cands, groups: list[tuple[list[int], int, bool]],

@@ -117,7 +117,14 @@ def tf_candidates(graph, opts: ClusterOptions) -> Candidates:
     return c
 
 
-_KEEP = {"While", "StatelessWhile", "If", "StatelessIf"}  # has_functional_control_flow
+def _functional_tf_ops() -> frozenset[str]:
+    """has_functional_control_flow's ops by their TF names: the entries of the ops group result.keeps_cluster asks."""
+    from ..ops import FUNCTIONAL, REGISTRY
+
+    return frozenset(o.name[3:] for o in REGISTRY if FUNCTIONAL in o.groups and o.name.startswith("tf."))
+
+
+_KEEP = _functional_tf_ops()  # While, StatelessWhile, If, StatelessIf
 
 
 def _identities_driving_loop_consts(graph, ops) -> list[int]:

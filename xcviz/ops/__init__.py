@@ -11,9 +11,9 @@ from . import strings  # noqa: F401,E402
 from . import aten, aten_layout, aten_rnn, aten_table  # noqa: F401,E402  (PyTorch-only entries and the aten op table)
 from .arrays import Unsupported  # noqa: F401
 from .registry import (  # noqa: F401
-    ALL, BODY_CONTROL, CONTROL_FLOW, CUSTOM, DEVICES, ELEMENTWISE, EXPENSIVE, LAYOUT, MEAN, NOOP, PARAMETER_SOURCE,
-    REDUCTION, REGISTRY, SHAPE_CONSUMER, SOURCE, STRIDED_WINDOW, TYPE_VALUE, VALUE_RULE, VOLATILE, ZERO_SIZE, OpDef,
-    Registry,
+    ALL, BODY_CONTROL, CONTROL_FLOW, CUSTOM, DEVICES, ELEMENTWISE, EXPENSIVE, FUNCTIONAL, LAYOUT, MEAN, NOOP,
+    PARAMETER_SOURCE, REDUCTION, REGISTRY, SHAPE_CONSUMER, SOURCE, STRIDED_WINDOW, TYPE_VALUE, VALUE_RULE, VOLATILE,
+    ZERO_SIZE, OpDef, Registry,
 )
 from . import cost_facts  # noqa: E402
 

@@ -12,7 +12,7 @@ import numpy as np
 
 from .arrays import Unsupported, present
 from .control_body import Subgraph, _body_inputs, _outer_feeds, _run, scan_opset, set_runner  # noqa: F401
-from .registry import CONTROL_FLOW, op
+from .registry import CONTROL_FLOW, FUNCTIONAL, op
 from .values import as_value
 
 
@@ -197,7 +197,7 @@ def infer_control(ctx) -> list:
 
 # XLA compiles these as one While / Conditional when their bodies compile (clustering/bodies.py decides per
 # node, as TF's IsCompilableWhile/If do); their FLOPs are the body's, which the cost model does not unroll.
-cf = dict(groups=CONTROL_FLOW, num_outputs=None, flops=lambda ctx, outs: None)
+cf = dict(groups=(CONTROL_FLOW, FUNCTIONAL), num_outputs=None, flops=lambda ctx, outs: None)
 op("loop", "Loop", **cf, infer=infer_control, impl=loop, jax_impl=_lowering("loop"), static_inputs=(0, 1),
    doc="ONNX Loop: natively one iteration at a time; under XLA a While (lax.while_loop), or lax.scan when it "
        "stacks scan outputs (constant trip count)")

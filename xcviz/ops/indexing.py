@@ -86,7 +86,10 @@ def infer_split(ctx: Ctx) -> list[TensorType]:
     if sizes is None and ctx.const(1) is not None:
         sizes = [int(s) for s in ctx.const(1).reshape(-1)]
     if sizes is None:
-        if isinstance(x[ax], str):
+        if isinstance(x[ax], str) or (ctx.shape(1) is not None and ctx.shape(1) != (0,)):  # (sizes not known here)
+            if ctx.shape(1) is not None and not isinstance(x[ax], str):
+                return [TensorType(tuple("?" if i == ax else d for i, d in enumerate(x)), ctx.dtype(0))] * n
+            return [TensorType(None, ctx.dtype(0))] * n
             return [TensorType(None, ctx.dtype(0))] * n
         chunk = -(-x[ax] // n)  # ONNX opset 18: the last part may be smaller
         if chunk * (n - 1) >= x[ax] and n > 1:

@@ -18,6 +18,13 @@ def infer_reduce(ctx: Ctx) -> list[TensorType]:
         axes = [int(a) for a in list(ctx.const(1).reshape(-1))]
     if x is None:
         return [TensorType(None, ctx.dtype(0))]
+    if axes is None and ctx.shape(1) is not None and ctx.shape(1) != (0,):
+        # axes given as a tensor whose values are not known here: which dims shrink cannot be told
+        keep = bool(ctx.attrs.get("keepdims", 1))
+        count = ctx.shape(1)[0] if len(ctx.shape(1)) == 1 and isinstance(ctx.shape(1)[0], int) else None
+        if keep:
+            return [TensorType(tuple(1 if d == 1 else "?" for d in x), ctx.dtype(0))]
+        return [TensorType(None if count is None else ("?",) * (len(x) - count), ctx.dtype(0))]
     if not axes and ctx.attrs.get("noop_with_empty_axes"):
         return [TensorType(x, ctx.dtype(0))]
     rank = len(x)

@@ -24,6 +24,9 @@ SHAPE_CONSUMER = "shape_consumer"  # reads only the shape of its input (TF phase
 ZERO_SIZE = "zero_size"      # counts 0 toward a cluster's effective size (Const, Identity)
 NOOP = "noop"
 CONTROL_FLOW = "control_flow"
+# a While / If / Loop / Scan with bodies: a cluster holding one is kept whatever its size (TF's
+# has_functional_control_flow in MarkForCompilationPass: IsWhileNode() || IsIfNode())
+FUNCTIONAL = "functional_control_flow"
 CUSTOM = "custom"
 BODY_CONTROL = "body_control"        # runs graph-valued attributes (ONNX Loop, If, Scan): costed by its bodies
 EXPENSIVE = "expensive"              # an elementwise op XLA's fusion does not duplicate into several consumers

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from . import rules as r
 from .arrays import Unsupported
-from .registry import CONTROL_FLOW, SOURCE, op
+from .registry import CONTROL_FLOW, FUNCTIONAL, SOURCE, op
 from .tf_kernels import xla_devices
 
 NONE = frozenset()
@@ -31,10 +31,11 @@ op("tf.LoopCond", **flow, min_inputs=1, max_inputs=1, reason="v1 control flow: a
    doc="TF LoopCond(input)")
 fn_reason = "functional control flow / function call: xcviz does not lower function bodies"
 for_fn = dict(**flow, reason=fn_reason)
-op("tf.While", **for_fn, doc="TF While(input...; cond, body)")
-op("tf.StatelessWhile", **for_fn, doc="TF StatelessWhile(input...; cond, body)")
-op("tf.If", **for_fn, min_inputs=1, doc="TF If(cond, input...; then_branch, else_branch)")
-op("tf.StatelessIf", **for_fn, min_inputs=1, doc="TF StatelessIf(cond, input...; then_branch, else_branch)")
+functional = dict(for_fn, groups=(CONTROL_FLOW, FUNCTIONAL))
+op("tf.While", **functional, doc="TF While(input...; cond, body)")
+op("tf.StatelessWhile", **functional, doc="TF StatelessWhile(input...; cond, body)")
+op("tf.If", **functional, min_inputs=1, doc="TF If(cond, input...; then_branch, else_branch)")
+op("tf.StatelessIf", **functional, min_inputs=1, doc="TF StatelessIf(cond, input...; then_branch, else_branch)")
 op("tf.PartitionedCall", **for_fn, doc="TF PartitionedCall(args...; f)")
 op("tf.StatefulPartitionedCall", **for_fn, doc="TF StatefulPartitionedCall(args...; f)")
 

@@ -33,16 +33,27 @@ def apply_rule(node: Node, opdef, types: list[TensorType], cvals: list, n_out: i
         raise XcvizError(f"cannot apply {node.op_type} to inputs {', '.join(map(str, types))}: {e}",
                          where=node_where(node, source), hint="check the node's attributes and input shapes") from None
     inferred = list(inferred) + [TensorType()] * (n_out - len(inferred))
-    return [merge(inferred[k], given[k], node, k, source) for k in range(n_out)], ctx.read_consts
+    guessed = _value_unknown(opdef, types, cvals)
+    return [merge(inferred[k], given[k], node, k, source, guessed) for k in range(n_out)], ctx.read_consts
 
 
-def merge(inferred: TensorType, given: TensorType, node: Node, k: int, source: str | None) -> TensorType:
-    """The inferred type refined by the declared one; a declared shape that disagrees is an error."""
+def _value_unknown(opdef, types: list[TensorType], cvals: list) -> bool:
+    """Whether a shape-deciding input (Reduce's axes, Split's sizes, ...) is given whose value is not known here
+    (a graph input): the rule could only guess the output shape, so a declared one is taken over it, as
+    onnxruntime's checker does, rather than refusing a valid model."""
+    return any(k < len(types) and types[k].shape is not None and (k >= len(cvals) or cvals[k] is None)
+               for k in opdef.static_inputs)
+
+
+def merge(inferred: TensorType, given: TensorType, node: Node, k: int, source: str | None,
+          guessed: bool = False) -> TensorType:
+    """The inferred type refined by the declared one; a declared shape that disagrees is an error (unless the
+    rule `guessed`: then the declared shape stands where they disagree)."""
     if given.shape is None and given.dtype is None:
         return inferred
     shape = inferred.shape
     if given.shape is not None:
-        if shape is None:
+        if shape is None or (guessed and len(shape) != len(given.shape)):
             shape = given.shape
         elif len(shape) != len(given.shape):
             raise XcvizError(f"output {k} is declared {fmt(given.shape)} but {node.op_type} produces {fmt(shape)}",
@@ -51,6 +62,9 @@ def merge(inferred: TensorType, given: TensorType, node: Node, k: int, source: s
             dims = []
             for a, b in zip(shape, given.shape):
                 if isinstance(a, int) and isinstance(b, int) and a != b:
+                    if guessed:  # the rule's guess gives way to what the file says
+                        dims.append(b)
+                        continue
                     raise XcvizError(f"output {k} is declared {fmt(given.shape)} but {node.op_type} produces {fmt(shape)}",
                                      where=node_where(node, source), hint="fix the declared shape or the inputs")
                 dims.append(a if isinstance(a, int) or (isinstance(b, str) and not _placeholder(a)) else b)

@@ -199,16 +199,18 @@ def _jsonable(attrs: dict) -> dict:
     return {k: v for k, v in attrs.items() if v is None or isinstance(v, (int, float, str, bool, list))}
 
 
-def run_outputs(outputs: dict, reference: dict | None, compare) -> tuple[dict, list[str]]:
+def run_outputs(outputs: dict, reference: dict | None, compare, undefined: dict | None = None) -> tuple[dict, list[str]]:
     """`run`'s per-output summary (shape, dtype, min/max/mean; `check` against `reference` when given,
-    with compare(actual, expected) -> {"ok", "why", ...}), and one line per mismatching output."""
+    with compare(actual, expected[, undefined mask]) -> {"ok", "why", ...}; `undefined`: output name -> mask of
+    the elements left out), and one line per mismatching output."""
     summary, failed = {}, []
     for name, arr in outputs.items():
         info = {"shape": list(arr.shape), "dtype": str(arr.dtype)}
         if arr.size and arr.dtype.kind in "fiub":
             info.update(min=float(arr.min()), max=float(arr.max()), mean=float(arr.astype("float64").mean()))
         if reference is not None:
-            cmp = compare(arr, reference[name])
+            cmp = compare(arr, reference[name], undefined[name]) if name in (undefined or {}) else \
+                compare(arr, reference[name])
             info["check"] = cmp
             if not cmp["ok"]:
                 failed.append(f"{name}: {cmp['why']}")

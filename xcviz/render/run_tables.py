@@ -47,7 +47,7 @@ def validate_table(report, width: int = 120):
                      _fmt(c.speedup_measured, ".2f") + ("×" if c.speedup_measured else ""),
                      _fmt(c.speedup_estimate, ".2f") + ("×" if c.speedup_estimate else ""),
                      _fmt(c.max_rel_error, ".1e"), _status(c)])
-        if c.status != "ok":
+        if c.status != "ok" or getattr(c, "undefined", None):  # (an ok cluster says what it left out)
             problems.append(f"{c.id} {c.status}{f' ({c.reason})' if c.reason else ''}: {c.message}")
     gap = 2 if width >= 110 else 1
     columns = VALIDATE_COLUMNS
@@ -57,7 +57,8 @@ def validate_table(report, width: int = 120):
     others = sum(max([cell_len(h)] + [cell_len(r[i]) for r in rows]) for i, h in enumerate(columns) if i != 1)
     ops_width = max(12, min(40, width - others - gap * (len(columns) - 1)))
     ok = sum(c.status == "ok" for c in report.clusters)
-    t = Table(title=Text(f"validate {report.graph}: {ok}/{len(report.clusters)} clusters ok · {report.cache['compiles']}"
+    nothing = " · nothing checked" if getattr(report, "status", "") == "nothing_checked" else ""
+    t = Table(title=Text(f"validate {report.graph}: {ok}/{len(report.clusters)} clusters ok{nothing} · {report.cache['compiles']}"
                          f" compiles, {report.cache['hits']} cache hits · times in ms (median after warm-up)"),
               title_justify="left", header_style="bold", box=box.SIMPLE_HEAD, pad_edge=False,
               padding=(0, gap - 1 if gap > 1 else 0), collapse_padding=True, show_edge=False)
@@ -83,7 +84,7 @@ def validate_table(report, width: int = 120):
 
 
 def _status(c) -> str:
-    """ok | mismatch | skipped, with '*' when the cluster ran on synthetic entry tensors."""
+    """ok | mismatch | compile_failed | skipped, with '*' when the cluster ran on synthetic entry tensors."""
     return c.status + ("*" if getattr(c, "inputs", "real") == "synthetic" else "")
 
 
@@ -112,4 +113,8 @@ def run_table(name: str, result: dict, check: bool):
             row.append(("ok " if c["ok"] else "[red]MISMATCH[/red] ") + (f"{c['max_abs']:.1e} / {c['max_rel']:.1e}"
                                                                        if c["max_abs"] is not None else c["why"]))
         t.add_row(*row)
+    notes = [f"{out}: {info['check']['note']}" for out, info in result["outputs"].items()
+             if check and info.get("check", {}).get("note")]
+    if notes:  # elements left out of the comparison, and why
+        t.caption, t.caption_justify = "\n".join(notes), "left"
     return t

@@ -17,11 +17,11 @@ import numpy as np
 from ..errors import XcvizError
 from ..ir import Graph, format_ref, parse_ref, topo_order
 from .inputs import bind_inputs
-from .jit import CompileCache, baked_entries, cluster_specs
+from .jit import CompileCache, Compiled, baked_entries, cluster_specs
 from ..ops.values import as_value
 from .node import eval_node
 from .missing import preflight
-from .subgraphs import BodyRun, body_caches, bodies_run, run_stats  # (importing it installs the runner of Loop / If bodies)
+from .subgraphs import BodyRun, body_caches, bodies_run, run_failures, run_stats  # (importing it installs the runner of Loop / If bodies)
 
 MODES = ("hybrid", "native", "jit")
 
@@ -34,6 +34,7 @@ class RunResult:
     compile_seconds: float = 0.0
     cache: dict = field(default_factory=dict)
     env: dict | None = None              # every tensor (keep_all=True), for validation
+    fallbacks: list = field(default_factory=list)  # clusters XLA could not compile, run natively: {cluster, graph, error}
 
 
 def units(graph: Graph, cluster_of: list[int], n_clusters: int) -> list[tuple[str, int]]:
@@ -187,6 +188,7 @@ def execute(graph: Graph, feeds: dict[str, np.ndarray], mode: str = "hybrid", cl
         raise XcvizError(f"unknown mode {mode!r}", hint="use --mode hybrid, native or jit")
     cache = cache if cache is not None else graph_cache(graph)
     compile_before = cache.compile_seconds
+    failed_before = len(run_failures(cache))
     t0 = time.perf_counter()
     plan = plan_for(graph, mode, clustering if mode == "hybrid" else None, cache, options)
     bodies_before = _body_compile_seconds(plan)
@@ -195,7 +197,8 @@ def execute(graph: Graph, feeds: dict[str, np.ndarray], mode: str = "hybrid", cl
     seconds = time.perf_counter() - t0
     outputs = {graph.output_names.get(ref, ref): env[ref] for ref in graph.outputs}  # the model's own names
     compiled = cache.compile_seconds - compile_before + _body_compile_seconds(plan) - bodies_before
-    return RunResult(outputs, mode, seconds, compiled, run_stats(cache), env if keep_all else None)
+    return RunResult(outputs, mode, seconds, compiled, run_stats(cache), env if keep_all else None,
+                     run_failures(cache)[failed_before:])
 
 
 def _body_run(plan: Plan, mode: str, options) -> BodyRun | None:
@@ -230,16 +233,35 @@ def _run_units(graph: Graph, feeds: dict, plan: Plan, cache) -> dict:
                 env[format_ref(node.name, k)] = as_value(v)  # sequences and empty optionals stay as they are
         else:
             spec = plan.specs[u]
-            sig = _signature(spec, plan.baked[u], env)
-            comp = plan.bound[u].get(sig)
-            if comp is None:
-                comp, _ = cache.get(graph, spec, env, plan.baked[u])
-                plan.bound[u][sig] = comp
-            else:
-                cache.hit(comp)
-            for r, v in zip(spec.exits, comp(env, spec)):
+            sig = None
+            try:
+                sig = _signature(spec, plan.baked[u], env)
+                comp = plan.bound[u].get(sig)
+                if comp is None:
+                    comp, _ = cache.get(graph, spec, env, plan.baked[u])
+                    plan.bound[u][sig] = comp
+                elif isinstance(comp, Compiled):
+                    cache.hit(comp)
+                outs = comp(env, spec) if isinstance(comp, Compiled) else None
+            except Exception as e:  # noqa: BLE001 - TF's lazy compilation: a cluster XLA cannot compile runs natively
+                outs = None
+                comp = cache.failed(graph, plan.clustering.cluster_id(u), e)
+                if sig is not None:
+                    plan.bound[u][sig] = comp
+            if outs is None:
+                _run_natively(nodes, spec, env)
+                continue
+            for r, v in zip(spec.exits, outs):
                 env[r] = v
     return env
+
+
+def _run_natively(nodes, spec, env: dict) -> None:
+    """A cluster's members one by one with their native implementations (the fallback of a failed compile)."""
+    for i in spec.members:
+        node = nodes[i]
+        for k, v in enumerate(eval_node(node, [env[r] if r else None for r in node.inputs])):
+            env[format_ref(node.name, k)] = as_value(v)
 
 
 def run_graph(graph: Graph, inputs: dict | None = None, mode: str = "hybrid", clustering=None, seed: int | None = None,
@@ -253,4 +275,15 @@ def run_graph(graph: Graph, inputs: dict | None = None, mode: str = "hybrid", cl
 
         options = ClusterOptions(**cluster_kw)
     feeds = bind_inputs(graph, inputs, seed if seed is not None or inputs else 0)
-    return execute(graph, feeds, mode, clustering, cache, options=options).outputs
+    result = execute(graph, feeds, mode, clustering, cache, options=options)
+    for f in result.fallbacks:
+        import warnings
+
+        warnings.warn(fallback_line(f), RuntimeWarning, stacklevel=2)
+    return result.outputs
+
+
+def fallback_line(f: dict) -> str:
+    """The warning for a cluster that ran natively because XLA could not compile it."""
+    return f"{f['cluster']} of {f['graph']} did not compile and ran natively (as TF's lazy compilation falls " \
+           f"back): {f['error']}"

@@ -62,6 +62,10 @@ def _check_given(name: str, t: TensorType, arr: np.ndarray, dims: dict, where: s
             elif d != n:
                 raise XcvizError(f"input {name!r} has shape {_shape_text(arr.shape)}, expected {t}", where=where,
                                  hint=declared)
+    if t.dtype == "string" and arr.dtype.kind in "US":
+        return arr.astype(object)  # an .npz holds text as fixed-width strings; the runtime's are objects
+    if arr.dtype.kind == "V" and arr.dtype.names is None and t.dtype:
+        return _typed_bytes(name, t, arr, where)
     if t.dtype and t.dtype not in ("string", "bfloat16") and arr.dtype != np.dtype(t.dtype):
         want = np.dtype(t.dtype)
         # same kind (float64 -> float32) or integers/bools into any numeric type convert; the rest is refused
@@ -72,6 +76,20 @@ def _check_given(name: str, t: TensorType, arr: np.ndarray, dims: dict, where: s
     return arr
 
 
+def _typed_bytes(name: str, t: TensorType, arr: np.ndarray, where: str | None) -> np.ndarray:
+    """Raw bytes ('|V2': np.savez of a bfloat16 array without ml_dtypes' name) as the declared dtype of that size."""
+    from ..ops.arrays import np_dtype
+
+    try:
+        want = np_dtype(t.dtype)
+    except XcvizError:
+        want = None
+    if want is None or want.itemsize != arr.dtype.itemsize:
+        raise XcvizError(f"input {name!r} holds raw {arr.dtype.itemsize}-byte values, expected {t.dtype}", where=where,
+                         hint="save it with ml_dtypes imported and xcviz's dtype (numpy.savez keeps the name then)")
+    return np.ascontiguousarray(arr).view(want)
+
+
 def bind_inputs(graph: Graph, inputs: dict | None = None, seed: int | None = None,
                 max_elements: int | None = DEFAULT_MAX_ELEMENTS) -> dict[str, np.ndarray]:
     """Feeds for every input: given, else the constant, else seeded random (symbolic dims bound from given ones).
@@ -79,9 +97,11 @@ def bind_inputs(graph: Graph, inputs: dict | None = None, seed: int | None = Non
     `inputs` may carry a `source` attribute (the .npz path) used as the `where` of its errors. Random
     inputs stop at `max_elements` elements in all (None: no limit)."""
     where = getattr(inputs, "source", None)
+    given = inputs is not None  # (an empty .npz too: then an optional left out is empty)
     inputs = dict(inputs or {})
     points = _feed_points(graph)
     known = {p[0] for p in points}
+    _gather_sequences(inputs, {name for name, t, _ in points if _is_sequence(t)})
     extra = sorted(set(inputs) - known)
     if extra:
         raise XcvizError(f"unknown input {extra[0]!r}", where=where,
@@ -90,7 +110,7 @@ def bind_inputs(graph: Graph, inputs: dict | None = None, seed: int | None = Non
     feeds: dict[str, np.ndarray] = {}
     for name, t, data in points:
         if name in inputs:
-            feeds[name] = container_feed(inputs[name]) if _is_container(t) else \
+            feeds[name] = container_feed(inputs[name], _is_sequence(t)) if _is_container(t) else \
                 _check_given(name, t, np.asarray(inputs[name]), dims, where)
     rng = np.random.default_rng(0 if seed is None else seed)
     positive = _positive_inputs(graph)
@@ -101,6 +121,8 @@ def bind_inputs(graph: Graph, inputs: dict | None = None, seed: int | None = Non
             continue
         if data is not None:
             feeds[name] = np.asarray(data)
+        elif given and isinstance(t, OptionalType):
+            feeds[name] = None  # an optional the given inputs leave out is empty
         elif seed is None and inputs:
             missing.append(name)
         else:
@@ -134,6 +156,22 @@ def bind_inputs(graph: Graph, inputs: dict | None = None, seed: int | None = Non
     return feeds
 
 
+def _gather_sequences(inputs: dict, sequences: set[str]) -> None:
+    """A sequence input given as numbered tensors `s[0]`, `s[1]`, ... (as `xcviz run` writes a sequence output to
+    an .npz) becomes one list under `s`; the numbers must run from 0 without a gap."""
+    numbered: dict[str, dict[int, object]] = {}
+    for key in list(inputs):
+        base, _, rest = key.rpartition("[")
+        if base in sequences and rest.endswith("]") and rest[:-1].isdigit() and key not in sequences:
+            numbered.setdefault(base, {})[int(rest[:-1])] = inputs.pop(key)
+    for base, items in numbered.items():
+        if base in inputs or sorted(items) != list(range(len(items))):
+            raise XcvizError(f"sequence input {base!r} is given as {base} and numbered tensors, or with a gap in "
+                             f"its numbers ({', '.join(map(str, sorted(items)))})",
+                             hint=f"give its tensors as {base}[0], {base}[1], ... in order")
+        inputs[base] = [items[k] for k in range(len(items))]
+
+
 def dataless_weights(graph: Graph, inputs: dict | None = None) -> list[str]:
     """Weights declared without values (ONNX initializers with dims but no data, YAML `param: true`) that
     `inputs` does not give: the ones a run fills with seeded random values, in graph order."""
@@ -163,13 +201,19 @@ def _is_container(t: TensorType) -> bool:
     return isinstance(t, (SequenceType, OptionalType))
 
 
-def container_feed(v):
-    """A given sequence (a list or tuple of arrays, or a Seq) or optional (None: empty) as the runtime holds it."""
+def container_feed(v, sequence: bool = False):
+    """A given sequence (a list or tuple of arrays, a Seq, or, for a `sequence`, one array whose first axis
+    numbers its tensors: shape (0, ...) is the empty sequence) or optional (None: empty) as the runtime holds it."""
     if v is None or isinstance(v, Seq):
         return v
     if isinstance(v, (list, tuple)):
         return Seq([np.asarray(x) for x in v])
-    return np.asarray(v)
+    v = np.asarray(v)
+    return Seq(list(v)) if sequence and v.ndim else v
+
+
+def _is_sequence(t) -> bool:
+    return isinstance(t, SequenceType) or bool(getattr(t, "sequence", False))
 
 
 def _symbols(t: TensorType) -> list[str]:

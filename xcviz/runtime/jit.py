@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from ..errors import XcvizError
 from ..ir import Graph, format_ref, parse_ref
 from ..ops import REGISTRY, TYPE_VALUE
 from .node import eval_node
@@ -92,7 +93,7 @@ def baked_entries(graph: Graph, spec: ClusterSpec) -> set[str]:
     for i in spec.members:
         node = graph.nodes[i]
         opdef = REGISTRY.ops.get(node.op) if node.known else None
-        for slot in opdef.static_inputs if opdef is not None else ():
+        for slot in const_slots(node, opdef):
             if slot < len(node.inputs) and node.inputs[slot]:
                 todo.append(node.inputs[slot])
     seen: set[str] = set()
@@ -112,6 +113,55 @@ def baked_entries(graph: Graph, spec: ClusterSpec) -> set[str]:
 
 
 _SHAPE_ONLY = REGISTRY.names(TYPE_VALUE)  # their value is their input's (static) shape, never its values
+
+
+def const_slots(node, opdef) -> list[int]:
+    """A node's must-be-constant inputs: its op's static inputs and, for a Loop / If / Scan, the outer-scope
+    values (inputs appended by the loader) from which its bodies compute a must-be-constant input (a TopK's k
+    from a shape outside the loop): TF's backwards constant analysis looks into the bodies of While / If too."""
+    slots = list(opdef.static_inputs) if opdef is not None else []
+    outer = node.attrs.get("_outer")
+    if outer:
+        from ..clustering.bodies import node_bodies
+
+        need: set[str] = set()
+        for _, sub in node_bodies(node):
+            need |= _body_const_inputs(sub)
+        own = len(node.inputs) - len(outer)
+        slots += [own + j for j, name in enumerate(outer) if name in need]
+    return slots
+
+
+_BODY_CONSTS: dict[str, frozenset] = {}
+
+
+def _body_const_inputs(sub) -> frozenset[str]:
+    """The body's graph inputs (outer-scope names among them) that its must-be-constant inputs are computed from."""
+    if sub in _BODY_CONSTS:
+        return _BODY_CONSTS[sub]
+    from ..clustering.bodies import body_graph
+    from ..ops import REGISTRY
+
+    g = body_graph(sub)
+    names = {v.name for v in g.inputs}
+    todo = [node.inputs[k] for node in g.nodes for k in const_slots(node, REGISTRY.ops.get(node.op) if node.known
+                                                                     else None) if k < len(node.inputs) and node.inputs[k]]
+    found, seen = set(), set()
+    while todo:
+        ref = todo.pop()
+        if ref in seen:
+            continue
+        seen.add(ref)
+        if ref in names:
+            found.add(ref)
+            continue
+        i = g.index.get(parse_ref(ref)[0])
+        if i is not None and g.nodes[i].op not in _SHAPE_ONLY:
+            todo.extend(r for r in g.nodes[i].inputs if r)
+    if len(_BODY_CONSTS) > 256:
+        _BODY_CONSTS.pop(next(iter(_BODY_CONSTS)))
+    _BODY_CONSTS[sub] = frozenset(found)
+    return _BODY_CONSTS[sub]
 
 
 def build_function(graph: Graph, spec: ClusterSpec, arg_refs: list[str], baked: dict[str, np.ndarray]):
@@ -175,6 +225,13 @@ class Compiled:
         return [np.asarray(o) for o in outs]
 
 
+@dataclass(frozen=True)
+class NotCompiled:
+    """A cluster bound to native execution for an input signature: XLA could not compile it (`error`)."""
+
+    error: str
+
+
 @dataclass
 class CompileCache:
     """Executables by structural key; `hits` counts reuses (12 identical layers -> 1 compile, 11 hits)."""
@@ -184,6 +241,7 @@ class CompileCache:
     misses: int = 0
     compile_seconds: float = 0.0
     plans: dict = field(default_factory=dict, repr=False)   # execute.Plan by (mode, clustering): no re-clustering
+    failures: list = field(default_factory=list)   # clusters that did not compile and ran natively: {cluster, graph, error}
 
     def get(self, graph: Graph, spec: ClusterSpec, values: dict, baked: set[str] | None = None) -> tuple[Compiled, bool]:
         baked = baked_entries(graph, spec) if baked is None else baked
@@ -194,11 +252,17 @@ class CompileCache:
                 raise Unsupported(f"{r!r} is a sequence or an empty optional: it cannot enter an XLA cluster")
         key = structural_key(graph, spec, values, baked)
         hit = self.entries.get(key)
+        if isinstance(hit, Exception):  # the same computation failed to compile before: it fails again
+            raise hit
         if hit is not None:
             self.hit(hit)
             return hit, True
         self.misses += 1
-        comp = compile_cluster(graph, spec, values, baked)
+        try:
+            comp = compile_cluster(graph, spec, values, baked)
+        except Exception as e:  # noqa: BLE001 - remembered, so an identical cluster does not compile again
+            self.entries[key] = e
+            raise
         self.compile_seconds += comp.compile_seconds
         self.entries[key] = comp
         return comp, False
@@ -207,6 +271,15 @@ class CompileCache:
         """Count a reuse found without the structural key (execute's per-plan signature lookup)."""
         self.hits += 1
         comp.uses += 1
+
+    def failed(self, graph: Graph, cluster: str, error: Exception) -> "NotCompiled":
+        """Record that `cluster` of `graph` did not compile (or its executable failed): the run goes on natively."""
+        text = f"{error}" if isinstance(error, XcvizError) else f"{error.__class__.__name__}: {error}"
+        line = next((ln.strip() for ln in text.splitlines() if ln.strip()), error.__class__.__name__)[:300]
+        entry = {"cluster": cluster, "graph": graph.name, "error": line}
+        if entry not in self.failures:  # (a body's cluster fails once per iteration otherwise)
+            self.failures.append(entry)
+        return NotCompiled(line)
 
     def stats(self) -> dict:
         return {"compiles": self.misses, "hits": self.hits, "distinct": len(self.entries),

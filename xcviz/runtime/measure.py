@@ -30,11 +30,18 @@ def median_ms(fn, repeats: int | None, budget_s: float = 0.2) -> float:
     return statistics.median(times) * 1e3
 
 
-def compare(got: np.ndarray, ref: np.ndarray) -> dict:
-    """max abs error, relative error (max abs / max |ref|), and ok under dtype-aware tolerances."""
+def compare(got: np.ndarray, ref: np.ndarray, undefined: np.ndarray | None = None) -> dict:
+    """max abs error, relative error (max abs / max |ref|), and ok under dtype-aware tolerances. Elements
+    `undefined` marks (runtime.undefined: integers cast from non-finite floats) are left out and counted
+    under "undefined", with the reason in "note"."""
     got, ref = np.asarray(got), np.asarray(ref)
     if got.shape != ref.shape:
         return {"max_abs": None, "max_rel": None, "ok": False, "why": f"shape {got.shape} != {ref.shape}"}
+    if undefined is not None and undefined.shape == ref.shape and undefined.any():
+        from .undefined import WHY
+
+        out = compare(got[~undefined], ref[~undefined])
+        return {**out, "undefined": int(undefined.sum()), "note": f"{int(undefined.sum())} element(s): {WHY}"}
     if ref.dtype.kind not in "fc":
         same = bool(np.array_equal(got, ref))
         return {"max_abs": 0.0 if same else float("inf"), "max_rel": 0.0 if same else float("inf"), "ok": same,

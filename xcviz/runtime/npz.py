@@ -26,6 +26,10 @@ def read_npz(path: str | None) -> dict | None:
     protect(path)
     check_npz(path)  # every array's declared size, before numpy allocates it
     try:
+        import ml_dtypes  # noqa: F401 - registers bfloat16, float8_*, int4, ... so their names in a header read back
+    except ImportError:
+        pass
+    try:
         with np.load(path, allow_pickle=False) as data:
             arrays = NpzInputs({k: data[k] for k in data.files})
     except (ValueError, OSError, EOFError) as e:

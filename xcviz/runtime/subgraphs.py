@@ -63,6 +63,14 @@ def run_stats(cache) -> dict:
     return stats
 
 
+def run_failures(cache) -> list[dict]:
+    """The clusters that did not compile and ran natively: the graph's, then those of the bodies its plans ran."""
+    out = list(cache.failures)
+    for body in [c for plan in list(cache.plans.values()) for c in body_caches(plan.bodies)]:
+        out += body.failures
+    return out
+
+
 def body_graph(sub: Subgraph):
     """The body as a finalized Graph, refused at once (one line) when it holds ops xcviz cannot run."""
     g = _body_graph(sub)

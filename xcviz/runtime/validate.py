@@ -42,12 +42,13 @@ class ClusterCheck:
     speedup_estimate: float | None
     max_abs_error: float | None
     max_rel_error: float | None
-    status: str                 # ok | mismatch | skipped
+    status: str                 # ok | mismatch | compile_failed (XLA's message; a run executes it natively) | skipped
     message: str | None = None
     culprit: str | None = None  # node named by a compile error
     inputs: str = "real"        # real: the tensors the graph computes; synthetic: seeded, of the inferred types
     reason: str | None = None   # why skipped: compile-error | run-error | no-reference | no-inputs
     kernels_predicted: int | None = None  # the cost model's fusion model, beside XLA's own count (kernels_after)
+    undefined: int | None = None  # exit elements left out of the comparison: integers cast from non-finite floats
 
     @property
     def failed(self) -> bool:
@@ -65,15 +66,23 @@ class ValidationReport:
     cannot_execute: dict = field(default_factory=dict)  # op_type -> (count, first node, why)
 
     @property
+    def status(self) -> str:
+        """failed: some cluster failed; nothing_checked: no cluster was compared with a native reference (all
+        skipped, or none kept); ok: at least one was, and none failed (the others honestly skipped)."""
+        if any(c.failed for c in self.clusters):
+            return "failed"
+        return "ok" if any(c.status == "ok" for c in self.clusters) else "nothing_checked"
+
+    @property
     def ok(self) -> bool:
-        """No cluster failed: every one is ok or honestly skipped (nothing to compare it with)."""
-        return not any(c.failed for c in self.clusters)
+        """Something was checked and nothing failed (never true when nothing could be compared)."""
+        return self.status == "ok"
 
     def counts(self) -> dict[str, int]:
-        return {s: sum(c.status == s for c in self.clusters) for s in ("ok", "mismatch", "skipped")}
+        return {s: sum(c.status == s for c in self.clusters) for s in ("ok", "mismatch", "skipped", "compile_failed")}
 
     def to_json(self) -> dict:
-        return {"schema_version": 1, "graph": self.graph, "ok": self.ok, "cache": self.cache,
+        return {"schema_version": 1, "graph": self.graph, "ok": self.ok, "status": self.status, "cache": self.cache,
                 "counts": self.counts(), "auto_fallback": {"denied": self.denied, "rounds": self.rounds},
                 "cannot_execute": [{"op": op, "count": n, "node": first, "why": why}
                                    for op, (n, first, why) in sorted(self.cannot_execute.items())],
@@ -116,6 +125,7 @@ def check_cluster(graph, spec, run: PartialRun, cache, repeats, seed: int, row: 
         comp, hit = cache.get(graph, spec, values)
     except Exception as e:  # noqa: BLE001 - any failure to trace/lower/compile is this cluster's status
         _skip(row, "compile-error", e)
+        row.status = "compile_failed"  # (a run falls back to native execution for it, as TF's lazy compilation)
         where = getattr(e, "where", None) or ""
         row.culprit = where.split("'")[1] if where.count("'") >= 2 else None
         return
@@ -126,16 +136,6 @@ def check_cluster(graph, spec, run: PartialRun, cache, repeats, seed: int, row: 
     except Exception as e:  # noqa: BLE001
         _skip(row, "run-error", e)
         return
-    worst_abs = worst_rel = 0.0
-    bad = None
-    for ref, got in zip(spec.exits, outs):
-        cmp = compare(got, reference[ref])
-        if cmp["max_abs"] is not None:
-            worst_abs, worst_rel = max(worst_abs, cmp["max_abs"]), max(worst_rel, cmp["max_rel"])
-        if not cmp["ok"] and bad is None:
-            bad = f"{ref}: {cmp['why']}"
-    row.max_abs_error, row.max_rel_error = worst_abs, worst_rel
-    row.status, row.message = ("ok", None) if bad is None else ("mismatch", bad)
     nodes = [graph.nodes[i] for i in spec.members]
 
     def native():
@@ -143,11 +143,44 @@ def check_cluster(graph, spec, run: PartialRun, cache, repeats, seed: int, row: 
         for node in nodes:
             for j, v in enumerate(eval_node(node, [local[r] if r else None for r in node.inputs])):
                 local[format_ref(node.name, j)] = v
+        return local
+
+    masks = _undefined(nodes, native, reference)
+    worst_abs = worst_rel = 0.0
+    bad = None
+    for ref, got in zip(spec.exits, outs):
+        cmp = compare(got, reference[ref], masks.get(ref))
+        if cmp["max_abs"] is not None:
+            worst_abs, worst_rel = max(worst_abs, cmp["max_abs"]), max(worst_rel, cmp["max_rel"])
+        if not cmp["ok"] and bad is None:
+            bad = f"{ref}: {cmp['why']}"
+        if "undefined" in cmp:
+            row.undefined = (row.undefined or 0) + cmp["undefined"]
+    row.max_abs_error, row.max_rel_error = worst_abs, worst_rel
+    row.status, row.message = ("ok", None) if bad is None else ("mismatch", bad)
+    if row.undefined:
+        from .undefined import WHY
+
+        row.message = (row.message + "; " if row.message else "") + f"{row.undefined} element(s): {WHY}"
 
     row.native_ms = median_ms(native, repeats)
     fed = resident(graph, spec, values)  # parameters stay on the device, as XLA keeps them
     row.xla_ms = median_ms(lambda: comp(fed, spec), repeats)
     row.speedup_measured = row.native_ms / row.xla_ms if row.xla_ms else None
+
+
+def _undefined(nodes, native, reference: dict) -> dict:
+    """The undefined elements of the exits (runtime.undefined), from a native run of the members; none when the
+    cluster casts no float to an integer (the common case costs nothing)."""
+    from .undefined import undefined_masks
+
+    if not any(n.op == "cast" for n in nodes):
+        return {}
+    try:
+        env = native()
+    except Exception:  # noqa: BLE001 - the reference exists; without masks every element is compared
+        return {}
+    return undefined_masks(nodes, {**env, **reference})
 
 
 def validate_graph(graph, clustering=None, inputs: dict | None = None, seed: int | None = 0, hardware=None,
