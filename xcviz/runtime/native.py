@@ -38,10 +38,31 @@ def default_threads() -> int:
         return max(1, os.cpu_count() or 1)
 
 
+def apply_threads(threads: int | None) -> tuple[int, bool]:
+    """(the thread count, whether XLA got it): XLA reads its thread count from XLA_FLAGS when JAX loads, so
+    it is set here before that; once JAX is loaded (an API caller imported it) it keeps what it has."""
+    import sys
+
+    n = threads or default_threads()
+    if n < 1:
+        raise XcvizError(f"--threads must be at least 1, not {n}", hint="--threads 1")
+    if "jax" in sys.modules:
+        return n, _XLA_THREADS.get("n") == n
+    flags = [f for f in os.environ.get("XLA_FLAGS", "").split()
+             if not f.startswith(("--xla_cpu_multi_thread_eigen", "intra_op_parallelism_threads"))]
+    flags += [f"--xla_cpu_multi_thread_eigen={'true' if n > 1 else 'false'}", f"intra_op_parallelism_threads={n}"]
+    os.environ["XLA_FLAGS"] = " ".join(flags)
+    _XLA_THREADS["n"] = n
+    return n, True
+
+
+_XLA_THREADS: dict[str, int] = {}
+
+
 class NumpyRuntime:
     """xcviz's own interpreter, op by op: the reference for numerics, not a production runtime."""
 
-    name, mode = "numpy", "op-by-op"
+    name, mode, note = "numpy", "op-by-op", None
 
     def __init__(self, threads: int | None = None) -> None:
         import numpy as np
@@ -63,7 +84,7 @@ class NumpyRuntime:
 class OnnxRuntime:
     """onnxruntime's CPU provider, `threads` intra-op threads, one inter-op (ops run one after another)."""
 
-    name = "onnxruntime"
+    name, note = "onnxruntime", None
 
     def __init__(self, threads: int | None = None, optimized: bool = False) -> None:
         import onnxruntime as ort
@@ -113,35 +134,61 @@ def _available(module: str) -> bool:
     return importlib.util.find_spec(module) is not None
 
 
-def resolve(requested: str | None, graph: Graph, threads: int | None = None) -> NativeRuntime:
-    """The runtime to time against: `requested`, or the default for the graph (onnxruntime when it can take
-    every op; torch/tensorflow are not timed op by op yet and fall back the same way); numpy otherwise."""
+def resolve(requested: str | None, graph: Graph | None = None, threads: int | None = None) -> NativeRuntime:
+    """The runtime to time against: `requested`, or the default, onnxruntime (parts it cannot take run on the
+    NumPy reference, said so per part). torch and tensorflow are not timed op by op yet: asked for, they need
+    to be installed, and the runtime is onnxruntime with a note saying so; numpy when onnxruntime is absent."""
     if requested is not None and requested not in RUNTIMES:
-        raise XcvizError(f"unknown native runtime {requested!r}", hint="use --native " + ", ".join(RUNTIMES))
+        raise XcvizError(f"unknown native runtime {requested!r}", hint="use --native " + " | ".join(RUNTIMES))
+    n = threads or default_threads()
     if requested == "numpy":
-        return NumpyRuntime(threads)
-    if requested in (None, "onnxruntime", "torch", "tensorflow"):
-        if requested in ("torch", "tensorflow") and not _available(requested):
-            raise XcvizError(f"--native {requested} needs {requested} installed",
-                             hint="install it, or use --native onnxruntime")
-        if not _available("onnxruntime"):
-            if requested is None:
-                return NumpyRuntime(threads)
+        return NumpyRuntime(n)
+    if requested in ("torch", "tensorflow") and not _available(requested):
+        raise XcvizError(f"--native {requested} needs {requested} installed", hint="install it, or use --native onnxruntime")
+    if not _available("onnxruntime"):
+        if requested == "onnxruntime":
             raise XcvizError("--native onnxruntime needs onnxruntime installed", hint="pip install onnxruntime")
-        return OnnxRuntime(threads)
-    return NumpyRuntime(threads)
+        rt: NativeRuntime = NumpyRuntime(n)
+    else:
+        rt = OnnxRuntime(n)
+    if requested in ("torch", "tensorflow"):
+        rt.note = (f"{requested}'s kernels are not timed op by op yet: native = {rt.name} where the ops map, "
+                   "else xcviz's NumPy reference")
+    return rt
+
+
+def _agrees(fn, entries, exits, values) -> None:
+    from .measure import compare
+
+    if not all(r in values for r in exits):
+        return
+    try:
+        outs = fn({r: values[r] for r in entries})
+    except Exception as e:  # noqa: BLE001 - a runtime failing on real inputs is a fallback too
+        raise Unmappable(f"it failed to run: {str(e).splitlines()[0][:200]}") from None
+    for r, got in zip(exits, outs):
+        cmp = compare(got, values[r])
+        if not cmp["ok"]:
+            raise Unmappable(f"its output {r!r} differs from the NumPy reference ({cmp['why']})")
 
 
 def describe(rt: NativeRuntime) -> dict:
-    """The JSON `native` object."""
-    return {"runtime": rt.name, "version": rt.version, "threads": rt.threads, "mode": rt.mode}
+    """The JSON `native` object: the runtime, its version, threads (XLA's too: `xla_threads`, null when JAX was
+    loaded before xcviz could set them) and mode; `note` says in words when it is the NumPy reference."""
+    xla = _XLA_THREADS.get("n")
+    return {"runtime": rt.name, "version": rt.version, "threads": rt.threads, "mode": rt.mode,
+            "xla_threads": xla if xla == rt.threads else None,
+            "note": NUMPY_NOTE if rt.name == "numpy" else getattr(rt, "note", None)}
 
 
 def prepare_or_numpy(rt: NativeRuntime, graph, members, entries, exits, values) -> tuple[Callable, str, str | None]:
-    """(callable, runtime name, why it fell back) : `rt`'s, or the NumPy reference's where `rt` cannot take it."""
+    """(callable, runtime name, why it fell back) : `rt`'s, or the NumPy reference's where `rt` cannot take it
+    or where its outputs differ from the reference's in `values` (a part emitted wrongly is never timed)."""
     if rt.name != "numpy":
         try:
-            return rt.prepare(graph, members, entries, exits, values), rt.name, None
+            fn = rt.prepare(graph, members, entries, exits, values)
+            _agrees(fn, entries, exits, values)
+            return fn, rt.name, None
         except Unmappable as e:
             fallback = NumpyRuntime(rt.threads)
             return fallback.prepare(graph, members, entries, exits, values), fallback.name, str(e)

@@ -134,31 +134,63 @@ def _name(ref: str) -> str:
     return name if k == 0 else f"{name}__{k}"   # ':' is legal in ONNX, but '__' reads as a port in dumps
 
 
-def _emitted(graph: Graph, nodes, entries, exits, values):
+def onnx_op(node) -> str | None:
+    """The ONNX op a node is: its op_type where ONNX has it, else the first of its op's aliases that ONNX has."""
     import onnx
-    from onnx import helper
 
-    onnx_nodes = []
-    for n in nodes:
-        domain = ""
-        if not onnx.defs.has(n.op_type, domain):
-            raise Unmappable(f"node {n.name!r} ({n.op_type}) has no ONNX form")
-        schema = onnx.defs.get_schema(n.op_type, EMIT_OPSET, domain)
-        attrs = {}
-        for k, v in n.attrs.items():
-            if k.startswith("_"):
-                continue
-            if k not in schema.attributes:
-                raise Unmappable(f"node {n.name!r} ({n.op_type}): attribute {k!r} is not ONNX's")
+    if onnx.defs.has(node.op_type, ""):
+        return node.op_type
+    from ..ops import REGISTRY
+
+    opdef = REGISTRY.get(node.op) if node.known else None
+    for name in (opdef.name, *opdef.aliases) if opdef is not None else ():
+        if onnx.defs.has(name, ""):
+            return name
+    return None
+
+
+def _emit_node(n, consts: list):
+    """One NodeProto; an attribute ONNX takes as an input (Reshape's shape, Slice's starts) becomes a constant."""
+    from onnx import helper, numpy_helper
+
+    op_type = onnx_op(n)
+    if op_type is None:
+        raise Unmappable(f"node {n.name!r} ({n.op_type}) has no ONNX form")
+    import onnx
+
+    schema = onnx.defs.get_schema(op_type, EMIT_OPSET, "")
+    formal = [f.name for f in schema.inputs]
+    inputs = [_name(r) if r else "" for r in n.inputs]
+    attrs = {}
+    for k, v in n.attrs.items():
+        if k.startswith("_"):
+            continue
+        if k in schema.attributes:
             try:
                 attrs[k] = _attr_value(v)
             except Unmappable as e:
                 raise Unmappable(f"node {n.name!r} ({n.op_type}): {e}") from None
-        outputs = [_name(format_ref(n.name, k)) for k in range(max(len(n.outputs), 1))]
-        onnx_nodes.append(helper.make_node(n.op_type, [_name(r) if r else "" for r in n.inputs], outputs,
-                                           name=n.name, **attrs))
+        elif k in formal and isinstance(v, (list, tuple, int, np.ndarray)):
+            pos = formal.index(k)
+            inputs += [""] * (pos + 1 - len(inputs))
+            if inputs[pos]:
+                raise Unmappable(f"node {n.name!r} ({n.op_type}): {k!r} given twice")
+            name = f"{n.name}__{k}"
+            consts.append(numpy_helper.from_array(np.asarray(v, dtype=np.int64), name))
+            inputs[pos] = name
+        else:
+            raise Unmappable(f"node {n.name!r} ({n.op_type}): attribute {k!r} is not ONNX's")
+    outputs = [_name(format_ref(n.name, k)) for k in range(max(len(n.outputs), 1))]
+    return helper.make_node(op_type, inputs, outputs, name=n.name, **attrs)
+
+
+def _emitted(graph: Graph, nodes, entries, exits, values):
+    from onnx import helper
+
+    consts: list = []
+    onnx_nodes = [_emit_node(n, consts) for n in nodes]
     data = {v.name: v.data for v in graph.inputs if v.data is not None}
-    initializers, inputs, feeds = [], [], {}
+    initializers, inputs, feeds = consts, [], {}
     from onnx import numpy_helper
 
     for r in entries:

@@ -144,3 +144,35 @@ def time_model(graph: Graph, clustering, rt: NativeRuntime, env: dict, cache, re
     times = ModelTimes(native_ms, optimized_ms, hybrid_ms, est_speedup, native_name,
                        sum(hybrid.segments_on.values()), hybrid.segments_on, why or (hybrid.why[0] if hybrid.why else None))
     return times, outputs
+
+
+def run_on(graph: Graph, clustering, feeds: dict, mode: str, rt: NativeRuntime, cache, repeats: int | None) -> dict:
+    """`run --mode native|hybrid` on the runtime `rt`: {outputs (by the model's names), first_run_ms (sessions
+    made and clusters compiled), median_ms, runtime (what ran the native parts), fallback_segments, note}."""
+    import time
+
+    from .execute import execute
+
+    # every value once on the NumPy reference: the types of the parts' boundaries, and what each part is checked against
+    env = execute(graph, feeds, "native", keep_all=True).env
+    t0 = time.perf_counter()
+    if mode == "native":
+        fn, name, why = native_program(graph, rt, env)
+
+        def call() -> dict:
+            return dict(zip(graph.outputs, fn(feeds)))
+        segments: dict = {}
+    else:
+        h = Hybrid(graph, clustering, rt, env, cache)
+        segments, why = h.segments_on, (h.why[0] if h.why else None)
+
+        def call() -> dict:
+            return h(feeds)
+        name = rt.name if set(segments) <= {rt.name} else "+".join(sorted(segments))
+    first = call()
+    first_ms = (time.perf_counter() - t0) * 1e3
+    ms = median_ms(call, repeats)
+    outputs = {graph.output_names.get(r, r): np.asarray(v) for r, v in first.items()}
+    return {"outputs": outputs, "first_run_ms": first_ms, "median_ms": ms, "runtime": name,
+            "fallback_segments": sum(segments.values()), "fallback_segments_on": dict(sorted(segments.items())),
+            "note": why}
