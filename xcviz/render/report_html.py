@@ -55,7 +55,7 @@ def report_data(graph: Graph, clustering: Clustering, stats: Stats, *, validatio
     lay = run_layout(dot_text(items, [(e["s"], e["t"]) for e in edges], members, big=n > BIG), engine)
     attempts = attempt_rows(graph, clustering, MAX_ATTEMPTS)
     data = {
-        "title": default_title(graph, clustering), "summary": summary(graph, clustering, stats),
+        "title": default_title(graph, clustering), "summary": summary(graph, clustering, stats) + _measured(validation),
         "colors": COLORS, "phases": {str(k): v for k, v in sorted(PHASE_NAMES.items())},
         "min_size": clustering.options.min_size, "collapsed": collapse, "validated": validation is not None,
         "nodes": records, "clusters": clusters,
@@ -67,6 +67,19 @@ def report_data(graph: Graph, clustering: Clustering, stats: Stats, *, validatio
         "inner": inner_layouts(graph, clustering, records, clusters, engine) if collapse else {},
     }
     return data
+
+
+def _measured(validation) -> list[list[str]]:
+    """With --validate: what the measured speedups are against (in words), and the whole model's times."""
+    if validation is None:
+        return []
+    from .run_tables import model_line, native_words
+
+    rows = [["native (measured against)", native_words(getattr(validation, "native", None) or None)]]
+    line = model_line(getattr(validation, "model", None))
+    if line:
+        rows.append(["whole model", line.removeprefix("whole model: ")])
+    return rows
 
 
 def _item(i: str, label: str, box: list[float]) -> dict:
