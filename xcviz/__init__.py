@@ -27,6 +27,7 @@ if TYPE_CHECKING:
 F = TypeVar("F", bound=Callable[..., Any])
 Strategy = Literal["mark", "greedy"]
 Device = Literal["cpu", "gpu", "tpu"]
+Native = Literal["onnxruntime", "torch", "tensorflow", "numpy"]
 
 # an error's hint speaks the command line's flags; raised through the API it names the parameters instead
 _FLAG_TO_PARAMETER = [
@@ -160,32 +161,46 @@ def render(graph: Graph, clustering: Clustering | None = None, *, format: Litera
 @_api
 def validate(graph: Graph, clustering: Clustering | None = None, *, inputs: Mapping[str, np.ndarray] | None = None,
              seed: int | None = 0, hardware: str | None = None, repeats: int | None = None,
-             auto_fallback: bool = False) -> ValidationReport:
-    """JIT-compile every kept cluster with JAX and compare it with the NumPy reference (needs xcviz[jax]).
+             auto_fallback: bool = False, native: Native | None = None, threads: int | None = None) -> ValidationReport:
+    """JIT-compile every kept cluster with JAX, compare it with the NumPy reference and time it against the
+    native runtime (needs xcviz[jax]); then the whole model, all-native against hybrid.
 
     inputs: values by graph input name; the others are random from `seed`. auto_fallback: deny the ops of
-    failing clusters and recluster until all pass. The report: `.ok`, `.clusters`, `.to_json()`."""
+    failing clusters and recluster until all pass. native: 'onnxruntime' (the default, op by op), 'numpy'
+    (xcviz's reference, not a production runtime), 'torch' or 'tensorflow' (not timed op by op yet: said so).
+    threads: for XLA (when JAX is not loaded yet) and the native runtime alike. The report: `.ok`,
+    `.clusters`, `.native`, `.model`, `.to_json()`."""
+    from .runtime.native import apply_threads
+
+    threads, _ = apply_threads(threads)
     _need_jax("xcviz.validate")
     from .runtime.validate import validate_graph
 
     return validate_graph(graph, clustering, inputs=dict(inputs) if inputs is not None else None, seed=seed,
-                          hardware=hardware, repeats=repeats, auto_fallback=auto_fallback)
+                          hardware=hardware, repeats=repeats, auto_fallback=auto_fallback, native=native,
+                          threads=threads)
 
 
 @_api
 def run(graph: Graph, inputs: Mapping[str, np.ndarray] | None = None, *, mode: Literal["hybrid", "native", "jit"] = "hybrid",
         clustering: Clustering | None = None, seed: int | None = 0, strategy: Strategy = "mark", device: Device = "cpu",
         min_cluster_size: int | None = None, max_cluster_size: int | None = None, allow: Iterable[str] = (),
-        deny: Iterable[str] = ()) -> dict[str, np.ndarray]:
-    """Execute the whole graph: hybrid (clusters under XLA, the rest in NumPy), native or jit (needs xcviz[jax]
+        deny: Iterable[str] = (), native: Native | None = None, threads: int | None = None) -> dict[str, np.ndarray]:
+    """Execute the whole graph: hybrid (clusters under XLA, the rest natively), native or jit (needs xcviz[jax]
     except native). Returns {output name: array}.
 
     inputs: values by graph input name; any not given is random from `seed` (seed=None: all must be given).
-    hybrid clusters with `clustering`, or else with the clustering keywords (as for `cluster`)."""
+    hybrid clusters with `clustering`, or else with the clustering keywords (as for `cluster`). native: what
+    runs the ops outside clusters (None: xcviz's NumPy reference; 'onnxruntime': onnxruntime, parts it
+    cannot take on NumPy); threads: onnxruntime's (and XLA's when JAX is not loaded yet)."""
     from .runtime.execute import run_graph
 
     if mode not in ("hybrid", "native", "jit"):
         raise XcvizError(f"unknown mode {mode!r}", hint="mode='hybrid', 'native' or 'jit'")
+    if native not in (None, "numpy") and mode != "jit":
+        return _run_on(graph, inputs, mode, clustering, seed, native, threads, strategy=strategy, device=device,
+                       min_cluster_size=min_cluster_size, max_cluster_size=max_cluster_size, allow=frozenset(allow),
+                       deny=frozenset(deny))
     if mode != "native":
         _need_jax(f"xcviz.run(mode={mode!r})")
     # the clustering keywords go on as options: the graph's plan cache keeps one plan per options
@@ -193,6 +208,25 @@ def run(graph: Graph, inputs: Mapping[str, np.ndarray] | None = None, *, mode: L
                      seed=seed if seed is not None else (None if inputs else 0), strategy=strategy, device=device,
                      min_cluster_size=min_cluster_size, max_cluster_size=max_cluster_size, allow=frozenset(allow),
                      deny=frozenset(deny))
+
+
+def _run_on(graph, inputs, mode, clustering, seed, native, threads, **cluster_kw) -> dict:
+    from .runtime.inputs import bind_inputs
+    from .runtime.jit import CompileCache
+    from .runtime.native import apply_threads, resolve
+    from .runtime.wholemodel import run_on
+
+    threads, _ = apply_threads(threads)
+    if mode == "hybrid":
+        _need_jax(f"xcviz.run(mode={mode!r})")
+        if clustering is None:
+            from .clustering import ClusterOptions, run_clustering
+
+            clustering = run_clustering(graph, ClusterOptions(**cluster_kw))
+    feeds = bind_inputs(graph, dict(inputs) if inputs is not None else None,
+                        seed if seed is not None else (None if inputs else 0))
+    return run_on(graph, clustering, feeds, mode, resolve(native, graph, threads), CompileCache(), None,
+                  timed=False)["outputs"]
 
 
 @_api

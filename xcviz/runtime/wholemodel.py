@@ -146,7 +146,8 @@ def time_model(graph: Graph, clustering, rt: NativeRuntime, env: dict, cache, re
     return times, outputs
 
 
-def run_on(graph: Graph, clustering, feeds: dict, mode: str, rt: NativeRuntime, cache, repeats: int | None) -> dict:
+def run_on(graph: Graph, clustering, feeds: dict, mode: str, rt: NativeRuntime, cache, repeats: int | None,
+           timed: bool = True) -> dict:
     """`run --mode native|hybrid` on the runtime `rt`: {outputs (by the model's names), first_run_ms (sessions
     made and clusters compiled), median_ms, runtime (what ran the native parts), fallback_segments, note}."""
     import time
@@ -171,7 +172,7 @@ def run_on(graph: Graph, clustering, feeds: dict, mode: str, rt: NativeRuntime, 
         name = rt.name if set(segments) <= {rt.name} else "+".join(sorted(segments))
     first = call()
     first_ms = (time.perf_counter() - t0) * 1e3
-    ms = median_ms(call, repeats)
+    ms = median_ms(call, repeats) if timed else None
     outputs = {graph.output_names.get(r, r): np.asarray(v) for r, v in first.items()}
     return {"outputs": outputs, "first_run_ms": first_ms, "median_ms": ms, "runtime": name,
             "fallback_segments": sum(segments.values()), "fallback_segments_on": dict(sorted(segments.items())),
