@@ -91,13 +91,16 @@ def _onnx_name(ref: str, protos) -> str:
 def _sliced(graph: Graph, nodes, entries, exits, values, model, protos):
     from onnx import helper
 
+    from onnx import numpy_helper
+
     inits = {t.name: t for t in model.graph.initializer}
-    data = {v.name for v in graph.inputs if v.data is not None}
+    params = {v.name: v for v in graph.inputs if v.is_param}
     initializers, inputs, feeds = [], [], {}
     for r in entries:
         onnx_name = _onnx_name(r, protos)
-        if r in data and onnx_name in inits:
-            initializers.append(inits[onnx_name])   # a weight: inside the model, as the runtime keeps it
+        if r in params:   # a weight: inside the model, as the runtime keeps it (a stripped one with its seeded values)
+            initializers.append(inits[onnx_name] if params[r].data is not None and onnx_name in inits
+                                else numpy_helper.from_array(np.asarray(values[r]), onnx_name))
             continue
         _check_value(r, values[r])
         inputs.append(helper.make_tensor_value_info(onnx_name, _elem(values[r]), np.shape(values[r])))
@@ -189,13 +192,13 @@ def _emitted(graph: Graph, nodes, entries, exits, values):
 
     consts: list = []
     onnx_nodes = [_emit_node(n, consts) for n in nodes]
-    data = {v.name: v.data for v in graph.inputs if v.data is not None}
+    params = {v.name for v in graph.inputs if v.is_param}
     initializers, inputs, feeds = consts, [], {}
     from onnx import numpy_helper
 
     for r in entries:
-        if r in data and isinstance(data[r], np.ndarray):
-            initializers.append(numpy_helper.from_array(np.asarray(data[r]), _name(r)))
+        if r in params and isinstance(values.get(r), np.ndarray):   # weights stay inside, as the runtime keeps them
+            initializers.append(numpy_helper.from_array(np.asarray(values[r]), _name(r)))
             continue
         _check_value(r, values[r])
         inputs.append(helper.make_tensor_value_info(_name(r), _elem(values[r]), np.shape(values[r])))
