@@ -74,15 +74,22 @@ def bench(path: str, threads: int, hardware: str, rounds: int, repeats: int) -> 
     g = xcviz.load(path)
     c = xcviz.cluster(g)
     feeds = bind_inputs(g, None, 0)   # binds the symbolic dims: the cost model needs the shapes
-    est = compute_stats(g, c, load_hardware(hardware, "cpu")).speedup_estimate
+    stats = compute_stats(g, c, load_hardware(hardware, "cpu"))
+    est = stats.speedup_estimate
     run = execute_tolerant(g, feeds)
     rt, cache = OnnxRuntime(threads), CompileCache()
     direct, direct_opt = direct_session(path, feeds, threads, False), direct_session(path, feeds, threads, True)
+    def timed(fn):
+        try:
+            return median_ms(fn, repeats)
+        except Exception:  # noqa: BLE001 - onnxruntime refusing the file on these inputs: no direct time
+            return None
+
     rows = []
     for _ in range(rounds):
         t, _ = time_model(g, c, rt, run.env, cache, repeats, est)
         rows.append({"native_ms": t.native_ms, "optimized_ms": t.native_optimized_ms, "hybrid_ms": t.hybrid_ms,
-                     "direct_ms": median_ms(direct, repeats), "direct_optimized_ms": median_ms(direct_opt, repeats),
+                     "direct_ms": timed(direct), "direct_optimized_ms": timed(direct_opt),
                      "runtime": t.runtime, "segments": t.segments_on, "why": t.why})
     med = {k: statistics.median(r[k] for r in rows if r[k] is not None) if any(r[k] is not None for r in rows) else None
            for k in ("native_ms", "optimized_ms", "hybrid_ms", "direct_ms", "direct_optimized_ms")}
@@ -95,7 +102,8 @@ def bench(path: str, threads: int, hardware: str, rounds: int, repeats: int) -> 
             "speedup_min": min(speedups) if speedups else None, "speedup_max": max(speedups) if speedups else None,
             "native_spread": [min(r["native_ms"] for r in rows), max(r["native_ms"] for r in rows)],
             "hybrid_spread": [min(r["hybrid_ms"] for r in rows), max(r["hybrid_ms"] for r in rows)],
-            "est_speedup": est, "runtime": rows[0]["runtime"], "segments": rows[0]["segments"], "why": rows[0]["why"]}
+            "est_speedup": est, "est_native_ms": stats.time_before * 1e3 if stats.time_before else None,
+            "est_hybrid_ms": stats.time_after * 1e3 if stats.time_after else None, "runtime": rows[0]["runtime"], "segments": rows[0]["segments"], "why": rows[0]["why"]}
 
 
 def verdicts(r: dict) -> dict:
