@@ -135,7 +135,7 @@ def table(results: list[dict], args) -> str:
     ok = [r for r in results if "error" not in r]
     vs = [verdicts(r) for r in ok]
     lines += ["", f"threads {args.threads} (XLA and onnxruntime), hardware profile `{args.hardware}`, {args.rounds} rounds × "
-              f"median of {args.repeats} runs; {len(ok)} models",
+              f"median of {args.repeats or 'adaptive (3-50)'} runs; {len(ok)} models",
               f"- native within 1.3× of onnxruntime direct: {sum(v['native_ok'] for v in vs)}/{len(vs)}",
               f"- est. within 1.5× of measured: {sum(v['est_within_1_5'] for v in vs)}/{len(vs)} "
               f"({100 * sum(v['est_within_1_5'] for v in vs) / max(len(vs), 1):.0f} %)",
@@ -149,7 +149,7 @@ def main() -> None:
     ap.add_argument("--threads", type=int, default=1)
     ap.add_argument("--hardware", default="cpu")
     ap.add_argument("--rounds", type=int, default=3)
-    ap.add_argument("--repeats", type=int, default=20)
+    ap.add_argument("--repeats", type=int, default=0, help="runs per median; 0: adaptive (~0.2 s, 3 to 50 runs)")
     ap.add_argument("--models", nargs="*")
     ap.add_argument("--out", default=os.path.join(HERE, "native_results"))
     args = ap.parse_args()
@@ -160,7 +160,7 @@ def main() -> None:
     for path in [os.path.abspath(p) for p in args.models] if args.models else models():
         t0 = time.time()
         try:
-            r = bench(path, args.threads, args.hardware, args.rounds, args.repeats)
+            r = bench(path, args.threads, args.hardware, args.rounds, args.repeats or None)
         except Exception as e:  # noqa: BLE001 - one model failing is a row, not the end of the run
             r = {"model": os.path.basename(path), "error": f"{e.__class__.__name__}: {e}".splitlines()[0][:200]}
         r["seconds"] = round(time.time() - t0, 1)
