@@ -100,10 +100,14 @@ def bench(path: str, threads: int, hardware: str, rounds: int, repeats: int) -> 
             "native_over_direct": med["native_ms"] / med["direct_ms"] if med["native_ms"] and med["direct_ms"] else None,
             "speedup": statistics.median(speedups) if speedups else None,
             "speedup_min": min(speedups) if speedups else None, "speedup_max": max(speedups) if speedups else None,
-            "native_spread": [min(r["native_ms"] for r in rows), max(r["native_ms"] for r in rows)],
-            "hybrid_spread": [min(r["hybrid_ms"] for r in rows), max(r["hybrid_ms"] for r in rows)],
+            "native_spread": _spread(rows, "native_ms"), "hybrid_spread": _spread(rows, "hybrid_ms"),
             "est_speedup": est, "est_native_ms": stats.time_before * 1e3 if stats.time_before else None,
             "est_hybrid_ms": stats.time_after * 1e3 if stats.time_after else None, "runtime": rows[0]["runtime"], "segments": rows[0]["segments"], "why": rows[0]["why"]}
+
+
+def _spread(rows: list[dict], key: str) -> list:
+    got = [r[key] for r in rows if r[key] is not None]
+    return [min(got), max(got)] if got else [None, None]
 
 
 def verdicts(r: dict) -> dict:
@@ -134,7 +138,8 @@ def table(results: list[dict], args) -> str:
                      f"| {'ok' if v['right_side'] else 'WRONG'}{'' if v['needs_side'] else ' (n/a)'} |")
     ok = [r for r in results if "error" not in r]
     vs = [verdicts(r) for r in ok]
-    lines += ["", f"threads {args.threads} (XLA and onnxruntime), hardware profile `{args.hardware}`, {args.rounds} rounds × "
+    lines += ["", f"threads {args.threads} (XLA and onnxruntime), {'process CPU time' if args.cpu_time else 'wall time'}, "
+              f"hardware profile `{args.hardware}`, {args.rounds} rounds × "
               f"median of {args.repeats or 'adaptive (3-50)'} runs; {len(ok)} models",
               f"- native within 1.3× of onnxruntime direct: {sum(v['native_ok'] for v in vs)}/{len(vs)}",
               f"- est. within 1.5× of measured: {sum(v['est_within_1_5'] for v in vs)}/{len(vs)} "
@@ -151,11 +156,19 @@ def main() -> None:
     ap.add_argument("--rounds", type=int, default=3)
     ap.add_argument("--repeats", type=int, default=0, help="runs per median; 0: adaptive (~0.2 s, 3 to 50 runs)")
     ap.add_argument("--models", nargs="*")
+    ap.add_argument("--cpu-time", action="store_true",
+                    help="time with the process's CPU time, not wall time: on a shared, loaded machine a run then is "
+                         "not stretched by waiting for a core (XLA hands each call to a thread of its own, which "
+                         "waits a scheduler slice at load ~20 on 2 cores; onnxruntime at 1 thread runs in the caller)")
     ap.add_argument("--out", default=os.path.join(HERE, "native_results"))
     args = ap.parse_args()
     from xcviz.runtime.native import apply_threads
 
     apply_threads(args.threads)   # before JAX loads
+    if args.cpu_time:
+        from xcviz.runtime import measure
+
+        measure.clock = time.process_time
     results = []
     for path in [os.path.abspath(p) for p in args.models] if args.models else models():
         t0 = time.time()
@@ -168,6 +181,7 @@ def main() -> None:
         print(json.dumps(r), flush=True)
         with open(args.out + ".json", "w", encoding="utf-8") as f:
             json.dump({"threads": args.threads, "hardware": args.hardware, "rounds": args.rounds,
+                       "clock": "process CPU time" if args.cpu_time else "wall time",
                        "repeats": args.repeats, "results": results}, f, indent=1)
     with open(args.out + ".md", "w", encoding="utf-8") as f:
         f.write(table(results, args))

@@ -153,7 +153,7 @@ def _compute_stats(graph: Graph, clustering, hw: Hardware) -> Stats:
         kernel_launches_before=n, kernel_launches_after=int(kernels.sum()) + fallback,
         time_before=before, time_after=after,
         speedup_estimate=before / after if before is not None and after else None,
-        clusters=nc, fallback_nodes=fallback, hardware=hw.name,
+        clusters=nc, fallback_nodes=fallback, hardware=hw.name, native=getattr(hw, "native", None),
         clusters_detail=LazyList(nc, detail.make), edges=LazyList(n_edges, edges.edge))
 
 
