@@ -70,6 +70,7 @@ MID_CHAINS = {
     "narrow_conv": ("%w: f32[16,16,3,3], %c: f32[16]", "{y}: f32[1,16,32,32] = conv2d({x}, %w, %c) {{pads=[1,1,1,1]}}",
                     "f32[1,16,32,32]"),
 }
+SESSION_1, SESSION_CHAIN = ("session", "small"), ("session chain", "small")   # a native runtime's call, timed with the small ops
 # native bandwidth: a large add (reads two arrays, writes one)
 STREAM = "%y: f32[1048576] = add(%a: f32[1048576], %b: f32[1048576])"
 
@@ -231,23 +232,24 @@ def measure_classes(repeats: int, xla_bandwidth: float, step: Callable[[str], No
     t.native("stream", graphs["stream"])
     tiny = program("%y: f32[4] = add(%a: f32[4], %b: f32[4])")
     if rt is not None and rt.name != "numpy":
-        t.native("session 1", chain_program("elementwise", 1))
-        t.native("session chain", chain_program("elementwise", CHAIN))
+        # among the small programs (interleaved with them): beside the large ones a call looks 5x dearer
+        t.native(SESSION_1, chain_program("elementwise", 1))
+        t.native(SESSION_CHAIN, chain_program("elementwise", CHAIN))
     t.xla("tiny", tiny)
     t.xla("tiny handed in", tiny, resident=False)
     step("timing, interleaved")
     m = t.run()
     step("fitting")
-    if "session 1" in m:   # the session call, once per model: not part of any op's cost
-        per_op = max(m["session chain"] - m["session 1"], 0.0) / (CHAIN - 1)
+    if SESSION_1 in m:   # the session call, once per model: not part of any op's cost
+        per_op = max(m[SESSION_CHAIN] - m[SESSION_1], 0.0) / (CHAIN - 1)
         if per_op <= 0:   # noise hid one more op: the chain's time per op, an upper bound, rather than nothing
-            per_op = m["session chain"] / CHAIN
-        session = max(m["session 1"] - per_op, 0.0)
-        m = {k: (v - session if k in t.calls and k not in t.kernels and isinstance(k, tuple) or k == "stream" else v)
-             for k, v in m.items()}
+            per_op = m[SESSION_CHAIN] / CHAIN
+        session = max(m[SESSION_1] - per_op, 0.0)
+        timed_native = [k for k in t.calls if k not in t.kernels and k not in (SESSION_1, SESSION_CHAIN)]
+        m = {k: v - session if k in timed_native else v for k, v in m.items()}
         m = {k: max(v, 1e-8) for k, v in m.items()}
     out = fit(m, graphs, xla_bandwidth)
-    if "session 1" in m:
+    if SESSION_1 in m:
         out["native_session_overhead"] = session
         for row in out["classes"].values():   # every op pays the runtime's dispatch: one more op of a chain
             row["native_overhead"] = max(row["native_overhead"], per_op)
