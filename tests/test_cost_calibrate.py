@@ -36,7 +36,7 @@ def test_calibrate_writes_a_profile_that_loads(run_cli, tmp_path):
     assert cal.session_overhead == data["native_session_overhead"]
     # and the cost model runs on it
     code, out_text, _ = run_cli("stats", str(ROOT / "graphs/resnet_block.yaml"), "--hardware", str(out))
-    assert code == 0 and "(mine)" in out_text
+    assert code == 0 and "(mine, vs onnxruntime)" in out_text   # the estimate says which runtime it is against
 
 
 def test_calibrate_needs_a_yaml_target(run_cli, tmp_path):
