@@ -190,3 +190,18 @@ def test_cli_threads_reach_xla_flags_before_jax_loads():
 def test_unknown_native_runtime_is_one_line(run_cli):
     code, _, err = run_cli("validate", os.path.join(GRAPHS, "tiny_mlp_onnx.json"), "--native", "tvm")
     assert code == 2 and "unknown native runtime 'tvm'" in err and "Traceback" not in err
+
+
+def test_api_calibrate_returns_a_profile_against_onnxruntime(tmp_path):
+    import yaml
+
+    from xcviz.cost import load_hardware
+
+    text = xcviz.calibrate(name="api", matmul_n=32, stream_elements=1024, repeats=2)
+    data = yaml.safe_load(text)
+    assert data["name"] == "api" and data["native"] == "onnxruntime" and "onnxruntime" in data["source"]
+    path = tmp_path / "api.yaml"
+    path.write_text(text)
+    g = xcviz.load(os.path.join(GRAPHS, "resnet_mini.onnx"), dims={"N": 1})
+    s = xcviz.stats(g, xcviz.cluster(g), hardware=str(path))
+    assert s.native == "onnxruntime" and s.speedup_estimate is not None

@@ -7,7 +7,7 @@ import re
 from typing import TYPE_CHECKING, Any, Callable, Iterable, Literal, Mapping, TypeVar
 
 __version__ = "0.1.0"
-__all__ = ["load", "from_torch", "cluster", "stats", "explain", "render", "validate", "run", "diff", "analyse", "AnalysisOptions",
+__all__ = ["load", "from_torch", "cluster", "stats", "explain", "render", "validate", "run", "calibrate", "diff", "analyse", "AnalysisOptions",
            "Analysis", "print_graph", "parse_graph", "XcvizError"]
 
 from . import render as _render_package  # noqa: F401  (empty; imported before `def render` below, so that
@@ -208,6 +208,21 @@ def run(graph: Graph, inputs: Mapping[str, np.ndarray] | None = None, *, mode: L
                      seed=seed if seed is not None else (None if inputs else 0), strategy=strategy, device=device,
                      min_cluster_size=min_cluster_size, max_cluster_size=max_cluster_size, allow=frozenset(allow),
                      deny=frozenset(deny))
+
+
+@_api
+def calibrate(*, native: Native | None = None, threads: int | None = None, name: str = "calibrated",
+              matmul_n: int | None = None, stream_elements: int | None = None, repeats: int | None = None) -> str:
+    """Measure this machine (needs xcviz[jax]): XLA's roofline and per op class costs, the native side on
+    `native`'s kernels ('onnxruntime', the default; 'numpy': xcviz's reference). Returns the hardware profile
+    as YAML text: write it to a file and pass hardware='that.yaml' (as `xcviz calibrate -o FILE` does)."""
+    from .runtime.native import apply_threads
+
+    threads, _ = apply_threads(threads)
+    _need_jax("xcviz.calibrate")
+    from .runtime.calibrate import calibrate as measure
+
+    return measure(matmul_n, stream_elements, repeats, native=native, threads=threads).profile_yaml(name)
 
 
 def _run_on(graph, inputs, mode, clustering, seed, native, threads, **cluster_kw) -> dict:
