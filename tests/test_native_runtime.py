@@ -206,3 +206,17 @@ def test_api_calibrate_returns_a_profile_against_onnxruntime(tmp_path):
     g = xcviz.load(os.path.join(GRAPHS, "resnet_mini.onnx"), dims={"N": 1})
     s = xcviz.stats(g, xcviz.cluster(g), hardware=str(path))
     assert s.native == "onnxruntime" and s.speedup_estimate is not None
+
+
+def test_tf_graph_without_onnx_form_is_timed_on_numpy_and_says_so():
+    # a TF GraphDef (no TensorFlow needed to read it): its ops have no ONNX form, its inputs are placeholders
+    path = os.path.join(ROOT, "tests", "data", "tf_suite", "conv_bn", "grappler_off-min1",
+                        "mark_for_compilation_annotated.pbtxt")
+    g = xcviz.load(path)
+    report = xcviz.validate(g, repeats=1)
+    m = report.model
+    assert m.native_ms and m.hybrid_ms and m.runtime == "numpy" and m.native_optimized_ms is None
+    assert all(c.native_runtime == "numpy" for c in report.clusters)
+    from xcviz.render.run_tables import model_line
+
+    assert NUMPY_WORDS in model_line(m)

@@ -47,7 +47,9 @@ class ModelTimes:
 
 
 def _feeds(graph: Graph, env: dict) -> dict:
-    return {v.name: env[v.name] for v in graph.inputs if v.name in env}
+    """What a run is given: the graph's inputs and its placeholder nodes (TF graphs feed those)."""
+    names = [v.name for v in graph.inputs] + [n.name for n in graph.nodes if n.op == "placeholder"]
+    return {name: env[name] for name in names if name in env}
 
 
 def native_program(graph: Graph, rt: NativeRuntime, env: dict):
