@@ -77,7 +77,7 @@ def validate_table(report, width: int = 120):
         lines.append("* synthetic entry tensors (seeded, of the inferred types): their producers cannot run natively")
     numpy_rows = [c.id for c in report.clusters if getattr(c, "native_runtime", None) == "numpy"]
     native = getattr(report, "native", None) or None
-    lines.append(native_words(native) + (f"; on NumPy (no ONNX form): {', '.join(numpy_rows)}"
+    lines.append(native_words(native) + (f"; on NumPy (onnxruntime cannot take them): {', '.join(numpy_rows)}"
                                          if numpy_rows and native and native.get("runtime") != "numpy" else ""))
     whole = model_line(getattr(report, "model", None))
     if whole:

@@ -50,6 +50,7 @@ class ClusterCheck:
     reason: str | None = None   # why skipped: compile-error | run-error | no-reference | no-inputs
     kernels_predicted: int | None = None  # the cost model's fusion model, beside XLA's own count (kernels_after)
     native_runtime: str | None = None     # what native_ms ran on (numpy where the runtime asked for cannot take it)
+    native_note: str | None = None        # why it fell back to numpy
 
     @property
     def failed(self) -> bool:
@@ -143,7 +144,7 @@ def check_cluster(graph, spec, run: PartialRun, cache, repeats, seed: int, row: 
             bad = f"{ref}: {cmp['why']}"
     row.max_abs_error, row.max_rel_error = worst_abs, worst_rel
     row.status, row.message = ("ok", None) if bad is None else ("mismatch", bad)
-    native, row.native_runtime, _ = prepare_or_numpy(rt or NumpyRuntime(), graph, spec.members, spec.entries,
+    native, row.native_runtime, row.native_note = prepare_or_numpy(rt or NumpyRuntime(), graph, spec.members, spec.entries,
                                                     spec.exits, {**values, **reference})
     row.native_ms = median_ms(lambda: native(values), repeats)
     fed = resident(graph, spec, values)  # parameters stay on the device, as XLA keeps them
