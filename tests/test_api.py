@@ -13,7 +13,7 @@ import xcviz
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 SEED = os.path.join(ROOT, "graphs", "seed_demo.yaml")
-API = ["load", "cluster", "stats", "explain", "render", "validate", "run", "diff", "parse_graph", "print_graph"]
+API = ["load", "cluster", "stats", "explain", "render", "validate", "run", "calibrate", "diff", "parse_graph", "print_graph"]
 
 
 @pytest.mark.parametrize("name", API)

@@ -30,9 +30,13 @@ def test_calibrate_writes_a_profile_that_loads(run_cli, tmp_path):
                for c in cal.classes.values())
     # an op costs more natively than nothing: the fixed cost of running one op was measured
     assert cal.classes["elementwise"].native_overhead > 0 and cal.classes["conv"].native_overhead > 0
+    # against onnxruntime's kernels by default, said in the profile, with its session call apart
+    data = yaml.safe_load(out.read_text())
+    assert data["native"] == "onnxruntime" and "onnxruntime" in hw.source and data["native_session_overhead"] >= 0
+    assert cal.session_overhead == data["native_session_overhead"]
     # and the cost model runs on it
     code, out_text, _ = run_cli("stats", str(ROOT / "graphs/resnet_block.yaml"), "--hardware", str(out))
-    assert code == 0 and "(mine)" in out_text
+    assert code == 0 and "(mine, vs onnxruntime)" in out_text   # the estimate says which runtime it is against
 
 
 def test_calibrate_needs_a_yaml_target(run_cli, tmp_path):

@@ -144,10 +144,19 @@ GEMM = """graph one(%x: f32[16,64], %w: f32[64,64]) {
 }"""
 
 
-@pytest.mark.parametrize("name", hardware_names())
+def test_builtin_cpu_profile_is_calibrated_against_onnxruntime():
+    """The built-in cpu profile is measured, not derived: per class numbers of onnxruntime's kernels, its session
+    call apart, and the source says which machine, runtime and threads."""
+    hw = load_hardware("cpu")
+    assert hw.calibrated is not None and hw.calibrated.session_overhead > 0
+    assert all(c.native_overhead > 0 for c in hw.calibrated.classes.values())
+    assert "onnxruntime" in hw.source and "thread" in hw.source and "2-core" in hw.source
+
+
+@pytest.mark.parametrize("name", [n for n in hardware_names() if n != "cpu"])
 def test_builtin_profiles_keep_the_roofline(name):
-    """The built-in profiles are datasheet figures, not measurements of per-class costs: no classes, and an
-    op costs max(FLOPs / peak, bytes / bandwidth) + launch as before."""
+    """The built-in accelerator profiles are datasheet figures, not measurements of per-class costs: no
+    classes, and an op costs max(FLOPs / peak, bytes / bandwidth) + launch as before."""
     from xcviz import parse_graph
 
     hw = load_hardware(name)

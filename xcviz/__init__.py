@@ -7,8 +7,8 @@ import re
 from typing import TYPE_CHECKING, Any, Callable, Iterable, Literal, Mapping, TypeVar
 
 __version__ = "0.1.0"
-__all__ = ["load", "from_torch", "cluster", "stats", "explain", "render", "validate", "run", "diff", "analyse", "AnalysisOptions",
-           "Analysis", "torch_backend", "compile_report", "print_graph", "parse_graph", "XcvizError"]
+__all__ = ["load", "from_torch", "cluster", "stats", "explain", "render", "validate", "run", "calibrate", "diff", "analyse",
+           "AnalysisOptions", "Analysis", "torch_backend", "compile_report", "print_graph", "parse_graph", "XcvizError"]
 
 from . import render as _render_package  # noqa: F401  (empty; imported before `def render` below, so that
 # importing xcviz.render.* later finds it loaded and leaves the attribute `xcviz.render` the API function)
@@ -27,6 +27,7 @@ if TYPE_CHECKING:
 F = TypeVar("F", bound=Callable[..., Any])
 Strategy = Literal["mark", "greedy"]
 Device = Literal["cpu", "gpu", "tpu"]
+Native = Literal["onnxruntime", "torch", "tensorflow", "numpy"]
 
 # an error's hint speaks the command line's flags; raised through the API it names the parameters instead
 _FLAG_TO_PARAMETER = [
@@ -197,32 +198,46 @@ def render(graph: Graph, clustering: Clustering | None = None, *, format: Litera
 @_api
 def validate(graph: Graph, clustering: Clustering | None = None, *, inputs: Mapping[str, np.ndarray] | None = None,
              seed: int | None = 0, hardware: str | None = None, repeats: int | None = None,
-             auto_fallback: bool = False) -> ValidationReport:
-    """JIT-compile every kept cluster with JAX and compare it with the NumPy reference (needs xcviz[jax]).
+             auto_fallback: bool = False, native: Native | None = None, threads: int | None = None) -> ValidationReport:
+    """JIT-compile every kept cluster with JAX, compare it with the NumPy reference and time it against the
+    native runtime (needs xcviz[jax]); then the whole model, all-native against hybrid.
 
     inputs: values by graph input name; the others are random from `seed`. auto_fallback: deny the ops of
-    failing clusters and recluster until all pass. The report: `.ok`, `.clusters`, `.to_json()`."""
+    failing clusters and recluster until all pass. native: 'onnxruntime' (the default, op by op), 'numpy'
+    (xcviz's reference, not a production runtime), 'torch' or 'tensorflow' (not timed op by op yet: said so).
+    threads: for XLA (when JAX is not loaded yet) and the native runtime alike. The report: `.ok`,
+    `.clusters`, `.native`, `.model`, `.to_json()`."""
+    from .runtime.native import apply_threads
+
+    threads, _ = apply_threads(threads)
     _need_jax("xcviz.validate")
     from .runtime.validate import validate_graph
 
     return validate_graph(graph, clustering, inputs=dict(inputs) if inputs is not None else None, seed=seed,
-                          hardware=hardware, repeats=repeats, auto_fallback=auto_fallback)
+                          hardware=hardware, repeats=repeats, auto_fallback=auto_fallback, native=native,
+                          threads=threads)
 
 
 @_api
 def run(graph: Graph, inputs: Mapping[str, np.ndarray] | None = None, *, mode: Literal["hybrid", "native", "jit"] = "hybrid",
         clustering: Clustering | None = None, seed: int | None = 0, strategy: Strategy = "mark", device: Device = "cpu",
         min_cluster_size: int | None = None, max_cluster_size: int | None = None, allow: Iterable[str] = (),
-        deny: Iterable[str] = ()) -> dict[str, np.ndarray]:
-    """Execute the whole graph: hybrid (clusters under XLA, the rest in NumPy), native or jit (needs xcviz[jax]
+        deny: Iterable[str] = (), native: Native | None = None, threads: int | None = None) -> dict[str, np.ndarray]:
+    """Execute the whole graph: hybrid (clusters under XLA, the rest natively), native or jit (needs xcviz[jax]
     except native). Returns {output name: array}.
 
     inputs: values by graph input name; any not given is random from `seed` (seed=None: all must be given).
-    hybrid clusters with `clustering`, or else with the clustering keywords (as for `cluster`)."""
+    hybrid clusters with `clustering`, or else with the clustering keywords (as for `cluster`). native: what
+    runs the ops outside clusters (None: xcviz's NumPy reference; 'onnxruntime': onnxruntime, parts it
+    cannot take on NumPy); threads: onnxruntime's (and XLA's when JAX is not loaded yet)."""
     from .runtime.execute import run_graph
 
     if mode not in ("hybrid", "native", "jit"):
         raise XcvizError(f"unknown mode {mode!r}", hint="mode='hybrid', 'native' or 'jit'")
+    if native not in (None, "numpy") and mode != "jit":
+        return _run_on(graph, inputs, mode, clustering, seed, native, threads, strategy=strategy, device=device,
+                       min_cluster_size=min_cluster_size, max_cluster_size=max_cluster_size, allow=frozenset(allow),
+                       deny=frozenset(deny))
     if mode != "native":
         _need_jax(f"xcviz.run(mode={mode!r})")
     # the clustering keywords go on as options: the graph's plan cache keeps one plan per options
@@ -230,6 +245,40 @@ def run(graph: Graph, inputs: Mapping[str, np.ndarray] | None = None, *, mode: L
                      seed=seed if seed is not None else (None if inputs else 0), strategy=strategy, device=device,
                      min_cluster_size=min_cluster_size, max_cluster_size=max_cluster_size, allow=frozenset(allow),
                      deny=frozenset(deny))
+
+
+@_api
+def calibrate(*, native: Native | None = None, threads: int | None = None, name: str = "calibrated",
+              matmul_n: int | None = None, stream_elements: int | None = None, repeats: int | None = None) -> str:
+    """Measure this machine (needs xcviz[jax]): XLA's roofline and per op class costs, the native side on
+    `native`'s kernels ('onnxruntime', the default; 'numpy': xcviz's reference). Returns the hardware profile
+    as YAML text: write it to a file and pass hardware='that.yaml' (as `xcviz calibrate -o FILE` does)."""
+    from .runtime.native import apply_threads
+
+    threads, _ = apply_threads(threads)
+    _need_jax("xcviz.calibrate")
+    from .runtime.calibrate import calibrate as measure
+
+    return measure(matmul_n, stream_elements, repeats, native=native, threads=threads).profile_yaml(name)
+
+
+def _run_on(graph, inputs, mode, clustering, seed, native, threads, **cluster_kw) -> dict:
+    from .runtime.inputs import bind_inputs
+    from .runtime.jit import CompileCache
+    from .runtime.native import apply_threads, resolve
+    from .runtime.wholemodel import run_on
+
+    threads, _ = apply_threads(threads)
+    if mode == "hybrid":
+        _need_jax(f"xcviz.run(mode={mode!r})")
+        if clustering is None:
+            from .clustering import ClusterOptions, run_clustering
+
+            clustering = run_clustering(graph, ClusterOptions(**cluster_kw))
+    feeds = bind_inputs(graph, dict(inputs) if inputs is not None else None,
+                        seed if seed is not None else (None if inputs else 0))
+    return run_on(graph, clustering, feeds, mode, resolve(native, graph, threads), CompileCache(), None,
+                  timed=False)["outputs"]
 
 
 @_api

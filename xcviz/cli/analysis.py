@@ -1,7 +1,7 @@
 """The analysis commands: `cluster`, `stats`, `explain` (tables or --json) and `ops` (the op registry)."""
 from __future__ import annotations
 
-from typing import Annotated, Optional
+from typing import Optional
 
 import typer
 

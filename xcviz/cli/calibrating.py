@@ -10,6 +10,7 @@ import typer
 from ..errors import XcvizError
 from .base import command
 from .output import LazyProgress, console
+from .running import Native, Threads, check_native
 
 
 @command()
@@ -19,7 +20,8 @@ def calibrate(output: str = typer.Option(..., "-o", "--output", metavar="FILE.ya
               matmul_n: int = typer.Option(2048, "--matmul-n", metavar="N", help="matmul size for the peak FLOP rate"),
               stream: int = typer.Option(1 << 25, "--stream", metavar="ELEMENTS",
                                          help="float32 elements streamed for the memory bandwidth"),
-              repeats: int = typer.Option(20, "--repeats", metavar="N", help="timed repeats per measurement")) -> None:
+              repeats: int = typer.Option(20, "--repeats", metavar="N", help="timed repeats per measurement"),
+              native: Native = None, threads: Threads = None) -> None:
     """Measure peak FLOP rate, memory bandwidth, launch and sync overhead on JAX's default backend, and what each
     op class costs natively and compiled; write a profile."""
     from ..fileio import check_target, write_atomic
@@ -28,6 +30,7 @@ def calibrate(output: str = typer.Option(..., "-o", "--output", metavar="FILE.ya
     if not output.endswith((".yaml", ".yml")):
         raise XcvizError("the profile must be a .yaml file", where=output, hint="-o my_machine.yaml")
     check_target(output)
+    check_native(native)
     bar = LazyProgress("calibrating")
     done = [0]
 
@@ -36,7 +39,7 @@ def calibrate(output: str = typer.Option(..., "-o", "--output", metavar="FILE.ya
         done[0] += 1
 
     try:
-        result = measure(matmul_n, stream, repeats, progress=step)
+        result = measure(matmul_n, stream, repeats, progress=step, native=native, threads=threads)
         bar(STEPS, STEPS, "done")
     finally:
         bar.close()
@@ -45,4 +48,5 @@ def calibrate(output: str = typer.Option(..., "-o", "--output", metavar="FILE.ya
     err = console(sys.stderr)
     err.print(f"wrote {output}: {result.peak_flops / 1e9:.1f} GFLOP/s, {result.memory_bandwidth / 1e9:.1f} GB/s, "
               f"launch {result.launch_overhead * 1e6:.1f} µs, sync {result.sync_overhead * 1e6:.1f} µs "
-              f"({result.device}); use it with --hardware {output}")
+              f"({result.device}; native {result.native['runtime']}, {result.native['threads']} threads); "
+              f"use it with --hardware {output}")

@@ -11,6 +11,7 @@ from ..errors import XcvizError
 from ..pipeline import AnalysisOptions
 from .base import GraphArg, Output, analyse, analysis_command
 from .output import LazyProgress, console, emit_file
+from .running import Native, Threads
 
 
 @analysis_command
@@ -18,12 +19,16 @@ def report(graph: GraphArg, output: Output = None,
            validate: bool = typer.Option(False, "--validate", help="JIT-compile every cluster with JAX and add the measured speedup and error columns"),
            collapse: Optional[bool] = typer.Option(None, "--collapse/--expand", show_default=False,
                                                    help="open with one box per cluster / every node [collapse above 1,500 nodes]"),
-           *, options: AnalysisOptions) -> None:
+           native: Native = None, threads: Threads = None, *, options: AnalysisOptions) -> None:
     """Write one HTML file (no network needed) to explore the clusters, fallbacks, node stories and the formation replay."""
     from ..fileio import check_target
     from ..render.report_html import build_report
     from ..render.tables import summary_line
+    from ..runtime.native import apply_threads
+    from .running import check_native
 
+    check_native(native)
+    threads, _ = apply_threads(threads)  # before JAX loads
     target = output or default_report_name(graph)
     if not target.lower().endswith((".html", ".htm")):
         raise XcvizError("xcviz report writes HTML", where=target, hint="name the file .html")
@@ -40,7 +45,7 @@ def report(graph: GraphArg, output: Output = None,
 
             # with --inputs the clusters run on those arrays, as `validate --inputs` runs them
             checks = validate_graph(a.graph, clustering=a.clustering, hardware=options.hardware, progress=progress,
-                                    inputs=read_npz(options.inputs))
+                                    inputs=read_npz(options.inputs), native=native, threads=threads)
         finally:
             progress.close()
     emit_file(target, build_report(a.graph, a.clustering, a.stats, validation=checks, collapse=collapse))

@@ -21,6 +21,14 @@ MaxElements = Annotated[int, typer.Option(
 STAGES = ("stablehlo", "optimized")
 MODES = ("hybrid", "native", "jit")  # = runtime.execute.MODES
 DEFAULT_MAX_ELEMENTS = 50_000_000  # = runtime.inputs.DEFAULT_MAX_ELEMENTS (not imported: keeps --help fast)
+NATIVES = ("onnxruntime", "torch", "tensorflow", "numpy")  # = runtime.native.RUNTIMES (not imported: keeps --help fast)
+Native = Annotated[Optional[str], typer.Option(
+    "--native", metavar="[onnxruntime|torch|tensorflow|numpy]", autocompletion=complete_from(NATIVES), show_default=False,
+    help="the runtime speedups are measured against [onnxruntime, op by op; numpy = xcviz's reference, not a "
+         "production runtime]")]
+Threads = Annotated[Optional[int], typer.Option(
+    "--threads", metavar="N", min=1, show_default=False,
+    help="threads for XLA and the native runtime alike [the CPUs this process may use]")]
 Repeats = Annotated[Optional[int], typer.Option("--repeats", metavar="N", help="timed repeats after warm-up [adaptive, ~0.2 s per measurement]", show_default=False)]
 
 
@@ -28,9 +36,13 @@ Repeats = Annotated[Optional[int], typer.Option("--repeats", metavar="N", help="
 def validate(graph: GraphArg, inputs: Inputs = None, seed: Seed = 0, auto_fallback: bool = typer.Option(
                  False, "--auto-fallback", help="deny the ops of failing clusters and cluster again until all pass"),
              repeats: Repeats = None, max_elements: MaxElements = DEFAULT_MAX_ELEMENTS, json: Json = False,
-             output: Output = None, *, options: AnalysisOptions) -> None:
-    """JIT-compile each kept cluster with JAX: kernels, memory, compile time, numerics and speed vs native."""
+             output: Output = None, native: Native = None, threads: Threads = None, *, options: AnalysisOptions) -> None:
+    """JIT-compile each kept cluster with JAX: kernels, memory, compile time, numerics and speed vs the native runtime."""
+    from ..runtime.native import apply_threads
     from ..runtime.validate import validate_graph
+
+    check_native(native)
+    threads, _ = apply_threads(threads)  # before JAX loads: XLA reads its thread count once
 
     a = analyse(graph, options)
     json = wants_json(json, output)  # after loading: writing over the input file is the error to give
@@ -40,7 +52,8 @@ def validate(graph: GraphArg, inputs: Inputs = None, seed: Seed = 0, auto_fallba
     try:
         report = validate_graph(a.graph, clustering=a.clustering, inputs=given, seed=seed,
                                 hardware=options.hardware, repeats=repeats, progress=progress,
-                                auto_fallback=auto_fallback, max_elements=max_elements)
+                                auto_fallback=auto_fallback, max_elements=max_elements, native=native,
+                                threads=threads)
     finally:
         progress.close()
     if json:
@@ -106,6 +119,11 @@ def _bound_to_one(graph, given: dict | None) -> list[str]:
     return [d for d in free_dims(graph) if d not in by_arrays]
 
 
+def check_native(native: str | None) -> None:
+    if native is not None and native not in NATIVES:
+        raise XcvizError(f"unknown native runtime {native!r}", hint="use --native " + " | ".join(NATIVES))
+
+
 def _warn_dataless(graph, given: dict | None) -> None:
     """Name the weights without data that this run fills with seeded random values (stderr, one line)."""
     from ..runtime.inputs import dataless_warning, dataless_weights
@@ -132,10 +150,13 @@ def run(graph: GraphArg, inputs: Inputs = None, output: Output = None,
         mode: str = typer.Option("hybrid", "--mode", metavar="[hybrid|native|jit]", autocompletion=complete_from(MODES), help="hybrid: clusters compiled, the rest native; jit: everything JAX can compile"),
         check: bool = typer.Option(False, "--check", help="compare the outputs with native execution; fail on mismatch"),
         seed: Seed = 0, repeats: Repeats = None, max_elements: MaxElements = DEFAULT_MAX_ELEMENTS, json: Json = False,
-        *, options: AnalysisOptions) -> None:
-    """Execute the whole graph (outputs to -o FILE.npz), report end-to-end time; --check compares with native."""
+        native: Native = None, threads: Threads = None, *, options: AnalysisOptions) -> None:
+    """Execute the whole graph (outputs to -o FILE.npz), report end-to-end time; --check compares with xcviz's NumPy reference."""
     from ..runtime.execute import bind_inputs
+    from ..runtime.native import apply_threads
 
+    check_native(native)
+    threads, _ = apply_threads(threads)  # before JAX loads
     if mode not in MODES:
         raise XcvizError(f"unknown mode {mode!r}", hint="use --mode hybrid, native or jit")
     if output is not None:
@@ -147,7 +168,8 @@ def run(graph: GraphArg, inputs: Inputs = None, output: Output = None,
     a = analyse(graph, options)
     given = read_npz(inputs)
     _warn_dataless(a.graph, given)
-    result, arrays, failed = _timed_run(a, bind_inputs(a.graph, given, seed, max_elements), mode, check, repeats)
+    result, arrays, failed = _timed_run(a, bind_inputs(a.graph, given, seed, max_elements), mode, check, repeats,
+                                        native, threads)
     if output:
         from ..fileio import write_npz
 
@@ -166,17 +188,33 @@ def run(graph: GraphArg, inputs: Inputs = None, output: Output = None,
         raise XcvizError(f"{mode} outputs differ from native: {failed[0]}", code=1)
 
 
-def _timed_run(a, feeds: dict, mode: str, check: bool, repeats: int | None) -> tuple[dict, dict, list[str]]:
+def _timed_run(a, feeds: dict, mode: str, check: bool, repeats: int | None, native: str | None = None,
+               threads: int | None = None) -> tuple[dict, dict, list[str]]:
     """Run the graph once (compiling), then `repeats` timed runs: (the run's report data, the first run's
-    output arrays, one line per output that differs from native execution when `check`)."""
+    output arrays, one line per output that differs from xcviz's NumPy reference when `check`). native and
+    hybrid run their native parts on the native runtime (onnxruntime unless --native says otherwise)."""
     from ..runtime.execute import execute
     from ..runtime.jit import CompileCache
     from ..runtime.measure import compare, median_ms
+    from ..runtime.native import describe, resolve
     from ..runtime.subgraphs import run_stats
     from ..ops.values import flat_outputs
     from ..render.report_json import run_outputs
 
     g, c, cache = a.graph, a.clustering, CompileCache()
+    rt = resolve(native, g, threads)
+    if mode != "jit" and rt.name != "numpy":
+        from ..runtime.wholemodel import run_on
+
+        r = run_on(g, c, feeds, mode, rt, cache, repeats)
+        ref = execute(g, feeds, "native").outputs if check else r["outputs"]
+        arrays, ref = flat_outputs(r["outputs"]), flat_outputs(ref)
+        outputs, failed = run_outputs(arrays, ref if check else None, compare)
+        result = {"mode": mode, "native": {**describe(rt), "ran_on": r["runtime"]}, "first_run_ms": r["first_run_ms"],
+                  "median_ms": r["median_ms"], "compile_ms": cache.compile_seconds * 1e3, "cache": cache.stats(),
+                  "fallback_segments": r["fallback_segments"], "fallback_segments_on": r["fallback_segments_on"],
+                  "note": r["note"], "outputs": outputs}
+        return result, arrays, failed
     first = execute(g, feeds, mode, c, cache)
     for f in first.fallbacks:  # the run went on: each failed cluster ran natively
         from ..runtime.execute import fallback_line
@@ -188,7 +226,8 @@ def _timed_run(a, feeds: dict, mode: str, check: bool, repeats: int | None) -> t
     arrays, ref = flat_outputs(first.outputs), flat_outputs(ref)  # a sequence output as numbered tensors
     undefined = _undefined_outputs(g, native.env) if native is not None else {}
     outputs, failed = run_outputs(arrays, ref if check else None, compare, undefined)
-    result = {"mode": mode, "first_run_ms": first.seconds * 1e3, "median_ms": ms,
+    result = {"mode": mode, "native": {**describe(rt), "ran_on": rt.name if mode != "jit" else None},
+              "first_run_ms": first.seconds * 1e3, "median_ms": ms,
               "compile_ms": first.compile_seconds * 1e3, "cache": run_stats(cache), "outputs": outputs,
               "fallbacks": first.fallbacks}
     return result, arrays, failed

@@ -91,6 +91,8 @@ class Calibrated:
     native_bandwidth: float
     call_overhead: float
     page_fault_bandwidth: float | None = None   # bytes/s of a fresh buffer's page faults (None: not measured)
+    session_overhead: float = 0.0   # seconds per call into a native runtime's session (onnxruntime): once per
+    #                                 model natively, once per fallback segment in a hybrid run
 
 
 def native_time(c: ClassCosts, cal: Calibrated, flops: float, nbytes: float) -> float:
@@ -119,9 +121,11 @@ def parse_calibrated(data: dict, fail) -> Calibrated | None:
     near = {"dwconv": "conv", "narrow_conv": "conv"}
     classes = {c: parsed.get(c, parsed.get(near.get(c, ""), parsed["elementwise"])) for c in CLASSES}
     faults = data.get("page_fault_bandwidth")
+    session = data.get("native_session_overhead")
     return Calibrated(classes, _number(data.get("native_bandwidth"), "native_bandwidth", True, fail),
                       _number(data.get("call_overhead"), "call_overhead", False, fail),
-                      None if faults is None else _number(faults, "page_fault_bandwidth", True, fail))
+                      None if faults is None else _number(faults, "page_fault_bandwidth", True, fail),
+                      0.0 if session is None else _number(session, "native_session_overhead", False, fail))
 
 
 def _number(v, key: str, positive: bool, fail) -> float:

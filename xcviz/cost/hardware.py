@@ -31,6 +31,9 @@ class Hardware:
     source: str = ""         # where the numbers come from (a datasheet figure, or `xcviz calibrate` on ...)
     # per op class, measured (cost.classes); None: the roofline alone (a dict inside: left out of the hash)
     calibrated: Calibrated | None = field(default=None, hash=False)
+    # the runtime the native times are of: the profile's `native:` (onnxruntime), numpy for a calibrated
+    # profile without one (measured when native meant xcviz's NumPy reference), None for roofline figures
+    native: str | None = None
 
 
 def hardware_names() -> list[str]:
@@ -68,5 +71,8 @@ def load_hardware(spec: str | None, device: str = "cpu") -> Hardware:
     def fail(msg: str, hint: str | None) -> None:
         raise XcvizError(msg, where=where, hint=hint)
 
+    calibrated = parse_calibrated(data, fail)
+    native = data.get("native")
+    native = str(native) if native else ("numpy" if calibrated is not None else None)
     return Hardware(str(data.get("name") or spec), description=str(data.get("description") or ""), backend=backend,
-                    source=str(data.get("source") or ""), calibrated=parse_calibrated(data, fail), **values)
+                    source=str(data.get("source") or ""), calibrated=calibrated, native=native, **values)

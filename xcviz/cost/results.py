@@ -69,6 +69,7 @@ class Stats:
     coverage_flops_min: float | None = None
     coverage_flops_max: float | None = None
     handoffs: int = 0   # activation tensors crossing between the runtimes per call (each costs sync_overhead)
+    native: str | None = None   # the runtime the estimate's native times are of (Hardware.native)
     # Read-only lists; compute_stats fills them with LazyList, which builds each object on first access
     clusters_detail: Sequence[ClusterCost] = field(default_factory=list)
     edges: Sequence[Edge] = field(default_factory=list)

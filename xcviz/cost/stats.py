@@ -113,6 +113,11 @@ def _compute_stats(graph: Graph, clustering, hw: Hardware) -> Stats:
     after = None
     if fused_total is not None and fallback_time is not None:
         after = fused_total + fallback_time + hw.sync_overhead * n_sync
+    if cal and cal.session_overhead and before is not None:
+        # a native runtime with sessions (onnxruntime): one call for the whole model natively, one per fallback
+        # segment in the hybrid run (counted as one: the segments are not known here)
+        before += cal.session_overhead
+        after = None if after is None else after + cal.session_overhead * bool((~clustered_mask).any())
     clustered = int(clustered_mask.sum())
     fallback = n - clustered
     if python_flops:
@@ -148,7 +153,7 @@ def _compute_stats(graph: Graph, clustering, hw: Hardware) -> Stats:
         kernel_launches_before=n, kernel_launches_after=int(kernels.sum()) + fallback,
         time_before=before, time_after=after,
         speedup_estimate=before / after if before is not None and after else None,
-        clusters=nc, fallback_nodes=fallback, hardware=hw.name,
+        clusters=nc, fallback_nodes=fallback, hardware=hw.name, native=getattr(hw, "native", None),
         clusters_detail=LazyList(nc, detail.make), edges=LazyList(n_edges, edges.edge))
 
 

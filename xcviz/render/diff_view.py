@@ -113,8 +113,6 @@ def summary_text(report: dict) -> str:
     if common < 2:
         return head + f" · the graphs share {common} of {n_a}/{n_b} node names: no partition similarity by name"
     return head + moved + f" · partition similarity (ARI) {report['ari']:.3f} over the {common} nodes both name"
-    parts += [Text(""), phrases(Text(summary, style="bold"))]
-    return Group(*parts)
 
 
 def sweep_min_view(rows: list[dict]):

@@ -55,7 +55,7 @@ def report_data(graph: Graph, clustering: Clustering, stats: Stats, *, validatio
     lay = run_layout(dot_text(items, [(e["s"], e["t"]) for e in edges], members, big=n > BIG), engine)
     attempts = attempt_rows(graph, clustering, MAX_ATTEMPTS)
     data = {
-        "title": default_title(graph, clustering), "summary": summary(graph, clustering, stats),
+        "title": default_title(graph, clustering), "summary": summary(graph, clustering, stats) + _measured(validation),
         "colors": COLORS, "phases": {str(k): v for k, v in sorted(PHASE_NAMES.items())},
         "min_size": clustering.options.min_size, "collapsed": collapse, "validated": validation is not None,
         "nodes": records, "clusters": clusters,
@@ -94,6 +94,19 @@ def _bodies(graph: Graph, clustering: Clustering, engine: str | None) -> tuple[d
             svg = layout(build_dot(b.graph, body_view(b), show_legend=False), "svg", engine)
             pictures.setdefault(b.node, []).append("data:image/svg+xml;base64," + base64.b64encode(svg).decode("ascii"))
     return lines, pictures
+
+
+def _measured(validation) -> list[list[str]]:
+    """With --validate: what the measured speedups are against (in words), and the whole model's times."""
+    if validation is None:
+        return []
+    from .run_tables import model_line, native_words
+
+    rows = [["native (measured against)", native_words(getattr(validation, "native", None) or None)]]
+    line = model_line(getattr(validation, "model", None))
+    if line:
+        rows.append(["whole model", line.removeprefix("whole model: ")])
+    return rows
 
 
 def _item(i: str, label: str, box: list[float]) -> dict:

@@ -43,8 +43,10 @@ def summary(graph: Graph, clustering: Clustering, stats: Stats) -> list[list[str
     acts = getattr(stats, "boundary_bytes_activations", None)
     if params is not None or acts is not None:   # the cost model's split, where it has one
         rows.append(["D split", f"activations {fmt_bytes(acts)} · parameters {fmt_bytes(params)}"])
+    native = getattr(stats, "native", None)
     rows += [
-        ["S (est. speedup)", f"{fmt_speedup(stats.speedup_estimate)} ({stats.hardware})"],
+        ["S (est. speedup)", f"{fmt_speedup(stats.speedup_estimate)} ({stats.hardware}"
+                             + (f", vs {'NumPy reference' if native == 'numpy' else native})" if native else ")")],
         ["kernels", f"{stats.kernel_launches_before:,} → {stats.kernel_launches_after:,} launches"],
     ]
     return rows

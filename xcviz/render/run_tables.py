@@ -76,11 +76,60 @@ def validate_table(report, width: int = 120):
                                                     sorted(missing.items(), key=lambda kv: (-kv[1][0], kv[0]))))
     if any(getattr(c, "inputs", "real") == "synthetic" for c in report.clusters):
         lines.append("* synthetic entry tensors (seeded, of the inferred types): their producers cannot run natively")
+    numpy_rows = [c.id for c in report.clusters if getattr(c, "native_runtime", None) == "numpy"]
+    native = getattr(report, "native", None) or None
+    lines.append(native_words(native) + (f"; on NumPy (onnxruntime cannot take them): {', '.join(numpy_rows)}"
+                                         if numpy_rows and native and native.get("runtime") != "numpy" else ""))
+    whole = model_line(getattr(report, "model", None))
+    if whole:
+        lines.append(whole)
     lines.append("kernels: ops → XLA's (optimized HLO); pred.: the cost model's fusion model. "
-                 "max err = max |XLA - native| / max |native|; --json has every op and the absolute error")
+                 "max err = max |XLA - NumPy reference| / max |reference|; --json has every op and the absolute error")
     t.caption = Text("\n".join(lines))
     t.caption_justify = "left"
     return t
+
+
+NUMPY_WORDS = "native = xcviz's NumPy reference, not a production runtime"   # = runtime.native.NUMPY_NOTE
+
+
+def native_words(native: dict | None, ran_on: str | None = None) -> str:
+    """The runtime speedups are measured against, in words: 'native = onnxruntime 1.32.0 (CPU, op by op,
+    2 threads; XLA 2 threads)', or the NumPy reference said as such."""
+    if not native:
+        return NUMPY_WORDS
+    if (ran_on or native.get("runtime")) == "numpy":
+        why = "" if native.get("runtime") == "numpy" else f" ({native['runtime']} could not take it)"
+        return NUMPY_WORDS + why
+    xla = native.get("xla_threads")
+    text = (f"native = {native['runtime']} {native['version']} (CPU, {native['mode'].replace('-', ' ')}, "
+            f"{native['threads']} thread{'s' if native['threads'] != 1 else ''}; XLA "
+            + (f"{xla} thread{'s' if xla != 1 else ''})" if xla else "threads as JAX was loaded)"))
+    if ran_on and ran_on != native["runtime"]:
+        text += f"; parts it cannot take run on {ran_on.replace(native['runtime'] + '+', '')}"
+    return text + (f"; {native['note']}" if native.get("note") else "")
+
+
+def model_line(model) -> str | None:
+    """The whole model, all-native against hybrid, and against the runtime's own optimizations."""
+    if model is None:
+        return None
+    if model.hybrid_ms is None or model.native_ms is None:
+        return f"whole model: not timed ({model.why})" if model.why else None
+    sp, est = model.speedup, model.est_speedup
+    text = (f"whole model: native {_ms(model.native_ms)} ms, hybrid {_ms(model.hybrid_ms)} ms → {sp:.2f}× "
+            f"measured, {_fmt(est, '.2f')}× estimated")
+    if model.native_optimized_ms is not None:
+        text += (f"; {model.runtime} optimized {_ms(model.native_optimized_ms)} ms → "
+                 f"{model.speedup_vs_optimized:.2f}× vs optimized")
+    if model.runtime == "numpy":
+        text += f" ({NUMPY_WORDS})"
+    worst = min(sp, model.speedup_vs_optimized or sp)
+    if worst < 1:
+        text += ": XLA is slower here"
+    if model.segments:
+        text += f" · {model.segments} fallback segment(s) on " + ", ".join(sorted(model.segments_on))
+    return text
 
 
 def _status(c) -> str:
@@ -102,7 +151,9 @@ def run_table(name: str, result: dict, check: bool):
     cache = result["cache"]
     t = Table(title=f"run {name} · mode {result['mode']} · median {result['median_ms']:.3f} ms"
               f" (first run {result['first_run_ms']:.1f} ms incl. {result['compile_ms']:.0f} ms compile;"
-              f" {cache['compiles']} compiles, {cache['hits']} cache hits)", title_justify="left")
+              f" {cache['compiles']} compiles, {cache['hits']} cache hits)", title_justify="left",
+              caption=native_words(result.get("native"), (result.get("native") or {}).get("ran_on"))
+              if result["mode"] != "jit" else None, caption_justify="left")
     for col in ("output", "shape", "dtype", "min", "max", "mean") + (("vs native (abs / rel)",) if check else ()):
         t.add_column(col, justify="left" if col in ("output", "dtype") else "right")
     for out, info in result["outputs"].items():

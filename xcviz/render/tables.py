@@ -102,7 +102,8 @@ def summary_line(stats: Stats) -> Text:
         text.append(f" (+ {fmt_bytes(s.parameter_bytes)} resident parameters)")
     text.append(" · est. speedup ")
     text.append(fmt_speedup(s.speedup_estimate), style="bold")
-    text.append(f" ({s.hardware})")
+    native = getattr(s, "native", None)
+    text.append(f" ({s.hardware}" + (f", vs {'NumPy reference' if native == 'numpy' else native})" if native else ")"))
     return text
 
 

@@ -41,12 +41,16 @@ class Calibration:
     device: str
     sizes: dict
     measured: dict | None = None   # calibrate_ops.measure_classes: per class numbers and the rest
+    native: dict | None = None     # native.describe of the runtime the native side was measured on
 
     def profile_yaml(self, name: str) -> str:
         """The hardware profile: the four numbers, the backend, and where they come from."""
         how = (f"measured with xcviz calibrate on {self.device} (JAX backend {self.backend}; "
                f"matmul n={self.sizes['matmul_n']}, stream {self.sizes['stream_elements']} float32, "
                f"{self.sizes['repeats']} repeats)")
+        nat = self.native or {"runtime": "numpy"}
+        how += (f"; native side on {nat['runtime']} {nat.get('version', '')}, {nat.get('threads')} threads"
+                if nat["runtime"] != "numpy" else "; native side on xcviz's NumPy reference, not a production runtime")
         lines = [f"# {how}", f"name: {name}", f"description: {self.device}, float32, measured",
                  f"source: {how}", f"backend: {self.backend}",
                  f"peak_flops: {_yaml_float(self.peak_flops)}        # FLOP/s, float32 matmul",
@@ -55,7 +59,16 @@ class Calibration:
                  f"sync_overhead: {_yaml_float(self.sync_overhead)}     # seconds per tensor handed between runtimes"]
         if self.measured:
             m = self.measured
-            lines += ["# per op class (cost.classes): native = xcviz's NumPy runtime op by op; xla = compiled clusters",
+            nat = self.native or {"runtime": "numpy"}
+            words = (f"{nat['runtime']} {nat.get('version', '')} op by op ({nat.get('mode', '')}, "
+                     f"{nat.get('threads')} threads)" if nat["runtime"] != "numpy" else "xcviz's NumPy reference op by op")
+            lines.insert(4, f"native: {nat['runtime']}   # the runtime the native numbers are of: {words}")
+            lines += [f"# per op class (cost.classes): native = {words}; xla = compiled clusters",
+                      *([f"native_session_overhead: {_yaml_float(m['native_session_overhead'])}  # seconds per "
+                         "native session call (once per model, not per op)"] if m.get("native_session_overhead") else []),
+                      *([f"# on the NumPy reference, {nat['runtime']} could not take them: "
+                         + "; ".join(f"{k}: {v}" for k, v in sorted(map(lambda kv: (str(kv[0]), kv[1]), m['fell_back'].items())))]
+                        if m.get("fell_back") else []),
                       f"native_bandwidth: {_yaml_float(m['native_bandwidth'])}  # bytes/s an op moves natively",
                       *([f"page_fault_bandwidth: {_yaml_float(m['page_fault_bandwidth'])}  # bytes/s, a buffer "
                          "over 32 MiB mapped fresh per call"] if m.get("page_fault_bandwidth") else []),
@@ -87,9 +100,15 @@ STEPS = 4 + calibrate_ops.STEPS   # progress steps of a full calibration
 
 
 def calibrate(matmul_n: int | None = None, stream_elements: int | None = None, repeats: int | None = None,
-              progress: Callable[[str], None] | None = None, classes: bool = True) -> Calibration:
-    """Measure the default JAX backend; `progress(step)` is called as each of the STEPS steps starts (the
-    first four without `classes`, the per-op-class numbers)."""
+              progress: Callable[[str], None] | None = None, classes: bool = True, native: str | None = None,
+              threads: int | None = None) -> Calibration:
+    """Measure the default JAX backend and the native runtime (`native`: onnxruntime by default, numpy for
+    xcviz's reference); `progress(step)` is called as each of the STEPS steps starts (the first four without
+    `classes`, the per-op-class numbers)."""
+    from .native import apply_threads, describe, resolve
+
+    threads, _ = apply_threads(threads)   # before JAX loads
+    rt = resolve(native, None, threads)
     try:
         from ..ops.arrays import jnp
 
@@ -138,7 +157,7 @@ def calibrate(matmul_n: int | None = None, stream_elements: int | None = None, r
     host = np.ones(1, np.float32)
     round_trip = statistics.median(_times(lambda: np.asarray(tiny(jn.asarray(host))), max(r, 50)))
     sync = max(round_trip - launch, 0.0) / 2  # one tensor in, one out
-    measured = calibrate_ops.measure_classes(r, bandwidth, step) if classes else None
+    measured = calibrate_ops.measure_classes(r, bandwidth, step, rt) if classes else None
     if measured:
         sync = measured.pop("sync_overhead")
         measured["page_fault_bandwidth"] = faults  # as validate hands activations in: numpy arrays, per tensor
@@ -147,7 +166,7 @@ def calibrate(matmul_n: int | None = None, stream_elements: int | None = None, r
     if dev.platform == "cpu":
         kind = f"{_cpu_model() or platform.machine()}, {os.cpu_count()} cpus"
     return Calibration(peak, bandwidth, launch, sync, jax.default_backend(), f"{kind} ({dev.platform})",
-                       {"matmul_n": n, "stream_elements": m, "repeats": r}, measured)
+                       {"matmul_n": n, "stream_elements": m, "repeats": r}, measured, describe(rt))
 
 
 def page_faults(fn, x, m: int, in_place: float, repeats: int) -> float | None:

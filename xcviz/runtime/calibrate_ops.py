@@ -70,6 +70,7 @@ MID_CHAINS = {
     "narrow_conv": ("%w: f32[16,16,3,3], %c: f32[16]", "{y}: f32[1,16,32,32] = conv2d({x}, %w, %c) {{pads=[1,1,1,1]}}",
                     "f32[1,16,32,32]"),
 }
+SESSION_1, SESSION_CHAIN = ("session", "small"), ("session chain", "small")   # a native runtime's call, timed with the small ops
 # native bandwidth: a large add (reads two arrays, writes one)
 STREAM = "%y: f32[1048576] = add(%a: f32[1048576], %b: f32[1048576])"
 
@@ -136,10 +137,10 @@ class Timer:
     `repeats` rounds, each program's median. In a model every op runs between others, with their data and
     code in the caches; timing one op in a tight loop would promise what no model sees."""
 
-    def __init__(self, repeats: int) -> None:
+    def __init__(self, repeats: int, rt=None) -> None:
         from .jit import CompileCache
 
-        self.repeats = repeats
+        self.repeats, self.rt, self.fell_back = repeats, rt, {}
         self.cache = CompileCache()
         self.calls: dict = {}
         self.kernels: dict = {}
@@ -149,9 +150,22 @@ class Timer:
         return {v.name: rng.standard_normal(v.type.shape).astype(np.float32) for v in graph.inputs}
 
     def native(self, key, graph) -> None:
+        """The graph on the native runtime `rt` (one session, as a model's ops run inside one), or op by op
+        through eval_node (the NumPy reference) without one."""
         from .node import eval_node
 
         node, feeds = graph.nodes[0], self.inputs(graph)
+        if self.rt is not None and self.rt.name != "numpy":
+            from .execute import execute
+            from .native import prepare_or_numpy
+
+            env = execute(graph, feeds, "native", keep_all=True).env
+            members = list(range(len(graph.nodes)))
+            fn, name, why = prepare_or_numpy(self.rt, graph, members, list(feeds), list(graph.outputs), env)
+            if why:
+                self.fell_back[key] = why
+            self.calls[key] = lambda: fn(feeds)
+            return
         args = [feeds[r] for r in node.inputs]
         self.calls[key] = lambda: eval_node(node, args)
 
@@ -191,10 +205,12 @@ class Timer:
         return out
 
 
-def measure_classes(repeats: int, xla_bandwidth: float, step: Callable[[str], None]) -> dict:
+def measure_classes(repeats: int, xla_bandwidth: float, step: Callable[[str], None], rt=None) -> dict:
     """The calibrated part of a profile: per class numbers, native bandwidth, call overhead, sync overhead
-    (`xla_bandwidth`: bytes/s inside XLA's kernels, measured before)."""
-    t = Timer(repeats)
+    (`xla_bandwidth`: bytes/s inside XLA's kernels, measured before). With a native runtime `rt` (onnxruntime)
+    its kernels are timed, one session per program; what a session call costs on top of its ops (measured
+    as a chain of 1 tanh against a chain of CHAIN) is taken off each, since a model pays it once, not per op."""
+    t = Timer(repeats, rt)
     graphs = {}
     for c, (small, mid) in PROGRAMS.items():
         step(f"{c} ops (compile)")
@@ -215,12 +231,30 @@ def measure_classes(repeats: int, xla_bandwidth: float, step: Callable[[str], No
     graphs["stream"] = program(STREAM)
     t.native("stream", graphs["stream"])
     tiny = program("%y: f32[4] = add(%a: f32[4], %b: f32[4])")
+    if rt is not None and rt.name != "numpy":
+        # among the small programs (interleaved with them): beside the large ones a call looks 5x dearer
+        t.native(SESSION_1, chain_program("elementwise", 1))
+        t.native(SESSION_CHAIN, chain_program("elementwise", CHAIN))
     t.xla("tiny", tiny)
     t.xla("tiny handed in", tiny, resident=False)
     step("timing, interleaved")
     m = t.run()
     step("fitting")
-    return fit(m, graphs, xla_bandwidth)
+    if SESSION_1 in m:   # the session call, once per model: not part of any op's cost
+        per_op = max(m[SESSION_CHAIN] - m[SESSION_1], 0.0) / (CHAIN - 1)
+        if per_op <= 0:   # noise hid one more op: the chain's time per op, an upper bound, rather than nothing
+            per_op = m[SESSION_CHAIN] / CHAIN
+        session = max(m[SESSION_1] - per_op, 0.0)
+        timed_native = [k for k in t.calls if k not in t.kernels and k not in (SESSION_1, SESSION_CHAIN)]
+        m = {k: v - session if k in timed_native else v for k, v in m.items()}
+        m = {k: max(v, 1e-8) for k, v in m.items()}
+    out = fit(m, graphs, xla_bandwidth)
+    if SESSION_1 in m:
+        out["native_session_overhead"] = session
+        for row in out["classes"].values():   # every op pays the runtime's dispatch: one more op of a chain
+            row["native_overhead"] = max(row["native_overhead"], per_op)
+    out["fell_back"] = t.fell_back
+    return out
 
 
 def fit(m: dict, graphs: dict, xla_bandwidth: float) -> dict:

@@ -1,11 +1,13 @@
-"""Validate every kept cluster: compile it with JAX, compare it with the native reference, time both.
+"""Validate every kept cluster: compile it with JAX, compare it with the NumPy reference, time it against the native runtime.
 
 The graph first runs natively once (given or seeded random inputs), so every cluster is fed the real
 tensors it would see; its native outputs are the reference. Where a tensor cannot be computed (an op xcviz
 cannot execute upstream), the cluster gets seeded synthetic entry tensors of the inferred types instead
 (`inputs: synthetic`); a cluster that still cannot be checked is `skipped` with the reason: one failing
-cluster never stops the others. Times are medians of repeats after a warm-up; compile time is reported
-separately. Returns data; only the CLI prints.
+cluster never stops the others. Each cluster's native time is its subgraph on the native runtime
+(native.resolve: onnxruntime op by op unless asked otherwise; NumPy where it cannot take it, and said so);
+the whole model runs all-native and hybrid (wholemodel). Times are medians of repeats after a warm-up;
+compile time is reported separately. Returns data; only the CLI prints.
 """
 from __future__ import annotations
 
@@ -18,6 +20,7 @@ from .inputs import DEFAULT_MAX_ELEMENTS, bind_inputs
 from .jit import CompileCache, cluster_spec
 from .measure import compare, median_ms, resident
 from .node import eval_node
+from .native import NumpyRuntime, describe, prepare_or_numpy, resolve
 from .partial import PartialRun, Skip, cannot_execute, cluster_inputs, execute_tolerant
 
 # Skips that are xcviz's own failure (its JAX lowering does not compile or run): validation fails on them and
@@ -49,6 +52,8 @@ class ClusterCheck:
     reason: str | None = None   # why skipped: compile-error | run-error | no-reference | no-inputs
     kernels_predicted: int | None = None  # the cost model's fusion model, beside XLA's own count (kernels_after)
     undefined: int | None = None  # exit elements left out of the comparison: integers cast from non-finite floats
+    native_runtime: str | None = None     # what native_ms ran on (numpy where the runtime asked for cannot take it)
+    native_note: str | None = None        # why it fell back to numpy
 
     @property
     def failed(self) -> bool:
@@ -64,6 +69,8 @@ class ValidationReport:
     rounds: int = 1
     clustering: object = None
     cannot_execute: dict = field(default_factory=dict)  # op_type -> (count, first node, why)
+    native: dict = field(default_factory=dict)          # native.describe: runtime, version, threads, mode
+    model: object = None                                # wholemodel.ModelTimes (None: not measured)
 
     @property
     def status(self) -> str:
@@ -86,11 +93,13 @@ class ValidationReport:
                 "counts": self.counts(), "auto_fallback": {"denied": self.denied, "rounds": self.rounds},
                 "cannot_execute": [{"op": op, "count": n, "node": first, "why": why}
                                    for op, (n, first, why) in sorted(self.cannot_execute.items())],
-                "clusters": [{**dataclasses.asdict(c), "failed": c.failed} for c in self.clusters]}
+                "native": self.native, "model": self.model.to_json() if self.model is not None else None,
+                "clusters": [{**dataclasses.asdict(c), "failed": c.failed, "speedup": c.speedup_measured,
+                              "est_speedup": c.speedup_estimate} for c in self.clusters]}
 
 
 def check_clusters(graph, clustering, run: PartialRun, stats, cache, repeats=None, progress=None,
-                   seed: int = 0) -> list[ClusterCheck]:
+                   seed: int = 0, rt=None) -> list[ClusterCheck]:
     rows = []
     total = len(clustering.clusters)
     for k, members in enumerate(clustering.clusters):
@@ -101,7 +110,7 @@ def check_clusters(graph, clustering, run: PartialRun, stats, cache, repeats=Non
         row = ClusterCheck(cid, detail.nodes, detail.ops, detail.effective_size, None, None, {}, None, False, None,
                            None, None, detail.speedup_estimate, None, None, "skipped",
                            kernels_predicted=detail.kernels)
-        check_cluster(graph, cluster_spec(graph, members), run, cache, repeats, seed, row)
+        check_cluster(graph, cluster_spec(graph, members), run, cache, repeats, seed, row, rt)
         rows.append(row)
     if progress:
         progress(total, total, "done")
@@ -114,8 +123,9 @@ def _skip(row: ClusterCheck, reason: str, e: Exception) -> None:
     row.message = (row.message.splitlines() or [""])[0][:300]
 
 
-def check_cluster(graph, spec, run: PartialRun, cache, repeats, seed: int, row: ClusterCheck) -> None:
-    """Fill `row`: entries (real or synthetic), compile, compare with the native reference, time both."""
+def check_cluster(graph, spec, run: PartialRun, cache, repeats, seed: int, row: ClusterCheck, rt=None) -> None:
+    """Fill `row`: entries (real or synthetic), compile, compare with the NumPy reference, time the cluster
+    compiled against its subgraph on the native runtime `rt` (the NumPy reference when None)."""
     try:
         values, row.inputs, reference = cluster_inputs(graph, spec, run, seed)
     except Skip as e:
@@ -163,7 +173,9 @@ def check_cluster(graph, spec, run: PartialRun, cache, repeats, seed: int, row: 
 
         row.message = (row.message + "; " if row.message else "") + f"{row.undefined} element(s): {WHY}"
 
-    row.native_ms = median_ms(native, repeats)
+    timed, row.native_runtime, row.native_note = prepare_or_numpy(rt or NumpyRuntime(), graph, spec.members, spec.entries,
+                                                    spec.exits, {**values, **reference})
+    row.native_ms = median_ms(lambda: timed(values), repeats)
     fed = resident(graph, spec, values)  # parameters stay on the device, as XLA keeps them
     row.xla_ms = median_ms(lambda: comp(fed, spec), repeats)
     row.speedup_measured = row.native_ms / row.xla_ms if row.xla_ms else None
@@ -185,8 +197,11 @@ def _undefined(nodes, native, reference: dict) -> dict:
 
 def validate_graph(graph, clustering=None, inputs: dict | None = None, seed: int | None = 0, hardware=None,
                    repeats: int | None = None, progress=None, auto_fallback: bool = False, options=None,
-                   max_rounds: int = 8, max_elements: int | None = DEFAULT_MAX_ELEMENTS) -> ValidationReport:
-    """JIT-compile every kept cluster and compare it with the native reference; see ValidationReport."""
+                   max_rounds: int = 8, max_elements: int | None = DEFAULT_MAX_ELEMENTS, native: str | None = None,
+                   threads: int | None = None, model: bool = True) -> ValidationReport:
+    """JIT-compile every kept cluster, compare it with the NumPy reference and time it against the native
+    runtime (`native`: onnxruntime, numpy, ...; None: the graph's default), then the whole model all-native
+    against hybrid (`model`); see ValidationReport."""
     from ..clustering import ClusterOptions, run_clustering
     from ..cost import compute_stats, load_hardware
 
@@ -196,11 +211,12 @@ def validate_graph(graph, clustering=None, inputs: dict | None = None, seed: int
     feeds = bind_inputs(graph, inputs, seed, max_elements)
     run = execute_tolerant(graph, feeds)
     hw = load_hardware(hardware, opts.device)
+    rt = resolve(native, graph, threads)
     cache = CompileCache()
     denied: list[str] = []
     for rnd in range(1, max_rounds + 1):
         stats = compute_stats(graph, clustering, hw)
-        rows = check_clusters(graph, clustering, run, stats, cache, repeats, progress, seed or 0)
+        rows = check_clusters(graph, clustering, run, stats, cache, repeats, progress, seed or 0, rt)
         failing = [r for r in rows if r.failed]
         if not auto_fallback or not failing:
             break
@@ -218,4 +234,21 @@ def validate_graph(graph, clustering=None, inputs: dict | None = None, seed: int
         clustering = run_clustering(graph, opts)
     else:
         raise XcvizError("auto-fallback did not converge", hint=f"denied so far: {', '.join(denied)}")
-    return ValidationReport(graph.name, rows, cache.stats(), denied, rnd, clustering, cannot_execute(graph))
+    report = ValidationReport(graph.name, rows, cache.stats(), denied, rnd, clustering, cannot_execute(graph),
+                              native=describe(rt))
+    if model:
+        report.model = model_times(graph, clustering, rt, run, cache, repeats, stats.speedup_estimate)
+    return report
+
+
+def model_times(graph, clustering, rt, run: PartialRun, cache, repeats, est):
+    """The whole model all-native against hybrid (wholemodel), or why it could not run."""
+    from .wholemodel import ModelTimes, time_model
+
+    if run.failed:
+        first = next(iter(run.failed.values()))
+        return ModelTimes(None, None, None, est, rt.name, why=f"cannot run natively: {first}"[:300])
+    try:
+        return time_model(graph, clustering, rt, run.env, cache, repeats, est)[0]
+    except Exception as e:  # noqa: BLE001 - a failing cluster or segment: the per-cluster rows say which
+        return ModelTimes(None, None, None, est, rt.name, why=f"{e.__class__.__name__}: {e}".splitlines()[0][:300])

@@ -1,0 +1,195 @@
+"""The native runtime speedups are measured against: onnxruntime's kernels, or xcviz's NumPy reference (said so).
+
+A runtime is small: `prepare(graph, members, entries, exits, values)` returns a callable that takes the
+entry values (by ref) and returns the exit values (in order); `name`, `version`, `threads` and `mode`
+("op-by-op": onnxruntime with its graph optimizations off, the analogue of TensorFlow's executor;
+"optimized": its defaults) describe it. A part of the graph onnxruntime cannot take (an op with no ONNX
+form) raises Unmappable, and the caller runs that part on the NumPy reference and names it so.
+"""
+from __future__ import annotations
+
+import os
+from typing import Callable, Protocol
+
+from ..errors import XcvizError
+from ..ir import Graph, format_ref
+from .node import eval_node
+from .onnx_emit import Unmappable, subgraph_model
+
+RUNTIMES = ("onnxruntime", "torch", "tensorflow", "numpy")
+NUMPY_NOTE = "native = xcviz's NumPy reference, not a production runtime"
+
+
+class NativeRuntime(Protocol):
+    name: str
+    version: str
+    threads: int
+    mode: str
+
+    def prepare(self, graph: Graph, members: list[int], entries: list[str], exits: list[str],
+                values: dict) -> Callable[[dict], list]: ...
+
+
+def default_threads() -> int:
+    """The thread count both runtimes get when none is given: the CPUs this process may run on."""
+    try:
+        return max(1, len(os.sched_getaffinity(0)))
+    except AttributeError:  # not Linux
+        return max(1, os.cpu_count() or 1)
+
+
+def apply_threads(threads: int | None) -> tuple[int, bool]:
+    """(the thread count, whether XLA got it): XLA reads its thread count from XLA_FLAGS when JAX loads, so
+    it is set here before that; once JAX is loaded (an API caller imported it) it keeps what it has."""
+    import sys
+
+    n = threads or default_threads()
+    if n < 1:
+        raise XcvizError(f"--threads must be at least 1, not {n}", hint="--threads 1")
+    if "jax" in sys.modules:
+        return n, _XLA_THREADS.get("n") == n
+    flags = [f for f in os.environ.get("XLA_FLAGS", "").split()
+             if not f.startswith(("--xla_cpu_multi_thread_eigen", "intra_op_parallelism_threads"))]
+    flags += [f"--xla_cpu_multi_thread_eigen={'true' if n > 1 else 'false'}", f"intra_op_parallelism_threads={n}"]
+    os.environ["XLA_FLAGS"] = " ".join(flags)
+    _XLA_THREADS["n"] = n
+    return n, True
+
+
+_XLA_THREADS: dict[str, int] = {}
+
+
+class NumpyRuntime:
+    """xcviz's own interpreter, op by op: the reference for numerics, not a production runtime."""
+
+    name, mode, note = "numpy", "op-by-op", None
+
+    def __init__(self, threads: int | None = None) -> None:
+        import numpy as np
+
+        self.version, self.threads = np.__version__, threads or default_threads()
+
+    def prepare(self, graph, members, entries, exits, values):
+        nodes = [graph.nodes[i] for i in members]
+
+        def run(feed: dict) -> list:
+            local = {r: feed[r] for r in entries}
+            for node in nodes:
+                for j, v in enumerate(eval_node(node, [local[r] if r else None for r in node.inputs])):
+                    local[format_ref(node.name, j)] = v
+            return [local[r] for r in exits]
+        return run
+
+
+class OnnxRuntime:
+    """onnxruntime's CPU provider, `threads` intra-op threads, one inter-op (ops run one after another)."""
+
+    name, note = "onnxruntime", None
+
+    def __init__(self, threads: int | None = None, optimized: bool = False) -> None:
+        import onnxruntime as ort
+
+        self.version, self.threads = ort.__version__, threads or default_threads()
+        self.optimized = optimized
+        self.mode = "optimized" if optimized else "op-by-op"
+        self.sessions: list = []   # kept for inspection (tests read their options back)
+
+    def session_options(self):
+        import onnxruntime as ort
+
+        so = ort.SessionOptions()
+        so.intra_op_num_threads, so.inter_op_num_threads = self.threads, 1
+        so.execution_mode = ort.ExecutionMode.ORT_SEQUENTIAL
+        so.graph_optimization_level = (ort.GraphOptimizationLevel.ORT_ENABLE_ALL if self.optimized
+                                       else ort.GraphOptimizationLevel.ORT_DISABLE_ALL)
+        # no spinning after a run: its idle threads would otherwise take the cores XLA runs on next (on a
+        # 2-core machine a spinning pool slowed the following XLA call 10-20x)
+        so.add_session_config_entry("session.intra_op.allow_spinning", "0")
+        so.log_severity_level = 3   # its warnings (unused initializers...) are not the user's business here
+        return so
+
+    def prepare(self, graph, members, entries, exits, values):
+        import onnxruntime as ort
+
+        model, feeds, outs = subgraph_model(graph, members, entries, exits, values)
+        try:
+            sess = ort.InferenceSession(model.SerializeToString(), self.session_options(),
+                                        providers=["CPUExecutionProvider"])
+        except Exception as e:  # noqa: BLE001 - onnxruntime refusing a part is a fallback, not a crash
+            raise Unmappable(f"onnxruntime refused it: {str(e).splitlines()[0][:200]}") from None
+        self.sessions.append(sess)
+        names = list(feeds.items())
+
+        def run(feed: dict) -> list:
+            return sess.run(outs, {n: feed[r] for r, n in names})
+        return run
+
+    def optimized_twin(self) -> "OnnxRuntime":
+        return OnnxRuntime(self.threads, optimized=True)
+
+
+def _available(module: str) -> bool:
+    import importlib.util
+
+    return importlib.util.find_spec(module) is not None
+
+
+def resolve(requested: str | None, graph: Graph | None = None, threads: int | None = None) -> NativeRuntime:
+    """The runtime to time against: `requested`, or the default, onnxruntime (parts it cannot take run on the
+    NumPy reference, said so per part). torch and tensorflow are not timed op by op yet: asked for, they need
+    to be installed, and the runtime is onnxruntime with a note saying so; numpy when onnxruntime is absent."""
+    if requested is not None and requested not in RUNTIMES:
+        raise XcvizError(f"unknown native runtime {requested!r}", hint="use --native " + " | ".join(RUNTIMES))
+    n = threads or default_threads()
+    if requested == "numpy":
+        return NumpyRuntime(n)
+    if requested in ("torch", "tensorflow") and not _available(requested):
+        raise XcvizError(f"--native {requested} needs {requested} installed", hint="install it, or use --native onnxruntime")
+    if not _available("onnxruntime"):
+        if requested == "onnxruntime":
+            raise XcvizError("--native onnxruntime needs onnxruntime installed", hint="pip install onnxruntime")
+        rt: NativeRuntime = NumpyRuntime(n)
+    else:
+        rt = OnnxRuntime(n)
+    if requested in ("torch", "tensorflow"):
+        rt.note = (f"{requested}'s kernels are not timed op by op yet: native = {rt.name} where the ops map, "
+                   "else xcviz's NumPy reference")
+    return rt
+
+
+def _agrees(fn, entries, exits, values) -> None:
+    from .measure import compare
+
+    if not all(r in values for r in exits):
+        return
+    try:
+        outs = fn({r: values[r] for r in entries})
+    except Exception as e:  # noqa: BLE001 - a runtime failing on real inputs is a fallback too
+        raise Unmappable(f"it failed to run: {str(e).splitlines()[0][:200]}") from None
+    for r, got in zip(exits, outs):
+        cmp = compare(got, values[r])
+        if not cmp["ok"]:
+            raise Unmappable(f"its output {r!r} differs from the NumPy reference ({cmp['why']})")
+
+
+def describe(rt: NativeRuntime) -> dict:
+    """The JSON `native` object: the runtime, its version, threads (XLA's too: `xla_threads`, null when JAX was
+    loaded before xcviz could set them) and mode; `note` says in words when it is the NumPy reference."""
+    xla = _XLA_THREADS.get("n")
+    return {"runtime": rt.name, "version": rt.version, "threads": rt.threads, "mode": rt.mode,
+            "xla_threads": xla if xla == rt.threads else None,
+            "note": NUMPY_NOTE if rt.name == "numpy" else getattr(rt, "note", None)}
+
+
+def prepare_or_numpy(rt: NativeRuntime, graph, members, entries, exits, values) -> tuple[Callable, str, str | None]:
+    """(callable, runtime name, why it fell back) : `rt`'s, or the NumPy reference's where `rt` cannot take it
+    or where its outputs differ from the reference's in `values` (a part emitted wrongly is never timed)."""
+    if rt.name != "numpy":
+        try:
+            fn = rt.prepare(graph, members, entries, exits, values)
+            _agrees(fn, entries, exits, values)
+            return fn, rt.name, None
+        except Unmappable as e:
+            fallback = NumpyRuntime(rt.threads)
+            return fallback.prepare(graph, members, entries, exits, values), fallback.name, str(e)
+    return rt.prepare(graph, members, entries, exits, values), rt.name, None

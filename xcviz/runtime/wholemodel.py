@@ -1,0 +1,181 @@
+"""The whole model on the native runtime against hybrid (XLA clusters + the fallback ops on that same runtime).
+
+all-native: every op on the native runtime, op by op (onnxruntime with its graph optimizations off), and
+once more with its own optimizations on ("vs optimized": what a user of that runtime has today). hybrid:
+each kept cluster as one XLA executable (parameters resident, as XLA keeps them), and every run of
+consecutive ops outside the clusters (a fallback segment) as one model on the native runtime, so the
+figure is what a user would get. Where the runtime cannot take a part, the NumPy reference runs it and the
+result says so.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from ..ir import Graph
+from .jit import cluster_specs
+from .measure import median_ms
+from .native import NativeRuntime, NumpyRuntime, prepare_or_numpy
+
+
+@dataclass
+class ModelTimes:
+    native_ms: float | None
+    native_optimized_ms: float | None
+    hybrid_ms: float | None
+    est_speedup: float | None
+    runtime: str                      # what all-native ran on (the fallback's name when it had to)
+    segments: int = 0                 # fallback segments in the hybrid run
+    segments_on: dict = field(default_factory=dict)   # runtime name -> segments it ran
+    why: str | None = None            # why all-native could not use the runtime asked for, or why nothing ran
+
+    @property
+    def speedup(self) -> float | None:
+        return self.native_ms / self.hybrid_ms if self.native_ms and self.hybrid_ms else None
+
+    @property
+    def speedup_vs_optimized(self) -> float | None:
+        return self.native_optimized_ms / self.hybrid_ms if self.native_optimized_ms and self.hybrid_ms else None
+
+    def to_json(self) -> dict:
+        return {"native_ms": self.native_ms, "native_optimized_ms": self.native_optimized_ms,
+                "hybrid_ms": self.hybrid_ms, "speedup": self.speedup, "speedup_vs_optimized": self.speedup_vs_optimized,
+                "est_speedup": self.est_speedup, "native_runtime": self.runtime,
+                "fallback_segments": self.segments, "fallback_segments_on": dict(sorted(self.segments_on.items())),
+                "note": self.why}
+
+
+def _feeds(graph: Graph, env: dict) -> dict:
+    """What a run is given: the graph's inputs and its placeholder nodes (TF graphs feed those)."""
+    names = [v.name for v in graph.inputs] + [n.name for n in graph.nodes if n.op == "placeholder"]
+    return {name: env[name] for name in names if name in env}
+
+
+def native_program(graph: Graph, rt: NativeRuntime, env: dict):
+    """(callable of the graph inputs -> outputs, runtime name, why it fell back) for the whole graph."""
+    members = [i for i, n in enumerate(graph.nodes) if n.op != "placeholder"]
+    spec = cluster_specs(graph, [members])[0]
+    exits = list(graph.outputs)
+    fn, name, why = prepare_or_numpy(rt, graph, members, spec.entries, exits, env)
+    return fn, name, why
+
+
+class Hybrid:
+    """The hybrid program of a clustering: steps in topological order, clusters compiled by `cache`."""
+
+    def __init__(self, graph: Graph, clustering, rt: NativeRuntime, env: dict, cache) -> None:
+        from .execute import units
+        from .measure import resident
+
+        n_clusters = len(clustering.clusters)
+        order = units(graph, clustering.cluster_of, n_clusters)
+        groups: list[tuple[str, object]] = []
+        for kind, u in order:
+            if kind == "node":
+                if graph.nodes[u].op == "placeholder":
+                    groups.append(("feed", graph.nodes[u].name))
+                elif groups and groups[-1][0] == "segment":
+                    groups[-1][1].append(u)
+                else:
+                    groups.append(("segment", [u]))
+            else:
+                groups.append(("cluster", u))
+        seg_members = [g[1] for g in groups if g[0] == "segment"]
+        specs = cluster_specs(graph, list(clustering.clusters) + seg_members)
+        cluster_spec_of, seg_specs = specs[:n_clusters], iter(specs[n_clusters:])
+        self.steps: list = []
+        self.segments_on: dict[str, int] = {}
+        self.why: list[str] = []
+        for kind, u in groups:
+            if kind == "feed":
+                self.steps.append((kind, u, None))
+            elif kind == "segment":
+                spec = next(seg_specs)
+                fn, name, why = prepare_or_numpy(rt, graph, spec.members, spec.entries, spec.exits, env)
+                self.segments_on[name] = self.segments_on.get(name, 0) + 1
+                if why:
+                    self.why.append(why)
+                self.steps.append((kind, spec, fn))
+            else:
+                spec = cluster_spec_of[u]
+                comp, _ = cache.get(graph, spec, env)
+                fed = resident(graph, spec, {r: env[r] for r in spec.entries})
+                params = {r: v for r, v in fed.items() if v is not env[r]}   # resident on the device
+                self.steps.append((kind, spec, (comp, params)))
+        self.graph = graph
+
+    def __call__(self, feeds: dict) -> dict:
+        env = dict(feeds)
+        for kind, spec, fn in self.steps:
+            if kind == "feed":
+                env[spec] = feeds[spec]
+                continue
+            if kind == "segment":
+                outs = fn(env)
+            else:
+                comp, params = fn
+                outs = comp({r: params.get(r, env.get(r)) for r in spec.entries}, spec)
+            for r, v in zip(spec.exits, outs):
+                env[r] = v
+        return {r: env[r] for r in self.graph.outputs}
+
+
+def time_model(graph: Graph, clustering, rt: NativeRuntime, env: dict, cache, repeats: int | None,
+               est_speedup: float | None) -> tuple[ModelTimes, dict]:
+    """(the whole-model times, the outputs of each program run: {'native', 'optimized', 'hybrid'})."""
+    missing = [r for r in graph.outputs if r not in env]
+    if missing:
+        return ModelTimes(None, None, None, est_speedup, rt.name,
+                          why=f"output {missing[0]!r} cannot be computed natively"), {}
+    feeds = _feeds(graph, env)
+    outputs: dict = {}
+    native_fn, native_name, why = native_program(graph, rt, env)
+    use = rt if native_name == rt.name else NumpyRuntime(rt.threads)  # hybrid's segments on the same runtime
+    native_ms = median_ms(lambda: native_fn(feeds), repeats)
+    outputs["native"] = dict(zip(graph.outputs, native_fn(feeds)))
+    optimized_ms = None
+    twin = getattr(use, "optimized_twin", None)
+    if twin is not None:
+        opt_fn, _, _ = native_program(graph, twin(), env)
+        optimized_ms = median_ms(lambda: opt_fn(feeds), repeats)
+        outputs["optimized"] = dict(zip(graph.outputs, opt_fn(feeds)))
+    hybrid = Hybrid(graph, clustering, use, env, cache)
+    hybrid_ms = median_ms(lambda: hybrid(feeds), repeats)
+    outputs["hybrid"] = {r: np.asarray(v) for r, v in hybrid(feeds).items()}
+    times = ModelTimes(native_ms, optimized_ms, hybrid_ms, est_speedup, native_name,
+                       sum(hybrid.segments_on.values()), hybrid.segments_on, why or (hybrid.why[0] if hybrid.why else None))
+    return times, outputs
+
+
+def run_on(graph: Graph, clustering, feeds: dict, mode: str, rt: NativeRuntime, cache, repeats: int | None,
+           timed: bool = True) -> dict:
+    """`run --mode native|hybrid` on the runtime `rt`: {outputs (by the model's names), first_run_ms (sessions
+    made and clusters compiled), median_ms, runtime (what ran the native parts), fallback_segments, note}."""
+    import time
+
+    from .execute import execute
+
+    # every value once on the NumPy reference: the types of the parts' boundaries, and what each part is checked against
+    env = execute(graph, feeds, "native", keep_all=True).env
+    t0 = time.perf_counter()
+    if mode == "native":
+        fn, name, why = native_program(graph, rt, env)
+
+        def call() -> dict:
+            return dict(zip(graph.outputs, fn(feeds)))
+        segments: dict = {}
+    else:
+        h = Hybrid(graph, clustering, rt, env, cache)
+        segments, why = h.segments_on, (h.why[0] if h.why else None)
+
+        def call() -> dict:
+            return h(feeds)
+        name = rt.name if set(segments) <= {rt.name} else "+".join(sorted(segments))
+    first = call()
+    first_ms = (time.perf_counter() - t0) * 1e3
+    ms = median_ms(call, repeats) if timed else None
+    outputs = {graph.output_names.get(r, r): np.asarray(v) for r, v in first.items()}
+    return {"outputs": outputs, "first_run_ms": first_ms, "median_ms": ms, "runtime": name,
+            "fallback_segments": sum(segments.values()), "fallback_segments_on": dict(sorted(segments.items())),
+            "note": why}
