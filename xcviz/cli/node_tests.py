@@ -55,7 +55,8 @@ def run_case_cli(case, mode: str = "hybrid") -> tuple[str, str | None]:
         with open(path, "wb") as f:
             f.write(case.model)
         write_npz(feeds, values)
-        argv = ["run", path, "--inputs", feeds, "-o", out, "--mode", mode, "--json", "--debug"]
+        # --native numpy: the conformance of xcviz's own implementations (onnxruntime's DFT, say, is less exact)
+        argv = ["run", path, "--inputs", feeds, "-o", out, "--mode", mode, "--native", "numpy", "--json", "--debug"]
         try:
             with contextlib.redirect_stdout(io.StringIO()), contextlib.redirect_stderr(io.StringIO()):
                 main(argv)

@@ -203,23 +203,30 @@ def _timed_run(a, feeds: dict, mode: str, check: bool, repeats: int | None, nati
 
     g, c, cache = a.graph, a.clustering, CompileCache()
     rt = resolve(native, g, threads)
+    note = None
+    if mode == "hybrid" and rt.name != "numpy" and _native_bodies(g, c):
+        from ..runtime.native import NumpyRuntime
+
+        # onnxruntime would run such a node's bodies whole, their clusters too: hybrid runs them on XLA
+        rt, note = NumpyRuntime(rt.threads), ("a Loop/If/Scan outside the clusters runs its bodies hybrid "
+                                              "(their clusters on XLA): its native parts on xcviz's NumPy reference")
     if mode != "jit" and rt.name != "numpy":
         from ..runtime.wholemodel import run_on
 
         r = run_on(g, c, feeds, mode, rt, cache, repeats)
-        ref = execute(g, feeds, "native").outputs if check else r["outputs"]
+        _warn_fallbacks(r["fallbacks"])
+        native = execute(g, feeds, "native", keep_all=True) if check else None
+        ref = native.outputs if native is not None else r["outputs"]
         arrays, ref = flat_outputs(r["outputs"]), flat_outputs(ref)
-        outputs, failed = run_outputs(arrays, ref if check else None, compare)
+        undefined = _undefined_outputs(g, native.env) if native is not None else {}
+        outputs, failed = run_outputs(arrays, ref if check else None, compare, undefined)
         result = {"mode": mode, "native": {**describe(rt), "ran_on": r["runtime"]}, "first_run_ms": r["first_run_ms"],
                   "median_ms": r["median_ms"], "compile_ms": cache.compile_seconds * 1e3, "cache": cache.stats(),
                   "fallback_segments": r["fallback_segments"], "fallback_segments_on": r["fallback_segments_on"],
-                  "note": r["note"], "outputs": outputs}
+                  "note": r["note"], "outputs": outputs, "fallbacks": r["fallbacks"]}
         return result, arrays, failed
     first = execute(g, feeds, mode, c, cache)
-    for f in first.fallbacks:  # the run went on: each failed cluster ran natively
-        from ..runtime.execute import fallback_line
-
-        console(sys.stderr).print(f"warning: {fallback_line(f)}", markup=False, style="yellow")
+    _warn_fallbacks(first.fallbacks)
     ms = median_ms(lambda: execute(g, feeds, mode, c, cache), repeats)
     native = execute(g, feeds, "native", keep_all=True) if check and mode != "native" else None
     ref = native.outputs if native is not None else first.outputs
@@ -229,8 +236,24 @@ def _timed_run(a, feeds: dict, mode: str, check: bool, repeats: int | None, nati
     result = {"mode": mode, "native": {**describe(rt), "ran_on": rt.name if mode != "jit" else None},
               "first_run_ms": first.seconds * 1e3, "median_ms": ms,
               "compile_ms": first.compile_seconds * 1e3, "cache": run_stats(cache), "outputs": outputs,
-              "fallbacks": first.fallbacks}
+              "fallbacks": first.fallbacks, **({"note": note} if note else {})}
     return result, arrays, failed
+
+
+def _native_bodies(graph, clustering) -> bool:
+    """Whether a Loop/If/Scan runs outside the clusters (its bodies may hold clusters of their own)."""
+    from ..ops import BODY_CONTROL, REGISTRY
+
+    control = REGISTRY.names(BODY_CONTROL)
+    return any(k < 0 and n.op in control for n, k in zip(graph.nodes, clustering.cluster_of))
+
+
+def _warn_fallbacks(fallbacks: list) -> None:
+    """The run went on: each cluster XLA could not compile ran natively, said on stderr."""
+    from ..runtime.execute import fallback_line
+
+    for f in fallbacks:
+        console(sys.stderr).print(f"warning: {fallback_line(f)}", markup=False, style="yellow")
 
 
 def _undefined_outputs(graph, env: dict) -> dict:

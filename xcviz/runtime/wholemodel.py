@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from ..ir import Graph
+from ..ops.values import Seq
 from .jit import cluster_specs
 from .measure import median_ms
 from .native import NativeRuntime, NumpyRuntime, prepare_or_numpy
@@ -99,7 +100,14 @@ class Hybrid:
                 self.steps.append((kind, spec, fn))
             else:
                 spec = cluster_spec_of[u]
-                comp, _ = cache.get(graph, spec, env)
+                try:
+                    comp, _ = cache.get(graph, spec, env)
+                except Exception as e:  # noqa: BLE001 - as TF's lazy compilation: the cluster runs natively
+                    cache.failed(graph, clustering.cluster_id(u), e)
+                    fn, name, why = prepare_or_numpy(rt, graph, spec.members, spec.entries, spec.exits, env)
+                    self.segments_on[name] = self.segments_on.get(name, 0) + 1
+                    self.steps.append(("segment", spec, fn))
+                    continue
                 fed = resident(graph, spec, {r: env[r] for r in spec.entries})
                 params = {r: v for r, v in fed.items() if v is not env[r]}   # resident on the device
                 self.steps.append((kind, spec, (comp, params)))
@@ -175,7 +183,8 @@ def run_on(graph: Graph, clustering, feeds: dict, mode: str, rt: NativeRuntime, 
     first = call()
     first_ms = (time.perf_counter() - t0) * 1e3
     ms = median_ms(call, repeats) if timed else None
-    outputs = {graph.output_names.get(r, r): np.asarray(v) for r, v in first.items()}
-    return {"outputs": outputs, "first_run_ms": first_ms, "median_ms": ms, "runtime": name,
+    outputs = {graph.output_names.get(r, r): v if v is None or isinstance(v, Seq) else np.asarray(v)
+               for r, v in first.items()}   # (a sequence stays one: run writes it as numbered tensors)
+    return {"outputs": outputs, "fallbacks": list(cache.failures), "first_run_ms": first_ms, "median_ms": ms, "runtime": name,
             "fallback_segments": sum(segments.values()), "fallback_segments_on": dict(sorted(segments.items())),
             "note": why}
