@@ -49,6 +49,9 @@ op("tf.LogicalAnd", **compare, **dev("LogicalAnd"), impl=lambda xp, a, x, y: xp.
 
 op("tf.Relu", **unary, **dev("Relu"), flops=r.output_flops(1), impl=lambda xp, a, x: xp.maximum(x, lit(x, 0)),
    doc="TF Relu(features)")
+op("tf.Relu6", **unary, **dev("Relu6"), flops=r.output_flops(2),
+   impl=lambda xp, a, x: xp.minimum(xp.maximum(x, lit(x, 0)), lit(x, 6)), doc="TF Relu6(features) = min(max(x, 0), 6)")
+op("tf.Abs", **unary, **dev("Abs"), flops=r.output_flops(1), impl=lambda xp, a, x: xp.abs(x), doc="TF Abs(x)")
 op("tf.Tanh", **unary, **dev("Tanh"), flops=r.output_flops(4), impl=lambda xp, a, x: xp.tanh(x), doc="TF Tanh(x)")
 op("tf.Sigmoid", **unary, **dev("Sigmoid"), flops=r.output_flops(4),
    impl=lambda xp, a, x: lit(x, 1) / (lit(x, 1) + xp.exp(-x)), doc="TF Sigmoid(x)")
