@@ -29,15 +29,6 @@ op("tf.NextIteration", **flow, min_inputs=1, max_inputs=1, reason="v1 control fl
    doc="TF NextIteration(data)")
 op("tf.LoopCond", **flow, min_inputs=1, max_inputs=1, reason="v1 control flow: a loop's predicate (no XLA kernel)",
    doc="TF LoopCond(input)")
-fn_reason = "functional control flow / function call: xcviz does not lower function bodies"
-for_fn = dict(**flow, reason=fn_reason)
-op("tf.While", **for_fn, doc="TF While(input...; cond, body)")
-op("tf.StatelessWhile", **for_fn, doc="TF StatelessWhile(input...; cond, body)")
-op("tf.If", **for_fn, min_inputs=1, doc="TF If(cond, input...; then_branch, else_branch)")
-op("tf.StatelessIf", **for_fn, min_inputs=1, doc="TF StatelessIf(cond, input...; then_branch, else_branch)")
-op("tf.PartitionedCall", **for_fn, doc="TF PartitionedCall(args...; f)")
-op("tf.StatefulPartitionedCall", **for_fn, doc="TF StatefulPartitionedCall(args...; f)")
-
 op("tf._Retval", devices=NONE, infer=r.same, min_inputs=1, max_inputs=1, reason="function result: read by the caller",
    impl=lambda xp, a, x: x, doc="TF _Retval(input; T, index): a function's result (the pass never clusters it)")
 
@@ -86,18 +77,6 @@ op("tf.StatelessRandomNormalV2", **opaque, min_inputs=4, max_inputs=4, reason=rn
 check_reason = "runtime check with a host side effect"
 op("tf.Assert", **opaque, min_inputs=1, reason=check_reason, doc="TF Assert(condition, data...)")
 op("tf.CheckNumerics", **opaque, min_inputs=1, max_inputs=1, reason=check_reason, doc="TF CheckNumerics(tensor; message)")
-
-list_reason = "TensorList op: variant tensors have no xcviz type"
-op("tf.TensorListReserve", **opaque, min_inputs=2, max_inputs=2, reason=list_reason,
-   doc="TF TensorListReserve(element_shape, num_elements)")
-op("tf.TensorListFromTensor", **opaque, min_inputs=2, max_inputs=2, reason=list_reason,
-   doc="TF TensorListFromTensor(tensor, element_shape)")
-op("tf.TensorListGetItem", **opaque, min_inputs=3, max_inputs=3, reason=list_reason,
-   doc="TF TensorListGetItem(input_handle, index, element_shape)")
-op("tf.TensorListSetItem", **opaque, min_inputs=3, max_inputs=3, reason=list_reason,
-   doc="TF TensorListSetItem(input_handle, index, item)")
-op("tf.TensorListStack", **opaque, min_inputs=2, max_inputs=2, reason=list_reason,
-   doc="TF TensorListStack(input_handle, element_shape)")
 
 fused_reason = "Grappler's fused op: xcviz does not compute it"
 op("tf._FusedConv2D", **opaque, min_inputs=2, reason=fused_reason, doc="TF _FusedConv2D(input, filter, args...; fused_ops)")

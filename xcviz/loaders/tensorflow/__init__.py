@@ -5,7 +5,7 @@ import os
 
 from ...errors import XcvizError
 from ...ir import Graph
-from .functions import body_ops, library
+from .functions import body_ops, library, wrap_functions
 from .graphdef import PREFIX, nodes_to_graph
 from .savedmodel import saved_model_file, signature_graph
 
@@ -39,6 +39,7 @@ def graph_from_graphdef(graph_def, source: str, outputs=None, feeds=None, name: 
     functions = library(graph_def, source)
     graph = nodes_to_graph(graph_def.node, name or _name(source), source, outputs, feeds)
     _annotate_calls(graph, functions)
+    wrap_functions(graph, functions)
     return graph
 
 
@@ -74,6 +75,9 @@ def load_saved_model(path: str, signature: str | None, max_bytes: int) -> Graph:
                          hint="the file may be truncated or corrupted") from None
     nodes, outputs, feeds, sig = signature_graph(sm, signature, path)
     graph = nodes_to_graph(nodes, f"{_name(path)}:{sig}", path, list(outputs.values()), feeds)
+    functions = library(sm.meta_graphs[0].graph_def, path) if sm.meta_graphs else {}
+    _annotate_calls(graph, functions)
+    wrap_functions(graph, functions)
     if os.path.isdir(path) and sm.meta_graphs:
         from .bundle import variable_values
 

@@ -98,3 +98,48 @@ def inline(node_def, fdef, inputs: list[str], new_node) -> tuple[list, list[str]
         out.append(copy)
     rets = [body_ref(fdef.ret[a.name], ops, args, prefix) for a in fdef.signature.output_arg]
     return out, rets
+
+
+def function_graph(fdef, library: dict, source: str):
+    """A FunctionDef as a finalized Graph: its arguments are the graph inputs (in signature order), its
+    results the outputs; function-valued attributes inside it carry the library (ops.tf_functional.TFFunction)."""
+    from ...loaders.build import finalize
+    from .attrs import dtype_name
+    from .graphdef import nodes_to_graph
+    from .protos import message_classes
+
+    node_type = message_classes()["NodeDef"]
+    ops = {nd.name: nd.op for nd in fdef.node_def}
+    args = {a.name: a.name for a in fdef.signature.input_arg}
+    nodes = []
+    for i, a in enumerate(fdef.signature.input_arg):
+        ph = node_type(name=a.name, op="Placeholder")
+        dt = dtype_name(a.type) if a.type else None
+        if dt and dt not in ("resource", "variant"):
+            ph.attr["dtype"].type = a.type
+        shapes = fdef.arg_attr[i].attr["_output_shapes"].list.shape if i in fdef.arg_attr else []
+        if len(shapes) == 1 and dt not in ("resource", "variant"):
+            ph.attr["shape"].shape.CopyFrom(shapes[0])
+        nodes.append(ph)
+    for nd in fdef.node_def:
+        copy = node_type()
+        copy.CopyFrom(nd)
+        del copy.input[:]
+        copy.input.extend(body_ref(r, ops, args, "") for r in nd.input)
+        nodes.append(copy)
+    rets = [body_ref(fdef.ret[a.name], ops, args, "") for a in fdef.signature.output_arg]
+    graph = nodes_to_graph(nodes, fdef.signature.name, source, outputs=rets)
+    graph.inputs.sort(key=lambda v: list(args).index(v.name))
+    wrap_functions(graph, library)
+    return finalize(graph, allow_unknown=True)
+
+
+def wrap_functions(graph, library: dict) -> None:
+    """Function-valued attributes (body, cond, then/else branches, f) as TFFunctions that carry the library."""
+    from ...ops.tf_functional import TFFunction
+
+    for node in graph.nodes:
+        for k in FUNC_ATTRS:
+            v = node.attrs.get(k)
+            if isinstance(v, str) and v in library and not isinstance(v, TFFunction):
+                node.attrs[k] = TFFunction(v, library[v], library)

@@ -29,9 +29,41 @@ def signature_graph(saved_model, signature: str | None, source: str):
     nodes = inline_calls(list(graph_def.node), functions, type(graph_def.node[0]) if graph_def.node else None,
                          source, remap=remap)
     outputs = {k: _follow(_ref(v.name), remap) for k, v in sorted(sig.outputs.items())}
-    feeds = {_ref(v.name).split(":")[0] for v in sig.inputs.values()}
+    renames = _input_renames(nodes, sig)
+    _rename(nodes, renames)
+    outputs = {k: renames.get(v, v) for k, v in outputs.items()}
+    feeds = {renames.get(n, n) for n in (_ref(v.name).split(":")[0] for v in sig.inputs.values())}
     nodes = _needed(nodes, list(outputs.values()))
     return nodes, outputs, feeds, sig_name
+
+
+def _input_renames(nodes: list, sig) -> dict[str, str]:
+    """{placeholder node name: signature key}: a SavedModel's inputs are named as its signature names them
+    (`x`, not `serving_default_x`), as its outputs are; a key that another node already uses keeps the node's name."""
+    taken = {nd.name for nd in nodes}
+    out: dict[str, str] = {}
+    for key, info in sorted(sig.inputs.items()):
+        node = _ref(info.name).split(":")[0]
+        if ":" not in _ref(info.name) and node in taken and node != key and key not in taken \
+                and key not in out.values():
+            out[node] = key
+    return out
+
+
+def _rename(nodes: list, renames: dict[str, str]) -> None:
+    if not renames:
+        return
+    for nd in nodes:
+        if nd.name in renames:
+            nd.name = renames[nd.name]
+        refs = list(nd.input)
+        if any(split_input(r)[0].split(":")[0] in renames for r in refs):
+            del nd.input[:]
+            for r in refs:
+                base, ctrl = split_input(r)
+                node, _, k = base.partition(":")
+                new = renames.get(node, node) + (":" + k if k else "")
+                nd.input.append("^" + new if ctrl else new)
 
 
 def _ref(tensor: str) -> str:
