@@ -1,5 +1,5 @@
 """TensorFlow ops xcviz does not compute, by their TF names (`tf.<Op>`): control flow, functions, resource
-variables, strings, stateful RNG, variant lists, Grappler's fused ops.
+variables, Substr, RNG state resources, asserts, Grappler's fused ops.
 
 They have entries so that a TF graph names only known ops and `xcviz ops` says what each is; their types
 come from the file (`_output_shapes`, `T`/`dtype`). `devices` is empty: xcviz has no lowering for them.
@@ -56,23 +56,11 @@ op("tf.VarIsInitializedOp", **opaque, min_inputs=1, max_inputs=1, reason=var_rea
    doc="TF VarIsInitializedOp(resource)")
 
 str_reason = "string op: XLA has no string type"
-op("tf.AsString", **opaque, min_inputs=1, max_inputs=1, reason=str_reason, doc="TF AsString(input)")
-op("tf.StringJoin", **opaque, min_inputs=1, reason=str_reason, doc="TF StringJoin(inputs...; separator)")
-op("tf.StringLength", **opaque, min_inputs=1, max_inputs=1, reason=str_reason, doc="TF StringLength(input)")
-op("tf.StringToNumber", **opaque, min_inputs=1, max_inputs=1, reason=str_reason, doc="TF StringToNumber(string_tensor)")
 op("tf.Substr", **opaque, min_inputs=3, max_inputs=3, reason=str_reason, doc="TF Substr(input, pos, len)")
 
-rng_reason = "random op: xcviz does not reproduce TF's Philox streams"
-op("tf.RandomStandardNormal", **opaque, min_inputs=1, max_inputs=1, reason=rng_reason,
-   doc="TF RandomStandardNormal(shape; dtype, seed, seed2)")
+rng_reason = "random op on a resource state (a tf.random.Generator): xcviz holds no variable state"
 op("tf.RngReadAndSkip", **opaque, min_inputs=3, max_inputs=3, reason=rng_reason,
    doc="TF RngReadAndSkip(resource, alg, delta)")
-op("tf.StatelessRandomGetKeyCounter", **opaque, min_inputs=1, max_inputs=1, reason=rng_reason,
-   doc="TF StatelessRandomGetKeyCounter(seed) -> key, counter")
-op("tf.StatelessRandomUniformV2", **opaque, min_inputs=4, max_inputs=4, reason=rng_reason,
-   doc="TF StatelessRandomUniformV2(shape, key, counter, alg)")
-op("tf.StatelessRandomNormalV2", **opaque, min_inputs=4, max_inputs=4, reason=rng_reason,
-   doc="TF StatelessRandomNormalV2(shape, key, counter, alg)")
 
 check_reason = "runtime check with a host side effect"
 op("tf.Assert", **opaque, min_inputs=1, reason=check_reason, doc="TF Assert(condition, data...)")

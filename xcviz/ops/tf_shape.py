@@ -2,8 +2,8 @@
 
 `Reshape(tensor, shape)`, `Transpose(x, perm)`, `ConcatV2(values..., axis)`, `Pack`/`Unpack(value; num, axis)`,
 `Split(axis, value; num_split)`, `SplitV(value, size_splits, axis)`, `StridedSlice(input, begin, end,
-strides; begin_mask, end_mask, ellipsis_mask, new_axis_mask, shrink_axis_mask)`, `Squeeze`, `ExpandDims`,
-`RandomUniform(shape; dtype, seed)`. Inputs that decide an output shape must be constants under XLA."""
+strides; begin_mask, end_mask, ellipsis_mask, new_axis_mask, shrink_axis_mask)`, `Squeeze`, `ExpandDims`, `Range`.
+Inputs that decide an output shape must be constants under XLA."""
 from __future__ import annotations
 
 import numpy as np
@@ -11,7 +11,7 @@ import numpy as np
 from ..ir import TensorType
 from . import rules as r
 from .arrays import Unsupported, ints, static
-from .registry import LAYOUT, SOURCE, op
+from .registry import LAYOUT, op
 from .rules import Ctx
 from .tf_kernels import xla_devices
 
@@ -129,18 +129,6 @@ op("tf.StridedSlice", **layout, devices=xla_devices("StridedSlice"), min_inputs=
    doc="TF StridedSlice(input, begin, end, strides; begin/end/ellipsis/new_axis/shrink_axis masks)")
 op("tf.StopGradient", **layout, devices=xla_devices("StopGradient"), min_inputs=1, max_inputs=1, infer=r.same,
    impl=lambda xp, a, x: x, doc="TF StopGradient(input): identity in inference")
-
-
-def _random_uniform_type(ctx: Ctx) -> list[TensorType]:
-    shape = ctx.const(0)
-    return [TensorType(None if shape is None else tuple(int(d) for d in np.asarray(shape).reshape(-1)),
-                       ctx.attrs.get("dtype") or "float32")]
-
-
-op("tf.RandomUniform", groups=SOURCE, devices=frozenset(), min_inputs=1, max_inputs=1,
-   attrs={"dtype": "float32", "seed": 0, "seed2": 0}, infer=_random_uniform_type,
-   reason="stateful random op: TF's auto-clustering never compiles it (its XLA kernel exists, tf2xla: RandomUniform)",
-   doc="TF RandomUniform(shape; dtype, seed, seed2): the shape is an input (ONNX's RandomUniform has it as an attribute)")
 
 
 def _range(xp, a, start, limit, delta):
