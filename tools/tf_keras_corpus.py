@@ -129,9 +129,71 @@ def _models():
                     "back": back, "length": length}
         return serve, {"x": images((2, 3))}
 
+    def ops_zoo():
+        """One output per op variant the models above do not reach (attrs, dtypes, list ops, calls, If)."""
+        R = tf.raw_ops
+
+        @tf.function(jit_compile=True)
+        def inner(t):
+            return tf.nn.relu6(t * 3.0) - 1.0
+
+        @tf.function(input_signature=[tf.TensorSpec((1, 7, 7, 3), tf.float32, name="image"),
+                                      tf.TensorSpec((2, 5, 3), tf.float32, name="params"),
+                                      tf.TensorSpec((2, 4), tf.int32, name="ids")])
+        def serve(image, params, ids):
+            w = tf.constant(rng.standard_normal((3, 3, 3, 2)).astype(np.float32))
+            ta = tf.TensorArray(tf.float32, size=3, element_shape=(5, 3))
+            for i in range(3):
+                ta = ta.write(i, params[0] * float(i + 1))
+            lst = R.EmptyTensorList(element_shape=tf.constant([3], tf.int32), max_num_elements=-1,
+                                    element_dtype=tf.float32)
+            lst = R.TensorListPushBack(input_handle=lst, tensor=params[1, 0])
+            lst = R.TensorListPushBack(input_handle=lst, tensor=params[1, 1])
+            lst, popped = R.TensorListPopBack(input_handle=lst, element_shape=tf.constant([3], tf.int32),
+                                              element_dtype=tf.float32)
+
+            def loop_cond(i, acc):
+                return tf.reduce_sum(acc.stack()) < 50.0
+
+            def loop_body(i, acc):
+                return i + 1, acc.write(i, tf.fill([2], tf.cast(i, tf.float32) + tf.reduce_mean(params)))
+
+            n, grown = tf.while_loop(loop_cond, loop_body,
+                                     [tf.constant(0), tf.TensorArray(tf.float32, size=0, dynamic_size=True,
+                                                                     element_shape=(2,))],
+                                     maximum_iterations=40)
+            strings = tf.constant(["h\u00e9llo", "ab", ""])
+            return {
+                "depthwise_s2": tf.nn.depthwise_conv2d(image, w, [1, 2, 2, 1], "SAME"),
+                "depthwise_d2": tf.nn.depthwise_conv2d(image, w, [1, 1, 1, 1], "VALID", dilations=[2, 2]),
+                "mirror_symmetric": tf.pad(params, [[0, 1], [2, 2], [1, 0]], mode="SYMMETRIC"),
+                "gather_batch": tf.gather(params, ids % 3, axis=2, batch_dims=1),
+                "gather_axis1": tf.gather(params, ids % 5, axis=1),
+                "reverse": tf.reverse(params, [0, 2]),
+                "space_to_batch": tf.space_to_batch_nd(image, [2, 2], [[0, 1], [1, 0]]),
+                "list_stack": ta.stack(), "list_read": ta.read(1), "popped": popped,
+                "list_length": R.TensorListLength(input_handle=lst),
+                "list_shape": R.TensorListElementShape(input_handle=lst, shape_type=tf.int32),
+                "while_list": grown.stack(), "while_n": n,
+                "uniform_int": tf.random.uniform((3, 4), maxval=17, dtype=tf.int32, seed=3),
+                "uniform_f64": tf.random.uniform((5,), dtype=tf.float64, seed=5),
+                "stateless_v1": R.StatelessRandomUniform(shape=[4], seed=tf.constant([5, 6], tf.int64)),
+                "as_string_fmt": tf.strings.as_string(params[0, :, 0], precision=3, width=9, fill="0"),
+                "as_string_sci": tf.strings.as_string(params[0, :, 1], scientific=True),
+                "as_string_int": tf.strings.as_string(ids),
+                "as_string_bool": tf.strings.as_string(ids > 2),
+                "utf8_length": tf.strings.length(strings, unit="UTF8_CHAR"),
+                "byte_length": tf.strings.length(strings),
+                "to_int": tf.strings.to_number(tf.strings.as_string(ids), out_type=tf.int32),
+                "call": inner(params),
+                "if_stateful": tf.cond(tf.reduce_sum(params) > 0, lambda: params + tf.random.uniform((2, 5, 3), seed=9),
+                                       lambda: params * 2.0),
+            }
+        return serve, {"image": images((1, 7, 7, 3)), "params": images((2, 5, 3)), "ids": tokens((2, 4), 100)}
+
     return {"mobilenet_v2": mobilenet_v2, "mobilenet_v1": mobilenet_v1, "text_lstm": text_lstm,
             "text_bigru": text_bigru, "conv1d": conv1d, "attention_encoder": attention_encoder,
-            "while_cond": while_cond, "random_strings": random_strings}, Functions
+            "while_cond": while_cond, "random_strings": random_strings, "ops_zoo": ops_zoo}, Functions
 
 
 def export(name: str, make, functions_cls, out: str) -> dict:
@@ -177,9 +239,9 @@ def export(name: str, make, functions_cls, out: str) -> dict:
     loaded = tf.saved_model.load(sm).signatures["serving_default"]
     sig_out = loaded(**{k: tf.constant(v) for k, v in feeds.items()})
     det = {k: float(np.max(np.abs(sig_out[k].numpy().astype(np.float64) - np.asarray(v, np.float64))))
-           for k, v in outputs.items() if np.asarray(v).dtype.kind in "fi"}
+           for k, v in outputs.items() if np.asarray(v).dtype.kind in "fiub"}
     np.savez(os.path.join(out, f"{name}_io.npz"), **{f"in_{k}": v for k, v in feeds.items()},
-             **{f"out_{k}": np.asarray(v) for k, v in outputs.items()})
+             **{f"out_{k}": _plain(v) for k, v in outputs.items()})
     sizes = {"frozen_pb": os.path.getsize(os.path.join(out, f"{name}_frozen.pb")),
              "savedmodel": sum(os.path.getsize(os.path.join(d, f)) for d, _, fs in os.walk(sm) for f in fs)}
     return {"inputs": {k: [list(v.shape), str(v.dtype)] for k, v in feeds.items()},
@@ -188,6 +250,17 @@ def export(name: str, make, functions_cls, out: str) -> dict:
             "frozen_ops": sorted({n.op for n in gd.node} | {n.op for f in gd.library.function for n in f.node_def}),
             "frozen_nodes": len(gd.node), "bytes": sizes,
             "savedmodel_vs_frozen_max_abs": det, "tf_version": tf.__version__, "keras_version": keras.__version__}
+
+
+def _plain(v):
+    """TF's outputs as arrays numpy reads back without pickle (strings as unicode arrays)."""
+    import numpy as np
+
+    a = np.asarray(v)
+    if a.dtype == object:
+        return np.vectorize(lambda b: b.decode("utf-8") if isinstance(b, bytes) else str(b), otypes=[str])(a) \
+            if a.size else a.astype(str)
+    return a
 
 
 def main() -> None:

@@ -22,6 +22,9 @@ STATEFUL_RANDOM = {"RandomUniform", "RandomUniformInt", "RandomStandardNormal", 
 ASSERTS = {"Assert", "CheckNumerics"}
 CONTROL_FLOW = {"Enter", "Exit", "Switch", "Merge", "NextIteration", "LoopCond", "RefEnter", "RefExit",
                 "RefSwitch", "RefMerge", "RefNextIteration"}
+# ops whose inputs or outputs are DT_VARIANT though their names do not say TensorList/TensorArray
+VARIANT_OPS = {"EmptyTensorList", "OptionalFromValue", "OptionalNone", "OptionalGetValue", "OptionalHasValue",
+               "TensorMapEmpty", "TensorMapInsert", "TensorMapLookup"}
 FUNCTIONAL = {"While", "StatelessWhile", "If", "StatelessIf", "PartitionedCall", "StatefulPartitionedCall"}
 # resource operation kinds (XlaResourceOpInfo): reads, writes, read-modify-writes
 READS = {"ReadVariableOp", "ResourceGather", "ResourceGatherNd", "VariableShape"}
@@ -63,7 +66,7 @@ def op_refusal(op: str, attrs: dict, kind: str) -> tuple[str, str] | None:
         return "unsupported", f"stateful random operation {op} (auto-clustering does not compile stateful RNG ops)"
     if op in ASSERTS:
         return "unsupported", f"{op} (auto-clustering keeps Assert and CheckNumerics out of clusters)"
-    if op.startswith(("TensorList", "TensorArray")) or any(
+    if op.startswith(("TensorList", "TensorArray")) or op in VARIANT_OPS or any(
             (isinstance(v, str) and v == "variant") or (isinstance(v, list) and "variant" in v) for v in attrs.values()):
         return "unsupported", f"{op} produces or consumes a variant tensor"
     if op == "Const" and attrs.get("dtype") == "string":

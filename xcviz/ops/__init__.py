@@ -8,7 +8,7 @@ from . import (  # noqa: F401,E402  (the ONNX ops added after the first families
 )
 from . import extra_conv, extra_linattn, extra_random, extra_signal  # noqa: F401,E402  (round 4's ops B)
 from . import extra_misc  # noqa: F401,E402  (BitCast, Det, MelWeightMatrix, TfIdfVectorizer, string ops)
-from . import tf_array, tf_functional, tf_lists, tf_random, tf_strings  # noqa: F401,E402  (TF ops Keras emits)
+from . import tf_array, tf_conv, tf_elementwise, tf_functional, tf_lists, tf_random, tf_strings  # noqa: F401,E402
 from . import aten, aten_layout, aten_rnn, aten_table  # noqa: F401,E402  (PyTorch-only entries and the aten op table)
 from .arrays import Unsupported  # noqa: F401
 from .registry import (  # noqa: F401

@@ -3,7 +3,7 @@
 `Pad(input, paddings)`, `PadV2(input, paddings, constant_values)`, `MirrorPad(input, paddings; mode=REFLECT|
 SYMMETRIC)` (ZeroPadding2D, tf.pad), `GatherV2(params, indices, axis; batch_dims)` (every Keras Embedding),
 `ReverseV2(tensor, axis)` (go_backwards RNNs), `SpaceToBatchND`/`BatchToSpaceND` (a dilated Conv1D/Conv2D as
-Keras lowers it). Paddings, axes and block shapes decide output shapes: constants under XLA."""
+Keras lowers it), `Tile`, `Fill`, `BroadcastTo`, `OneHot`, `ArgMax`/`ArgMin`, `Cumsum`, `Select`, `Where`. Paddings, axes and block shapes decide output shapes: constants under XLA."""
 from __future__ import annotations
 
 import numpy as np
@@ -135,3 +135,86 @@ op("tf.SpaceToBatchND", groups=LAYOUT, devices=xla_devices("SpaceToBatchND"), mi
 op("tf.BatchToSpaceND", groups=LAYOUT, devices=xla_devices("BatchToSpaceND"), min_inputs=3, max_inputs=3,
    static_inputs=(1, 2), flops=zero, impl=_batch_to_space, infer=lambda ctx: _run_type(ctx, _batch_to_space, (1, 2)),
    doc="TF BatchToSpaceND(input, block_shape, crops)")
+
+
+def _tile(xp, a, x, multiples):
+    return xp.tile(x, tuple(ints(multiples, "Tile multiples")))
+
+
+def _fill(xp, a, dims, value):
+    return xp.full(tuple(ints(dims, "Fill dims")), xp.reshape(xp.asarray(value), ()), dtype=value.dtype)
+
+
+def _broadcast_to(xp, a, x, shape):
+    return xp.broadcast_to(x, tuple(ints(shape, "BroadcastTo shape")))
+
+
+def _one_hot(xp, a, indices, depth, on, off):
+    d = int(np.asarray(static(depth, "OneHot depth")).reshape(()))
+    axis = int(a.get("axis", -1))
+    hot = xp.expand_dims(indices, -1) == xp.arange(d, dtype=indices.dtype)
+    out = xp.where(hot, xp.reshape(on, ()), xp.reshape(off, ()))
+    return out if axis == -1 else xp.moveaxis(out, -1, axis)
+
+
+def _arg(kind: str):
+    def impl(xp, a, x, axis):
+        ax = int(np.asarray(static(axis, f"{kind} dimension")).reshape(())) % x.ndim
+        out = xp.argmax(x, axis=ax) if kind == "ArgMax" else xp.argmin(x, axis=ax)
+        return out.astype(np.dtype(a.get("output_type") or "int64"))
+    return impl
+
+
+def _cumsum(xp, a, x, axis):
+    ax = int(np.asarray(static(axis, "Cumsum axis")).reshape(())) % x.ndim
+    y = xp.flip(x, ax) if a.get("reverse") else x
+    out = xp.cumsum(y, axis=ax).astype(x.dtype)
+    if a.get("exclusive"):
+        out = out - y
+    return xp.flip(out, ax) if a.get("reverse") else out
+
+
+def _select(xp, a, c, x, y):
+    if c.ndim == 1 and x.ndim > 1:  # v1 Select: a vector condition picks whole rows
+        c = xp.reshape(c, (-1,) + (1,) * (x.ndim - 1))
+    return xp.where(c, x, y)
+
+
+def _where(xp, a, x):
+    return np.argwhere(np.asarray(x)).astype(np.int64)
+
+
+def _typed(fn, slots: tuple[int, ...], dtype_of=None):
+    def infer(ctx):
+        out = _run_type(ctx, fn, slots)
+        if dtype_of is not None:
+            from ..ir import TensorType
+
+            return [TensorType(t.shape, dtype_of(ctx)) for t in out]
+        return out
+    return infer
+
+
+layout = dict(groups=LAYOUT, flops=zero)
+op("tf.Tile", **layout, devices=xla_devices("Tile"), min_inputs=2, max_inputs=2, static_inputs=(1,), impl=_tile,
+   infer=_typed(_tile, (1,)), doc="TF Tile(input, multiples)")
+op("tf.Fill", **layout, devices=xla_devices("Fill"), min_inputs=2, max_inputs=2, static_inputs=(0,), impl=_fill,
+   infer=_typed(_fill, (0,), lambda ctx: ctx.dtype(1)), doc="TF Fill(dims, value)")
+op("tf.BroadcastTo", **layout, devices=xla_devices("BroadcastTo"), min_inputs=2, max_inputs=2, static_inputs=(1,),
+   impl=_broadcast_to, infer=_typed(_broadcast_to, (1,)), doc="TF BroadcastTo(input, shape)")
+op("tf.OneHot", devices=xla_devices("OneHot"), min_inputs=4, max_inputs=4, static_inputs=(1,), flops=zero,
+   attrs={"axis": -1}, impl=_one_hot, infer=_typed(_one_hot, (1,), lambda ctx: ctx.dtype(2)),
+   doc="TF OneHot(indices, depth, on_value, off_value; axis)")
+for _name in ("ArgMax", "ArgMin"):
+    op(f"tf.{_name}", devices=xla_devices(_name), min_inputs=2, max_inputs=2, static_inputs=(1,),
+       flops=r.input_flops(1), attrs={"output_type": "int64"}, impl=_arg(_name),
+       infer=_typed(_arg(_name), (1,), lambda ctx: ctx.attrs.get("output_type") or "int64"),
+       doc=f"TF {_name}(input, dimension; output_type)")
+op("tf.Cumsum", devices=xla_devices("Cumsum"), min_inputs=2, max_inputs=2, static_inputs=(1,),
+   flops=r.output_flops(1), attrs={"exclusive": False, "reverse": False}, impl=_cumsum, infer=r.same,
+   doc="TF Cumsum(x, axis; exclusive, reverse)")
+op("tf.Select", devices=xla_devices("Select"), min_inputs=3, max_inputs=3, flops=r.output_flops(1), impl=_select,
+   infer=lambda ctx: [ctx.inputs[1]], doc="TF Select(condition, t, e): a vector condition selects rows")
+op("tf.Where", devices=xla_devices("Where"), min_inputs=1, max_inputs=1, flops=r.input_flops(1), impl=_where,
+   jax_ok=False, infer=r.from_file,
+   doc="TF Where(input) -> int64 [n, rank] coordinates of the true elements (a data-dependent shape: native)")

@@ -129,6 +129,13 @@ def _softmax(xp, a, x):
     return e / xp.sum(e, axis=-1, keepdims=True)
 
 
+def _log_softmax(xp, a, x):
+    z = x - xp.max(x, axis=-1, keepdims=True)
+    return z - xp.log(xp.sum(xp.exp(z), axis=-1, keepdims=True))
+
+
+op("tf.LogSoftmax", **unary, **dev("LogSoftmax"), flops=r.input_flops(5), impl=_log_softmax,
+   doc="TF LogSoftmax(logits), last axis")
 op("tf.Softmax", **unary, **dev("Softmax"), flops=r.input_flops(5), impl=_softmax, doc="TF Softmax(logits), last axis")
 
 
@@ -147,7 +154,8 @@ def _reduce_type(ctx: Ctx) -> list[TensorType]:
 def _reducer(name: str):
     def impl(xp, a, x, axis):
         ax = tuple(int(v) % max(x.ndim, 1) for v in ints(axis, f"{name} axis"))
-        fn = {"Mean": xp.mean, "Sum": xp.sum, "Max": xp.max, "Prod": xp.prod, "All": xp.all}[name]
+        fn = {"Mean": xp.mean, "Sum": xp.sum, "Max": xp.max, "Prod": xp.prod, "All": xp.all, "Min": xp.min,
+              "Any": xp.any}[name]
         out = fn(x, axis=ax, keepdims=bool(a.get("keep_dims")))
         return out.astype(x.dtype) if name in ("Mean", "Sum", "Prod") else out
     impl.__name__ = f"tf_{name.lower()}"
@@ -161,4 +169,6 @@ op("tf.Sum", **reduce, **dev("Sum"), impl=_reducer("Sum"), doc="TF Sum(input, ax
 op("tf.Max", **reduce, **dev("Max"), impl=_reducer("Max"), doc="TF Max(input, axis; keep_dims)")
 op("tf.Prod", **reduce, **dev("Prod"), impl=_reducer("Prod"), doc="TF Prod(input, axis; keep_dims)")
 op("tf.All", **reduce, **dev("All"), impl=_reducer("All"), doc="TF All(input, axis; keep_dims)")
+op("tf.Min", **reduce, **dev("Min"), impl=_reducer("Min"), doc="TF Min(input, axis; keep_dims)")
+op("tf.Any", **reduce, **dev("Any"), impl=_reducer("Any"), doc="TF Any(input, axis; keep_dims)")
 

@@ -12,7 +12,12 @@ _OUT_ARGS = {"FusedBatchNormV3": ("y", "batch_mean", "batch_variance", "reserve_
              "FusedBatchNorm": ("y", "batch_mean", "batch_variance", "reserve_space_1", "reserve_space_2"),
              "Switch": ("output_false", "output_true"), "Merge": ("output", "value_index"),
              "TopKV2": ("values", "indices"), "Unique": ("y", "idx"),
-             "StatelessRandomGetKeyCounter": ("key", "counter")}
+             "StatelessRandomGetKeyCounter": ("key", "counter"),
+             "StatelessRandomGetKeyCounterAlg": ("key", "counter", "alg"),
+             "TensorListPopBack": ("output_handle", "tensor"), "UniqueWithCounts": ("y", "idx", "count"),
+             "UniqueV2": ("y", "idx"), "ListDiff": ("out", "idx"), "MaxPoolWithArgmax": ("output", "argmax"),
+             "Qr": ("q", "r"), "Svd": ("s", "u", "v"), "BroadcastGradientArgs": ("r0", "r1"),
+             "SoftmaxCrossEntropyWithLogits": ("loss", "backprop"), "TopK": ("values", "indices")}
 
 
 def called(node_def, functions: dict) -> list[str]:
