@@ -14,7 +14,7 @@ from xcviz.errors import XcvizError
 
 DATA = os.path.join(os.path.dirname(__file__), "data", "tf_keras")
 INDEX = json.load(open(os.path.join(DATA, "index.json"), encoding="utf-8"))
-SMALL = ["attention_encoder", "conv1d", "ops_zoo", "random_strings", "text_bigru", "text_lstm", "while_cond"]
+SMALL = ["attention_encoder", "conv1d", "layers_zoo", "math_zoo", "ops_zoo", "random_strings", "text_bigru", "text_lstm", "while_cond"]
 APPLICATIONS = ["mobilenet_v1", "mobilenet_v2"]  # frozen .pb only (gzipped: random weights on a 1/64 grid)
 
 

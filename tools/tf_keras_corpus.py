@@ -191,9 +191,56 @@ def _models():
             }
         return serve, {"image": images((1, 7, 7, 3)), "params": images((2, 5, 3)), "ids": tokens((2, 4), 100)}
 
+    def layers_zoo():
+        """Stock Keras layers beyond the models above: transposed conv, upsampling, resizing, pooling, activations."""
+        inp = keras.Input((8, 8, 3), name="image")
+        x = layers.Conv2DTranspose(4, 3, strides=2, padding="same")(inp)
+        x = layers.LeakyReLU(negative_slope=0.1)(x)
+        y = layers.Conv2DTranspose(4, 3, strides=2, padding="valid", activation="elu")(inp)
+        y = layers.Resizing(16, 16, interpolation="bilinear")(y)
+        z = layers.UpSampling2D(2)(layers.Conv2D(4, 1, activation="selu")(inp))
+        w = layers.Resizing(16, 16, interpolation="nearest")(inp)
+        x = layers.Concatenate()([x, y, z, w])
+        x = layers.AveragePooling2D(3, strides=2, padding="same")(x)
+        x = layers.Activation("softplus")(x)
+        x = layers.Conv2D(6, 3, padding="same", activation="softsign")(x)
+        x = layers.GlobalMaxPooling2D()(x)
+        out = layers.Dense(5, activation="log_softmax")(x)
+        return keras.Model(inp, out), {"image": images((2, 8, 8, 3))}
+
+    def math_zoo():
+        """TF's integer arithmetic and index ops with their own semantics (negative operands, masks, exclusives)."""
+        R = tf.raw_ops
+
+        @tf.function(input_signature=[tf.TensorSpec((3, 4), tf.float32, name="x"),
+                                      tf.TensorSpec((3, 4), tf.int32, name="k")])
+        def serve(x, k):
+            j = k - 50
+            d = tf.constant([3, -3, 7, -7], tf.int32)
+            return {
+                "floordiv": tf.math.floordiv(j, d), "floormod": tf.math.floormod(j, d),
+                "truncatediv": R.TruncateDiv(x=j, y=d), "truncatemod": R.TruncateMod(x=j, y=d),
+                "div_int": R.Div(x=j, y=d), "floormod_f": tf.math.floormod(x * 5.0, -1.5),
+                "div_no_nan": tf.math.divide_no_nan(x, tf.round(x)),
+                "one_hot": tf.one_hot(k % 5, 5, on_value=2.0, off_value=-1.0, axis=1),
+                "argmax": tf.argmax(x, axis=1), "argmin": tf.argmin(x, axis=0, output_type=tf.int32),
+                "cumsum": tf.cumsum(x, axis=1, exclusive=True, reverse=True),
+                "tile": tf.tile(x[:1], [2, 3]), "broadcast": tf.broadcast_to(x[:, :1], (3, 5)),
+                "clip": tf.clip_by_value(x, -0.5, 0.5), "where": tf.where(x > 0.3),
+                "select_rows": R.Select(condition=x[:, 0] > 0, x=x, y=-x),
+                "any": tf.reduce_any(x > 1.0, axis=1), "min": tf.reduce_min(x, axis=0),
+                "erf": tf.math.erf(x), "sign": tf.sign(x), "square": tf.square(x), "log1p": tf.math.log1p(tf.abs(x)),
+                "equal": tf.equal(k % 3, 0), "not_equal": tf.not_equal(k % 2, 0),
+                "logic": tf.logical_or(tf.logical_not(x > 0), tf.math.is_finite(x)),
+                "fill": tf.fill([2, 3], 1.5), "zeros_like": tf.zeros_like(k), "ones_like": tf.ones_like(x),
+                "atan2": tf.math.atan2(x, x[::-1]), "floor_ceil": tf.floor(x) + tf.math.ceil(x),
+            }
+        return serve, {"x": images((3, 4)), "k": tokens((3, 4), 100)}
+
     return {"mobilenet_v2": mobilenet_v2, "mobilenet_v1": mobilenet_v1, "text_lstm": text_lstm,
             "text_bigru": text_bigru, "conv1d": conv1d, "attention_encoder": attention_encoder,
-            "while_cond": while_cond, "random_strings": random_strings, "ops_zoo": ops_zoo}, Functions
+            "while_cond": while_cond, "random_strings": random_strings, "ops_zoo": ops_zoo,
+            "layers_zoo": layers_zoo, "math_zoo": math_zoo}, Functions
 
 
 def export(name: str, make, functions_cls, out: str) -> dict:

@@ -25,7 +25,7 @@ def _run_type(ctx: Ctx, fn, static_slots: tuple[int, ...]) -> list[TensorType]:
         c = ctx.const(i) if i in static_slots else None
         if c is not None:
             args.append(np.asarray(c))
-        elif t.shape is None or any(isinstance(d, str) for d in t.shape):
+        elif i in static_slots or t.shape is None or any(isinstance(d, str) for d in t.shape):
             return [TensorType(None, ctx.dtype(0))] * max(ctx.num_outputs, 1)
         else:
             args.append(np.zeros(t.shape, dtype=np.float32))
