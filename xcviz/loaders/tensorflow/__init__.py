@@ -5,7 +5,7 @@ import os
 
 from ...errors import XcvizError
 from ...ir import Graph
-from .functions import body_ops, library, wrap_functions
+from .functions import body_ops, body_resource_ops, library, wrap_functions
 from .graphdef import PREFIX, nodes_to_graph
 from .savedmodel import saved_model_file, signature_graph
 
@@ -46,6 +46,7 @@ def graph_from_graphdef(graph_def, source: str, outputs=None, feeds=None, name: 
 def _annotate_calls(graph: Graph, functions: dict) -> None:
     """Functional ops carry the ops their bodies run (`_body_ops`): TF's rules judge a call by its body."""
     memo: dict = {}
+    res_memo: dict = {}
     for node in graph.nodes:
         names = [v for k, v in node.attrs.items() if k in ("f", "body", "cond", "then_branch", "else_branch")
                  and isinstance(v, str) and v in functions]
@@ -53,9 +54,13 @@ def _annotate_calls(graph: Graph, functions: dict) -> None:
             names.append(node.op_type[len(PREFIX):])
         if names:
             ops: set[str] = set()
+            res: set[str] = set()
             for n in names:
                 ops |= body_ops(n, functions, memo)
+                res |= body_resource_ops(n, functions, res_memo)
             node.attrs["_body_ops"] = sorted(ops)
+            if res:  # a body node with a resource input: TF refuses the call (tf_filter.py)
+                node.attrs["_body_resource_ops"] = sorted(res)
 
 
 def load_saved_model(path: str, signature: str | None, max_bytes: int) -> Graph:

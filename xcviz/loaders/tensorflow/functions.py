@@ -67,6 +67,39 @@ def body_ops(name: str, functions: dict, memo: dict | None = None) -> frozenset[
     return memo[name]
 
 
+DT_RESOURCE = 20
+# ops whose inputs include a resource handle (a variable, a TensorArray, a stack, an RNG state)
+RESOURCE_INPUT_OPS = frozenset({
+    "ReadVariableOp", "AssignVariableOp", "AssignAddVariableOp", "AssignSubVariableOp", "VarIsInitializedOp",
+    "VariableShape", "DestroyResourceOp", "ResourceGather", "ResourceGatherNd", "ResourceScatterAdd",
+    "ResourceScatterSub", "ResourceScatterMul", "ResourceScatterDiv", "ResourceScatterMin", "ResourceScatterMax",
+    "ResourceScatterUpdate", "ResourceScatterNdUpdate", "ResourceScatterNdAdd", "ResourceStridedSliceAssign",
+    "RngReadAndSkip", "RngSkip", "StatefulUniform", "StatefulStandardNormalV2", "StatefulUniformInt",
+    "StatefulUniformFullInt", "StatefulTruncatedNormal"})
+
+
+def body_resource_ops(name: str, functions: dict, memo: dict | None = None) -> frozenset[str]:
+    """The ops of a function's body (through nested calls) that take a resource input: a resource argument,
+    a VarHandleOp of the body, or an op that only reads handles (RecursiveCompilabilityChecker refuses them
+    inside called functions unless the device clusters resource ops unsafely)."""
+    memo = {} if memo is None else memo
+    if name in memo:
+        return memo[name]
+    fdef = functions.get(name)
+    found: set[str] = set()
+    if fdef is not None:
+        handles = {a.name for a in fdef.signature.input_arg if a.type == DT_RESOURCE}
+        handles |= {nd.name for nd in fdef.node_def if nd.op == "VarHandleOp"}
+        for nd in fdef.node_def:
+            sources = {split_input(r)[0].split(":")[0] for r in nd.input if not r.startswith("^")}
+            if nd.op in RESOURCE_INPUT_OPS or sources & handles:
+                found.add(nd.op)
+            for callee in called(nd, functions):
+                found |= body_resource_ops(callee, functions, memo)
+    memo[name] = frozenset(found)
+    return memo[name]
+
+
 def body_ref(ref: str, ops: dict[str, str], args: dict[str, str], prefix: str) -> str:
     """A FunctionDef input ('x', 'n:out:1', '^n') -> a graph ref with the call's prefix."""
     base, ctrl = split_input(ref)
