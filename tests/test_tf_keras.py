@@ -14,7 +14,7 @@ from xcviz.errors import XcvizError
 
 DATA = os.path.join(os.path.dirname(__file__), "data", "tf_keras")
 INDEX = json.load(open(os.path.join(DATA, "index.json"), encoding="utf-8"))
-SMALL = ["attention_encoder", "conv1d", "layers_zoo", "math_zoo", "ops_zoo", "random_strings", "text_bigru", "text_lstm", "while_cond"]
+SMALL = ["attention_encoder", "conv1d", "jit_call", "layers_zoo", "math_zoo", "ops_zoo", "random_strings", "text_bigru", "text_lstm", "while_cond"]
 APPLICATIONS = ["mobilenet_v1", "mobilenet_v2"]  # frozen .pb only (gzipped: random weights on a 1/64 grid)
 
 
@@ -161,3 +161,20 @@ def test_unconsumed_placeholder_is_optional(tmp_path):
     assert sorted(bind_inputs(graph, {"x": x}, seed=None)) == ["unused_control_flow_input_1", "x"]
     with pytest.raises(XcvizError, match="missing input 'x'"):  # (--inputs without --seed: nothing made up)
         bind_inputs(graph, {"unused_control_flow_input_1": x}, seed=None)
+
+
+def test_jit_compile_call_kept_and_judged_by_its_body():
+    """A jit_compile function is not inlined (TF keeps the call); in the SavedModel its body reads a variable,
+    so auto-clustering refuses it and the ops around it form two clusters, as TF's rule_resource_in_call dump
+    shows; frozen, the variable is a constant and the call joins one cluster."""
+    graph = xcviz.load(os.path.join(DATA, "jit_call_savedmodel"))
+    calls = [j for j, n in enumerate(graph.nodes) if n.op_type == "tf.StatefulPartitionedCall"]
+    assert len(calls) == 1 and graph.nodes[calls[0]].attrs.get("_XlaMustCompile") is True
+    clustering = xcviz.cluster(graph, min_cluster_size=1)
+    assert clustering.cluster_of[calls[0]] == -1
+    assert "resource variable op in called function" in clustering.reason[calls[0]]
+    assert len(clustering.clusters) == 2
+    frozen = xcviz.load(os.path.join(DATA, "jit_call_frozen.pb"))
+    c = xcviz.cluster(frozen, min_cluster_size=1)
+    assert len(c.clusters) == 1
+    assert all(c.cluster_of[j] == 0 for j, n in enumerate(frozen.nodes) if n.op_type == "tf.StatefulPartitionedCall")

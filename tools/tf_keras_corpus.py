@@ -237,10 +237,28 @@ def _models():
             }
         return serve, {"x": images((3, 4)), "k": tokens((3, 4), 100)}
 
+    def jit_call():
+        """A jit_compile tf.function reading a variable, called from the served function: TF keeps the call
+        (it is not inlined) and auto-clustering refuses it (a resource op in a called function)."""
+        class JitCall(tf.Module):
+            def __init__(self):
+                super().__init__()
+                self.w = tf.Variable(rng.standard_normal((4, 4)).astype(np.float32))
+
+            @tf.function(jit_compile=True)
+            def inner(self, a):
+                return tf.tanh(tf.matmul(a, self.w)) * 2.0 + 1.0
+
+            @tf.function(input_signature=[tf.TensorSpec((3, 4), tf.float32, name="x")])
+            def serve(self, x):
+                y = tf.nn.relu(x * 2.0 + 1.0) * 3.0 - 1.0
+                return {"y": tf.exp(self.inner(y) * 0.1) * 2.0 + y}
+        return JitCall(), {"x": images((3, 4))}
+
     return {"mobilenet_v2": mobilenet_v2, "mobilenet_v1": mobilenet_v1, "text_lstm": text_lstm,
             "text_bigru": text_bigru, "conv1d": conv1d, "attention_encoder": attention_encoder,
             "while_cond": while_cond, "random_strings": random_strings, "ops_zoo": ops_zoo,
-            "layers_zoo": layers_zoo, "math_zoo": math_zoo}, Functions
+            "layers_zoo": layers_zoo, "math_zoo": math_zoo, "jit_call": jit_call}, Functions
 
 
 def export(name: str, make, functions_cls, out: str) -> dict:
@@ -258,6 +276,8 @@ def export(name: str, make, functions_cls, out: str) -> dict:
         specs = [tf.TensorSpec(v.shape, tf.as_dtype(v.dtype), name=k) for k, v in feeds.items()]
         (key,) = feeds
         module.serve = tf.function(lambda t: {"output": model(t, training=False)}, input_signature=specs)
+    elif isinstance(obj, tf.Module):
+        module = obj  # (its variables are tracked by it)
     else:
         module.serve = obj
     concrete = module.serve.get_concrete_function()

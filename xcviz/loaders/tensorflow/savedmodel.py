@@ -1,4 +1,4 @@
-"""A SavedModel directory -> the GraphDef of one signature, with its function calls inlined."""
+"""A SavedModel directory -> the GraphDef of one signature, with its function calls inlined (but jit_compile ones)."""
 from __future__ import annotations
 
 import os
@@ -84,13 +84,13 @@ def inline_calls(nodes: list, functions: dict, node_type, source: str, limit: in
     `remap` collects what each call's outputs became."""
     remap_all = {} if remap is None else remap
     while True:
-        calls = [nd for nd in nodes if nd.op in CALLS and nd.attr["f"].func.name in functions]
+        calls = [nd for nd in nodes if _inlined(nd, functions)]
         if not calls:
             return nodes
         remap: dict[str, str] = {}
         out = []
         for nd in nodes:
-            if nd.op not in CALLS or nd.attr["f"].func.name not in functions:
+            if not _inlined(nd, functions):
                 out.append(nd)
                 continue
             data = [r for r in nd.input if not r.startswith("^")]
@@ -121,6 +121,17 @@ def inline_calls(nodes: list, functions: dict, node_type, source: str, limit: in
         if len(nodes) > limit:
             raise XcvizError(f"inlining the function library gives over {limit} nodes", where=source,
                              hint="load the function's own GraphDef instead")
+
+
+def _inlined(nd, functions: dict) -> bool:
+    """A call TF's function inlining expands: not one marked for XLA (`_XlaMustCompile`, a jit_compile
+    tf.function or Keras layer), which TF keeps as a call node that MarkForCompilationPass judges whole."""
+    if nd.op not in CALLS or nd.attr["f"].func.name not in functions:
+        return False
+    fdef = functions[nd.attr["f"].func.name]
+    must = ("_XlaMustCompile" in nd.attr and nd.attr["_XlaMustCompile"].b) or \
+        ("_XlaMustCompile" in fdef.attr and fdef.attr["_XlaMustCompile"].b)
+    return not must
 
 
 def _needed(nodes: list, outputs: list[str]) -> list:
