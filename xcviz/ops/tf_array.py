@@ -205,16 +205,19 @@ op("tf.BroadcastTo", **layout, devices=xla_devices("BroadcastTo"), min_inputs=2,
 op("tf.OneHot", devices=xla_devices("OneHot"), min_inputs=4, max_inputs=4, static_inputs=(1,), flops=zero,
    attrs={"axis": -1}, impl=_one_hot, infer=_typed(_one_hot, (1,), lambda ctx: ctx.dtype(2)),
    doc="TF OneHot(indices, depth, on_value, off_value; axis)")
-for _name in ("ArgMax", "ArgMin"):
-    op(f"tf.{_name}", devices=xla_devices(_name), min_inputs=2, max_inputs=2, static_inputs=(1,),
-       flops=r.input_flops(1), attrs={"output_type": "int64"}, impl=_arg(_name),
-       infer=_typed(_arg(_name), (1,), lambda ctx: ctx.attrs.get("output_type") or "int64"),
-       doc=f"TF {_name}(input, dimension; output_type)")
+op("tf.ArgMax", devices=xla_devices("ArgMax"), min_inputs=2, max_inputs=2, static_inputs=(1,),
+   flops=r.input_flops(1), attrs={"output_type": "int64"}, impl=_arg("ArgMax"),
+   infer=_typed(_arg("ArgMax"), (1,), lambda ctx: ctx.attrs.get("output_type") or "int64"),
+   doc="TF ArgMax(input, dimension; output_type)")
+op("tf.ArgMin", devices=xla_devices("ArgMin"), min_inputs=2, max_inputs=2, static_inputs=(1,),
+   flops=r.input_flops(1), attrs={"output_type": "int64"}, impl=_arg("ArgMin"),
+   infer=_typed(_arg("ArgMin"), (1,), lambda ctx: ctx.attrs.get("output_type") or "int64"),
+   doc="TF ArgMin(input, dimension; output_type)")
 op("tf.Cumsum", devices=xla_devices("Cumsum"), min_inputs=2, max_inputs=2, static_inputs=(1,),
    flops=r.output_flops(1), attrs={"exclusive": False, "reverse": False}, impl=_cumsum, infer=r.same,
    doc="TF Cumsum(x, axis; exclusive, reverse)")
 op("tf.Select", devices=xla_devices("Select"), min_inputs=3, max_inputs=3, flops=r.output_flops(1), impl=_select,
    infer=lambda ctx: [ctx.inputs[1]], doc="TF Select(condition, t, e): a vector condition selects rows")
-op("tf.Where", devices=xla_devices("Where"), min_inputs=1, max_inputs=1, flops=r.input_flops(1), impl=_where,
-   jax_ok=False, infer=r.from_file,
+op("tf.Where", devices=frozenset(), min_inputs=1, max_inputs=1, flops=r.input_flops(1), impl=_where,
+   infer=r.from_file, reason="data-dependent output shape: xcviz runs it natively (TF's XLA kernel bounds it)",
    doc="TF Where(input) -> int64 [n, rank] coordinates of the true elements (a data-dependent shape: native)")

@@ -16,7 +16,12 @@ from .arrays import ints
 from .registry import op
 from .resample import resize
 from .tf_kernels import xla_devices
-from .tf_nn import _from_nchw, _layout, _onnx_attrs, _pool_type, _to_nchw
+from .tf_nn import _from_nchw, _layout, _onnx_attrs, _to_nchw
+from .tf_nn import _pool_type as _nn_pool_type
+
+
+def _pool_type(ctx) -> list[TensorType]:
+    return _nn_pool_type(ctx)
 
 
 def _avgpool(xp, a, x):
@@ -106,7 +111,11 @@ def _resize_type(kind: str):
     return infer
 
 
-for name in ("ResizeBilinear", "ResizeNearestNeighbor"):
-    op(f"tf.{name}", devices=xla_devices(name), infer=_resize_type(name), flops=r.output_flops(4), min_inputs=2,
-       max_inputs=2, static_inputs=(1,), attrs={"align_corners": False, "half_pixel_centers": False},
-       impl=_resize(name), doc=f"TF {name}(images, size; align_corners, half_pixel_centers), NHWC")
+resize_attrs = {"align_corners": False, "half_pixel_centers": False}
+op("tf.ResizeBilinear", devices=xla_devices("ResizeBilinear"), infer=_resize_type("ResizeBilinear"),
+   flops=r.output_flops(4), min_inputs=2, max_inputs=2, static_inputs=(1,), attrs=resize_attrs,
+   impl=_resize("ResizeBilinear"), doc="TF ResizeBilinear(images, size; align_corners, half_pixel_centers), NHWC")
+op("tf.ResizeNearestNeighbor", devices=xla_devices("ResizeNearestNeighbor"),
+   infer=_resize_type("ResizeNearestNeighbor"), flops=r.output_flops(4), min_inputs=2, max_inputs=2,
+   static_inputs=(1,), attrs=resize_attrs, impl=_resize("ResizeNearestNeighbor"),
+   doc="TF ResizeNearestNeighbor(images, size; align_corners, half_pixel_centers), NHWC")

@@ -13,14 +13,34 @@ from . import rules as r
 from .arrays import is_np, lit
 from .registry import ELEMENTWISE, op
 from .tf_kernels import xla_devices
-from .tf_math import binary, compare, unary
 
 SELU_ALPHA, SELU_SCALE = 1.6732632423543772848170429916717, 1.0507009873554804934193349852946
 
 
-def _entry(name: str, kind: dict, impl, doc: str, cost: int = 1, **kw) -> None:
-    op(f"tf.{name}", **kind, devices=xla_devices(name), impl=impl, doc=doc,
-       **({"flops": r.output_flops(cost)} if "flops" not in kind else {}), **kw)
+def _binary_type(ctx) -> list[TensorType]:
+    return [TensorType(r.broadcast(ctx.shape(0), ctx.shape(1)), ctx.dtype(0) or ctx.dtype(1))]
+
+
+def _compare_type(ctx) -> list[TensorType]:
+    return [TensorType(r.broadcast(ctx.shape(0), ctx.shape(1)), "bool")]
+
+
+def _bool_type(ctx) -> list[TensorType]:
+    return [TensorType(ctx.shape(0), "bool")]
+
+
+binary = dict(groups=ELEMENTWISE, infer=_binary_type, flops=r.output_flops(1), min_inputs=2, max_inputs=2)
+compare = dict(groups=ELEMENTWISE, infer=_compare_type, flops=r.output_flops(1), min_inputs=2, max_inputs=2)
+unary = dict(groups=ELEMENTWISE, infer=r.same, min_inputs=1, max_inputs=1)
+test = dict(groups=ELEMENTWISE, infer=_bool_type, flops=r.output_flops(1), min_inputs=1, max_inputs=1)
+
+
+def dev(name: str) -> dict:
+    return {"devices": xla_devices(name)}
+
+
+def cost(n: int) -> dict:
+    return {"flops": r.output_flops(n)}
 
 
 def _int(x) -> bool:
@@ -36,8 +56,16 @@ def _div(xp, a, x, y):
     return _trunc_div(xp, x, y) if _int(x) else x / y
 
 
+def _floor_div(xp, a, x, y):
+    return (x // y) if _int(x) else xp.floor(x / y)
+
+
 def _floor_mod(xp, a, x, y):
     return xp.mod(x, y) if _int(x) else x - xp.floor(x / y) * y
+
+
+def _truncate_div(xp, a, x, y):
+    return _trunc_div(xp, x, y) if _int(x) else xp.trunc(x / y)
 
 
 def _trunc_mod(xp, a, x, y):
@@ -49,20 +77,18 @@ def _div_no_nan(xp, a, x, y):
     return xp.where(y == 0, lit(x, 0), x / safe)
 
 
-for name, fn, doc in (
-        ("Div", _div, "TF Div(x, y): integers round toward zero"),
-        ("FloorDiv", lambda xp, a, x, y: (x // y) if _int(x) else xp.floor(x / y), "TF FloorDiv(x, y)"),
-        ("FloorMod", _floor_mod, "TF FloorMod(x, y): the divisor's sign"),
-        ("TruncateDiv", lambda xp, a, x, y: _trunc_div(xp, x, y) if _int(x) else xp.trunc(x / y),
-         "TF TruncateDiv(x, y): toward zero"),
-        ("TruncateMod", _trunc_mod, "TF TruncateMod(x, y): the dividend's sign"),
-        ("DivNoNan", _div_no_nan, "TF DivNoNan(x, y): 0 where y == 0"),
-        ("Atan2", lambda xp, a, y, x: xp.arctan2(y, x), "TF Atan2(y, x)"),
-        ("LogicalOr", lambda xp, a, x, y: xp.logical_or(x, y), "TF LogicalOr(x, y)")):
-    _entry(name, compare if name == "LogicalOr" else binary, fn, doc)
-for name, fn in (("Equal", lambda xp, a, x, y: x == y), ("NotEqual", lambda xp, a, x, y: x != y),
-                 ("LessEqual", lambda xp, a, x, y: x <= y)):
-    _entry(name, compare, fn, f"TF {name}(x, y) -> bool")
+op("tf.Div", **binary, **dev("Div"), impl=_div, doc="TF Div(x, y): integers round toward zero")
+op("tf.FloorDiv", **binary, **dev("FloorDiv"), impl=_floor_div, doc="TF FloorDiv(x, y): toward -inf")
+op("tf.FloorMod", **binary, **dev("FloorMod"), impl=_floor_mod, doc="TF FloorMod(x, y): the divisor's sign")
+op("tf.TruncateDiv", **binary, **dev("TruncateDiv"), impl=_truncate_div, doc="TF TruncateDiv(x, y): toward zero")
+op("tf.TruncateMod", **binary, **dev("TruncateMod"), impl=_trunc_mod, doc="TF TruncateMod(x, y): the dividend's sign")
+op("tf.DivNoNan", **binary, **dev("DivNoNan"), impl=_div_no_nan, doc="TF DivNoNan(x, y): 0 where y == 0")
+op("tf.Atan2", **binary, **dev("Atan2"), impl=lambda xp, a, y, x: xp.arctan2(y, x), doc="TF Atan2(y, x)")
+op("tf.LogicalOr", **compare, **dev("LogicalOr"), impl=lambda xp, a, x, y: xp.logical_or(x, y),
+   doc="TF LogicalOr(x, y)")
+op("tf.Equal", **compare, **dev("Equal"), impl=lambda xp, a, x, y: x == y, doc="TF Equal(x, y) -> bool")
+op("tf.NotEqual", **compare, **dev("NotEqual"), impl=lambda xp, a, x, y: x != y, doc="TF NotEqual(x, y) -> bool")
+op("tf.LessEqual", **compare, **dev("LessEqual"), impl=lambda xp, a, x, y: x <= y, doc="TF LessEqual(x, y) -> bool")
 
 
 def _softplus(xp, a, x):
@@ -87,26 +113,39 @@ def _erf(xp, a, x):
     return jerf(x)
 
 
-for name, fn, cost in (
-        ("Square", lambda xp, a, x: x * x, 1), ("Log", lambda xp, a, x: xp.log(x), 4),
-        ("Log1p", lambda xp, a, x: xp.log1p(x), 4), ("Floor", lambda xp, a, x: xp.floor(x), 1),
-        ("Ceil", lambda xp, a, x: xp.ceil(x), 1), ("Sign", lambda xp, a, x: xp.sign(x), 1),
-        ("Reciprocal", lambda xp, a, x: lit(x, 1) / x, 1), ("Inv", lambda xp, a, x: lit(x, 1) / x, 1),
-        ("Softplus", _softplus, 4), ("Softsign", lambda xp, a, x: x / (lit(x, 1) + xp.abs(x)), 2),
-        ("Elu", _elu, 4), ("Selu", _selu, 4), ("Cos", lambda xp, a, x: xp.cos(x), 4),
-        ("Tan", lambda xp, a, x: xp.tan(x), 4), ("Erf", _erf, 8), ("Atan", lambda xp, a, x: xp.arctan(x), 4),
-        ("Sinh", lambda xp, a, x: xp.sinh(x), 4), ("Cosh", lambda xp, a, x: xp.cosh(x), 4),
-        ("Asin", lambda xp, a, x: xp.arcsin(x), 4), ("Acos", lambda xp, a, x: xp.arccos(x), 4),
-        ("Rint", lambda xp, a, x: xp.round(x), 1),
-        ("ZerosLike", lambda xp, a, x: xp.zeros_like(x), 0), ("OnesLike", lambda xp, a, x: xp.ones_like(x), 0)):
-    _entry(name, unary, fn, f"TF {name}(x)", cost)
-_entry("LeakyRelu", unary, lambda xp, a, x: xp.where(x > 0, x, x * lit(x, a.get("alpha", 0.2))),
-       "TF LeakyRelu(features; alpha=0.2)", 2, attrs={"alpha": 0.2})
-for name, fn in (("IsNan", lambda xp, a, x: xp.isnan(x)), ("IsInf", lambda xp, a, x: xp.isinf(x)),
-                 ("IsFinite", lambda xp, a, x: xp.isfinite(x)), ("LogicalNot", lambda xp, a, x: xp.logical_not(x))):
-    op(f"tf.{name}", groups=ELEMENTWISE, devices=xla_devices(name), min_inputs=1, max_inputs=1,
-       flops=r.output_flops(1), infer=lambda ctx: [TensorType(ctx.shape(0), "bool")], impl=fn,
-       doc=f"TF {name}(x) -> bool")
+op("tf.Square", **unary, **dev("Square"), **cost(1), impl=lambda xp, a, x: x * x, doc="TF Square(x)")
+op("tf.Log", **unary, **dev("Log"), **cost(4), impl=lambda xp, a, x: xp.log(x), doc="TF Log(x)")
+op("tf.Log1p", **unary, **dev("Log1p"), **cost(4), impl=lambda xp, a, x: xp.log1p(x), doc="TF Log1p(x)")
+op("tf.Floor", **unary, **dev("Floor"), **cost(1), impl=lambda xp, a, x: xp.floor(x), doc="TF Floor(x)")
+op("tf.Ceil", **unary, **dev("Ceil"), **cost(1), impl=lambda xp, a, x: xp.ceil(x), doc="TF Ceil(x)")
+op("tf.Sign", **unary, **dev("Sign"), **cost(1), impl=lambda xp, a, x: xp.sign(x), doc="TF Sign(x)")
+op("tf.Reciprocal", **unary, **dev("Reciprocal"), **cost(1), impl=lambda xp, a, x: lit(x, 1) / x,
+   doc="TF Reciprocal(x)")
+op("tf.Inv", **unary, **dev("Inv"), **cost(1), impl=lambda xp, a, x: lit(x, 1) / x, doc="TF Inv(x) = 1 / x")
+op("tf.Softplus", **unary, **dev("Softplus"), **cost(4), impl=_softplus, doc="TF Softplus(features)")
+op("tf.Softsign", **unary, **dev("Softsign"), **cost(2), impl=lambda xp, a, x: x / (lit(x, 1) + xp.abs(x)),
+   doc="TF Softsign(features)")
+op("tf.Elu", **unary, **dev("Elu"), **cost(4), impl=_elu, doc="TF Elu(features)")
+op("tf.Selu", **unary, **dev("Selu"), **cost(4), impl=_selu, doc="TF Selu(features), TF's alpha and scale")
+op("tf.Cos", **unary, **dev("Cos"), **cost(4), impl=lambda xp, a, x: xp.cos(x), doc="TF Cos(x)")
+op("tf.Tan", **unary, **dev("Tan"), **cost(4), impl=lambda xp, a, x: xp.tan(x), doc="TF Tan(x)")
+op("tf.Erf", **unary, **dev("Erf"), **cost(8), impl=_erf, doc="TF Erf(x)")
+op("tf.Atan", **unary, **dev("Atan"), **cost(4), impl=lambda xp, a, x: xp.arctan(x), doc="TF Atan(x)")
+op("tf.Sinh", **unary, **dev("Sinh"), **cost(4), impl=lambda xp, a, x: xp.sinh(x), doc="TF Sinh(x)")
+op("tf.Cosh", **unary, **dev("Cosh"), **cost(4), impl=lambda xp, a, x: xp.cosh(x), doc="TF Cosh(x)")
+op("tf.Asin", **unary, **dev("Asin"), **cost(4), impl=lambda xp, a, x: xp.arcsin(x), doc="TF Asin(x)")
+op("tf.Acos", **unary, **dev("Acos"), **cost(4), impl=lambda xp, a, x: xp.arccos(x), doc="TF Acos(x)")
+op("tf.Rint", **unary, **dev("Rint"), **cost(1), impl=lambda xp, a, x: xp.round(x), doc="TF Rint(x): half to even")
+op("tf.ZerosLike", **unary, **dev("ZerosLike"), flops=r.zero_flops, impl=lambda xp, a, x: xp.zeros_like(x),
+   doc="TF ZerosLike(x)")
+op("tf.OnesLike", **unary, **dev("OnesLike"), flops=r.zero_flops, impl=lambda xp, a, x: xp.ones_like(x),
+   doc="TF OnesLike(x)")
+op("tf.LeakyRelu", **unary, **dev("LeakyRelu"), **cost(2), attrs={"alpha": 0.2},
+   impl=lambda xp, a, x: xp.where(x > 0, x, x * lit(x, a.get("alpha", 0.2))), doc="TF LeakyRelu(features; alpha)")
+op("tf.IsNan", **test, **dev("IsNan"), impl=lambda xp, a, x: xp.isnan(x), doc="TF IsNan(x) -> bool")
+op("tf.IsInf", **test, **dev("IsInf"), impl=lambda xp, a, x: xp.isinf(x), doc="TF IsInf(x) -> bool")
+op("tf.IsFinite", **test, **dev("IsFinite"), impl=lambda xp, a, x: xp.isfinite(x), doc="TF IsFinite(x) -> bool")
+op("tf.LogicalNot", **test, **dev("LogicalNot"), impl=lambda xp, a, x: xp.logical_not(x), doc="TF LogicalNot(x)")
 
 
 def _clip_type(ctx):

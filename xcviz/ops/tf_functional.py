@@ -147,16 +147,22 @@ def _call_jax(xp, a, *args):
     return _out(call(a.get("f"), list(args), True))
 
 
-flow = dict(groups=CONTROL_FLOW, infer=from_file, num_outputs=None)
-for name, doc in (("While", "TF While(input...; cond, body): runs body while cond holds"),
-                  ("StatelessWhile", "TF StatelessWhile(input...; cond, body): a While whose body is stateless")):
-    op(f"tf.{name}", **flow, devices=xla_devices(name), attrs={"cond": None, "body": None}, impl=_while,
-       jax_impl=_while_jax, doc=doc)
-for name, doc in (("If", "TF If(cond, input...; then_branch, else_branch)"),
-                  ("StatelessIf", "TF StatelessIf(cond, input...; then_branch, else_branch)")):
-    op(f"tf.{name}", **flow, min_inputs=1, devices=xla_devices(name),
-       attrs={"then_branch": None, "else_branch": None}, impl=_if, jax_impl=_if_jax, doc=doc)
-for name, doc in (("PartitionedCall", "TF PartitionedCall(args...; f): calls the library function f"),
-                  ("StatefulPartitionedCall", "TF StatefulPartitionedCall(args...; f): a call that may have side effects")):
-    op(f"tf.{name}", **flow, devices=xla_devices(name) or xla_devices("PartitionedCall"), attrs={"f": None},
-       impl=_call, jax_impl=_call_jax, doc=doc)
+def _body_flops(ctx, outs):
+    """Unknown: a body's cost is its ops' times its trips (the cost model walks bodies where it can)."""
+    return None
+
+
+flow = dict(groups=CONTROL_FLOW, infer=from_file, flops=_body_flops, num_outputs=None)
+op("tf.While", **flow, devices=xla_devices("While"), attrs={"cond": None, "body": None}, impl=_while,
+   jax_impl=_while_jax, doc="TF While(input...; cond, body): runs body while cond holds")
+op("tf.StatelessWhile", **flow, devices=xla_devices("StatelessWhile"), attrs={"cond": None, "body": None},
+   impl=_while, jax_impl=_while_jax, doc="TF StatelessWhile(input...; cond, body): a While whose body is stateless")
+op("tf.If", **flow, min_inputs=1, devices=xla_devices("If"), attrs={"then_branch": None, "else_branch": None},
+   impl=_if, jax_impl=_if_jax, doc="TF If(cond, input...; then_branch, else_branch)")
+op("tf.StatelessIf", **flow, min_inputs=1, devices=xla_devices("StatelessIf"),
+   attrs={"then_branch": None, "else_branch": None}, impl=_if, jax_impl=_if_jax,
+   doc="TF StatelessIf(cond, input...; then_branch, else_branch)")
+op("tf.PartitionedCall", **flow, devices=xla_devices("PartitionedCall"), attrs={"f": None}, impl=_call,
+   jax_impl=_call_jax, doc="TF PartitionedCall(args...; f): calls the library function f")
+op("tf.StatefulPartitionedCall", **flow, devices=xla_devices("StatefulPartitionedCall"), attrs={"f": None},
+   impl=_call, jax_impl=_call_jax, doc="TF StatefulPartitionedCall(args...; f): a call that may have side effects")

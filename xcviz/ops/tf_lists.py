@@ -134,36 +134,34 @@ def _gather(xp, a, handle, indices, element_shape):
     return xp.stack([_get(xp, a, lst, i) for i in np.asarray(indices).reshape(-1)])
 
 
-def _list_type(ctx):
-    from ..ir import TensorType
-
-    return [TensorType((), None)] * max(ctx.num_outputs, 1)
-
-
-def entry(name: str, impl, n_in: int, doc: str, n_out: int | None = 1, **kw) -> None:
-    # XLA compiles TensorList ops only inside a compiled While (tf2xla); auto-clustering refuses variant
-    # tensors (clustering/tf_rules.py), so these run natively and inside traced bodies
-    op(f"tf.{name}", devices=xla_devices(name), min_inputs=n_in, max_inputs=n_in, flops=zero, impl=impl,
-       num_outputs=n_out, doc=doc, **kw)
-
-
-listed = dict(infer=r.from_file, attrs={"element_dtype": None})
-entry("TensorListReserve", _reserve, 2, "TF TensorListReserve(element_shape, num_elements; element_dtype)", **listed)
-entry("EmptyTensorList", _empty, 2, "TF EmptyTensorList(element_shape, max_num_elements; element_dtype)", **listed)
-entry("TensorListFromTensor", _from_tensor, 2, "TF TensorListFromTensor(tensor, element_shape): one item per row",
-      **listed)
-entry("TensorListGetItem", _get, 3, "TF TensorListGetItem(input_handle, index, element_shape; element_dtype)",
-      **listed)
-entry("TensorListSetItem", _set, 3, "TF TensorListSetItem(input_handle, index, item; resize_if_index_out_of_bounds)",
-      infer=r.from_file, attrs={"element_dtype": None, "resize_if_index_out_of_bounds": False})
-entry("TensorListStack", _stack, 2, "TF TensorListStack(input_handle, element_shape; element_dtype, num_elements)",
-      infer=r.from_file, attrs={"element_dtype": None, "num_elements": -1})
-entry("TensorListElementShape", _element_shape, 1, "TF TensorListElementShape(input_handle; shape_type)",
-      infer=r.from_file, attrs={"shape_type": "int32"})
-entry("TensorListLength", _length, 1, "TF TensorListLength(input_handle) -> int32", infer=r.from_file)
-entry("TensorListPushBack", _push, 2, "TF TensorListPushBack(input_handle, tensor; element_dtype)", **listed)
-entry("TensorListPopBack", _pop, 2, "TF TensorListPopBack(input_handle, element_shape) -> output_handle, tensor",
-      n_out=2, **listed)
-entry("TensorListResize", _resize, 2, "TF TensorListResize(input_handle, size)", infer=r.from_file)
-entry("TensorListGather", _gather, 3, "TF TensorListGather(input_handle, indices, element_shape; element_dtype)",
-      **listed)
+# XLA compiles TensorList ops only inside a compiled While (tf2xla); auto-clustering refuses variant tensors
+# (clustering/tf_filter.py), so these run natively and inside traced bodies
+listed = dict(infer=r.from_file, flops=zero, attrs={"element_dtype": None})
+op("tf.TensorListReserve", **listed, devices=xla_devices("TensorListReserve"), min_inputs=2, max_inputs=2,
+   impl=_reserve, doc="TF TensorListReserve(element_shape, num_elements; element_dtype)")
+op("tf.EmptyTensorList", **listed, devices=xla_devices("EmptyTensorList"), min_inputs=2, max_inputs=2,
+   impl=_empty, doc="TF EmptyTensorList(element_shape, max_num_elements; element_dtype)")
+op("tf.TensorListFromTensor", **listed, devices=xla_devices("TensorListFromTensor"), min_inputs=2, max_inputs=2,
+   impl=_from_tensor, doc="TF TensorListFromTensor(tensor, element_shape): one item per row")
+op("tf.TensorListGetItem", **listed, devices=xla_devices("TensorListGetItem"), min_inputs=3, max_inputs=3,
+   impl=_get, doc="TF TensorListGetItem(input_handle, index, element_shape; element_dtype)")
+op("tf.TensorListSetItem", infer=r.from_file, flops=zero, devices=xla_devices("TensorListSetItem"), min_inputs=3,
+   max_inputs=3, attrs={"element_dtype": None, "resize_if_index_out_of_bounds": False}, impl=_set,
+   doc="TF TensorListSetItem(input_handle, index, item; resize_if_index_out_of_bounds)")
+op("tf.TensorListStack", infer=r.from_file, flops=zero, devices=xla_devices("TensorListStack"), min_inputs=2,
+   max_inputs=2, attrs={"element_dtype": None, "num_elements": -1}, impl=_stack,
+   doc="TF TensorListStack(input_handle, element_shape; element_dtype, num_elements)")
+op("tf.TensorListElementShape", infer=r.from_file, flops=zero, devices=xla_devices("TensorListElementShape"),
+   min_inputs=1, max_inputs=1, attrs={"shape_type": "int32"}, impl=_element_shape,
+   doc="TF TensorListElementShape(input_handle; shape_type)")
+op("tf.TensorListLength", infer=r.from_file, flops=zero, devices=xla_devices("TensorListLength"), min_inputs=1,
+   max_inputs=1, impl=_length, doc="TF TensorListLength(input_handle) -> int32")
+op("tf.TensorListPushBack", **listed, devices=xla_devices("TensorListPushBack"), min_inputs=2, max_inputs=2,
+   impl=_push, doc="TF TensorListPushBack(input_handle, tensor; element_dtype)")
+op("tf.TensorListPopBack", **listed, devices=xla_devices("TensorListPopBack"), min_inputs=2, max_inputs=2,
+   num_outputs=2, impl=_pop, doc="TF TensorListPopBack(input_handle, element_shape) -> output_handle, tensor")
+op("tf.TensorListResize", infer=r.from_file, flops=zero, devices=xla_devices("TensorListResize"), min_inputs=2,
+   max_inputs=2, impl=_resize, reason="no XLA kernel for TensorListResize (tf2xla)",
+   doc="TF TensorListResize(input_handle, size)")
+op("tf.TensorListGather", **listed, devices=xla_devices("TensorListGather"), min_inputs=3, max_inputs=3,
+   impl=_gather, doc="TF TensorListGather(input_handle, indices, element_shape; element_dtype)")
