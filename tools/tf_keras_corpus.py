@@ -27,6 +27,7 @@ os.environ.setdefault("CUDA_VISIBLE_DEVICES", "")
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 DEFAULT_OUT = os.path.join(ROOT, "tests", "data", "tf_keras")
 GZIP_OVER = 400_000
+BIG = "--big" in sys.argv  # the larger keras.applications (tens of MB each), never committed
 
 
 def _models():
@@ -255,6 +256,23 @@ def _models():
                 return {"y": tf.exp(self.inner(y) * 0.1) * 2.0 + y}
         return JitCall(), {"x": images((3, 4))}
 
+    def application(cls, size: int, **kw):
+        def make():
+            m = cls(input_shape=(size, size, 3), include_top=True, weights=None, classes=10, **kw)
+            return settle_bn(m), {"image": images((1, size, size, 3))}
+        return make
+
+    big = {"resnet50": application(keras.applications.ResNet50, 32),
+           "efficientnet_b0": application(keras.applications.EfficientNetB0, 32),
+           "mobilenet_v3_small": application(keras.applications.MobileNetV3Small, 32),
+           "densenet121": application(keras.applications.DenseNet121, 32),
+           "nasnet_mobile": application(keras.applications.NASNetMobile, 32),
+           "convnext_tiny": application(keras.applications.ConvNeXtTiny, 32),
+           "xception": application(keras.applications.Xception, 71),
+           "inception_v3": application(keras.applications.InceptionV3, 75)}
+    if BIG:  # too large to commit: made into another folder for docs/real-models.md's table
+        return big, Functions
+
     return {"mobilenet_v2": mobilenet_v2, "mobilenet_v1": mobilenet_v1, "text_lstm": text_lstm,
             "text_bigru": text_bigru, "conv1d": conv1d, "attention_encoder": attention_encoder,
             "while_cond": while_cond, "random_strings": random_strings, "ops_zoo": ops_zoo,
@@ -289,7 +307,7 @@ def export(name: str, make, functions_cls, out: str) -> dict:
     data = gd.SerializeToString()
     with open(os.path.join(out, f"{name}_frozen.pb"), "wb") as f:
         f.write(data)
-    if len(data) > GZIP_OVER:  # a large application is committed gzipped (tests unpack it)
+    if len(data) > GZIP_OVER and not BIG:  # a large application is committed gzipped (tests unpack it)
         with open(os.path.join(out, f"{name}_frozen.pb.gz"), "wb") as f:
             f.write(gzip.compress(data, mtime=0))
     # TF's outputs: the frozen graph in a fresh session (stateful random streams start at 0, as in a new process)
@@ -334,6 +352,7 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--out", default=DEFAULT_OUT)
     ap.add_argument("--only", default="")
+    ap.add_argument("--big", action="store_true", help="the larger keras.applications (use another --out)")
     args = ap.parse_args()
     os.makedirs(args.out, exist_ok=True)
     models, functions_cls = _models()
