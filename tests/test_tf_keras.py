@@ -178,3 +178,18 @@ def test_jit_compile_call_kept_and_judged_by_its_body():
     c = xcviz.cluster(frozen, min_cluster_size=1)
     assert len(c.clusters) == 1
     assert all(c.cluster_of[j] == 0 for j, n in enumerate(frozen.nodes) if n.op_type == "tf.StatefulPartitionedCall")
+
+
+@pytest.mark.parametrize("mode", ["native", "hybrid", "jit"])
+def test_case_runs_its_branch(mode):
+    """StatelessCase (tf.switch_case) in the SavedModel: the indexed branch, an index out of range the last one
+    (lax.switch under JAX when the index is traced). Freezing lowers Case to v1 _SwitchN/Merge, which xcviz
+    refuses in one line."""
+    feeds, ref = io("switch_case")
+    graph = xcviz.load(os.path.join(DATA, "switch_case_savedmodel"))
+    assert sum(n.op_type == "tf.StatelessCase" for n in graph.nodes) == 2
+    assert_equal_to_tf(xcviz.run(graph, feeds, mode=mode), ref)
+    if mode == "native":
+        frozen = xcviz.load(os.path.join(DATA, "switch_case_frozen.pb"))
+        with pytest.raises(XcvizError, match="tf._SwitchN"):
+            xcviz.run(frozen, feeds, mode="native")

@@ -238,6 +238,17 @@ def _models():
             }
         return serve, {"x": images((3, 4)), "k": tokens((3, 4), 100)}
 
+    def switch_case():
+        """tf.switch_case: a StatelessCase in the SavedModel (freezing lowers it to v1 _SwitchN/Merge)."""
+        @tf.function(input_signature=[tf.TensorSpec((2, 3), tf.float32, name="x"),
+                                      tf.TensorSpec((), tf.int32, name="k")])
+        def serve(x, k):
+            a = tf.nn.relu(x * 2.0 + 1.0)
+            b = tf.switch_case(k, [lambda: a * 2.0, lambda: tf.tanh(a), lambda: a - 1.0])
+            c = tf.switch_case(k + 5, [lambda: a * 3.0, lambda: a + 3.0])  # out of range: the last branch
+            return {"y": b + c}
+        return serve, {"x": images((2, 3)), "k": np.array(1, np.int32)}
+
     def jit_call():
         """A jit_compile tf.function reading a variable, called from the served function: TF keeps the call
         (it is not inlined) and auto-clustering refuses it (a resource op in a called function)."""
@@ -276,7 +287,8 @@ def _models():
     return {"mobilenet_v2": mobilenet_v2, "mobilenet_v1": mobilenet_v1, "text_lstm": text_lstm,
             "text_bigru": text_bigru, "conv1d": conv1d, "attention_encoder": attention_encoder,
             "while_cond": while_cond, "random_strings": random_strings, "ops_zoo": ops_zoo,
-            "layers_zoo": layers_zoo, "math_zoo": math_zoo, "jit_call": jit_call}, Functions
+            "layers_zoo": layers_zoo, "math_zoo": math_zoo, "jit_call": jit_call,
+            "switch_case": switch_case}, Functions
 
 
 def export(name: str, make, functions_cls, out: str) -> dict:

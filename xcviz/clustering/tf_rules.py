@@ -20,7 +20,8 @@ from .tf_filter import body_refusal, filter_refusal
 PREFIX = "tf."
 CONTROL_FLOW = {"Enter", "Exit", "Switch", "Merge", "NextIteration", "LoopCond", "RefEnter", "RefExit",
                 "RefSwitch", "RefMerge", "RefNextIteration"}
-FUNCTIONAL = {"While", "StatelessWhile", "If", "StatelessIf", "PartitionedCall", "StatefulPartitionedCall"}
+FUNCTIONAL = {"While", "StatelessWhile", "If", "StatelessIf", "Case", "StatelessCase", "PartitionedCall",
+              "StatefulPartitionedCall"}
 # resource operation kinds (XlaResourceOpInfo): reads, writes, read-modify-writes
 READS = {"ReadVariableOp", "ResourceGather", "ResourceGatherNd", "VariableShape"}
 WRITES = {"AssignVariableOp"}

@@ -1,5 +1,5 @@
-"""TensorFlow's functional control flow and calls (`While`, `StatelessWhile`, `If`, `StatelessIf`, `PartitionedCall`,
-`StatefulPartitionedCall`): their bodies are functions of the GraphDef's library, run natively and traced.
+"""TensorFlow's functional control flow and calls (`While`, `StatelessWhile`, `If`, `StatelessIf`, `Case`,
+`StatelessCase`, `PartitionedCall`, `StatefulPartitionedCall`): their bodies are functions of the GraphDef's library, run natively and traced.
 
 A body attribute is a `TFFunction`: the function's name (a string, so printing, JSON and interning read it as
 the name) that also carries the FunctionDef and the library it may call into. Running one needs the loader
@@ -139,6 +139,32 @@ def _if_jax(xp, a, pred, *args):
     return _out(list(outs))
 
 
+def _branch(a, index) -> object:
+    """Case's branch: an index out of range runs the last branch (TF's default)."""
+    branches = list(a.get("branches") or [])
+    if not branches:
+        raise Unsupported("Case without branches")
+    i = int(np.asarray(index).reshape(()))
+    return branches[i] if 0 <= i < len(branches) else branches[-1]
+
+
+def _case(xp, a, index, *args):
+    return _out(call(_branch(a, index), list(args)))
+
+
+def _case_jax(xp, a, index, *args):
+    if _concrete(index):
+        return _out(call(_branch(a, index), list(args), True))
+    import jax.numpy as jnp
+    from jax import lax
+
+    branches = list(a.get("branches") or [])
+    i = jnp.asarray(index).astype(jnp.int32)
+    i = jnp.where((i < 0) | (i >= len(branches)), len(branches) - 1, i)
+    fns = [lambda ops, b=b: tuple(jnp.asarray(v) for v in call(b, list(ops), True)) for b in branches]
+    return _out(list(lax.switch(i, fns, tuple(args))))
+
+
 def _call(xp, a, *args):
     return _out(call(a.get("f"), list(args)))
 
@@ -162,6 +188,10 @@ op("tf.If", **flow, min_inputs=1, devices=xla_devices("If"), attrs={"then_branch
 op("tf.StatelessIf", **flow, min_inputs=1, devices=xla_devices("StatelessIf"),
    attrs={"then_branch": None, "else_branch": None}, impl=_if, jax_impl=_if_jax,
    doc="TF StatelessIf(cond, input...; then_branch, else_branch)")
+op("tf.Case", **flow, min_inputs=1, devices=xla_devices("Case"), attrs={"branches": None}, impl=_case,
+   jax_impl=_case_jax, doc="TF Case(branch_index, input...; branches): an index out of range runs the last branch")
+op("tf.StatelessCase", **flow, min_inputs=1, devices=xla_devices("StatelessCase"), attrs={"branches": None},
+   impl=_case, jax_impl=_case_jax, doc="TF StatelessCase(branch_index, input...; branches)")
 op("tf.PartitionedCall", **flow, devices=xla_devices("PartitionedCall"), attrs={"f": None}, impl=_call,
    jax_impl=_call_jax, doc="TF PartitionedCall(args...; f): calls the library function f")
 op("tf.StatefulPartitionedCall", **flow, devices=xla_devices("StatefulPartitionedCall"), attrs={"f": None},

@@ -50,6 +50,7 @@ def _annotate_calls(graph: Graph, functions: dict) -> None:
     for node in graph.nodes:
         names = [v for k, v in node.attrs.items() if k in ("f", "body", "cond", "then_branch", "else_branch")
                  and isinstance(v, str) and v in functions]
+        names += [f for f in node.attrs.get("branches") or () if isinstance(f, str) and f in functions]
         if node.op_type[len(PREFIX):] in functions:
             names.append(node.op_type[len(PREFIX):])
         if names:

@@ -181,3 +181,5 @@ def wrap_functions(graph, library: dict) -> None:
             v = node.attrs.get(k)
             if isinstance(v, str) and v in library and not isinstance(v, TFFunction):
                 node.attrs[k] = TFFunction(v, library[v], library)
+            elif isinstance(v, list) and v and all(isinstance(f, str) and f in library for f in v):
+                node.attrs[k] = [f if isinstance(f, TFFunction) else TFFunction(f, library[f], library) for f in v]
