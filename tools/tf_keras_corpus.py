@@ -234,7 +234,7 @@ def _models():
                 "equal": tf.equal(k % 3, 0), "not_equal": tf.not_equal(k % 2, 0),
                 "logic": tf.logical_or(tf.logical_not(x > 0), tf.math.is_finite(x)),
                 "fill": tf.fill([2, 3], 1.5), "zeros_like": tf.zeros_like(k), "ones_like": tf.ones_like(x),
-                "atan2": tf.math.atan2(x, x[::-1]), "floor_ceil": tf.floor(x) + tf.math.ceil(x),
+                "atan2": tf.math.atan2(x, x[::-1]), "identity_n": tf.identity_n([x, x * 2.0])[1], "floor_ceil": tf.floor(x) + tf.math.ceil(x),
             }
         return serve, {"x": images((3, 4)), "k": tokens((3, 4), 100)}
 

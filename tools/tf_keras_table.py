@@ -1,6 +1,6 @@
 """The TF corpus table of docs/real-models.md: what xcviz does with each model of tests/data/tf_keras (no TF needed).
 
-    python3 tools/tf_keras_table.py [--json out.json]      # the markdown table on stdout
+    python3 tools/tf_keras_table.py [--json out.json] [--data DIR]     # the markdown table on stdout
 
 Per model and form (SavedModel, frozen .pb): load, cluster (clusters, op coverage), hybrid run and native run
 against TensorFlow's outputs (max absolute error over every output; strings compared exactly), and validate
@@ -41,9 +41,10 @@ def _short(e: Exception) -> str:
     return str(e).splitlines()[0][:90].replace("|", "/")
 
 
-def row(name: str, form: str, tmp: str) -> dict:
+def row(name: str, form: str, tmp: str, data: str = DATA) -> dict:
     import xcviz
 
+    DATA = data  # noqa: N806 - the folder this row reads
     with np.load(os.path.join(DATA, f"{name}_io.npz")) as z:
         feeds = {k[3:]: z[k] for k in z.files if k.startswith("in_")}
         ref = {k[4:]: z[k] for k in z.files if k.startswith("out_")}
@@ -100,13 +101,14 @@ def markdown(rows: list[dict]) -> str:
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--json")
+    ap.add_argument("--data", default=DATA, help="a folder made by tf_keras_corpus.py (--big ones elsewhere)")
     args = ap.parse_args()
-    index = json.load(open(os.path.join(DATA, "index.json"), encoding="utf-8"))
+    index = json.load(open(os.path.join(args.data, "index.json"), encoding="utf-8"))
     rows = []
     with tempfile.TemporaryDirectory() as tmp:
         for name in sorted(index):
             for form in ("savedmodel", "frozen"):
-                rows.append(row(name, form, tmp))
+                rows.append(row(name, form, tmp, args.data))
                 print(json.dumps(rows[-1]), file=sys.stderr, flush=True)
     if args.json:
         with open(args.json, "w", encoding="utf-8") as f:

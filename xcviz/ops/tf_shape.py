@@ -142,3 +142,12 @@ def _range(xp, a, start, limit, delta):
 op("tf.Range", devices=xla_devices("Range"), min_inputs=3, max_inputs=3, static_inputs=(0, 1, 2), flops=zero,
    attrs={"Tidx": "int32"}, infer=lambda ctx: _run_type(ctx, _range, (0, 1, 2)), impl=_range,
    doc="TF Range(start, limit, delta; Tidx)")
+
+
+def _identity_n_type(ctx: Ctx) -> list[TensorType]:
+    return list(ctx.inputs)
+
+
+op("tf.IdentityN", devices=xla_devices("IdentityN"), min_inputs=1, num_outputs=None, flops=zero,
+   infer=_identity_n_type, impl=lambda xp, a, *xs: tuple(xs),
+   doc="TF IdentityN(input...): its inputs, one output each (custom gradients, Keras swish)")
