@@ -1,9 +1,9 @@
 """Every check of TF's RecursiveCompilabilityChecker / OperationFilter flag auto-clustering sets, against TF's dumps.
 
 tests/data/tf_rules: one graph per rule (`python3 tools/tf_suite.py --rules --tf-python PY`), run by
-TensorFlow 2.21 with --tf_xla_auto_jit=2 --tf_xla_cpu_global_jit, Grappler on and off, minimum cluster size 1 and 4; each holds the
-graph MarkForCompilationPass received and the partition it formed. xcviz gives the same partition from the
-graph alone, and refuses the node the rule is about with TF's words."""
+TensorFlow 2.21 with --tf_xla_auto_jit=2 --tf_xla_cpu_global_jit, Grappler on and off, minimum cluster size
+1 and 4; each holds the graph MarkForCompilationPass received and the partition it formed. xcviz gives the
+same partition from the graph alone, and refuses the node the rule is about with TF's words."""
 import json
 import os
 
