@@ -193,7 +193,8 @@ def _models():
         return serve, {"image": images((1, 7, 7, 3)), "params": images((2, 5, 3)), "ids": tokens((2, 4), 100)}
 
     def layers_zoo():
-        """Stock Keras layers beyond the models above: transposed conv, upsampling, resizing, pooling, activations."""
+        """Stock Keras layers beyond the models above: transposed and grouped conv, upsampling, resizing, pooling,
+        activations."""
         inp = keras.Input((8, 8, 3), name="image")
         x = layers.Conv2DTranspose(4, 3, strides=2, padding="same")(inp)
         x = layers.LeakyReLU(negative_slope=0.1)(x)
@@ -202,6 +203,7 @@ def _models():
         z = layers.UpSampling2D(2)(layers.Conv2D(4, 1, activation="selu")(inp))
         w = layers.Resizing(16, 16, interpolation="nearest")(inp)
         x = layers.Concatenate()([x, y, z, w])
+        x = layers.Conv2D(6, 3, padding="same", groups=3)(x)  # a grouped Conv2D (filter with 15 / 3 inputs)
         x = layers.AveragePooling2D(3, strides=2, padding="same")(x)
         x = layers.Activation("softplus")(x)
         x = layers.Conv2D(6, 3, padding="same", activation="softsign")(x)

@@ -143,16 +143,23 @@ def _conv_flops(ctx: Ctx, out: list[TensorType]) -> int | None:
     return None if w is None or n_out is None or r.numel(w[:3]) is None else 2 * n_out * math.prod(w[:3])
 
 
+def _grouped(a: dict, x, w) -> dict:
+    """TF's Conv2D is grouped when the filter has fewer input channels than the input (Keras Conv2D(groups=...),
+    ConvNeXt's depthwise 7x7): groups = in_channels / filter_in_channels."""
+    c = x.shape[3] if _layout(a) == "NHWC" else x.shape[1]
+    return {**_onnx_attrs(a), "group": max(int(c) // int(w.shape[2]), 1)}
+
+
 def _conv2d(xp, a, x, w):
     fmt = _layout(a)
     wt = xp.transpose(w, (3, 2, 0, 1))  # HWIO -> OIHW
-    return _from_nchw(xp, onnx_conv.conv(xp, _onnx_attrs(a), _to_nchw(xp, x, fmt), wt), fmt)
+    return _from_nchw(xp, onnx_conv.conv(xp, _grouped(a, x, w), _to_nchw(xp, x, fmt), wt), fmt)
 
 
 def _conv2d_jax(xp, a, x, w):
     fmt = _layout(a)
     wt = xp.transpose(w, (3, 2, 0, 1))
-    return _from_nchw(xp, onnx_conv.conv_jax(xp, _onnx_attrs(a), _to_nchw(xp, x, fmt), wt), fmt)
+    return _from_nchw(xp, onnx_conv.conv_jax(xp, _grouped(a, x, w), _to_nchw(xp, x, fmt), wt), fmt)
 
 
 op("tf.Conv2D", devices=xla_devices("Conv2D"), infer=_conv_type, flops=_conv_flops, min_inputs=2, max_inputs=2,
