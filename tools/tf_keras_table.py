@@ -38,7 +38,8 @@ def _err(got: dict, ref: dict) -> float:
 
 
 def _short(e: Exception) -> str:
-    return str(e).splitlines()[0][:90].replace("|", "/")
+    text = str(e).splitlines()[0].replace(DATA + os.sep, "").replace("|", "/")
+    return text[:110]
 
 
 def row(name: str, form: str, tmp: str, data: str = DATA) -> dict:
@@ -79,7 +80,8 @@ def row(name: str, form: str, tmp: str, data: str = DATA) -> dict:
     try:
         rep = xcviz.validate(g, c, inputs=feeds, repeats=1)
         counts = rep.counts()
-        out["validate"] = ("ok" if rep.ok else "FAIL") + " (" + ", ".join(f"{v} {k}" for k, v in counts.items() if v) + ")"
+        checked = ", ".join(f"{v} {k}" for k, v in counts.items() if v)
+        out["validate"] = ("ok" if rep.ok else "FAIL") + f" ({checked})" if checked else "no cluster to check"
     except Exception as e:  # noqa: BLE001
         out["validate"] = f"fails: {_short(e)}"
     out["seconds"] = round(time.perf_counter() - t0, 1)
