@@ -39,7 +39,11 @@ CASES = ["mlp", "conv_bn", "conv_fused_bn", "residual", "attention", "transforme
          "while_v1", "while_functional", "while_functional_kept", "while_v2_session", "cond_v1",
          "cond_functional", "cond_functional_kept", "resource_vars", "resource_vars_v1",
          "random", "strings", "check_numerics", "jit_compile_inner", "xla_scope", "xla_scope_v1"]
-TWO_CPU_CASES = ["two_devices"]  # run in a process with two logical CPU devices
+TWO_CPU_CASES = ["two_devices"]
+# one graph per RecursiveCompilabilityChecker / OperationFilter check, into tests/data/tf_rules (--rules)
+RULE_CASES = ["rule_resource_in_call", "rule_unique", "rule_where", "rule_slow_inaccurate", "rule_variant",
+              "rule_stack_tensor_array_v1", "rule_control_trigger", "rule_case", "rule_collective"]
+RULES_OUT = os.path.join(ROOT, "tests", "data", "tf_rules")  # run in a process with two logical CPU devices
 SIZES = [0, 1, 4]
 
 
@@ -130,7 +134,17 @@ def main() -> int:
     ap.add_argument("--sizes", nargs="*", type=int, default=SIZES)
     ap.add_argument("--skip", nargs="*", default=[], choices=["suite", "kernels", "models"])
     ap.add_argument("--table", action="store_true", help="print the markdown table of the data in --out and stop")
+    ap.add_argument("--rules", action="store_true",
+                    help="make tests/data/tf_rules (the rule_* cases, min size 1 and 4, Grappler on/off) and stop")
     args = ap.parse_args()
+    if args.rules and args.tf_python:
+        for c in RULE_CASES:
+            shutil.rmtree(os.path.join(RULES_OUT, c), ignore_errors=True)
+        for k in (1, 4):
+            worker(args.tf_python, RULES_OUT, "--min-cluster-size", str(k), *RULE_CASES)
+        for path in glob.glob(os.path.join(RULES_OUT, "*", "*", "mark_for_compilation*.pbtxt")):
+            os.remove(path)  # the tests read the graph the pass received and expected.json's partition
+        return 0
     if args.table:
         print(table(args.out))
         return 0

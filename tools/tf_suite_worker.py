@@ -476,6 +476,124 @@ def clusters_of(gd, strip_prefix):
     return {c: sorted(m) for c, m in out.items()}
 
 
+# ---- one case per check of RecursiveCompilabilityChecker / OperationFilter flag (tests/data/tf_rules) ----
+def chain(x, op):
+    """Compilable arithmetic around `op`, so that what TF refuses splits clusters visibly."""
+    a = tf.nn.relu(x * 2.0 + 1.0)
+    b = op(a)
+    return tf.tanh(tf.cast(b, tf.float32) * 0.5 + 1.0) if b.dtype != tf.float32 else tf.tanh(b * 0.5 + 1.0)
+
+
+@case("rule_resource_in_call", "a tf.function(jit_compile=True) reading a resource variable, called from an "
+                               "auto-clustered function (allow_resource_ops_in_called_functions = false)")
+def rule_resource_in_call():
+    v = tf.Variable(RNG.standard_normal((4, 4)).astype(np.float32))
+
+    @tf.function(jit_compile=True)
+    def inner(a):
+        return tf.tanh(tf.matmul(a, v)) * 2.0 + 1.0
+
+    @tf.function
+    def f(x):
+        y = tf.nn.relu(x * 2.0 + 1.0) * 3.0 - 1.0
+        z = inner(y)
+        return tf.exp(z * 0.1) * 2.0 + y
+    return "fn", f, (rand(4, 4),)
+
+
+@case("rule_unique", "tf.unique between arithmetic (allow_unique_op = false under auto-clustering)")
+def rule_unique():
+    @tf.function
+    def f(x):
+        return chain(x, lambda a: tf.unique(tf.reshape(tf.round(a), [-1]))[0] * 3.0 + 1.0)
+    return "fn", f, (rand(4, 4),)
+
+
+@case("rule_where", "tf.where with one argument (a data-dependent shape) between arithmetic")
+def rule_where():
+    @tf.function
+    def f(x):
+        return chain(x, lambda a: tf.cast(tf.where(a > 1.5), tf.float32) * 2.0 + 1.0)
+    return "fn", f, (rand(4, 4),)
+
+
+@case("rule_slow_inaccurate", "ops TF calls slow or inaccurate on XLA (Svd, Qr, SelfAdjointEigV2, MatrixInverse, "
+                              "MatrixSolve) and the resize ops, each between arithmetic")
+def rule_slow_inaccurate():
+    @tf.function
+    def f(x, img):
+        s = chain(x, lambda a: tf.linalg.svd(a, compute_uv=False) * 2.0)
+        q = chain(x, lambda a: tf.linalg.qr(a)[0] * 2.0)
+        e = chain(x, lambda a: tf.linalg.eigh(a + tf.transpose(a))[0] * 2.0)
+        i = chain(x, lambda a: tf.linalg.inv(a + 4.0 * tf.eye(4)) * 2.0)
+        m = chain(x, lambda a: tf.linalg.solve(a + 4.0 * tf.eye(4), a) * 2.0)
+        r = chain(img, lambda a: tf.image.resize(a, [6, 6], method="bilinear") * 2.0)
+        n = chain(img, lambda a: tf.image.resize(a, [6, 6], method="nearest") * 2.0)
+        return s, q, e, i, m, r, n
+    return "fn", f, (rand(4, 4), rand(1, 4, 4, 2))
+
+
+@case("rule_variant", "TensorList ops of a tf.TensorArray (DT_VARIANT producers/consumers) between arithmetic")
+def rule_variant():
+    @tf.function
+    def f(x):
+        a = tf.nn.relu(x * 2.0 + 1.0)
+        ta = tf.TensorArray(tf.float32, size=2)
+        ta = ta.write(0, a).write(1, a * 3.0)
+        return tf.tanh(ta.stack() * 0.5 + 1.0)
+    return "fn", f, (rand(4, 4),)
+
+
+@case("rule_stack_tensor_array_v1", "TF1 raw Stack and TensorArrayV3 ops between arithmetic (allow_stack_ops and "
+                                    "allow_tensor_array_ops = false)")
+def rule_stack_tensor_array_v1():
+    def build():
+        x = tf.compat.v1.placeholder(tf.float32, [4, 4], name="x")
+        a = tf.nn.relu(x * 2.0 + 1.0)
+        R = tf.raw_ops
+        stack = R.StackV2(max_size=tf.constant(4), elem_type=tf.float32)
+        pushed = R.StackPushV2(handle=stack, elem=a * 3.0)
+        with tf.control_dependencies([pushed]):
+            popped = R.StackPopV2(handle=stack, elem_type=tf.float32)
+        handle, flow = R.TensorArrayV3(size=tf.constant(2), dtype=tf.float32, element_shape=[4, 4])
+        flow = R.TensorArrayWriteV3(handle=handle, index=tf.constant(0), value=a * 5.0, flow_in=flow)
+        read = R.TensorArrayReadV3(handle=handle, index=tf.constant(0), flow_in=flow, dtype=tf.float32)
+        return [tf.tanh(popped * 0.5 + 1.0), tf.tanh(read * 0.5 + 1.0)], {x: np.ones((4, 4), np.float32) * 0.1}
+    return v1_graph(build)
+
+
+@case("rule_control_trigger", "TF1 ControlTrigger ordering arithmetic (allow_control_trigger = false)")
+def rule_control_trigger():
+    def build():
+        x = tf.compat.v1.placeholder(tf.float32, [4, 4], name="x")
+        a = tf.nn.relu(x * 2.0 + 1.0)
+        trig = tf.raw_ops.ControlTrigger()
+        with tf.control_dependencies([trig]):
+            b = tf.tanh(a * 0.5 + 1.0)
+        return [b * 3.0], {x: np.ones((4, 4), np.float32) * 0.1}
+    return v1_graph(build)
+
+
+@case("rule_case", "tf.switch_case (a functional Case; require_always_compilable checks every branch)")
+def rule_case():
+    @tf.function
+    def f(x, k):
+        a = tf.nn.relu(x * 2.0 + 1.0)
+        b = tf.switch_case(k, [lambda: a * 2.0, lambda: tf.tanh(a), lambda: a - 1.0])
+        return tf.exp(b * 0.1) * 2.0 + a
+    return "fn", f, (rand(4, 4), tf.constant(1))
+
+
+@case("rule_collective", "CollectiveReduceV2 over a group of one (allow_collective_reduce_v2 = false)")
+def rule_collective():
+    @tf.function
+    def f(x):
+        return chain(x, lambda a: tf.raw_ops.CollectiveReduceV2(
+            input=a, group_size=tf.constant(1), group_key=tf.constant(1), instance_key=tf.constant(1),
+            ordering_token=[], merge_op="Add", final_op="Id") * 2.0)
+    return "fn", f, (rand(4, 4),)
+
+
 def run_case(name, grappler, variant_dir):
     dump = tempfile.mkdtemp(prefix=f"{name}-", dir=SCRATCH)
     tf.config.optimizer.set_experimental_options({"disable_meta_optimizer": not grappler})

@@ -2,7 +2,8 @@
 outputs are live; two clusters whose predicates differ are never merged.
 
 Predicates are in disjunctive normal form: a set of conjunctions, each a set of (tensor, polarity) literals
-(`pred:0` true / false as a Switch routes); TRUE is the one empty conjunction. Merges take the OR of their
+(`pred:0` true / false as a Switch routes; `idx:0==k` for output k of a _SwitchN, which Case lowers to, and
+which no OR of them simplifies away, as in TF); TRUE is the one empty conjunction. Merges take the OR of their
 inputs (`p & s | p & ~s` simplifies to `p`), other nodes the AND of all inputs, control inputs included.
 Loops: a loop's Merges share one symbol for their frame (TF's optimistic mode gives every Merge of a frame
 the same predicate); what leaves the loop through Exit has its Enters' predicate."""
@@ -84,6 +85,9 @@ def deadness(graph, base_op) -> list[frozenset]:
             if ops[i] == "Switch" and k in (0, 1):
                 pr = nodes[i].inputs[1] if len(nodes[i].inputs) > 1 else ""
                 p = _and(p, frozenset({frozenset({(_canon(pr), k == 1)})}))
+            elif ops[i] == "_SwitchN":  # output k is live when output_index == k: an integer symbol, as TF makes
+                pr = nodes[i].inputs[1] if len(nodes[i].inputs) > 1 else ""
+                p = _and(p, frozenset({frozenset({(f"{_canon(pr)}=={k}", True)})}))
             return p
 
         if op == "Merge":

@@ -15,14 +15,13 @@ from ..ir.nodeseq import node_rows
 from ..ops.tf_kernels import registry, type_refusal, xla_devices
 from .options import Candidates, ClusterOptions, normalize_device
 from .tf_deadness import deadness, describe
+from .tf_filter import body_refusal, filter_refusal
 
 PREFIX = "tf."
-STATEFUL_RANDOM = {"RandomUniform", "RandomUniformInt", "RandomStandardNormal", "TruncatedNormal",
-                   "Multinomial", "RandomShuffle", "RandomGamma", "RandomPoisson", "RandomPoissonV2"}
-ASSERTS = {"Assert", "CheckNumerics"}
 CONTROL_FLOW = {"Enter", "Exit", "Switch", "Merge", "NextIteration", "LoopCond", "RefEnter", "RefExit",
                 "RefSwitch", "RefMerge", "RefNextIteration"}
-FUNCTIONAL = {"While", "StatelessWhile", "If", "StatelessIf", "PartitionedCall", "StatefulPartitionedCall"}
+FUNCTIONAL = {"While", "StatelessWhile", "If", "StatelessIf", "Case", "StatelessCase", "PartitionedCall",
+              "StatefulPartitionedCall"}
 # resource operation kinds (XlaResourceOpInfo): reads, writes, read-modify-writes
 READS = {"ReadVariableOp", "ResourceGather", "ResourceGatherNd", "VariableShape"}
 WRITES = {"AssignVariableOp"}
@@ -53,34 +52,41 @@ class TFInfo:
     no_phase1_from: list[bool]        # a lone scalar integer AssignAdd/SubVariableOp: not merged from in phase 1
 
 
-def op_refusal(op: str, attrs: dict, kind: str) -> tuple[str, str] | None:
-    """(code, TF-worded reason) when TF would not compile an op of this type on `kind`; None: a candidate."""
+def op_refusal(op: str, attrs: dict, kind: str, in_body: bool = False) -> tuple[str, str] | None:
+    """(code, TF-worded reason) when TF would not compile an op of this type on `kind`; None: a candidate.
+    The checks run in IsCompilableNode's order: arguments, kernels (and a string Const), bodies of functional
+    ops, then the OperationFilter's flags (tf_filter.py)."""
     if op in ("_Arg", "_Retval", "Placeholder"):
+        if in_body and op != "Placeholder":
+            return None
         return "argument", f"{op}: a function argument or result, never clustered"
     if op in CONTROL_FLOW:
         return "control-flow", f"{op}: v1 control flow has no XLA kernel"
-    if op in STATEFUL_RANDOM:
-        return "unsupported", f"stateful random operation {op} (auto-clustering does not compile stateful RNG ops)"
-    if op in ASSERTS:
-        return "unsupported", f"{op} (auto-clustering keeps Assert and CheckNumerics out of clusters)"
-    if op.startswith(("TensorList", "TensorArray")) or any(
-            (isinstance(v, str) and v == "variant") or (isinstance(v, list) and "variant" in v) for v in attrs.values()):
-        return "unsupported", f"{op} produces or consumes a variant tensor"
     if op == "Const" and attrs.get("dtype") == "string":
         return "unsupported", "string constant (XLA has no string type)"
-    if op in FUNCTIONAL:
-        for inner in attrs.get("_body_ops", ()):
-            why = op_refusal(inner, {}, kind)
-            if why is not None and inner not in ("NoOp",):
-                return "unsupported", f"{op} calls a function that runs {inner}: {why[1]}"
+    if op in FUNCTIONAL or attrs.get("_body_ops") is not None:
         if op in FUNCTIONAL and not attrs.get("_body_ops") and op not in registry()["ops"]:
             return "unsupported", f"no XLA kernel for {op}"
+        inner = body_refusal(attrs)
+        if inner is not None:
+            return "unsupported", f"{op} calls a function that runs {inner[0]}: {inner[1]}"
+        for inner_op in attrs.get("_body_ops") or ():
+            why = op_refusal(inner_op, {}, kind, True)
+            if why is not None and inner_op != "NoOp":
+                return "unsupported", f"{op} calls a function that runs {inner_op}: {why[1]}"
+        if op not in FUNCTIONAL:  # a call of a library function by its name: no kernel of its own (IsFunctionCall)
+            return filter_refusal_coded(op, attrs, in_body)
     if kind not in xla_devices(op):
         return "unsupported", f"unsupported op {op}: no {kind.upper()} XLA kernel registered (tf2xla)"
     bad = type_refusal(op, kind, attrs)
     if bad:
         return "unsupported", f"unsupported op {op}: {bad}"
-    return None
+    return filter_refusal_coded(op, attrs, in_body)
+
+
+def filter_refusal_coded(op: str, attrs: dict, in_body: bool) -> tuple[str, str] | None:
+    why = filter_refusal(op, attrs, in_body)
+    return None if why is None else ("unsupported", f"{op}: {why} (TF's auto-clustering filter)")
 
 
 def tf_candidates(graph, opts: ClusterOptions) -> Candidates:

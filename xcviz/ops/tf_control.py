@@ -1,5 +1,5 @@
 """TensorFlow ops xcviz does not compute, by their TF names (`tf.<Op>`): control flow, functions, resource
-variables, strings, stateful RNG, variant lists, Grappler's fused ops.
+variables, Substr, RNG state resources, asserts, Grappler's fused ops.
 
 They have entries so that a TF graph names only known ops and `xcviz ops` says what each is; their types
 come from the file (`_output_shapes`, `T`/`dtype`). `devices` is empty: xcviz has no lowering for them.
@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from . import rules as r
 from .arrays import Unsupported
-from .registry import CONTROL_FLOW, FUNCTIONAL, SOURCE, op
+from .registry import CONTROL_FLOW, SOURCE, op
 from .tf_kernels import xla_devices
 
 NONE = frozenset()
@@ -29,16 +29,6 @@ op("tf.NextIteration", **flow, min_inputs=1, max_inputs=1, reason="v1 control fl
    doc="TF NextIteration(data)")
 op("tf.LoopCond", **flow, min_inputs=1, max_inputs=1, reason="v1 control flow: a loop's predicate (no XLA kernel)",
    doc="TF LoopCond(input)")
-fn_reason = "functional control flow / function call: xcviz does not lower function bodies"
-for_fn = dict(**flow, reason=fn_reason)
-functional = dict(for_fn, groups=(CONTROL_FLOW, FUNCTIONAL))
-op("tf.While", **functional, doc="TF While(input...; cond, body)")
-op("tf.StatelessWhile", **functional, doc="TF StatelessWhile(input...; cond, body)")
-op("tf.If", **functional, min_inputs=1, doc="TF If(cond, input...; then_branch, else_branch)")
-op("tf.StatelessIf", **functional, min_inputs=1, doc="TF StatelessIf(cond, input...; then_branch, else_branch)")
-op("tf.PartitionedCall", **for_fn, doc="TF PartitionedCall(args...; f)")
-op("tf.StatefulPartitionedCall", **for_fn, doc="TF StatefulPartitionedCall(args...; f)")
-
 op("tf._Retval", devices=NONE, infer=r.same, min_inputs=1, max_inputs=1, reason="function result: read by the caller",
    impl=lambda xp, a, x: x, doc="TF _Retval(input; T, index): a function's result (the pass never clusters it)")
 
@@ -66,39 +56,15 @@ op("tf.VarIsInitializedOp", **opaque, min_inputs=1, max_inputs=1, reason=var_rea
    doc="TF VarIsInitializedOp(resource)")
 
 str_reason = "string op: XLA has no string type"
-op("tf.AsString", **opaque, min_inputs=1, max_inputs=1, reason=str_reason, doc="TF AsString(input)")
-op("tf.StringJoin", **opaque, min_inputs=1, reason=str_reason, doc="TF StringJoin(inputs...; separator)")
-op("tf.StringLength", **opaque, min_inputs=1, max_inputs=1, reason=str_reason, doc="TF StringLength(input)")
-op("tf.StringToNumber", **opaque, min_inputs=1, max_inputs=1, reason=str_reason, doc="TF StringToNumber(string_tensor)")
 op("tf.Substr", **opaque, min_inputs=3, max_inputs=3, reason=str_reason, doc="TF Substr(input, pos, len)")
 
-rng_reason = "random op: xcviz does not reproduce TF's Philox streams"
-op("tf.RandomStandardNormal", **opaque, min_inputs=1, max_inputs=1, reason=rng_reason,
-   doc="TF RandomStandardNormal(shape; dtype, seed, seed2)")
+rng_reason = "random op on a resource state (a tf.random.Generator): xcviz holds no variable state"
 op("tf.RngReadAndSkip", **opaque, min_inputs=3, max_inputs=3, reason=rng_reason,
    doc="TF RngReadAndSkip(resource, alg, delta)")
-op("tf.StatelessRandomGetKeyCounter", **opaque, min_inputs=1, max_inputs=1, reason=rng_reason,
-   doc="TF StatelessRandomGetKeyCounter(seed) -> key, counter")
-op("tf.StatelessRandomUniformV2", **opaque, min_inputs=4, max_inputs=4, reason=rng_reason,
-   doc="TF StatelessRandomUniformV2(shape, key, counter, alg)")
-op("tf.StatelessRandomNormalV2", **opaque, min_inputs=4, max_inputs=4, reason=rng_reason,
-   doc="TF StatelessRandomNormalV2(shape, key, counter, alg)")
 
 check_reason = "runtime check with a host side effect"
 op("tf.Assert", **opaque, min_inputs=1, reason=check_reason, doc="TF Assert(condition, data...)")
 op("tf.CheckNumerics", **opaque, min_inputs=1, max_inputs=1, reason=check_reason, doc="TF CheckNumerics(tensor; message)")
-
-list_reason = "TensorList op: variant tensors have no xcviz type"
-op("tf.TensorListReserve", **opaque, min_inputs=2, max_inputs=2, reason=list_reason,
-   doc="TF TensorListReserve(element_shape, num_elements)")
-op("tf.TensorListFromTensor", **opaque, min_inputs=2, max_inputs=2, reason=list_reason,
-   doc="TF TensorListFromTensor(tensor, element_shape)")
-op("tf.TensorListGetItem", **opaque, min_inputs=3, max_inputs=3, reason=list_reason,
-   doc="TF TensorListGetItem(input_handle, index, element_shape)")
-op("tf.TensorListSetItem", **opaque, min_inputs=3, max_inputs=3, reason=list_reason,
-   doc="TF TensorListSetItem(input_handle, index, item)")
-op("tf.TensorListStack", **opaque, min_inputs=2, max_inputs=2, reason=list_reason,
-   doc="TF TensorListStack(input_handle, element_shape)")
 
 fused_reason = "Grappler's fused op: xcviz does not compute it"
 op("tf._FusedConv2D", **opaque, min_inputs=2, reason=fused_reason, doc="TF _FusedConv2D(input, filter, args...; fused_ops)")

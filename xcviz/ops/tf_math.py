@@ -49,6 +49,9 @@ op("tf.LogicalAnd", **compare, **dev("LogicalAnd"), impl=lambda xp, a, x, y: xp.
 
 op("tf.Relu", **unary, **dev("Relu"), flops=r.output_flops(1), impl=lambda xp, a, x: xp.maximum(x, lit(x, 0)),
    doc="TF Relu(features)")
+op("tf.Relu6", **unary, **dev("Relu6"), flops=r.output_flops(2),
+   impl=lambda xp, a, x: xp.minimum(xp.maximum(x, lit(x, 0)), lit(x, 6)), doc="TF Relu6(features) = min(max(x, 0), 6)")
+op("tf.Abs", **unary, **dev("Abs"), flops=r.output_flops(1), impl=lambda xp, a, x: xp.abs(x), doc="TF Abs(x)")
 op("tf.Tanh", **unary, **dev("Tanh"), flops=r.output_flops(4), impl=lambda xp, a, x: xp.tanh(x), doc="TF Tanh(x)")
 op("tf.Sigmoid", **unary, **dev("Sigmoid"), flops=r.output_flops(4),
    impl=lambda xp, a, x: lit(x, 1) / (lit(x, 1) + xp.exp(-x)), doc="TF Sigmoid(x)")
@@ -126,6 +129,13 @@ def _softmax(xp, a, x):
     return e / xp.sum(e, axis=-1, keepdims=True)
 
 
+def _log_softmax(xp, a, x):
+    z = x - xp.max(x, axis=-1, keepdims=True)
+    return z - xp.log(xp.sum(xp.exp(z), axis=-1, keepdims=True))
+
+
+op("tf.LogSoftmax", **unary, **dev("LogSoftmax"), flops=r.input_flops(5), impl=_log_softmax,
+   doc="TF LogSoftmax(logits), last axis")
 op("tf.Softmax", **unary, **dev("Softmax"), flops=r.input_flops(5), impl=_softmax, doc="TF Softmax(logits), last axis")
 
 
@@ -144,7 +154,8 @@ def _reduce_type(ctx: Ctx) -> list[TensorType]:
 def _reducer(name: str):
     def impl(xp, a, x, axis):
         ax = tuple(int(v) % max(x.ndim, 1) for v in ints(axis, f"{name} axis"))
-        fn = {"Mean": xp.mean, "Sum": xp.sum, "Max": xp.max, "Prod": xp.prod, "All": xp.all}[name]
+        fn = {"Mean": xp.mean, "Sum": xp.sum, "Max": xp.max, "Prod": xp.prod, "All": xp.all, "Min": xp.min,
+              "Any": xp.any}[name]
         out = fn(x, axis=ax, keepdims=bool(a.get("keep_dims")))
         return out.astype(x.dtype) if name in ("Mean", "Sum", "Prod") else out
     impl.__name__ = f"tf_{name.lower()}"
@@ -158,4 +169,6 @@ op("tf.Sum", **reduce, **dev("Sum"), impl=_reducer("Sum"), doc="TF Sum(input, ax
 op("tf.Max", **reduce, **dev("Max"), impl=_reducer("Max"), doc="TF Max(input, axis; keep_dims)")
 op("tf.Prod", **reduce, **dev("Prod"), impl=_reducer("Prod"), doc="TF Prod(input, axis; keep_dims)")
 op("tf.All", **reduce, **dev("All"), impl=_reducer("All"), doc="TF All(input, axis; keep_dims)")
+op("tf.Min", **reduce, **dev("Min"), impl=_reducer("Min"), doc="TF Min(input, axis; keep_dims)")
+op("tf.Any", **reduce, **dev("Any"), impl=_reducer("Any"), doc="TF Any(input, axis; keep_dims)")
 

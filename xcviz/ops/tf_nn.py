@@ -143,22 +143,64 @@ def _conv_flops(ctx: Ctx, out: list[TensorType]) -> int | None:
     return None if w is None or n_out is None or r.numel(w[:3]) is None else 2 * n_out * math.prod(w[:3])
 
 
+def _grouped(a: dict, x, w) -> dict:
+    """TF's Conv2D is grouped when the filter has fewer input channels than the input (Keras Conv2D(groups=...),
+    ConvNeXt's depthwise 7x7): groups = in_channels / filter_in_channels."""
+    c = x.shape[3] if _layout(a) == "NHWC" else x.shape[1]
+    return {**_onnx_attrs(a), "group": max(int(c) // int(w.shape[2]), 1)}
+
+
 def _conv2d(xp, a, x, w):
     fmt = _layout(a)
     wt = xp.transpose(w, (3, 2, 0, 1))  # HWIO -> OIHW
-    return _from_nchw(xp, onnx_conv.conv(xp, _onnx_attrs(a), _to_nchw(xp, x, fmt), wt), fmt)
+    return _from_nchw(xp, onnx_conv.conv(xp, _grouped(a, x, w), _to_nchw(xp, x, fmt), wt), fmt)
 
 
 def _conv2d_jax(xp, a, x, w):
     fmt = _layout(a)
     wt = xp.transpose(w, (3, 2, 0, 1))
-    return _from_nchw(xp, onnx_conv.conv_jax(xp, _onnx_attrs(a), _to_nchw(xp, x, fmt), wt), fmt)
+    return _from_nchw(xp, onnx_conv.conv_jax(xp, _grouped(a, x, w), _to_nchw(xp, x, fmt), wt), fmt)
 
 
 op("tf.Conv2D", devices=xla_devices("Conv2D"), infer=_conv_type, flops=_conv_flops, min_inputs=2, max_inputs=2,
    attrs={"strides": None, "padding": "VALID", "explicit_paddings": None, "dilations": None, "data_format": "NHWC"},
    impl=_conv2d, jax_impl=_conv2d_jax,
    doc="TF Conv2D(input, filter; strides, padding SAME|VALID|EXPLICIT, dilations, data_format), HWIO filter")
+
+
+def _depthwise_filter(xp, w):
+    """HWCM (in channel c, multiplier m) -> ONNX OIHW with O = c * M + m, I = 1, group = C."""
+    h, k, c, m = w.shape
+    return xp.transpose(xp.reshape(w, (h, k, 1, c * m)), (3, 2, 0, 1))
+
+
+def _depthwise(xp, a, x, w, conv=onnx_conv.conv):
+    fmt = _layout(a)
+    attrs = {**_onnx_attrs(a), "group": int(w.shape[2])}
+    return _from_nchw(xp, conv(xp, attrs, _to_nchw(xp, x, fmt), _depthwise_filter(xp, w)), fmt)
+
+
+def _depthwise_type(ctx: Ctx) -> list[TensorType]:
+    w = ctx.shape(1)
+    out = _conv_type(ctx)[0]
+    if out.shape is None or w is None or any(isinstance(d, str) for d in w):
+        return [out]
+    fmt = _layout(ctx.attrs)
+    c = w[2] * w[3]
+    return [TensorType((*out.shape[:3], c) if fmt == "NHWC" else (out.shape[0], c, *out.shape[2:]), ctx.dtype(0))]
+
+
+def _depthwise_flops(ctx: Ctx, out: list[TensorType]) -> int | None:
+    w, n_out = ctx.shape(1), r.numel(out[0].shape) if out else None
+    return None if w is None or n_out is None or r.numel(w[:2]) is None else 2 * n_out * math.prod(w[:2])
+
+
+op("tf.DepthwiseConv2dNative", devices=xla_devices("DepthwiseConv2dNative"), infer=_depthwise_type,
+   flops=_depthwise_flops, min_inputs=2, max_inputs=2,
+   attrs={"strides": None, "padding": "VALID", "explicit_paddings": None, "dilations": None, "data_format": "NHWC"},
+   impl=_depthwise, jax_impl=lambda xp, a, x, w: _depthwise(xp, a, x, w, onnx_conv.conv_jax),
+   doc="TF DepthwiseConv2dNative(input, filter; strides, padding, dilations, data_format), filter [H, W, C, M] "
+       "-> C*M channels, channel c*M+m from input channel c")
 
 
 def _pool_type(ctx: Ctx) -> list[TensorType]:

@@ -2,8 +2,8 @@
 
 `Reshape(tensor, shape)`, `Transpose(x, perm)`, `ConcatV2(values..., axis)`, `Pack`/`Unpack(value; num, axis)`,
 `Split(axis, value; num_split)`, `SplitV(value, size_splits, axis)`, `StridedSlice(input, begin, end,
-strides; begin_mask, end_mask, ellipsis_mask, new_axis_mask, shrink_axis_mask)`, `Squeeze`, `ExpandDims`,
-`RandomUniform(shape; dtype, seed)`. Inputs that decide an output shape must be constants under XLA."""
+strides; begin_mask, end_mask, ellipsis_mask, new_axis_mask, shrink_axis_mask)`, `Squeeze`, `ExpandDims`, `Range`.
+Inputs that decide an output shape must be constants under XLA."""
 from __future__ import annotations
 
 import numpy as np
@@ -11,7 +11,7 @@ import numpy as np
 from ..ir import TensorType
 from . import rules as r
 from .arrays import Unsupported, ints, static
-from .registry import LAYOUT, SOURCE, op
+from .registry import LAYOUT, op
 from .rules import Ctx
 from .tf_kernels import xla_devices
 
@@ -25,7 +25,7 @@ def _run_type(ctx: Ctx, fn, static_slots: tuple[int, ...]) -> list[TensorType]:
         c = ctx.const(i) if i in static_slots else None
         if c is not None:
             args.append(np.asarray(c))
-        elif t.shape is None or any(isinstance(d, str) for d in t.shape):
+        elif i in static_slots or t.shape is None or any(isinstance(d, str) for d in t.shape):
             return [TensorType(None, ctx.dtype(0))] * max(ctx.num_outputs, 1)
         else:
             args.append(np.zeros(t.shape, dtype=np.float32))
@@ -131,18 +131,6 @@ op("tf.StopGradient", **layout, devices=xla_devices("StopGradient"), min_inputs=
    impl=lambda xp, a, x: x, doc="TF StopGradient(input): identity in inference")
 
 
-def _random_uniform_type(ctx: Ctx) -> list[TensorType]:
-    shape = ctx.const(0)
-    return [TensorType(None if shape is None else tuple(int(d) for d in np.asarray(shape).reshape(-1)),
-                       ctx.attrs.get("dtype") or "float32")]
-
-
-op("tf.RandomUniform", groups=SOURCE, devices=frozenset(), min_inputs=1, max_inputs=1,
-   attrs={"dtype": "float32", "seed": 0, "seed2": 0}, infer=_random_uniform_type,
-   reason="stateful random op: TF's auto-clustering never compiles it (its XLA kernel exists, tf2xla: RandomUniform)",
-   doc="TF RandomUniform(shape; dtype, seed, seed2): the shape is an input (ONNX's RandomUniform has it as an attribute)")
-
-
 def _range(xp, a, start, limit, delta):
     s, l, d = (static(v, "Range bound").reshape(()) for v in (start, limit, delta))
     if float(d) == 0:
@@ -154,3 +142,12 @@ def _range(xp, a, start, limit, delta):
 op("tf.Range", devices=xla_devices("Range"), min_inputs=3, max_inputs=3, static_inputs=(0, 1, 2), flops=zero,
    attrs={"Tidx": "int32"}, infer=lambda ctx: _run_type(ctx, _range, (0, 1, 2)), impl=_range,
    doc="TF Range(start, limit, delta; Tidx)")
+
+
+def _identity_n_type(ctx: Ctx) -> list[TensorType]:
+    return list(ctx.inputs)
+
+
+op("tf.IdentityN", devices=xla_devices("IdentityN"), min_inputs=1, num_outputs=None, flops=zero,
+   infer=_identity_n_type, impl=lambda xp, a, *xs: tuple(xs),
+   doc="TF IdentityN(input...): its inputs, one output each (custom gradients, Keras swish)")

@@ -19,9 +19,23 @@ class Seq:
         return f"Seq({[f'{x.dtype}{list(x.shape)}' for x in self.items]})"
 
 
+class TensorList:
+    """A run-time TensorFlow TensorList (a variant tensor): `items` (arrays, or None where never set), the
+    element `dtype` name and `element_shape` (None for unknown rank, None dims unknown)."""
+
+    __slots__ = ("items", "dtype", "element_shape")
+
+    def __init__(self, items, dtype=None, element_shape=None):
+        self.items, self.dtype, self.element_shape = list(items), dtype, element_shape
+
+    def __repr__(self) -> str:
+        return f"TensorList({len(self.items)} items of {self.dtype}{list(self.element_shape or [])})"
+
+
 def as_value(v):
-    """A node's output as the runtime keeps it: sequences and empty optionals as they are, arrays as arrays."""
-    return v if v is None or isinstance(v, Seq) else np.asarray(v)
+    """A node's output as the runtime keeps it: sequences, TensorLists and empty optionals as they are, arrays as
+    arrays."""
+    return v if v is None or isinstance(v, (Seq, TensorList)) else np.asarray(v)
 
 
 def flat_outputs(outputs: dict) -> dict:

@@ -22,6 +22,7 @@ from ..ops.values import as_value
 from .node import eval_node
 from .missing import preflight
 from .subgraphs import BodyRun, body_caches, bodies_run, run_failures, run_stats  # (importing it installs the runner of Loop / If bodies)
+from . import tf_functions  # noqa: F401,E402  (installs the runner of TF While / If / call bodies)
 
 MODES = ("hybrid", "native", "jit")
 

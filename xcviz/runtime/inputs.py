@@ -114,6 +114,7 @@ def bind_inputs(graph: Graph, inputs: dict | None = None, seed: int | None = Non
                 _check_given(name, t, np.asarray(inputs[name]), dims, where)
     rng = np.random.default_rng(0 if seed is None else seed)
     positive = _positive_inputs(graph)
+    read = None  # the inputs something reads; one nothing reads (a frozen graph's unused_control_flow_input_1) is optional
     missing = []
     generated = 0
     for name, t, data in points:
@@ -123,7 +124,7 @@ def bind_inputs(graph: Graph, inputs: dict | None = None, seed: int | None = Non
             feeds[name] = np.asarray(data)
         elif given and isinstance(t, OptionalType):
             feeds[name] = None  # an optional the given inputs leave out is empty
-        elif seed is None and inputs:
+        elif seed is None and inputs and name in (read := read if read is not None else _read_inputs(graph)):
             missing.append(name)
         else:
             dims_here = {**{d: 1 for d in _symbols(t)}, **graph.dims, **dims}
@@ -195,6 +196,13 @@ def _positive_inputs(graph: Graph) -> set[str]:
 
     slots = {(o.name, k) for o in REGISTRY for k in o.positive_inputs}
     return {ref for n in graph.nodes for k, ref in enumerate(n.inputs) if (n.op, k) in slots}
+
+
+def _read_inputs(graph: Graph) -> set[str]:
+    """The graph inputs some node or graph output reads."""
+    read = {ref for n in graph.nodes for ref in n.inputs if ref} | set(graph.outputs)
+    read |= {c for n in graph.nodes for c in n.control_inputs}
+    return {v.name for v in graph.inputs if v.name in read}
 
 
 def _is_container(t: TensorType) -> bool:

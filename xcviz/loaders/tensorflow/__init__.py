@@ -5,7 +5,7 @@ import os
 
 from ...errors import XcvizError
 from ...ir import Graph
-from .functions import body_ops, library
+from .functions import body_ops, body_resource_ops, library, wrap_functions
 from .graphdef import PREFIX, nodes_to_graph
 from .savedmodel import saved_model_file, signature_graph
 
@@ -33,22 +33,29 @@ def graph_from_graphdef(graph_def, source: str, outputs=None, feeds=None, name: 
     functions = library(graph_def, source)
     graph = nodes_to_graph(graph_def.node, name or _name(source), source, outputs, feeds)
     _annotate_calls(graph, functions)
+    wrap_functions(graph, functions)
     return graph
 
 
 def _annotate_calls(graph: Graph, functions: dict) -> None:
     """Functional ops carry the ops their bodies run (`_body_ops`): TF's rules judge a call by its body."""
     memo: dict = {}
+    res_memo: dict = {}
     for node in graph.nodes:
         names = [v for k, v in node.attrs.items() if k in ("f", "body", "cond", "then_branch", "else_branch")
                  and isinstance(v, str) and v in functions]
+        names += [f for f in node.attrs.get("branches") or () if isinstance(f, str) and f in functions]
         if node.op_type[len(PREFIX):] in functions:
             names.append(node.op_type[len(PREFIX):])
         if names:
             ops: set[str] = set()
+            res: set[str] = set()
             for n in names:
                 ops |= body_ops(n, functions, memo)
+                res |= body_resource_ops(n, functions, res_memo)
             node.attrs["_body_ops"] = sorted(ops)
+            if res:  # a body node with a resource input: TF refuses the call (tf_filter.py)
+                node.attrs["_body_resource_ops"] = sorted(res)
 
 
 def load_saved_model(path: str, signature: str | None, max_bytes: int) -> Graph:
@@ -68,6 +75,9 @@ def load_saved_model(path: str, signature: str | None, max_bytes: int) -> Graph:
                          hint="the file may be truncated or corrupted") from None
     nodes, outputs, feeds, sig = signature_graph(sm, signature, path)
     graph = nodes_to_graph(nodes, f"{_name(path)}:{sig}", path, list(outputs.values()), feeds)
+    functions = library(sm.meta_graphs[0].graph_def, path) if sm.meta_graphs else {}
+    _annotate_calls(graph, functions)
+    wrap_functions(graph, functions)
     if os.path.isdir(path) and sm.meta_graphs:
         from .bundle import variable_values
 

@@ -12,7 +12,12 @@ _OUT_ARGS = {"FusedBatchNormV3": ("y", "batch_mean", "batch_variance", "reserve_
              "FusedBatchNorm": ("y", "batch_mean", "batch_variance", "reserve_space_1", "reserve_space_2"),
              "Switch": ("output_false", "output_true"), "Merge": ("output", "value_index"),
              "TopKV2": ("values", "indices"), "Unique": ("y", "idx"),
-             "StatelessRandomGetKeyCounter": ("key", "counter")}
+             "StatelessRandomGetKeyCounter": ("key", "counter"),
+             "StatelessRandomGetKeyCounterAlg": ("key", "counter", "alg"),
+             "TensorListPopBack": ("output_handle", "tensor"), "UniqueWithCounts": ("y", "idx", "count"),
+             "UniqueV2": ("y", "idx"), "ListDiff": ("out", "idx"), "MaxPoolWithArgmax": ("output", "argmax"),
+             "Qr": ("q", "r"), "Svd": ("s", "u", "v"), "BroadcastGradientArgs": ("r0", "r1"),
+             "SoftmaxCrossEntropyWithLogits": ("loss", "backprop"), "TopK": ("values", "indices")}
 
 
 def called(node_def, functions: dict) -> list[str]:
@@ -62,6 +67,39 @@ def body_ops(name: str, functions: dict, memo: dict | None = None) -> frozenset[
     return memo[name]
 
 
+DT_RESOURCE = 20
+# ops whose inputs include a resource handle (a variable, a TensorArray, a stack, an RNG state)
+RESOURCE_INPUT_OPS = frozenset({
+    "ReadVariableOp", "AssignVariableOp", "AssignAddVariableOp", "AssignSubVariableOp", "VarIsInitializedOp",
+    "VariableShape", "DestroyResourceOp", "ResourceGather", "ResourceGatherNd", "ResourceScatterAdd",
+    "ResourceScatterSub", "ResourceScatterMul", "ResourceScatterDiv", "ResourceScatterMin", "ResourceScatterMax",
+    "ResourceScatterUpdate", "ResourceScatterNdUpdate", "ResourceScatterNdAdd", "ResourceStridedSliceAssign",
+    "RngReadAndSkip", "RngSkip", "StatefulUniform", "StatefulStandardNormalV2", "StatefulUniformInt",
+    "StatefulUniformFullInt", "StatefulTruncatedNormal"})
+
+
+def body_resource_ops(name: str, functions: dict, memo: dict | None = None) -> frozenset[str]:
+    """The ops of a function's body (through nested calls) that take a resource input: a resource argument,
+    a VarHandleOp of the body, or an op that only reads handles (RecursiveCompilabilityChecker refuses them
+    inside called functions unless the device clusters resource ops unsafely)."""
+    memo = {} if memo is None else memo
+    if name in memo:
+        return memo[name]
+    fdef = functions.get(name)
+    found: set[str] = set()
+    if fdef is not None:
+        handles = {a.name for a in fdef.signature.input_arg if a.type == DT_RESOURCE}
+        handles |= {nd.name for nd in fdef.node_def if nd.op == "VarHandleOp"}
+        for nd in fdef.node_def:
+            sources = {split_input(r)[0].split(":")[0] for r in nd.input if not r.startswith("^")}
+            if nd.op in RESOURCE_INPUT_OPS or sources & handles:
+                found.add(nd.op)
+            for callee in called(nd, functions):
+                found |= body_resource_ops(callee, functions, memo)
+    memo[name] = frozenset(found)
+    return memo[name]
+
+
 def body_ref(ref: str, ops: dict[str, str], args: dict[str, str], prefix: str) -> str:
     """A FunctionDef input ('x', 'n:out:1', '^n') -> a graph ref with the call's prefix."""
     base, ctrl = split_input(ref)
@@ -101,3 +139,50 @@ def inline(node_def, fdef, inputs: list[str], new_node) -> tuple[list, list[str]
         out.append(copy)
     rets = [body_ref(fdef.ret[a.name], ops, args, prefix) for a in fdef.signature.output_arg]
     return out, rets
+
+
+def function_graph(fdef, library: dict, source: str):
+    """A FunctionDef as a finalized Graph: its arguments are the graph inputs (in signature order), its
+    results the outputs; function-valued attributes inside it carry the library (ops.tf_functional.TFFunction)."""
+    from ...loaders.build import finalize
+    from .attrs import dtype_name
+    from .graphdef import nodes_to_graph
+    from .protos import message_classes
+
+    node_type = message_classes()["NodeDef"]
+    ops = {nd.name: nd.op for nd in fdef.node_def}
+    args = {a.name: a.name for a in fdef.signature.input_arg}
+    nodes = []
+    for i, a in enumerate(fdef.signature.input_arg):
+        ph = node_type(name=a.name, op="Placeholder")
+        dt = dtype_name(a.type) if a.type else None
+        if dt and dt not in ("resource", "variant"):
+            ph.attr["dtype"].type = a.type
+        shapes = fdef.arg_attr[i].attr["_output_shapes"].list.shape if i in fdef.arg_attr else []
+        if len(shapes) == 1 and dt not in ("resource", "variant"):
+            ph.attr["shape"].shape.CopyFrom(shapes[0])
+        nodes.append(ph)
+    for nd in fdef.node_def:
+        copy = node_type()
+        copy.CopyFrom(nd)
+        del copy.input[:]
+        copy.input.extend(body_ref(r, ops, args, "") for r in nd.input)
+        nodes.append(copy)
+    rets = [body_ref(fdef.ret[a.name], ops, args, "") for a in fdef.signature.output_arg]
+    graph = nodes_to_graph(nodes, fdef.signature.name, source, outputs=rets)
+    graph.inputs.sort(key=lambda v: list(args).index(v.name))
+    wrap_functions(graph, library)
+    return finalize(graph, allow_unknown=True)
+
+
+def wrap_functions(graph, library: dict) -> None:
+    """Function-valued attributes (body, cond, then/else branches, f) as TFFunctions that carry the library."""
+    from ...ops.tf_functional import TFFunction
+
+    for node in graph.nodes:
+        for k in FUNC_ATTRS:
+            v = node.attrs.get(k)
+            if isinstance(v, str) and v in library and not isinstance(v, TFFunction):
+                node.attrs[k] = TFFunction(v, library[v], library)
+            elif isinstance(v, list) and v and all(isinstance(f, str) and f in library for f in v):
+                node.attrs[k] = [f if isinstance(f, TFFunction) else TFFunction(f, library[f], library) for f in v]

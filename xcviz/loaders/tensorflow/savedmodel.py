@@ -1,4 +1,4 @@
-"""A SavedModel directory -> the GraphDef of one signature, with its function calls inlined."""
+"""A SavedModel directory -> the GraphDef of one signature, with its function calls inlined (but jit_compile ones)."""
 from __future__ import annotations
 
 import os
@@ -29,9 +29,41 @@ def signature_graph(saved_model, signature: str | None, source: str):
     nodes = inline_calls(list(graph_def.node), functions, type(graph_def.node[0]) if graph_def.node else None,
                          source, remap=remap)
     outputs = {k: _follow(_ref(v.name), remap) for k, v in sorted(sig.outputs.items())}
-    feeds = {_ref(v.name).split(":")[0] for v in sig.inputs.values()}
+    renames = _input_renames(nodes, sig)
+    _rename(nodes, renames)
+    outputs = {k: renames.get(v, v) for k, v in outputs.items()}
+    feeds = {renames.get(n, n) for n in (_ref(v.name).split(":")[0] for v in sig.inputs.values())}
     nodes = _needed(nodes, list(outputs.values()))
     return nodes, outputs, feeds, sig_name
+
+
+def _input_renames(nodes: list, sig) -> dict[str, str]:
+    """{placeholder node name: signature key}: a SavedModel's inputs are named as its signature names them
+    (`x`, not `serving_default_x`), as its outputs are; a key that another node already uses keeps the node's name."""
+    taken = {nd.name for nd in nodes}
+    out: dict[str, str] = {}
+    for key, info in sorted(sig.inputs.items()):
+        node = _ref(info.name).split(":")[0]
+        if ":" not in _ref(info.name) and node in taken and node != key and key not in taken \
+                and key not in out.values():
+            out[node] = key
+    return out
+
+
+def _rename(nodes: list, renames: dict[str, str]) -> None:
+    if not renames:
+        return
+    for nd in nodes:
+        if nd.name in renames:
+            nd.name = renames[nd.name]
+        refs = list(nd.input)
+        if any(split_input(r)[0].split(":")[0] in renames for r in refs):
+            del nd.input[:]
+            for r in refs:
+                base, ctrl = split_input(r)
+                node, _, k = base.partition(":")
+                new = renames.get(node, node) + (":" + k if k else "")
+                nd.input.append("^" + new if ctrl else new)
 
 
 def _ref(tensor: str) -> str:
@@ -52,13 +84,13 @@ def inline_calls(nodes: list, functions: dict, node_type, source: str, limit: in
     `remap` collects what each call's outputs became."""
     remap_all = {} if remap is None else remap
     while True:
-        calls = [nd for nd in nodes if nd.op in CALLS and nd.attr["f"].func.name in functions]
+        calls = [nd for nd in nodes if _inlined(nd, functions)]
         if not calls:
             return nodes
         remap: dict[str, str] = {}
         out = []
         for nd in nodes:
-            if nd.op not in CALLS or nd.attr["f"].func.name not in functions:
+            if not _inlined(nd, functions):
                 out.append(nd)
                 continue
             data = [r for r in nd.input if not r.startswith("^")]
@@ -89,6 +121,17 @@ def inline_calls(nodes: list, functions: dict, node_type, source: str, limit: in
         if len(nodes) > limit:
             raise XcvizError(f"inlining the function library gives over {limit} nodes", where=source,
                              hint="load the function's own GraphDef instead")
+
+
+def _inlined(nd, functions: dict) -> bool:
+    """A call TF's function inlining expands: not one marked for XLA (`_XlaMustCompile`, a jit_compile
+    tf.function or Keras layer), which TF keeps as a call node that MarkForCompilationPass judges whole."""
+    if nd.op not in CALLS or nd.attr["f"].func.name not in functions:
+        return False
+    fdef = functions[nd.attr["f"].func.name]
+    must = ("_XlaMustCompile" in nd.attr and nd.attr["_XlaMustCompile"].b) or \
+        ("_XlaMustCompile" in fdef.attr and fdef.attr["_XlaMustCompile"].b)
+    return not must
 
 
 def _needed(nodes: list, outputs: list[str]) -> list:

@@ -1,0 +1,200 @@
+"""TensorFlow's functional control flow and calls (`While`, `StatelessWhile`, `If`, `StatelessIf`, `Case`,
+`StatelessCase`, `PartitionedCall`, `StatefulPartitionedCall`): their bodies are functions of the GraphDef's library, run natively and traced.
+
+A body attribute is a `TFFunction`: the function's name (a string, so printing, JSON and interning read it as
+the name) that also carries the FunctionDef and the library it may call into. Running one needs the loader
+and the executor, layers above this one: the runtime installs the runner (`set_tf_runner`). Under JAX a
+While whose condition is concrete at every step (Keras RNNs: a counter against a static length) is unrolled,
+so TensorLists stay Python structures; otherwise it is a lax.while_loop over array carries. An If on a
+traced predicate is a lax.cond."""
+from __future__ import annotations
+
+from typing import Callable
+
+import numpy as np
+
+from .arrays import Unsupported
+from .registry import CONTROL_FLOW, FUNCTIONAL, op
+from .rules import from_file
+from .tf_kernels import xla_devices
+from .values import TensorList
+
+
+class TFFunction(str):
+    """A library function named by a node attribute: reads as its name; `.fdef` its FunctionDef, `.library`
+    {name: FunctionDef} of the GraphDef it came from (for the calls inside it)."""
+
+    fdef: object
+    library: dict
+
+    def __new__(cls, name: str, fdef, library: dict):
+        s = super().__new__(cls, name)
+        s.fdef, s.library = fdef, library
+        return s
+
+
+_RUNNER: list[Callable] = []
+MAX_UNROLL = 10_000  # iterations a traced While may unroll (a Keras RNN: one per time step)
+MAX_ITERATIONS = 10_000_000
+
+
+def set_tf_runner(fn: Callable) -> None:
+    """fn(TFFunction, args: list, use_jax: bool) -> list of outputs (installed by the runtime)."""
+    _RUNNER[:] = [fn]
+
+
+def call(fn, args: list, use_jax: bool = False) -> list:
+    if not isinstance(fn, TFFunction):
+        raise Unsupported(f"function {fn!r} is not in the graph's library (load the GraphDef with its library)")
+    if not _RUNNER:
+        raise Unsupported("TF functions run only under xcviz's runtime")
+    return list(_RUNNER[0](fn, list(args), use_jax))
+
+
+def _concrete(v) -> bool:
+    return v is None or isinstance(v, (np.ndarray, np.generic, TensorList))
+
+
+def to_bool(v) -> bool:
+    """TF's ToBool of a predicate: a scalar is its truth; any other tensor is true when it is not empty."""
+    a = np.asarray(v)
+    if a.ndim == 0:
+        return bool(a.item() != "" if a.dtype == object else a)
+    return a.size > 0
+
+
+def _out(values: list):
+    return tuple(values) if len(values) != 1 else values[0]
+
+
+def _while(xp, a, *args):
+    cond, body = a.get("cond"), a.get("body")
+    state = list(args)
+    for _ in range(MAX_ITERATIONS):
+        (pred,) = call(cond, state)[:1]
+        if not to_bool(pred):
+            return _out(state)
+        state = call(body, state)
+    raise Unsupported(f"While ran {MAX_ITERATIONS} iterations without its condition turning false")
+
+
+def _while_jax(xp, a, *args):
+    cond, body = a.get("cond"), a.get("body")
+    state = list(args)
+    for _ in range(MAX_UNROLL):
+        (pred,) = call(cond, state, True)[:1]
+        if not _concrete(pred):
+            return _while_loop(cond, body, state)
+        if not to_bool(pred):
+            return _out(state)
+        state = call(body, state, True)
+    return _while_loop(cond, body, state)
+
+
+def _while_loop(cond, body, state: list):
+    import jax.numpy as jnp
+    from jax import lax
+
+    if any(isinstance(v, TensorList) for v in state):
+        raise Unsupported("a While carrying a TensorList whose condition is only known at run time "
+                          "(xcviz unrolls loops over lists; this one has no static trip count)")
+    init = tuple(jnp.asarray(v) for v in state)
+
+    def c(carry):
+        (pred,) = call(cond, list(carry), True)[:1]
+        p = jnp.asarray(pred)
+        return p.astype(bool) if p.ndim == 0 else p.size > 0
+
+    def b(carry):
+        new = call(body, list(carry), True)
+        out = []
+        for old, v in zip(carry, new):
+            v = jnp.asarray(v)
+            if tuple(v.shape) != tuple(old.shape):
+                raise Unsupported(f"a While loop variable changes shape from {list(old.shape)} to {list(v.shape)} "
+                                  "(an XLA While carries fixed shapes)")
+            out.append(v.astype(old.dtype))
+        return tuple(out)
+
+    return _out(list(lax.while_loop(c, b, init)))
+
+
+def _if(xp, a, pred, *args):
+    branch = a.get("then_branch") if to_bool(pred) else a.get("else_branch")
+    return _out(call(branch, list(args)))
+
+
+def _if_jax(xp, a, pred, *args):
+    if _concrete(pred):
+        branch = a.get("then_branch") if to_bool(pred) else a.get("else_branch")
+        return _out(call(branch, list(args), True))
+    import jax.numpy as jnp
+    from jax import lax
+
+    p = jnp.asarray(pred)
+    p = p.astype(bool) if p.ndim == 0 else jnp.asarray(p.size > 0)
+    then_b, else_b = a.get("then_branch"), a.get("else_branch")
+    outs = lax.cond(p, lambda ops: tuple(jnp.asarray(v) for v in call(then_b, list(ops), True)),
+                    lambda ops: tuple(jnp.asarray(v) for v in call(else_b, list(ops), True)), tuple(args))
+    return _out(list(outs))
+
+
+def _branch(a, index) -> object:
+    """Case's branch: an index out of range runs the last branch (TF's default)."""
+    branches = list(a.get("branches") or [])
+    if not branches:
+        raise Unsupported("Case without branches")
+    i = int(np.asarray(index).reshape(()))
+    return branches[i] if 0 <= i < len(branches) else branches[-1]
+
+
+def _case(xp, a, index, *args):
+    return _out(call(_branch(a, index), list(args)))
+
+
+def _case_jax(xp, a, index, *args):
+    if _concrete(index):
+        return _out(call(_branch(a, index), list(args), True))
+    import jax.numpy as jnp
+    from jax import lax
+
+    branches = list(a.get("branches") or [])
+    i = jnp.asarray(index).astype(jnp.int32)
+    i = jnp.where((i < 0) | (i >= len(branches)), len(branches) - 1, i)
+    fns = [lambda ops, b=b: tuple(jnp.asarray(v) for v in call(b, list(ops), True)) for b in branches]
+    return _out(list(lax.switch(i, fns, tuple(args))))
+
+
+def _call(xp, a, *args):
+    return _out(call(a.get("f"), list(args)))
+
+
+def _call_jax(xp, a, *args):
+    return _out(call(a.get("f"), list(args), True))
+
+
+def _body_flops(ctx, outs):
+    """Unknown: a body's cost is its ops' times its trips (the cost model walks bodies where it can)."""
+    return None
+
+
+flow = dict(groups=CONTROL_FLOW, infer=from_file, flops=_body_flops, num_outputs=None)
+# While and If keep their cluster whatever its size (TF's has_functional_control_flow); Case and calls do not
+loops = dict(flow, groups=(CONTROL_FLOW, FUNCTIONAL))
+op("tf.While", **loops, devices=xla_devices("While"), attrs={"cond": None, "body": None}, impl=_while,
+   jax_impl=_while_jax, doc="TF While(input...; cond, body): runs body while cond holds")
+op("tf.StatelessWhile", **loops, devices=xla_devices("StatelessWhile"), attrs={"cond": None, "body": None},
+   impl=_while, jax_impl=_while_jax, doc="TF StatelessWhile(input...; cond, body): a While whose body is stateless")
+op("tf.If", **loops, min_inputs=1, devices=xla_devices("If"), attrs={"then_branch": None, "else_branch": None},
+   impl=_if, jax_impl=_if_jax, doc="TF If(cond, input...; then_branch, else_branch)")
+op("tf.StatelessIf", **loops, min_inputs=1, devices=xla_devices("StatelessIf"),
+   attrs={"then_branch": None, "else_branch": None}, impl=_if, jax_impl=_if_jax,
+   doc="TF StatelessIf(cond, input...; then_branch, else_branch)")
+op("tf.Case", **flow, min_inputs=1, devices=xla_devices("Case"), attrs={"branches": None}, impl=_case,
+   jax_impl=_case_jax, doc="TF Case(branch_index, input...; branches): an index out of range runs the last branch")
+op("tf.StatelessCase", **flow, min_inputs=1, devices=xla_devices("StatelessCase"), attrs={"branches": None},
+   impl=_case, jax_impl=_case_jax, doc="TF StatelessCase(branch_index, input...; branches)")
+op("tf.PartitionedCall", **flow, devices=xla_devices("PartitionedCall"), attrs={"f": None}, impl=_call,
+   jax_impl=_call_jax, doc="TF PartitionedCall(args...; f): calls the library function f")
+op("tf.StatefulPartitionedCall", **flow, devices=xla_devices("StatefulPartitionedCall"), attrs={"f": None},
+   impl=_call, jax_impl=_call_jax, doc="TF StatefulPartitionedCall(args...; f): a call that may have side effects")

@@ -1,0 +1,46 @@
+"""Bodies of TensorFlow's functional ops (While / If / calls): built once per function, interpreted node by node."""
+from __future__ import annotations
+
+from ..ir import format_ref
+from ..ops.tf_functional import TFFunction, set_tf_runner
+from ..ops.values import as_value
+from .missing import preflight
+from .node import eval_node
+
+_GRAPHS: dict[int, tuple] = {}  # id(FunctionDef) -> (FunctionDef, Graph): the FunctionDef is held, so ids stay unique
+_KEPT = 512
+
+
+def function_graph(fn: TFFunction):
+    """The function as a finalized Graph (cached per FunctionDef), refused at once when it holds ops xcviz cannot run."""
+    hit = _GRAPHS.get(id(fn.fdef))
+    if hit is not None and hit[0] is fn.fdef:
+        return hit[1]
+    from ..loaders.tensorflow.functions import function_graph as build
+
+    g = build(fn.fdef, fn.library, f"function {str(fn)!r}")
+    preflight(g)
+    if len(_GRAPHS) >= _KEPT:
+        _GRAPHS.pop(next(iter(_GRAPHS)))
+    _GRAPHS[id(fn.fdef)] = (fn.fdef, g)
+    return g
+
+
+def run_function(fn: TFFunction, args: list, use_jax: bool = False) -> list:
+    """Run a library function on its arguments; its results in signature order. With use_jax the values may be
+    tracers and each node runs its JAX lowering (concrete ones fold natively)."""
+    g = function_graph(fn)
+    if len(args) != len(g.inputs):
+        from ..ops.arrays import Unsupported
+
+        raise Unsupported(f"function {str(fn)!r} takes {len(g.inputs)} arguments, the call gives {len(args)}")
+    env: dict = {v.name: a for v, a in zip(g.inputs, args)}
+    keep = as_value if not use_jax else (lambda x: x)
+    for node in g.nodes:
+        outs = eval_node(node, [env[r] if r else None for r in node.inputs], use_jax=use_jax)
+        for k, val in enumerate(outs):
+            env[format_ref(node.name, k)] = keep(val)
+    return [env[r] for r in g.outputs]
+
+
+set_tf_runner(run_function)
