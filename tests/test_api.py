@@ -51,6 +51,7 @@ def test_the_calls_agree_with_the_commands():
     assert set(out) == set(g.outputs)
 
 
+@pytest.mark.slow
 def test_missing_jax_names_the_extra():
     code = ("import sys; sys.modules['jax'] = sys.modules['jaxlib'] = None\n"
             "import xcviz\n"
@@ -63,6 +64,7 @@ def test_missing_jax_names_the_extra():
     assert out.stdout.splitlines() == ["2", "xcviz.validate needs JAX (hint: pip install 'xcviz[jax]')"]
 
 
+@pytest.mark.slow
 def test_commands_without_jax_say_which_extra():
     code = ("import sys; sys.modules['jax'] = sys.modules['jaxlib'] = None\n"
             "from xcviz.cli import main\n"

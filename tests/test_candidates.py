@@ -75,12 +75,14 @@ def _string_profile():
         ((2, 2), draw(st.sampled_from(["float32", "float32", "float32", "string", "int64"])))])
 
 
+@pytest.mark.slow
 @settings(max_examples=150, deadline=None, suppress_health_check=list(HealthCheck))
 @given(graph_specs(_string_profile()).map(to_graph), st.sampled_from(OPTIONS))
 def test_random_graphs_decide_as_the_per_node_rule(graph, opts):
     assert_spec(graph, opts)
 
 
+@pytest.mark.slow
 @settings(max_examples=40, deadline=None, suppress_health_check=list(HealthCheck))
 @given(graph_specs(_string_profile()).map(to_graph), st.sampled_from(OPTIONS))
 def test_notes_op_types_and_string_constants(graph, opts):
@@ -155,6 +157,7 @@ def test_unknown_ops_are_told_apart_by_op_type_and_note():
     assert_spec(g, ClusterOptions())
 
 
+@pytest.mark.slow
 @settings(max_examples=60, deadline=None, suppress_health_check=list(HealthCheck))
 @given(graph_specs(_string_profile()).map(to_graph), st.sampled_from([1, 2, 4]))
 def test_the_compiled_pass_hands_over_the_arrays_the_lists_hold(graph, min_size):

@@ -49,6 +49,7 @@ def test_json_to_file_is_atomic_and_refuses_input(run_cli, tmp_path, monkeypatch
     assert [p.name for p in tmp_path.iterdir()] == ["r.json"]  # no temp files left behind
 
 
+@pytest.mark.slow
 def test_tables_summary_line_and_explain(run_cli, monkeypatch):
     monkeypatch.chdir(ROOT)
     code, out, _ = run_cli("cluster", SEED, "--min-cluster-size", "1")
@@ -77,6 +78,7 @@ def test_errors_are_one_line_without_traceback(run_cli, monkeypatch, args, code,
     assert len(err.strip().splitlines()) == 1
 
 
+@pytest.mark.slow
 def test_every_example_graph_clusters_and_stats(run_cli, monkeypatch):
     monkeypatch.chdir(ROOT)
     for name in sorted(os.listdir("graphs")):  # every file: graphs/ holds graphs only
@@ -86,6 +88,7 @@ def test_every_example_graph_clusters_and_stats(run_cli, monkeypatch):
             assert json.loads(out)["schema_version"] == 1
 
 
+@pytest.mark.slow
 def test_python_m_xcviz_and_fast_help():
     r = subprocess.run([sys.executable, "-m", "xcviz", "--help"], capture_output=True, text=True, cwd=ROOT)
     assert r.returncode == 0 and "cluster" in r.stdout

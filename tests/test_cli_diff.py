@@ -127,6 +127,7 @@ def _ari_by_pairs(a: list, b: list) -> float:
     return 2.0 * (tp * tn - fn * fp) / ((tp + fn) * (fn + tn) + (tp + fp) * (fp + tn))
 
 
+@pytest.mark.slow
 @settings(max_examples=200, deadline=None)
 @given(st.lists(st.tuples(st.sampled_from([None, 0, 1, 2]), st.sampled_from([None, 0, 1, 2, 3])), min_size=2, max_size=12))
 def test_ari_equals_the_pair_counting_definition(labels):

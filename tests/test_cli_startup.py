@@ -12,6 +12,8 @@ _IMPORTED = """
 import sys
 sys.argv = ["xcviz", *sys.argv[1:]]
 from xcviz.cli import main
+
+pytestmark = pytest.mark.slow  # (the fast tier is `pytest`; this runs with `pytest -m slow`)
 try:
     main()
 except SystemExit:

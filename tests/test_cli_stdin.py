@@ -55,6 +55,7 @@ def test_errors_name_stdin_not_a_temporary_file(capsys, monkeypatch):
     assert code == 2 and "--format is for a graph read from stdin" in err
 
 
+@pytest.mark.slow
 def test_real_pipe():
     with open(os.path.join(GRAPHS, "seed_demo.yaml"), "rb") as f:
         out = subprocess.run([sys.executable, "-m", "xcviz", "check", "-", "--min-cluster-size", "1", "--expect-cluster", "c1,m1"],

@@ -35,6 +35,7 @@ run()
 """
 
 
+@pytest.mark.slow
 def test_sigint_during_validate_exits_130_and_writes_nothing(tmp_path):
     flag, out = tmp_path / "inside", tmp_path / "report.json"
     env = {**os.environ, "PYTHONPATH": ROOT}
@@ -81,6 +82,7 @@ def test_version(run_cli):
         assert code == 0 and out == f"xcviz {xcviz.__version__}\n" and err == ""
 
 
+@pytest.mark.slow
 def test_shell_completion_is_offered_and_completes():
     top = _xcviz("-h").stdout
     assert "--install-completion" in top and "--show-completion" in top

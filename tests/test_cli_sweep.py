@@ -33,6 +33,7 @@ def zoo_report():
     return json.loads(out.stdout)
 
 
+@pytest.mark.slow
 def test_a_row_per_zoo_model_and_configuration(zoo_report):
     assert len(ZOO) == 9
     rows = zoo_report["rows"]

@@ -1,10 +1,14 @@
 """GraphColumns.codes: integer codes of a column in order of first appearance, on every path it takes."""
 from __future__ import annotations
 
+import pytest
+
 from hypothesis import given
 from hypothesis import strategies as st
 
 from xcviz.ir.columns import GraphColumns
+
+pytestmark = pytest.mark.slow  # (the fast tier is `pytest`; this runs with `pytest -m slow`)
 
 
 class _Column:

@@ -121,6 +121,7 @@ def test_control_flow_nodes_cluster_when_their_bodies_compile(control_path):
 
 @pytest.mark.parametrize("x", [np.array([[1, 2, 3], [0.5, -1, 2], [-3, 1, 1], [2, 2, -2]], np.float32),
                                -np.ones((4, 3), np.float32)])  # both If branches
+@pytest.mark.slow
 def test_hybrid_run_and_validate_match_onnxruntime(control_path, x):
     g = xcviz.load(control_path)
     want = _ort(control_path, {"x": x})
@@ -214,6 +215,7 @@ def test_greedy_decode_exports_cluster_like_xla():
     assert [(b.node, b.attr) for b in nested[0].children] == [("/If", "then_branch"), ("/If", "else_branch")]
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("name", ["greedy_whileloop_dynamo", "greedy_decode_torchscript"])
 def test_greedy_decode_exports_validate_every_cluster(name):
     path = os.path.join(EXPORTS, f"{name}.onnx")
@@ -241,6 +243,7 @@ def _scan8_model(with_lens, direction: int):
     return helper.make_model(graph, opset_imports=[helper.make_opsetid("", 8)], ir_version=4)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("with_lens,direction", [(True, 0), (True, 1), (False, 1), ("constant", 1)])
 def test_opset8_scan_with_sequence_lens_matches_onnxruntime(tmp_path, with_lens, direction):
     path = tmp_path / "scan8.onnx"

@@ -14,6 +14,7 @@ ROOT = Path(__file__).resolve().parent.parent
 pytest.importorskip("jax", reason="calibrate measures through JAX: pip install -e '.[jax]'")
 
 
+@pytest.mark.slow
 def test_calibrate_writes_a_profile_that_loads(run_cli, tmp_path):
     out = tmp_path / "mine.yaml"
     code, _, err = run_cli("calibrate", "-o", str(out), "--matmul-n", "32", "--stream", "1024", "--repeats", "2")

@@ -1,4 +1,5 @@
 """No unknown-as-zero: coverage by FLOPs is exact, or bounds with the unknown-cost nodes named."""
+import pytest
 import random
 
 import numpy as np
@@ -10,6 +11,8 @@ from xcviz.clustering import ClusterOptions, run_clustering
 from xcviz.cost import compute_stats, load_hardware
 from xcviz.ops import REGISTRY
 from xcviz.ops.rules import Ctx
+
+pytestmark = pytest.mark.slow  # (the fast tier is `pytest`; this runs with `pytest -m slow`)
 
 
 def _node_flops(node):

@@ -121,6 +121,7 @@ MULTI = {
 }
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("case", sorted(CASES) + sorted(MULTI))
 def test_predicted_kernels_equal_xla(case, tmp_path):
     from xcviz.runtime.validate import validate_graph

@@ -53,6 +53,7 @@ def _split(g, c):
     return act, par, par_in
 
 
+@pytest.mark.slow
 @settings(max_examples=80, deadline=None)
 @given(dags())
 def test_parameters_are_never_activation_bytes(g):

@@ -47,6 +47,7 @@ def _check(dicts: list[dict], code: np.ndarray, alone: np.ndarray) -> None:
 @settings(max_examples=300, deadline=None, suppress_health_check=list(HealthCheck))
 @given(st.lists(DICTS, min_size=1, max_size=12).flatmap(
     lambda ds: st.lists(st.sampled_from(ds), min_size=len(ds), max_size=3 * len(ds))))
+@pytest.mark.slow
 @example([{"a": 0.0}, {"a": -0.0}, {"a": 0.0}, {"a": 1}, {"a": 1.0}, {"a": True}, {"a": True}])
 @example([{"a": float("nan")}, {"a": float("nan")}, {"a": 2.5}, {"a": 2.5}])
 @example([{"a": (1,)}, {"a": (1.0,)}, {"a": (1,)}, {"a": [1]}, {}, {}])

@@ -10,6 +10,7 @@ tolerances of `compare` (float32 1e-4, float64 1e-9 relative), with identical sh
 """
 from __future__ import annotations
 
+import pytest
 import os
 
 from hypothesis import HealthCheck, given, note, settings
@@ -20,6 +21,8 @@ from strategies import mapping_to_graph, typed_mappings
 from xcviz.runtime.execute import bind_inputs, execute
 from xcviz.runtime.jit import CompileCache
 from xcviz.runtime.measure import compare
+
+pytestmark = pytest.mark.slow  # (the fast tier is `pytest`; this runs with `pytest -m slow`)
 
 EXAMPLES = int(os.environ.get("XCVIZ_DIFF_EXAMPLES", "40"))
 DIFF = settings(max_examples=EXAMPLES, deadline=None, derandomize=EXAMPLES <= 40, database=None,

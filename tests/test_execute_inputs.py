@@ -83,6 +83,7 @@ def test_max_elements_default_is_documented(run_cli):
     assert code == 0 and "--max-elements" in out and "50000000" in out
 
 
+@pytest.mark.slow
 def test_run_binds_symbolic_dims_and_checks(run_cli):
     code, out, err = run_cli("run", BLOCK, "--dim", "seq=16", "--check", "--repeats", "1", "--json")
     assert code == 0, err

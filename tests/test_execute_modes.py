@@ -14,6 +14,7 @@ from xcviz.runtime.measure import compare
 SEED = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "graphs", "seed_demo.yaml")
 
 
+@pytest.mark.slow
 def test_seed_demo_modes_agree():
     g = xcviz.load(SEED)
     c = xcviz.cluster(g, min_cluster_size=1)

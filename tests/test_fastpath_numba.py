@@ -26,6 +26,8 @@ x = np.arange(4.0)
 d, c = f(x, x)
 assert d == 14.0 and abs(c - np.cov(x)) < 1e-12
 import scipy.linalg
+
+pytestmark = pytest.mark.slow  # (the fast tier is `pytest`; this runs with `pytest -m slow`)
 print("ok", scipy.linalg.cython_blas.__name__)
 """
 

@@ -8,6 +8,7 @@ CI runs 200 examples per target. Run long with, e.g.:  XCVIZ_FUZZ_EXAMPLES=10000
 """
 from __future__ import annotations
 
+import pytest
 import io
 import json
 import os
@@ -18,6 +19,8 @@ from hypothesis import strategies as st
 
 from strategies import corrupted_mappings, dump, fuzz_mappings
 from xcviz.errors import XcvizError
+
+pytestmark = pytest.mark.slow  # (the fast tier is `pytest`; this runs with `pytest -m slow`)
 
 EXAMPLES = int(os.environ.get("XCVIZ_FUZZ_EXAMPLES", "200"))
 settings.register_profile("xcviz-fuzz", max_examples=EXAMPLES, deadline=None, derandomize=EXAMPLES <= 200,

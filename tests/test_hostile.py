@@ -121,6 +121,7 @@ def test_python_tags_never_execute(run_cli, monkeypatch):
     assert code == 2 and not os.path.exists("/tmp/xcviz-pwned")
 
 
+@pytest.mark.slow
 def test_debug_shows_traceback(monkeypatch):
     r = subprocess.run([sys.executable, "-m", "xcviz", "cluster", "tests/hostile/cycle.yaml", "--debug"],
                        cwd=ROOT, capture_output=True, text=True, timeout=120)
@@ -171,6 +172,7 @@ def _chain(n: int) -> str:
     return "\n".join(lines + [f"outputs: [{prev}]", ""])
 
 
+@pytest.mark.slow
 def test_10000_deep_chain_succeeds(run_cli, write_graph):
     path = write_graph(_chain(10_000), "chain.yaml")
     for command in ("cluster", "stats"):
@@ -181,6 +183,7 @@ def test_10000_deep_chain_succeeds(run_cli, write_graph):
     assert code == 0, err
 
 
+@pytest.mark.slow
 def test_million_junk_nodes_fail_fast_with_bounded_memory(tmp_path):
     """10^6 nodes: refused by --max-nodes before any node is built, and junk refused at the first node."""
     junk = tmp_path / "junk.json"

@@ -10,6 +10,8 @@ pytest.importorskip("numba")
 from xcviz import fastpath, progress  # noqa: E402
 from xcviz.passes import infer_fast, infer_warm  # noqa: E402
 
+pytestmark = pytest.mark.slow  # (the fast tier is `pytest`; this runs with `pytest -m slow`)
+
 
 def test_cold_small_graphs_take_the_python_loop_and_warm_the_cache(monkeypatch):
     started = []

@@ -161,6 +161,7 @@ def test_an_error_is_the_reference_loops(tmp_path):
     assert s.answers and not any(s.answers) and "matmul" in msg and msg == result(lambda: xcviz.load(path), "reference")
 
 
+@pytest.mark.slow
 @settings(max_examples=120, deadline=None, suppress_health_check=list(HealthCheck))
 @given(doc=infer_mappings())
 def test_random_graphs(doc, tmp_path_factory):
@@ -171,6 +172,7 @@ def test_random_graphs(doc, tmp_path_factory):
         assert settled or isinstance(result(load, "reference"), str)
 
 
+@pytest.mark.slow
 @settings(max_examples=80, deadline=None, suppress_health_check=list(HealthCheck))
 @given(doc=infer_mappings(), data=st.data())
 def test_random_graphs_with_declared_types(doc, data, tmp_path_factory):
@@ -197,6 +199,7 @@ def test_random_graphs_with_declared_types(doc, data, tmp_path_factory):
         assert compare(load) or isinstance(result(load, "reference"), str)
 
 
+@pytest.mark.slow
 @settings(max_examples=120, deadline=None, suppress_health_check=list(HealthCheck))
 @given(doc=fuzz_mappings())
 def test_fuzzed_graphs(doc, tmp_path_factory):

@@ -100,6 +100,7 @@ def test_hand_offs(tmp_path, monkeypatch):
     assert_same(_write(tmp_path, doc), monkeypatch, allow_unknown=True)
 
 
+@pytest.mark.slow
 @settings(max_examples=150, deadline=None, suppress_health_check=list(HealthCheck))
 @given(doc=infer_mappings())
 def test_random_graphs(doc, tmp_path_factory):
@@ -219,6 +220,7 @@ def test_cost_model_columns_keep_opaque_ops_apart(tmp_path, monkeypatch):
     assert a[0]["coverage_flops"] is None and a[0]["unknown_cost_nodes"]["nodes"] == ["custom"]
 
 
+@pytest.mark.slow
 @settings(max_examples=60, deadline=None, suppress_health_check=list(HealthCheck))
 @given(doc=infer_mappings())
 def test_cost_model_columns_on_random_graphs(doc, tmp_path_factory):

@@ -105,6 +105,7 @@ PROPS = settings(max_examples=60, deadline=None, derandomize=True, database=None
                  suppress_health_check=[HealthCheck.too_slow])
 
 
+@pytest.mark.slow
 @PROPS
 @given(g=finalized_dags())
 def test_random_dags_round_trip(g):
@@ -112,6 +113,7 @@ def test_random_dags_round_trip(g):
     roundtrip(g, run_clustering(g, ClusterOptions(min_cluster_size=1)))
 
 
+@pytest.mark.slow
 @PROPS
 @given(spec=graph_specs(clustering_profile(declare=False, opaque=())))
 def test_random_clustering_graphs_round_trip(spec):
@@ -125,6 +127,7 @@ def test_random_clustering_graphs_round_trip(spec):
     roundtrip(g, run_clustering(g, ClusterOptions(min_cluster_size=1)))
 
 
+@pytest.mark.slow
 @PROPS
 @given(m=st.one_of(fuzz_mappings(), typed_mappings()))
 def test_random_mapping_graphs_round_trip(m):
@@ -350,6 +353,7 @@ SEED = print_graph(_graph([Node("n", "relu", "Relu", ("w",), attrs=dict(ATTRS, a
 @given(edits=st.lists(st.tuples(st.integers(0, len(SEED)), st.integers(0, 3),
                                 st.sampled_from(list('%"\\:^()[]{}<>,=#?\n x0-.') + ["\ud800", "é", "dense<", "0x"])),
                       min_size=1, max_size=4))
+@pytest.mark.slow
 def test_edited_text_loads_or_fails_cleanly(edits):
     text = SEED
     for at, cut, insert in edits:

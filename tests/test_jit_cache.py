@@ -1,6 +1,7 @@
 """Compile cache: structurally identical clusters compile once (a 12-layer transformer -> 1 layer compile)."""
 from __future__ import annotations
 
+import pytest
 import importlib.util
 import os
 
@@ -12,6 +13,8 @@ from xcviz.loaders.onnx_model import graph_from_model
 from xcviz.runtime.execute import bind_inputs, execute
 from xcviz.runtime.jit import CompileCache, count_kernels
 from xcviz.runtime.measure import compare
+
+pytestmark = pytest.mark.slow  # (the fast tier is `pytest`; this runs with `pytest -m slow`)
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 

@@ -11,6 +11,8 @@ from xcviz.pipeline import AnalysisOptions, analyse
 from xcviz.runtime.execute import bind_inputs, execute
 from xcviz.runtime.jit import CompileCache, baked_entries, cluster_specs
 
+pytestmark = pytest.mark.slow  # (the fast tier is `pytest`; this runs with `pytest -m slow`)
+
 EXPORTS = os.path.join(os.path.dirname(__file__), "data", "exports")
 PROFILE = os.path.join(os.path.dirname(__file__), "..", "benchmarks", "cpu_calibrated.yaml")
 

@@ -15,6 +15,7 @@ GRAPHS = sorted(glob.glob(os.path.join(ROOT, "graphs", "*.yaml")) + glob.glob(os
                 + glob.glob(os.path.join(ROOT, "graphs", "*.onnx")))
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("path", GRAPHS, ids=os.path.basename)
 def test_validate_every_example_graph(path):
     g = xcviz.load(path)
@@ -26,6 +27,7 @@ def test_validate_every_example_graph(path):
     json.dumps(report.to_json(), allow_nan=False)
 
 
+@pytest.mark.slow
 def test_cli_validate_json_and_hlo(run_cli):
     seed = os.path.join(ROOT, "graphs", "seed_demo.yaml")
     code, out, _ = run_cli("validate", seed, "--min-cluster-size", "1", "--json", "--repeats", "1")
@@ -39,6 +41,7 @@ def test_cli_validate_json_and_hlo(run_cli):
     assert code == 2 and "no cluster" in err
 
 
+@pytest.mark.slow
 def test_compile_error_is_a_status_and_auto_fallback_denies_it():
     # custom_nms has no JAX lowering: forcing it in with --allow makes its cluster fail to compile
     g = xcviz.load(os.path.join(ROOT, "graphs", "seed_demo.yaml"))
@@ -60,6 +63,7 @@ def test_validate_given_inputs_must_match():
         xcviz.validate(g, inputs={"x": [[1.0]]})
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("width", [120, 100])
 def test_validate_table_fits_100_to_120_columns(width):
     from rich.cells import cell_len
@@ -82,6 +86,7 @@ def test_validate_table_fits_100_to_120_columns(width):
     assert ops_summary({"Conv": 8, "Add": 3, "Relu": 1}, 12) == "Conv×8 …+2"
 
 
+@pytest.mark.slow
 def test_cli_validate_piped_is_at_most_120_columns(run_cli):
     from rich.cells import cell_len
 

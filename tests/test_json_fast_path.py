@@ -3,6 +3,7 @@ nodes) and through the strict parser (which refuses a repeated key itself): the 
 error, on random documents with and without a repeated key and with wrong types here and there."""
 from __future__ import annotations
 
+import pytest
 import os
 import tempfile
 
@@ -12,6 +13,8 @@ import xcviz
 from strategies import json_documents as documents
 from xcviz.errors import XcvizError
 from xcviz.loaders import parse
+
+pytestmark = pytest.mark.slow  # (the fast tier is `pytest`; this runs with `pytest -m slow`)
 
 
 def outcome(path: str):

@@ -63,6 +63,7 @@ def write(text: str) -> str:
     return path
 
 
+@pytest.mark.slow
 @settings(max_examples=300, deadline=None, suppress_health_check=list(HealthCheck))
 @given(text=json_documents())
 def test_random_documents_agree(text, monkeypatch):
@@ -70,6 +71,7 @@ def test_random_documents_agree(text, monkeypatch):
     assert fast == generic
 
 
+@pytest.mark.slow
 @settings(max_examples=150, deadline=None, suppress_health_check=list(HealthCheck))
 @given(doc=fuzz_mappings())
 def test_fuzzed_mappings_agree(doc, monkeypatch):

@@ -53,6 +53,7 @@ def agree(text: str, monkeypatch) -> bool:
     return taken
 
 
+@pytest.mark.slow
 @settings(max_examples=200, deadline=None, suppress_health_check=list(HealthCheck))
 @given(text=json_documents())
 def test_random_documents_agree(text, monkeypatch):
@@ -92,12 +93,14 @@ def rich_documents(draw):
     return json.dumps(doc, indent=indent, separators=seps, ensure_ascii=draw(st.integers(0, 3)) == 0)
 
 
+@pytest.mark.slow
 @settings(max_examples=200, deadline=None, suppress_health_check=list(HealthCheck))
 @given(text=rich_documents())
 def test_rich_documents_agree(text, monkeypatch):
     agree(text, monkeypatch)
 
 
+@pytest.mark.slow
 def test_rich_documents_mostly_take_the_scanner(monkeypatch):
     """(so that the test above checks the scanner, not only its refusals)"""
     taken = []

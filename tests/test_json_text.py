@@ -24,6 +24,7 @@ documents = st.recursive(scalars, lambda inner: st.lists(inner, max_size=4) | st
                          | st.dictionaries(keys, inner, max_size=4), max_leaves=25)
 
 
+@pytest.mark.slow
 @settings(max_examples=400, deadline=None)
 @given(documents)
 def test_same_bytes_as_json_dumps(data):

@@ -208,6 +208,7 @@ def test_json_duplicate_key_in_any_node_of_a_plain_graph(write_graph, where):
     assert [n.name for n in xcviz.load(write_graph(ok, "ok.json")).nodes] == [f"n{i}" for i in range(5)]
 
 
+@pytest.mark.slow
 def test_gc_paused_leaves_built_objects_old_and_others_frozen_state_alone():
     """What a big pause builds goes to the oldest generation (no huge young generation left for the next
     allocation to scan), without unfreezing what the process froze itself; a small pause's objects are

@@ -56,6 +56,7 @@ def test_the_loop_falls_back_and_its_body_is_one_cluster(model):
     assert c.cluster_of[g.index["/Loop"]] < 0  # the premise: the Loop itself runs natively
 
 
+@pytest.mark.slow
 def test_hybrid_matches_onnxruntime_and_native(model, hybrid):
     g, feeds, want = model
     first, second, _, _ = hybrid
@@ -92,6 +93,7 @@ def test_native_compiles_nothing(model, monkeypatch):
     assert calls == [] and plan.bodies == {} and cache.stats()["compiles"] == 0
 
 
+@pytest.mark.slow
 def test_run_command_counts_the_body_compiles(run_cli):
     import json
 

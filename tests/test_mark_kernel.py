@@ -24,6 +24,8 @@ from xcviz.clustering import mark_fast, mark_reference  # noqa: E402
 
 from strategies import dags  # noqa: E402
 
+pytestmark = pytest.mark.slow  # (the fast tier is `pytest`; this runs with `pytest -m slow`)
+
 
 def sets_of(S, d):
     pool, SM = S.pool, S.SM

@@ -59,6 +59,7 @@ def test_example_graphs(path):
         assert_same(g, opts)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("n,seed", [(300, 0), (2000, 1), (5000, 7)])
 def test_generated_ml_graphs(tmp_path, n, seed):
     from generate import write
@@ -68,6 +69,7 @@ def test_generated_ml_graphs(tmp_path, n, seed):
     assert_same(g, ClusterOptions(max_cluster_size=7))
 
 
+@pytest.mark.slow
 @settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(dags(), st.sampled_from([None, 1, 3]), st.sampled_from([None, 2, 5]), st.sampled_from(["cpu", "gpu"]))
 def test_random_dags(graph, min_size, max_size, device):

@@ -1,4 +1,5 @@
 """Invariants of `mark` on random DAGs (hypothesis): acyclic contraction, candidates only, metrics sane."""
+import pytest
 import networkx as nx
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -7,6 +8,8 @@ from strategies import finalized_dags as dags
 from xcviz.clustering import ClusterOptions, run_clustering
 from xcviz.cost import compute_stats, load_hardware
 from xcviz.ir import parse_ref
+
+pytestmark = pytest.mark.slow  # (the fast tier is `pytest`; this runs with `pytest -m slow`)
 
 
 def _edges(g):

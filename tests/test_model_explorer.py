@@ -12,6 +12,8 @@ import pytest
 from conftest import GRAPHS, ROOT
 from goldens import check_golden
 
+pytestmark = pytest.mark.slow  # (the fast tier is `pytest`; this runs with `pytest -m slow`)
+
 GOLDEN = os.path.join(ROOT, "tests", "golden")
 
 

@@ -11,6 +11,8 @@ import pytest
 import xcviz
 from xcviz.runtime.measure import compare
 
+pytestmark = pytest.mark.slow  # (the fast tier is `pytest`; this runs with `pytest -m slow`)
+
 pytest.importorskip("onnx")
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 EXPORTS = os.path.join(ROOT, "tests", "data", "exports")

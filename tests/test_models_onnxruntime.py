@@ -9,6 +9,8 @@ import pytest
 import xcviz
 from xcviz.runtime.measure import compare
 
+pytestmark = pytest.mark.slow  # (the fast tier is `pytest`; this runs with `pytest -m slow`)
+
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 MODELS = {"resnet_mini": (2, 3, 32, 32), "mobilenet_mini": (2, 3, 32, 32), "transformer_encoder": (2, 7, 64),
           "unet_mini": (1, 3, 32, 32), "detector_mini": (1, 3, 32, 32)}

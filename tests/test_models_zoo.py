@@ -12,6 +12,8 @@ import pytest
 import xcviz
 from xcviz.runtime.measure import compare
 
+pytestmark = pytest.mark.slow  # (the fast tier is `pytest`; this runs with `pytest -m slow`)
+
 onnx = pytest.importorskip("onnx")
 ort = pytest.importorskip("onnxruntime")
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))

@@ -8,6 +8,8 @@ import pytest
 from xcviz.conformance import collect, has_ort, render_markdown, run_all, xla_typed
 from xcviz.conformance_doc import jax_shares
 
+pytestmark = pytest.mark.slow  # (the fast tier is `pytest`; this runs with `pytest -m slow`)
+
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 # Ops the registry claims but that fail some node tests. Empty: every claimed op is green; a new failure
 # must be fixed or the op un-claimed, never listed here silently.

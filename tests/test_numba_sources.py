@@ -11,6 +11,8 @@ pytest.importorskip("numba", reason="pip install numba")
 
 from xcviz import fastpath  # noqa: E402
 
+pytestmark = pytest.mark.slow  # (the fast tier is `pytest`; this runs with `pytest -m slow`)
+
 
 def _dispatchers():
     from xcviz.clustering._kernel import phase

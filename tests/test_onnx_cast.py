@@ -15,6 +15,8 @@ ort = pytest.importorskip("onnxruntime")
 ml_dtypes = pytest.importorskip("ml_dtypes")
 from onnx import TensorProto, helper  # noqa: E402
 
+pytestmark = pytest.mark.slow  # (the fast tier is `pytest`; this runs with `pytest -m slow`)
+
 TYPES = {"bool": TensorProto.BOOL, "int8": TensorProto.INT8, "uint8": TensorProto.UINT8,
          "int16": TensorProto.INT16, "uint16": TensorProto.UINT16, "int32": TensorProto.INT32,
          "uint32": TensorProto.UINT32, "int64": TensorProto.INT64, "uint64": TensorProto.UINT64,

@@ -19,6 +19,7 @@ ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 EXPORTS = os.path.join(ROOT, "tests", "data", "exports")
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("name", ["greedy_decode_torchscript", "greedy_whileloop_dynamo"])
 def test_greedy_decode_loop_exports_run_like_onnxruntime(name):
     path = os.path.join(EXPORTS, f"{name}.onnx")

@@ -37,6 +37,7 @@ def _init(name, arr):
     return numpy_helper.from_array(np.asarray(arr), name)
 
 
+@pytest.mark.slow
 def test_quantized_network_matches_onnxruntime():
     rng = np.random.default_rng(3)
     x = rng.standard_normal((2, 3, 8, 8)).astype(np.float32)
@@ -91,6 +92,7 @@ RESIZE = [
 
 @pytest.mark.parametrize("case", RESIZE, ids=lambda c: "-".join(f"{v}" for k, v in c.items() if k in (
     "mode", "coordinate_transformation_mode", "antialias", "keep_aspect_ratio_policy")))
+@pytest.mark.slow
 def test_resize_modes_match_onnxruntime(case):
     case = dict(case)
     x = np.random.default_rng(5).standard_normal((1, 2, 7, 9)).astype(np.float32)

@@ -18,6 +18,8 @@ onnx = pytest.importorskip("onnx")
 ort = pytest.importorskip("onnxruntime")
 from onnx import TensorProto, helper  # noqa: E402
 
+pytestmark = pytest.mark.slow  # (the fast tier is `pytest`; this runs with `pytest -m slow`)
+
 T, N, I, H = 5, 3, 4, 6
 GATES = {"LSTM": 4, "GRU": 3, "RNN": 1}
 

@@ -40,6 +40,7 @@ def _check(op_type, inputs, n_out, opset=25, **attrs):
             np.testing.assert_allclose(np.asarray(g), w, rtol=1e-4, atol=1e-5)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("seed", range(24))
 def test_attention_random_configs_match_onnx_reference(seed):
     rng = np.random.default_rng(seed)

@@ -149,6 +149,7 @@ def _tfidf_attrs(rng, strings: bool):
     return attrs
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("seed", range(16))
 def test_tfidf_random_pools_skips_and_modes(seed):
     rng = np.random.default_rng(seed)
@@ -244,6 +245,7 @@ def test_string_ops_are_native_only_for_the_reason_xla_gives():
         assert not o.devices and o.reason.startswith("string tensors"), name
 
 
+@pytest.mark.slow
 def test_regex_random_patterns_never_differ_from_onnxruntime_s_re2():
     """Seeded random patterns over atoms both engines know (classes, anchors, \\b, flags, lazy and counted
     quantifiers) on texts with newlines, tabs and non-ASCII: each either agrees with RE2 on every text or is

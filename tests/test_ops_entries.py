@@ -139,6 +139,7 @@ def test_node_test_table_claims_what_the_entries_claim():
         assert (claimed.strip() == "yes") == bool(REGISTRY.ops[name.strip()].devices), name
 
 
+@pytest.mark.slow
 def test_the_op_table_imports_no_jax():
     code = "import sys, xcviz.ops; print(sorted(m for m in ('jax', 'onnx', 'scipy') if m in sys.modules))"
     r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=ROOT)

@@ -10,6 +10,8 @@ from onnx import TensorProto, helper, numpy_helper
 import xcviz
 from xcviz.runtime.measure import compare
 
+pytestmark = pytest.mark.slow  # (the fast tier is `pytest`; this runs with `pytest -m slow`)
+
 
 def _model(nodes, inputs, outputs, weights, opset):
     graph = helper.make_graph(nodes, "m", [helper.make_tensor_value_info(n, TensorProto.FLOAT, s) for n, s in inputs],

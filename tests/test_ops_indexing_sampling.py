@@ -40,6 +40,7 @@ def _check(model, feeds, modes=("native", "jit"), atol=1e-5):
             np.testing.assert_allclose(a, b, rtol=1e-5, atol=atol, err_msg=f"{mode} output {k}")
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("mode", ["nearest", "linear", "cubic"])
 @pytest.mark.parametrize("pad", ["zeros", "border", "reflection"])
 @pytest.mark.parametrize("align", [0, 1])
@@ -116,6 +117,7 @@ def test_center_crop_pad_odd_differences(sizes, axes):
     _check(_model(node, {"x": x}, {"s": np.array(sizes, np.int64)}), {"x": x})
 
 
+@pytest.mark.slow
 def test_col2im_with_strides_pads_and_dilations():
     x = RNG.standard_normal((2, 2 * 6, 12)).astype(np.float32)  # C=2, kernel 2x3, blocks 3x4
     node = helper.make_node("Col2Im", ["x", "img", "blk"], ["y"], strides=[2, 1], pads=[1, 0, 0, 2],

@@ -8,6 +8,8 @@ import pytest
 from xcviz.ops import REGISTRY, Unsupported
 from single_node import check
 
+pytestmark = pytest.mark.slow  # (the fast tier is `pytest`; this runs with `pytest -m slow`)
+
 
 @pytest.mark.parametrize("engine", ["onnx", "ort"])
 @pytest.mark.parametrize("seed", range(12))

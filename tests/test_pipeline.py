@@ -142,6 +142,7 @@ def test_public_api_exports_the_pipeline():
     assert {"analyse", "AnalysisOptions", "Analysis"} <= set(xcviz.__all__)
 
 
+@pytest.mark.slow
 def test_only_the_cli_imports_the_cli():
     """The library, samples and renderers never reach into the command line (it sits on top)."""
     package = os.path.join(ROOT, "xcviz")

@@ -1,7 +1,10 @@
 """samples/ must be exactly what `python -m xcviz.samples` writes today (byte-identical, deterministic)."""
+import pytest
 import os
 
 from conftest import ROOT
+
+pytestmark = pytest.mark.slow  # (the fast tier is `pytest`; this runs with `pytest -m slow`)
 
 
 def test_samples_are_current():

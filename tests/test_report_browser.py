@@ -10,6 +10,8 @@ import pytest
 
 from conftest import GRAPHS
 
+pytestmark = pytest.mark.slow  # (the fast tier is `pytest`; this runs with `pytest -m slow`)
+
 CHROMIUM = "/usr/bin/chromium"
 ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking"]
 ENABLE = "apt-get install -y chromium && pip install -e '.[browser]'"

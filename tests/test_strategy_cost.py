@@ -2,6 +2,7 @@
 decisions recorded with their reasons, and merges ordered by the cost model's benefit."""
 from __future__ import annotations
 
+import pytest
 import os
 
 import networkx as nx
@@ -12,6 +13,8 @@ from strategies import dags, finalized_dags
 from xcviz.clustering import ClusterOptions, run_clustering
 from xcviz.clustering.cost_strategy import PHASE
 from xcviz.ir import parse_ref
+
+pytestmark = pytest.mark.slow  # (the fast tier is `pytest`; this runs with `pytest -m slow`)
 
 GRAPHS = os.path.join(os.path.dirname(os.path.dirname(__file__)), "graphs")
 

@@ -63,6 +63,7 @@ outputs: [d]
 """
 
 
+@pytest.mark.slow
 @settings(max_examples=25, deadline=None)
 @given(batch=st.integers(1, 512), rows=st.integers(0, 512))
 def test_lower_bound_holds_and_unknown_edges_are_named(tmp_path_factory, batch, rows):

@@ -68,6 +68,7 @@ def _words(a) -> set[str]:
 @settings(max_examples=40, deadline=None)
 @given(width=st.integers(30, 170), name=st.sampled_from(["resnet_mini.onnx", "cycle_refused.yaml", "seed_demo.yaml",
                                                           "detection_head.yaml"]))
+@pytest.mark.slow
 def test_no_word_broken_no_trailing_space_at_any_width(analyses, width, name):
     a = analyses[name]
     for view in (cluster_view(a.graph, a.clustering, a.stats), stats_table(a.graph, a.clustering, a.stats)):

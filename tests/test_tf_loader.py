@@ -115,6 +115,7 @@ def test_reference_partition_from_xla_cluster_attributes(run_cli):
     assert "reference" not in json.loads(out)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("mode", ["native", "hybrid"])
 @pytest.mark.parametrize("form", ["_frozen.pb", "_savedmodel"])
 @pytest.mark.parametrize("name", ["keras_cnn", "keras_transformer"])

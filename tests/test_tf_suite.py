@@ -13,6 +13,8 @@ import pytest
 from xcviz.clustering import ClusterOptions, run_clustering
 from xcviz.loaders import load
 
+pytestmark = pytest.mark.slow  # (the fast tier is `pytest`; this runs with `pytest -m slow`)
+
 ROOT = os.path.join(os.path.dirname(__file__), "data", "tf_suite")
 CASES = sorted((c, v) for c in os.listdir(ROOT) if os.path.isdir(os.path.join(ROOT, c)) and c != "models"
                for v in os.listdir(os.path.join(ROOT, c)))

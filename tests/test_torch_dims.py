@@ -7,6 +7,8 @@ import json
 
 import pytest
 
+pytestmark = pytest.mark.slow  # (the fast tier is `pytest`; this runs with `pytest -m slow`)
+
 YAML = """name: sym
 inputs:
   - {name: x, shape: [n, 4], dtype: float32}

@@ -13,6 +13,8 @@ from xcviz.pipeline import AnalysisOptions, analyse  # noqa: E402
 
 from test_torch_models import MODELS, build  # noqa: E402
 
+pytestmark = pytest.mark.slow  # (the fast tier is `pytest`; this runs with `pytest -m slow`)
+
 # model -> the rules that explain every difference, with TensorFlow's defaults and FX's defaults
 EXPECTED = {
     "resnet_block": set(),

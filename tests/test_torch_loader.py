@@ -15,6 +15,8 @@ from xcviz.pipeline import AnalysisOptions, analyse  # noqa: E402
 
 from test_torch_models import DataDependent, TwoBranch, build  # noqa: E402
 
+pytestmark = pytest.mark.slow  # (the fast tier is `pytest`; this runs with `pytest -m slow`)
+
 nn = torch.nn
 
 

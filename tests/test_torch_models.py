@@ -7,6 +7,8 @@ import json
 import numpy as np
 import pytest
 
+pytestmark = pytest.mark.slow  # (the fast tier is `pytest`; this runs with `pytest -m slow`)
+
 torch = pytest.importorskip("torch", reason="needs the torch extra: pip install -e '.[torch]'")
 nn = torch.nn
 F = torch.nn.functional

@@ -8,6 +8,8 @@ import pytest
 torch = pytest.importorskip("torch", reason="needs the torch extra: pip install -e '.[torch]'")
 import xcviz  # noqa: E402
 
+pytestmark = pytest.mark.slow  # (the fast tier is `pytest`; this runs with `pytest -m slow`)
+
 F = torch.nn.functional
 g = torch.Generator().manual_seed(0)
 

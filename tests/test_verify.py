@@ -23,6 +23,7 @@ def test_every_example_graph_verifies(path):
     assert verify(g) is g
 
 
+@pytest.mark.slow
 @settings(max_examples=60, deadline=None)
 @given(dags())
 def test_random_graphs_verify(graph):
