@@ -193,8 +193,7 @@ def test_layer_order_examples(low, high):
 # Op knowledge lives in the op table (OpDef fields and groups); outside ops/ code asks the registry
 # (`REGISTRY.names(fusion="free")`). These modules keep tables keyed by op names for a stated reason.
 OP_NAME_TABLES = {
-    "clustering/tf_rules.py": "TensorFlow's own rule lists (compilability_check_util.cc), keyed by TF op type",
-    "loaders/tensorflow/functions.py": "the GraphDef format: output argument names of TF ops",
+    "clustering/tf_filter.py": "TensorFlow's own OperationFilter lists (compilability_check_util.cc), keyed by TF op type",
     "loaders/tensorflow/graphdef.py": "the GraphDef format: which attribute holds a TF op's output dtype",
     "loaders/onnx_model.py": "the ONNX format: ops whose axis semantics changed between opsets",
     "passes/sym_rules.py": "the symbolic-shape pass's rule functions, which ops/ cannot import (layers)",

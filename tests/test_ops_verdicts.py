@@ -5,9 +5,12 @@ without data says which."""
 from __future__ import annotations
 
 import json
+import re
 import os
+import sys
 
 import numpy as np
+
 import pytest
 
 import xcviz
@@ -148,7 +151,9 @@ def test_ops_json_has_per_device_verdicts_reasons_and_sources(run_cli):
 
 def test_ops_table_has_a_source_column(run_cli, monkeypatch):
     monkeypatch.setenv("COLUMNS", "250")
+    monkeypatch.setattr(sys.stdout, "isatty", lambda: True)  # the table a terminal shows (piped: one line per op)
     code, out, _ = run_cli("ops")
+    out = re.sub(r"\x1b\[[0-9;]*m", "", out)  # (bold headers on a terminal)
     assert code == 0
     n = {d: sum(o.compilable_on(d) for o in REGISTRY) for d in DEVICES}
     assert out.startswith(f"Op registry ({len(REGISTRY)} ops; XLA compiles cpu {n['cpu']} · gpu {n['gpu']} · "
@@ -161,6 +166,7 @@ def test_ops_table_has_a_source_column(run_cli, monkeypatch):
     assert cells == ["✓", "✗", "✓", "tf2xla: Conv2D (int32), Cast, Sub (CPU, TPU)"]
     monkeypatch.setenv("COLUMNS", "80")  # narrow terminals: one record per op
     code, out, _ = run_cli("ops")
+    out = re.sub(r"\x1b\[[0-9;]*m", "", out)
     record = "trilu\n  aliases Trilu\n  cpu     ✓\n  gpu     ✓\n  tpu     ✓\n  source  tf2xla: MatrixBandPart"
     assert record in out
 
