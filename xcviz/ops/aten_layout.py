@@ -103,15 +103,6 @@ def _embedding(c: Call) -> Spec:
     return Spec("gather", (c.args[0], c.args[1]), {"axis": 0})
 
 
-@aten("index", target="gather")
-def _index(c: Call) -> Spec:
-    given = [(k, t) for k, t in enumerate(c.args[1]) if t is not None]
-    if len(given) != 1 or c.types.get(given[0][1]) is None or c.types[given[0][1]].dtype == "bool":
-        raise NotMapped("aten.index with other than one integer index tensor")
-    k, idx = given[0]
-    return Spec("gather", (c.args[0], idx), {"axis": k})
-
-
 @aten("gather", target="gather_elements")
 def _gather(c: Call) -> Spec:
     return Spec("gather_elements", (c.args[0], c.args[2]), {"axis": int(c.args[1])})
