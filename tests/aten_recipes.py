@@ -36,7 +36,7 @@ RECIPES = {
     "_fft_c2r.default": (lambda x: A._fft_c2r(x, [1], 2, 8), (_fft_c2r_input(),)),
     "_log_softmax.default": (lambda x: A._log_softmax(x, 1, False), (X,)),
     "_native_batch_norm_legit.default": (
-        lambda x, w, b, m, v: A._native_batch_norm_legit(x, w, b, m, v, False, 0.1, 1e-5),
+        lambda x, w, b, m, v: A._native_batch_norm_legit(x, w, b, m, v, False, 0.1, 1e-5)[0],  # (eval: [1:] empty)
         (r(2, 3, 4), r(3), r(3), r(3), pos(3))),
     "_native_batch_norm_legit.no_stats": (lambda x, w, b: A._native_batch_norm_legit.no_stats(x, w, b, True, 0.1,
                                                                                                1e-5),
@@ -83,7 +83,7 @@ RECIPES = {
     "clamp.default": (lambda x: A.clamp(x, -0.5, 0.5), (X,)),
     "clamp.Tensor": (lambda x, lo, hi: A.clamp.Tensor(x, lo, hi), (X, -pos(4), pos(3, 1))),
     "clone.default": (lambda x: A.clone(x) + 1, (X,)),
-    "col2im.default": (lambda x: A.col2im(x, [4, 5], [2, 2], [1, 1], [1, 1], [1, 1]), (r(1, 12, 20),)),
+    "col2im.default": (lambda x: A.col2im(x, [4, 5], [2, 2], [1, 1], [1, 1], [1, 1]), (r(1, 12, 30),)),
     "constant_pad_nd.default": (lambda x: A.constant_pad_nd(x, [1, 2, 0, 1], 0.5), (X,)),
     "convolution.default": (lambda x, w: A.convolution(x, w, None, [2, 1], [1, 0], [1, 1], False, [0, 0], 1),
                             (IMG, W)),
@@ -218,3 +218,26 @@ RECIPES = {
 RANDOM = {"rand.default": (lambda x: x + A.rand([3, 4]) * 0, (X,)),
           "randn.default": (lambda x: x + A.randn([3, 4]) * 0, (X,)),
           "randperm.default": (lambda x: x + A.randperm(4).float() * 0, (X,))}
+
+# what real timm and transformers programs keep undecomposed (torch.export's default IR is not core-only)
+F = torch.nn.functional
+MASK = r(2, 1, 5, 5) > 0
+PATTERNS = {
+    "unbind (timm attention)": (lambda qkv: [t * 1 for t in qkv.unbind(0)], (r(3, 2, 4, 5),)),
+    "reshape_as": (lambda x, y: x.reshape_as(y) + y, (r(3, 4), r(2, 6))),
+    "min.other (T5 buckets)": (lambda x, y: torch.min(x, y), (ints(9, 3, 4), torch.full((3, 4), 5))),
+    "diff with prepend (Whisper)": (lambda x: torch.diff(x, dim=-1, prepend=x[:, :1]), (r(3, 5),)),
+    "ne.Scalar (Whisper)": (lambda x: x != 2, (ints(4, 3, 5),)),
+    "group_norm": (lambda x, w, b: F.group_norm(x, 2, w, b), (r(2, 4, 3, 3), r(4), r(4))),
+    "_weight_norm (Wav2Vec2)": (lambda v, gn: torch._weight_norm(v, gn, 2), (r(4, 3, 5), pos(1, 1, 5))),
+    "index, several tensors (HF masks)": (
+        lambda m, b, kv: m[b[:, None, None, None], 0, kv[None, None, None, :]].squeeze(1),
+        (MASK, torch.arange(2), torch.arange(5))),
+    "index, separated tensors": (lambda x, i, j: x[i, :, j], (r(4, 3, 5), ints(4, 2, 3), ints(5, 3))),
+    "index_put (x[i] = v)": (lambda x, i, v: x.index_put((i,), v), (r(5, 3), torch.tensor([4, 0]), r(2, 3))),
+    "selu": (lambda x: F.selu(x), (r(3, 4),)),
+    "outside the table, decomposed at load": (lambda x: F.softshrink(x, 0.3) + torch.logit(x.sigmoid()) + F.mish(x),
+                                              (r(3, 4),)),
+    "max.other": (lambda x, y: torch.max(x, y), (r(3, 4), r(3, 4))),
+    "int true division": (lambda x: x / 4, (ints(9, 3, 4),)),
+}

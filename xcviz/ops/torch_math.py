@@ -56,7 +56,7 @@ def variance(xp, a, x):
 red = dict(groups=REDUCTION, infer=r.from_file, min_inputs=1, max_inputs=1, flops=r.input_flops(1))
 op("reduce_any", "Any", **red, attrs={"axes": None, "keepdims": 0}, impl=reduce_any,
    doc="is any element along the axes nonzero (torch.any)")
-op("variance", **{**red, "flops": r.input_flops(4)}, attrs={"axes": None, "keepdims": 0, "correction": 1},
+op("variance", **{**red, "flops": r.input_flops(4)}, attrs={"axes": None, "keepdims": 0, "correction": 1.0},
    impl=variance, doc="sum of squared deviations / (n - correction) over the axes (torch.var)")
 
 
