@@ -231,7 +231,9 @@ def test_unknown_aten_op_loads_opaque_with_its_reason(tmp_path, run_cli):
     path = _save(ep, tmp_path)
     g = xcviz.load(path)
     opaque = [n for n in g.nodes if not n.known]
-    assert [(n.name, n.note) for n in opaque] == [("special_erfinv", "aten.special_erfinv is not in xcviz's op table")]
+    assert [n.name for n in opaque] == ["special_erfinv"]
+    # read without unpickling, so torch's decompositions never ran on it: the note says how to get them
+    assert opaque[0].note.startswith("aten.special_erfinv is not in xcviz's op table; xcviz.from_torch(torch.export.load")
     code, out, err = run_cli("cluster", path, "--min-cluster-size", "1")
     assert code == 0, err
     assert "aten.special_erfinv is not in" in out

@@ -9,14 +9,7 @@ from . import rules as r
 from .arrays import Unsupported, is_np
 from .registry import LAYOUT, op
 from .rules import Ctx
-from .xla_support import TF_EQUIV
 
-TF_EQUIV.update({
-    "torch_index": "GatherNd Reshape Transpose", "torch_index_put": "TensorScatterUpdate TensorScatterAdd",
-    "select_scatter": "TensorScatterUpdate", "slice_scatter": "TensorScatterUpdate",
-    "masked_scatter": "Cumsum GatherV2 SelectV2", "as_strided": "Reshape GatherV2",
-    "diagonal": "MatrixDiagPartV3 Transpose",
-})
 
 
 def _key(a, x, indices) -> tuple:

@@ -1,5 +1,5 @@
-"""Math ops with PyTorch's semantics that the ONNX families lack: atan2, expm1, log1p, log2, log10, trunc,
-not-equal, any, variance with a correction, max/min with their indices, stable sort, diff, cdist, pdist."""
+"""Math ops with PyTorch's semantics that the ONNX families lack: expm1, log1p, log2, log10, trunc, any,
+variance with a correction, max/min with their indices, stable sort, diff, cdist, pdist."""
 from __future__ import annotations
 
 import numpy as np
@@ -7,32 +7,19 @@ import numpy as np
 from ..ir import TensorType
 from . import rules as r
 from .arrays import is_np, lit, present
-from .elementwise import broadcast_all, compare
 from .registry import ELEMENTWISE, REDUCTION, op
 from .rules import Ctx
-from .xla_support import TF_EQUIV
 
-# the TF ops each lowers to (the verdict's source; tf2xla has a kernel for every one)
-TF_EQUIV.update({
-    "atan2": "Atan2", "expm1": "Expm1", "log1p": "Log1p", "log2": "Log Mul", "log10": "Log Mul",
-    "trunc": "Sign Abs Floor Mul", "not_equal": "NotEqual", "reduce_any": "Any",
-    "variance": "Mean SquaredDifference Sum RealDiv", "max_with_index": "Max ArgMax",
-    "min_with_index": "Min ArgMin", "sort": "TopKV2", "diff": "StridedSlice Sub ConcatV2",
-    "cdist": "Sub Abs Pow Sum Sqrt", "div_rounding": "FloorDiv TruncateDiv Floor", "add_scaled": "Mul AddV2", "pdist": "Sub Abs Pow Sum Sqrt GatherV2",
-})
 E = ELEMENTWISE
 unary = dict(groups=E, infer=r.same, min_inputs=1, max_inputs=1)
 
-op("atan2", "Atan2", groups=E, infer=broadcast_all, min_inputs=2, max_inputs=2, flops=r.output_flops(8),
-   impl=lambda xp, a, y, x: xp.arctan2(y, x).astype(y.dtype), doc="the angle of (x, y): atan2(y, x)")
 op("expm1", "Expm1", **unary, flops=r.output_flops(4), impl=lambda xp, a, x: xp.expm1(x))
 op("log1p", "Log1p", **unary, flops=r.output_flops(4), impl=lambda xp, a, x: xp.log1p(x))
 op("log2", **unary, flops=r.output_flops(5), positive_inputs=(0,), impl=lambda xp, a, x: xp.log2(x))
 op("log10", **unary, flops=r.output_flops(5), positive_inputs=(0,), impl=lambda xp, a, x: xp.log10(x))
 op("trunc", "Truncate", **unary, flops=r.output_flops(1), impl=lambda xp, a, x: xp.trunc(x),
    doc="round toward zero")
-op("not_equal", "NotEqual", groups=E, infer=compare, min_inputs=2, max_inputs=2, flops=r.output_flops(1),
-   impl=lambda xp, a, x, y: xp.not_equal(x, y))
+
 
 
 # ---- reductions torch spells its own way ---------------------------------------------------------------
@@ -72,10 +59,12 @@ def with_index(kind: str):
     return fn
 
 
-for _k in ("max", "min"):
-    op(f"{_k}_with_index", groups=REDUCTION, infer=r.from_file, min_inputs=1, max_inputs=1, num_outputs=2,
-       flops=r.input_flops(1), attrs={"axis": 0, "keepdims": 0}, impl=with_index(_k),
-       doc=f"the {_k}imum along an axis and its first index (torch.{_k}(x, dim))")
+indexed = dict(groups=REDUCTION, infer=r.from_file, min_inputs=1, max_inputs=1, num_outputs=2, flops=r.input_flops(1),
+               attrs={"axis": 0, "keepdims": 0})
+op("max_with_index", **indexed, impl=with_index("max"), doc="the maximum along an axis and its first index "
+                                                             "(torch.max(x, dim))")
+op("min_with_index", **indexed, impl=with_index("min"), doc="the minimum along an axis and its first index "
+                                                             "(torch.min(x, dim))")
 
 
 def sort(xp, a, x):
@@ -141,27 +130,3 @@ op("cdist", infer=r.from_file, min_inputs=2, max_inputs=2, flops=_dist_flops, at
    doc="p-norm distance between each pair of rows of two batched matrices (torch.cdist)")
 op("pdist", infer=r.from_file, min_inputs=1, max_inputs=1, flops=_dist_flops, attrs={"p": 2.0}, impl=pdist,
    doc="p-norm distance between each pair of rows i < j of one matrix (torch.pdist)")
-
-
-# ---- arithmetic overloads with an extra argument -------------------------------------------------------------
-def div_rounding(xp, a, x, y):
-    mode = str(a.get("rounding_mode"))
-    if mode == "None":  # true division, in the output's float type
-        to = np.dtype(a.get("to") or "float32")
-        return (x.astype(to) / xp.asarray(y).astype(to)).astype(to)
-    if np.dtype(x.dtype).kind in "iu" and np.dtype(getattr(y, "dtype", x.dtype)).kind in "iu":
-        q = xp.floor_divide(x, y)
-        if mode == "trunc":  # floor and trunc differ where the signs differ and the division is inexact
-            q = xp.where((q < 0) & (q * y != x), q + 1, q)
-        return q.astype(x.dtype)
-    q = x / y
-    return (xp.floor(q) if mode == "floor" else xp.trunc(q)).astype(q.dtype)
-
-
-op("div_rounding", groups=E, infer=broadcast_all, min_inputs=2, max_inputs=2, flops=r.output_flops(2),
-   attrs={"rounding_mode": "trunc", "to": None}, impl=div_rounding,
-   doc="x / y rounded toward zero (trunc) or down (floor), integer or float, or (None) true division into the "
-       "float type `to` (torch.div with rounding_mode; integers divided)")
-op("add_scaled", groups=E, infer=broadcast_all, min_inputs=2, max_inputs=2, flops=r.output_flops(2),
-   attrs={"alpha": 1.0}, impl=lambda xp, a, x, y: (x + y * lit(y, a["alpha"])).astype(x.dtype),
-   doc="x + alpha * y (torch.add with alpha; torch.sub is alpha negated)")

@@ -12,17 +12,6 @@ from . import rules as r
 from .arrays import Unsupported, is_np, lit, present
 from .registry import REDUCTION, op
 from .rules import Ctx
-from .xla_support import REFUSED, TF_EQUIV
-
-TF_EQUIV.update({
-    "torch_group_norm": "Reshape Mean SquaredDifference Rsqrt Mul AddV2",
-    "torch_batch_norm_stats": "Mean SquaredDifference Rsqrt Mul AddV2", "weight_norm": "Mul Sum Sqrt RealDiv",
-    "maxpool_with_index": "MaxPool MaxPoolWithArgmax", "adaptive_avgpool": "StridedSlice Mean ConcatV2",
-    "embedding_bag": "GatherV2 UnsortedSegmentSum UnsortedSegmentMax RealDiv",
-    "fft_r2c": "RFFT FFT", "fft_c2r": "IRFFT IFFT",
-})
-REFUSED["randperm"] = ("TF rule: stateful RNG", "stateful random op: auto-clustering refuses stateful RNG ops "
-                       "(IsStatefulRandomOp; tf.random.shuffle is RandomShuffle)")
 
 
 # ---- normalization with saved statistics -----------------------------------------------------------------
