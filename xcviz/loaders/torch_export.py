@@ -274,9 +274,24 @@ def graph_from_program(ep, source: str | None = None, dim_names: dict | None = N
                           outputs=outs, where=where, module=module))
 
     outputs, output_names = _outputs(ep, ref)
+    nodes = _live(nodes, outputs)
     name = os.path.basename(source).split(".")[0] if source else type(ep).__name__
     return Graph(name=name or "program", inputs=inputs, nodes=nodes, outputs=outputs, source=source,
                  output_names=output_names)
+
+
+def _live(nodes: list[Node], outputs: list[str]) -> list[Node]:
+    """The nodes some output depends on. torch.export keeps dead pure calls (HF models build masks they never
+    use); ONNX exporters drop them, and TF's graph pruning would: a cluster of dead code is no cluster."""
+    from ..ir import parse_ref
+
+    need = {parse_ref(o)[0] for o in outputs}
+    keep = []
+    for n in reversed(nodes):
+        if n.name in need:
+            keep.append(n)
+            need.update(parse_ref(i)[0] for i in n.inputs if i)
+    return keep[::-1]
 
 
 def _flat(values):

@@ -75,7 +75,9 @@ def _repeat(c: Call) -> Spec:
 
 @aten("cat", "concat", "concatenate", target="concat")
 def _cat(c: Call) -> Spec:
-    return Spec("concat", tuple(c.args[0]), {"axis": int(c.args[1])})
+    # torch skips 1-D empty tensors whatever the axis (legacy: an empty KV cache is torch.tensor([]))
+    parts = [t for t in c.args[0] if c.t_of(t).shape != (0,)] or list(c.args[0][:1])
+    return Spec("concat", tuple(parts), {"axis": int(c.args[1])})
 
 
 @aten("slice", "slice_copy", target="slice")
