@@ -241,3 +241,29 @@ PATTERNS = {
     "max.other": (lambda x, y: torch.max(x, y), (r(3, 4), r(3, 4))),
     "int true division": (lambda x: x / 4, (ints(9, 3, 4),)),
 }
+
+# the gradient ops of training graphs, with the forward's saved values made by the forward op itself
+_XN, _GN = r(2, 3, 4), r(2, 4, 2, 3)
+_LN = A.native_layer_norm(_XN, [4], None, None, 1e-5)
+_GNS = A.native_group_norm(_GN, None, None, 2, 4, 6, 2, 1e-5)
+_MP = A.max_pool2d_with_indices(IMG, [3, 3], [2, 2], [1, 1], [1, 1], True)
+RECIPES.update({
+    "convolution_backward.default": (
+        lambda g, x, w: A.convolution_backward(g, x, w, [3], [2, 1], [1, 1], [1, 2], False, [0, 0], 1,
+                                               [True, True, True]), (r(1, 3, 3, 4), IMG, W)),
+    "native_layer_norm_backward.default": (
+        lambda g, x, m, s, w, b: A.native_layer_norm_backward(g, x, [4], m, s, w, b, [True, True, True]),
+        (r(2, 3, 4), _XN, _LN[1], _LN[2], r(4), r(4))),
+    "native_group_norm_backward.default": (
+        lambda g, x, m, s, w: A.native_group_norm_backward(g, x, m, s, w, 2, 4, 6, 2, [True, True, True]),
+        (r(2, 4, 2, 3), _GN, _GNS[1], _GNS[2], r(4))),
+    "max_pool2d_with_indices_backward.default": (
+        lambda g, x, i: A.max_pool2d_with_indices_backward(g, x, [3, 3], [2, 2], [1, 1], [1, 1], True, i),
+        (r(*_MP[0].shape), IMG, _MP[1])),
+    "avg_pool2d_backward.default": (
+        lambda g, x: A.avg_pool2d_backward(g, x, [3, 3], [2, 2], [1, 1], True, False, None), (r(1, 2, 4, 4), IMG)),
+    "_adaptive_avg_pool2d_backward.default": (lambda g, x: A._adaptive_avg_pool2d_backward(g, x),
+                                              (r(1, 2, 3, 2), r(1, 2, 7, 5))),
+    "embedding_dense_backward.default": (lambda g, i: A.embedding_dense_backward(g, i, 10, 2, False),
+                                         (r(2, 5, 3), ints(10, 2, 5))),
+})

@@ -29,20 +29,17 @@ def core_overloads() -> list[str]:
 
 
 CORE = core_overloads()
-# training graphs only (gradients of forward ops); see docs/real-models.md
-BACKWARD = {o for o in CORE if "backward" in o}
 # an out= variant: torch.export functionalizes it into atan2.default
 OUT_VARIANTS = {"atan2.out"}
 
 
 def test_every_core_op_has_a_row_and_a_recipe():
-    missing = sorted({o.split(".")[0] for o in CORE} - set(ADAPTERS) - SIZE_QUERIES
-                     - {o.split(".")[0] for o in BACKWARD})
+    missing = sorted({o.split(".")[0] for o in CORE} - set(ADAPTERS) - SIZE_QUERIES)
     assert missing == []
     for name, target in TARGETS.items():
         assert REGISTRY.get(target) is not None, (name, target)
-    uncovered = [o for o in CORE if o not in RECIPES and o not in RANDOM and o not in BACKWARD
-                 and o not in OUT_VARIANTS and o.split(".")[0] not in SIZE_QUERIES]
+    uncovered = [o for o in CORE if o not in RECIPES and o not in RANDOM and o not in OUT_VARIANTS
+                 and o.split(".")[0] not in SIZE_QUERIES]
     assert uncovered == []
 
 

@@ -110,6 +110,11 @@ TF_EQUIV.update({
     "adaptive_avgpool": "StridedSlice Mean ConcatV2",
     "embedding_bag": "GatherV2 Equal Cast MatMul Max ArgMax RealDiv SelectV2", "fft_r2c": "RFFT FFT",
     "fft_c2r": "IRFFT IFFT",
+    # ops/torch_grad.py: the gradients, tap by tap (scatter-adds into the padded input) or in closed form
+    "conv_backward": "PadV2 StridedSlice Einsum TensorScatterAdd Sum", "layer_norm_backward": "Mean Mul Sub Sum",
+    "group_norm_backward": "Reshape Mean Mul Sub Sum", "max_pool_backward": "Reshape TensorScatterAdd",
+    "avg_pool_backward": "PadV2 RealDiv TensorScatterAdd StridedSlice", "adaptive_avg_pool_backward": "MatMul Transpose",
+    "embedding_backward": "Equal SelectV2 TensorScatterAdd",
 })
 
 # canonical op -> (source: who refuses it, in short; why, in full): "TF rule" is TF's auto-clustering, "XLA" has
