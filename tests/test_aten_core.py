@@ -119,3 +119,16 @@ def test_real_model_patterns_match_eager(name, mode):
     with torch.no_grad():
         want = _flat(fn(*args))
     _compare(name, got, want)
+
+
+def test_a_pt2_s_ops_outside_the_table_are_decomposed_without_unpickling(tmp_path, monkeypatch):
+    """xcviz's archive reader rebuilds the graph from the file's JSON; torch's default decompositions then run
+    on fake tensors of the stated shapes. torch.export.load (which unpickles) is never called."""
+    fn, args = PATTERNS["outside the table, decomposed at load"]
+    path = str(tmp_path / "m.pt2")
+    torch.export.save(torch.export.export(Fn(fn), args), path)
+    monkeypatch.setattr(torch.export, "load", lambda *a, **k: pytest.fail("torch.export.load was called"))
+    graph = xcviz.load(path)
+    assert [n.note for n in graph.nodes if not n.known] == []
+    got = list(xcviz.run(graph, {graph.inputs[0].name: args[0].numpy()}, mode="jit").values())
+    _compare("decomposed .pt2", got, [fn(*args)])

@@ -35,3 +35,79 @@ def decompose_unknown(ep):
         return ep.run_decompositions(table)
     except Exception:  # noqa: BLE001 - a decomposition torch cannot trace leaves those ops unknown, said per node
         return ep
+
+
+def why_undecomposed(target) -> str:
+    """Why an aten op outside the table is still there: torch cannot decompose it, or not at these shapes."""
+    import torch
+
+    if target in torch.export.default_decompositions():
+        return "torch decomposes it, but not here (symbolic shapes, or the decomposition failed to trace)"
+    return "torch's default decompositions do not cover it"
+
+
+def decompose_graph(graph) -> None:
+    """In place, on an FX graph rebuilt from a .pt2's JSON (nothing unpickled): each call of an aten op outside
+    xcviz's table whose inputs have static shapes is replaced by its decomposition from torch's default table,
+    traced by torch's own code on fake tensors made from the shapes and dtypes the file states. What cannot be
+    decomposed so (symbolic shapes, no decomposition, a failing trace) stays as it is: unknown, with its note."""
+    import torch
+    from torch.fx.experimental.proxy_tensor import make_fx
+    from torch._subclasses.fake_tensor import FakeTensorMode
+
+    from ..ops.aten import ADAPTERS
+
+    targets = [n for n in graph.nodes if n.op == "call_function" and isinstance(n.target, torch._ops.OpOverload)
+               and n.target.namespace == "aten" and n.target._schema.name[6:] not in ADAPTERS]
+    if not targets:
+        return
+    table = torch.export.default_decompositions()
+    for n in targets:
+        fn = table[n.target] if n.target in table else None  # (the table's .get does not look up: index it)
+        if fn is None or not hasattr(n.meta.get("val"), "shape"):
+            continue  # (multi-output ops are left whole: their getitem users would need rewiring)
+        tensors = [a for a in n.all_input_nodes]
+        vals = [a.meta.get("val") for a in tensors]
+        if any(v is None or not all(type(d) is int for d in v.shape) for v in vals):
+            continue
+        try:
+            with FakeTensorMode(allow_non_fake_inputs=False) as mode:
+                fakes = [mode.from_tensor(torch.empty(tuple(v.shape), dtype=v.dtype)) for v in vals]
+
+                def call(*ts, _n=n, _fn=fn):
+                    env = dict(zip(_n.all_input_nodes, ts))
+                    args = torch.fx.node.map_arg(_n.args, env.__getitem__)
+                    kwargs = torch.fx.node.map_arg(_n.kwargs, env.__getitem__)
+                    return _fn(*args, **kwargs)
+
+                sub = make_fx(call, decomposition_table=table, tracing_mode="fake")(*fakes).graph
+        except Exception:  # noqa: BLE001 - a decomposition torch cannot trace here: the op stays unknown
+            continue
+        _inline(graph, n, sub, tensors)
+
+
+def _inline(graph, node, sub, inputs) -> None:
+    """Replace `node` by the nodes of `sub` (placeholders bound to `inputs`), their metadata as make_fx left it."""
+    env, out = {}, None
+    placeholders = [p for p in sub.nodes if p.op == "placeholder"]
+    env.update(zip(placeholders, inputs))
+    with graph.inserting_before(node):
+        for s in sub.nodes:
+            if s.op == "placeholder":
+                continue
+            if s.op == "output":
+                out = torch_map(s.args[0], env)
+                break
+            new = graph.node_copy(s, lambda a: env[a])
+            new.meta["nn_module_stack"] = node.meta.get("nn_module_stack", {})
+            env[s] = new
+    if out is None or isinstance(out, (list, tuple)):
+        return
+    node.replace_all_uses_with(out)
+    graph.erase_node(node)
+
+
+def torch_map(value, env):
+    import torch
+
+    return torch.fx.node.map_arg(value, env.__getitem__)

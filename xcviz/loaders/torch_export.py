@@ -169,6 +169,10 @@ def graph_from_program(ep, source: str | None = None, dim_names: dict | None = N
     from ..ops.aten import Call, Const, NotMapped, Ref, translate
 
     names = dim_names or {}
+    if not isinstance(ep, torch.export.ExportedProgram):  # a .pt2 read by xcviz's reader: decompose safely here
+        from .torch_decompose import decompose_graph
+
+        decompose_graph(ep.graph)
     sig = ep.graph_signature
     specs = {s.arg.name: s for s in sig.input_specs if hasattr(s.arg, "name")}
     nodes_fx = list(ep.graph.nodes)
@@ -255,9 +259,12 @@ def graph_from_program(ep, source: str | None = None, dim_names: dict | None = N
                 raise KeyError(opname)
             spec = translate(call)
         except KeyError:
-            note = f"aten.{opname} is not in xcviz's op table" if ns == "aten" else f"custom op {ns}::{opname}"
-            if ns == "aten" and source is not None:  # (a .pt2 read without unpickling: torch never ran on it)
-                note += "; xcviz.from_torch(torch.export.load(path)) decomposes it (trusted files only: that unpickles)"
+            if ns == "aten":
+                from .torch_decompose import why_undecomposed
+
+                note = f"aten.{opname} is not in xcviz's op table; {why_undecomposed(n.target)}"
+            else:
+                note = f"custom op {ns}::{opname}"
         except NotMapped as e:
             note = f"aten.{opname}: {e}"
         if note is not None:
