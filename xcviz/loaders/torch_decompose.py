@@ -1,6 +1,8 @@
-"""Decompositions for live torch.export programs: the aten ops outside xcviz's table, and only those, rewritten
-by torch's default decomposition table (ExportedProgram.run_decompositions)."""
+"""Rewrites of torch.export programs before and after translation: the aten ops outside xcviz's table, and only
+those, decomposed by torch's default table (live programs and .pt2 graphs alike), and dead calls dropped."""
 from __future__ import annotations
+
+from ..ir import Node
 
 
 def _unknown(ep) -> set:
@@ -111,3 +113,17 @@ def torch_map(value, env):
     import torch
 
     return torch.fx.node.map_arg(value, env.__getitem__)
+
+
+def live_nodes(nodes: list[Node], outputs: list[str]) -> list[Node]:
+    """The nodes some output depends on. torch.export keeps dead pure calls (HF models build masks they never
+    use); ONNX exporters drop them, and TF's graph pruning would: a cluster of dead code is no cluster."""
+    from ..ir import parse_ref
+
+    need = {parse_ref(o)[0] for o in outputs}
+    keep = []
+    for n in reversed(nodes):
+        if n.name in need:
+            keep.append(n)
+            need.update(parse_ref(i)[0] for i in n.inputs if i)
+    return keep[::-1]

@@ -167,11 +167,10 @@ def graph_from_program(ep, source: str | None = None, dim_names: dict | None = N
     import torch
 
     from ..ops.aten import Call, Const, NotMapped, Ref, translate
+    from .torch_decompose import decompose_graph, live_nodes, why_undecomposed
 
     names = dim_names or {}
     if not isinstance(ep, torch.export.ExportedProgram):  # a .pt2 read by xcviz's reader: decompose safely here
-        from .torch_decompose import decompose_graph
-
         decompose_graph(ep.graph)
     sig = ep.graph_signature
     specs = {s.arg.name: s for s in sig.input_specs if hasattr(s.arg, "name")}
@@ -260,8 +259,6 @@ def graph_from_program(ep, source: str | None = None, dim_names: dict | None = N
             spec = translate(call)
         except KeyError:
             if ns == "aten":
-                from .torch_decompose import why_undecomposed
-
                 note = f"aten.{opname} is not in xcviz's op table; {why_undecomposed(n.target)}"
             else:
                 note = f"custom op {ns}::{opname}"
@@ -281,24 +278,10 @@ def graph_from_program(ep, source: str | None = None, dim_names: dict | None = N
                           outputs=outs, where=where, module=module))
 
     outputs, output_names = _outputs(ep, ref)
-    nodes = _live(nodes, outputs)
+    nodes = live_nodes(nodes, outputs)
     name = os.path.basename(source).split(".")[0] if source else type(ep).__name__
     return Graph(name=name or "program", inputs=inputs, nodes=nodes, outputs=outputs, source=source,
                  output_names=output_names)
-
-
-def _live(nodes: list[Node], outputs: list[str]) -> list[Node]:
-    """The nodes some output depends on. torch.export keeps dead pure calls (HF models build masks they never
-    use); ONNX exporters drop them, and TF's graph pruning would: a cluster of dead code is no cluster."""
-    from ..ir import parse_ref
-
-    need = {parse_ref(o)[0] for o in outputs}
-    keep = []
-    for n in reversed(nodes):
-        if n.name in need:
-            keep.append(n)
-            need.update(parse_ref(i)[0] for i in n.inputs if i)
-    return keep[::-1]
 
 
 def _flat(values):
