@@ -19,7 +19,6 @@ import zipfile
 
 import numpy as np
 
-
 # the pairs committed under tests/data/torch_corpus (about 300 KB together): one of each pattern the issue names
 FIXTURES = ("timm_vit", "timm_gn_weightnorm", "hf_bert", "hf_t5_encoder", "hf_wav2vec2")
 

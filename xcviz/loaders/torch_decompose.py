@@ -54,8 +54,8 @@ def decompose_graph(graph) -> None:
     traced by torch's own code on fake tensors made from the shapes and dtypes the file states. What cannot be
     decomposed so (symbolic shapes, no decomposition, a failing trace) stays as it is: unknown, with its note."""
     import torch
-    from torch.fx.experimental.proxy_tensor import make_fx
     from torch._subclasses.fake_tensor import FakeTensorMode
+    from torch.fx.experimental.proxy_tensor import make_fx
 
     from ..ops.aten import ADAPTERS
 

@@ -28,7 +28,6 @@ def _taps(ks, dil, st, outs):
 
 # ---- convolution: grad input (a transposed convolution), grad weight (a correlation), grad bias ------------------
 def conv_backward(xp, a, g, x, w):
-    k = x.ndim - 2
     st, pad, dil = ([int(v) for v in a[n]] for n in ("strides", "pads", "dilations"))
     groups = int(a.get("group", 1))
     n, c = x.shape[:2]

@@ -11,7 +11,6 @@ from .registry import LAYOUT, op
 from .rules import Ctx
 
 
-
 def _key(a, x, indices) -> tuple:
     """The NumPy index: each index tensor at its dim (attr `dims`), a full slice everywhere else."""
     dims = [int(d) for d in a["dims"]]
