@@ -192,20 +192,28 @@ def export_one(name, model, inputs, out_dir):
 
 def compact_pt2(path):
     """The archive without the per-node stack traces (they name this script's and the libraries' paths, so
-    they change between checkouts; nothing reads them), entries deflated: a sixth of the size. xcviz's reader and torch.export.load read it as before."""
+    they change between checkouts; nothing reads them), a serialization id that is a digest of the rest (torch
+    draws one at random), entries deflated: a sixth of the size, the same bytes from the same models.
+    xcviz's reader and torch.export.load read it as before."""
+    import hashlib
     import json
 
     with zipfile.ZipFile(path) as z:
-        items = [(i, z.read(i.filename)) for i in z.infolist()]
+        items = [(i.filename, z.read(i.filename)) for i in z.infolist()]
+    out = []
+    for name, data in items:
+        if name.endswith(".json") and "/models/" in name:
+            program = json.loads(data)
+            for node in program["graph_module"]["graph"]["nodes"]:
+                node.get("metadata", {}).pop("stack_trace", None)
+            data = json.dumps(program, sort_keys=True).encode()
+        out.append((name, data))
+    digest = hashlib.sha256(b"".join(d for n, d in out if not n.endswith("/.data/serialization_id"))).hexdigest()
     with zipfile.ZipFile(path, "w") as z:
-        for info, data in items:
-            if info.filename.endswith(".json") and "/models/" in info.filename:
-                program = json.loads(data)
-                for node in program["graph_module"]["graph"]["nodes"]:
-                    node.get("metadata", {}).pop("stack_trace", None)
-                data = json.dumps(program, sort_keys=True).encode()
-            out = zipfile.ZipInfo(info.filename, date_time=(1980, 1, 1, 0, 0, 0))
-            z.writestr(out, data, compress_type=zipfile.ZIP_DEFLATED)
+        for name, data in out:
+            if name.endswith("/.data/serialization_id"):
+                data = str(int(digest[:32], 16)).encode()
+            z.writestr(zipfile.ZipInfo(name, date_time=(1980, 1, 1, 0, 0, 0)), data, compress_type=zipfile.ZIP_DEFLATED)
 
 
 # ---- what xcviz does with each pair --------------------------------------------------------------------------------
