@@ -219,6 +219,15 @@ RANDOM = {"rand.default": (lambda x: x + A.rand([3, 4]) * 0, (X,)),
           "randn.default": (lambda x: x + A.randn([3, 4]) * 0, (X,)),
           "randperm.default": (lambda x: x + A.randperm(4).float() * 0, (X,))}
 
+def _shift_tokens_right(ids):
+    """transformers' BART shift_tokens_right: in-place writes into slices and selects of a fresh tensor."""
+    shifted = ids.new_zeros(ids.shape)
+    shifted[:, 1:] = ids[:, :-1].clone()
+    shifted[:, 0] = 2
+    shifted.masked_fill_(shifted == 5, 1)
+    return shifted * 1
+
+
 # what real timm and transformers programs keep undecomposed (torch.export's default IR is not core-only)
 F = torch.nn.functional
 MASK = r(2, 1, 5, 5) > 0
@@ -236,6 +245,8 @@ PATTERNS = {
     "index, separated tensors": (lambda x, i, j: x[i, :, j], (r(4, 3, 5), ints(4, 2, 3), ints(5, 3))),
     "index_put (x[i] = v)": (lambda x, i, v: x.index_put((i,), v), (r(5, 3), torch.tensor([4, 0]), r(2, 3))),
     "selu": (lambda x: F.selu(x), (r(3, 4),)),
+    "in-place writes into views (BART)": (_shift_tokens_right, (ints(9, 2, 7),)),
+    "fill.Tensor (BART)": (lambda x, v: A.fill.Tensor(x, v), (r(3, 4), torch.tensor(2.5))),
     "outside the table, decomposed at load": (lambda x: F.softshrink(x, 0.3) + torch.logit(x.sigmoid()) + F.mish(x),
                                               (r(3, 4),)),
     "max.other": (lambda x, y: torch.max(x, y), (r(3, 4), r(3, 4))),

@@ -121,10 +121,12 @@ def test_real_model_patterns_match_eager(name, mode):
     _compare(name, got, want)
 
 
-def test_a_pt2_s_ops_outside_the_table_are_decomposed_without_unpickling(tmp_path, monkeypatch):
-    """xcviz's archive reader rebuilds the graph from the file's JSON; torch's default decompositions then run
-    on fake tensors of the stated shapes. torch.export.load (which unpickles) is never called."""
-    fn, args = PATTERNS["outside the table, decomposed at load"]
+@pytest.mark.parametrize("name", ["outside the table, decomposed at load", "in-place writes into views (BART)"])
+def test_a_pt2_is_decomposed_and_functionalized_without_unpickling(name, tmp_path, monkeypatch):
+    """xcviz's archive reader rebuilds the graph from the file's JSON; in-place writes become scatters and
+    torch's default decompositions run on fake tensors of the stated shapes. torch.export.load (which
+    unpickles) is never called."""
+    fn, args = PATTERNS[name]
     path = str(tmp_path / "m.pt2")
     torch.export.save(torch.export.export(Fn(fn), args), path)
     monkeypatch.setattr(torch.export, "load", lambda *a, **k: pytest.fail("torch.export.load was called"))

@@ -145,6 +145,25 @@ def hf_models():
         conv_dim=(8, 8), conv_stride=(5, 2), conv_kernel=(10, 3), num_conv_pos_embeddings=4,
         num_conv_pos_embedding_groups=2, feat_extract_norm="group", vocab_size=32, **tiny, **attn),
         {"input_values": torch.randn(1, 400)}, ["last_hidden_state"])
+    add("hf_t5", tf.T5Model, tf.T5Config(vocab_size=64, d_model=16, d_kv=8, d_ff=32, num_layers=1, num_heads=2,
+                                         relative_attention_num_buckets=8, decoder_start_token_id=0, **attn),
+        {"input_ids": ids, "attention_mask": mask, "decoder_input_ids": ids[:, :4]}, ["last_hidden_state"])
+    add("hf_bart", tf.BartModel, tf.BartConfig(
+        vocab_size=64, d_model=16, encoder_layers=1, decoder_layers=1, encoder_attention_heads=2,
+        decoder_attention_heads=2, encoder_ffn_dim=32, decoder_ffn_dim=32, max_position_embeddings=16, **attn),
+        {"input_ids": ids, "attention_mask": mask}, ["last_hidden_state"])
+    add("hf_distilbert", tf.DistilBertModel, tf.DistilBertConfig(
+        vocab_size=64, dim=16, n_layers=1, n_heads=2, hidden_dim=32, max_position_embeddings=16, **attn),
+        {"input_ids": ids, "attention_mask": mask}, ["last_hidden_state"])
+    img = torch.randn(2, 3, 32, 32)
+    add("hf_resnet", tf.ResNetModel, tf.ResNetConfig(embedding_size=8, hidden_sizes=[8, 16], depths=[1, 1],
+                                                     layer_type="basic"),
+        {"pixel_values": img}, ["last_hidden_state", "pooler_output"])
+    add("hf_convnext", tf.ConvNextModel, tf.ConvNextConfig(hidden_sizes=[8, 16], depths=[1, 1], num_stages=2),
+        {"pixel_values": img}, ["last_hidden_state", "pooler_output"])
+    add("hf_swin", tf.SwinModel, tf.SwinConfig(image_size=32, patch_size=4, embed_dim=8, depths=[1, 1],
+                                               num_heads=[1, 2], window_size=4),
+        {"pixel_values": img}, ["last_hidden_state", "pooler_output"])
     add("hf_vit", tf.ViTModel, tf.ViTConfig(image_size=16, patch_size=4, num_channels=3, **tiny, **attn),
         {"pixel_values": torch.randn(2, 3, 16, 16)}, ["last_hidden_state", "pooler_output"])
     return out

@@ -20,14 +20,14 @@ def _unknown(ep) -> set:
 def decompose_unknown(ep):
     """ep with every aten op outside xcviz's table decomposed by torch's default table (run_decompositions),
     the ops xcviz has rows for kept as they are; ep itself when there is none, or torch cannot decompose them."""
-    unknown = _unknown(ep)
-    if not unknown:
-        return ep
     import torch
 
+    unknown = _unknown(ep)
+    mutating = any(n.op == "call_function" and isinstance(n.target, torch._ops.OpOverload)
+                   and n.target._schema.is_mutable for n in ep.graph.nodes)
     table = torch.export.default_decompositions()
-    if not any(o in table for o in unknown):
-        return ep
+    if not mutating and not any(o in table for o in unknown):
+        return ep  # (in-place writes: run_decompositions functionalizes them into scatters, whatever the table)
     from ..ops.aten import ADAPTERS
 
     for o in list(table.keys()):
@@ -127,3 +127,54 @@ def live_nodes(nodes: list[Node], outputs: list[str]) -> list[Node]:
             keep.append(n)
             need.update(parse_ref(i)[0] for i in n.inputs if i)
     return keep[::-1]
+
+
+def functionalize_graph(graph) -> None:
+    """In place, on an FX graph rebuilt from a .pt2's JSON: each in-place aten call (`copy_`, `fill_`,
+    `masked_fill_`, ...; torch.export's default IR keeps them on intermediates, as BART's shift_tokens_right)
+    becomes its out-of-place overload, and a write into a slice or select view of a tensor becomes a
+    slice_scatter / select_scatter of that tensor, through chains of views. Later readers of the written tensor
+    read the new value, as torch's functionalization would make them (run_decompositions does it for live
+    programs). An in-place write into another kind of view stays and is refused by the table."""
+    import torch
+
+    aten = torch.ops.aten
+    order = {n: i for i, n in enumerate(graph.nodes)}
+    for m in list(graph.nodes):
+        target = m.target
+        if m.op != "call_function" or not isinstance(target, torch._ops.OpOverload) or not m.args:
+            continue
+        args = target._schema.arguments
+        if not args or args[0].alias_info is None or not args[0].alias_info.is_write \
+                or not target._schema.name.endswith("_"):
+            continue
+        functional = getattr(getattr(aten, target._schema.name[6:-1], None), target._overloadname, None)
+        if functional is None:
+            continue
+        m.target = functional
+        _readers_see(graph, order, m, m.args[0], m)
+
+
+def _readers_see(graph, order, after, old, new) -> None:
+    """Every reader of `old` placed after `after` reads `new`; if `old` is a view, its base gets the write."""
+    import torch
+
+    aten = torch.ops.aten
+    for user in list(old.users):
+        if user is not new and order.get(user, -1) > order[after]:
+            user.replace_input_with(old, new)
+    view = old.target if old.op == "call_function" else None
+    if view not in (aten.slice.Tensor, aten.select.int):
+        return
+    base = old.args[0]
+    with graph.inserting_after(new):
+        if view is aten.slice.Tensor:
+            rest = list(old.args[1:]) + [None] * (4 - len(old.args[1:]))
+            dim, start, end, step = rest[0] if rest[0] is not None else 0, rest[1], rest[2], rest[3] or 1
+            scattered = graph.call_function(aten.slice_scatter.default, (base, new, dim, start, end, step))
+        else:
+            scattered = graph.call_function(aten.select_scatter.default, (base, new, *old.args[1:3]))
+    scattered.meta["val"] = base.meta.get("val")
+    scattered.meta["nn_module_stack"] = new.meta.get("nn_module_stack", {})
+    order[scattered] = order[new] + 0.5
+    _readers_see(graph, order, after, base, scattered)

@@ -167,10 +167,11 @@ def graph_from_program(ep, source: str | None = None, dim_names: dict | None = N
     import torch
 
     from ..ops.aten import Call, Const, NotMapped, Ref, translate
-    from .torch_decompose import decompose_graph, live_nodes, why_undecomposed
+    from .torch_decompose import decompose_graph, functionalize_graph, live_nodes, why_undecomposed
 
     names = dim_names or {}
-    if not isinstance(ep, torch.export.ExportedProgram):  # a .pt2 read by xcviz's reader: decompose safely here
+    if not isinstance(ep, torch.export.ExportedProgram):  # a .pt2 read by xcviz's reader: rewrite safely here
+        functionalize_graph(ep.graph)
         decompose_graph(ep.graph)
     sig = ep.graph_signature
     specs = {s.arg.name: s for s in sig.input_specs if hasattr(s.arg, "name")}

@@ -317,7 +317,15 @@ def _copy(c: Call) -> Spec:
 
 # ---- tensors made from sizes -------------------------------------------------------------------------------------
 aten("empty", "empty_strided", "empty_like", "new_empty", target="const")(lambda c: _filled(c, 0))
-aten("fill", "fill_", "new_full", target="const")(lambda c: _filled(c, c.args[1]))
+@aten("fill", "fill_", "new_full", target="const")
+def _fill(c: Call) -> Spec:
+    value, shape = c.args[1], c.out[0].shape
+    if not isinstance(value, Ref):
+        return _filled(c, value)
+    # fill.Tensor: a 0-d tensor broadcast to self's shape
+    if shape is None or any(not isinstance(d, int) for d in shape) or c.t(1).dtype != c.dtype():
+        raise NotMapped("fill with a tensor value of another dtype or to a symbolic shape")
+    return Spec("expand", (value, _i64(list(shape))))
 
 
 def _random(kind: str):

@@ -17,7 +17,7 @@ def _add_at(xp, arr, key, val):
     if is_np(xp):
         np.add.at(arr, key, val)
         return arr
-    return arr.at[key].add(val)
+    return xp.asarray(arr).at[key].add(val)
 
 
 def _taps(ks, dil, st, outs):

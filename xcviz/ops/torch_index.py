@@ -38,6 +38,7 @@ def index_put(xp, a, x, values, *indices):
         else:
             out[key] = values
         return out
+    x = xp.asarray(x)  # (a constant arrives as NumPy inside a compiled cluster)
     return x.at[key].add(values) if int(a.get("accumulate", 0)) else x.at[key].set(values)
 
 
@@ -59,7 +60,7 @@ def _set(xp, x, key, src):
         out = np.array(x, copy=True)
         out[key] = src
         return out
-    return x.at[key].set(src.astype(x.dtype))
+    return xp.asarray(x).at[key].set(src.astype(x.dtype))
 
 
 def select_scatter(xp, a, x, src):
