@@ -23,8 +23,7 @@ def decompose_unknown(ep):
     import torch
 
     unknown = _unknown(ep)
-    mutating = any(n.op == "call_function" and isinstance(n.target, torch._ops.OpOverload)
-                   and n.target._schema.is_mutable for n in ep.graph.nodes)
+    mutating = any(n.op == "call_function" and _writes_self(n.target) for n in ep.graph.nodes)
     table = torch.export.default_decompositions()
     if not mutating and not any(o in table for o in unknown):
         return ep  # (in-place writes: run_decompositions functionalizes them into scatters, whatever the table)
@@ -144,15 +143,25 @@ def functionalize_graph(graph) -> None:
         target = m.target
         if m.op != "call_function" or not isinstance(target, torch._ops.OpOverload) or not m.args:
             continue
-        args = target._schema.arguments
-        if not args or args[0].alias_info is None or not args[0].alias_info.is_write \
-                or not target._schema.name.endswith("_"):
+        if not _writes_self(target):
             continue
         functional = getattr(getattr(aten, target._schema.name[6:-1], None), target._overloadname, None)
         if functional is None:
             continue
         m.target = functional
         _readers_see(graph, order, m, m.args[0], m)
+
+
+def _writes_self(target) -> bool:
+    """An in-place method (`x.add_(y)`): it writes its first argument. (Ops that update other arguments,
+    batch norm's running statistics, are read as the table reads them.)"""
+    import torch
+
+    if not isinstance(target, torch._ops.OpOverload):
+        return False
+    args = target._schema.arguments
+    return bool(args) and args[0].alias_info is not None and args[0].alias_info.is_write \
+        and target._schema.name.endswith("_")
 
 
 def _readers_see(graph, order, after, old, new) -> None:
