@@ -244,10 +244,12 @@ def test_unknown_aten_op_loads_opaque_with_its_reason(tmp_path, run_cli):
     path = _save(ep, tmp_path)
     g = xcviz.load(path)
     opaque = [n for n in g.nodes if not n.known]
-    assert [(n.name, n.note) for n in opaque] == [("special_erfinv", "aten.special_erfinv is not in xcviz's op table")]
+    # special_erfinv is decomposed (to erfinv) on the graph rebuilt from the file's JSON; erfinv torch cannot
+    assert [(n.name, n.note) for n in opaque] == [
+        ("erfinv", "aten.erfinv is not in xcviz's op table; torch's default decompositions do not cover it")]
     code, out, err = run_cli("cluster", path, "--min-cluster-size", "1")
     assert code == 0, err
-    assert "aten.special_erfinv is not in" in out
+    assert "aten.erfinv is not in" in out
     np.savez(tmp_path / "in.npz", x=np.zeros(4, np.float32))
     err = _one_line(*run_cli("run", path, "--inputs", str(tmp_path / "in.npz"))[::2])
     assert "erfinv" in err

@@ -304,16 +304,21 @@ def _program(gm: dict, weights: dict, ser):
 
 
 def _target(text: str):
+    """torch.ops.NS.NAME.OVERLOAD as the operator it names: only an operator registered with torch (its schema is
+    looked up by name before any attribute is read) and only an OpOverload comes back, whatever the text says.
+    Op names may start with `_` (aten._softmax, aten.__and__), the namespace may not."""
     import torch
 
     parts = text.split(".")
-    if parts[:2] != ["torch", "ops"] or len(parts) != 5 or not all(_NAME.fullmatch(p) and p[0] != "_" for p in parts):
+    if parts[:2] != ["torch", "ops"] or len(parts) != 5 or not all(_NAME.fullmatch(p) for p in parts) \
+            or parts[2].startswith("_") or parts[4].startswith("__"):
         raise Unreadable(f"target {text}")
-    t = torch.ops
-    for p in parts[2:]:
-        t = getattr(t, p, None)
-        if t is None:
-            raise Unreadable(f"target {text}")
+    ns, name, overload = parts[2:]
+    if not torch._C._jit_get_schemas_for_operator(f"{ns}::{name}"):
+        raise Unreadable(f"target {text}")
+    t = getattr(getattr(getattr(torch.ops, ns), name, None), overload, None)
+    if not isinstance(t, torch._ops.OpOverload):
+        raise Unreadable(f"target {text}")
     return t
 
 

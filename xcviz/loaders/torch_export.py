@@ -55,8 +55,12 @@ def graph_from_program(ep, source: str | None = None, dim_names: dict | None = N
     import torch
 
     from ..ops.aten import Call, Const, NotMapped, Ref, translate
+    from .torch_decompose import decompose_graph, functionalize_graph, live_nodes, why_undecomposed
 
     names = dim_names or {}
+    if not isinstance(ep, torch.export.ExportedProgram):  # a .pt2 read by xcviz's reader: rewrite safely here
+        functionalize_graph(ep.graph)
+        decompose_graph(ep.graph)
     sig = ep.graph_signature
     specs = {s.arg.name: s for s in sig.input_specs if hasattr(s.arg, "name")}
     nodes_fx = list(ep.graph.nodes)
@@ -143,7 +147,10 @@ def graph_from_program(ep, source: str | None = None, dim_names: dict | None = N
                 raise KeyError(opname)
             spec = translate(call)
         except KeyError:
-            note = f"aten.{opname} is not in xcviz's op table" if ns == "aten" else f"custom op {ns}::{opname}"
+            if ns == "aten":
+                note = f"aten.{opname} is not in xcviz's op table; {why_undecomposed(n.target)}"
+            else:
+                note = f"custom op {ns}::{opname}"
         except NotMapped as e:
             note = f"aten.{opname}: {e}"
         if note is not None:
@@ -160,6 +167,7 @@ def graph_from_program(ep, source: str | None = None, dim_names: dict | None = N
                           outputs=outs, where=where, module=module))
 
     outputs, output_names = _outputs(ep, ref)
+    nodes = live_nodes(nodes, outputs)
     name = os.path.basename(source).split(".")[0] if source else type(ep).__name__
     return Graph(name=name or "program", inputs=inputs, nodes=nodes, outputs=outputs, source=source,
                  output_names=output_names)
@@ -245,6 +253,10 @@ def from_torch(obj, example_args=None, dynamic_shapes=None, *, example_kwargs=No
         raise XcvizError(f"from_torch takes an nn.Module or an ExportedProgram, not {type(obj).__name__}")
     if decompose:
         ep = ep.run_decompositions()
+    else:
+        from .torch_decompose import decompose_unknown
+
+        ep = decompose_unknown(ep)
     graph = graph_from_program(ep, None, symbol_names(ep, dynamic_shapes))
     graph.name = type(obj).__name__ if isinstance(obj, torch.nn.Module) else "program"
     return finalize(graph, onnx=True, dims=dims)

@@ -9,7 +9,8 @@ from . import (  # noqa: F401,E402  (registration side effects)
 from . import conv_causal_deform, linear_attention, random, signal  # noqa: F401,E402
 from . import strings  # noqa: F401,E402
 from . import tf_array, tf_conv, tf_elementwise, tf_functional, tf_lists, tf_random, tf_strings  # noqa: F401,E402
-from . import aten, aten_layout, aten_rnn, aten_table  # noqa: F401,E402  (PyTorch-only entries and the aten op table)
+from . import torch_grad, torch_index, torch_math, torch_nn  # noqa: F401,E402  (ops in PyTorch's forms)
+from . import aten, aten_core, aten_grad, aten_layout, aten_rnn, aten_table  # noqa: F401,E402  (the aten op table)
 from .arrays import Unsupported  # noqa: F401
 from .registry import (  # noqa: F401
     ALL, BODY_CONTROL, CONTROL_FLOW, CUSTOM, DEVICES, ELEMENTWISE, EXPENSIVE, FUNCTIONAL, LAYOUT, MEAN, NOOP,

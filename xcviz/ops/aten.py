@@ -43,6 +43,9 @@ class Call:
     def t(self, i: int) -> TensorType:
         return self.types.get(self.args[i], TensorType())
 
+    def t_of(self, ref) -> TensorType:
+        return self.types.get(ref, TensorType())
+
     def rank(self, i: int) -> int | None:
         s = self.t(i).shape
         return None if s is None else len(s)

@@ -75,7 +75,9 @@ def _repeat(c: Call) -> Spec:
 
 @aten("cat", "concat", "concatenate", target="concat")
 def _cat(c: Call) -> Spec:
-    return Spec("concat", tuple(c.args[0]), {"axis": int(c.args[1])})
+    # torch skips 1-D empty tensors whatever the axis (legacy: an empty KV cache is torch.tensor([]))
+    parts = [t for t in c.args[0] if c.t_of(t).shape != (0,)] or list(c.args[0][:1])
+    return Spec("concat", tuple(parts), {"axis": int(c.args[1])})
 
 
 @aten("slice", "slice_copy", target="slice")
@@ -101,15 +103,6 @@ def _index_select(c: Call) -> Spec:
 @aten("embedding", target="gather")
 def _embedding(c: Call) -> Spec:
     return Spec("gather", (c.args[0], c.args[1]), {"axis": 0})
-
-
-@aten("index", target="gather")
-def _index(c: Call) -> Spec:
-    given = [(k, t) for k, t in enumerate(c.args[1]) if t is not None]
-    if len(given) != 1 or c.types.get(given[0][1]) is None or c.types[given[0][1]].dtype == "bool":
-        raise NotMapped("aten.index with other than one integer index tensor")
-    k, idx = given[0]
-    return Spec("gather", (c.args[0], idx), {"axis": k})
 
 
 @aten("gather", target="gather_elements")

@@ -19,8 +19,7 @@ _UNARY = {
 for _name, _target in _UNARY.items():
     aten(_name, f"{_name}_", target=_target)(lambda c, _t=_target: Spec(_t, (c.args[0],)))
 
-_BINARY = {"add": "add", "sub": "sub", "mul": "mul", "div": "div", "pow": "pow", "maximum": "max",
-           "minimum": "min", "remainder": "mod", "fmod": "mod", "logical_and": "and", "logical_or": "or",
+_BINARY = {"mul": "mul", "pow": "pow", "remainder": "mod", "fmod": "mod", "logical_and": "and", "logical_or": "or",
            "logical_xor": "xor", "bitwise_and": "bitwise_and", "bitwise_or": "bitwise_or",
            "bitwise_xor": "bitwise_xor", "__and__": "bitwise_and", "__or__": "bitwise_or", "__xor__": "bitwise_xor"}
 _COMPARE = {"eq": "equal", "lt": "less", "le": "less_equal", "gt": "greater", "ge": "greater_equal"}
@@ -29,10 +28,6 @@ _COMPARE = {"eq": "equal", "lt": "less", "le": "less_equal", "gt": "greater", "g
 def _binary(target: str, compare: bool = False):
     def fn(c: Call) -> Spec:
         x, y = c.args[0], c.args[1]
-        if c.name in ("add", "sub") and len(c.args) > 2 and c.args[2] not in (1, 1.0):
-            raise NotMapped(f"aten.{c.name} with alpha={c.args[2]}")
-        if c.name == "div" and len(c.args) > 2 and c.args[2] is not None:
-            raise NotMapped(f"aten.div with rounding_mode={c.args[2]!r}")
         like = c.t(0).dtype if isinstance(x, Ref) else c.t(1).dtype
         dtype = like if compare else None
         attrs = {"fmod": 1} if c.name == "fmod" else {"fmod": 0} if c.name == "remainder" else {}
@@ -74,13 +69,6 @@ def _gelu(c: Call) -> Spec:
 @aten("leaky_relu", "leaky_relu_", target="leaky_relu")
 def _leaky(c: Call) -> Spec:
     return Spec("leaky_relu", (c.args[0],), {"alpha": float(c.args[1])})
-
-
-@aten("elu", "elu_", target="elu")
-def _elu(c: Call) -> Spec:
-    if c.args[2] != 1 or c.args[3] != 1:
-        raise NotMapped("aten.elu with scale or input_scale other than 1")
-    return Spec("elu", (c.args[0],), {"alpha": float(c.args[1])})
 
 
 @aten("hardsigmoid", "hardsigmoid_", target="hard_sigmoid")
@@ -173,13 +161,6 @@ def _avg_pool(c: Call) -> Spec:
                                   "strides": [int(s) for s in (stride or kernel)] * (n // len(stride or kernel)),
                                   "pads": pad + pad, "ceil_mode": int(bool(ceil)),
                                   "count_include_pad": int(bool(include_pad))})
-
-
-@aten("adaptive_avg_pool2d", "adaptive_avg_pool1d", "_adaptive_avg_pool2d", target="global_avgpool")
-def _adaptive_avg(c: Call) -> Spec:
-    if any(int(s) != 1 for s in c.args[1]):
-        raise NotMapped(f"adaptive_avg_pool to {list(c.args[1])} (only to size 1)")
-    return Spec("global_avgpool", (c.args[0],))
 
 
 # ---- normalization and softmax -----------------------------------------------------------------------------

@@ -275,3 +275,33 @@ def cast_like(xp, a, x, like):
 
 op("cast_like", "CastLike", groups=E, infer=infer_cast_like, min_inputs=2, max_inputs=2, flops=r.zero_flops,
    attrs={"saturate": 1}, impl=cast_like)
+
+
+# ---- PyTorch's: atan2, not-equal, add with alpha, division with a rounding mode ----------------------------
+op("atan2", "Atan2", groups=E, infer=broadcast_all, min_inputs=2, max_inputs=2, flops=r.output_flops(8),
+   impl=lambda xp, a, y, x: xp.arctan2(y, x).astype(y.dtype), doc="the angle of (x, y): atan2(y, x)")
+op("not_equal", "NotEqual", groups=E, infer=compare, min_inputs=2, max_inputs=2, flops=r.output_flops(1),
+   impl=lambda xp, a, x, y: xp.not_equal(x, y))
+
+
+def div_rounding(xp, a, x, y):
+    mode = str(a.get("rounding_mode"))
+    if mode == "None":  # true division, in the output's float type
+        to = np.dtype(a.get("to") or "float32")
+        return (x.astype(to) / xp.asarray(y).astype(to)).astype(to)
+    if np.dtype(x.dtype).kind in "iu" and np.dtype(getattr(y, "dtype", x.dtype)).kind in "iu":
+        q = xp.floor_divide(x, y)
+        if mode == "trunc":  # floor and trunc differ where the signs differ and the division is inexact
+            q = xp.where((q < 0) & (q * y != x), q + 1, q)
+        return q.astype(x.dtype)
+    q = x / y
+    return (xp.floor(q) if mode == "floor" else xp.trunc(q)).astype(q.dtype)
+
+
+op("div_rounding", groups=E, infer=broadcast_all, min_inputs=2, max_inputs=2, flops=r.output_flops(2),
+   attrs={"rounding_mode": "trunc", "to": None}, impl=div_rounding,
+   doc="x / y rounded toward zero (trunc) or down (floor), integer or float, or (None) true division into the "
+       "float type `to` (torch.div with rounding_mode; integers divided)")
+op("add_scaled", groups=E, infer=broadcast_all, min_inputs=2, max_inputs=2, flops=r.output_flops(2),
+   attrs={"alpha": 1.0}, impl=lambda xp, a, x, y: (x + y * lit(y, a["alpha"])).astype(x.dtype),
+   doc="x + alpha * y (torch.add with alpha; torch.sub is alpha negated)")

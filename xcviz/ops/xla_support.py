@@ -93,6 +93,30 @@ TF_EQUIV: dict[str, str] = {
     "bit_cast": "Bitcast Cast", "mel_weight_matrix": "Range Log Exp Mul RealDiv Floor Sub Maximum Minimum Cast",
     "tfidf_vectorizer": "StridedSlice Equal Cast Min Sum MatMul Mul Greater",
 }
+# PyTorch's forms (ops/torch_math.py, torch_index.py, torch_nn.py, the aten table's rows): the TF ops a converter
+# composes each from, all of them clustered by TF 2.21 itself (tests/data/tf_suite/autoclustering_ops.json)
+TF_EQUIV.update({
+    "atan2": "RealDiv Atan Less SelectV2 AddV2 Mul", "expm1": "Exp Sub", "log1p": "AddV2 Log", "log2": "Log Mul",
+    "log10": "Log Mul", "trunc": "Sign Abs Floor Mul", "not_equal": "Equal LogicalNot", "reduce_any": "Cast Max",
+    "variance": "Mean SquaredDifference Sum RealDiv", "max_with_index": "Max ArgMax", "min_with_index": "Min ArgMin",
+    "sort": "TopKV2", "diff": "StridedSlice Sub ConcatV2", "cdist": "Sub Abs Pow Sum Sqrt",
+    "pdist": "Sub Abs Pow Sum Sqrt GatherV2", "div_rounding": "RealDiv Div Floor Sign Abs Mul Cast",
+    "add_scaled": "Mul AddV2", "torch_index": "GatherNd Reshape Transpose",
+    "torch_index_put": "TensorScatterUpdate TensorScatterAdd", "select_scatter": "TensorScatterUpdate",
+    "slice_scatter": "TensorScatterUpdate", "masked_scatter": "Cumsum GatherV2 SelectV2",
+    "as_strided": "Reshape GatherV2", "diagonal": "GatherNd Transpose",
+    "torch_group_norm": "Reshape Mean SquaredDifference Rsqrt Mul AddV2",
+    "torch_batch_norm_stats": "Mean SquaredDifference Rsqrt Mul AddV2", "weight_norm": "Mul Sum Sqrt RealDiv",
+    "maxpool_with_index": "PadV2 StridedSlice Pack Max ArgMax GatherV2",
+    "adaptive_avgpool": "StridedSlice Mean ConcatV2",
+    "embedding_bag": "GatherV2 Equal Cast MatMul Max ArgMax RealDiv SelectV2", "fft_r2c": "RFFT FFT",
+    "fft_c2r": "IRFFT IFFT",
+    # ops/torch_grad.py: the gradients, tap by tap (scatter-adds into the padded input) or in closed form
+    "conv_backward": "PadV2 StridedSlice Einsum TensorScatterAdd Sum", "layer_norm_backward": "Mean Mul Sub Sum",
+    "group_norm_backward": "Reshape Mean Mul Sub Sum", "max_pool_backward": "Reshape TensorScatterAdd",
+    "avg_pool_backward": "PadV2 RealDiv TensorScatterAdd StridedSlice", "adaptive_avg_pool_backward": "MatMul Transpose",
+    "embedding_backward": "Equal SelectV2 TensorScatterAdd",
+})
 
 # canonical op -> (source: who refuses it, in short; why, in full): "TF rule" is TF's auto-clustering, "XLA" has
 # no kernel or type for it, "xcviz rule" is xcviz keeping out an op TF would compile (said so, never blamed on XLA)
@@ -127,7 +151,7 @@ REFUSED: dict[str, tuple[str, str]] = {
                                "split_to_sequence")},
     **{name: _OPT for name in ("optional", "optional_get_element", "optional_has_element")},
     "compress": _WHERE,
-    "bernoulli": _RNG,
+    "bernoulli": _RNG, "randperm": _RNG,
     "det": ("XLA: no MatrixDeterminant kernel", "determinant: tf2xla registers no kernel for TF's "
             "MatrixDeterminant (what converters lower Det to), so TF's auto-clustering leaves it out"),
     "string_concat": _STRING, "regex_full_match": _STRING,
