@@ -196,10 +196,12 @@ def test_readme_quick_start_shows_clusters_as_printed(run_cli, monkeypatch):
     assert [line.rstrip() for line in out.splitlines()] == shown.group(2).rstrip("\n").splitlines()
 
 
-def test_readme_render_example_draws_clusters(run_cli, monkeypatch, tmp_path):
+def test_docs_render_example_draws_clusters(run_cli, monkeypatch, tmp_path):
     import shlex
 
-    line = next(x for x in _readme().splitlines() if x.startswith("xcviz render") and "seed.png" in x)
+    with open(os.path.join(ROOT, "docs", "pictures-and-report.md"), encoding="utf-8") as f:
+        page = f.read()
+    line = next(x for x in page.splitlines() if x.startswith("xcviz render") and "seed.png" in x)
     args = shlex.split(line.split("#")[0])[1:]
     args = [os.path.join(ROOT, a) if a.startswith("graphs/") else a for a in args]
     monkeypatch.chdir(tmp_path)

@@ -1,4 +1,5 @@
-"""Every ```python block of the README runs as written, from the repository's root, in a fresh namespace."""
+"""Every ```python block of the README and of the docs pages it sends newcomers to runs as written, from the
+repository's root, in a fresh namespace."""
 from __future__ import annotations
 
 import importlib.util
@@ -8,7 +9,9 @@ import re
 import pytest
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-BLOCKS = re.findall(r"^```python\n(.*?)^```", open(os.path.join(ROOT, "README.md"), encoding="utf-8").read(), re.M | re.S)
+PAGES = ("README.md", "docs/python-api.md", "docs/pytorch.md")
+BLOCKS = [block for page in PAGES
+          for block in re.findall(r"^```python\n(.*?)^```", open(os.path.join(ROOT, page), encoding="utf-8").read(), re.M | re.S)]
 
 
 def test_the_readme_has_python_examples():
@@ -28,7 +31,7 @@ def test_readme_python_block_runs(k, monkeypatch, tmp_path, capsys):
         if not entry.startswith("."):
             os.symlink(os.path.join(ROOT, entry), tmp_path / entry)
     monkeypatch.chdir(tmp_path)
-    exec(compile(code, f"README.md python block {k + 1}", "exec"), {"__name__": "__readme__"})
+    exec(compile(code, f"python block {k + 1} of {PAGES}", "exec"), {"__name__": "__readme__"})
     out = capsys.readouterr().out
     for comment in re.findall(r"print\(.*\)\s+# → (.+)$", code, re.M):  # a `# → result` after a print is checked
         assert comment.strip() in out, f"README says {comment.strip()!r}, the code printed {out!r}"

@@ -263,15 +263,15 @@ def test_without_torch_a_pt2_names_the_extra(tmp_path, run_cli, monkeypatch):
     assert "needs torch" in err and "pip install -e '.[torch]'" in err
 
 
-def test_readme_example_runs(tmp_path, monkeypatch, capsys, run_cli):
+def test_docs_pytorch_example_runs(tmp_path, monkeypatch, capsys, run_cli):
     import os
     import re
 
-    readme = open(os.path.join(os.path.dirname(__file__), "..", "README.md"), encoding="utf-8").read()
-    section = readme.split("## PyTorch programs", 1)[1]
+    page = open(os.path.join(os.path.dirname(__file__), "..", "docs", "pytorch.md"), encoding="utf-8").read()
+    section = page.split("## PyTorch programs", 1)[1]
     code = re.search(r"```python\n(.*?)```", section, re.S).group(1)
     monkeypatch.chdir(tmp_path)
-    exec(compile(code, "README.md", "exec"), {})
+    exec(compile(code, "docs/pytorch.md", "exec"), {})
     printed = capsys.readouterr().out.split()
     assert printed == ["float32[batch,8]", "1"]
     code, out, err = run_cli("cluster", "net.pt2", "--min-cluster-size", "1")
