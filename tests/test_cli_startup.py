@@ -5,6 +5,8 @@ import sys
 
 import pytest
 
+pytestmark = pytest.mark.slow  # (the fast tier is `pytest`; this runs with `pytest -m slow`)
+
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 SEED = os.path.join("graphs", "seed_demo.yaml")
 
@@ -13,7 +15,6 @@ import sys
 sys.argv = ["xcviz", *sys.argv[1:]]
 from xcviz.cli import main
 
-pytestmark = pytest.mark.slow  # (the fast tier is `pytest`; this runs with `pytest -m slow`)
 try:
     main()
 except SystemExit:

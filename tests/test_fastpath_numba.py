@@ -7,6 +7,8 @@ import sys
 
 import pytest
 
+pytestmark = pytest.mark.slow  # (the fast tier is `pytest`; this runs with `pytest -m slow`)
+
 pytest.importorskip("numba", reason="pip install numba")
 pytest.importorskip("scipy", reason="numba's linear algebra needs scipy (pip install scipy)")
 
@@ -27,7 +29,6 @@ d, c = f(x, x)
 assert d == 14.0 and abs(c - np.cov(x)) < 1e-12
 import scipy.linalg
 
-pytestmark = pytest.mark.slow  # (the fast tier is `pytest`; this runs with `pytest -m slow`)
 print("ok", scipy.linalg.cython_blas.__name__)
 """
 

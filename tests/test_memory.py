@@ -10,13 +10,14 @@ import sys
 
 import pytest
 
+pytestmark = pytest.mark.slow  # (the fast tier is `pytest`; this runs with `pytest -m slow`)
+
 glibc = pytest.mark.skipif(sys.platform != "linux" or platform.libc_ver()[0] != "glibc",
                            reason="the tuning applies to glibc's malloc only")
 
 ROUNDS = """
 import json, resource, sys, numpy as np
 
-pytestmark = pytest.mark.slow  # (the fast tier is `pytest`; this runs with `pytest -m slow`)
 {setup}
 def faults(): return resource.getrusage(resource.RUSAGE_SELF).ru_minflt
 def rss_mib():
