@@ -194,7 +194,7 @@ def execute(graph: Graph, feeds: dict[str, np.ndarray], mode: str = "hybrid", cl
     plan = plan_for(graph, mode, clustering if mode == "hybrid" else None, cache, options)
     bodies_before = _body_compile_seconds(plan)
     with bodies_run(_body_run(plan, mode, options)):
-        env = _run_units(graph, feeds, plan, cache)
+        env = _run_units(graph, feeds, plan, cache, lazy=mode != "jit")
     seconds = time.perf_counter() - t0
     outputs = {graph.output_names.get(ref, ref): env[ref] for ref in graph.outputs}  # the model's own names
     compiled = cache.compile_seconds - compile_before + _body_compile_seconds(plan) - bodies_before
@@ -217,8 +217,10 @@ def _body_compile_seconds(plan: Plan) -> float:
     return sum(c.compile_seconds for c in body_caches(plan.bodies)) if plan.bodies else 0.0
 
 
-def _run_units(graph: Graph, feeds: dict, plan: Plan, cache) -> dict:
-    """Every tensor of one run: lone nodes natively, clusters through their bound executables."""
+def _run_units(graph: Graph, feeds: dict, plan: Plan, cache, lazy: bool = True) -> dict:
+    """Every tensor of one run: lone nodes natively, clusters through their bound executables. `lazy` (a hybrid
+    run): a cluster XLA cannot compile runs natively, as TF's lazy compilation; a jit run, which asks for XLA
+    everywhere, raises instead."""
     env: dict = {}
     for v in graph.inputs:
         env[v.name] = feeds[v.name]
@@ -245,6 +247,8 @@ def _run_units(graph: Graph, feeds: dict, plan: Plan, cache) -> dict:
                     cache.hit(comp)
                 outs = comp(env, spec) if isinstance(comp, Compiled) else None
             except Exception as e:  # noqa: BLE001 - TF's lazy compilation: a cluster XLA cannot compile runs natively
+                if not lazy:
+                    raise
                 outs = None
                 comp = cache.failed(graph, plan.clustering.cluster_id(u), e)
                 if sig is not None:
