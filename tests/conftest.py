@@ -34,3 +34,7 @@ def run_cli(capsys):
         return code, out.out, out.err
 
     return _run
+
+
+def pytest_configure(config):
+    config.addinivalue_line("markers", "slow: takes more than a few seconds (worker processes, exports)")

@@ -21,7 +21,7 @@ LONG_MODULES: dict[str, str] = {}
 # layers below it, never from one above. A new top-level name must be placed here.
 LAYERS: list[set[str]] = [
     {"__init__", "__main__", "cli", "samples"},      # command line, public API
-    {"pipeline", "conformance", "conformance_doc"},  # load + options + cluster + stats; ONNX node-test runs
+    {"pipeline", "conformance", "conformance_doc", "census"},  # load + options + cluster + stats; ONNX node-test runs; census
     {"render"},                                      # tables, JSON, DOT/SVG, HTML: functions of the results
     {"runtime"},                                     # execution, JAX compilation, validation
     {"clustering"},

@@ -27,6 +27,7 @@ def census(sources: list[str], output: str, *, options=None, validate: bool = Fa
     from . import executors
     from .results import ResultsFile
 
+    executors.check(executor, scheduler)
     options = options or AnalysisOptions()
     fields = {f.name: (dict(v) if f.name == "dims" else v) for f in dataclasses.fields(options)
               for v in [getattr(options, f.name)]}

@@ -86,13 +86,17 @@ def run_dask(tasks: list[Task], settings: Settings, jobs: int, on_row: Callable[
             cluster.close()
 
 
-def run(tasks: Iterable[Task], settings: Settings, on_row: Callable[[dict], None], *, executor: str = "local",
-        jobs: int = 1, scheduler: str | None = None, retries: int = 1) -> None:
-    tasks = list(tasks)
+def check(executor: str, scheduler: str | None) -> None:
     if executor not in EXECUTORS:
         raise XcvizError(f"--executor {executor!r}: not one of {', '.join(EXECUTORS)}")
     if scheduler and executor != "dask":
-        raise XcvizError("--scheduler needs --executor dask")
+        raise XcvizError("--scheduler needs --executor dask", hint="add --executor dask")
+
+
+def run(tasks: Iterable[Task], settings: Settings, on_row: Callable[[dict], None], *, executor: str = "local",
+        jobs: int = 1, scheduler: str | None = None, retries: int = 1) -> None:
+    tasks = list(tasks)
+    check(executor, scheduler)
     if not tasks:
         return
     if executor == "local":

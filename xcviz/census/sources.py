@@ -143,6 +143,8 @@ def shrink(config, depth: int = 0) -> None:
         if isinstance(getattr(config, k, None), int) and not isinstance(getattr(config, k), bool):
             setattr(config, k, min(getattr(config, k), 2))
     for k, v in HF_SIZES.items():
+        if k == "hidden_size" and isinstance(getattr(config, "hidden_sizes", None), list):
+            continue   # a staged model (ConvNeXt, ResNet) derives it from hidden_sizes: the two must agree
         old = getattr(config, k, None)
         if isinstance(old, int) and not isinstance(old, bool) and old > v:
             setattr(config, k, v)
