@@ -10,7 +10,7 @@ from .sources import EXTRA_HINT, Task
 from .worker import Settings, census_one, empty_row
 
 EXECUTORS = ("local", "dask")
-TASKS_PER_CHILD = 25    # a local worker process is replaced after this many models (torch.export keeps memory)
+BATCH_PER_JOB = 20      # models per worker before a local pool is replaced (torch.export keeps memory)
 
 
 def crashed_row(task: Task, message: str) -> dict:
@@ -19,19 +19,21 @@ def crashed_row(task: Task, message: str) -> dict:
 
 
 def run_local(tasks: list[Task], settings: Settings, jobs: int, on_row: Callable[[dict], None]) -> None:
-    """A pool of `jobs` worker processes (spawned: the parent's torch threads must not be forked). A worker
-    that dies breaks the pool: the models it had in flight are written as crashed and a new pool goes on."""
+    """Pools of `jobs` worker processes (spawned: the parent's torch threads must not be forked), a new pool
+    for each batch of BATCH_PER_JOB * jobs models so that what torch.export keeps goes back to the system
+    (Python 3.11's max_tasks_per_child can hang the pool when a worker retires). A worker that dies breaks
+    its pool: the models it had in flight are written as crashed and a new pool goes on."""
     import multiprocessing
     from concurrent.futures import ProcessPoolExecutor, as_completed
     from concurrent.futures.process import BrokenProcessPool
 
     left = list(tasks)
     while left:
-        pool = ProcessPoolExecutor(max_workers=max(1, min(jobs, len(left))), mp_context=multiprocessing.get_context("spawn"),
-                                   max_tasks_per_child=TASKS_PER_CHILD)
+        batch = left[:BATCH_PER_JOB * jobs]
+        pool = ProcessPoolExecutor(max_workers=max(1, min(jobs, len(batch))), mp_context=multiprocessing.get_context("spawn"))
         broken = False
         try:
-            futures = {pool.submit(census_one, t, settings): t for t in left}
+            futures = {pool.submit(census_one, t, settings): t for t in batch}
             for f in as_completed(futures):
                 t = futures[f]
                 try:

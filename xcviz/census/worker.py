@@ -202,9 +202,15 @@ def what_if(a, blocking: dict, fields: dict) -> dict:
 
 def allowing(options, op: str):
     """The options with `op` supported: allowed (and no longer denied), or added to a --supported-ops set."""
+    from ..ops import REGISTRY
+
+    def canon(name: str) -> str:   # deny may spell it `add`, the row says `Add`
+        opdef = REGISTRY.get(name)
+        return opdef.name if opdef is not None else name
+
     if options.supported_ops is not None:
         return options.replace(supported_ops=options.supported_ops | {op}, allow_unknown=True)
-    deny = frozenset(d for d in options.deny if d != op)
+    deny = frozenset(d for d in options.deny if canon(d) != canon(op))
     return options.replace(allow=options.allow | {op}, deny=deny, allow_unknown=True)
 
 
