@@ -43,6 +43,21 @@ def test_cut_short_last_line_is_dropped_and_other_bad_lines_refused(tmp_path):
         read_rows(str(p))
 
 
+def test_resume_keeps_finished_rows_and_reruns_crashed_ones(tmp_path):
+    from xcviz.census.results import ResultsFile
+
+    p = tmp_path / "r.jsonl"
+    rows = [{"source": "s", "model": m, "status": st} for m, st in (("a", "ok"), ("b", "timeout"), ("c", "crashed"), ("d", "error"))]
+    p.write_text("".join(json.dumps(r) + "\n" for r in rows), encoding="utf-8")
+    f = ResultsFile(str(p), resume=True)
+    f.close()
+    assert f.done == {("s", "a"), ("s", "b"), ("s", "d")} and [r["model"] for r in read_rows(str(p))] == ["a", "b", "d"]
+    f = ResultsFile(str(p), resume=True, retry_failed=True)
+    f.write({"source": "s", "model": "b", "status": "ok"})
+    f.close()
+    assert [(r["model"], r["status"]) for r in read_rows(str(p))] == [("a", "ok"), ("b", "ok")]
+
+
 def test_cli_refuses_an_existing_results_file_without_resume(tmp_path, run_cli):
     out = tmp_path / "r.jsonl"
     out.write_text("", encoding="utf-8")

@@ -15,12 +15,12 @@ __all__ = ["census", "ranking", "summary", "read_rows", "sort_rows", "comparable
 
 
 def census(sources: list[str], output: str, *, options=None, validate: bool = False, timeout_s: float | None = None,
-           executor: str = "local", jobs: int = 1, scheduler: str | None = None, retries: int = 1, resume: bool = False,
-           threads: int = 1, on_start: Callable[[int, int], None] | None = None,
+           executor: str = "local", jobs: int = 1, scheduler: str | None = None, retries: int = 1,
+           resume: bool = False, retry_failed: bool = False, threads: int = 1, on_start: Callable[[int, int], None] | None = None,
            on_row: Callable[[dict], None] | None = None) -> list[dict]:
     """Run the census into `output` (JSON Lines, a row appended as each model finishes) and return all its
     rows, sorted by source and model. `resume` skips the models the file already holds (crashed ones are
-    run again). `on_start(todo, done)` and `on_row(row)` are for a progress display."""
+    run again; with `retry_failed` every row not ok). `on_start(todo, done)` and `on_row(row)` are for a progress display."""
     import dataclasses
 
     from ..pipeline import AnalysisOptions
@@ -33,7 +33,7 @@ def census(sources: list[str], output: str, *, options=None, validate: bool = Fa
               for v in [getattr(options, f.name)]}
     settings = Settings(options=fields, validate=validate, timeout_s=timeout_s, threads=threads)
     tasks = expand(sources)
-    results = ResultsFile(output, resume)
+    results = ResultsFile(output, resume, retry_failed)
     try:
         todo = [t for t in tasks if t.key not in results.done]
         if on_start:

@@ -35,9 +35,10 @@ def read_rows(path: str) -> list[dict]:
 
 class ResultsFile:
     """Appends rows, one line each, flushed at once, so that an interrupted census loses at most the
-    models in flight. Opened for a fresh census (the file must not exist) or to resume one."""
+    models in flight. Opened for a fresh census (the file must not exist) or to resume one (`retry_failed`:
+    the failed rows are dropped and their models run again)."""
 
-    def __init__(self, path: str, resume: bool):
+    def __init__(self, path: str, resume: bool, retry_failed: bool = False):
         from ..fileio import check_target
 
         self.path = path
@@ -45,7 +46,8 @@ class ResultsFile:
             raise XcvizError("the results file exists", where=path,
                              hint="add --resume to continue that census, or choose another -o")
         check_target(path)
-        kept = [r for r in read_rows(path) if r.get("status") not in RETRIED] if resume else []
+        again = (lambda r: r.get("status") != "ok") if retry_failed else (lambda r: r.get("status") in RETRIED)
+        kept = [r for r in read_rows(path) if not again(r)] if resume else []
         self.done = {(r["source"], r["model"]) for r in kept}
         self.rows = kept
         # rewrite what is kept (drops a cut-short last line and crashed rows), then append

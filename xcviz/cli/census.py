@@ -21,6 +21,7 @@ def census(sources: Annotated[list[str], typer.Argument(metavar="SOURCE...", sho
            output: Annotated[str, typer.Option("--output", "-o", metavar="FILE.jsonl", show_default=False,
                                                help="the results: one JSON object per model, appended as each finishes")],
            resume: Annotated[bool, typer.Option("--resume", help="continue the census in FILE.jsonl: skip the models it holds")] = False,
+           retry_failed: Annotated[bool, typer.Option("--retry-failed", help="with --resume: run the models whose rows failed (error, timeout) again")] = False,
            executor: Annotated[str, typer.Option("--executor", metavar="[local|dask]", autocompletion=complete_from(EXECUTORS),
                                                  help="local: a pool of worker processes; dask: a Dask distributed cluster")] = "local",
            scheduler: Annotated[Optional[str], typer.Option("--scheduler", metavar="ADDRESS", show_default=False,
@@ -48,6 +49,8 @@ def census(sources: Annotated[list[str], typer.Argument(metavar="SOURCE...", sho
         raise XcvizError("the census results are JSON Lines", where=output, hint="name the file .jsonl")
     if report is not None and not report.lower().endswith((".html", ".htm")):
         raise XcvizError("--report writes HTML", where=report, hint="name the file .html")
+    if retry_failed and not resume:
+        raise XcvizError("--retry-failed continues a census", hint="add --resume")
     if executor not in EXECUTORS:
         from ..errors import did_you_mean
 
@@ -59,7 +62,7 @@ def census(sources: Annotated[list[str], typer.Argument(metavar="SOURCE...", sho
     bar = Bar()
     try:
         rows = lib.census(sources, output, options=options, validate=validate, timeout_s=timeout, executor=executor,
-                          jobs=jobs, scheduler=scheduler, retries=retries, resume=resume, threads=threads,
+                          jobs=jobs, scheduler=scheduler, retries=retries, resume=resume, retry_failed=retry_failed, threads=threads,
                           on_start=bar.start, on_row=bar.row)
     finally:
         bar.close()

@@ -125,7 +125,7 @@ def model_section(r: dict, anchor: str, validated: bool) -> str:
     if r.get("status") != "ok":
         return head + f'<p class="bad">{e(r.get("status"))} at {e(r.get("stage"))}: {e(r.get("error"))}</p></section>'
     facts = [f"{r['nodes']:,} nodes", f"{r['clusters']} clusters", f"coverage {fmt_pct(r['coverage'])}",
-             f"{fmt_pct(r.get('coverage_flops'))} of FLOPs", f"est. speedup {fmt_speedup(r.get('est_speedup'))}",
+             f"{fmt_pct(r['coverage_flops'])} of FLOPs" if r.get("coverage_flops") is not None else "share of FLOPs unknown", f"est. speedup {fmt_speedup(r.get('est_speedup'))}",
              f"boundary {fmt_bytes(r.get('boundary_bytes'))}", f"weights: {r.get('weights')}"]
     if r.get("params") is not None:
         facts.append(f"{r['params']:,} parameters")
