@@ -199,3 +199,31 @@ def test_report_page_is_self_contained_and_deterministic(tmp_path, run_cli):
     code, _, err = run_cli("census", *sources, "-o", str(tmp_path / "r2.jsonl"), "--resume", "--report", str(page2), "--deny", "Relu")
     assert code == 0, err
     assert page2.read_text(encoding="utf-8") == text
+
+
+def test_time_limit_stops_a_busy_thread_even_through_except_exception():
+    import threading
+
+    from xcviz.census.worker import ModelTimeout, time_limit
+
+    caught = []
+
+    def busy() -> None:
+        t = time.perf_counter()
+        try:
+            with time_limit(0.3):
+                while True:
+                    try:   # library code that swallows every Exception must not swallow the timeout
+                        sum(range(100))
+                    except Exception:  # noqa: BLE001
+                        pass
+        except ModelTimeout:
+            caught.append(time.perf_counter() - t)
+
+    worker = threading.Thread(target=busy)
+    worker.start()
+    worker.join(10)
+    assert not worker.is_alive() and len(caught) == 1 and 0.3 <= caught[0] < 5
+    with time_limit(0.05):
+        pass
+    time.sleep(0.2)   # a limit that ended in time leaves nothing pending

@@ -28,8 +28,9 @@ class Settings:
     threads: int = 1                              # torch and JAX threads per worker
 
 
-class ModelTimeout(Exception):
-    """Raised inside the task's thread when its time is up."""
+class ModelTimeout(BaseException):
+    """Raised inside the task's thread when its time is up (a BaseException: library code that catches
+    Exception must not swallow it)."""
 
 
 @contextmanager
@@ -40,12 +41,14 @@ def time_limit(seconds: float | None):
     if not seconds:
         yield
         return
-    ident = threading.get_ident()
-    done = threading.Event()
+    ident = ctypes.c_ulong(threading.get_ident())
+    lock = threading.Lock()
+    done = [False]
 
     def fire() -> None:
-        if not done.is_set():
-            ctypes.pythonapi.PyThreadState_SetAsyncExc(ctypes.c_ulong(ident), ctypes.py_object(ModelTimeout))
+        with lock:
+            if not done[0]:
+                ctypes.pythonapi.PyThreadState_SetAsyncExc(ident, ctypes.py_object(ModelTimeout))
 
     timer = threading.Timer(seconds, fire)
     timer.daemon = True
@@ -53,12 +56,18 @@ def time_limit(seconds: float | None):
     try:
         yield
     finally:
-        done.set()
-        timer.cancel()
+        with lock:
+            done[0] = True
+            timer.cancel()
+            # one fired as the block ended may still be pending: withdraw it, it must not hit the caller
+            ctypes.pythonapi.PyThreadState_SetAsyncExc(ident, None)
 
 
 def census_one(task: Task, settings: Settings) -> dict:
     """The row of one model; every failure (bad file, export refused, timeout) is a row with its stage."""
+    import os
+
+    os.environ.setdefault("HF_HUB_OFFLINE", "1")   # nothing is downloaded, whatever a library would try
     _threads(settings.threads)
     row = empty_row(task)
     timings: dict[str, float] = {}
