@@ -105,6 +105,7 @@ def test_planted_op_denied_rises_to_the_top(tmp_path):
     assert "Add" not in [e["op"] for e in ranking(free)]
     top = ranking(denied)[0]
     assert top["op"] == "Add" and top["blocked"] == with_add and top["models"] == len(with_add)
+    assert top["why"] == ["denied"]
     assert top["coverage_gain"] > 0
     for f, d in zip(free, denied):   # the what-if of the denied op is the partition without the denial
         if "Add" in d["blocking_ops"]:

@@ -4,6 +4,8 @@ from __future__ import annotations
 from collections import defaultdict
 from statistics import fmean
 
+from .worker import BLOCKING
+
 WHOLE = 1.0 - 1e-9   # coverage counted as "compiles whole"
 
 
@@ -12,7 +14,8 @@ def ok_rows(rows: list[dict]) -> list[dict]:
 
 
 def ranking(rows: list[dict]) -> list[dict]:
-    """One entry per blocking op: the architectures it blocks (it is unsupported, unknown or denied in them),
+    """One entry per blocking op: the architectures it blocks (it is unsupported, unknown or denied in them:
+    `why` lists which; unknown means xcviz's op table lacks it, unsupported that XLA does),
     its nodes there, and what allowing it alone gains in each (re-clustered by the worker with allow=[op]):
     mean and total coverage gain, mean estimated-speedup gain, and how many would then compile whole.
     Ordered by architectures blocked, then mean coverage gain, then nodes, then name: deterministic."""
@@ -23,6 +26,8 @@ def ranking(rows: list[dict]) -> list[dict]:
     out = []
     for op, hits in by_op.items():
         cov, spd, whole = [], [], 0
+        codes = sorted({x["code"] for r, _ in hits for x in r.get("fallback_reasons", [])
+                        if x["op"] == op and x["code"] in BLOCKING})
         for r, _ in hits:
             w = r.get("what_if", {}).get(op)
             if w is None:
@@ -33,7 +38,7 @@ def ranking(rows: list[dict]) -> list[dict]:
             if w.get("est_speedup") is not None and r.get("est_speedup") is not None:
                 spd.append(w["est_speedup"] - r["est_speedup"])
         out.append({
-            "op": op, "models": len(hits), "nodes": sum(n for _, n in hits),
+            "op": op, "why": codes, "models": len(hits), "nodes": sum(n for _, n in hits),
             "coverage_gain": _r(fmean(cov)) if cov else None, "coverage_gain_total": _r(sum(cov)) if cov else None,
             "speedup_gain": _r(fmean(spd)) if spd else None, "whole_if_supported": whole,
             "measured": len(cov), "blocked": sorted(_name(r) for r, _ in hits),

@@ -34,10 +34,10 @@ def census_view(rows: list[dict], ranked: list[dict], summary: dict, top: int = 
     if ranked:
         t = Table(title=Text(f"Ops that block XLA ({len(ranked)}; supporting one alone, re-clustered)"),
                   title_justify="left", header_style="bold")
-        for col in ("rank", "op", "models", "nodes", "Δ coverage", "Δ est. speedup", "then whole"):
-            t.add_column(col, justify="left" if col == "op" else "right", overflow="fold")
+        for col in ("rank", "op", "why", "models", "nodes", "Δ coverage", "Δ est. speedup", "then whole"):
+            t.add_column(col, justify="left" if col in ("op", "why") else "right", overflow="fold")
         for e in ranked[:top]:
-            t.add_row(str(e["rank"]), Text(e["op"]), str(e["models"]), f"{e['nodes']:,}", gain_pct(e["coverage_gain"]),
+            t.add_row(str(e["rank"]), Text(e["op"]), Text(", ".join(e.get("why", []))), str(e["models"]), f"{e['nodes']:,}", gain_pct(e["coverage_gain"]),
                       gain_speedup(e["speedup_gain"]), str(e["whole_if_supported"]))
         parts.append(fit(t))
         if len(ranked) > top:

@@ -64,11 +64,12 @@ def ranking_table(ranked: list[dict], by_name: dict) -> str:
         names = x["blocked"]
         links = ", ".join(by_name.get(n, e(n)) for n in names[:BLOCKED_SHOWN])
         links += f" … {len(names) - BLOCKED_SHOWN} more" if len(names) > BLOCKED_SHOWN else ""
-        rows.append("<tr>" + _num(x["rank"], x["rank"]) + _td(e(x["op"]), x["op"], "op") + _num(x["models"], x["models"])
+        rows.append("<tr>" + _num(x["rank"], x["rank"]) + _td(e(x["op"]), x["op"], "op") + _td(e(", ".join(x.get("why", []))), ", ".join(x.get("why", [])))
+                    + _num(x["models"], x["models"])
                     + _num(f"{x['nodes']:,}", x["nodes"]) + _num(gain_pct(x["coverage_gain"]), x["coverage_gain"])
                     + _num(gain_speedup(x["speedup_gain"]), x["speedup_gain"])
                     + _num(x["whole_if_supported"], x["whole_if_supported"]) + _td(links, ", ".join(names), "names") + "</tr>")
-    heads = [("rank", True), ("op", False), ("architectures blocked", True), ("nodes", True),
+    heads = [("rank", True), ("op", False), ("why", False), ("architectures blocked", True), ("nodes", True),
              ("Δ coverage (mean)", True), ("Δ est. speedup (mean)", True), ("then compile whole", True), ("blocked", False)]
     return _table("ranking", heads, rows)
 
@@ -163,7 +164,8 @@ def census_page(rows: list[dict], ranked: list[dict], summary: dict, *, validate
     body = [f"<header><h1>{e(title)}</h1><p class=\"short\">{e(summary_text(summary))}</p></header>",
             '<section id="summary">' + summary_table(summary, validated) + "</section>",
             "<section><h2>Ops that block XLA</h2><p class=\"hint\">Ranked by the architectures each blocks "
-            "(unsupported, unknown or denied there); the gains re-cluster each model with that op alone allowed.</p>"
+            "(why: unsupported by XLA on the device, unknown to xcviz's op table, or denied by the options); the "
+            "gains re-cluster each model with that op alone allowed.</p>"
             '<input class="filter" data-table="ranking" type="search" placeholder="filter ops" aria-label="filter ops">'
             + ranking_table(ranked, by_name) + "</section>",
             "<section><h2>Architectures</h2>"
