@@ -31,9 +31,12 @@ def run_local(tasks: list[Task], settings: Settings, jobs: int, on_row: Callable
     while left:
         batch = left[:BATCH_PER_JOB * jobs]
         pool = ProcessPoolExecutor(max_workers=max(1, min(jobs, len(batch))), mp_context=multiprocessing.get_context("spawn"))
-        broken = False
+        # wait for the workers only when the batch ended normally: not when one died (its pool is broken)
+        # nor when the census is interrupted (Ctrl-C must not wait for the models in flight)
+        wait = False
         try:
             futures = {pool.submit(census_one, t, settings): t for t in batch}
+            broken = False
             for f in as_completed(futures):
                 t = futures[f]
                 try:
@@ -43,8 +46,9 @@ def run_local(tasks: list[Task], settings: Settings, jobs: int, on_row: Callable
                     broken = True
                 on_row(row)
                 left.remove(t)
+            wait = not broken
         finally:
-            pool.shutdown(wait=not broken, cancel_futures=True)
+            pool.shutdown(wait=wait, cancel_futures=True)
 
 
 def run_dask(tasks: list[Task], settings: Settings, jobs: int, on_row: Callable[[dict], None],
