@@ -184,8 +184,13 @@ def test_dask_local_cluster_gives_the_local_pool_rows(tmp_path):
 def test_report_page_is_self_contained_and_deterministic(tmp_path, run_cli):
     out, page = tmp_path / "r.jsonl", tmp_path / "c.html"
     sources = CORPUS[:3] + [CORPUS[5]]
-    code, stdout, err = run_cli("census", *sources, "-o", str(out), "--jobs", "1", "--report", str(page), "--deny", "Relu")
+    code, stdout, err = run_cli("census", *sources, "-o", str(out), "--jobs", "1", "--report", str(page), "--deny", "Relu",
+                                "--model-reports")
     assert code == 0, err
+    pages = sorted(os.listdir(tmp_path / "c.models"))
+    assert len(pages) == 4 and all(f'href="c.models/{p}"' in page.read_text(encoding="utf-8") for p in pages)
+    for p in pages:   # each is the model's own interactive report
+        assert "<meta name=\"generator\" content=\"xcviz report\">" in (tmp_path / "c.models" / p).read_text(encoding="utf-8")
     text = page.read_text(encoding="utf-8")
     assert "Content-Security-Policy" in text and "http://" not in text.replace("http://www.w3.org", "")
     assert "<script src" not in text and "<link" not in text
@@ -197,9 +202,11 @@ def test_report_page_is_self_contained_and_deterministic(tmp_path, run_cli):
     page2 = tmp_path / "c2.html"   # the same rows in another order give the same page
     lines = out.read_text(encoding="utf-8").splitlines()
     (tmp_path / "r2.jsonl").write_text("\n".join(reversed(lines)) + "\n", encoding="utf-8")
-    code, _, err = run_cli("census", *sources, "-o", str(tmp_path / "r2.jsonl"), "--resume", "--report", str(page2), "--deny", "Relu")
+    (tmp_path / "c2.models").symlink_to(tmp_path / "c.models")   # the same pages, linked by the same names
+    code, _, err = run_cli("census", *sources, "-o", str(tmp_path / "r2.jsonl"), "--resume", "--report", str(page2), "--deny", "Relu",
+                           "--model-reports")
     assert code == 0, err
-    assert page2.read_text(encoding="utf-8") == text
+    assert page2.read_text(encoding="utf-8") == text.replace("c.models/", "c2.models/")
 
 
 def test_time_limit_stops_a_busy_thread_even_through_except_exception():

@@ -16,11 +16,12 @@ __all__ = ["census", "ranking", "summary", "read_rows", "sort_rows", "comparable
 
 def census(sources: list[str], output: str, *, options=None, validate: bool = False, timeout_s: float | None = None,
            executor: str = "local", jobs: int = 1, scheduler: str | None = None, retries: int = 1,
-           resume: bool = False, retry_failed: bool = False, threads: int = 1, on_start: Callable[[int, int], None] | None = None,
-           on_row: Callable[[dict], None] | None = None) -> list[dict]:
+           resume: bool = False, retry_failed: bool = False, threads: int = 1, report_dir: str | None = None,
+           on_start: Callable[[int, int], None] | None = None, on_row: Callable[[dict], None] | None = None) -> list[dict]:
     """Run the census into `output` (JSON Lines, a row appended as each model finishes) and return all its
     rows, sorted by source and model. `resume` skips the models the file already holds (crashed ones are
-    run again; with `retry_failed` every row not ok). `on_start(todo, done)` and `on_row(row)` are for a progress display."""
+    run again; with `retry_failed` every row not ok). `report_dir`: each model's `xcviz report` page
+    is written there too (by the worker: the folder must be one the workers can write). `on_start(todo, done)` and `on_row(row)` are for a progress display."""
     import dataclasses
 
     from ..pipeline import AnalysisOptions
@@ -31,7 +32,7 @@ def census(sources: list[str], output: str, *, options=None, validate: bool = Fa
     options = options or AnalysisOptions()
     fields = {f.name: (dict(v) if f.name == "dims" else v) for f in dataclasses.fields(options)
               for v in [getattr(options, f.name)]}
-    settings = Settings(options=fields, validate=validate, timeout_s=timeout_s, threads=threads)
+    settings = Settings(options=fields, validate=validate, timeout_s=timeout_s, threads=threads, report_dir=report_dir)
     tasks = expand(sources)
     results = ResultsFile(output, resume, retry_failed)
     try:

@@ -26,6 +26,7 @@ class Settings:
     validate: bool = False
     timeout_s: float | None = None
     threads: int = 1                              # torch and JAX threads per worker
+    report_dir: str | None = None                 # write each model's `xcviz report` page here
 
 
 class ModelTimeout(BaseException):
@@ -82,11 +83,17 @@ def census_one(task: Task, settings: Settings) -> dict:
             row.update(analysis_fields(analysis))
             row["what_if"] = what_if(analysis, row["blocking_ops"], settings.options)
             timings["analyse_s"] = time.perf_counter() - t
+            checks = None
             if settings.validate:
                 stage[0] = "validate"
                 t = time.perf_counter()
-                row.update(validation_fields(analysis, settings))
+                checks = validate(analysis, settings)
+                row.update(validation_fields(checks))
                 timings["validate_s"] = time.perf_counter() - t
+            if settings.report_dir:
+                t = time.perf_counter()
+                model_report(task, analysis, checks, settings.report_dir)
+                timings["report_s"] = time.perf_counter() - t
         row["status"] = "ok"
     except ModelTimeout:
         row.update(status="timeout", stage=stage[0], error=f"took longer than {settings.timeout_s:g} s (--timeout)")
@@ -223,16 +230,37 @@ def allowing(options, op: str):
     return options.replace(allow=options.allow | {op}, deny=deny, allow_unknown=True)
 
 
-def validation_fields(a, settings: Settings) -> dict:
-    """--validate: every kept cluster compiled with JAX and run; measured speedup of the clustered part
-    (native time / XLA time summed over the clusters both ran)."""
+def validate(a, settings: Settings):
+    """--validate: every kept cluster compiled with JAX and run against the native reference."""
     from ..runtime.validate import validate_graph
 
-    report = validate_graph(a.graph, a.clustering, hardware=settings.options.get("hardware"))
+    return validate_graph(a.graph, a.clustering, hardware=settings.options.get("hardware"))
+
+
+def validation_fields(report) -> dict:
+    """The measured speedup of the clustered part (native time / XLA time summed over the clusters both
+    ran) and the clusters' verdicts."""
     native = sum(c.native_ms for c in report.clusters if c.native_ms and c.xla_ms)
     xla = sum(c.xla_ms for c in report.clusters if c.native_ms and c.xla_ms)
     return {"measured_speedup": round(native / xla, 4) if xla else None,
             "validation": {"ok": report.ok, **report.counts()}}
+
+
+def model_report(task: Task, a, checks, folder: str) -> None:
+    """The model's own `xcviz report` page, for the census page to link to. Not part of the row (a census
+    with and without pages gives the same rows); a page that cannot be drawn is left out, not an error."""
+    import os
+
+    from ..fileio import write_atomic
+    from ..render.census_html import model_report_name
+    from ..render.report_html import build_report
+
+    try:
+        page = build_report(a.graph, a.clustering, a.stats, validation=checks)
+    except (XcvizError, OSError):   # e.g. the layout's time bound on a huge graph
+        return
+    os.makedirs(folder, exist_ok=True)
+    write_atomic(os.path.join(folder, model_report_name(task.source, task.model)), page)
 
 
 def _round(v, digits: int = 6):

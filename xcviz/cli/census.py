@@ -1,6 +1,7 @@
 """`xcviz census`: many models (files, folders, timm:PATTERN, hf:ARCH) exported and analysed on a process pool or Dask."""
 from __future__ import annotations
 
+import os
 import sys
 from typing import Annotated, Optional
 
@@ -34,6 +35,7 @@ def census(sources: Annotated[list[str], typer.Argument(metavar="SOURCE...", sho
            validate: Annotated[bool, typer.Option("--validate", help="JIT-compile and run every cluster with JAX: measured speedup")] = False,
            report: Annotated[Optional[str], typer.Option("--report", metavar="FILE.html", show_default=False,
                                                          help="write the census report: one self-contained HTML page")] = None,
+           model_reports: Annotated[bool, typer.Option("--model-reports", help="with --report: also each model's own `xcviz report` page, in FILE.models/ next to it, linked from its section")] = False,
            top: Annotated[int, typer.Option("--top", metavar="N", min=1, help="ops shown in the ranking table")] = 20,
            json: Json = False, *, options: AnalysisOptions) -> Optional[int]:
     """Which architectures XLA compiles whole, which ops block the rest, and what supporting each would buy.
@@ -55,22 +57,31 @@ def census(sources: Annotated[list[str], typer.Argument(metavar="SOURCE...", sho
         from ..errors import did_you_mean
 
         raise XcvizError(f"--executor {executor!r}: not one of {', '.join(EXECUTORS)}", hint=did_you_mean(executor, EXECUTORS))
+    if model_reports and report is None:
+        raise XcvizError("--model-reports goes with --report", hint="add --report census.html")
+    folder = None
     if report is not None:
         from ..fileio import check_target
 
         check_target(report)
+        folder = os.path.splitext(report)[0] + ".models" if model_reports else None
     bar = Bar()
     try:
         rows = lib.census(sources, output, options=options, validate=validate, timeout_s=timeout, executor=executor,
-                          jobs=jobs, scheduler=scheduler, retries=retries, resume=resume, retry_failed=retry_failed, threads=threads,
+                          jobs=jobs, scheduler=scheduler, retries=retries, resume=resume, retry_failed=retry_failed, threads=threads, report_dir=folder,
                           on_start=bar.start, on_row=bar.row)
     finally:
         bar.close()
     ranked, summary = lib.ranking(rows), lib.summary(rows)
     if report is not None:
-        from ..render.census_html import census_page
+        from ..render.census_html import census_page, model_report_name
 
-        emit_file(report, census_page(rows, ranked, summary, validated=validate))
+        links = {}
+        for r in rows if folder else []:   # the pages there, of this run or an earlier one
+            name = model_report_name(r["source"], r["model"])
+            if os.path.exists(os.path.join(folder, name)):
+                links[(r["source"], r["model"])] = f"{os.path.basename(folder)}/{name}"
+        emit_file(report, census_page(rows, ranked, summary, validated=validate, links=links))
     if json:
         from ..render.report_json import SCHEMA_VERSION
 

@@ -16,6 +16,14 @@ BLOCKED_SHOWN = 12    # models named in a ranking row before "… N more"
 OPS_SHOWN = 4         # blocking ops named in an architecture row
 
 
+def model_report_name(source: str, model: str) -> str:
+    """The file name of a model's own report page: readable, and unique per (source, model)."""
+    import hashlib
+
+    digest = hashlib.sha1(f"{source}\0{model}".encode("utf-8")).hexdigest()[:8]
+    return f"{re.sub(r'[^A-Za-z0-9_.-]+', '_', model)[:80]}-{digest}.html"
+
+
 def _asset(name: str) -> str:
     return resources.files("xcviz.render").joinpath("report_assets", name).read_text(encoding="utf-8")
 
@@ -119,7 +127,7 @@ def reasons_table(rows: list[dict]) -> str:
                   ["<tr>" + _td(e(c), c) + _num(models[c], models[c]) + _num(f"{nodes[c]:,}", nodes[c]) + "</tr>" for c in order])
 
 
-def model_section(r: dict, anchor: str, validated: bool) -> str:
+def model_section(r: dict, anchor: str, validated: bool, link: str | None = None) -> str:
     """One model's drill-down: its numbers, cluster sizes, every fallback (code, op, nodes, reason), and the
     partition with each blocking op allowed."""
     head = f'<section class="model" id="{anchor}"><h3>{e(r["model"])} <small>{e(r["source"])}</small></h3>'
@@ -135,6 +143,8 @@ def model_section(r: dict, anchor: str, validated: bool) -> str:
         facts.append(f"measured speedup {fmt_speedup(r.get('measured_speedup'))} (clusters ok {v.get('ok', '?')}, "
                      f"mismatch {v.get('mismatch', '?')}, skipped {v.get('skipped', '?')})")
     parts = [head, f"<p>{e(' · '.join(facts))}</p>"]
+    if link:
+        parts.append(f'<p><a href="{e(link)}">the model\'s own report</a> (picture, node stories, formation replay)</p>')
     sizes = r.get("cluster_sizes") or []
     if sizes:
         parts.append(f"<p>cluster sizes (nodes): {e(' '.join(map(str, sizes)))}</p>")
@@ -152,8 +162,11 @@ def model_section(r: dict, anchor: str, validated: bool) -> str:
     return "".join(parts) + "</section>"
 
 
-def census_page(rows: list[dict], ranked: list[dict], summary: dict, *, validated: bool = False) -> str:
-    """The page as text; rows in (source, model) order whatever order they finished in."""
+def census_page(rows: list[dict], ranked: list[dict], summary: dict, *, validated: bool = False,
+                links: dict | None = None) -> str:
+    """The page as text; rows in (source, model) order whatever order they finished in. `links`:
+    (source, model) -> the relative address of that model's own report page."""
+    links = links or {}
     rows = sorted(rows, key=lambda r: (r["source"], r["model"]))
     validated = validated or any(r.get("measured_speedup") is not None for r in rows)
     ids = anchors(rows)
@@ -172,7 +185,8 @@ def census_page(rows: list[dict], ranked: list[dict], summary: dict, *, validate
             '<input class="filter" data-table="models" type="search" placeholder="filter models" aria-label="filter models">'
             + models_table(rows, ids, validated) + "</section>",
             "<section><h2>Fallback reasons</h2>" + reasons_table(rows) + "</section>",
-            "<section id=\"drill\"><h2>Each model</h2>" + "".join(model_section(r, ids[(r['source'], r['model'])], validated)
+            "<section id=\"drill\"><h2>Each model</h2>" + "".join(model_section(r, ids[(r['source'], r['model'])], validated,
+                                                                              links.get((r['source'], r['model'])))
                                                                 for r in rows) + "</section>"]
     fill = {"TITLE": e(title), "STYLE": _asset("census.css"), "BODY": "\n".join(body), "SCRIPT": _asset("census.js")}
     return re.sub(r"\{\{([A-Z]+)\}\}", lambda m: fill[m.group(1)], _asset("census.html"))
