@@ -95,14 +95,15 @@ def census_one(task: Task, settings: Settings) -> dict:
                 model_report(task, analysis, checks, settings.report_dir)
                 timings["report_s"] = time.perf_counter() - t
         row["status"] = "ok"
-    except ModelTimeout:
-        row.update(status="timeout", stage=stage[0], error=f"took longer than {settings.timeout_s:g} s (--timeout)")
+    except ModelTimeout:   # (a failed row holds no half-done analysis: empty_row again)
+        row = empty_row(task) | {"status": "timeout", "stage": stage[0],
+                                 "error": f"took longer than {settings.timeout_s:g} s (--timeout)"}
     except XcvizError as e:
-        row.update(status="error", stage=stage[0], error=_short(str(e)))
+        row = empty_row(task) | {"status": "error", "stage": stage[0], "error": _short(str(e))}
     except MemoryError:
-        row.update(status="error", stage=stage[0], error="out of memory")
+        row = empty_row(task) | {"status": "error", "stage": stage[0], "error": "out of memory"}
     except Exception as e:  # noqa: BLE001 - one model's surprise must not stop a census of hundreds
-        row.update(status="error", stage=stage[0], error=_short(f"{type(e).__name__}: {e}"))
+        row = empty_row(task) | {"status": "error", "stage": stage[0], "error": _short(f"{type(e).__name__}: {e}")}
     timings["total_s"] = time.perf_counter() - t_all
     row["timings"] = {k: round(v, 3) for k, v in sorted(timings.items())}
     return row
