@@ -131,7 +131,7 @@ HF_SIZES = {"hidden_size": 64, "d_model": 64, "n_embd": 64, "dim": 64, "embed_di
             "decoder_attention_heads": 4, "num_heads": 4, "num_key_value_heads": 2, "head_dim": 16, "d_kv": 16,
             "vocab_size": 1024, "num_experts": 4, "num_local_experts": 4, "n_routed_experts": 4,
             "moe_intermediate_size": 64, "num_experts_per_tok": 2, "kv_lora_rank": 16, "q_lora_rank": 32,
-            "qk_rope_head_dim": 8, "qk_nope_head_dim": 8, "v_head_dim": 16}
+            "qk_rope_head_dim": 8, "qk_nope_head_dim": 8, "v_head_dim": 16, "rotary_dim": 8}
 
 
 def shrink(config, depth: int = 0) -> None:

@@ -69,13 +69,14 @@ def census_one(task: Task, settings: Settings) -> dict:
     import os
 
     os.environ.setdefault("HF_HUB_OFFLINE", "1")   # nothing is downloaded, whatever a library would try
+    _quiet()
     _threads(settings.threads)
     row = empty_row(task)
     timings: dict[str, float] = {}
     stage = ["load" if task.kind == "file" else "create"]
     t_all = time.perf_counter()
     try:
-        with time_limit(settings.timeout_s):
+        with time_limit(settings.timeout_s), _silenced():
             graph, row["weights"], row["params"] = _graph(task, settings, timings, stage)
             stage[0] = "analyse"
             t = time.perf_counter()
@@ -120,6 +121,47 @@ def empty_row(task: Task) -> dict:
 def _short(message: str) -> str:
     line = message.strip().splitlines()[0] if message.strip() else "failed"
     return line[:ERROR_CHARS]
+
+
+def _quiet() -> None:
+    """The libraries' own logging off in a worker: a failure is the row's one-line error, not a traceback
+    torch logs on stderr across the progress bar."""
+    import logging
+    import warnings
+
+    for name in ("torch", "transformers", "timm"):
+        logging.getLogger(name).setLevel(logging.CRITICAL)
+    warnings.filterwarnings("ignore")
+
+
+@contextmanager
+def _silenced():
+    """The task's stdout and stderr (file descriptors: torch prints whole graphs from native code) go to
+    /dev/null; the worker's own output comes back after it."""
+    import os
+    import sys
+
+    for stream in (sys.stdout, sys.stderr):
+        try:
+            stream.flush()
+        except (OSError, ValueError, AttributeError):
+            pass
+    saved = [os.dup(1), os.dup(2)]
+    null = os.open(os.devnull, os.O_WRONLY)
+    try:
+        os.dup2(null, 1)
+        os.dup2(null, 2)
+        yield
+    finally:
+        for stream in (sys.stdout, sys.stderr):
+            try:
+                stream.flush()
+            except (OSError, ValueError, AttributeError):
+                pass
+        os.dup2(saved[0], 1)
+        os.dup2(saved[1], 2)
+        for fd in (*saved, null):
+            os.close(fd)
 
 
 def _threads(n: int) -> None:
