@@ -207,6 +207,13 @@ def test_report_page_is_self_contained_and_deterministic(tmp_path, run_cli):
                            "--model-reports")
     assert code == 0, err
     assert page2.read_text(encoding="utf-8") == text.replace("c.models/", "c2.models/")
+    page3 = tmp_path / "c3.html"   # --resume alone: the file's rows as they are, nothing run
+    code, _, err = run_cli("census", "-o", str(out), "--resume", "--report", str(page3))
+    assert code == 0 and "resuming" not in err, err
+    from xcviz.render.census_html import census_page
+
+    assert page3.read_text(encoding="utf-8") == census_page(rows, ranking(rows), summary(rows))
+    assert page3.read_text(encoding="utf-8").count("<h3>") == 4
 
 
 def test_time_limit_stops_a_busy_thread_even_through_except_exception():

@@ -20,7 +20,8 @@ def census(sources: list[str], output: str, *, options=None, validate: bool = Fa
            on_start: Callable[[int, int], None] | None = None, on_row: Callable[[dict], None] | None = None) -> list[dict]:
     """Run the census into `output` (JSON Lines, a row appended as each model finishes) and return all its
     rows, sorted by source and model. `resume` skips the models the file already holds (crashed ones are
-    run again; with `retry_failed` every row not ok). `report_dir`: each model's `xcviz report` page
+    run again; with `retry_failed` every row not ok); `resume` without sources runs nothing and returns
+    the file's rows. `report_dir`: each model's `xcviz report` page
     is written there too (by the worker: the folder must be one the workers can write). `on_start(todo, done)` and `on_row(row)` are for a progress display."""
     import dataclasses
 
@@ -33,6 +34,11 @@ def census(sources: list[str], output: str, *, options=None, validate: bool = Fa
     fields = {f.name: (dict(v) if f.name == "dims" else v) for f in dataclasses.fields(options)
               for v in [getattr(options, f.name)]}
     settings = Settings(options=fields, validate=validate, timeout_s=timeout_s, threads=threads, report_dir=report_dir)
+    if not sources and not resume:
+        from ..errors import XcvizError
+
+        raise XcvizError("no sources", hint="name files, folders, timm:PATTERN or hf:ARCH; or --resume alone to "
+                         "report on the results file as it is")
     tasks = expand(sources)
     results = ResultsFile(output, resume, retry_failed)
     try:
@@ -48,5 +54,7 @@ def census(sources: list[str], output: str, *, options=None, validate: bool = Fa
         executors.run(todo, settings, written, executor=executor, jobs=jobs, scheduler=scheduler, retries=retries)
     finally:
         results.close()
+    if not sources:   # --resume alone: the whole file
+        return sort_rows(results.rows)
     wanted = {t.key for t in tasks}
     return sort_rows([r for r in results.rows if (r["source"], r["model"]) in wanted])

@@ -17,10 +17,10 @@ EXECUTORS = ("local", "dask")   # = census.executors.EXECUTORS (not imported: ke
 
 
 @analysis_command
-def census(sources: Annotated[list[str], typer.Argument(metavar="SOURCE...", show_default=False,
-                                                        help="graph files, folders, timm:PATTERN (timm:resnet*) or hf:ARCH (hf:llama, hf:*bert*)")],
-           output: Annotated[str, typer.Option("--output", "-o", metavar="FILE.jsonl", show_default=False,
+def census(output: Annotated[str, typer.Option("--output", "-o", metavar="FILE.jsonl", show_default=False,
                                                help="the results: one JSON object per model, appended as each finishes")],
+           sources: Annotated[Optional[list[str]], typer.Argument(metavar="SOURCE...", show_default=False,
+                                                                  help="graph files, folders, timm:PATTERN (timm:resnet*) or hf:ARCH (hf:llama, hf:*bert*); none with --resume: report on FILE.jsonl as it is")] = None,
            resume: Annotated[bool, typer.Option("--resume", help="continue the census in FILE.jsonl: skip the models it holds")] = False,
            retry_failed: Annotated[bool, typer.Option("--retry-failed", help="with --resume: run the models whose rows failed (error, timeout) again")] = False,
            executor: Annotated[str, typer.Option("--executor", metavar="[local|dask]", autocompletion=complete_from(EXECUTORS),
@@ -67,7 +67,7 @@ def census(sources: Annotated[list[str], typer.Argument(metavar="SOURCE...", sho
         folder = os.path.splitext(report)[0] + ".models" if model_reports else None
     bar = Bar()
     try:
-        rows = lib.census(sources, output, options=options, validate=validate, timeout_s=timeout, executor=executor,
+        rows = lib.census(sources or [], output, options=options, validate=validate, timeout_s=timeout, executor=executor,
                           jobs=jobs, scheduler=scheduler, retries=retries, resume=resume, retry_failed=retry_failed, threads=threads, report_dir=folder,
                           on_start=bar.start, on_row=bar.row)
     finally:
