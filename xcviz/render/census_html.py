@@ -14,6 +14,7 @@ from .units import fmt_bytes, fmt_pct, fmt_speedup
 
 BLOCKED_SHOWN = 12    # models named in a ranking row before "… N more"
 OPS_SHOWN = 4         # blocking ops named in an architecture row
+SOURCES_SHOWN = 8     # sources listed in the summary before they are counted by kind
 
 
 def model_report_name(source: str, model: str) -> str:
@@ -62,7 +63,15 @@ def summary_table(s: dict, validated: bool) -> str:
              ("mean coverage", fmt_pct(s["mean_coverage"])), ("mean est. speedup", fmt_speedup(s["mean_est_speedup"]))]
     if validated:
         items.append(("mean measured speedup", fmt_speedup(s["mean_measured_speedup"])))
-    items.append(("sources", " ".join(s["sources"])))
+    srcs = s["sources"]
+    if len(srcs) <= SOURCES_SHOWN:
+        items.append(("sources", " ".join(srcs)))
+    else:   # (a census of 128 timm:NAME sources would fill the screen)
+        kinds: dict[str, int] = {}
+        for x in srcs:
+            k = x.partition(":")[0] if x.partition(":")[0] in ("timm", "hf") else "files"
+            kinds[k] = kinds.get(k, 0) + 1
+        items.append(("sources", f"{len(srcs)}: " + ", ".join(f"{k} {n}" for k, n in sorted(kinds.items()))))
     return '<table id="summary-table">' + "".join(f"<tr><th>{e(k)}</th><td>{e(v)}</td></tr>" for k, v in items) + "</table>"
 
 
