@@ -242,3 +242,22 @@ def test_time_limit_stops_a_busy_thread_even_through_except_exception():
     with time_limit(0.05):
         pass
     time.sleep(0.2)   # a limit that ended in time leaves nothing pending
+
+
+def test_from_torch_reads_meta_weights_as_zeros_that_take_no_memory():
+    """A model built on the meta device (as the census builds big timm models) exports and loads; its
+    weights are zeros of the right shape and dtype, broadcast from one element."""
+    torch = pytest.importorskip("torch", reason="torch is not installed: pip install -e '.[torch]'")
+    import numpy as np
+
+    import xcviz
+
+    with torch.device("meta"):
+        model = torch.nn.Sequential(torch.nn.Linear(4096, 4096), torch.nn.ReLU(), torch.nn.Linear(4096, 8)).eval()
+        x = torch.empty(2, 4096)
+    graph = xcviz.from_torch(torch.export.export(model, (x,), strict=False))
+    weights = {v.name: v.data for v in graph.inputs if v.data is not None}
+    w = weights["0.weight"]
+    assert w.shape == (4096, 4096) and w.dtype == np.float32 and w.strides == (0, 0) and not w.any()
+    a = xcviz.analyse(graph, xcviz.AnalysisOptions(min_cluster_size=1))
+    assert a.stats.coverage == 1.0
