@@ -127,7 +127,10 @@ def test_interrupted_census_resumes_to_the_same_results(tmp_path):
             raise KeyboardInterrupt
 
     with pytest.raises(KeyboardInterrupt):
-        census(CORPUS, out, jobs=1, on_row=stop)
+        census(CORPUS, out, jobs=2, on_row=stop)
+    time.sleep(0.5)
+    children = subprocess.run(["ps", "--ppid", str(os.getpid()), "-o", "args="], capture_output=True, text=True).stdout
+    assert "spawn_main" not in children   # the workers busy with the next models were stopped, not orphaned
     first = read_rows(out)
     assert len(first) == 3
     started: list[int] = []

@@ -48,6 +48,9 @@ def run_local(tasks: list[Task], settings: Settings, jobs: int, on_row: Callable
                 left.remove(t)
             wait = not broken
         finally:
+            if not wait:   # no orphans: a worker busy with a model would outlive an interrupted census
+                for proc in list((getattr(pool, "_processes", None) or {}).values()):
+                    proc.terminate()   # (3.11 has no public terminate_workers; its pool keeps them here)
             pool.shutdown(wait=wait, cancel_futures=True)
 
 
