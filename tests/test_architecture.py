@@ -22,7 +22,7 @@ LONG_MODULES: dict[str, str] = {}
 # layers below it, never from one above. A new top-level name must be placed here.
 LAYERS: list[set[str]] = [
     {"__init__", "__main__", "cli", "samples"},      # command line, public API
-    {"pipeline", "conformance", "conformance_doc", "torch_compile"},  # load + options + cluster + stats; ONNX node-test runs; the torch.compile backend
+    {"pipeline", "conformance", "conformance_doc", "torch_compile", "census"},  # load + options + cluster + stats; ONNX node-test runs; the torch.compile backend; census
     {"render"},                                      # tables, JSON, DOT/SVG, HTML: functions of the results
     {"runtime"},                                     # execution, JAX compilation, validation
     {"clustering"},

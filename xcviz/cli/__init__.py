@@ -14,6 +14,7 @@ from . import running  # noqa: E402,F401
 from . import printing  # noqa: E402,F401
 from . import exporting  # noqa: E402,F401
 from . import diff, check, sweep  # noqa: E402,F401  (issue 17: the everyday commands)
+from . import census  # noqa: E402,F401  (issue 30: a hub of models at once)
 from . import reporting  # noqa: E402,F401
 from . import fx  # noqa: E402,F401
 from . import compiling  # noqa: E402,F401  (issue 31: torch.compile)

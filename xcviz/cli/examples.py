@@ -20,6 +20,8 @@ EXAMPLES: dict[str, list[str]] = {
     "sweep": ["xcviz sweep models/ --dim batch=1 --jobs 4", "xcviz sweep models/ --set strategy=greedy --set strategy=mark --csv"],
     "report": ["xcviz report model.onnx -o model.html", "xcviz report model.onnx --inputs inputs.npz"],
     "compare-fx": ["xcviz compare-fx program.pt2"],
+    "census": ["xcviz census timm:resnet* hf:bert hf:llama -o zoo.jsonl --report zoo.html",
+               "xcviz census models/ -o zoo.jsonl --resume", "xcviz census hf:t5 -o zoo.jsonl --executor dask"],
     "compile-report": ["xcviz compile-report my_model.py:make", "xcviz compile-report my_model.py:make --mode hybrid --report out/",
                        "xcviz compile-report my_model.py:make --json"],
     "calibrate": ["xcviz calibrate -o my_gpu.yaml", "xcviz stats model.onnx --hardware my_gpu.yaml"],

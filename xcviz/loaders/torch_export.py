@@ -83,7 +83,7 @@ def graph_from_program(ep, source: str | None = None, dim_names: dict | None = N
             fqn = spec.target
             tensor = ep.state_dict[fqn] if fqn in ep.state_dict else ep.constants[fqn]
             name = fqn if fqn not in node_names else n.name
-            data = tensor if isinstance(tensor, np.ndarray) else tensor.detach().cpu().numpy()  # (archive: numpy)
+            data = tensor if isinstance(tensor, np.ndarray) else _weight_array(tensor)  # (archive: numpy)
             inputs.append(Value(name, t, data=np.asarray(data)))
             ref[n.name] = name
         else:
@@ -171,6 +171,22 @@ def graph_from_program(ep, source: str | None = None, dim_names: dict | None = N
     name = os.path.basename(source).split(".")[0] if source else type(ep).__name__
     return Graph(name=name or "program", inputs=inputs, nodes=nodes, outputs=outputs, source=source,
                  output_names=output_names)
+
+
+def _weight_array(tensor):
+    """A weight's values as NumPy; a meta tensor (a model built without memory, as `xcviz census` builds big
+    ones) as zeros of its shape that take no memory (a broadcast view of one element)."""
+    import numpy as np
+
+    if not getattr(tensor, "is_meta", False):
+        return tensor.detach().cpu().numpy()
+    import torch
+
+    try:
+        dtype = torch.zeros((), dtype=tensor.dtype).numpy().dtype
+    except (TypeError, RuntimeError):  # bfloat16 and friends have no NumPy dtype
+        dtype = np.float32
+    return np.broadcast_to(np.zeros((), dtype), tuple(tensor.shape))
 
 
 def _flat(values):

@@ -1,0 +1,114 @@
+"""Where a census's tasks run: a local process pool, or a Dask distributed cluster (its futures, retries and
+as_completed do the scheduling and the collection)."""
+from __future__ import annotations
+
+import logging
+from typing import Callable, Iterable
+
+from ..errors import XcvizError
+from .sources import EXTRA_HINT, Task
+from .worker import Settings, census_one, empty_row
+
+EXECUTORS = ("local", "dask")
+BATCH_PER_JOB = 20      # models per worker before a local pool is replaced (torch.export keeps memory)
+
+
+def crashed_row(task: Task, message: str) -> dict:
+    """A model whose worker died under it (killed, out of memory, a crash in native code): run again on resume."""
+    return empty_row(task) | {"status": "crashed", "stage": "worker", "error": message[:400]}
+
+
+def run_local(tasks: list[Task], settings: Settings, jobs: int, on_row: Callable[[dict], None]) -> None:
+    """Pools of `jobs` worker processes (spawned: the parent's torch threads must not be forked), a new pool
+    for each batch of BATCH_PER_JOB * jobs models so that what torch.export keeps goes back to the system
+    (Python 3.11's max_tasks_per_child can hang the pool when a worker retires). A worker that dies breaks
+    its pool: the models it had in flight are written as crashed and a new pool goes on."""
+    import multiprocessing
+    from concurrent.futures import ProcessPoolExecutor, as_completed
+    from concurrent.futures.process import BrokenProcessPool
+
+    left = list(tasks)
+    while left:
+        batch = left[:BATCH_PER_JOB * jobs]
+        pool = ProcessPoolExecutor(max_workers=max(1, min(jobs, len(batch))), mp_context=multiprocessing.get_context("spawn"))
+        # wait for the workers only when the batch ended normally: not when one died (its pool is broken)
+        # nor when the census is interrupted (Ctrl-C must not wait for the models in flight)
+        wait = False
+        try:
+            futures = {pool.submit(census_one, t, settings): t for t in batch}
+            broken = False
+            for f in as_completed(futures):
+                t = futures[f]
+                try:
+                    row = f.result()
+                except BrokenProcessPool:
+                    row = crashed_row(t, "the worker process died while this model (or another in flight) ran")
+                    broken = True
+                on_row(row)
+                left.remove(t)
+            wait = not broken
+        finally:
+            if not wait:   # no orphans: a worker busy with a model would outlive an interrupted census
+                for proc in list((getattr(pool, "_processes", None) or {}).values()):
+                    proc.terminate()   # (3.11 has no public terminate_workers; its pool keeps them here)
+            pool.shutdown(wait=wait, cancel_futures=True)
+
+
+def run_dask(tasks: list[Task], settings: Settings, jobs: int, on_row: Callable[[dict], None],
+             scheduler: str | None = None, retries: int = 1) -> None:
+    """Submit every task to a Dask cluster (the scheduler at `scheduler`, or a LocalCluster of `jobs`
+    single-threaded worker processes) and collect with as_completed. A task whose workers keep dying ends
+    as a crashed row after Dask's own retries."""
+    try:
+        from distributed import Client, LocalCluster, as_completed
+    except ImportError:
+        raise XcvizError("--executor dask needs dask.distributed, which is not installed", hint=EXTRA_HINT) from None
+    cluster = None
+    try:
+        if scheduler:
+            try:
+                client = Client(scheduler, timeout="20s")
+            except (OSError, TimeoutError) as e:
+                raise XcvizError(f"cannot reach the Dask scheduler ({e})"[:300], where=scheduler,
+                                 hint="start one with `dask scheduler`, or leave out --scheduler for a LocalCluster") from None
+        else:
+            cluster = LocalCluster(n_workers=jobs, threads_per_worker=1, processes=True, dashboard_address=None,
+                                   silence_logs=logging.ERROR)
+            client = Client(cluster)
+        try:
+            import uuid
+
+            run_id = uuid.uuid4().hex[:8]   # keys unique on a scheduler that other censuses share
+            futures = client.map(census_one, tasks, settings=settings, pure=False, retries=retries,
+                                 key=[f"census-{run_id}-{i}" for i in range(len(tasks))])
+            where = {f.key: t for f, t in zip(futures, tasks)}
+            for f in as_completed(futures):
+                if f.status == "finished":
+                    on_row(f.result())
+                else:
+                    on_row(crashed_row(where[f.key], f"{type(f.exception()).__name__}: {f.exception()}"))
+                f.release()
+        finally:
+            client.close()
+    finally:
+        if cluster is not None:
+            cluster.close()
+
+
+def check(executor: str, scheduler: str | None) -> None:
+    if executor not in EXECUTORS:
+        raise XcvizError(f"--executor {executor!r}: not one of {', '.join(EXECUTORS)}")
+    if scheduler and executor != "dask":
+        raise XcvizError("--scheduler needs --executor dask", hint="add --executor dask")
+
+
+def run(tasks: Iterable[Task], settings: Settings, on_row: Callable[[dict], None], *, executor: str = "local",
+        jobs: int = 1, scheduler: str | None = None, retries: int = 1) -> None:
+    tasks = list(tasks)
+    check(executor, scheduler)
+    if not tasks:
+        return
+    if executor == "local":
+        run_local(tasks, settings, jobs, on_row)
+    else:
+        run_dask(tasks, settings, jobs, on_row, scheduler, retries)
