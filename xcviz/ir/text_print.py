@@ -284,11 +284,12 @@ NO_WEIGHTS_MARK = "# weights left out"
 
 def weight_lines(graph) -> list[str]:
     """`# weight %conv1.weight: f32[64,3,7,7] (37.6 KiB)`: one summary line per input that holds data."""
-    return [f"# weight %{name_text(v.name)}: {type_text(v.type)} ({_size(v.data.nbytes)})"
+    return [f"# weight %{name_text(v.name)}: {type_text(v.type)} ({byte_size(v.data.nbytes)})"
             for v in graph.inputs if v.data is not None and hasattr(v.data, "nbytes")]
 
 
-def _size(n: int) -> str:
+def byte_size(n: int) -> str:
+    """Bytes as people read them: 512 B, 37.6 KiB, 1.2 GiB (render.units.fmt_bytes uses it too)."""
     if n < 1024:
         return f"{n} B"
     for unit in ("KiB", "MiB", "GiB", "TiB"):
@@ -308,7 +309,7 @@ def print_graph(graph, clustering=None, weights: bool = True) -> str:
         summary = weight_lines(graph)
         total = sum(getattr(v.data, "nbytes", 0) for v in graph.inputs if v.data is not None)
         n = sum(v.data is not None for v in graph.inputs)
-        head = (f"{NO_WEIGHTS_MARK} ({n} tensor{'s' if n != 1 else ''}, {_size(total)}, listed after the graph): "
+        head = (f"{NO_WEIGHTS_MARK} ({n} tensor{'s' if n != 1 else ''}, {byte_size(total)}, listed after the graph): "
                 "this text does not read back; `xcviz print --weights` writes one that does\n")
         return head + _graph_text(graph, clustering, False) + "\n".join(summary) + "\n"
     return _graph_text(graph, clustering, True)

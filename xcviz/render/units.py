@@ -1,17 +1,11 @@
 """Numbers people read: bytes in KiB/MiB, percentages, times, speedups. Unknown is 'unknown', never 0."""
 from __future__ import annotations
 
+from ..ir.text_print import byte_size
+
 
 def fmt_bytes(n: int | None) -> str:
-    if n is None:
-        return "unknown"
-    if n < 1024:
-        return f"{n} B"
-    for unit in ("KiB", "MiB", "GiB", "TiB"):
-        n /= 1024
-        if n < 1024 or unit == "TiB":
-            return f"{n:.1f} {unit}"
-    return f"{n} B"
+    return "unknown" if n is None else byte_size(n)
 
 
 def fmt_pct(x: float | None) -> str:
