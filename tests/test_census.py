@@ -175,12 +175,14 @@ def test_dask_local_cluster_gives_the_local_pool_rows(tmp_path):
     pytest.importorskip("distributed", reason="the census extra is not installed: pip install -e '.[census]'")
     pytest.importorskip("transformers", reason="the census extra is not installed: pip install -e '.[census]'")
     sources = HF_SMALL + CORPUS[:4]
-    local = census(sources, str(tmp_path / "local.jsonl"), jobs=2)
-    dask = census(sources, str(tmp_path / "dask.jsonl"), jobs=2, executor="dask")
+    # every aten op of these models is in the table now: deny Softmax so the rankings have something to rank
+    options = AnalysisOptions(deny={"Softmax"})
+    local = census(sources, str(tmp_path / "local.jsonl"), jobs=2, options=options)
+    dask = census(sources, str(tmp_path / "dask.jsonl"), jobs=2, executor="dask", options=options)
     assert len(local) == 10 and [r["status"] for r in local].count("ok") >= 9, [r["error"] for r in local]
     _same(dask, local)
     assert ranking(dask) == ranking(local)
-    assert any(r["blocking_ops"] for r in local)   # something to rank (llama's and t5's aten ops)
+    assert any(r["blocking_ops"] for r in local)
 
 
 @pytest.mark.slow
