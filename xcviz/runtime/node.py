@@ -28,3 +28,17 @@ def eval_node(node, args: list, use_jax: bool = False) -> list:
     if isinstance(out, (tuple, list)):
         return list(out)
     return [out]
+
+
+def run_graph_nodes(graph, env: dict, use_jax: bool = False) -> list:
+    """Every node of a (body or function) graph in order on `env` (its inputs already there); its outputs. A
+    native run keeps each value as a runtime value (sequences, empty optionals); under JAX they stay tracers."""
+    from ..ir import format_ref
+    from ..ops.values import as_value
+
+    keep = as_value if not use_jax else (lambda x: x)
+    for node in graph.nodes:
+        outs = eval_node(node, [env[r] if r else None for r in node.inputs], use_jax=use_jax)
+        for k, val in enumerate(outs):
+            env[format_ref(node.name, k)] = keep(val)
+    return [env[r] for r in graph.outputs]

@@ -9,11 +9,9 @@ from typing import Callable
 import numpy as np
 
 from ..clustering.bodies import body_graph as _body_graph
-from ..ir import format_ref
 from ..ops.control import Subgraph, set_runner
 from .missing import preflight
-from ..ops.values import as_value
-from .node import eval_node
+from .node import run_graph_nodes
 
 _CHECKED: set[str] = set()
 
@@ -91,12 +89,7 @@ def run_subgraph(sub: Subgraph, feeds: dict, use_jax: bool = False) -> list:
     env: dict = {}
     for v in g.inputs:
         env[v.name] = feeds[v.name] if v.name in feeds else np.asarray(v.data)
-    keep = as_value if not use_jax else (lambda x: x)
-    for node in g.nodes:
-        outs = eval_node(node, [env[r] if r else None for r in node.inputs], use_jax=use_jax)
-        for k, val in enumerate(outs):
-            env[format_ref(node.name, k)] = keep(val)
-    return [env[r] for r in g.outputs]
+    return run_graph_nodes(g, env, use_jax)
 
 
 def _run_compiled(sub: Subgraph, g, feeds: dict, run: BodyRun) -> list:

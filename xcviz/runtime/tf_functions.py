@@ -1,11 +1,9 @@
 """Bodies of TensorFlow's functional ops (While / If / calls): built once per function, interpreted node by node."""
 from __future__ import annotations
 
-from ..ir import format_ref
 from ..ops.tf_functional import TFFunction, set_tf_runner
-from ..ops.values import as_value
 from .missing import preflight
-from .node import eval_node
+from .node import run_graph_nodes
 
 _GRAPHS: dict[int, tuple] = {}  # id(FunctionDef) -> (FunctionDef, Graph): the FunctionDef is held, so ids stay unique
 _KEPT = 512
@@ -35,12 +33,7 @@ def run_function(fn: TFFunction, args: list, use_jax: bool = False) -> list:
 
         raise Unsupported(f"function {str(fn)!r} takes {len(g.inputs)} arguments, the call gives {len(args)}")
     env: dict = {v.name: a for v, a in zip(g.inputs, args)}
-    keep = as_value if not use_jax else (lambda x: x)
-    for node in g.nodes:
-        outs = eval_node(node, [env[r] if r else None for r in node.inputs], use_jax=use_jax)
-        for k, val in enumerate(outs):
-            env[format_ref(node.name, k)] = keep(val)
-    return [env[r] for r in g.outputs]
+    return run_graph_nodes(g, env, use_jax)
 
 
 set_tf_runner(run_function)
