@@ -87,6 +87,11 @@ def test_op_classes():
     assert op_class("conv2d", {"group": 16}, (16, 1, 3, 3)) == "dwconv" and op_class("conv2d", {"group": 1}) == "conv"
     # a few groups (AlexNet's two) is a convolution, not a depthwise one
     assert op_class("conv2d", {"group": 2}, (48, 48, 5, 5)) == "conv"
+    # 1x1 (ResNet's bottlenecks, Inception's reductions): onnxruntime runs it as a GEMM, XLA:CPU at a
+    # third to half that rate (benchmarks/README.md); a narrow one stays narrow, a transposed one a convolution
+    assert op_class("conv2d", {"group": 1}, (64, 256, 1, 1)) == "pointwise_conv"
+    assert op_class("conv2d", {"group": 1}, (16, 8, 1, 1)) == "narrow_conv"
+    assert op_class("conv_transpose", {"group": 1}, (64, 64, 1, 1)) == "conv"
 
 
 def _stats(path: str, hw, max_size=None):
@@ -203,7 +208,8 @@ def test_the_cost_strategy_decides_with_the_calibrated_classes(tmp_path):
 
     def conv_clustered(conv: dict) -> int:
         base = {c: numbers(0) for c in CLASSES}
-        base["conv"] = base["narrow_conv"] = dict(numbers(0), **conv)   # resnet_mini's are of both widths
+        # resnet_mini's are of all three kinds: 3x3 wide and narrow, and a 1x1 shortcut
+        base["conv"] = base["narrow_conv"] = base["pointwise_conv"] = dict(numbers(0), **conv)
         opts = ClusterOptions(strategy="cost", hardware=profile(tmp_path, base))
         c = run_clustering(g, opts)
         return sum(1 for j, nd in enumerate(g.nodes) if nd.op == "conv2d" and c.cluster_of[j] >= 0)

@@ -93,12 +93,13 @@ def test_onnx_initializers_are_parameters():
 @pytest.mark.parametrize("hw", hardware_names())
 def test_a_whole_cnn_cluster_is_estimated_faster_than_unfused(hw):
     # (a single residual block, graphs/resnet_block.yaml, is not: 7 ops do not pay two hand-offs on a GPU)
-    # except on the 2-core cpu against onnxruntime's kernels (the built-in cpu profile): there XLA's call
-    # overhead outweighs what onnxruntime spends per op, as measured (benchmarks/README.md, "Native runtime")
+    # except on the 2-core cpu against onnxruntime's kernels (the built-in cpu profile): there XLA about
+    # breaks even with onnxruntime op by op, measured 0.74x and 1.02x in two quiet runs (benchmarks/README.md,
+    # "Issue 28"), and the estimate must stay within 1.5x of that
     a = analyse(str(ROOT / "graphs/resnet_mini.onnx"), AnalysisOptions(device="gpu", hardware=hw, dims={"N": 1}))
     assert a.stats.clusters == 1 and a.stats.fallback_nodes == 0
     if hw == "cpu":
-        assert a.stats.speedup_estimate < 1.0, (hw, a.stats.time_before, a.stats.time_after)
+        assert 0.74 / 1.5 < a.stats.speedup_estimate < 1.02 * 1.5, (hw, a.stats.time_before, a.stats.time_after)
     else:
         assert a.stats.speedup_estimate > 1.0, (hw, a.stats.time_before, a.stats.time_after)
 

@@ -188,6 +188,27 @@ def test_cli_threads_reach_xla_flags_before_jax_loads():
     assert native["threads"] == 1 and native["xla_threads"] == 1 and native["runtime"] == "onnxruntime"
 
 
+@pytest.mark.slow
+@pytest.mark.skipif(not hasattr(os, "sched_getaffinity") or len(os.sched_getaffinity(0)) < 2,
+                    reason="needs a Linux process allowed on 2 or more CPUs")
+def test_threads_1_keeps_every_xla_thread_on_one_cpu():
+    """XLA_FLAGS alone did not bound XLA:CPU: its YNNPACK convolutions ran on 2 cores under
+    intra_op_parallelism_threads=1. After a convolution compiled and run, every thread of the process (XLA's
+    pool, onnxruntime's) may run on one CPU only."""
+    code = ("import glob, json, os; from xcviz.runtime.native import apply_threads; apply_threads(1); "
+            "import numpy as np, jax; x = jax.numpy.ones((1, 64, 56, 56)); w = jax.numpy.ones((64, 64, 3, 3)); "
+            "f = jax.jit(lambda x, w: jax.lax.conv_general_dilated(x, w, (1, 1), 'SAME')); "
+            "[f(x, w).block_until_ready() for _ in range(3)]; "
+            "cpus = {open(p).read().split('Cpus_allowed_list:')[1].split()[0] for p in glob.glob('/proc/self/task/*/status')}; "
+            "print(json.dumps([len(glob.glob('/proc/self/task/*')), sorted(cpus)]))")
+    out = subprocess.run([sys.executable, "-c", code], env={**os.environ, "PYTHONPATH": ROOT},
+                         capture_output=True, text=True, timeout=120)
+    assert out.returncode == 0, out.stderr[-2000:]
+    n_threads, cpus = json.loads(out.stdout)
+    # several threads, all allowed on the same single CPU ("3", not "0-1" or "0,1")
+    assert n_threads > 1 and len(cpus) == 1 and cpus[0].isdigit(), out.stdout
+
+
 def test_unknown_native_runtime_is_one_line(run_cli):
     code, _, err = run_cli("validate", os.path.join(GRAPHS, "tiny_mlp_onnx.json"), "--native", "tvm")
     assert code == 2 and "unknown native runtime 'tvm'" in err and "Traceback" not in err

@@ -1,10 +1,10 @@
 """Op classes and the calibrated per-class timing: what one op costs natively, and what its kernel costs in XLA.
 
-One FLOP rate and one bandwidth cannot rank clusters: the native runtime (xcviz's NumPy reference, op by
-op) pays tens to hundreds of microseconds of fixed cost per op that differ by class (an add ~10 µs, a
-convolution through im2col ~150 µs, a max-pool ~200 µs) and reaches very different rates (a matmul tens of
-GFLOP/s, a convolution a few), while XLA pays a fixed cost per cluster call and per kernel and runs its
-convolutions and dots at a rate of its own. XLA:CPU (jaxlib 0.10.2) hands a convolution to YNNPACK when it
+One FLOP rate and one bandwidth cannot rank clusters: the native runtime (onnxruntime op by op, or xcviz's
+NumPy reference) pays a fixed cost per op and reaches rates that differ by class (a 1x1 convolution is one
+GEMM to onnxruntime, a depthwise one a fraction of a dense one's rate), while XLA pays a fixed cost per cluster
+call and per kernel and runs its convolutions and dots at rates of its own (1x1 ones at a third to half of
+onnxruntime's: the class pointwise_conv). XLA:CPU (jaxlib 0.10.2) hands a convolution to YNNPACK when it
 has more than NARROW input or output channels (all of them, over the groups) and leaves a narrower one, or
 an input-dilated (transposed, strided) one, to Eigen, which runs it several times slower per FLOP (3-16
 channels: 2-20 GFLOP/s against YNNPACK's 40-60 on one core): those are the class narrow_conv. Eigen's
@@ -33,7 +33,7 @@ from ..ops.registry import COST_CLASSES
 
 CLASSES = COST_CLASSES   # (an op's class is its OpDef's cost_class; narrow_conv and dwconv are chosen by shape)
 CLASS_KEYS = ("native_overhead", "native_flops", "xla_launch", "xla_flops")
-LIBRARY_CLASSES = frozenset({"dot", "conv", "narrow_conv", "dwconv"})   # kernels of a library call (layout copies around)
+LIBRARY_CLASSES = frozenset({"dot", "conv", "narrow_conv", "pointwise_conv", "dwconv"})   # kernels of a library call (layout copies around)
 # the widest convolution XLA:CPU leaves to Eigen: the compiled HLO of jaxlib 0.10.2 on x86 shows a __ynn_fusion
 # for every convolution with more than 16 input or output channels (any size, kernel, stride or grouping,
 # 1..64 channels tried), none at 16 or fewer
@@ -61,6 +61,8 @@ def op_class(op: str, attrs: dict | None = None, weight_shape: tuple | None = No
     a, b = weight_shape[0], weight_shape[1]
     if isinstance(a, int) and isinstance(b, int) and max(a, b * group) <= NARROW:
         return "narrow_conv"
+    if op != "conv_transpose" and len(weight_shape) > 2 and all(k == 1 for k in weight_shape[2:]):
+        return "pointwise_conv"   # 1x1: onnxruntime runs it as one GEMM, XLA:CPU at a third to half that rate
     return c
 
 
@@ -118,7 +120,7 @@ def parse_calibrated(data: dict, fail) -> Calibrated | None:
                                   for k in CLASS_KEYS})
     # a class the profile does not measure is costed as its nearest (a grouped or a narrow convolution as a
     # convolution, as profiles measured before the narrow class were), else as elementwise
-    near = {"dwconv": "conv", "narrow_conv": "conv"}
+    near = {"dwconv": "conv", "narrow_conv": "conv", "pointwise_conv": "conv"}
     classes = {c: parsed.get(c, parsed.get(near.get(c, ""), parsed["elementwise"])) for c in CLASSES}
     faults = data.get("page_fault_bandwidth")
     session = data.get("native_session_overhead")

@@ -7,6 +7,9 @@ the values they name), each of its nodes by the same rules as any node (nested c
   (a while loop as exporters write it): unknown.
 - Scan: the body times the scan length (the scanned axis of the first scan input).
 - If: the branch the condition takes when it is a constant, else the dearer branch (FLOPs and bytes each).
+Beside FLOPs and bytes, the runs: (iterations, dispatches), the loop iterations (nested ones included) and the
+body ops run in all: a runtime pays a fixed cost for each (onnxruntime dispatches every body op on every
+iteration; XLA launches the body's kernels each time round its while loop).
 Anything the body cannot state (a node of unknown cost, a size left symbolic) leaves the node's cost unknown,
 with the reason (`why`)."""
 from __future__ import annotations
@@ -23,9 +26,10 @@ _BODIES: dict = {}
 _KEPT = 256
 
 
-def control_cost(graph: Graph, node, graph_cost) -> tuple[int | None, int | None, str | None]:
-    """(FLOPs, bytes read and written, why unknown) of a Loop, If or Scan node of `graph`; `graph_cost(g)`
-    gives a body graph's (FLOPs, bytes, why unknown) (cost.keys.graph_cost: passed in, as keys calls this)."""
+def control_cost(graph: Graph, node, graph_cost) -> tuple:
+    """(FLOPs, bytes read and written, why unknown, runs) of a Loop, If or Scan node of `graph` (runs:
+    (iterations, dispatches), None where unknown); `graph_cost(g)` gives a body graph's (FLOPs, bytes, why
+    unknown, runs) (cost.keys.graph_cost: passed in, as keys calls this)."""
     dims = graph.dims
     types = [graph.tensor_type(r).bind(dims) if r else None for r in node.inputs]
     a = node.attrs
@@ -36,17 +40,17 @@ def control_cost(graph: Graph, node, graph_cost) -> tuple[int | None, int | None
             return _if(graph, node, outer, graph_cost)
         if node.op == "loop":
             if not node.inputs or not node.inputs[0]:
-                return None, None, "no trip count: its condition ends it (a while loop)"
+                return None, None, "no trip count: its condition ends it (a while loop)", None
             trips = _constant(graph, node.inputs[0])
             if trips is None or np.asarray(trips).size != 1:
-                return None, None, "its trip count is not a constant"
+                return None, None, "its trip count is not a constant", None
             if int(np.asarray(trips).reshape(-1)[0]) >= WHILE_TRIPS:
-                return None, None, "no trip count: its condition ends it (a while loop)"
+                return None, None, "no trip count: its condition ends it (a while loop)", None
             body = [TensorType((), "int64"), TensorType((), "bool"), *types[2:own]]
             return _times(_body(a.get("body"), body, outer, dims, graph_cost), int(np.asarray(trips).reshape(-1)[0]))
         return _scan(node, types[:own], outer, dims, graph_cost)
     except Exception as e:  # noqa: BLE001 - a body that cannot be costed is an unknown cost, with the reason
-        return None, None, f"its body cannot be costed: {str(e).splitlines()[0][:120]}"
+        return None, None, f"its body cannot be costed: {str(e).splitlines()[0][:120]}", None
 
 
 def _if(graph: Graph, node, outer: dict, graph_cost):
@@ -57,8 +61,9 @@ def _if(graph: Graph, node, outer: dict, graph_cost):
     costs = [_body(node.attrs.get(b), [], outer, graph.dims, graph_cost) for b in branches]
     why = next((c[2] for c in costs if c[2]), None)
     if why:
-        return None, None, why
-    return max(c[0] for c in costs), max(c[1] for c in costs), None
+        return None, None, why, None
+    return (max(c[0] for c in costs), max(c[1] for c in costs), None,
+            (max(c[3][0] for c in costs), max(c[3][1] for c in costs)))
 
 
 def _scan(node, own: list, outer: dict, dims: dict, graph_cost):
@@ -66,33 +71,33 @@ def _scan(node, own: list, outer: dict, dims: dict, graph_cost):
 
     a = node.attrs
     if scan_opset(a.get("body")) < 9:
-        return None, None, "an opset-8 Scan (batched, with sequence lengths) is not costed"
+        return None, None, "an opset-8 Scan (batched, with sequence lengths) is not costed", None
     n_scan = int(a.get("num_scan_inputs", 0))
     states, scanned = own[:len(own) - n_scan], own[len(own) - n_scan:]
     axes = list(a.get("scan_input_axes") or [0] * n_scan)
     sliced = []
     for t, ax in zip(scanned, axes):
         if t is None or t.shape is None:
-            return None, None, "a scan input's shape is unknown"
+            return None, None, "a scan input's shape is unknown", None
         ax = ax % len(t.shape)
         sliced.append(TensorType(t.shape[:ax] + t.shape[ax + 1:], t.dtype))
     length = scanned[0].shape[axes[0] % len(scanned[0].shape)] if scanned else None
     if not isinstance(length, int):
-        return None, None, "the scan length is not known"
+        return None, None, "the scan length is not known", None
     return _times(_body(a.get("body"), [*states, *sliced], outer, dims, graph_cost), length)
 
 
 def _times(cost: tuple, n: int) -> tuple:
-    flops, nbytes, why = cost
-    return (None, None, why) if why else (flops * n, nbytes * n, None)
+    flops, nbytes, why, (iterations, dispatches) = cost
+    return (None, None, why, None) if why else (flops * n, nbytes * n, None, (n + iterations * n, dispatches * n))
 
 
-def _body(sub, formal: list, outer: dict, dims: dict, graph_cost) -> tuple[int | None, int | None, str | None]:
-    """(FLOPs, bytes, why unknown) of one run of body `sub` with its inputs of types `formal`."""
+def _body(sub, formal: list, outer: dict, dims: dict, graph_cost) -> tuple:
+    """(FLOPs, bytes, why unknown, runs) of one run of body `sub` with its inputs of types `formal`."""
     from ..ops.control_body import Subgraph
 
     if not isinstance(sub, Subgraph):
-        return None, None, "its body was not kept"
+        return None, None, "its body was not kept", None
     key = (sub, tuple(formal), tuple(sorted(outer.items(), key=lambda kv: kv[0])), tuple(sorted(dims.items())))
     got = _BODIES.get(key)
     if got is None:

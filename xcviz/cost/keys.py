@@ -12,6 +12,7 @@ from ..ir.attrs import attrs_key
 from ..ops import REGISTRY
 from ..ops.rules import Ctx
 from .control import CONTROL, control_cost
+from .params import CONSTANT_OPS
 from .view import CostView
 
 
@@ -175,7 +176,7 @@ def costs_per_key(graph: Graph, flat: CostView, reps: list[int]) -> list[tuple]:
         opdef = ops.get(op) if known else None
         flops = None
         if opdef is not None and op in CONTROL:  # the body's cost times its trips (cost.control)
-            flops, body_bytes, _ = control_node_cost(graph, graph.nodes[j])  # (rare: one node object each)
+            flops, body_bytes, *_ = control_node_cost(graph, graph.nodes[j])  # (rare: one node object each)
             # an unknown body leaves the node's own bytes (its FLOPs are what is unknown)
             total = total + body_bytes if body_bytes is not None and total is not None else total
         elif opdef is not None and opdef.flops is not None:
@@ -187,21 +188,27 @@ def costs_per_key(graph: Graph, flat: CostView, reps: list[int]) -> list[tuple]:
     return out
 
 
-def control_node_cost(graph: Graph, node) -> tuple[int | None, int | None, str | None]:
-    """(FLOPs, bytes, why unknown) of a Loop, If or Scan node: its body costed as a graph (cost.control)."""
+def control_node_cost(graph: Graph, node) -> tuple:
+    """(FLOPs, bytes, why unknown, runs) of a Loop, If or Scan node: its body costed as a graph (cost.control)."""
     return control_cost(graph, node, graph_cost)
 
 
-def graph_cost(g: Graph) -> tuple[int | None, int | None, str | None]:
-    """Sum of every node's FLOPs and bytes (cost.keys), or the first node that makes it unknown."""
+def graph_cost(g: Graph) -> tuple:
+    """Sum of every node's FLOPs and bytes (cost.keys), or the first node that makes it unknown; and the runs
+    (iterations, dispatches): the ops it runs (a constant is held, not run; a loop counts its own)."""
     flat = CostView(g)
     sig, reps = cost_keys(g, flat)
     per_key = costs_per_key(g, flat, reps)
-    flops = nbytes = 0
+    flops = nbytes = iterations = dispatches = 0
     for j, k in enumerate(sig.tolist()):
         f, b, _ = per_key[k]
+        nd = g.nodes[j]
         if f is None or b is None:
-            nd = g.nodes[j]
-            return None, None, f"body node {nd.name!r} ({nd.op_type}) has {'no FLOP count' if f is None else 'unknown bytes'}"
+            return None, None, f"body node {nd.name!r} ({nd.op_type}) has {'no FLOP count' if f is None else 'unknown bytes'}", None
         flops, nbytes = flops + f, nbytes + b
-    return flops, nbytes, None
+        if nd.known and nd.op in CONTROL:
+            it, d = control_node_cost(g, nd)[3]
+            iterations, dispatches = iterations + it, dispatches + d
+        elif not (nd.known and nd.op in CONSTANT_OPS):
+            dispatches += 1
+    return flops, nbytes, None, (iterations, dispatches)

@@ -15,6 +15,7 @@ from .control import CONTROL
 from .coverage import flops_coverage
 from .fusion import predict_kernels
 from .keys import control_node_cost, cost_keys, costs_per_key
+from .params import CONSTANT_OPS
 from .results import LazyList, Stats
 from .sums import exact_ints, run_totals, seg_total, seq_sums, seq_total
 from .view import CostView
@@ -37,18 +38,29 @@ def _compute_stats(graph: Graph, clustering, hw: Hardware) -> Stats:
     cal = hw.calibrated
     key_names = [node_class(graph, nodes[j]) for j in reps] if cal else []
     key_class = [cal.classes[c] for c in key_names] if cal else []
+    # a constant is a tensor the native runtime holds from the start (onnxruntime makes it an initializer),
+    # not an op it runs
+    held = [nodes[j].known and nodes[j].op in CONSTANT_OPS for j in reps] if cal else []
+
+    # a Loop/If/Scan whose body cannot be costed (a while loop: its trips depend on the data) may take any
+    # share of the model's time, natively and in the hybrid run alike: no whole-model estimate then
+    runs_unknown = any(key_costs[k][0] is None and nodes[j].known and nodes[j].op in CONTROL for k, j in enumerate(reps))
 
     def t_op(k: int, flops, nbytes) -> float | None:
         if nbytes is None:
             return None
         if cal:  # the native runtime, op by op: its fixed cost, its rate, the bytes it moves
-            return native_time(key_class[k], cal, flops or 0, nbytes)
+            return 0.0 if held[k] else native_time(key_class[k], cal, flops or 0, nbytes)
         return max((flops or 0) / hw.peak_flops, nbytes / hw.memory_bandwidth) + hw.launch_overhead
 
     # per node, from its key: time (NaN = unknown: it makes every sum it enters NaN, as None made the
     # sums None before) and FLOPs (those an op cannot state count as 0)
     time = np.array([np.nan if t is None else t for t in (t_op(k, f, b) for k, (f, b, _) in enumerate(key_costs))],
                     np.float64)[sig]
+    if cal:   # the body ops a loop runs: the native runtime dispatches each, every iteration (cost.control)
+        loops = control_runs(graph, flat, nodes)
+        for j, (_, d) in loops.items():
+            time[j] += d * cal.classes["free"].native_overhead
     unknown = np.isnan(time)
     key_flops = [f or 0 for f, _, _ in key_costs]
     flops = exact_ints(key_flops, n)[sig]
@@ -98,6 +110,11 @@ def _compute_stats(graph: Graph, clustering, hw: Hardware) -> Stats:
     else:
         fused[known_f] = np.maximum(c_flops[known_f].astype(np.float64) / hw.peak_flops, moved
                                     ) + hw.launch_overhead * kernels[known_f]
+    if cal:
+        for j, (_, d) in loops.items():   # and XLA launches the body's kernels every time round its loop
+            c = cluster_of[j]
+            if c >= 0:
+                fused[c] += d * cal.classes["elementwise"].xla_launch
     total = fused + hw.sync_overhead * c_sync.astype(np.float64)
     with np.errstate(all="ignore"):  # entries with an unknown part are dropped below
         speedup = c_unfused / total
@@ -107,7 +124,7 @@ def _compute_stats(graph: Graph, clustering, hw: Hardware) -> Stats:
     # A fallback op whose bytes are unknown costs the same before and after: leave it out of both.
     # (Sums in node order, added left to right as ever.)
     some_unknown = bool(unknown.any())
-    before = None if some_unknown and (clustered_mask & unknown).any() else \
+    before = None if runs_unknown or (some_unknown and (clustered_mask & unknown).any()) else \
         seq_total(time[~unknown] if some_unknown else time)
     fallback_time = seq_total(time[np.flatnonzero(~clustered_mask & ~unknown)])
     after = None
@@ -194,6 +211,16 @@ def page_faults(cal, wbytes: np.ndarray, written: np.ndarray, cluster_of: np.nda
     size = wbytes[written].astype(np.float64)
     big = size > FRESH_BYTES
     return np.bincount(cluster_of[written[big]], weights=size[big], minlength=nc) / cal.page_fault_bandwidth
+
+
+def control_runs(graph: Graph, flat: CostView, nodes) -> dict[int, tuple[int, int]]:
+    """Per Loop/If/Scan node position whose body can be costed: (iterations, body ops dispatched)."""
+    out = {}
+    for j in np.flatnonzero(flat.known_mask(CONTROL)).tolist():
+        runs = control_node_cost(graph, nodes[j])[3]
+        if runs is not None:
+            out[j] = runs
+    return out
 
 
 def _why_unknown(graph: Graph, node) -> str | None:

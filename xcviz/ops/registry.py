@@ -37,7 +37,7 @@ VOLATILE = "volatile"                # a new value on every run (random draws, h
 VALUE_RULE = "value_rule"            # shape inference computes its value when its inputs' values are known
 TYPE_VALUE = "type_value"            # its value follows from its input's type alone (shape, size, rank)
 
-COST_CLASSES = ("dot", "conv", "narrow_conv", "dwconv", "elementwise", "reduce", "window", "norm", "movement", "free")
+COST_CLASSES = ("dot", "conv", "narrow_conv", "pointwise_conv", "dwconv", "elementwise", "reduce", "window", "norm", "movement", "free")
 FUSION_KINDS = ("loop", "free", "library", "reduce", "two_reductions", "foldable", "broadcast")
 
 

@@ -23,9 +23,11 @@ PROGRAMS = {
     "dot": ("%y: f32[16,64] = matmul(%a: f32[16,64], %b: f32[64,64])",
             "%y: f32[256,512] = matmul(%a: f32[256,512], %b: f32[512,512])"),
     "conv": ("%y: f32[1,8,16,16] = conv2d(%a: f32[1,8,16,16], %b: f32[8,8,3,3], %c: f32[8]) {pads=[1,1,1,1]}",
-             "%y: f32[1,32,56,56] = conv2d(%a: f32[1,32,56,56], %b: f32[32,32,3,3], %c: f32[32]) {pads=[1,1,1,1]}"),
+             "%y: f32[1,64,56,56] = conv2d(%a: f32[1,64,56,56], %b: f32[64,64,3,3], %c: f32[64]) {pads=[1,1,1,1]}"),
     "narrow_conv": ("%y: f32[1,8,16,16] = conv2d(%a: f32[1,8,16,16], %b: f32[8,8,3,3], %c: f32[8]) {pads=[1,1,1,1]}",
                     "%y: f32[1,16,32,32] = conv2d(%a: f32[1,16,32,32], %b: f32[16,16,3,3], %c: f32[16]) {pads=[1,1,1,1]}"),
+    "pointwise_conv": ("%y: f32[1,32,8,8] = conv2d(%a: f32[1,32,8,8], %b: f32[32,32,1,1], %c: f32[32])",
+                       "%y: f32[1,64,56,56] = conv2d(%a: f32[1,256,56,56], %b: f32[64,256,1,1], %c: f32[64])"),
     "dwconv": ("%y: f32[1,16,16,16] = conv2d(%a: f32[1,16,16,16], %b: f32[16,1,3,3]) {pads=[1,1,1,1], group=16}",
                "%y: f32[1,64,32,32] = conv2d(%a: f32[1,64,32,32], %b: f32[64,1,3,3]) {pads=[1,1,1,1], group=64}"),
     "elementwise": ("%y: f32[16,64] = add(%a: f32[16,64], %b: f32[16,64])",
@@ -52,6 +54,7 @@ CHAINS = {
              "f32[1,32,8,8]"),
     "narrow_conv": ("%w: f32[8,8,3,3], %c: f32[8]", "{y}: f32[1,8,16,16] = conv2d({x}, %w, %c) {{pads=[1,1,1,1]}}",
                     "f32[1,8,16,16]"),
+    "pointwise_conv": ("%w: f32[32,32,1,1], %c: f32[32]", "{y}: f32[1,32,8,8] = conv2d({x}, %w, %c)", "f32[1,32,8,8]"),
     "dwconv": ("%w: f32[16,1,3,3]", "{y}: f32[1,16,16,16] = conv2d({x}, %w) {{pads=[1,1,1,1], group=16}}",
                "f32[1,16,16,16]"),
     "elementwise": ("", "{y}: f32[16,64] = tanh({x})", "f32[16,64]"),
@@ -61,6 +64,13 @@ CHAINS = {
     "window": ("", "{y}: f32[1,8,16,16] = maxpool({x}) {{kernel_shape=[3,3], pads=[1,1,1,1]}}", "f32[1,8,16,16]"),
     "norm": ("", "{y}: f32[16,64] = softmax({x})", "f32[16,64]"),
 }
+# Natively, a small op's fixed cost is read the same way, from a chain in one session (one more op of the
+# chain), not from a one-op session less the session's call: the difference of two numbers of the same size
+# is mostly noise, and the chain is how a model's ops run. Classes whose chain step is one op (a reduce step
+# is two); movement and free get chains of their own.
+NATIVE_CHAINS = {**{c: CHAINS[c] for c in ("dot", "conv", "narrow_conv", "pointwise_conv", "dwconv", "elementwise", "window", "norm")},
+                 "movement": ("", "{y}: f32[32,32] = transpose({x}) {{perm=[1,0]}}", "f32[32,32]"),
+                 "free": ("", "{y}: f32[16,64] = flatten({x}) {{axis=1}}", "f32[16,64]")}
 # Classes whose rate is read from a second chain, of mid-sized steps, rather than from the mid-sized op
 # alone: XLA runs a narrow convolution with Eigen, channels-last, so alone it is wrapped in layout copies that
 # cost as much as the convolution at these widths (16x32x32: ~150 us of ~350), while inside a model the copies
@@ -84,6 +94,9 @@ def sources() -> dict[str, str]:
     out = {}
     for c, (small, mid) in PROGRAMS.items():
         text = "native " + " and ".join(shape(p) for p in (small, mid) if p)
+        if c in NATIVE_CHAINS:
+            text += f" (on a session runtime the small one is a step of {CHAIN} x " \
+                    f"{shape(NATIVE_CHAINS[c][1].format(x='%a', y='%y'))} chained)"
         if mid is not None:
             text += "; XLA " + " and ".join(
                 f"{CHAIN} x {shape(chains[c][1].splitlines()[0].format(x='%a', y='%y'))} chained"
@@ -235,6 +248,10 @@ def measure_classes(repeats: int, xla_bandwidth: float, step: Callable[[str], No
         # among the small programs (interleaved with them): beside the large ones a call looks 5x dearer
         t.native(SESSION_1, chain_program("elementwise", 1))
         t.native(SESSION_CHAIN, chain_program("elementwise", CHAIN))
+        for c in NATIVE_CHAINS:
+            graphs[c, "native step"] = chain_program(c, 1, NATIVE_CHAINS)
+            t.native((c, "small", 1), graphs[c, "native step"])
+            t.native((c, "small", CHAIN), chain_program(c, CHAIN, NATIVE_CHAINS))
     t.xla("tiny", tiny)
     t.xla("tiny handed in", tiny, resident=False)
     step("timing, interleaved")
@@ -248,6 +265,10 @@ def measure_classes(repeats: int, xla_bandwidth: float, step: Callable[[str], No
         timed_native = [k for k in t.calls if k not in t.kernels and k not in (SESSION_1, SESSION_CHAIN)]
         m = {k: v - session if k in timed_native else v for k, v in m.items()}
         m = {k: max(v, 1e-8) for k, v in m.items()}
+        for c in NATIVE_CHAINS:   # the small op: one more step of its chain
+            step_s = (m[c, "small", CHAIN] - m[c, "small", 1]) / (CHAIN - 1)
+            if step_s > 0:
+                m[c, "small"], graphs[c, "small"] = step_s, graphs[c, "native step"]
     out = fit(m, graphs, xla_bandwidth)
     if SESSION_1 in m:
         out["native_session_overhead"] = session

@@ -52,11 +52,32 @@ def apply_threads(threads: int | None) -> tuple[int, bool]:
              if not f.startswith(("--xla_cpu_multi_thread_eigen", "intra_op_parallelism_threads"))]
     flags += [f"--xla_cpu_multi_thread_eigen={'true' if n > 1 else 'false'}", f"intra_op_parallelism_threads={n}"]
     os.environ["XLA_FLAGS"] = " ".join(flags)
+    _pin(n)
     _XLA_THREADS["n"] = n
     return n, True
 
 
 _XLA_THREADS: dict[str, int] = {}
+
+
+def _pin(n: int) -> None:
+    """Keep this process (its threads, and those it starts from now on: XLA's pool, onnxruntime's) on n of its CPUs.
+    XLA:CPU's flags do not bound every kernel: its YNNPACK convolutions and dots ran on both cores of a
+    2-core machine under `intra_op_parallelism_threads=1`; the pool JAX creates is sized by, and its threads
+    inherit, the CPU affinity, so the affinity is what makes `--threads N` hold for XLA as for the native
+    runtime."""
+    try:
+        cpus = sorted(os.sched_getaffinity(0))
+    except AttributeError:  # not Linux: the flags alone
+        return
+    if n < len(cpus):
+        # every thread there is (numpy's BLAS pool starts at import) and, inherited, every one started later
+        tids = [int(t) for t in os.listdir("/proc/self/task")] if os.path.isdir("/proc/self/task") else [0]
+        for tid in tids:
+            try:
+                os.sched_setaffinity(tid, cpus[:n])
+            except OSError:   # a thread that ended meanwhile
+                pass
 
 
 class NumpyRuntime:

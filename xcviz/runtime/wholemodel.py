@@ -47,7 +47,7 @@ class ModelTimes:
                 "note": self.why}
 
 
-def _feeds(graph: Graph, env: dict) -> dict:
+def model_feeds(graph: Graph, env: dict) -> dict:
     """What a run is given: the graph's inputs and its placeholder nodes (TF graphs feed those)."""
     names = [v.name for v in graph.inputs] + [n.name for n in graph.nodes if n.op == "placeholder"]
     return {name: env[name] for name in names if name in env}
@@ -136,7 +136,7 @@ def time_model(graph: Graph, clustering, rt: NativeRuntime, env: dict, cache, re
     if missing:
         return ModelTimes(None, None, None, est_speedup, rt.name,
                           why=f"output {missing[0]!r} cannot be computed natively"), {}
-    feeds = _feeds(graph, env)
+    feeds = model_feeds(graph, env)
     outputs: dict = {}
     native_fn, native_name, why = native_program(graph, rt, env)
     use = rt if native_name == rt.name else NumpyRuntime(rt.threads)  # hybrid's segments on the same runtime
