@@ -294,7 +294,7 @@ def _run_on(graph, inputs, mode, clustering, seed, native, threads, **cluster_kw
 def diff(a: Analysis | Mapping, b: Analysis | Mapping) -> dict:
     """What changed from A to B: each an Analysis (`xcviz.analyse(...)`) or a `cluster --json` report (a dict).
     Returns the `xcviz diff --json` data: metric deltas, clusters matched, moved nodes and why, `ari`, `same`."""
-    from .render.diff import diff_report, side_from_analysis, side_from_report
+    from .analysis.diff import diff_report, side_from_analysis, side_from_report
 
     def side(x, label: str):
         if isinstance(x, Analysis):

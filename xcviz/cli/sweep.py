@@ -62,7 +62,7 @@ def _fields(options: AnalysisOptions) -> dict:
 def analyse_model(path: str, label: str, fields: dict, configs: list[tuple[str, dict]]) -> list[dict]:
     """Every configuration of one model (loaded once); failures become error rows."""
     from ..pipeline import analyse, load_graph
-    from ..render.sweep import error_row, sweep_row
+    from ..analysis.sweep import error_row, sweep_row
 
     from ..cost.symbolic import free_dims
     from ..pipeline import bind_input_arrays, bind_present_dims
@@ -103,7 +103,8 @@ def sweep(paths: Annotated[list[str], typer.Argument(metavar="PATH...", show_def
           csv: Annotated[bool, typer.Option("--csv", help="print the rows as CSV")] = False,
           output: Output = None, *, options: AnalysisOptions) -> Optional[int]:
     """Many models × configurations: one row each, a table of fallback ops across the models; exit 1 if any failed."""
-    from ..render.sweep import sweep_csv, sweep_report, sweep_view
+    from ..analysis.sweep import sweep_report
+    from ..render.sweep import sweep_csv, sweep_view
 
     configs = [(os.path.splitext(os.path.basename(c))[0], read_config(c)) for c in config or []]
     configs += [(describe(s), s) for s in (parse_settings([item], "--set") for item in set_ or [])]
