@@ -70,6 +70,8 @@ def load_graph(path: str, options: AnalysisOptions | LoadOptions | None = None) 
     """Steps 1-2: load a graph file (loaders: parse and build; passes: resolve, verify, infer), then bind
     its dimensions (--dim, --inputs): a verified, shape-inferred Graph."""
     o = options.load if isinstance(options, AnalysisOptions) else options or LoadOptions()
+    if isinstance(options, AnalysisOptions) and options.supported_ops is not None:
+        o = dataclasses.replace(o, allow_unknown=True)  # a support file names ops of the file's own: load them
     graph = load(path, o)
     return bind_load_dims(graph, o, path)
 
