@@ -1,5 +1,4 @@
-"""Build: a freshly read Graph goes to the passes that make it whole (passes.prepare: resolve ops, check references,
-order, infer shapes); `finalize` is that step under the name loaders, tests and benchmarks call it by."""
+"""Build: a read Graph goes to passes.prepare (resolve, check, order, infer); `finalize` is that step's old name."""
 from __future__ import annotations
 
-from ..passes.prepare import prepare as finalize  # noqa: F401
+from ..passes.prepare import prepare as finalize  # noqa: F401  (tests, benchmarks and docs call it so)
