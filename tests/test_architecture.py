@@ -1,8 +1,9 @@
 """The package's shape: no import circles, short modules, and imports that only point down the layers.
 
 Every import counts, function-level (lazy) ones included: a lazy import still ties the two modules together.
-The layers run from the command line down to the IR (cli -> pipeline -> render -> runtime -> clustering ->
-cost -> loaders -> passes -> ops -> ir); see LAYERS."""
+The layers run from the command line down to the IR (cli -> pipeline -> analysis -> render -> runtime ->
+clustering -> cost -> loaders -> passes -> ops -> ir); see LAYERS. Private names stay in their package, and
+renderers only render."""
 from __future__ import annotations
 
 import ast
@@ -23,11 +24,12 @@ LONG_MODULES: dict[str, str] = {}
 LAYERS: list[set[str]] = [
     {"__init__", "__main__", "cli", "samples"},      # command line, public API
     {"pipeline", "conformance", "conformance_doc", "torch_compile", "census"},  # load + options + cluster + stats; ONNX node-test runs; the torch.compile backend; census
+    {"analysis"},                                    # diff, check, sweep: functions of analyses that return data
     {"render"},                                      # tables, JSON, DOT/SVG, HTML: functions of the results
     {"runtime"},                                     # execution, JAX compilation, validation
     {"clustering"},
     {"cost"},
-    {"loaders"},                                     # read -> parse -> build, then verify and infer
+    {"loaders"},                                     # read -> parse -> build, then the passes that make the graph whole
     {"passes", "verify"},
     {"ops"},
     {"ir"},
@@ -248,3 +250,97 @@ def test_the_cost_facts_are_on_the_entries():
     assert REGISTRY.get("Conv").cost_class == "conv" and REGISTRY.get("Conv").fusion == "library"
     assert REGISTRY.get("Relu").cost_class == "elementwise" and REGISTRY.get("Relu").fusion == "loop"
     assert "random_uniform" in REGISTRY.names(VOLATILE) and REGISTRY.get("RandomUniform") is REGISTRY.ops["random_uniform"]
+
+
+# `from X import _name` across packages: a private name is its package's own. Where one must cross, it is
+# listed here with why ("importing module: name" -> reason). Within one package private imports are allowed.
+PRIVATE_IMPORTS_ACROSS: dict[str, str] = {}
+
+
+def _package(module: str) -> str:
+    return module if _is_package(module) else module.rpartition(".")[0]
+
+
+def _private_imports() -> list[str]:
+    """'module: name' for each `from X import _name` whose X lies in another package (private modules excepted)."""
+    found = []
+    for name, path in modules().items():
+        with open(path, encoding="utf-8") as f:
+            tree = ast.parse(f.read(), path)
+        for node in ast.walk(tree):
+            if not isinstance(node, ast.ImportFrom):
+                continue
+            source = _targets(name, node)[0] if _targets(name, node) else None
+            if source is None:
+                continue
+            for alias in node.names:
+                private = alias.name.startswith("_") and not alias.name.startswith("__")
+                if private and f"{source}.{alias.name}" not in modules() and _package(source) != _package(name):
+                    found.append(f"{name}: {alias.name}")
+    return sorted(found)
+
+
+def test_a_module_s_package():
+    assert _package("xcviz.ops.conv") == "xcviz.ops" and _package("xcviz.loaders") == "xcviz.loaders"
+    assert _package("xcviz.loaders.tensorflow.attrs") == "xcviz.loaders.tensorflow" != _package("xcviz.loaders.schema")
+
+
+def test_no_private_imports_across_packages():
+    stray = [p for p in _private_imports() if p not in PRIVATE_IMPORTS_ACROSS]
+    assert not stray, "private names imported from another package (make them public where shared, or move " \
+        "them to their one home):\n  " + "\n  ".join(stray)
+
+
+def test_private_import_allowlist_is_current():
+    assert set(PRIVATE_IMPORTS_ACROSS) <= set(_private_imports())
+
+
+# render/ renders: from the packages that compute it takes types, constants and formatters only. Each name
+# it imports from them is listed, with why; a new one means computing in a renderer (do it in analysis/ or
+# the pipeline and hand the renderer the result).
+COMPUTING = ("clustering", "cost", "runtime", "loaders", "passes", "pipeline", "analysis")
+RENDER_IMPORTS: dict[str, str] = {
+    "clustering.Clustering": "type", "cost.Stats": "type", "clustering.bodies.BodyClustering": "type",
+    "clustering.result.PHASE_NAMES": "the phases' display names",
+    "clustering.fx_compare.RULES": "the rules' table, shown as it is",
+    "cost.coverage.unknown_text": "formatter", "cost.symbolic.SymbolicCost": "type",
+    "cost.symbolic.format_bytes_expr": "formatter", "cost.symbolic.format_count_expr": "formatter",
+    "clustering.explain.replay": "the animation's frames replay the recorded attempt log: no decision is made",
+    "clustering.bodies.body_clusterings": "pending (issue 27, bodies as IR): the Clustering will carry its bodies'",
+    "clustering.bodies.has_control_flow": "pending (issue 27, bodies as IR)",
+    "cost.symbolic.symbolic_cost": "pending: the symbolic formulas belong in the cost model's Stats",
+    "cost.symbolic.free_dims": "which dimensions are unbound: a fact of the graph, read for the hint",
+    "loaders.tensorflow.protos.message_classes": "export: a GraphDef is written with the loader's messages",
+    "loaders.tensorflow.read_graphdef": "export: the source GraphDef is rewritten with the clusters",
+    "loaders.tensorflow.attrs.tf_dtype_enum": "export: TF's dtype numbers",
+    "loaders.torch_export.program_for_graph": "Model Explorer ids: read from the source .pt2's program",
+}
+
+
+def _render_imports() -> set[str]:
+    """'package.module.name' for each name render/ imports from a computing package."""
+    found = set()
+    for name, path in modules().items():
+        if not name.startswith("xcviz.render"):
+            continue
+        with open(path, encoding="utf-8") as f:
+            tree = ast.parse(f.read(), path)
+        for node in ast.walk(tree):
+            targets = _targets(name, node) if isinstance(node, (ast.Import, ast.ImportFrom)) else []
+            if not targets or targets[0].split(".")[1] not in COMPUTING:
+                continue
+            if isinstance(node, ast.Import):
+                found.add(targets[0].removeprefix("xcviz."))
+            else:
+                found.update(f"{targets[0].removeprefix('xcviz.')}.{a.name}" for a in node.names)
+    return found
+
+
+def test_render_only_renders():
+    stray = sorted(_render_imports() - set(RENDER_IMPORTS))
+    assert not stray, "render/ imports from packages that compute (compute in analysis/ or the pipeline, " \
+        "pass the result): " + ", ".join(stray)
+
+
+def test_render_import_allowlist_is_current():
+    assert set(RENDER_IMPORTS) <= _render_imports()

@@ -6,7 +6,7 @@ import xml.etree.ElementTree as ET
 
 import pytest
 
-from xcviz.render.check import parse_bytes, parse_fraction
+from xcviz.analysis.check import parse_bytes, parse_fraction
 from xcviz.errors import XcvizError
 
 from test_cli_diff import run

@@ -10,7 +10,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from xcviz.cli import main
-from xcviz.render.diff import adjusted_rand_index
+from xcviz.analysis.diff import adjusted_rand_index
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 SEED = os.path.join(ROOT, "graphs", "seed_demo.yaml")

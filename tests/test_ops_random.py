@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from xcviz.conformance import _check_output, collect, run_case
+from xcviz.conformance import check_output, collect, run_case
 from xcviz.ops import REGISTRY, Unsupported
 from single_node import feeds, model, reference
 
@@ -17,11 +17,11 @@ def test_bernoulli_node_tests_pass_natively_and_the_check_can_fail():
         assert run_case(c, "native") == ("pass", None), c.name
     c = cases[0]
     exp = np.asarray(c.outputs[0])
-    assert _check_output(c, exp, exp, "y") is None
-    assert "outside" in _check_output(c, np.full_like(exp, 0.5), exp, "y")
-    assert "float32" in _check_output(c, exp.astype(np.float32), exp, "y")
+    assert check_output(c, exp, exp, "y") is None
+    assert "outside" in check_output(c, np.full_like(exp, 0.5), exp, "y")
+    assert "float32" in check_output(c, exp.astype(np.float32), exp, "y")
     forced = c.__class__(**{**c.__dict__, "inputs": [np.where(np.arange(10) < 5, 0.0, 1.0)]})
-    assert "probability of 0 or 1" in _check_output(forced, np.zeros(10), exp, "y")
+    assert "probability of 0 or 1" in check_output(forced, np.zeros(10), exp, "y")
 
 
 @pytest.mark.parametrize("p", [0.0, 0.1, 0.5, 0.93, 1.0])

@@ -39,13 +39,114 @@ def test_options_are_frozen_and_replace_validates_again():
 
 def test_option_fields_are_the_shared_flags():
     from xcviz.cli.base import ANALYSIS_OPTIONS
+    from xcviz.clustering import ClusterOptions
+    from xcviz.pipeline import LoadOptions
 
-    fields = [f.name for f in dataclasses.fields(AnalysisOptions)]
-    assert fields == [name for name, _, _ in ANALYSIS_OPTIONS if name != "debug"]
-    defaults = {f.name: f.default for f in dataclasses.fields(AnalysisOptions) if f.default is not dataclasses.MISSING}
+    assert [f.name for f in dataclasses.fields(AnalysisOptions)] == ["load", "cluster", "hardware", "tf_xla_flags"]
+    assert list(AnalysisOptions.flat_names()) == [name for name, _, _ in ANALYSIS_OPTIONS if name != "debug"]
+    defaults = {f.name: f.default for part in (LoadOptions, ClusterOptions) for f in dataclasses.fields(part)
+                if f.default is not dataclasses.MISSING}
     for name, _, default in ANALYSIS_OPTIONS:
         if name in defaults and default is not None and not isinstance(default, bool):
             assert defaults[name] == default, name
+    o = AnalysisOptions()
+    assert all(getattr(o, name) == value for name, value in o.flat().items())
+
+
+def test_options_from_parts_equal_options_from_flat_keywords():
+    from xcviz.clustering import ClusterOptions
+    from xcviz.pipeline import LoadOptions
+
+    parts = AnalysisOptions(load=LoadOptions(dims={"n": 2}, allow_unknown=True),
+                            cluster=ClusterOptions(strategy="greedy", deny={"Relu"}), hardware="gpu")
+    flat = AnalysisOptions(dims={"n": 2}, allow_unknown=True, strategy="greedy", deny=["relu"], hardware="gpu")
+    assert parts == flat and hash(parts) == hash(flat) and flat.deny == frozenset({"relu"})
+    assert parts.cluster.deny == flat.deny and parts.load.dims == {"n": 2} and parts.replace(hardware=None) != flat
+    assert AnalysisOptions(**flat.flat()) == flat  # (the flat values travel to worker processes)
+    # the TF flag fills the sizes not given; a flat keyword over a part changes only that field
+    assert AnalysisOptions(tf_xla_flags="--tf_xla_min_cluster_size=2").min_cluster_size == 2
+    assert AnalysisOptions(min_cluster_size=3, tf_xla_flags="--tf_xla_min_cluster_size=2").min_cluster_size == 3
+    assert AnalysisOptions(cluster=ClusterOptions(strategy="greedy"), min_cluster_size=5).strategy == "greedy"
+    with pytest.raises(TypeError, match="strategyy"):
+        AnalysisOptions(strategyy="mark")
+
+
+def _spelled(e: XcvizError, param: str, flag: str) -> str:
+    """An error's text with its parameter's spelling taken out, to compare the CLI's with the API's."""
+    return str(e).replace(flag, "PARAM", 1) if str(e).startswith(flag) else str(e).replace(param, "PARAM", 1)
+
+
+def test_an_op_name_typo_is_refused_alike_by_every_surface(run_cli, monkeypatch):
+    """One validation (ClusterOptions'): xcviz.cluster, xcviz.analyse and `xcviz cluster --deny` refuse the
+    same typo with the same words, the parameter spelled as each surface spells it."""
+    monkeypatch.chdir(ROOT)
+    with pytest.raises(XcvizError) as api_cluster:
+        xcviz.cluster(xcviz.load(SEED), deny=["reluu"])
+    with pytest.raises(XcvizError) as api_analyse:
+        xcviz.analyse(SEED, deny=["reluu"])
+    code, out, err = run_cli("cluster", "graphs/seed_demo.yaml", "--deny", "reluu")
+    assert code == 2 and out == ""
+    cli = err.strip().removeprefix("error: ")
+    assert cli.startswith("--deny: unknown op 'reluu' (hint: did you mean 'Relu'")
+    assert str(api_cluster.value).startswith("deny: unknown op 'reluu' (hint: did you mean 'Relu'")
+    assert api_cluster.value.param == api_analyse.value.param == "deny"
+    # the hint names the flag or the keyword for the same thing: the rest is word for word
+    texts = {_spelled(e.value, "deny", "--deny").replace("allow_unknown=True", "--allow-unknown")
+             for e in (api_cluster, api_analyse)} | {cli.replace("--deny", "PARAM", 1)}
+    assert len(texts) == 1, texts
+    # the options object made directly speaks the command line's flags (from_flags and the settings use it)
+    with pytest.raises(XcvizError, match=r"^--deny: unknown op 'reluu'"):
+        AnalysisOptions(deny=["reluu"])
+
+
+def test_cluster_option_errors_name_their_parameter():
+    from xcviz.clustering import ClusterOptions
+
+    for kwargs, param in [({"strategy": "fast"}, "strategy"), ({"device": "npu"}, "device"),
+                          ({"min_cluster_size": -1}, "min_cluster_size"), ({"max_cluster_size": 1.5}, "max_cluster_size"),
+                          ({"allow": ["Frobnicate"]}, "allow")]:
+        with pytest.raises(XcvizError) as e:
+            ClusterOptions(**kwargs)
+        assert e.value.param == param and str(e.value).startswith("--" + param.replace("_", "-") + ": ")
+        with pytest.raises(XcvizError) as e:
+            xcviz.cluster(xcviz.load(SEED), **kwargs)
+        assert str(e.value).startswith(param + ": ")
+    # "graph": a name may be an opaque op of the clustered graph's own; "any" (--allow-unknown): not checked
+    assert ClusterOptions(deny={"my_op"}, op_names="graph").deny == frozenset({"my_op"})
+    assert ClusterOptions(allow="relu").allow == frozenset({"relu"})  # one name, not its letters
+
+
+def test_binding_dims_makes_a_new_graph(tmp_path):
+    import numpy as np
+
+    from xcviz.ir import bind_dims
+    from xcviz.pipeline import bind_input_arrays, bind_present_dims
+
+    block = os.path.join(ROOT, "graphs", "transformer_block.yaml")
+    g = xcviz.load(block)
+    own = dict(g.dims)  # (the file binds batch and seq itself)
+    h = bind_dims(g, {"batch": 2})
+    assert h is not g and dict(h.dims) == own | {"batch": 2} and dict(g.dims) == own and h.nodes is g.nodes
+    bound, skipped = bind_present_dims(g, {"seq": 8, "nope": 3})
+    assert dict(bound.dims) == own | {"seq": 8} and skipped == ["nope"] and dict(g.dims) == own
+    x = next(v for v in g.inputs if v.type.shape and "seq" in v.type.shape)
+    shape = [8 if d == "seq" else 2 if isinstance(d, str) else d for d in x.type.shape]
+    np.savez(tmp_path / "in.npz", **{x.name: np.zeros(shape, np.float32)})
+    with_inputs, dims = bind_input_arrays(g, str(tmp_path / "in.npz"))
+    assert dims["seq"] == 8 and with_inputs.dims["seq"] == 8 and dict(g.dims) == own
+    # the load step binds through the same functions: --dim, and --inputs over it
+    a = analyse(block, AnalysisOptions(dims={"seq": 4}, inputs=str(tmp_path / "in.npz")))
+    assert a.graph.dims["seq"] == 8
+
+
+def test_the_reference_comparison_is_a_pipeline_step(write_graph):
+    path = write_graph("name: g\ninputs: [{name: x, shape: [4], dtype: float32}]\nnodes:\n"
+                       "  - {name: a, op: relu, inputs: [x], attrs: {_XlaCluster: c0}}\n"
+                       "  - {name: b, op: relu, inputs: [a], attrs: {_XlaCluster: c0}}\n"
+                       "  - {name: c, op: relu, inputs: [b]}\noutputs: [c]\n")
+    a = analyse(path, AnalysisOptions(min_cluster_size=1))
+    assert a.reference["identical"] is False and a.reference["differing_nodes"] == ["a", "b", "c"]
+    assert analyse(SEED).reference is None
 
 
 @pytest.mark.parametrize("kwargs, message, hint", [
@@ -138,7 +239,9 @@ def test_progress_names_each_step_and_the_library_is_silent(capsys):
 
 
 def test_public_api_exports_the_pipeline():
-    assert xcviz.analyse is analyse and xcviz.AnalysisOptions is AnalysisOptions
+    # (xcviz.analyse runs the pipeline's, through the API's wrapper: its errors name keywords, not flags)
+    assert xcviz.AnalysisOptions is AnalysisOptions and xcviz.Analysis is Analysis
+    assert _report(xcviz.analyse(SEED, min_cluster_size=1)) == _report(analyse(SEED, AnalysisOptions(min_cluster_size=1)))
     assert {"analyse", "AnalysisOptions", "Analysis"} <= set(xcviz.__all__)
 
 

@@ -14,7 +14,8 @@ from . import render as _render_package  # noqa: F401  (empty; imported before `
 # importing xcviz.render.* later finds it loaded and leaves the attribute `xcviz.render` the API function)
 from .errors import XcvizError
 from .pipeline import (DEFAULT_MAX_ALIAS_EXPANSION, DEFAULT_MAX_DEPTH, DEFAULT_MAX_FILE_BYTES, DEFAULT_MAX_NODES,
-                       Analysis, AnalysisOptions, analyse)
+                       Analysis, AnalysisOptions)
+from .pipeline import analyse as _analyse
 
 if TYPE_CHECKING:
     import numpy as np
@@ -54,7 +55,7 @@ def _api(fn: F) -> F:
         try:
             return fn(*args, **kwargs)
         except XcvizError as e:
-            e.hint = _api_hint(e.hint)
+            e.hint, e.surface = _api_hint(e.hint), "api"
             raise
         except ModuleNotFoundError as e:
             if (e.name or "").split(".")[0] in ("jax", "jaxlib"):
@@ -69,6 +70,18 @@ def _need_jax(what: str) -> None:
 
     if importlib.util.find_spec("jax") is None or importlib.util.find_spec("jaxlib") is None:
         raise XcvizError(f"{what} needs JAX", hint="pip install 'xcviz[jax]'")
+
+
+@_api
+def analyse(source: str | os.PathLike | Graph, options: AnalysisOptions | None = None, *,
+            progress: Callable[[str], None] | None = None, freeze: bool = False, record: bool = True,
+            **flat: Any) -> Analysis:
+    """Load (a path), bind dims, cluster and cost: an Analysis (.graph, .clustering, .stats, .hardware,
+    .reference). The options as an AnalysisOptions, or flat as keywords (`deny=["relu"], dims={"batch": 8}`,
+    over `options`' own); invalid ones raise XcvizError naming the parameter."""
+    if flat:
+        options = options.replace(**flat) if options is not None else AnalysisOptions(**flat)
+    return _analyse(source, options, progress=progress, freeze=freeze, record=record)
 
 
 @_api
@@ -120,12 +133,12 @@ def load(path: str | os.PathLike, *, allow_unknown: bool = False, dims: Mapping[
     dims: bind symbolic dimensions, e.g. {"batch": 8}. The max_* limits refuse hostile or oversized files.
     trust_pickle: a .pt2 that xcviz's own reader refuses goes to torch.export.load, which runs code from the
     file: only for files you trust."""
-    from .pipeline import load_graph
+    from .pipeline import LoadOptions, load_graph
 
-    options = AnalysisOptions(allow_unknown=allow_unknown, dims=dims or {}, max_file_bytes=max_file_bytes,
-                              max_nodes=max_nodes if max_nodes is not None else 2**62, max_depth=max_depth,
-                              max_alias_expansion=max_alias_expansion, max_elements=max_elements,
-                              trust_pickle=trust_pickle)
+    options = LoadOptions(allow_unknown=allow_unknown, dims=dims or {}, max_file_bytes=max_file_bytes,
+                          max_nodes=max_nodes if max_nodes is not None else 2**62, max_depth=max_depth,
+                          max_alias_expansion=max_alias_expansion, max_elements=max_elements,
+                          trust_pickle=trust_pickle)
     return load_graph(os.fspath(path), options)  # (checks that each bound dimension is one the graph has)
 
 
@@ -138,15 +151,11 @@ def cluster(graph: Graph, *, strategy: Strategy = "mark", device: Device = "cpu"
     min_cluster_size: None = 4 for mark (TensorFlow's default), 0 for greedy. allow/deny widen/narrow the
     device's support set (any op spelling); supported_ops replaces it."""
     from .clustering import ClusterOptions, run_clustering
-    from .clustering.options import check_op_names
 
-    if supported_ops is None:  # a typo is an error, as on the command line; an opaque op of the graph's own is not
-        for param, names in (("allow", allow), ("deny", deny)):
-            check_op_names(param, [str(n).strip() for n in names if str(n).strip()],
-                           lambda: {node.op for node in graph.nodes})
+    # a typo is an error, as on the command line (one check, ClusterOptions'); an opaque op of the graph's own is not
     return run_clustering(graph, ClusterOptions(
         strategy=strategy, device=device, min_cluster_size=min_cluster_size, max_cluster_size=max_cluster_size,
-        allow=frozenset(allow), deny=frozenset(deny), supported_ops=None if supported_ops is None else frozenset(supported_ops)))
+        allow=allow, deny=deny, supported_ops=supported_ops, op_names="graph"))
 
 
 @_api
@@ -274,7 +283,7 @@ def _run_on(graph, inputs, mode, clustering, seed, native, threads, **cluster_kw
         if clustering is None:
             from .clustering import ClusterOptions, run_clustering
 
-            clustering = run_clustering(graph, ClusterOptions(**cluster_kw))
+            clustering = run_clustering(graph, ClusterOptions(**cluster_kw, op_names="graph"))
     feeds = bind_inputs(graph, dict(inputs) if inputs is not None else None,
                         seed if seed is not None else (None if inputs else 0))
     return run_on(graph, clustering, feeds, mode, resolve(native, graph, threads), CompileCache(), None,
@@ -285,7 +294,7 @@ def _run_on(graph, inputs, mode, clustering, seed, native, threads, **cluster_kw
 def diff(a: Analysis | Mapping, b: Analysis | Mapping) -> dict:
     """What changed from A to B: each an Analysis (`xcviz.analyse(...)`) or a `cluster --json` report (a dict).
     Returns the `xcviz diff --json` data: metric deltas, clusters matched, moved nodes and why, `ari`, `same`."""
-    from .render.diff import diff_report, side_from_analysis, side_from_report
+    from .analysis.diff import diff_report, side_from_analysis, side_from_report
 
     def side(x, label: str):
         if isinstance(x, Analysis):

@@ -68,7 +68,7 @@ def collect(cache_dir: str | None = None) -> list[Case]:
     return cases
 
 
-def _array(v):
+def case_array(v):
     """A case's value as xcviz runs it: a list is an ONNX sequence (ops.sequence.Seq), None an empty optional."""
     import onnx
     from onnx import numpy_helper
@@ -78,7 +78,7 @@ def _array(v):
     if v is None:
         return None
     if isinstance(v, list):
-        return Seq([_array(x) for x in v])
+        return Seq([case_array(x) for x in v])
     return numpy_helper.to_array(v) if isinstance(v, onnx.TensorProto) else np.asarray(v)
 
 
@@ -88,18 +88,18 @@ def run_case(case: Case, mode: str) -> tuple[str, str | None]:
 
     from .errors import XcvizError
     from .runtime.execute import execute
-    from .loaders.build import finalize
+    from .passes.prepare import prepare
     from .loaders.onnx_model import graph_from_model
     from .ops.arrays import Unsupported
 
     try:
         model = onnx.ModelProto()
         model.ParseFromString(case.model)
-        _fold_static_inputs(model, [_array(v) for v in case.inputs])
-        g = finalize(graph_from_model(model, case.name), onnx=True)
+        _fold_static_inputs(model, [case_array(v) for v in case.inputs])
+        g = prepare(graph_from_model(model, case.name), onnx=True)
         names = [i.name for i in onnx.load_from_string(case.model).graph.input]
         feeds = {v.name: np.asarray(v.data) for v in g.inputs if v.data is not None}
-        feeds.update({n: _array(a) for n, a in zip(names, case.inputs) if n not in feeds})
+        feeds.update({n: case_array(a) for n, a in zip(names, case.inputs) if n not in feeds})
         for v in g.inputs:
             if v.name not in feeds:  # an optional input the case leaves out
                 return "unsupported", f"input {v.name!r} not given"
@@ -114,7 +114,7 @@ def run_case(case: Case, mode: str) -> tuple[str, str | None]:
     for k, exp in enumerate(case.outputs):
         if k >= len(got):
             return "fail", f"missing output {k}"
-        why = _check_output(case, got[k], _array(exp), f"output {k}")
+        why = check_output(case, got[k], case_array(exp), f"output {k}")
         if why:
             return "fail", why
     return "pass", None
@@ -137,7 +137,7 @@ def _spec_defined(case: Case, exp) -> np.ndarray | None:
     if case.onnx_op not in ("Cast", "CastLike") or getattr(exp, "dtype", None) is None \
             or exp.dtype.name not in _SUB_BYTE_INTS:
         return None
-    x = _array(case.inputs[0])
+    x = case_array(case.inputs[0])
     if not isinstance(x, np.ndarray) or x.dtype.kind not in "fV" or x.dtype.name in _SUB_BYTE_INTS:
         return None
     import ml_dtypes
@@ -148,7 +148,7 @@ def _spec_defined(case: Case, exp) -> np.ndarray | None:
     return (t >= info.min) & (t <= info.max)
 
 
-def _check_output(case: Case, got, exp, what: str) -> str | None:
+def check_output(case: Case, got, exp, what: str) -> str | None:
     if case.onnx_op not in RANDOM_SUPPORT:
         defined = _spec_defined(case, exp)
         if defined is not None and np.shape(got) == exp.shape and not defined.all():
@@ -159,7 +159,7 @@ def _check_output(case: Case, got, exp, what: str) -> str | None:
         return f"{what}: {got.dtype}{list(got.shape)} where the case has {exp.dtype}{list(exp.shape)}"
     if not np.isin(got, RANDOM_SUPPORT[case.onnx_op]).all():
         return f"{what}: values outside {RANDOM_SUPPORT[case.onnx_op]}"
-    p = np.asarray(_array(case.inputs[0]))
+    p = np.asarray(case_array(case.inputs[0]))
     sure = (p == 0) | (p == 1)
     if not np.array_equal(got[sure], p[sure].astype(got.dtype)):
         return f"{what}: a probability of 0 or 1 drew the other value"
@@ -239,10 +239,10 @@ def run_case_ort(case: Case) -> tuple[str, str | None]:
     for k, exp in enumerate(case.outputs):
         if k >= len(got):
             return "fail", f"missing output {k}"
-        exp, out = _array(exp), _array(got[k])
+        exp, out = case_array(exp), case_array(got[k])
         if isinstance(out, np.ndarray) and out.dtype == np.uint8 and exp.dtype.kind == "V" and exp.dtype.itemsize == 1:
             out = out.view(exp.dtype)  # its Python API hands 8-bit floats back as their bytes
-        why = _check_output(case, out, exp, f"output {k}")
+        why = check_output(case, out, exp, f"output {k}")
         if why:
             return "fail", why
     return "pass", None

@@ -10,17 +10,39 @@ BAD_INPUT = 2
 INTERNAL = 1
 
 
+# Parameters whose command-line flag is not their name with dashes
+_FLAGS = {"dims": "--dim"}
+
+
+def flag_of(param: str) -> str:
+    """The command line's spelling of an option: min_cluster_size -> --min-cluster-size."""
+    return _FLAGS.get(param, "--" + param.replace("_", "-"))
+
+
 @dataclass
 class XcvizError(Exception):
-    """Bad input or an impossible request. `main()` prints it as one line and exits with `code`."""
+    """Bad input or an impossible request. `main()` prints it as one line and exits with `code`.
+
+    `param`: the option the error concerns (its Python name, "deny"); the message then starts with it as the
+    surface that raised it spells it: `--deny` on the command line (the default), `deny` through the API
+    (`surface = "api"`, set by xcviz's public functions)."""
 
     message: str
     hint: str | None = None
     where: str | None = None  # "file.yaml:12:3", "node 'c1'", ...
     code: int = BAD_INPUT
+    param: str | None = None
+    surface: str = "cli"
+
+    @property
+    def text(self) -> str:
+        """The message with its parameter, as the surface spells it."""
+        if not self.param:
+            return self.message
+        return f"{self.param if self.surface == 'api' else flag_of(self.param)}: {self.message}"
 
     def __str__(self) -> str:
-        text = f"{_cap(self.where)}: {_cap(self.message)}" if self.where else _cap(self.message)
+        text = f"{_cap(self.where)}: {_cap(self.text)}" if self.where else _cap(self.text)
         if self.hint:
             text += f" (hint: {_cap(self.hint)})"
         return text

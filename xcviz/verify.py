@@ -24,7 +24,7 @@ def verify(graph: Graph, *, max_elements: int | None = None) -> Graph:
             opdef = REGISTRY.ops.get(node.op)
             if opdef is None:
                 raise XcvizError(f"op {node.op!r} is not a canonical op name", where=node_where(node, graph.source),
-                                 hint="build graphs with loaders.build.finalize, which resolves op names")
+                                 hint="build graphs with passes.prepare.prepare, which resolves op names")
             check_arity(node, opdef, graph.source)
             if node.attrs:
                 check_attr_types(node, opdef.attrs, graph.source)

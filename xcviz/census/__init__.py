@@ -23,7 +23,6 @@ def census(sources: list[str], output: str, *, options=None, validate: bool = Fa
     run again; with `retry_failed` every row not ok); `resume` without sources runs nothing and returns
     the file's rows. `report_dir`: each model's `xcviz report` page
     is written there too (by the worker: the folder must be one the workers can write). `on_start(todo, done)` and `on_row(row)` are for a progress display."""
-    import dataclasses
 
     from ..pipeline import AnalysisOptions
     from . import executors
@@ -31,8 +30,7 @@ def census(sources: list[str], output: str, *, options=None, validate: bool = Fa
 
     executors.check(executor, scheduler)
     options = options or AnalysisOptions()
-    fields = {f.name: (dict(v) if f.name == "dims" else v) for f in dataclasses.fields(options)
-              for v in [getattr(options, f.name)]}
+    fields = options.flat()
     settings = Settings(options=fields, validate=validate, timeout_s=timeout_s, threads=threads, report_dir=report_dir)
     if not sources and not resume:
         from ..errors import XcvizError

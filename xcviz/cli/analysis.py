@@ -29,9 +29,9 @@ def cluster(graph: GraphArg, json: Json = False, output: Output = None,
     _choice("--fallbacks", fallbacks, FALLBACK_VIEWS)
     a = analyse(graph, options)
     json = wants_json(json, output)  # after loading: writing over the input file is the error to give
-    from ..clustering.tf_reference import compare_with_reference, reference_line
+    from ..clustering.tf_reference import reference_line
 
-    ref = compare_with_reference(a.graph, a.clustering)  # a graph with TF's _XlaCluster attributes
+    ref = a.reference  # a graph with TF's _XlaCluster attributes: the pipeline's comparison with them
     if json:
         from ..render.report_json import cluster_report
 

@@ -31,7 +31,7 @@ def check(graph: GraphArg,
                                                        help="also write the results as JUnit XML for CI systems")] = None,
           *, options: AnalysisOptions) -> Optional[int]:
     """A CI gate: exit 1 with one line per failed expectation (and its reason), 0 when all hold."""
-    from ..render.check import Expectations, evaluate, parse_bytes, parse_fraction
+    from ..analysis.check import Expectations, evaluate, parse_bytes, parse_fraction
 
     e = Expectations(
         min_coverage=None if min_coverage is None else parse_fraction(min_coverage, "--min-coverage"),

@@ -19,15 +19,15 @@ SideOpt = "KEY=VALUE[,KEY=VALUE...]"
 
 
 def _analysed_side(label: str, a):
-    from ..render.diff import side_from_analysis
+    from ..analysis.diff import side_from_analysis
 
     return side_from_analysis(label, a.graph, a.clustering, a.stats)
 
 
 def read_report(path: str):
     """A `cluster --json` report as a diff side."""
+    from ..analysis.diff import side_from_report
     from ..fileio import protect
-    from ..render.diff import side_from_report
 
     if not os.path.isfile(path):
         raise XcvizError("report not found", where=path, hint="write one with `xcviz cluster GRAPH --json -o report.json`")
@@ -76,7 +76,7 @@ def diff(graphs: Graphs = None,
          limit: int = typer.Option(200, metavar="N", help="rows per table (all rows with --json)"), *,
          options: AnalysisOptions) -> Optional[int]:
     """What changed between two clusterings: metrics with deltas, clusters matched, moved nodes and why."""
-    from ..render.diff import diff_report
+    from ..analysis.diff import diff_report
 
     graphs = graphs or []
     if a_report or b_report:
@@ -127,8 +127,8 @@ def _what_if(settings: dict, opts_a: AnalysisOptions, allow: list[str] | None, d
 
 
 def _sweep_min(path: str, first, opts_a: AnalysisOptions, values: list[int], json: bool, output: str | None) -> None:
+    from ..analysis.diff import diff_report, side_from_analysis
     from ..pipeline import analyse as run_pipeline
-    from ..render.diff import diff_report, side_from_analysis
     from ..render.diff_view import sweep_min_view
 
     side_a = side_from_analysis(path, first.graph, first.clustering, first.stats)

@@ -30,7 +30,7 @@ def run_case_cli(case, mode: str = "hybrid") -> tuple[str, str | None]:
     """('pass' | 'fail' | 'unsupported', why) for one case run by `xcviz run` in this process."""
     import onnx
 
-    from ..conformance import _array, _check_output
+    from ..conformance import case_array, check_output
     from ..errors import XcvizError
     from ..fileio import write_npz
     from ..ops.arrays import Unsupported
@@ -41,7 +41,7 @@ def run_case_cli(case, mode: str = "hybrid") -> tuple[str, str | None]:
     names = [i.name for i in model.graph.input if i.name not in inits]
     values = {}
     for n, v in zip(names, case.inputs):
-        v = _array(v)
+        v = case_array(v)
         if type(v).__name__ == "Seq":  # a sequence as numbered tensors, as `run` writes one
             if not v.items:  # the empty sequence: one array with no tensor along its first axis
                 values[n] = np.zeros((0,), np.float32)
@@ -73,7 +73,7 @@ def run_case_cli(case, mode: str = "hybrid") -> tuple[str, str | None]:
         except (ValueError, TypeError, OSError) as e:  # an .npz numpy cannot read back is the command's failure
             return "fail", f"outputs.npz unreadable: {e.__class__.__name__}: {e}"[:160]
     for k, (o, exp) in enumerate(zip(model.graph.output, case.outputs)):
-        why = _check_output(case, _as_read(got, o.name, _array(exp)), _array(exp), f"output {k}")
+        why = check_output(case, _as_read(got, o.name, case_array(exp)), case_array(exp), f"output {k}")
         if why:
             return "fail", why
     return "pass", None

@@ -1,7 +1,6 @@
 """`xcviz sweep`: many models (files or folders) × configurations, one row each, analysed across processes."""
 from __future__ import annotations
 
-import dataclasses
 import os
 from typing import Annotated, Optional
 
@@ -57,27 +56,24 @@ def model_paths(paths: list[str]) -> list[tuple[str, str]]:
 
 def _fields(options: AnalysisOptions) -> dict:
     """The options as plain picklable fields (a worker process rebuilds them)."""
-    return {f.name: (dict(v) if f.name == "dims" else v) for f in dataclasses.fields(options)
-            for v in [getattr(options, f.name)]}
+    return options.flat()
 
 
 def analyse_model(path: str, label: str, fields: dict, configs: list[tuple[str, dict]]) -> list[dict]:
     """Every configuration of one model (loaded once); failures become error rows."""
     from ..pipeline import analyse, load_graph
-    from ..render.sweep import error_row, sweep_row
+    from ..analysis.sweep import error_row, sweep_row
 
     from ..cost.symbolic import free_dims
-    from ..pipeline import bind_present_dims
+    from ..pipeline import bind_input_arrays, bind_present_dims
 
     base = AnalysisOptions(**fields)
     try:
         # each --dim binds only the models that have that dimension: one folder holds models of many shapes
         graph = load_graph(path, base.replace(dims={}))
-        skipped = bind_present_dims(graph, base.dims)
+        graph, skipped = bind_present_dims(graph, base.dims)
         if base.inputs is not None:  # (load_graph bound them before --dim: bind them again, they win)
-            from ..pipeline import bind_input_arrays
-
-            bind_input_arrays(graph, base.inputs)
+            graph, _ = bind_input_arrays(graph, base.inputs)
     except XcvizError as e:
         return [error_row(label, name, str(e)) for name, _ in configs]
     except Exception as e:  # noqa: BLE001 - one model's surprise must not stop the survey
@@ -107,7 +103,8 @@ def sweep(paths: Annotated[list[str], typer.Argument(metavar="PATH...", show_def
           csv: Annotated[bool, typer.Option("--csv", help="print the rows as CSV")] = False,
           output: Output = None, *, options: AnalysisOptions) -> Optional[int]:
     """Many models × configurations: one row each, a table of fallback ops across the models; exit 1 if any failed."""
-    from ..render.sweep import sweep_csv, sweep_report, sweep_view
+    from ..analysis.sweep import sweep_report
+    from ..render.sweep import sweep_csv, sweep_view
 
     configs = [(os.path.splitext(os.path.basename(c))[0], read_config(c)) for c in config or []]
     configs += [(describe(s), s) for s in (parse_settings([item], "--set") for item in set_ or [])]

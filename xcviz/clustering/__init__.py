@@ -10,6 +10,8 @@ def run_clustering(graph, opts: ClusterOptions | None = None) -> Clustering:
     from ..ir import gc_paused
 
     opts = opts or ClusterOptions()
+    if opts.op_names == "graph":  # a name may be an opaque op of this graph's own: checked against it
+        opts.check_op_names(graph)
     with gc_paused():
         return _run(graph, opts)
 

@@ -33,13 +33,13 @@ def body_graph(sub):
     if g is None:
         import onnx
 
-        from ..loaders.build import finalize
+        from ..passes.prepare import prepare
         from ..loaders.onnx_model import graph_from_model
 
         proto = onnx.GraphProto()
         proto.ParseFromString(sub.proto)
         model = onnx.helper.make_model(proto, opset_imports=[onnx.helper.make_opsetid(d, v) for d, v in sub.opset])
-        g = finalize(graph_from_model(model, f"body {proto.name!r}", outer=sub.outer), onnx=True)
+        g = prepare(graph_from_model(model, f"body {proto.name!r}", outer=sub.outer), onnx=True)
         if len(_GRAPHS) >= _KEPT:
             _GRAPHS.pop(next(iter(_GRAPHS)))
         _GRAPHS[sub] = g

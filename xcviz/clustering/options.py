@@ -1,6 +1,7 @@
 """Clustering options (the pass's fields) and the support set they define."""
 from __future__ import annotations
 
+import numbers
 import re
 from dataclasses import dataclass, field
 from itertools import repeat
@@ -20,6 +21,9 @@ DEFAULT_MIN_CLUSTER_SIZE = 4
 
 @dataclass(frozen=True)
 class ClusterOptions:
+    """The clustering's options, validated here once for the command line and the API: each error names
+    its parameter (XcvizError.param), which the command line spells as a flag and the API as a keyword."""
+
     strategy: str = "mark"
     device: str = "cpu"
     min_cluster_size: int | None = None   # None: 4 for mark (TF default), 0 for the seed greedy (keeps every run)
@@ -29,20 +33,39 @@ class ClusterOptions:
     supported_ops: frozenset[str] | None = None  # replaces the built-in support set
     record: bool = True                   # keep every merge attempt (explain, frames)
     hardware: str | None = None           # the cost strategy's profile (name or YAML file); None: the device's
+    # What an --allow/--deny name may be: "registry" an op (or alias) the registry knows, checked as the options
+    # are made; "graph" that or an opaque op of the clustered graph's own, checked when clustering (the API's
+    # xcviz.cluster); "any" not checked (--allow-unknown: an op of a file not loaded yet). With supported_ops
+    # every name is the file's to decide.
+    op_names: str = field(default="registry", compare=False)
 
     def __post_init__(self) -> None:
         if self.strategy not in STRATEGIES:
-            raise XcvizError(f"unknown strategy {self.strategy!r}", hint="use --strategy mark, greedy or cost")
+            raise XcvizError(f"unknown strategy {self.strategy!r}", hint="use --strategy mark, greedy or cost",
+                             param="strategy")
         if self.device not in DEVICES:
-            raise XcvizError(f"unknown device {self.device!r}", hint="use --device cpu, gpu or tpu")
+            raise XcvizError(f"unknown device {self.device!r}", hint="use --device cpu, gpu or tpu", param="device")
         for key in ("min_cluster_size", "max_cluster_size"):
             v = getattr(self, key)
-            if v is not None and v < 0:
-                raise XcvizError(f"{key.replace('_', '-')} must be >= 0, got {v}")
-        object.__setattr__(self, "allow", _canon(self.allow))
-        object.__setattr__(self, "deny", _canon(self.deny))
+            if v is not None and (isinstance(v, bool) or not isinstance(v, numbers.Integral) or v < 0):
+                raise XcvizError(f"must be a whole number >= 0, got {v!r}", param=key)
+        if self.op_names not in ("registry", "graph", "any"):
+            raise ValueError(f"op_names={self.op_names!r}: 'registry', 'graph' or 'any'")
+        for key in ("allow", "deny"):  # (canonical names are the registry's: the check below reads them as well)
+            object.__setattr__(self, key, _canon(_names(getattr(self, key), key)))
         if self.supported_ops is not None:
-            object.__setattr__(self, "supported_ops", _canon(self.supported_ops, keep_raw=True))
+            object.__setattr__(self, "supported_ops", _canon(_names(self.supported_ops, "supported_ops"), keep_raw=True))
+        if self.op_names == "registry":
+            self.check_op_names()
+
+    def check_op_names(self, graph=None) -> None:
+        """Each allow/deny name is an op (or alias) the registry knows, or (`graph` given, op_names "graph") an
+        opaque op of the graph's own; else an error naming the parameter, with a did-you-mean."""
+        if self.supported_ops is not None or self.op_names == "any":
+            return
+        for param in ("allow", "deny"):
+            check_op_names(param, getattr(self, param), (lambda: {node.op for node in graph.nodes})
+                           if graph is not None and self.op_names == "graph" else None)
 
     @property
     def min_size(self) -> int:
@@ -55,9 +78,19 @@ class ClusterOptions:
         return float("inf") if self.max_cluster_size is None else self.max_cluster_size
 
 
-def check_op_names(flag: str, names, graph_ops=None) -> None:
-    """Each --allow/--deny name must be an op (or alias) the registry knows, or (`graph_ops`, a callable giving
-    the graph's op names) an opaque op of the graph's own; else one line with a did-you-mean."""
+def _names(names, param: str) -> frozenset[str]:
+    """A set of op names from any iterable of them (a bare string is one name, not its letters)."""
+    if isinstance(names, str):
+        names = [names]
+    try:
+        return frozenset(str(n).strip() for n in names if str(n).strip())
+    except TypeError:
+        raise XcvizError(f"expected op names, got {names!r}", param=param, hint="give a list of op names") from None
+
+
+def check_op_names(param: str, names, graph_ops=None) -> None:
+    """Each name must be an op (or alias) the registry knows, or (`graph_ops`, a callable giving the graph's op
+    names) an opaque op of the graph's own; else one line naming `param` (allow, deny), with a did-you-mean."""
     from ..errors import did_you_mean
 
     unknown = sorted(n for n in names if REGISTRY.get(n) is None)
@@ -67,7 +100,7 @@ def check_op_names(flag: str, names, graph_ops=None) -> None:
     if unknown:
         every = [n for opdef in REGISTRY for n in (opdef.name, *opdef.aliases)]
         hint = did_you_mean(unknown[0], every)
-        raise XcvizError(f"{flag}: unknown op {unknown[0]!r}", hint=(hint + " " if hint else "") +
+        raise XcvizError(f"unknown op {unknown[0]!r}", param=param, hint=(hint + " " if hint else "") +
                          "see `xcviz ops`; an op the registry does not know needs --allow-unknown")
 
 

@@ -112,7 +112,7 @@ def _typed_body(sub, formal: list, outer: dict, dims: dict) -> Graph:
     """The body as a finalized Graph whose inputs have the types the node gives them."""
     import onnx
 
-    from ..loaders.build import finalize
+    from ..passes.prepare import prepare
     from ..loaders.onnx_model import graph_from_model
 
     proto = onnx.GraphProto()
@@ -127,7 +127,7 @@ def _typed_body(sub, formal: list, outer: dict, dims: dict) -> Graph:
             vi.name = name
             _set_type(vi, t)
     model = onnx.helper.make_model(proto, opset_imports=[onnx.helper.make_opsetid(d, v) for d, v in sub.opset])
-    g = finalize(graph_from_model(model, f"body {proto.name!r}", outer=sub.outer), onnx=True)
+    g = prepare(graph_from_model(model, f"body {proto.name!r}", outer=sub.outer), onnx=True)
     g.dims.update(dims)
     return g
 

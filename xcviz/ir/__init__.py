@@ -337,9 +337,12 @@ def gc_paused():
             gc.enable()
 
 
-def bind_dims(graph: Graph, dims: Mapping[str, int]) -> None:
-    """Record bindings for symbolic dimensions (used by every byte count)."""
-    graph.dims.update(dims)
+def bind_dims(graph: Graph, dims: Mapping[str, int], base: Mapping[str, int] | None = None) -> Graph:
+    """A new graph with these bindings for symbolic dimensions (used by every byte count) over the graph's
+    own (or over `base`); it shares the nodes and inputs, which binding leaves as they are."""
+    from dataclasses import replace
+
+    return replace(graph, dims={**(graph.dims if base is None else base), **dims})
 
 
 def topo_order(n: int, preds: Sequence[Sequence[int]]) -> list[int] | None:

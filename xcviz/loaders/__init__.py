@@ -1,4 +1,4 @@
-"""Load a graph file of any supported format: read, detect the format, parse, build (build.finalize verifies and infers shapes)."""
+"""Load a graph file of any supported format: read, detect the format, parse, build; then the passes that make it whole (passes.prepare)."""
 from __future__ import annotations
 
 import os
@@ -8,13 +8,13 @@ from typing import Mapping
 from ..errors import XcvizError
 from ..ir import Graph, gc_paused
 from ..memory import BIG_FILE_BYTES, keep_freed_memory
-from .build import finalize
+from ..passes.prepare import prepare
 from .parse import DEFAULT_MAX_ALIAS_EXPANSION, DEFAULT_MAX_DEPTH
 
 DEFAULT_MAX_FILE_BYTES = 2 * 1024**3
 
 
-def _read(path: str, max_bytes: int) -> bytes:
+def read_file(path: str, max_bytes: int) -> bytes:
     if not os.path.exists(path):
         raise XcvizError("file not found", where=path, hint="check the path; example graphs live in graphs/")
     if os.path.isdir(path):
@@ -108,14 +108,14 @@ def load(path: str, *, allow_unknown: bool = False, dims: Mapping[str, int] | No
                 from .tensorflow import load_saved_model
 
                 graph = load_saved_model(str(path), signature, max_file_bytes)
-                return _checked(graph, max_nodes, True, False, dims, max_elements)
+                return finish(graph, max_nodes, True, False, dims, max_elements)
             return _load(str(path), allow_unknown, dims, max_file_bytes, max_nodes, max_depth, max_alias_expansion,
                          max_elements, trust_pickle)
 
 
 def _load(path: str, allow_unknown: bool, dims, max_file_bytes: int, max_nodes: int | None,
           max_depth: int, max_alias_expansion: int, max_elements: int | None, trust_pickle: bool = False) -> Graph:
-    data = _read(path, max_file_bytes)
+    data = read_file(path, max_file_bytes)
     if not data or data.isspace():  # (no stripped copy of a big file)
         raise XcvizError("file is empty", where=path, hint="a graph needs at least `nodes:`")
     fmt = detect_format(path, data)
@@ -126,17 +126,17 @@ def _load(path: str, allow_unknown: bool, dims, max_file_bytes: int, max_nodes: 
 
         del data
         program = program_for_graph(path, trust_pickle, Limits(max_file_bytes, max_elements, max_depth, path))
-        return _checked(graph_from_program(program, path), max_nodes, True, True, dims, max_elements)
+        return finish(graph_from_program(program, path), max_nodes, True, True, dims, max_elements)
     if fmt == "xcir":
         from .xcir import graph_from_text
 
         graph = graph_from_text(_decode(data, path), path, allow_unknown, max_depth)
-        return _checked(graph, max_nodes, True, True, dims, max_elements)
+        return finish(graph, max_nodes, True, True, dims, max_elements)
     if fmt == "tensorflow":
         from .tensorflow import graph_from_graphdef, read_graphdef
 
         graph = graph_from_graphdef(read_graphdef(path, data, not data[:1] == b"\x0a" or path.endswith("txt")), path)
-        return _checked(graph, max_nodes, True, False, dims, max_elements)
+        return finish(graph, max_nodes, True, False, dims, max_elements)
     if fmt == "onnx":
         from .onnx_model import graph_from_model, read_onnx_bytes
 
@@ -151,13 +151,13 @@ def _load(path: str, allow_unknown: bool, dims, max_file_bytes: int, max_nodes: 
             fast = json_rows.read(box, path, max_nodes, max_depth)
             data = box.pop() if box else None
             if fast is None and data is None:
-                data = _read(path, max_file_bytes)
+                data = read_file(path, max_file_bytes)
             if fast is not None:
                 try:
-                    return _checked(fast[0], max_nodes, allow_unknown, False, dims, max_elements, fast[1])
+                    return finish(fast[0], max_nodes, allow_unknown, False, dims, max_elements, fast[1])
                 except XcvizError:  # (rare) read again the generic way, which says where in the file
                     fast = None
-                    data = _read(path, max_file_bytes)
+                    data = read_file(path, max_file_bytes)
         text = _decode(data, path)
         from . import parse, schema
 
@@ -180,19 +180,19 @@ def _load(path: str, allow_unknown: bool, dims, max_file_bytes: int, max_nodes: 
                 keys = None
                 if not lookup:  # free the parsed document and the text now, so that their memory serves the checks
                     del obj, text
-                return _checked(graph, max_nodes, allow_unknown, False, dims, max_elements, flat)
+                return finish(graph, max_nodes, allow_unknown, False, dims, max_elements, flat)
             except XcvizError as e:
                 if keys is not None:  # a repeated key is the first error, as the strict parser has it
                     parse.check_keys(obj, keys, text, path)
                 if lookup:
                     parse.add_line(e, obj, text, path)
                 raise
-    return _checked(graph, max_nodes, allow_unknown or onnx_model, onnx_model, dims, max_elements)
+    return finish(graph, max_nodes, allow_unknown or onnx_model, onnx_model, dims, max_elements)
 
 
-def _checked(graph: Graph, max_nodes: int | None, allow_unknown: bool, onnx: bool, dims,
-             max_elements: int | None, flat: tuple | None = None) -> Graph:
+def finish(graph: Graph, max_nodes: int | None, allow_unknown: bool, onnx: bool, dims,
+           max_elements: int | None, flat: tuple | None = None) -> Graph:
     if max_nodes is not None and len(graph.nodes) > max_nodes:
         raise XcvizError(f"graph has {len(graph.nodes)} nodes, over the limit of {max_nodes}", where=graph.source,
                          hint="raise it with --max-nodes")
-    return finalize(graph, allow_unknown=allow_unknown, onnx=onnx, dims=dims, max_elements=max_elements, flat=flat)
+    return prepare(graph, allow_unknown=allow_unknown, onnx=onnx, dims=dims, max_elements=max_elements, flat=flat)

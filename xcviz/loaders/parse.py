@@ -186,7 +186,7 @@ def parsed_keys(obj: Any) -> int:
 
 
 def parse_json_unchecked(text: str, source: str, raw: bytes | None = None) -> tuple[Any, int | None]:
-    """parse_json, leaving duplicate keys for the caller to rule out: (document, keys the text names),
+    """Parse JSON text, leaving duplicate keys for the caller to rule out: (document, keys the text names),
     to be compared with the keys the document holds (check_keys; graph_from_mapping does it while it
     reads the nodes, which saves a pass over a big document). Keys is None when the strict parser ran and
     refused duplicates itself."""

@@ -304,7 +304,7 @@ def _declared_type(shape: Any, dtype: Any, same) -> TensorType | bool:
 
 def graph_from_mapping(data: Any, source: str, *, max_nodes: int | None = None,
                        max_depth: int = DEFAULT_MAX_DEPTH, keys: int | None = None) -> Graph:
-    """The mapping read from a YAML/JSON file -> Graph (to be finished by build.finalize). `keys` (from
+    """The mapping read from a YAML/JSON file -> Graph (to be finished by passes.prepare). `keys` (from
     parse_json_unchecked): the keys the text names; fewer in `data` means a repeated key, an error
     (check_keys then says where)."""
     return read_mapping(data, source, max_nodes, max_depth, keys)[0]
@@ -312,7 +312,7 @@ def graph_from_mapping(data: Any, source: str, *, max_nodes: int | None = None,
 
 def read_mapping(data: Any, source: str, max_nodes: int | None, max_depth: int,
                  keys: int | None = None) -> tuple[Graph, tuple | None]:
-    """graph_from_mapping, and what it gathered on its way through the nodes for build.finalize (its
+    """graph_from_mapping, and what it gathered on its way through the nodes for passes.prepare (its
     `flat`), or None."""
     if not isinstance(data, dict):
         kind = "empty" if data is None else type(data).__name__

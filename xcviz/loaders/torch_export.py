@@ -252,7 +252,7 @@ def from_torch(obj, example_args=None, dynamic_shapes=None, *, example_kwargs=No
     """An nn.Module (exported here with torch.export.export, strict=False) or an ExportedProgram as a finalized
     Graph; `decompose` runs ep.run_decompositions() first (core ATen ops only)."""
     torch = import_torch()
-    from .build import finalize
+    from ..passes.prepare import prepare
 
     if isinstance(obj, torch.export.ExportedProgram):
         ep = obj
@@ -275,24 +275,24 @@ def from_torch(obj, example_args=None, dynamic_shapes=None, *, example_kwargs=No
         ep = decompose_unknown(ep)
     graph = graph_from_program(ep, None, symbol_names(ep, dynamic_shapes))
     graph.name = type(obj).__name__ if isinstance(obj, torch.nn.Module) else "program"
-    return finalize(graph, onnx=True, dims=dims)
+    return prepare(graph, onnx=True, dims=dims)
 
 
 def load_program(path: str, dims=None, max_file_bytes: int | None = None, trust_pickle: bool = False,
                  limits=None):
     """(the program, its finalized Graph) of a .pt2 file, for commands that need both: xcviz's reader's
     program with a GraphModule over its graph (torch.export.load's only with `trust_pickle`)."""
-    from . import DEFAULT_MAX_FILE_BYTES, _read
+    from . import DEFAULT_MAX_FILE_BYTES, read_file
     from .budget import Limits
-    from .build import finalize
+    from ..passes.prepare import prepare
 
     if not path.lower().endswith(".pt2"):
         raise XcvizError("not a torch.export program", where=path, hint="this command reads .pt2 files written by "
                          "torch.export.save")
     max_file_bytes = max_file_bytes or DEFAULT_MAX_FILE_BYTES
-    _read(path, max_file_bytes)  # (the existence and size checks every load makes)
+    read_file(path, max_file_bytes)  # (the existence and size checks every load makes)
     ep = program_for_graph(path, trust_pickle, limits or Limits(max_file_bytes, source=path))
     if not hasattr(ep, "graph_module"):
         torch = import_torch(path)
         ep.graph_module = torch.fx.GraphModule(torch.nn.Module(), ep.graph)
-    return ep, finalize(graph_from_program(ep, path), onnx=True, dims=dims)
+    return ep, prepare(graph_from_program(ep, path), onnx=True, dims=dims)

@@ -29,8 +29,8 @@ def parse_graph(text: str, source: str | None = None, *, allow_unknown: bool = F
     """The text form -> a verified Graph (ops resolved, references checked, shapes inferred), as `load`
     returns for a `.xcir` file."""
     from ..ir import gc_paused
-    from . import _checked
+    from . import finish
 
     with gc_paused():
         graph = graph_from_text(text, source, allow_unknown, max_depth)
-        return _checked(graph, max_nodes, True, True, dims, max_elements)
+        return finish(graph, max_nodes, True, True, dims, max_elements)

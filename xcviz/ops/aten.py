@@ -97,17 +97,17 @@ def translate(call: Call) -> Spec:
     return ADAPTERS[call.name](call)
 
 
-def _i64(v) -> Const:
+def i64_const(v) -> Const:
     return Const(np.asarray(v, dtype=np.int64))
 
 
-def _static(values, what: str) -> list[int]:
+def static_ints(values, what: str) -> list[int]:
     if any(not isinstance(v, (int, np.integer)) for v in values):
         raise NotMapped(f"{what} {values} is not static")
     return [int(v) for v in values]
 
 
-def _shape(c: Call, sizes=None) -> list[int]:
+def target_shape(c: Call, sizes=None) -> list[int]:
     """A target shape: the output's own static shape, or the sizes with one symbolic entry as -1."""
     out = c.out[0].shape if c.out else None
     if out is not None and all(isinstance(d, int) for d in out):

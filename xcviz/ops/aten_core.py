@@ -5,9 +5,9 @@ from __future__ import annotations
 
 import numpy as np
 
-from .aten import Call, Const, NotMapped, Ref, Spec, _i64, _shape, _static, aten
-from .aten_layout import _filled, _pad
-from .aten_table import _binary
+from .aten import Call, Const, NotMapped, Ref, Spec, i64_const, target_shape, static_ints, aten
+from .aten_layout import filled_spec, pad_spec
+from .aten_table import binary_spec
 
 # sizes and scalars read out of tensors: not tensor ops, the loader keeps them as symbolic sizes
 SIZE_QUERIES = frozenset({"sym_size", "sym_numel", "sym_stride", "sym_storage_offset", "_local_scalar_dense"})
@@ -16,15 +16,15 @@ SIZE_QUERIES = frozenset({"sym_size", "sym_numel", "sym_stride", "sym_storage_of
 for _name, _target in {"expm1": "expm1", "log1p": "log1p", "log2": "log2", "log10": "log10", "trunc": "trunc",
                        "fix": "trunc", "isinf": "is_inf"}.items():
     aten(_name, f"{_name}_", target=_target)(lambda c, _t=_target: Spec(_t, (c.args[0],)))
-aten("atan2", "arctan2", target="atan2")(_binary("atan2"))
-aten("ne", "not_equal", target="not_equal")(_binary("not_equal", compare=True))
+aten("atan2", "arctan2", target="atan2")(binary_spec("atan2"))
+aten("ne", "not_equal", target="not_equal")(binary_spec("not_equal", compare=True))
 
 
 @aten("add", "add_", "sub", "sub_", target="add")
 def _add(c: Call) -> Spec:
     alpha = c.args[2] if len(c.args) > 2 else 1
     if alpha in (1, 1.0):
-        return _binary(c.name.rstrip("_"))(Call(c.name.rstrip("_"), c.args[:2], c.out, c.types))
+        return binary_spec(c.name.rstrip("_"))(Call(c.name.rstrip("_"), c.args[:2], c.out, c.types))
     alpha = -alpha if c.name.startswith("sub") else alpha
     return Spec("add_scaled", (c.scalar(c.args[0]), c.scalar(c.args[1])), {"alpha": float(alpha)})
 
@@ -164,7 +164,7 @@ def _adaptive(c: Call) -> Spec:
     size = c.args[1]
     if all(int(s) == 1 for s in size):
         return Spec("global_avgpool", (c.args[0],))
-    return Spec("adaptive_avgpool", (c.args[0],), {"output_size": _static(size, "output_size")})
+    return Spec("adaptive_avgpool", (c.args[0],), {"output_size": static_ints(size, "output_size")})
 
 
 @aten("upsample_nearest2d", "upsample_nearest1d", "upsample_nearest3d", "upsample_bilinear2d", "upsample_linear1d",
@@ -181,7 +181,7 @@ def _upsample(c: Call) -> Spec:
                  "coordinate_transformation_mode": "align_corners" if align else "pytorch_half_pixel"}
         if "bicubic" in c.name:
             attrs["cubic_coeff_a"] = -0.75
-    return Spec("resize", (c.args[0], None, None, _i64(list(shape))), attrs)
+    return Spec("resize", (c.args[0], None, None, i64_const(list(shape))), attrs)
 
 
 @aten("grid_sampler_2d", "grid_sampler", target="grid_sample")
@@ -196,13 +196,13 @@ def _grid_sampler(c: Call) -> Spec:
 def _col2im(c: Call) -> Spec:
     x, size, kernel, dilation, padding, stride = c.args[:6]
     pads = [int(p) for p in padding]
-    return Spec("col2im", (x, _i64(_static(size, "output_size")), _i64([int(k) for k in kernel])),
+    return Spec("col2im", (x, i64_const(static_ints(size, "output_size")), i64_const([int(k) for k in kernel])),
                 {"dilations": [int(d) for d in dilation], "pads": pads + pads, "strides": [int(s) for s in stride]})
 
 
 def _mode_pad(mode: str):
     def fn(c: Call) -> Spec:
-        return _pad(Call("pad", [c.args[0], c.args[1], mode, None], c.out, c.types))
+        return pad_spec(Call("pad", [c.args[0], c.args[1], mode, None], c.out, c.types))
     return fn
 
 
@@ -239,14 +239,14 @@ def _scatter(c: Call) -> Spec:
 @aten("select_scatter", target="select_scatter")
 def _select_scatter(c: Call) -> Spec:
     return Spec("select_scatter", (c.args[0], c.args[1]), {"axis": int(c.args[2]),
-                                                           "index": _static([c.args[3]], "index")[0]})
+                                                           "index": static_ints([c.args[3]], "index")[0]})
 
 
 @aten("slice_scatter", target="slice_scatter")
 def _slice_scatter(c: Call) -> Spec:
     x, src, dim, start, end, step = c.args[:6]
     bounds = [v for v in (start, end, step) if v is not None]
-    _static(bounds, "slice bounds")
+    static_ints(bounds, "slice bounds")
     end = None if end is not None and end >= 2**62 else end
     return Spec("slice_scatter", (x, src), {"axis": int(dim), "start": start, "end": end, "step": int(step)})
 
@@ -281,8 +281,8 @@ def _index_put(c: Call) -> Spec:
 @aten("flip", target="slice")
 def _flip(c: Call) -> Spec:
     dims = [int(d) for d in c.args[1]]
-    return Spec("slice", (c.args[0], _i64([-1] * len(dims)), _i64([-2**62] * len(dims)), _i64(dims),
-                          _i64([-1] * len(dims))))
+    return Spec("slice", (c.args[0], i64_const([-1] * len(dims)), i64_const([-2**62] * len(dims)), i64_const(dims),
+                          i64_const([-1] * len(dims))))
 
 
 @aten("diagonal", "diagonal_copy", target="diagonal")
@@ -293,8 +293,8 @@ def _diagonal(c: Call) -> Spec:
 @aten("as_strided", "as_strided_copy", target="as_strided")
 def _as_strided(c: Call) -> Spec:
     offset = c.args[3] if len(c.args) > 3 and c.args[3] is not None else 0
-    return Spec("as_strided", (c.args[0],), {"size": _static(c.args[1], "size"), "stride": _static(c.args[2], "stride"),
-                                             "storage_offset": _static([offset], "storage offset")[0]})
+    return Spec("as_strided", (c.args[0],), {"size": static_ints(c.args[1], "size"), "stride": static_ints(c.args[2], "stride"),
+                                             "storage_offset": static_ints([offset], "storage offset")[0]})
 
 
 @aten("unbind", "unbind_copy", target="tf.Unpack")
@@ -302,7 +302,7 @@ def _unbind(c: Call) -> Spec:
     return Spec("tf.Unpack", (c.args[0],), {"axis": int(c.args[1]), "num": len(c.out)})
 
 
-aten("reshape_as", "view_as", target="reshape")(lambda c: Spec("reshape", (c.args[0],), {"shape": _shape(c)}))
+aten("reshape_as", "view_as", target="reshape")(lambda c: Spec("reshape", (c.args[0],), {"shape": target_shape(c)}))
 
 
 @aten("copy", "copy_", target="cast")
@@ -311,21 +311,21 @@ def _copy(c: Call) -> Spec:
     if dst.shape == src.shape and dst.shape is not None:
         return Spec("cast", (c.args[1],), {"to": dst.dtype or c.dtype()})
     if dst.dtype == src.dtype and dst.shape is not None and all(isinstance(d, int) for d in dst.shape):
-        return Spec("expand", (c.args[1], _i64(list(dst.shape))))
+        return Spec("expand", (c.args[1], i64_const(list(dst.shape))))
     raise NotMapped("aten.copy that both broadcasts and casts")
 
 
 # ---- tensors made from sizes -------------------------------------------------------------------------------------
-aten("empty", "empty_strided", "empty_like", "new_empty", target="const")(lambda c: _filled(c, 0))
+aten("empty", "empty_strided", "empty_like", "new_empty", target="const")(lambda c: filled_spec(c, 0))
 @aten("fill", "fill_", "new_full", target="const")
 def _fill(c: Call) -> Spec:
     value, shape = c.args[1], c.out[0].shape
     if not isinstance(value, Ref):
-        return _filled(c, value)
+        return filled_spec(c, value)
     # fill.Tensor: a 0-d tensor broadcast to self's shape
     if shape is None or any(not isinstance(d, int) for d in shape) or c.t(1).dtype != c.dtype():
         raise NotMapped("fill with a tensor value of another dtype or to a symbolic shape")
-    return Spec("expand", (value, _i64(list(shape))))
+    return Spec("expand", (value, i64_const(list(shape))))
 
 
 def _random(kind: str):
@@ -343,7 +343,7 @@ aten("randn", "randn_like", target="random_normal")(_random("random_normal"))
 
 @aten("randperm", target="randperm")
 def _randperm(c: Call) -> Spec:
-    return Spec("randperm", (), {"n": _static([c.args[0]], "n")[0], "dtype": c.dtype()})
+    return Spec("randperm", (), {"n": static_ints([c.args[0]], "n")[0], "dtype": c.dtype()})
 
 
 # ---- embedding bags and FFTs ---------------------------------------------------------------------------------------
@@ -363,4 +363,4 @@ def _fft_r2c(c: Call) -> Spec:
 @aten("_fft_c2r", target="fft_c2r")
 def _fft_c2r(c: Call) -> Spec:
     return Spec("fft_c2r", (c.args[0],), {"dims": [int(d) for d in c.args[1]], "normalization": int(c.args[2]),
-                                          "last_dim_size": _static([c.args[3]], "last_dim_size")[0]})
+                                          "last_dim_size": static_ints([c.args[3]], "last_dim_size")[0]})

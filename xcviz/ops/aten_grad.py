@@ -2,7 +2,7 @@
 torch_grad.py with the forward op's geometry as attributes."""
 from __future__ import annotations
 
-from .aten import Call, NotMapped, Spec, _static, aten
+from .aten import Call, NotMapped, Spec, static_ints, aten
 
 
 def _full(v, n: int, default) -> list[int]:
@@ -54,5 +54,5 @@ aten("_adaptive_avg_pool2d_backward", "_adaptive_avg_pool3d_backward", target="a
 @aten("embedding_dense_backward", target="embedding_backward")
 def _embedding_backward(c: Call) -> Spec:
     g, idx, num, pad, scale = c.args[:5]
-    return Spec("embedding_backward", (g, idx), {"num_weights": _static([num], "num_weights")[0],
+    return Spec("embedding_backward", (g, idx), {"num_weights": static_ints([num], "num_weights")[0],
                                                  "padding_idx": int(pad), "scale_grad_by_freq": int(bool(scale))})

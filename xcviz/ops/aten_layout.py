@@ -4,13 +4,13 @@ from __future__ import annotations
 
 import numpy as np
 
-from .aten import Call, Const, NotMapped, Spec, _i64, _shape, _static, aten
+from .aten import Call, Const, NotMapped, Spec, i64_const, target_shape, static_ints, aten
 
 
 @aten("view", "_unsafe_view", "reshape", "flatten", "unflatten", "view_copy", target="reshape")
 def _view(c: Call) -> Spec:
     sizes = c.args[1] if c.name in ("view", "_unsafe_view", "reshape", "view_copy") else None
-    return Spec("reshape", (c.args[0],), {"shape": _shape(c, sizes)})
+    return Spec("reshape", (c.args[0],), {"shape": target_shape(c, sizes)})
 
 
 @aten("permute", "permute_copy", target="transpose")
@@ -61,16 +61,16 @@ def _expand(c: Call) -> Spec:
         target = [1 if not isinstance(v, int) or v == -1 else v for v in (sizes or ())]
         if not target:
             raise NotMapped("expand to a symbolic shape")
-        return Spec("expand", (c.args[0], _i64(target)))
-    return Spec("expand", (c.args[0], _i64(list(shape))))
+        return Spec("expand", (c.args[0], i64_const(target)))
+    return Spec("expand", (c.args[0], i64_const(list(shape))))
 
 
 @aten("repeat", target="tile")
 def _repeat(c: Call) -> Spec:
-    reps = _static(c.args[1], "repeats")
+    reps = static_ints(c.args[1], "repeats")
     if len(reps) != c.rank(0):
         raise NotMapped("repeat that adds leading dims")
-    return Spec("tile", (c.args[0], _i64(reps)))
+    return Spec("tile", (c.args[0], i64_const(reps)))
 
 
 @aten("cat", "concat", "concatenate", target="concat")
@@ -87,12 +87,12 @@ def _slice(c: Call) -> Spec:
     end = 2**62 if end is None or (isinstance(end, int) and end > 2**62) else end
     if not all(isinstance(v, (int, np.integer)) for v in (start, end, step)):
         raise NotMapped("slice with symbolic bounds")
-    return Spec("slice", (x, _i64([start]), _i64([end]), _i64([int(dim)]), _i64([step])))
+    return Spec("slice", (x, i64_const([start]), i64_const([end]), i64_const([int(dim)]), i64_const([step])))
 
 
 @aten("select", "select_copy", target="gather")
 def _select(c: Call) -> Spec:
-    return Spec("gather", (c.args[0], _i64(int(c.args[2]))), {"axis": int(c.args[1])})
+    return Spec("gather", (c.args[0], i64_const(int(c.args[2]))), {"axis": int(c.args[1])})
 
 
 @aten("index_select", target="gather")
@@ -119,7 +119,7 @@ def _split(c: Call) -> Spec:
             raise NotMapped("split of a symbolic dim")
         n = shape[dim]
         sizes = [min(int(sizes), n - i) for i in range(0, n, int(sizes))]
-    return Spec("split", (c.args[0],), {"axis": dim, "split": _static(sizes, "split sizes")})
+    return Spec("split", (c.args[0],), {"axis": dim, "split": static_ints(sizes, "split sizes")})
 
 
 @aten("chunk", target="split")
@@ -133,25 +133,25 @@ def _chunk(c: Call) -> Spec:
 
 @aten("tril", "triu", target="trilu")
 def _trilu(c: Call) -> Spec:
-    return Spec("trilu", (c.args[0], _i64(int(c.args[1]))), {"upper": int(c.name == "triu")})
+    return Spec("trilu", (c.args[0], i64_const(int(c.args[1]))), {"upper": int(c.name == "triu")})
 
 
 _PAD_MODES = {"constant": "constant", "reflect": "reflect", "replicate": "edge", "circular": "wrap"}
 
 
 @aten("constant_pad_nd", "pad", target="pad")
-def _pad(c: Call) -> Spec:
+def pad_spec(c: Call) -> Spec:
     mode, value = ("constant", c.args[2]) if c.name == "constant_pad_nd" else (c.args[2], c.args[3])
     if mode not in _PAD_MODES:
         raise NotMapped(f"pad mode {mode!r}")
-    pads, rank = _static(c.args[1], "pads"), c.rank(0)
+    pads, rank = static_ints(c.args[1], "pads"), c.rank(0)
     if rank is None:
         raise NotMapped("pad of a tensor of unknown rank")
     # torch: (last dim begin, end, second-to-last begin, end, ...); ONNX: all begins, then all ends
     k = len(pads) // 2
     begins = [0] * (rank - k) + [pads[2 * (k - 1 - i)] for i in range(k)]
     ends = [0] * (rank - k) + [pads[2 * (k - 1 - i) + 1] for i in range(k)]
-    return Spec("pad", (c.args[0], _i64(begins + ends), c.scalar(value or 0)), {"mode": _PAD_MODES[mode]})
+    return Spec("pad", (c.args[0], i64_const(begins + ends), c.scalar(value or 0)), {"mode": _PAD_MODES[mode]})
 
 
 # ---- tensors made from sizes: constants when the sizes are static --------------------------------------------
@@ -171,7 +171,7 @@ def _arange(c: Call) -> Spec:
     return Spec("range", tuple(Const(np.asarray(v, dtype=dt)) for v in (start, end, step)))
 
 
-def _filled(c: Call, value) -> Spec:
+def filled_spec(c: Call, value) -> Spec:
     shape = c.out[0].shape
     if shape is None or any(isinstance(d, str) for d in shape):
         raise NotMapped(f"aten.{c.name} of a symbolic shape")
@@ -179,8 +179,8 @@ def _filled(c: Call, value) -> Spec:
     return Spec("const", (), {"value": np.full(shape, value, dtype=np.dtype(dt))})
 
 
-aten("full", target="const")(lambda c: _filled(c, c.args[1]))
-aten("full_like", target="const")(lambda c: _filled(c, c.args[1]))
-aten("zeros", "zeros_like", "new_zeros", target="const")(lambda c: _filled(c, 0))
-aten("ones", "ones_like", "new_ones", target="const")(lambda c: _filled(c, 1))
-aten("scalar_tensor", target="const")(lambda c: _filled(c, c.args[0]))
+aten("full", target="const")(lambda c: filled_spec(c, c.args[1]))
+aten("full_like", target="const")(lambda c: filled_spec(c, c.args[1]))
+aten("zeros", "zeros_like", "new_zeros", target="const")(lambda c: filled_spec(c, 0))
+aten("ones", "ones_like", "new_ones", target="const")(lambda c: filled_spec(c, 1))
+aten("scalar_tensor", target="const")(lambda c: filled_spec(c, c.args[0]))

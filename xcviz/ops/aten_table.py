@@ -2,7 +2,7 @@
 aten op -> one registry entry, with its arguments in the entry's conventions (see aten.translate)."""
 from __future__ import annotations
 
-from .aten import Call, NotMapped, Ref, Spec, _i64, aten
+from .aten import Call, NotMapped, Ref, Spec, i64_const, aten
 
 # ---- elementwise -----------------------------------------------------------------------------------------
 _UNARY = {
@@ -25,7 +25,7 @@ _BINARY = {"mul": "mul", "pow": "pow", "remainder": "mod", "fmod": "mod", "logic
 _COMPARE = {"eq": "equal", "lt": "less", "le": "less_equal", "gt": "greater", "ge": "greater_equal"}
 
 
-def _binary(target: str, compare: bool = False):
+def binary_spec(target: str, compare: bool = False):
     def fn(c: Call) -> Spec:
         x, y = c.args[0], c.args[1]
         like = c.t(0).dtype if isinstance(x, Ref) else c.t(1).dtype
@@ -36,9 +36,9 @@ def _binary(target: str, compare: bool = False):
 
 
 for _name, _target in _BINARY.items():
-    aten(_name, f"{_name}_", target=_target)(_binary(_target))
+    aten(_name, f"{_name}_", target=_target)(binary_spec(_target))
 for _name, _target in _COMPARE.items():
-    aten(_name, target=_target)(_binary(_target, compare=True))
+    aten(_name, target=_target)(binary_spec(_target, compare=True))
 
 
 @aten("rsub", target="sub")
@@ -221,12 +221,12 @@ def _argmax(c: Call) -> Spec:
 @aten("topk", target="topk")
 def _topk(c: Call) -> Spec:
     x, k, dim, largest, sorted_ = c.args[:5]
-    return Spec("topk", (x, _i64([int(k)])), {"axis": int(dim), "largest": int(bool(largest)),
+    return Spec("topk", (x, i64_const([int(k)])), {"axis": int(dim), "largest": int(bool(largest)),
                                               "sorted": int(bool(sorted_))})
 
 
 aten("argmax", target="argmax")(_argmax)
 aten("argmin", target="argmin")(_argmax)
 aten("nonzero", target="torch_nonzero")(lambda c: Spec("torch_nonzero", (c.args[0],)))
-aten("cumsum", target="cumsum")(lambda c: Spec("cumsum", (c.args[0], _i64(int(c.args[1])))))
+aten("cumsum", target="cumsum")(lambda c: Spec("cumsum", (c.args[0], i64_const(int(c.args[1])))))
 

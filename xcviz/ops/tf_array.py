@@ -12,7 +12,7 @@ from . import rules as r
 from .arrays import Unsupported, ints, static
 from .registry import LAYOUT, op
 from .tf_kernels import xla_devices
-from .tf_shape import _run_type
+from .tf_shape import run_type
 
 zero = r.zero_flops
 
@@ -39,11 +39,11 @@ def _mirror_pad(xp, a, x, paddings):
 
 pad = dict(groups=LAYOUT, flops=zero, static_inputs=(1,))
 op("tf.Pad", **pad, devices=xla_devices("Pad"), min_inputs=2, max_inputs=2, impl=_pad,
-   infer=lambda ctx: _run_type(ctx, _pad, (1,)), doc="TF Pad(input, paddings): zeros, paddings an [n, 2] tensor")
+   infer=lambda ctx: run_type(ctx, _pad, (1,)), doc="TF Pad(input, paddings): zeros, paddings an [n, 2] tensor")
 op("tf.PadV2", **pad, devices=xla_devices("PadV2"), min_inputs=3, max_inputs=3, impl=_pad_v2,
-   infer=lambda ctx: _run_type(ctx, _pad_v2, (1,)), doc="TF PadV2(input, paddings, constant_values)")
+   infer=lambda ctx: run_type(ctx, _pad_v2, (1,)), doc="TF PadV2(input, paddings, constant_values)")
 op("tf.MirrorPad", **pad, devices=xla_devices("MirrorPad"), min_inputs=2, max_inputs=2, attrs={"mode": "REFLECT"},
-   impl=_mirror_pad, infer=lambda ctx: _run_type(ctx, _mirror_pad, (1,)),
+   impl=_mirror_pad, infer=lambda ctx: run_type(ctx, _mirror_pad, (1,)),
    doc="TF MirrorPad(input, paddings; mode REFLECT (edge not repeated) | SYMMETRIC (edge repeated))")
 
 
@@ -130,10 +130,10 @@ def _batch_to_space(xp, a, x, block, crops):
 
 
 op("tf.SpaceToBatchND", groups=LAYOUT, devices=xla_devices("SpaceToBatchND"), min_inputs=3, max_inputs=3,
-   static_inputs=(1, 2), flops=zero, impl=_space_to_batch, infer=lambda ctx: _run_type(ctx, _space_to_batch, (1, 2)),
+   static_inputs=(1, 2), flops=zero, impl=_space_to_batch, infer=lambda ctx: run_type(ctx, _space_to_batch, (1, 2)),
    doc="TF SpaceToBatchND(input, block_shape, paddings)")
 op("tf.BatchToSpaceND", groups=LAYOUT, devices=xla_devices("BatchToSpaceND"), min_inputs=3, max_inputs=3,
-   static_inputs=(1, 2), flops=zero, impl=_batch_to_space, infer=lambda ctx: _run_type(ctx, _batch_to_space, (1, 2)),
+   static_inputs=(1, 2), flops=zero, impl=_batch_to_space, infer=lambda ctx: run_type(ctx, _batch_to_space, (1, 2)),
    doc="TF BatchToSpaceND(input, block_shape, crops)")
 
 
@@ -186,7 +186,7 @@ def _where(xp, a, x):
 
 def _typed(fn, slots: tuple[int, ...], dtype_of=None):
     def infer(ctx):
-        out = _run_type(ctx, fn, slots)
+        out = run_type(ctx, fn, slots)
         if dtype_of is not None:
             from ..ir import TensorType
 

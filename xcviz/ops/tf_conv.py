@@ -16,8 +16,8 @@ from .arrays import ints
 from .registry import op
 from .resample import resize
 from .tf_kernels import xla_devices
-from .tf_nn import _from_nchw, _layout, _onnx_attrs, _to_nchw
-from .tf_nn import _pool_type as _nn_pool_type
+from .tf_nn import from_nchw, layout_of, onnx_conv_attrs, to_nchw
+from .tf_nn import pool_type as _nn_pool_type
 
 
 def _pool_type(ctx) -> list[TensorType]:
@@ -25,9 +25,9 @@ def _pool_type(ctx) -> list[TensorType]:
 
 
 def _avgpool(xp, a, x):
-    fmt = _layout(a)
-    attrs = {**_onnx_attrs(a, "ksize"), "count_include_pad": 0}
-    return _from_nchw(xp, onnx_conv.avgpool(xp, attrs, _to_nchw(xp, x, fmt)), fmt)
+    fmt = layout_of(a)
+    attrs = {**onnx_conv_attrs(a, "ksize"), "count_include_pad": 0}
+    return from_nchw(xp, onnx_conv.avgpool(xp, attrs, to_nchw(xp, x, fmt)), fmt)
 
 
 op("tf.AvgPool", devices=xla_devices("AvgPool"), infer=_pool_type, flops=r.output_flops(1), min_inputs=1,
@@ -38,7 +38,7 @@ op("tf.AvgPool", devices=xla_devices("AvgPool"), infer=_pool_type, flops=r.outpu
 def _backprop_attrs(a: dict, x_hw: list[int], target: list[int], kernel: list[int]) -> dict:
     """ONNX ConvTranspose attributes that give TF's input gradient: the forward conv's padding, then the end
     padding (or output_padding) that makes the output exactly `input_sizes`."""
-    fwd = _onnx_attrs(a)
+    fwd = onnx_conv_attrs(a)
     s, d = fwd["strides"], fwd["dilations"]
     if fwd.get("auto_pad") == "SAME_UPPER":
         total = [max((o - 1) * s[i] + (kernel[i] - 1) * d[i] + 1 - target[i], 0) for i, o in enumerate(x_hw)]
@@ -54,13 +54,13 @@ def _backprop_attrs(a: dict, x_hw: list[int], target: list[int], kernel: list[in
 
 
 def _backprop_input(xp, a, sizes, w, dy, conv_t=onnx_conv.conv_transpose):
-    fmt = _layout(a)
+    fmt = layout_of(a)
     size = ints(sizes, "Conv2DBackpropInput input_sizes")
     target = size[1:3] if fmt == "NHWC" else size[2:4]
-    y = _to_nchw(xp, dy, fmt)
+    y = to_nchw(xp, dy, fmt)
     attrs = _backprop_attrs(a, list(y.shape[2:]), target, list(w.shape[:2]))
     wt = xp.transpose(w, (3, 2, 0, 1))  # HWIO (I: the forward input's channels) -> (C=O, M=I, H, W)
-    return _from_nchw(xp, conv_t(xp, attrs, y, wt), fmt)
+    return from_nchw(xp, conv_t(xp, attrs, y, wt), fmt)
 
 
 def _backprop_type(ctx) -> list[TensorType]:

@@ -92,7 +92,7 @@ op("tf.Einsum", devices=xla_devices("Einsum"), infer=_einsum_type, flops=_einsum
 
 
 # ---- NHWC convolution and pooling through the ONNX (NCHW) arithmetic ------------------------------------
-def _layout(a) -> str:
+def layout_of(a) -> str:
     return str(a.get("data_format") or "NHWC")
 
 
@@ -101,8 +101,8 @@ def _spatial_attr(values, fmt: str, default: int) -> list[int]:
     return v[1:3] if fmt == "NHWC" else v[2:4]
 
 
-def _onnx_attrs(a: dict, kernel_key: str | None = None) -> dict:
-    fmt = _layout(a)
+def onnx_conv_attrs(a: dict, kernel_key: str | None = None) -> dict:
+    fmt = layout_of(a)
     out = {"strides": _spatial_attr(a.get("strides"), fmt, 1), "dilations": _spatial_attr(a.get("dilations"), fmt, 1)}
     pad = str(a.get("padding") or "VALID")
     if pad == "SAME":
@@ -118,20 +118,20 @@ def _onnx_attrs(a: dict, kernel_key: str | None = None) -> dict:
     return out
 
 
-def _to_nchw(xp, x, fmt):
+def to_nchw(xp, x, fmt):
     return xp.transpose(x, (0, 3, 1, 2)) if fmt == "NHWC" else x
 
 
-def _from_nchw(xp, y, fmt):
+def from_nchw(xp, y, fmt):
     return xp.transpose(y, (0, 2, 3, 1)) if fmt == "NHWC" else y
 
 
 def _conv_type(ctx: Ctx) -> list[TensorType]:
     x, w = ctx.shape(0), ctx.shape(1)
-    fmt = _layout(ctx.attrs)
+    fmt = layout_of(ctx.attrs)
     if x is None or w is None or len(x) != 4 or len(w) != 4 or any(isinstance(d, str) for d in (*x[1:], *w)):
         return [TensorType(None, ctx.dtype(0))]
-    a = _onnx_attrs(ctx.attrs)
+    a = onnx_conv_attrs(ctx.attrs)
     hw = list(x[1:3] if fmt == "NHWC" else x[2:4])
     _, _, _, _, out = onnx_conv.window_geometry(a, hw, list(w[:2]))
     shape = (x[0], *out, w[3]) if fmt == "NHWC" else (x[0], w[3], *out)
@@ -146,20 +146,20 @@ def _conv_flops(ctx: Ctx, out: list[TensorType]) -> int | None:
 def _grouped(a: dict, x, w) -> dict:
     """TF's Conv2D is grouped when the filter has fewer input channels than the input (Keras Conv2D(groups=...),
     ConvNeXt's depthwise 7x7): groups = in_channels / filter_in_channels."""
-    c = x.shape[3] if _layout(a) == "NHWC" else x.shape[1]
-    return {**_onnx_attrs(a), "group": max(int(c) // int(w.shape[2]), 1)}
+    c = x.shape[3] if layout_of(a) == "NHWC" else x.shape[1]
+    return {**onnx_conv_attrs(a), "group": max(int(c) // int(w.shape[2]), 1)}
 
 
 def _conv2d(xp, a, x, w):
-    fmt = _layout(a)
+    fmt = layout_of(a)
     wt = xp.transpose(w, (3, 2, 0, 1))  # HWIO -> OIHW
-    return _from_nchw(xp, onnx_conv.conv(xp, _grouped(a, x, w), _to_nchw(xp, x, fmt), wt), fmt)
+    return from_nchw(xp, onnx_conv.conv(xp, _grouped(a, x, w), to_nchw(xp, x, fmt), wt), fmt)
 
 
 def _conv2d_jax(xp, a, x, w):
-    fmt = _layout(a)
+    fmt = layout_of(a)
     wt = xp.transpose(w, (3, 2, 0, 1))
-    return _from_nchw(xp, onnx_conv.conv_jax(xp, _grouped(a, x, w), _to_nchw(xp, x, fmt), wt), fmt)
+    return from_nchw(xp, onnx_conv.conv_jax(xp, _grouped(a, x, w), to_nchw(xp, x, fmt), wt), fmt)
 
 
 op("tf.Conv2D", devices=xla_devices("Conv2D"), infer=_conv_type, flops=_conv_flops, min_inputs=2, max_inputs=2,
@@ -175,9 +175,9 @@ def _depthwise_filter(xp, w):
 
 
 def _depthwise(xp, a, x, w, conv=onnx_conv.conv):
-    fmt = _layout(a)
-    attrs = {**_onnx_attrs(a), "group": int(w.shape[2])}
-    return _from_nchw(xp, conv(xp, attrs, _to_nchw(xp, x, fmt), _depthwise_filter(xp, w)), fmt)
+    fmt = layout_of(a)
+    attrs = {**onnx_conv_attrs(a), "group": int(w.shape[2])}
+    return from_nchw(xp, conv(xp, attrs, to_nchw(xp, x, fmt), _depthwise_filter(xp, w)), fmt)
 
 
 def _depthwise_type(ctx: Ctx) -> list[TensorType]:
@@ -185,7 +185,7 @@ def _depthwise_type(ctx: Ctx) -> list[TensorType]:
     out = _conv_type(ctx)[0]
     if out.shape is None or w is None or any(isinstance(d, str) for d in w):
         return [out]
-    fmt = _layout(ctx.attrs)
+    fmt = layout_of(ctx.attrs)
     c = w[2] * w[3]
     return [TensorType((*out.shape[:3], c) if fmt == "NHWC" else (out.shape[0], c, *out.shape[2:]), ctx.dtype(0))]
 
@@ -203,12 +203,12 @@ op("tf.DepthwiseConv2dNative", devices=xla_devices("DepthwiseConv2dNative"), inf
        "-> C*M channels, channel c*M+m from input channel c")
 
 
-def _pool_type(ctx: Ctx) -> list[TensorType]:
+def pool_type(ctx: Ctx) -> list[TensorType]:
     x = ctx.shape(0)
-    fmt = _layout(ctx.attrs)
+    fmt = layout_of(ctx.attrs)
     if x is None or len(x) != 4 or any(isinstance(d, str) for d in x[1:]):
         return [TensorType(None, ctx.dtype(0))]
-    a = _onnx_attrs(ctx.attrs, "ksize")
+    a = onnx_conv_attrs(ctx.attrs, "ksize")
     hw = list(x[1:3] if fmt == "NHWC" else x[2:4])
     _, _, _, _, out = onnx_conv.window_geometry(a, hw, a["kernel_shape"])
     shape = (x[0], *out, x[3]) if fmt == "NHWC" else (x[0], x[1], *out)
@@ -216,11 +216,11 @@ def _pool_type(ctx: Ctx) -> list[TensorType]:
 
 
 def _maxpool(xp, a, x):
-    fmt = _layout(a)
-    return _from_nchw(xp, onnx_conv.maxpool(xp, _onnx_attrs(a, "ksize"), _to_nchw(xp, x, fmt)), fmt)
+    fmt = layout_of(a)
+    return from_nchw(xp, onnx_conv.maxpool(xp, onnx_conv_attrs(a, "ksize"), to_nchw(xp, x, fmt)), fmt)
 
 
-op("tf.MaxPool", devices=xla_devices("MaxPool"), infer=_pool_type, flops=r.output_flops(1), min_inputs=1,
+op("tf.MaxPool", devices=xla_devices("MaxPool"), infer=pool_type, flops=r.output_flops(1), min_inputs=1,
    max_inputs=1, attrs={"ksize": None, "strides": None, "padding": "VALID", "data_format": "NHWC"}, impl=_maxpool,
    doc="TF MaxPool(input; ksize, strides, padding, data_format)")
 
@@ -234,7 +234,7 @@ def _bn_type(ctx: Ctx) -> list[TensorType]:
 def _fused_bn(xp, a, x, scale, offset, mean, var):
     if a.get("is_training"):
         raise Unsupported("FusedBatchNormV3 with is_training=true (batch statistics)")
-    shape = (1, -1, 1, 1) if _layout(a) == "NCHW" else (1, 1, 1, -1)
+    shape = (1, -1, 1, 1) if layout_of(a) == "NCHW" else (1, 1, 1, -1)
     eps = np.asarray(a.get("epsilon", 1e-4), dtype=np.float32)
     inv = scale / xp.sqrt(var + eps)
     y = (x - mean.reshape(shape)) * inv.reshape(shape) + offset.reshape(shape)

@@ -18,7 +18,7 @@ from .tf_kernels import xla_devices
 zero = r.zero_flops
 
 
-def _run_type(ctx: Ctx, fn, static_slots: tuple[int, ...]) -> list[TensorType]:
+def run_type(ctx: Ctx, fn, static_slots: tuple[int, ...]) -> list[TensorType]:
     """Output types by running the NumPy reference on zero arrays of the input shapes (constants where known)."""
     args = []
     for i, t in enumerate(ctx.inputs):
@@ -101,31 +101,31 @@ def _strided_slice(xp, a, x, begin, end, strides):
 
 layout = dict(groups=LAYOUT, flops=zero)
 op("tf.Reshape", **layout, devices=xla_devices("Reshape"), min_inputs=2, max_inputs=2, static_inputs=(1,),
-   infer=lambda ctx: _run_type(ctx, _reshape, (1,)), impl=_reshape, doc="TF Reshape(tensor, shape)")
+   infer=lambda ctx: run_type(ctx, _reshape, (1,)), impl=_reshape, doc="TF Reshape(tensor, shape)")
 op("tf.Transpose", **layout, devices=xla_devices("Transpose"), min_inputs=2, max_inputs=2, static_inputs=(1,),
-   infer=lambda ctx: _run_type(ctx, _transpose, (1,)), impl=_transpose, doc="TF Transpose(x, perm)")
+   infer=lambda ctx: run_type(ctx, _transpose, (1,)), impl=_transpose, doc="TF Transpose(x, perm)")
 op("tf.ConcatV2", **layout, devices=xla_devices("ConcatV2"), min_inputs=2, attrs={"N": None},
-   infer=lambda ctx: _run_type(ctx, _concat, (len(ctx.inputs) - 1,)), impl=_concat,
+   infer=lambda ctx: run_type(ctx, _concat, (len(ctx.inputs) - 1,)), impl=_concat,
    doc="TF ConcatV2(values..., axis): the axis is the last input")
 op("tf.Pack", **layout, devices=xla_devices("Pack"), min_inputs=1, attrs={"axis": 0, "N": None},
-   infer=lambda ctx: _run_type(ctx, _pack, ()), impl=_pack, doc="TF Pack(values...; axis)")
+   infer=lambda ctx: run_type(ctx, _pack, ()), impl=_pack, doc="TF Pack(values...; axis)")
 op("tf.Unpack", **layout, devices=xla_devices("Unpack"), min_inputs=1, max_inputs=1, num_outputs=None,
-   attrs={"axis": 0, "num": None}, infer=lambda ctx: _run_type(ctx, _unpack, ()), impl=_unpack,
+   attrs={"axis": 0, "num": None}, infer=lambda ctx: run_type(ctx, _unpack, ()), impl=_unpack,
    doc="TF Unpack(value; num, axis): `num` outputs")
 op("tf.Split", **layout, devices=xla_devices("Split"), min_inputs=2, max_inputs=2, num_outputs=None,
-   static_inputs=(0,), attrs={"num_split": 1}, infer=lambda ctx: _run_type(ctx, _split, (0,)), impl=_split,
+   static_inputs=(0,), attrs={"num_split": 1}, infer=lambda ctx: run_type(ctx, _split, (0,)), impl=_split,
    doc="TF Split(axis, value; num_split): the axis comes first")
 op("tf.SplitV", **layout, devices=xla_devices("SplitV"), min_inputs=3, max_inputs=3, num_outputs=None,
-   static_inputs=(1, 2), attrs={"num_split": 1}, infer=lambda ctx: _run_type(ctx, _split_v, (1, 2)),
+   static_inputs=(1, 2), attrs={"num_split": 1}, infer=lambda ctx: run_type(ctx, _split_v, (1, 2)),
    impl=_split_v, doc="TF SplitV(value, size_splits, axis)")
 op("tf.Squeeze", **layout, devices=xla_devices("Squeeze"), min_inputs=1, max_inputs=1, attrs={"squeeze_dims": None},
-   infer=lambda ctx: _run_type(ctx, _squeeze, ()), impl=_squeeze, doc="TF Squeeze(input; squeeze_dims)")
+   infer=lambda ctx: run_type(ctx, _squeeze, ()), impl=_squeeze, doc="TF Squeeze(input; squeeze_dims)")
 op("tf.ExpandDims", **layout, devices=xla_devices("ExpandDims"), min_inputs=2, max_inputs=2, static_inputs=(1,),
-   infer=lambda ctx: _run_type(ctx, _expand_dims, (1,)), impl=_expand_dims, doc="TF ExpandDims(input, axis)")
+   infer=lambda ctx: run_type(ctx, _expand_dims, (1,)), impl=_expand_dims, doc="TF ExpandDims(input, axis)")
 op("tf.StridedSlice", **layout, devices=xla_devices("StridedSlice"), min_inputs=4, max_inputs=4,
    static_inputs=(1, 2, 3), attrs={"begin_mask": 0, "end_mask": 0, "ellipsis_mask": 0, "new_axis_mask": 0,
                                    "shrink_axis_mask": 0},
-   infer=lambda ctx: _run_type(ctx, _strided_slice, (1, 2, 3)), impl=_strided_slice,
+   infer=lambda ctx: run_type(ctx, _strided_slice, (1, 2, 3)), impl=_strided_slice,
    doc="TF StridedSlice(input, begin, end, strides; begin/end/ellipsis/new_axis/shrink_axis masks)")
 op("tf.StopGradient", **layout, devices=xla_devices("StopGradient"), min_inputs=1, max_inputs=1, infer=r.same,
    impl=lambda xp, a, x: x, doc="TF StopGradient(input): identity in inference")
@@ -140,7 +140,7 @@ def _range(xp, a, start, limit, delta):
 
 
 op("tf.Range", devices=xla_devices("Range"), min_inputs=3, max_inputs=3, static_inputs=(0, 1, 2), flops=zero,
-   attrs={"Tidx": "int32"}, infer=lambda ctx: _run_type(ctx, _range, (0, 1, 2)), impl=_range,
+   attrs={"Tidx": "int32"}, infer=lambda ctx: run_type(ctx, _range, (0, 1, 2)), impl=_range,
    doc="TF Range(start, limit, delta; Tidx)")
 
 

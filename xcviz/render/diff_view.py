@@ -5,7 +5,7 @@ from rich.console import Group
 from rich.table import Table
 from rich.text import Text
 
-from .diff import METRICS
+from .report_json import DIFF_METRICS as METRICS
 from .table_layout import Strip, fit, phrases
 from .units import fmt_bytes, fmt_pct, fmt_speedup
 

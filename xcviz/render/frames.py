@@ -40,7 +40,7 @@ def count_merges(clustering: Clustering) -> int:
     return len(clustering.attempts) - clustering.refused_count()
 
 
-def _name_set(names: list[str], members: list[int]) -> str:
+def name_set(names: list[str], members: list[int]) -> str:
     if len(members) == 1:
         return names[members[0]]
     shown = ", ".join(names[v] for v in members[:4])
@@ -75,12 +75,12 @@ def build_frames(graph: Graph, clustering: Clustering, stats: Stats, title: str 
         if a.phase == -1:   # greedy grows the current cluster by the next node in list order
             decision = f"{phase}: merged {names[a.dst]} into cluster of {names[a.src]}"
         else:
-            decision = f"{phase}: merged {_name_set(names, prod)} into cluster of {names[a.dst]}"
+            decision = f"{phase}: merged {name_set(names, prod)} into cluster of {names[a.dst]}"
         view = _frame_view(graph, clustering, groups, code, head, merged[0])
         frames.append(Frame(len(frames), "merge", phase, starts, decision, refused, view))
         refused = []
     final = final_view(graph, clustering, stats, head)
-    frames.append(Frame(len(frames), "final", "final", False, _final_text(clustering, names), refused, final))
+    frames.append(Frame(len(frames), "final", "final", False, final_text(clustering, names), refused, final))
     total = len(frames)
     for f in frames:
         f.view.caption = f"frame {f.index + 1}/{total} · {f.caption}"
@@ -102,12 +102,12 @@ def _frame_view(graph: Graph, clustering: Clustering, groups: dict[int, list[int
     return View(title, drawn, group_of, list(code), list(clustering.reason), list(clustering.device))
 
 
-def _final_text(clustering: Clustering, names: list[str]) -> str:
+def final_text(clustering: Clustering, names: list[str]) -> str:
     min_size = clustering.options.min_size
     dropped = [m for m in clustering.groups if clustering.cluster_of[m[0]] < 0]
     text = (f"final, after the minimum-size filter (min {min_size}): kept {len(clustering.clusters)} "
             f"cluster{'s' if len(clustering.clusters) != 1 else ''}")
     if dropped:
-        text += "; dropped " + ", ".join(_name_set(names, m) for m in dropped[:4])
+        text += "; dropped " + ", ".join(name_set(names, m) for m in dropped[:4])
         text += f" (+{len(dropped) - 4} more)" if len(dropped) > 4 else ""
     return text

@@ -15,7 +15,7 @@ from ..clustering.explain import replay
 from ..clustering.result import PHASE_NAMES
 from ..cost import Stats
 from ..ir import Graph
-from .frames import _final_text, _name_set   # the captions `render --animate` writes, word for word
+from .frames import final_text, name_set   # the captions `render --animate` writes, word for word
 from .report_html_data import (COLORS, attempt_rows, cluster_records, drawn_collapsed, drawn_expanded, node_lines,
                                node_records, short, summary)
 from .report_html_layout import dot_text, run_layout
@@ -132,10 +132,10 @@ def frames(graph: Graph, clustering: Clustering) -> list[dict]:
         if a.phase == -1:   # greedy grows the current cluster by the next node in list order
             text = f"{phase}: merged {names[a.dst]} into cluster of {names[a.src]}"
         else:
-            text = f"{phase}: merged {_name_set(names, prod)} into cluster of {names[a.dst]}"
+            text = f"{phase}: merged {name_set(names, prod)} into cluster of {names[a.dst]}"
         out.append({"a": k, "text": text, "refused": refused})
         refused = []
-    out.append({"a": None, "text": _final_text(clustering, names), "refused": refused})
+    out.append({"a": None, "text": final_text(clustering, names), "refused": refused})
     return out
 
 

@@ -13,6 +13,10 @@ from .bodies_view import bodies_json, bodies_key
 from .json_text import NoFloats, NoFloatsList
 
 SCHEMA_VERSION = 1
+# the metrics a diff compares (its "delta" keys), in table order: (stats key, label)
+DIFF_METRICS = [("clusters", "clusters"), ("coverage", "coverage η (ops)"), ("coverage_flops", "coverage (FLOPs)"),
+                ("boundary_bytes", "boundary bytes D"), ("parameter_bytes", "parameter bytes"),
+                ("kernel_launches_after", "kernel launches"), ("speedup_estimate", "est. speedup S")]
 
 
 def _num(x: float | None, digits: int = 6) -> float | None:

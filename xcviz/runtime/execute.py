@@ -278,7 +278,7 @@ def run_graph(graph: Graph, inputs: dict | None = None, mode: str = "hybrid", cl
     if clustering is None and cluster_kw and mode == "hybrid":
         from ..clustering import ClusterOptions
 
-        options = ClusterOptions(**cluster_kw)
+        options = ClusterOptions(**cluster_kw, op_names="graph")  # (xcviz.run: names an opaque op of the graph may be)
     feeds = bind_inputs(graph, inputs, seed if seed is not None or inputs else 0)
     result = execute(graph, feeds, mode, clustering, cache, options=options)
     for f in result.fallbacks:

@@ -4,7 +4,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..errors import XcvizError, did_you_mean
-from ..ir import Graph, TensorType, bind_dims
+from ..ir import Graph, TensorType
 from ..ir.containers import OptionalType, SequenceType
 from ..ops.values import Seq
 
@@ -153,7 +153,7 @@ def bind_inputs(graph: Graph, inputs: dict | None = None, seed: int | None = Non
                     "values in the .npz, or pass --seed N to fill them with random ones")
         raise XcvizError(f"missing input {missing[0]!r}" + (f" (and {len(missing) - 1} more)" if len(missing) > 1 else ""),
                          where=where, hint=hint)
-    bind_dims(graph, dims)
+    graph.dims.update(dims)  # (the run's own graph: its reports count bytes at the sizes it ran with)
     return feeds
 
 

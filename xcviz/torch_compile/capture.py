@@ -160,7 +160,7 @@ def capture(gm, example_inputs, name: str = "graph") -> Captured:
     """Export Dynamo's graph (torch level) to aten and convert it as from_torch does."""
     import torch
 
-    from ..loaders.build import finalize
+    from ..passes.prepare import prepare
     from ..loaders.torch_export import graph_from_program
 
     phs = placeholders(gm, example_inputs)
@@ -180,7 +180,7 @@ def capture(gm, example_inputs, name: str = "graph") -> Captured:
         if n.op == "call_function":
             schema = getattr(n.target, "_schema", None)
             aten[n.name] = schema.name.replace("::", ".") if schema is not None else getattr(n.target, "__name__", str(n.target))
-    cap = Captured(ep, finalize(graph, onnx=True), phs, aten, symbolic)
+    cap = Captured(ep, prepare(graph, onnx=True), phs, aten, symbolic)
     _wire(cap, user, fqn)
     return cap
 

@@ -38,9 +38,9 @@ def shape_of(proto) -> tuple | None:
     return tuple(int(d.size) if d.size >= 0 else "?" for d in proto.dim)
 
 
-_NP = {"float32": np.float32, "float64": np.float64, "int32": np.int32, "uint8": np.uint8, "int16": np.int16,
-       "int8": np.int8, "int64": np.int64, "bool": np.bool_, "uint16": np.uint16, "uint32": np.uint32,
-       "uint64": np.uint64, "float16": np.float16, "complex64": np.complex64, "complex128": np.complex128}
+NP_TYPES = {"float32": np.float32, "float64": np.float64, "int32": np.int32, "uint8": np.uint8, "int16": np.int16,
+            "int8": np.int8, "int64": np.int64, "bool": np.bool_, "uint16": np.uint16, "uint32": np.uint32,
+            "uint64": np.uint64, "float16": np.float16, "complex64": np.complex64, "complex128": np.complex128}
 _FIELD = {"float32": "float_val", "float64": "double_val", "int32": "int_val", "uint8": "int_val",
           "int16": "int_val", "int8": "int_val", "int64": "int64_val", "bool": "bool_val", "uint16": "int_val",
           "uint32": "uint32_val", "uint64": "uint64_val", "float16": "half_val", "complex64": "scomplex_val",
@@ -55,7 +55,7 @@ def tensor_value(t, where: str):
         raise XcvizError("a constant tensor has an unknown dimension", where=where, hint="the file may be corrupted")
     # (counted before anything is allocated: one value may declare a splat of any shape, [4e9, 4e9]; what the
     # file stores is bounded by its size, what a splat adds to it counts against --max-file-bytes)
-    np_dt = _NP.get(dt)
+    np_dt = NP_TYPES.get(dt)
     itemsize = np.dtype(np_dt).itemsize if np_dt is not None else 8
     stored = len(t.tensor_content) or itemsize * len(t.string_val if dt == "string" else
                                                     getattr(t, _FIELD[dt]) if dt in _FIELD else ())

@@ -8,7 +8,7 @@ import numpy as np
 
 from ...errors import XcvizError
 from ..budget import current
-from .attrs import _NP, dtype_name, shape_of
+from .attrs import NP_TYPES, dtype_name, shape_of
 from .protos import parse_binary
 
 VALUE_SUFFIX = "/.ATTRIBUTES/VARIABLE_VALUE"
@@ -71,7 +71,7 @@ def read_bundle(prefix: str) -> dict[str, np.ndarray]:
             num_shards = max(parse_binary("BundleHeaderProto", raw).num_shards, 1)
             continue
         entry = parse_binary("BundleEntryProto", raw)
-        np_dt = _NP.get(dtype_name(entry.dtype))
+        np_dt = NP_TYPES.get(dtype_name(entry.dtype))
         shape = shape_of(entry.shape)
         if np_dt is None or shape is None or not key.endswith(VALUE_SUFFIX.encode()):
             continue

@@ -144,7 +144,7 @@ def inline(node_def, fdef, inputs: list[str], new_node) -> tuple[list, list[str]
 def function_graph(fdef, library: dict, source: str):
     """A FunctionDef as a finalized Graph: its arguments are the graph inputs (in signature order), its
     results the outputs; function-valued attributes inside it carry the library (ops.tf_functional.TFFunction)."""
-    from ...loaders.build import finalize
+    from ...passes.prepare import prepare
     from .attrs import dtype_name
     from .graphdef import nodes_to_graph
     from .protos import message_classes
@@ -172,7 +172,7 @@ def function_graph(fdef, library: dict, source: str):
     graph = nodes_to_graph(nodes, fdef.signature.name, source, outputs=rets)
     graph.inputs.sort(key=lambda v: list(args).index(v.name))
     wrap_functions(graph, library)
-    return finalize(graph, allow_unknown=True)
+    return prepare(graph, allow_unknown=True)
 
 
 def wrap_functions(graph, library: dict) -> None:

@@ -4,12 +4,9 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Callable
 
-from .report_json import SCHEMA_VERSION, options_info, stats_dict
+from ..render.report_json import DIFF_METRICS as METRICS
+from ..render.report_json import SCHEMA_VERSION, options_info, stats_dict
 
-# the metrics compared, in table order: (stats key, label)
-METRICS = [("clusters", "clusters"), ("coverage", "coverage η (ops)"), ("coverage_flops", "coverage (FLOPs)"),
-           ("boundary_bytes", "boundary bytes D"), ("parameter_bytes", "parameter bytes"),
-           ("kernel_launches_after", "kernel launches"), ("speedup_estimate", "est. speedup S")]
 KINDS = ("same", "grown", "shrunk", "split", "merged", "new", "gone")
 
 
