@@ -123,7 +123,7 @@ def analyse(source: str | os.PathLike | Graph, options: AnalysisOptions | None =
     """Load (when `source` is a path), cluster and cost: the common path of every command.
 
     `progress(step)` is called as each step starts (the CLI draws it; the library stays silent).
-    `record=False`: keep no merge attempts (for numbers only: ~40 MB less at 10^6 nodes; same clusters).
+    `record=False`: keep no merge attempts (for numbers only: less memory on a big graph; same clusters).
     `freeze`: for a process that ends without freeing its objects (the `xcviz` command): right after
     loading, the graph moves out of the cyclic GC's reach, so later full collections do not rescan it."""
     from .clustering import run_clustering
