@@ -266,9 +266,13 @@ def fix_file_paths(path: str, text: str) -> str:
     text = re.sub(r"os\.path\.dirname\(TESTS\)", "ROOT", text)
     text = re.sub(r'os\.path\.join\(TESTS, "\.\.", ', "os.path.join(ROOT, ", text)
     text = re.sub(r"^(ROOT = ROOT|TESTS = TESTS|sys\.path\.insert\(0, TESTS\))\n", "", text, flags=re.M)
+    text = re.sub(r'^GRAPHS = os\.path\.join\(ROOT, "graphs"\)\n', "", text, flags=re.M)
     # the file's own ROOT or TESTS (a data folder, say); `ROOT = Path(ROOT)` only retypes the imported one
-    still_own = {n for n, rest in re.findall(r"^(ROOT|TESTS) = (.*)$", text, re.M) if rest != f"Path({n})"}
-    needed = [n for n in ("ROOT", "TESTS") if re.search(r"\b" + n + r"\b", text) and n not in still_own]
+    still_own = {n for n, rest in re.findall(r"^(ROOT|TESTS|GRAPHS) = (.*)$", text, re.M) if rest != f"Path({n})"}
+    imported = {a.asname or a.name for node in ast.parse(text).body if isinstance(node, ast.ImportFrom)
+                and node.module != "tests.support.paths" for a in node.names}
+    needed = [n for n in ("GRAPHS", "ROOT", "TESTS")
+              if re.search(r"\b" + n + r"\b", text) and n not in still_own and n not in imported]
     if made_root and "ROOT" in still_own:
         say(f"CHECK {path}: it defines its own ROOT and now also means the repository by ROOT")
     if needed:
@@ -372,16 +376,19 @@ def renames() -> dict[str, str]:
 
 
 def fix_mentions(path: str, text: str) -> str:
-    """`tests/old.py` and a bare `old.py` -> the new path; `tests/strategies/` -> `tests/support/strategies/`."""
+    """`tests/old.py` -> the new path; a bare `old.py` -> the new name beside it, else the new path;
+    `tests/strategies/` -> `tests/support/strategies/`."""
     ren = renames()
     by_base = {os.path.basename(o): n for o, n in ren.items() if o.endswith(".py") and "test_" in o}
+    here = os.path.dirname(path)
 
     def one(m: re.Match) -> str:
         prefix, base = m.group(1) or "", m.group(2)
         if prefix and f"tests/{base}" in ren:
             return ren[f"tests/{base}"]
         if not prefix and base in by_base:
-            return by_base[base]
+            new = by_base[base]
+            return os.path.basename(new) if os.path.dirname(new) == here else new
         return m.group(0)
 
     text = re.sub(r"(?<![\w/.\-])(tests/)?((?:test_|goldens|single_node|aten_recipes)\w*\.py)\b", one, text)
