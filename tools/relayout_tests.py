@@ -277,6 +277,9 @@ def fix_file_paths(path: str, text: str) -> str:
         say(f"CHECK {path}: it defines its own ROOT and now also means the repository by ROOT")
     if needed:
         text = add_import(text, needed)
+    for mod in ("os", "sys"):  # what only computed the old paths
+        if not re.search(r"\b" + mod + r"\.", text):
+            text = re.sub(r"^import " + mod + r"\n", "", text, count=1, flags=re.M)
     for line in text.splitlines():
         if "__file__" in line and not _KEEP.search(line.strip()):
             say(f"CHECK {path}: __file__ left as is: {line.strip()}")
