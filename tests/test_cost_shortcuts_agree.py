@@ -15,7 +15,7 @@ from xcviz.cost import boundary as boundary_mod
 from xcviz.cost import compute_stats, load_hardware
 from xcviz.cost.boundary import Boundary
 from xcviz.cost.keys import attribute_codes
-from xcviz.cost.params import VOLATILE_OPS, parameter_sources
+from xcviz.cost.params import VOLATILE_OPS, parameter_masks
 from xcviz.cost.view import CostView
 from xcviz.ir.attrs import attrs_key
 from xcviz.ir.columns import attr_codes
@@ -100,7 +100,7 @@ def test_parameters_by_runs_of_edges(path):
     """A node is a parameter iff it is a constant, or has inputs, is not volatile and reads parameters only
     (a topological pass over the nodes); each edge carries its producer's flag."""
     g, _, flat, _ = _analysed(path)
-    inp, node, edge_param = parameter_sources(g, flat)
+    inp, node, edge_param = parameter_masks(g, flat)
     want = {v.name for v in g.inputs if v.is_param}
     expect = []
     for nd in g.nodes:  # topological

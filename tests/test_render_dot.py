@@ -212,11 +212,11 @@ def test_golden_dot_params_folded(name, collapse):
 def test_params_fold_show_hide(name):
     """Folded: no parameter is drawn as a node or edge; each appears as a `name ‹shape› dtype` line in every
     consumer's label (or a "+N params" line). Hidden: not at all. Shown: as graph inputs and const nodes."""
-    from xcviz.render.params import find_params, param_line, param_value, short_name
+    from xcviz.render.params import param_line, param_value, short_name, stored_params
 
     path = os.path.join(GRAPHS, name)
     g, c, s, root = _svg(path, params="fold", min_cluster_size=1)
-    p = find_params(g)
+    p = stored_params(g)
     assert p.inputs or p.nodes, name
     drawn_inputs = {grp.find(f"{SVG_NS}title").text.split("\n")[0].split(" ", 2)[-1].split(" (read by")[0]
                     for grp in _groups(root, "xc_input")}

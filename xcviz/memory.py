@@ -3,8 +3,8 @@
 By default glibc hands freed memory back to the OS: the top of the heap once more than M_TRIM_THRESHOLD
 of it is free, and each block it mapped on its own (those over M_MMAP_THRESHOLD) at once. Loading,
 clustering and costing a big graph make and drop arrays of megabytes in turn, so each new one is faulted
-in again page by page. On the 2-core VM of benchmarks/README.md a fresh page costs 5-36 µs, and the
-first `xcviz.stats` of a 10^6-node graph took 12.7k such faults, over a third of its time.
+in again page by page, each page a fault into the kernel: on a big graph those faults were a large share of a
+first `xcviz.stats` (benchmarks/README.md).
 
 So glibc is asked to keep up to 1 GiB of freed heap, to serve blocks under 32 MiB from the heap, where a
 freed one is reused, and to grow the heap 256 MiB at a time: by the `xcviz` command as it starts (it is

@@ -1,8 +1,8 @@
 """Flag values typer would hand to pydantic, converted without it where the result is certain.
 
 typer (0.2x) converts every parameter's value, defaults included, through a pydantic TypeAdapter built per
-parameter on first use: importing pydantic and building ~20 adapters cost ~0.15-0.3 s of every command's
-start. The values xcviz's commands take are plain: a str, an int (maybe with a lower bound), a list of str,
+parameter on first use: importing pydantic and building an adapter per parameter were a large part of every
+command's start. The values xcviz's commands take are plain: a str, an int (maybe with a lower bound), a list of str,
 a bool. For those, a value already of its type, or a decimal integer written the canonical way within its
 bounds, converts to exactly what the adapter would return; anything else (a bad integer, an enum, an
 out-of-range number) goes to typer's own adapter, so every message stays typer's."""

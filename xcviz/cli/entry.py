@@ -51,8 +51,8 @@ def _app_for(args: list[str]):
     """The app to run `args` with: when they start with a command's name, an app holding that command alone.
 
     typer builds a click command, flag by flag, for every registered command before it looks at the
-    arguments (~40 ms for xcviz's 17); the others cannot take part in this run. Anything else (no command,
-    an option first, an unknown name and its did-you-mean, shell completion) gets the whole app."""
+    arguments, so every command paid for all the others, which cannot take part in this run. Anything else
+    (no command, an option first, an unknown name and its did-you-mean, shell completion) gets the whole app."""
     import copy
 
     from typer.main import get_command_name
@@ -71,7 +71,7 @@ def _app_for(args: list[str]):
 def run() -> None:
     """The `xcviz` command: main(), then exit without tearing the process's objects down one by one.
 
-    After a 10^6-node graph that teardown took over a second; the outputs are complete and flushed by
+    After a big graph that teardown is long and buys nothing: the outputs are complete and flushed by
     then (files are written atomically), so nothing is lost. Errors with --debug still raise normally."""
     keep_freed_memory()   # (xcviz.memory: the command is short-lived, so the memory goes back at exit)
     from . import base

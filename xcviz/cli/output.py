@@ -33,7 +33,8 @@ def wants_json(json_flag: bool, output: str | None) -> bool:
 
 
 def emit_json(data, output: str | None) -> None:
-    """`data` as json.dumps(indent=2) would write it, byte for byte (render/json_text.py: in C, ~10x faster)."""
+    """`data` as json.dumps(indent=2) would write it, byte for byte (render/json_text.py: in C, where json.dumps
+    indents in Python)."""
     from ..render.json_text import dumps_indented
 
     text = dumps_indented(data)

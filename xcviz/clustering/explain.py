@@ -43,7 +43,8 @@ def replay(clustering: Clustering, n: int, focus: int | None = None):
         return v
 
     attempts = clustering.attempts
-    # only the attempts yielded are built as objects (building 10^6 of them took ~7 s)
+    # only the attempts yielded are built as objects: a big graph logs far more attempts than one node's story
+    # shows, and building each as an object would cost more than the replay
     for k, (src, dst, merged) in enumerate(zip(*clustering.attempt_columns())):
         ra, rb = find(src), find(dst)
         if focus is None or find(focus) in (ra, rb):

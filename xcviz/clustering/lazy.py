@@ -1,8 +1,9 @@
 """Per-node lists that a pass holds as arrays and makes into Python lists only when someone reads them.
 
-A list of 10^6 items costs ~0.02-0.1 s to make; the compiled pass and the candidate table hand over arrays,
-and many callers (the cost model, `stats --json`) never read the lists at all. A dataclass field named here
-becomes a property: the constructor may store a `Deferred`, which its first read makes (once) into the list.
+Making a Python list of every node's value is a real cost on a big graph; the compiled pass and the candidate
+table hand over arrays, and many callers (the cost model, `stats --json`) never read the lists at all. A
+dataclass field named here becomes a property: the constructor may store a `Deferred`, which its first read
+makes (once) into the list.
 Writes, `dataclasses.replace`, equality and repr go through the property, so they see plain lists.
 """
 from __future__ import annotations

@@ -50,7 +50,8 @@ class Clustering:
 
     def arrays(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """cluster_of (int64 per node), every kept cluster's members back to back, and each cluster's size:
-        made once (the compiled pass hands over its own; reading 10^6 list items costs ~0.05 s each)."""
+        made once (the compiled pass hands over its own), since reading the lists item by item is a pass over
+        every node each time."""
         if self._arrays is None:
             sizes = np.fromiter(map(len, self.clusters), np.int64, len(self.clusters))
             self._arrays = (np.fromiter(self.cluster_of, np.int64, len(self.cluster_of)),

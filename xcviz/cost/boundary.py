@@ -8,7 +8,7 @@ from operator import getitem
 import numpy as np
 
 from ..ir import Graph, parse_ref
-from .params import parameter_sources
+from .params import parameter_masks
 from .results import OUTPUT, ClusterCost, Edge
 from .sums import exact_ints
 from .view import CostView, inputs_negative, position
@@ -75,7 +75,7 @@ class Boundary:
         self._dst_pos: np.ndarray | None = None
         # which edges carry parameters (resident weights and constants) rather than activations, among all
         # edges of flat (edge_param) and among the boundary edges (param)
-        _, self.p_node, self.edge_param = parameter_sources(graph, flat)
+        _, self.p_node, self.edge_param = parameter_masks(graph, flat)
         self.param = np.concatenate((self.edge_param[self.e], self.p_node[out_src]), dtype=bool)
         for o, p in zip(self.outputs, self.param[len(self.e):].tolist()):
             o.parameter = p

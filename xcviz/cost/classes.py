@@ -3,14 +3,14 @@
 One FLOP rate and one bandwidth cannot rank clusters: the native runtime (onnxruntime op by op, or xcviz's
 NumPy reference) pays a fixed cost per op and reaches rates that differ by class (a 1x1 convolution is one
 GEMM to onnxruntime, a depthwise one a fraction of a dense one's rate), while XLA pays a fixed cost per cluster
-call and per kernel and runs its convolutions and dots at rates of its own (1x1 ones at a third to half of
+call and per kernel and runs its convolutions and dots at rates of its own (1x1 ones well below
 onnxruntime's: the class pointwise_conv). XLA:CPU (jaxlib 0.10.2) hands a convolution to YNNPACK when it
 has more than NARROW input or output channels (all of them, over the groups) and leaves a narrower one, or
-an input-dilated (transposed, strided) one, to Eigen, which runs it several times slower per FLOP (3-16
-channels: 2-20 GFLOP/s against YNNPACK's 40-60 on one core): those are the class narrow_conv. Eigen's
-kernel does the work of NARROW output channels for fewer (per FLOP, 3-16 channels ran 2.6-18 GFLOP/s in a
-chain at 32x32, per FLOP padded to 16 output channels 12-18), so XLA's time of a narrow convolution counts its
-FLOPs times NARROW / its output channels (xla_scale). A profile measured by `xcviz calibrate` carries, per class:
+an input-dilated (transposed, strided) one, to Eigen, which runs it several times slower per FLOP: those are
+the class narrow_conv. Eigen's kernel does the work of NARROW output channels for fewer (a narrower
+convolution takes about the time of one padded to NARROW output channels), so XLA's time of a narrow
+convolution counts its FLOPs times NARROW / its output channels (xla_scale); the measurements are in
+benchmarks/README.md. A profile measured by `xcviz calibrate` carries, per class:
 
     native_overhead  seconds per op run natively (dispatch and the NumPy calls of its implementation)
     native_flops     FLOP/s natively
@@ -20,10 +20,12 @@ FLOPs times NARROW / its output channels (xla_scale). A profile measured by `xcv
 plus `native_bandwidth` (bytes/s an op moves natively), `call_overhead` (seconds per compiled cluster
 run) and, optionally, `page_fault_bandwidth`: a buffer over FRESH_BYTES (glibc's largest mmap threshold) is
 mapped fresh by the allocator on every call, so writing it costs its page faults on top of its bandwidth
-(XLA materialises a broadcast weight that a dot or convolution reads, AlexNet's 151 MB FC weight, per call). Then T_op = native_overhead + FLOPs / native_flops + bytes / native_bandwidth, and
-T_fused(C) = call_overhead + sum of its kernels' xla_launch + sum FLOPs · xla_scale / xla_flops + bytes / memory_bandwidth
-(the bytes as the roofline counts them) + the bytes of each
-value over FRESH_BYTES that XLA writes / page_fault_bandwidth; hand-offs cost sync_overhead each, as before."""
+(XLA materialises a broadcast weight that a dot or convolution reads, AlexNet's 151 MB FC weight, per call).
+Then T_op = native_overhead + FLOPs / native_flops + bytes / native_bandwidth, and
+T_fused(C) = call_overhead + sum of its kernels' xla_launch + sum FLOPs · xla_scale / xla_flops
+             + bytes / memory_bandwidth (the bytes as the roofline counts them)
+             + the bytes of each value over FRESH_BYTES that XLA writes / page_fault_bandwidth;
+hand-offs cost sync_overhead each, as before."""
 from __future__ import annotations
 
 from dataclasses import dataclass

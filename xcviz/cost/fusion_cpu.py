@@ -253,7 +253,7 @@ def cpu_node_kernels(flat: CostView, cluster_of: np.ndarray, exits: np.ndarray, 
     shared = exit_ | mat_read
     # a value both a library call and an exit (or a materialising reader) want is written once where it is
     # not cheap to compute again or the call reads it as it is; else once for each (as int8, 0-3, in place:
-    # numpy's int64 arithmetic on boolean arrays goes through slow casting loops, ~4x the time)
+    # numpy's int64 arithmetic on boolean arrays goes through slow casting loops)
     writes = lib_read.astype(np.int8)
     writes += shared
     writes -= lib_read & shared & (~cheap | ~relaid)

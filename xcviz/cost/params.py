@@ -18,9 +18,18 @@ CONSTANT_OPS = REGISTRY.names(PARAMETER_SOURCE)
 VOLATILE_OPS = REGISTRY.names(VOLATILE)
 
 
-def parameter_sources(graph: Graph, flat: CostView) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """(per graph input, per node) whether the value it gives is a parameter (for a node: all its outputs),
-    and per edge of `flat` whether it carries one."""
+def stored_parameters(graph: Graph) -> tuple[frozenset[int], frozenset[int]]:
+    """The parameters a model stores rather than computes: the positions of its weight inputs (Value.is_param)
+    and of its constant nodes (ops of CONSTANT_OPS, which take no inputs). Every other parameter is computed
+    from these alone (parameter_masks); a picture folds only these into their readers' labels (render.params)."""
+    inputs = frozenset(k for k, v in enumerate(graph.inputs) if v.is_param)
+    nodes = frozenset(j for j, nd in enumerate(graph.nodes) if nd.known and nd.op in CONSTANT_OPS)
+    return inputs, nodes
+
+
+def parameter_masks(graph: Graph, flat: CostView) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """(per graph input, per node) whether the value it gives is a parameter, stored or computed from
+    parameters alone (for a node: all its outputs), and per edge of `flat` whether it carries one."""
     n = len(flat.arity)
     inp = np.fromiter((v.is_param for v in graph.inputs), bool, len(graph.inputs))
     node = flat.known_mask(CONSTANT_OPS)

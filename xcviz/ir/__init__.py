@@ -107,8 +107,8 @@ class Value:
 
 
 class Node(msgspec.Struct, gc=False):
-    """One op. A msgspec Struct rather than a dataclass: built in C (a 10^6-node load makes 10^6 of them,
-    0.5 s as a dataclass, 0.26 s as a Struct) and not tracked by the cyclic GC (the IR holds no cycles).
+    """One op. A msgspec Struct rather than a dataclass: built in C (a load makes one per node, so building
+    them is on every big load's path) and not tracked by the cyclic GC (the IR holds no cycles).
     Copy with msgspec.structs.replace."""
 
     name: str
@@ -159,8 +159,8 @@ class Graph:
     @property
     def index(self) -> dict[str, int]:
         """Node name -> position in topological order. For a graph whose nodes are still columns (a lazy
-        NodeSeq) a LazyIndex: the dict is made on its first use (10^6 names take ~0.3-0.5 s, and a load's
-        passes mostly hold the index without looking anything up)."""
+        NodeSeq) a LazyIndex: the dict is made on its first use (hashing every name of a big graph is a real
+        cost, and a load's passes mostly hold the index without looking anything up)."""
         if self._index is None or len(self._index) != len(self.nodes):
             nodes = self.nodes
             if getattr(nodes, "lazy", False):
@@ -273,7 +273,9 @@ class LazyIndex(dict):
 
 
 _MISS = object()
-_FIND_MAX = 10_000  # single look-ups answered without the dict (each ~2 us; the dict of 10^6 names ~0.4 s)
+# single look-ups answered without the dict: each costs more than a dict look-up, but a few thousand of them
+# cost less than hashing every name of a big graph
+_FIND_MAX = 10_000
 
 
 def plain_positions(graph: "Graph", refs) -> list[int]:
@@ -319,8 +321,8 @@ def gc_paused():
     10^5..10^6-node graphs several times slower (quadratic in practice); the IR holds no cycles.
 
     On the way out, when the pause built many objects, they are moved straight to the oldest generation:
-    left young, the first allocation after re-enabling would scan all of them (~0.9 s after loading 10^6
-    nodes) to find nothing. (freeze + unfreeze makes that move in O(1); where the process froze objects,
+    left young, the first allocation after re-enabling would scan all of them (every node a load built) to
+    find nothing. (freeze + unfreeze makes that move in O(1); where the process froze objects,
     as the CLI does after loading (freeze_for_process), the new ones are frozen with them.)"""
     was = gc.isenabled()
     gc.disable()

@@ -20,7 +20,7 @@ _EMPTY_LIST: list = []
 
 class NodeColumns:
     """The node fields the checks and shape inference read, as columns taken in one pass over the nodes
-    (each pass over 10^6 node objects costs 0.1-0.2 s in cache misses alone), with every data input
+    (each pass over node objects scattered in memory pays a cache miss per node), with every data input
     flattened.
 
     `src[k]` is the position of what `refs[k]` names: a node (its output 0), n + i for graph input i, or

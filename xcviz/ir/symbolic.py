@@ -4,8 +4,8 @@ A symbolic dimension in a TensorType is a string. Plain names (`batch`) come fro
 writes derived ones in this module's canonical text (`seq+1`, `2*seq`, `batch*seq`), so equal expressions
 are equal strings and `--dim` bindings evaluate them. Coefficients are integers; a division that does not
 come out exact is not represented (the caller falls back to an opaque name). sympy would do all of this
-and more, but costs ~0.3 s to import and ~50 µs per operation; these polynomials are all shape inference
-and the cost model need.
+and more, but its import would be a visible part of every small command's time and each of its operations
+is slow next to these; these polynomials are all shape inference and the cost model need.
 """
 from __future__ import annotations
 

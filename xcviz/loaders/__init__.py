@@ -166,7 +166,7 @@ def _load(path: str, allow_unknown: bool, dims, max_file_bytes: int, max_nodes: 
             obj, keys = parse.parse_json_unchecked(text, path, data)
         else:
             obj = parse.parse_yaml(text, path, max_depth=max_depth, max_alias_expansion=max_alias_expansion)
-        del data  # (memory for what follows: 63 MB for a 10^6-node file)
+        del data  # (memory for what follows: the raw bytes, as big as the file, are not read again)
         if isinstance(obj, dict) and ("graph" in obj or "irVersion" in obj or "opsetImport" in obj) and "nodes" not in obj:
             from .onnx_model import graph_from_model, read_onnx_json
 

@@ -183,7 +183,7 @@ def _each_node(nodes_data: list, source: str, max_depth: int, inputs: list[Value
     except TypeError:
         nodes, names, refs, lens, op_types, special, keys = _node_loop(nodes_data, source, max_depth, True)
     n = len(nodes)
-    ids = dict(zip(names, range(n)))  # (C speed, as the look-ups below: ~0.3 s less than a step per node)
+    ids = dict(zip(names, range(n)))  # (at C speed, as the look-ups below, not a store per node in the loop)
     if len(ids) != n or ":" in "".join(names):  # duplicates or names with ':': build works it out the careful way
         return nodes, ids, None, keys
     src = positions_by_name(ids, n, inputs, refs)

@@ -2,7 +2,7 @@
 into the FX graph, signature and weights graph_from_program reads, never unpickling or evaluating anything.
 
 torch.export.load unpickles (and sympifies), so it is no reader for a file from anyone else; it also turns every
-JSON object into a dataclass (minutes at 10^4 nodes). This keeps only what xcviz uses, each declared size
+JSON object into a dataclass, slow on a big program. This keeps only what xcviz uses, each declared size
 checked against the archive and the limits before anything is inflated or allocated. What it does not cover
 raises Unreadable (Pickled: a member only unpickling reads); the caller refuses, or with --trust-pickle asks torch."""
 from __future__ import annotations

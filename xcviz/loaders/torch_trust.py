@@ -49,7 +49,7 @@ def check_archive(path: str, limits=None) -> None:
             if not any(n.endswith("/archive_format") for n in names) or not models:
                 raise XcvizError("not a torch.export program (no archive_format or models/*.json inside)", where=path,
                                  hint="write it with torch.export.save(torch.export.export(model, args), 'model.pt2')")
-            try:  # (only the head is built: the whole program as Python objects takes seconds at 10^4 nodes)
+            try:  # (only the head is built: the whole program as Python objects is slow to build on big programs)
                 head = limits.json(z, models[0], _Head)
             except msgspec.ValidationError:
                 head = _Head()
@@ -73,7 +73,7 @@ def check_archive(path: str, limits=None) -> None:
 @contextmanager
 def _cached_type_hints():
     """torch's deserializer calls typing.get_type_hints on a schema class for every object it reads (most of
-    torch.export.load's time: 13 of 23 s at 10^3 nodes); the answer for a class never changes, so while it
+    torch.export.load's time); the answer for a class never changes, so while it
     runs, its module sees a `typing` whose get_type_hints remembers. Left alone if torch changes that."""
     try:
         from torch._export.serde import serialize

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from ..ir import Graph
 from .dot_parts import QUIET, add_inputs_outputs, draw_node, edge_text, penwidth, tensor_source, text, tint
-from .params import Params, find_params, folded_lines, is_parameter
+from .params import StoredParams, folded_lines, is_stored, stored_params
 from .tables import BOUNDARY
 from .units import fmt_bytes
 from .view import View
@@ -22,11 +22,11 @@ def _ops_summary(graph: Graph, members: list[int], limit: int = 4) -> str:
     return " ".join(items[:limit]) + (f" +{len(items) - limit}" if len(items) > limit else "")
 
 
-def _params_summary(graph: Graph, members: list[int], params: Params, inputs: dict[str, int]) -> list[str]:
+def _params_summary(graph: Graph, members: list[int], params: StoredParams, inputs: dict[str, int]) -> list[str]:
     """`52 params · 1.2 MiB` for the parameters a folded cluster reads (each counted once)."""
     if params.mode != "fold":
         return []
-    refs = {r for v in members for r in graph.nodes[v].inputs if r and is_parameter(graph, r, params, inputs)}
+    refs = {r for v in members for r in graph.nodes[v].inputs if r and is_stored(graph, r, params, inputs)}
     if not refs:
         return []
     sizes = [graph.tensor_type(r).bind(graph.dims).nbytes() for r in refs]
@@ -34,8 +34,8 @@ def _params_summary(graph: Graph, members: list[int], params: Params, inputs: di
     return [f"{len(refs)} param{'s' if len(refs) > 1 else ''} · {fmt_bytes(total)}"]
 
 
-def draw_collapsed(g, graph: Graph, view: View, prefix: str = "", params: Params | None = None) -> None:
-    params = params or find_params(graph)
+def draw_collapsed(g, graph: Graph, view: View, prefix: str = "", params: StoredParams | None = None) -> None:
+    params = params or stored_params(graph)
     input_id = add_inputs_outputs(g, graph, prefix, params)
     inputs = {v.name: k for k, v in enumerate(graph.inputs)}
     for k, grp in enumerate(view.groups):
@@ -61,14 +61,14 @@ def draw_collapsed(g, graph: Graph, view: View, prefix: str = "", params: Params
         if params.hidden_node(j):
             continue
         for ref in node.inputs:
-            if not ref or (params.mode != "show" and is_parameter(graph, ref, params, inputs)):
+            if not ref or (params.mode != "show" and is_stored(graph, ref, params, inputs)):
                 continue
             src, sk = end(*tensor_source(graph, ref, inputs))
             if src == dst:
                 continue
             data.setdefault((src, dst), [[], sk >= 0 or dk >= 0])[0].append(ref)
     for k, ref in enumerate(graph.outputs):
-        if params.mode != "show" and is_parameter(graph, ref, params, inputs):
+        if params.mode != "show" and is_stored(graph, ref, params, inputs):
             continue
         src, sk = end(*tensor_source(graph, ref, inputs))
         data.setdefault((src, f"{prefix}o{k}"), [[], sk >= 0])[0].append(ref)

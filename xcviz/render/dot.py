@@ -14,7 +14,7 @@ from ..ir import Graph, parse_ref
 from .collapse import draw_collapsed
 from .dot_parts import (FALLBACK_FILL, IO_FILL, QUIET, add_inputs_outputs, draw_node, edge_text, penwidth,
                         html_title, tensor_source, text, text_width, tint)
-from .params import Params, find_params, folded_lines, is_parameter
+from .params import StoredParams, folded_lines, is_stored, stored_params
 from .tables import BOUNDARY, CLUSTER_COLORS, FALLBACK
 from .units import fmt_bytes
 from .view import View
@@ -42,7 +42,7 @@ def new_digraph(name: str, n_nodes: int, title: str):
                             edge_attr={"fontname": "Helvetica", "fontsize": "9", "arrowsize": "0.6"})
 
 
-def cluster_title(sub, graph: Graph, grp, prefix: str, k: int, params: Params, inputs: dict[str, int]) -> None:
+def cluster_title(sub, graph: Graph, grp, prefix: str, k: int, params: StoredParams, inputs: dict[str, int]) -> None:
     """The cluster's title as a text node on the cluster's first rank, tied above its sources by invisible
     edges: edges entering the cluster then route around it, where a subgraph label would be crossed."""
     node_id = f"{prefix}t{k}"
@@ -54,15 +54,15 @@ def cluster_title(sub, graph: Graph, grp, prefix: str, k: int, params: Params, i
         if params.hidden_node(i):
             continue
         fed = any(graph.index.get(parse_ref(r)[0]) in members for r in node.inputs
-                  if r and r not in inputs and not is_parameter(graph, r, params, inputs))
+                  if r and r not in inputs and not is_stored(graph, r, params, inputs))
         if not fed:
             sub.edge(node_id, f"{prefix}n{i}", style="invis", tooltip=text(grp.label), **{"class": "xc_title_edge"})
 
 
-def draw_expanded(g, graph: Graph, view: View, prefix: str = "", params: Params | None = None) -> None:
+def draw_expanded(g, graph: Graph, view: View, prefix: str = "", params: StoredParams | None = None) -> None:
     """Every node, clusters as filled subgraphs; adds to `g` (a Digraph or subgraph). Parameters fold into
     their consumers' labels unless `params` says otherwise."""
-    params = params or find_params(graph)
+    params = params or stored_params(graph)
     n = len(graph.nodes)
     labels_on_edges = n <= EDGE_LABEL_LIMIT
     input_id = add_inputs_outputs(g, graph, prefix, params)
@@ -86,7 +86,7 @@ def draw_expanded(g, graph: Graph, view: View, prefix: str = "", params: Params 
     dims = graph.dims
 
     def edge(ref: str, dst_id: str, dst_group: int, dst_name: str) -> None:
-        if params.mode != "show" and is_parameter(graph, ref, params, inputs):
+        if params.mode != "show" and is_stored(graph, ref, params, inputs):
             return
         kind, pos = tensor_source(graph, ref, inputs)
         src_id = input_id(pos) if kind == 0 else f"{prefix}n{pos}"
@@ -122,7 +122,7 @@ def draw_expanded(g, graph: Graph, view: View, prefix: str = "", params: Params 
         edge(ref, f"{prefix}o{k}", -1, f"output {ref}")
 
 
-def legend(g, view: View, prefix: str = "", collapsed: bool = False, params: Params | None = None) -> None:
+def legend(g, view: View, prefix: str = "", collapsed: bool = False, params: StoredParams | None = None) -> None:
     """A small HTML-like table node; every string in it is ours (no user text). Text cells get a width that
     fits the widest common sans-serif font, so the legend is not cut off where Helvetica is missing."""
     colors = [grp.color for grp in view.groups[:len(CLUSTER_COLORS)]] or CLUSTER_COLORS[:3]
@@ -149,14 +149,14 @@ def legend(g, view: View, prefix: str = "", collapsed: bool = False, params: Par
     g.node(f"{prefix}legend", html, shape="plain", fontsize="9", tooltip="legend", **{"class": "xc_legend"})
 
 
-def _draw(g, graph: Graph, view: View, collapse: bool, prefix: str, params: Params) -> None:
+def _draw(g, graph: Graph, view: View, collapse: bool, prefix: str, params: StoredParams) -> None:
     (draw_collapsed if collapse else draw_expanded)(g, graph, view, prefix, params)
 
 
 def build_dot(graph: Graph, view: View, *, collapse: bool = False, show_legend: bool = True,
               params: str = "fold") -> str:
     """The whole picture as DOT text (deterministic: same input, same bytes); `params` is fold, show or hide."""
-    p = find_params(graph, params)
+    p = stored_params(graph, params)
     g = new_digraph("xcviz", len(graph.nodes), view.title + (f"\n{view.caption}" if view.caption else ""))
     _draw(g, graph, view, collapse, "", p)
     if view.bodies:  # Loop/If/Scan bodies: dashed frames beside the graph (dot_bodies.py)
@@ -170,7 +170,7 @@ def build_dot(graph: Graph, view: View, *, collapse: bool = False, show_legend: 
 
 def compare_dot(graph: Graph, views: list[tuple[str, View]], *, collapse: bool = False, params: str = "fold") -> str:
     """Several clusterings of one graph side by side, each in its own outer frame."""
-    p = find_params(graph, params)
+    p = stored_params(graph, params)
     g = new_digraph("xcviz", len(graph.nodes) * len(views), f"{graph.name}: " + " vs ".join(n for n, _ in views))
     for name, view in views:
         prefix = re.sub(r"[^A-Za-z0-9]", "_", name) + "_"

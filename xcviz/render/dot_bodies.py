@@ -9,7 +9,7 @@ from __future__ import annotations
 from ..clustering.bodies import BodyClustering
 from .bodies_view import summary
 from .dot_parts import QUIET, text
-from .params import find_params
+from .params import stored_params
 from .tables import cluster_color
 from .view import Group, View, ops_word
 
@@ -39,7 +39,7 @@ def draw_bodies(g, graph, bodies: list[BodyClustering], draw, prefix: str = "") 
             sub.attr(label=text(*_wrap(label)), style="dashed,rounded", color=color, fontsize="11",
                      tooltip=text(label), penwidth="2" if b.compiled_in else "1", **{"class": "xc_body"})
             view = body_view(b)
-            draw(sub, b.graph, view, inner, find_params(b.graph))
+            draw(sub, b.graph, view, inner, stored_params(b.graph))
             draw_bodies(sub, b.graph, b.children, draw, inner)
         j = graph.index.get(b.node)
         if j is not None:

@@ -7,7 +7,7 @@ import math
 import re
 
 from ..ir import Graph, TensorType, parse_ref
-from .params import Params
+from .params import StoredParams
 from .tables import FALLBACK
 from .units import fmt_bytes
 from .view import View
@@ -103,7 +103,7 @@ def text_width(s: str, fontsize: float) -> int:
     return math.ceil(len(s) * fontsize * CHAR_EM) + 4
 
 
-def add_inputs_outputs(g, graph: Graph, prefix: str, params: Params):
+def add_inputs_outputs(g, graph: Graph, prefix: str, params: StoredParams):
     """Declare graph inputs and outputs; returns `input_id(k)`, the node id to draw an edge from input k.
 
     An input read by more than SHARED_FANOUT nodes (a weight every layer uses) is drawn once per use, beside

@@ -1,7 +1,7 @@
 """A report's JSON text: `json.dumps(data, indent=2, ensure_ascii=False, allow_nan=False)` byte for byte, in C.
 
-json.dumps encodes in Python once it indents (minutes for a 10^6-node cluster report), so msgspec encodes and
-indents instead. The two agree on everything a report holds but floats, which msgspec spells its own way
+json.dumps encodes in Python once it indents (far too slow for a big graph's cluster report), so msgspec encodes
+and indents instead. The two agree on everything a report holds but floats, which msgspec spells its own way
 (`1e16`, `0.00001`): each float is handed over as json's own text of it. A report builder marks what it
 knows holds no float (a node table) with NoFloats, and that part is not walked at all. Anything msgspec
 cannot take as json would (a key that is not a str or an int, a number type of another library, a lone

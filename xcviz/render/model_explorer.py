@@ -14,7 +14,7 @@ from ..fileio import write_atomic
 from ..ir import parse_ref
 from .model_explorer_ids import me_node_ids
 from .names import file_stem
-from .params import find_params, is_parameter
+from .params import is_stored, stored_params
 from .tables import FALLBACK, cluster_color
 
 FALLBACK_BG = "#FDE3E3"
@@ -37,12 +37,12 @@ def cluster_value(clustering, i: int) -> str:
 
 def activation_boundary_bytes(graph, clustering) -> dict[int, int]:
     """Bytes of activations each producer sends across a cluster boundary (each tensor once, parameters not)."""
-    params = find_params(graph)
+    params = stored_params(graph)
     inputs = {v.name: k for k, v in enumerate(graph.inputs)}
     sent: dict[int, dict[str, int]] = {}
     for j, node in enumerate(graph.nodes):
         for ref in node.inputs:
-            if not ref or ref in inputs or is_parameter(graph, ref, params, inputs):
+            if not ref or ref in inputs or is_stored(graph, ref, params, inputs):
                 continue
             p = graph.index[parse_ref(ref)[0]]
             a, b = clustering.cluster_of[p], clustering.cluster_of[j]

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from ..ir import parse_ref
 from .dot_parts import FALLBACK_FILL
-from .params import find_params, is_parameter, param_line, param_value
+from .params import is_stored, param_line, param_value, stored_params
 from .tables import BOUNDARY, FALLBACK, cluster_color
 from .units import fmt_bytes, fmt_speedup
 
@@ -19,7 +19,7 @@ def _kv(key: str, value) -> dict:
 
 def graph_json(analysis) -> dict:
     graph, clustering, stats = analysis.graph, analysis.clustering, analysis.stats
-    params = find_params(graph)
+    params = stored_params(graph)
     inputs = {v.name: k for k, v in enumerate(graph.inputs)}
     dims = graph.dims
     nodes, boundary = [], []
@@ -47,7 +47,7 @@ def graph_json(analysis) -> dict:
         for pos, ref in enumerate(node.inputs):
             if not ref:
                 continue
-            if is_parameter(graph, ref, params, inputs) and ref in inputs:
+            if is_stored(graph, ref, params, inputs) and ref in inputs:
                 attrs.append(_kv(f"param {pos}", param_line(ref, graph.tensor_type(ref).bind(dims), param_value(graph, ref, inputs))))
                 continue
             src, out, sk = source(ref)

@@ -1,14 +1,17 @@
-"""Which tensors are parameters (weights, initializers, constants) and how a picture folds them into labels.
+"""How a picture folds the parameters a model stores (weights, initializers, constants) into labels.
 
-A parameter is a graph input that is a weight (`Value.is_param`: an ONNX initializer, an input with values,
-a YAML input marked `param: true`) or the output of a `const`
-node. Folded (the default), a parameter is not drawn as its own node with an edge: its consumer's label gains
-one line `W ‹64×64› f32` (‹› rather than ⟨⟩, which the PNG renderer's fonts lack), so a ResNet's picture
-shows its 30 ops instead of 52 weight boxes fanning into them."""
+The stored parameters are cost.params.stored_parameters: the graph inputs that are weights (`Value.is_param`:
+an ONNX initializer, an input with values, a YAML input marked `param: true`) and the constant nodes' outputs.
+Folded (the default), one is not drawn as its own node with an edge: its consumer's label gains one line
+`W ‹64×64› f32` (‹› rather than ⟨⟩, which the PNG renderer's fonts lack), so a ResNet's picture shows its 30
+ops instead of 52 weight boxes fanning into them. A value computed from parameters alone is a parameter to
+the cost model too (resident, never handed over per call), but it is an op of the graph, so the picture
+draws it as one."""
 from __future__ import annotations
 
 from dataclasses import dataclass
 
+from ..cost.params import stored_parameters
 from ..ir import Graph, parse_ref
 
 MODES = ("fold", "show", "hide")
@@ -20,11 +23,11 @@ DTYPE_SHORT = {"float32": "f32", "float16": "f16", "bfloat16": "bf16", "float64"
 
 
 @dataclass(frozen=True)
-class Params:
-    """The parameters of one graph, and the mode a picture draws them in."""
+class StoredParams:
+    """The stored parameters of one graph, and the mode a picture draws them in."""
     mode: str
     inputs: frozenset[int]      # positions in graph.inputs
-    nodes: frozenset[int]       # positions of const nodes (no inputs)
+    nodes: frozenset[int]       # positions of constant nodes
 
     def hidden_input(self, k: int) -> bool:
         return self.mode != "show" and k in self.inputs
@@ -33,17 +36,15 @@ class Params:
         return self.mode != "show" and j in self.nodes
 
 
-def find_params(graph: Graph, mode: str = "fold") -> Params:
-    """Parameters of `graph`; in "show" mode nothing is hidden (the picture before folding)."""
+def stored_params(graph: Graph, mode: str = "fold") -> StoredParams:
+    """The stored parameters of `graph`; in "show" mode nothing is hidden (the picture before folding)."""
     if mode not in MODES:
         raise ValueError(f"params mode {mode!r} not in {MODES}")
-    inputs = frozenset(k for k, v in enumerate(graph.inputs) if v.is_param)  # the cost model's definition too
-    nodes = frozenset(j for j, nd in enumerate(graph.nodes) if nd.op == "const" and not nd.inputs)
-    return Params(mode, inputs, nodes)
+    return StoredParams(mode, *stored_parameters(graph))
 
 
-def is_parameter(graph: Graph, ref: str, params: Params, inputs: dict[str, int]) -> bool:
-    """Is tensor `ref` a parameter (a weight input or a const node's output)?"""
+def is_stored(graph: Graph, ref: str, params: StoredParams, inputs: dict[str, int]) -> bool:
+    """Is tensor `ref` a stored parameter (a weight input or a constant node's output)?"""
     if not params.inputs and not params.nodes:   # most big generated graphs: no lookups at all
         return False
     if ref in inputs:
@@ -101,13 +102,13 @@ def param_value(graph: Graph, ref: str, inputs: dict[str, int]):
     return graph.nodes[j].attrs.get("value") if j is not None else None
 
 
-def folded_lines(graph: Graph, j: int, params: Params, inputs: dict[str, int]) -> list[str]:
+def folded_lines(graph: Graph, j: int, params: StoredParams, inputs: dict[str, int]) -> list[str]:
     """The lines node j's label gains for its parameter inputs (none unless folding)."""
     if params.mode != "fold":
         return []
     from .units import fmt_bytes
 
-    refs = [r for r in dict.fromkeys(graph.nodes[j].inputs) if r and is_parameter(graph, r, params, inputs)]
+    refs = [r for r in dict.fromkeys(graph.nodes[j].inputs) if r and is_stored(graph, r, params, inputs)]
     shown = refs if len(refs) <= FOLD_LINES + 1 else refs[:FOLD_LINES]   # never a "+1 params" line
     lines = [param_line(r, graph.tensor_type(r).bind(graph.dims), param_value(graph, r, inputs)) for r in shown]
     if len(refs) > len(shown):

@@ -48,7 +48,7 @@ def options_info(clustering: Clustering, hardware: str | None) -> dict:
 
 
 def cluster_report(graph: Graph, clustering: Clustering, stats: Stats) -> dict:
-    # millions of new dicts: without a pause the cyclic GC rescans them all, again and again (minutes at 10^6)
+    # millions of new dicts: without a pause the cyclic GC rescans them all, again and again
     with gc_paused():
         return _cluster_report(graph, clustering, stats)
 

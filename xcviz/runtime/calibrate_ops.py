@@ -73,7 +73,7 @@ NATIVE_CHAINS = {**{c: CHAINS[c] for c in ("dot", "conv", "narrow_conv", "pointw
                  "free": ("", "{y}: f32[16,64] = flatten({x}) {{axis=1}}", "f32[16,64]")}
 # Classes whose rate is read from a second chain, of mid-sized steps, rather than from the mid-sized op
 # alone: XLA runs a narrow convolution with Eigen, channels-last, so alone it is wrapped in layout copies that
-# cost as much as the convolution at these widths (16x32x32: ~150 us of ~350), while inside a model the copies
+# cost about as much as the convolution itself at these widths, while inside a model the copies
 # are paid once at the cluster's edge (cost.fusion counts them); the step the two chains differ by is the
 # convolution alone.
 MID_CHAINS = {
@@ -245,7 +245,8 @@ def measure_classes(repeats: int, xla_bandwidth: float, step: Callable[[str], No
     t.native("stream", graphs["stream"])
     tiny = program("%y: f32[4] = add(%a: f32[4], %b: f32[4])")
     if rt is not None and rt.name != "numpy":
-        # among the small programs (interleaved with them): beside the large ones a call looks 5x dearer
+        # among the small programs (interleaved with them): timed beside the large ones a call looks several
+        # times dearer than it is in a model's run of small clusters
         t.native(SESSION_1, chain_program("elementwise", 1))
         t.native(SESSION_CHAIN, chain_program("elementwise", CHAIN))
         for c in NATIVE_CHAINS:

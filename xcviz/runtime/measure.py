@@ -67,7 +67,7 @@ def resident(graph, spec, values: dict) -> dict:
     hands over activations only."""
     import jax
 
-    from ..cost.params import VOLATILE_OPS
+    from ..cost.params import CONSTANT_OPS, VOLATILE_OPS
     from ..ir import parse_ref
 
     index, nodes = graph.index, graph.nodes
@@ -90,7 +90,7 @@ def resident(graph, spec, values: dict) -> dict:
             if todo:
                 stack.extend(todo)
                 continue
-            memo[name] = node.op == "const" or (bool(preds) and node.op not in VOLATILE_OPS
+            memo[name] = node.op in CONSTANT_OPS or (bool(preds) and node.op not in VOLATILE_OPS
                                                 and all(memo[p] for p in preds))
         return memo[parse_ref(ref)[0]]
 

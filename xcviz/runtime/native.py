@@ -123,8 +123,8 @@ class OnnxRuntime:
         so.execution_mode = ort.ExecutionMode.ORT_SEQUENTIAL
         so.graph_optimization_level = (ort.GraphOptimizationLevel.ORT_ENABLE_ALL if self.optimized
                                        else ort.GraphOptimizationLevel.ORT_DISABLE_ALL)
-        # no spinning after a run: its idle threads would otherwise take the cores XLA runs on next (on a
-        # 2-core machine a spinning pool slowed the following XLA call 10-20x)
+        # no spinning after a run: its idle threads would otherwise take the cores XLA runs on next, and on a
+        # machine with few cores the following XLA call then waits for them
         so.add_session_config_entry("session.intra_op.allow_spinning", "0")
         so.log_severity_level = 3   # its warnings (unused initializers...) are not the user's business here
         return so
