@@ -303,6 +303,7 @@ RENDER_IMPORTS: dict[str, str] = {
     "clustering.Clustering": "type", "cost.Stats": "type", "clustering.bodies.BodyClustering": "type",
     "clustering.result.PHASE_NAMES": "the phases' display names",
     "clustering.fx_compare.RULES": "the rules' table, shown as it is",
+    "cost.params.stored_parameters": "the definition of a stored parameter (cost.params owns it): the picture folds exactly those",
     "cost.coverage.unknown_text": "formatter", "cost.symbolic.SymbolicCost": "type",
     "cost.symbolic.format_bytes_expr": "formatter", "cost.symbolic.format_count_expr": "formatter",
     "clustering.explain.replay": "the animation's frames replay the recorded attempt log: no decision is made",

@@ -45,7 +45,7 @@ def _num_outputs(graph: Graph, cols: NodeColumns) -> list[int]:
     odd = np.array([-1] + [n + i for i, v in enumerate(graph.inputs) if ":" in v.name], np.int64)
     other = np.flatnonzero(np.isin(src, odd) | (src < 0)).tolist()
     colon = [r for r in chain(map(refs.__getitem__, other), graph.outputs) if ":" in r]
-    idx = graph.index if colon else {}  # (made only when needed: 10^6 names cost ~0.5 s)
+    idx = graph.index if colon else {}  # (made only when needed: hashing every name is the cost)
     for ref in colon:  # output 0 never raises a count above the minimum of 1
         name, k = parse_ref(ref)
         i = idx.get(name)
