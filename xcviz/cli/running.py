@@ -204,12 +204,8 @@ def _timed_run(a, feeds: dict, mode: str, check: bool, repeats: int | None, nati
     g, c, cache = a.graph, a.clustering, CompileCache()
     rt = resolve(native, g, threads)
     note = None
-    if mode == "hybrid" and rt.name != "numpy" and _native_bodies(g, c):
-        from ..runtime.native import NumpyRuntime
-
-        # onnxruntime would run such a node's bodies whole, their clusters too: hybrid runs them on XLA
-        rt, note = NumpyRuntime(rt.threads), ("a Loop/If/Scan outside the clusters runs its bodies hybrid "
-                                              "(their clusters on XLA): its native parts on xcviz's NumPy reference")
+    # (a Loop/If/Scan outside the clusters whose bodies hold clusters: the hybrid runs its iterations in xcviz,
+    # each body's clusters on XLA and the rest of the body on the native runtime; runtime.hybrid_bodies)
     if mode != "jit" and rt.name != "numpy":
         from ..runtime.wholemodel import run_on
 
@@ -238,14 +234,6 @@ def _timed_run(a, feeds: dict, mode: str, check: bool, repeats: int | None, nati
               "compile_ms": first.compile_seconds * 1e3, "cache": run_stats(cache), "outputs": outputs,
               "fallbacks": first.fallbacks, **({"note": note} if note else {})}
     return result, arrays, failed
-
-
-def _native_bodies(graph, clustering) -> bool:
-    """Whether a Loop/If/Scan runs outside the clusters (its bodies may hold clusters of their own)."""
-    from ..ops import BODY_CONTROL, REGISTRY
-
-    control = REGISTRY.names(BODY_CONTROL)
-    return any(k < 0 and n.op in control for n, k in zip(graph.nodes, clustering.cluster_of))
 
 
 def _warn_fallbacks(fallbacks: list) -> None:
