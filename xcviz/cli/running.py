@@ -24,8 +24,8 @@ DEFAULT_MAX_ELEMENTS = 50_000_000  # = runtime.inputs.DEFAULT_MAX_ELEMENTS (not 
 NATIVES = ("onnxruntime", "torch", "tensorflow", "numpy")  # = runtime.native.RUNTIMES (not imported: keeps --help fast)
 Native = Annotated[Optional[str], typer.Option(
     "--native", metavar="[onnxruntime|torch|tensorflow|numpy]", autocompletion=complete_from(NATIVES), show_default=False,
-    help="the runtime speedups are measured against [onnxruntime, op by op; numpy = xcviz's reference, not a "
-         "production runtime]")]
+    help="the runtime speedups are measured against [torch eager for a torch program, TensorFlow for a TF "
+         "GraphDef (when installed), else onnxruntime, op by op; numpy = xcviz's reference, not a production runtime]")]
 Threads = Annotated[Optional[int], typer.Option(
     "--threads", metavar="N", min=1, show_default=False,
     help="threads for XLA and the native runtime alike [the CPUs this process may use]")]

@@ -165,13 +165,12 @@ def resolve(requested: str | None, graph: Graph | None = None, threads: int | No
         rt: NativeRuntime = NumpyRuntime(n)
     else:
         rt = OnnxRuntime(n)
+    rest = f"native = {rt.name}" + (" where the ops map, else xcviz's NumPy reference" if rt.name != "numpy" else "")
+    what = "this graph is not one" if graph is not None else "calibrate's op programs are not"
     if requested == "torch":
-        rt.note = (f"torch eager replays the aten calls of a torch program (.pt2, from_torch) and this graph is "
-                   f"not one: native = {rt.name}" + (" where the ops map, else xcviz's NumPy reference"
-                                                     if rt.name != "numpy" else ""))
+        rt.note = f"torch eager replays the aten calls of a torch program (.pt2, from_torch) and {what}: {rest}"
     elif requested == "tensorflow":
-        rt.note = (f"TensorFlow runs the NodeDefs of a TF GraphDef file and this graph is not one: native = "
-                   f"{rt.name}" + (" where the ops map, else xcviz's NumPy reference" if rt.name != "numpy" else ""))
+        rt.note = f"TensorFlow runs the NodeDefs of a TF GraphDef file and {what}: {rest}"
     return rt
 
 
