@@ -64,7 +64,10 @@ class TorchRuntime:
         # a call that writes into an argument must not write into the caller's arrays (shared memory): copies
         copy = any(getattr(getattr(s[1], "_schema", None), "is_mutable", False) for s in steps)
         conv = (lambda v: torch.tensor(np.array(v))) if copy else (lambda v: _tensor(torch, v))
-        resident = {r: conv(values[r]) for r in entries if r in params and r in values}
+        try:
+            resident = {r: conv(values[r]) for r in entries if r in params and r in values}
+        except (TypeError, RuntimeError) as e:   # a weight torch has no dtype for (strings)
+            raise Unmappable(f"a weight is no torch tensor: {str(e).splitlines()[0][:200]}") from None
         fed = [r for r in entries if r not in resident]
         n_threads, seen = self.threads, self.threads_seen
         first = [True]

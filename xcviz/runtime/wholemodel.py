@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from ..ir import Graph
+from ..ir import Graph, format_ref
 from ..ops.values import Seq
 from .jit import cluster_specs
 from .measure import median_ms
@@ -82,7 +82,7 @@ class Hybrid:
                 node = graph.nodes[u]
                 if node.op == "placeholder":
                     groups.append(("feed", node.name))
-                elif rt.name != "numpy" and node.op in control and bodies_have_clusters(node, clustering.options):
+                elif node.op in control and bodies_have_clusters(node, clustering.options):
                     groups.append(("control", u))   # the runtime would run its bodies whole, their clusters too
                 elif groups and groups[-1][0] == "segment":
                     groups[-1][1].append(u)
@@ -139,8 +139,10 @@ class Hybrid:
                 continue
             if kind == "segment":
                 outs = fn(env)
-            elif kind == "control":
-                outs = run_control(fn, env, self.bodies)
+            elif kind == "control":   # every output by its port (the spec's exits are a subset, in its order)
+                for k, v in enumerate(run_control(fn, env, self.bodies)):
+                    env[format_ref(fn.name, k)] = v
+                continue
             else:
                 comp, params = fn
                 outs = comp({r: params.get(r, env.get(r)) for r in spec.entries}, spec)
