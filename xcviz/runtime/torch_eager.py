@@ -33,12 +33,10 @@ class TorchRuntime:
     name, mode, note = "torch", "op-by-op", None
     optimized_note = OPTIMIZED_NOTE
 
-    def __init__(self, threads: int | None = None) -> None:
+    def __init__(self, threads: int) -> None:
         import torch
 
-        from .native import default_threads
-
-        self.version, self.threads = torch.__version__.split("+")[0], threads or default_threads()
+        self.version, self.threads = torch.__version__.split("+")[0], threads
         self.threads_seen: list[int] = []   # torch.get_num_threads() inside each prepared part's first run
 
     def prepare(self, graph, members, entries, exits, values):
