@@ -64,14 +64,16 @@ def test_a_node_no_aten_call_made_falls_back_to_onnxruntime_and_says_why():
 
     g = xcviz.load(os.path.join(CORPUS, "timm_gn_weightnorm.pt2"))
     _, env = _env(g, dict(np.load(os.path.join(CORPUS, "timm_gn_weightnorm.inputs.npz"))))
-    silu = g.index["silu"]
-    calls, g.aten_calls = g.aten_calls, {k: v for k, v in g.aten_calls.items() if k != "silu"}
+    from xcviz.runtime.jit import cluster_spec
+
+    spec = cluster_spec(g, [g.index["add"]])   # a node with an ONNX form (Add)
+    calls, g.aten_calls = g.aten_calls, {k: v for k, v in g.aten_calls.items() if k != "add"}
     try:
-        fn, ran, why = prepare_or_numpy(TorchRuntime(1), g, [silu], ["group_norm"], ["silu"], env)
+        fn, ran, why = prepare_or_numpy(TorchRuntime(1), g, spec.members, spec.entries, spec.exits, env)
     finally:
         g.aten_calls = calls
-    assert ran == "onnxruntime" and "'silu'" in why and "not an aten call" in why
-    np.testing.assert_allclose(fn(env)[0], env["silu"], rtol=1e-5, atol=1e-6)
+    assert ran == "onnxruntime" and "'add'" in why and "not an aten call" in why
+    np.testing.assert_allclose(fn(env)[0], env[spec.exits[0]], rtol=1e-5, atol=1e-6)
     onnx_graph = xcviz.load(os.path.join(ROOT, "graphs", "resnet_mini.onnx"))   # not a torch program
     rt = resolve("torch", onnx_graph, 1)
     assert rt.name == "onnxruntime" and "not one" in rt.note
