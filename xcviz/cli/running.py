@@ -217,7 +217,7 @@ def _timed_run(a, feeds: dict, mode: str, check: bool, repeats: int | None, nati
         undefined = _undefined_outputs(g, native.env) if native is not None else {}
         outputs, failed = run_outputs(arrays, ref if check else None, compare, undefined)
         result = {"mode": mode, "native": {**describe(rt), "ran_on": r["runtime"]}, "first_run_ms": r["first_run_ms"],
-                  "median_ms": r["median_ms"], "compile_ms": cache.compile_seconds * 1e3, "cache": cache.stats(),
+                  "median_ms": r["median_ms"], "compile_ms": r["compile_ms"], "cache": r["cache"],
                   "fallback_segments": r["fallback_segments"], "fallback_segments_on": r["fallback_segments_on"],
                   "note": r["note"], "outputs": outputs, "fallbacks": r["fallbacks"]}
         return result, arrays, failed

@@ -131,6 +131,13 @@ class Hybrid:
             on[k] = on.get(k, 0) + v
         return on, self.why + self.bodies.why
 
+    def body_caches(self) -> list:
+        """The CompileCaches of the bodies run so far (one per body, nested bodies' included)."""
+        out = list(self.bodies.caches.values())
+        for _, h in list(self.bodies.programs.values()):
+            out += [c for c in h.body_caches() if all(c is not o for o in out)]
+        return out
+
     def __call__(self, feeds: dict) -> dict:
         env = dict(feeds)
         for kind, spec, fn in self.steps:
@@ -203,7 +210,9 @@ def run_on(graph: Graph, clustering, feeds: dict, mode: str, rt: NativeRuntime, 
         def call() -> dict:
             return h(feeds)
     first = call()
+    bodies: list = []
     if mode != "native":
+        bodies = h.body_caches()
         segments, whys = h.runtimes()
         why = whys[0] if whys else None
         name = rt.name if set(segments) <= {rt.name} else "+".join(sorted(segments))
@@ -211,6 +220,12 @@ def run_on(graph: Graph, clustering, feeds: dict, mode: str, rt: NativeRuntime, 
     ms = median_ms(call, repeats) if timed else None
     outputs = {graph.output_names.get(r, r): v if v is None or isinstance(v, Seq) else np.asarray(v)
                for r, v in first.items()}   # (a sequence stays one: run writes it as numbered tensors)
-    return {"outputs": outputs, "fallbacks": list(cache.failures), "first_run_ms": first_ms, "median_ms": ms, "runtime": name,
+    stats = cache.stats()
+    for c in bodies:   # (as subgraphs.run_stats counts a NumPy-path run's bodies)
+        for k, v in c.stats().items():
+            stats[k] += v
+    return {"outputs": outputs, "fallbacks": list(cache.failures) + [f for c in bodies for f in c.failures],
+            "cache": stats, "compile_ms": stats.get("compile_seconds", 0.0) * 1e3,
+            "first_run_ms": first_ms, "median_ms": ms, "runtime": name,
             "fallback_segments": sum(segments.values()), "fallback_segments_on": dict(sorted(segments.items())),
             "note": why}
