@@ -37,8 +37,8 @@ def bodies_have_clusters(node, options) -> bool:
 
 
 def _signature(feeds: dict) -> tuple:
-    return tuple(sorted((k, getattr(v, "shape", None), str(getattr(v, "dtype", type(v).__name__)))
-                        for k, v in feeds.items()))
+    # (dtype objects hash as they are: str() of one costs more than the rest of the key)
+    return tuple((k, getattr(v, "shape", None), getattr(v, "dtype", type(v))) for k, v in sorted(feeds.items()))
 
 
 class _Env:
