@@ -56,6 +56,39 @@ def test_torch_eager_replays_the_program_and_equals_torch(name):
         np.testing.assert_allclose(got, eager[f"out{k}"], rtol=1e-5, atol=1e-6)
 
 
+def test_a_from_torch_program_runs_on_torch_eager_and_honours_threads():
+    torch = pytest.importorskip("torch", reason="needs the torch extra")
+    from xcviz.runtime.native import prepare_or_numpy, resolve
+
+    class Net(torch.nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.a, self.b = torch.nn.Linear(8, 8), torch.nn.Linear(8, 4)
+
+        def forward(self, x):
+            return torch.softmax(self.b(torch.relu(self.a(x))), dim=-1)
+
+    torch.manual_seed(0)
+    net, x = Net().eval(), torch.randn(3, 8)
+    g = xcviz.from_torch(net, (x,))
+    _, env = _env(g, {"x": x.numpy()})
+    before = torch.get_num_threads()
+    try:
+        rt = resolve(None, g, 2)
+        spec = _whole(g)
+        fn, ran, why = prepare_or_numpy(rt, g, spec.members, spec.entries, list(g.outputs), env)
+        torch.set_num_threads(1)   # someone else's setting: the run puts its own back
+        out = fn({r: env[r] for r in spec.entries})[0]
+        assert (rt.name, ran, why) == ("torch", "torch", None) and rt.threads_seen == [2] and rt.threads_last == 2
+        got = xcviz.run(g, {"x": x.numpy()}, mode="native", native="torch", threads=1)
+    finally:
+        torch.set_num_threads(before)
+    with torch.inference_mode():
+        want = net(x).numpy()
+    np.testing.assert_allclose(out, want, rtol=1e-6, atol=1e-7)
+    np.testing.assert_allclose(next(iter(got.values())), want, rtol=1e-6, atol=1e-7)
+
+
 def test_a_node_no_aten_call_made_falls_back_to_onnxruntime_and_says_why():
     pytest.importorskip("torch", reason="needs the torch extra")
     pytest.importorskip("onnxruntime")

@@ -22,8 +22,10 @@ def record_calls(fx_nodes, ref: dict) -> dict:
     def conv(v):
         if isinstance(v, torch.fx.Node):
             return TensorArg(ref[v.name]) if v.name in ref else SymArg(v.name)
-        if isinstance(v, (list, tuple)):
-            return type(v)(conv(x) for x in v)
+        if isinstance(v, list):
+            return [conv(x) for x in v]
+        if isinstance(v, tuple):   # (torch.Size, a named tuple: aten takes a plain tuple for int[])
+            return tuple(conv(x) for x in v)
         if isinstance(v, dict):
             return {k: conv(x) for k, x in v.items()}
         return v
@@ -31,5 +33,8 @@ def record_calls(fx_nodes, ref: dict) -> dict:
     calls = {}
     for n in fx_nodes:
         if n.op == "call_function" and n.target is not operator.getitem:
-            calls[n.name] = (n.target, conv(tuple(n.args)), conv(dict(n.kwargs)))
+            try:
+                calls[n.name] = (n.target, conv(tuple(n.args)), conv(dict(n.kwargs)))
+            except Exception:  # noqa: BLE001 - a call not recorded is a part torch eager leaves to onnxruntime
+                continue
     return calls

@@ -227,7 +227,13 @@ def prepare_or_numpy(rt: NativeRuntime, graph, members, entries, exits, values) 
         if cand.name == "numpy":
             return cand.prepare(graph, members, entries, exits, values), cand.name, why
         try:
-            fn = cand.prepare(graph, members, entries, exits, values)
+            try:
+                fn = cand.prepare(graph, members, entries, exits, values)
+            except Unmappable:
+                raise
+            except Exception as e:  # noqa: BLE001 - a runtime failing to take a part is a fallback, not a crash
+                raise Unmappable(f"{cand.name} could not take it: {type(e).__name__}: "
+                                 f"{(str(e).splitlines() or [''])[0][:200]}") from None
             _agrees(fn, entries, exits, values)
             return fn, cand.name, why
         except Unmappable as e:

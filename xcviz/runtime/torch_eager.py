@@ -38,6 +38,7 @@ class TorchRuntime:
 
         self.version, self.threads = torch.__version__.split("+")[0], threads
         self.threads_seen: list[int] = []   # torch.get_num_threads() inside each prepared part's first run
+        self.threads_last: int | None = None  # and inside the latest run of any part
 
     def prepare(self, graph, members, entries, exits, values):
         import torch
@@ -67,7 +68,7 @@ class TorchRuntime:
         except (TypeError, RuntimeError) as e:   # a weight torch has no dtype for (strings)
             raise Unmappable(f"a weight is no torch tensor: {str(e).splitlines()[0][:200]}") from None
         fed = [r for r in entries if r not in resident]
-        n_threads, seen = self.threads, self.threads_seen
+        n_threads, seen, rt = self.threads, self.threads_seen, self
         first = [True]
 
         def run(feed: dict) -> list:
@@ -91,6 +92,7 @@ class TorchRuntime:
             if first[0]:
                 first[0] = False
                 seen.append(torch.get_num_threads())
+            rt.threads_last = torch.get_num_threads()   # (what the run had: read back by the tests)
             return [_numpy(local[r]) for r in exits]
         torch.set_num_threads(n_threads)
         return run
