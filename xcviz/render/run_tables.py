@@ -126,7 +126,7 @@ def model_line(model) -> str | None:
         text += (f"; {model.runtime} optimized {_ms(model.native_optimized_ms)} ms → "
                  f"{model.speedup_vs_optimized:.2f}× vs optimized")
     elif getattr(model, "optimized_note", None):
-        text += f"; {model.runtime} optimized not timed (torch.compile only)"
+        text += f"; {model.runtime} optimized not timed (--json: native_optimized_note)"
     if model.runtime == "numpy":
         text += f" ({NUMPY_WORDS})"
     worst = min(sp, model.speedup_vs_optimized or sp)

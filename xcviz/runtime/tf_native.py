@@ -49,9 +49,13 @@ def _graph_def(path: str):
 class TfRuntime:
     """TensorFlow's executor on the file's own NodeDefs, a pruned function per part, Grappler off."""
 
-    name, mode, note, optimized_note = "tensorflow", "op-by-op", None, None
+    name, mode, note = "tensorflow", "op-by-op", None
+    # Grappler on or off is process-wide in TF 2 (tf.config.optimizer): one setting per process, not a twin
+    optimized_note = ("TensorFlow's Grappler setting is process-wide: the run keeps it off (op by op), and "
+                      "native_optimized_ms is not measured")
 
     def __init__(self, source: str, threads: int) -> None:
+        os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")   # (TF's C++ start-up lines are not the user's business)
         import tensorflow as tf
 
         self.source, self.version, self.threads = source, tf.__version__, threads
