@@ -212,8 +212,10 @@ def validate(graph: Graph, clustering: Clustering | None = None, *, inputs: Mapp
     native runtime (needs xcviz[jax]); then the whole model, all-native against hybrid.
 
     inputs: values by graph input name; the others are random from `seed`. auto_fallback: deny the ops of
-    failing clusters and recluster until all pass. native: 'onnxruntime' (the default, op by op), 'numpy'
-    (xcviz's reference, not a production runtime), 'torch' or 'tensorflow' (not timed op by op yet: said so).
+    failing clusters and recluster until all pass. native: 'onnxruntime' (op by op), 'torch' (eager: a torch
+    program's own aten calls), 'tensorflow' (a GraphDef's own nodes, Grappler off), 'numpy' (xcviz's reference,
+    not a production runtime); None: torch for a torch program, TF for a TF GraphDef (when installed), else
+    onnxruntime.
     threads: for XLA (when JAX is not loaded yet) and the native runtime alike. The report: `.ok`,
     `.clusters`, `.native`, `.model`, `.to_json()`."""
     from .runtime.native import apply_threads
@@ -237,8 +239,9 @@ def run(graph: Graph, inputs: Mapping[str, np.ndarray] | None = None, *, mode: L
 
     inputs: values by graph input name; any not given is random from `seed` (seed=None: all must be given).
     hybrid clusters with `clustering`, or else with the clustering keywords (as for `cluster`). native: what
-    runs the ops outside clusters (None: xcviz's NumPy reference; 'onnxruntime': onnxruntime, parts it
-    cannot take on NumPy); threads: onnxruntime's (and XLA's when JAX is not loaded yet)."""
+    runs the ops outside clusters (None: xcviz's NumPy reference; 'onnxruntime', 'torch', 'tensorflow': that
+    runtime, parts it cannot take on onnxruntime or NumPy); threads: the runtime's (and XLA's when JAX is not
+    loaded yet)."""
     from .runtime.execute import run_graph
 
     if mode not in ("hybrid", "native", "jit"):

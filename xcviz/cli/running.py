@@ -24,8 +24,8 @@ DEFAULT_MAX_ELEMENTS = 50_000_000  # = runtime.inputs.DEFAULT_MAX_ELEMENTS (not 
 NATIVES = ("onnxruntime", "torch", "tensorflow", "numpy")  # = runtime.native.RUNTIMES (not imported: keeps --help fast)
 Native = Annotated[Optional[str], typer.Option(
     "--native", metavar="[onnxruntime|torch|tensorflow|numpy]", autocompletion=complete_from(NATIVES), show_default=False,
-    help="the runtime speedups are measured against [onnxruntime, op by op; numpy = xcviz's reference, not a "
-         "production runtime]")]
+    help="the runtime speedups are measured against [torch eager for a torch program, TensorFlow for a TF "
+         "GraphDef (when installed), else onnxruntime, op by op; numpy = xcviz's reference, not a production runtime]")]
 Threads = Annotated[Optional[int], typer.Option(
     "--threads", metavar="N", min=1, show_default=False,
     help="threads for XLA and the native runtime alike [the CPUs this process may use]")]
@@ -204,12 +204,8 @@ def _timed_run(a, feeds: dict, mode: str, check: bool, repeats: int | None, nati
     g, c, cache = a.graph, a.clustering, CompileCache()
     rt = resolve(native, g, threads)
     note = None
-    if mode == "hybrid" and rt.name != "numpy" and _native_bodies(g, c):
-        from ..runtime.native import NumpyRuntime
-
-        # onnxruntime would run such a node's bodies whole, their clusters too: hybrid runs them on XLA
-        rt, note = NumpyRuntime(rt.threads), ("a Loop/If/Scan outside the clusters runs its bodies hybrid "
-                                              "(their clusters on XLA): its native parts on xcviz's NumPy reference")
+    # (a Loop/If/Scan outside the clusters whose bodies hold clusters: the hybrid runs its iterations in xcviz,
+    # each body's clusters on XLA and the rest of the body on the native runtime; runtime.hybrid_bodies)
     if mode != "jit" and rt.name != "numpy":
         from ..runtime.wholemodel import run_on
 
@@ -221,7 +217,7 @@ def _timed_run(a, feeds: dict, mode: str, check: bool, repeats: int | None, nati
         undefined = _undefined_outputs(g, native.env) if native is not None else {}
         outputs, failed = run_outputs(arrays, ref if check else None, compare, undefined)
         result = {"mode": mode, "native": {**describe(rt), "ran_on": r["runtime"]}, "first_run_ms": r["first_run_ms"],
-                  "median_ms": r["median_ms"], "compile_ms": cache.compile_seconds * 1e3, "cache": cache.stats(),
+                  "median_ms": r["median_ms"], "compile_ms": r["compile_ms"], "cache": r["cache"],
                   "fallback_segments": r["fallback_segments"], "fallback_segments_on": r["fallback_segments_on"],
                   "note": r["note"], "outputs": outputs, "fallbacks": r["fallbacks"]}
         return result, arrays, failed
@@ -238,14 +234,6 @@ def _timed_run(a, feeds: dict, mode: str, check: bool, repeats: int | None, nati
               "compile_ms": first.compile_seconds * 1e3, "cache": run_stats(cache), "outputs": outputs,
               "fallbacks": first.fallbacks, **({"note": note} if note else {})}
     return result, arrays, failed
-
-
-def _native_bodies(graph, clustering) -> bool:
-    """Whether a Loop/If/Scan runs outside the clusters (its bodies may hold clusters of their own)."""
-    from ..ops import BODY_CONTROL, REGISTRY
-
-    control = REGISTRY.names(BODY_CONTROL)
-    return any(k < 0 and n.op in control for n, k in zip(graph.nodes, clustering.cluster_of))
 
 
 def _warn_fallbacks(fallbacks: list) -> None:

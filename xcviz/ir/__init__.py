@@ -154,6 +154,8 @@ class Graph:
     _index: dict[str, int] | None = field(default=None, repr=False, compare=False)
     # the graph's one GraphColumns, made by the loader or on first use (ir.columns.columns_of)
     _columns: object | None = field(default=None, repr=False, compare=False)
+    # a torch program's aten calls by node name (loaders.torch_calls): torch eager replays them as the native runtime
+    aten_calls: dict | None = field(default=None, repr=False, compare=False)
 
     # -- lookups ---------------------------------------------------------
     @property

@@ -169,8 +169,10 @@ def graph_from_program(ep, source: str | None = None, dim_names: dict | None = N
     outputs, output_names = _outputs(ep, ref)
     nodes = live_nodes(nodes, outputs)
     name = os.path.basename(source).split(".")[0] if source else type(ep).__name__
+    from .torch_calls import record_calls
+
     return Graph(name=name or "program", inputs=inputs, nodes=nodes, outputs=outputs, source=source,
-                 output_names=output_names)
+                 output_names=output_names, aten_calls=record_calls(nodes_fx, ref))
 
 
 def _weight_array(tensor):

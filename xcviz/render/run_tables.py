@@ -76,10 +76,13 @@ def validate_table(report, width: int = 120):
                                                     sorted(missing.items(), key=lambda kv: (-kv[1][0], kv[0]))))
     if any(getattr(c, "inputs", "real") == "synthetic" for c in report.clusters):
         lines.append("* synthetic entry tensors (seeded, of the inferred types): their producers cannot run natively")
-    numpy_rows = [c.id for c in report.clusters if getattr(c, "native_runtime", None) == "numpy"]
     native = getattr(report, "native", None) or None
-    lines.append(native_words(native) + (f"; on NumPy (onnxruntime cannot take them): {', '.join(numpy_rows)}"
-                                         if numpy_rows and native and native.get("runtime") != "numpy" else ""))
+    text = native_words(native)
+    for other, label in (("onnxruntime", "onnxruntime"), ("numpy", "NumPy")):
+        rows = [c.id for c in report.clusters if getattr(c, "native_runtime", None) == other]
+        if rows and native and native.get("runtime") != other:   # (the row's runtime, where it is not the one named)
+            text += f"; on {label} ({native['runtime']} cannot take them): {', '.join(rows)}"
+    lines.append(text)
     whole = model_line(getattr(report, "model", None))
     if whole:
         lines.append(whole)
@@ -122,6 +125,8 @@ def model_line(model) -> str | None:
     if model.native_optimized_ms is not None:
         text += (f"; {model.runtime} optimized {_ms(model.native_optimized_ms)} ms → "
                  f"{model.speedup_vs_optimized:.2f}× vs optimized")
+    elif getattr(model, "optimized_note", None):
+        text += f"; {model.runtime} optimized not timed (--json: native_optimized_note)"
     if model.runtime == "numpy":
         text += f" ({NUMPY_WORDS})"
     worst = min(sp, model.speedup_vs_optimized or sp)

@@ -3,8 +3,9 @@
 A runtime is small: `prepare(graph, members, entries, exits, values)` returns a callable that takes the
 entry values (by ref) and returns the exit values (in order); `name`, `version`, `threads` and `mode`
 ("op-by-op": onnxruntime with its graph optimizations off, the analogue of TensorFlow's executor;
-"optimized": its defaults) describe it. A part of the graph onnxruntime cannot take (an op with no ONNX
-form) raises Unmappable, and the caller runs that part on the NumPy reference and names it so.
+"optimized": its defaults) describe it. A part of the graph a runtime cannot take (an op with no ONNX
+form, a node that is no aten call) raises Unmappable, and the caller runs that part on onnxruntime or the
+NumPy reference and names it so. torch eager is in torch_eager, TensorFlow in tf_native.
 """
 from __future__ import annotations
 
@@ -156,9 +157,11 @@ def _available(module: str) -> bool:
 
 
 def resolve(requested: str | None, graph: Graph | None = None, threads: int | None = None) -> NativeRuntime:
-    """The runtime to time against: `requested`, or the default, onnxruntime (parts it cannot take run on the
-    NumPy reference, said so per part). torch and tensorflow are not timed op by op yet: asked for, they need
-    to be installed, and the runtime is onnxruntime with a note saying so; numpy when onnxruntime is absent."""
+    """The runtime to time against: `requested`, or the graph's default: torch eager for a torch program (when
+    torch is installed), TensorFlow for a TF graph (when TF is installed), else onnxruntime; parts a runtime
+    cannot take run on onnxruntime, else on the NumPy reference, said so per part. torch or tensorflow asked
+    for a graph they cannot run (not a torch program, not a TF file) is onnxruntime with a note saying so;
+    numpy when onnxruntime is absent."""
     if requested is not None and requested not in RUNTIMES:
         raise XcvizError(f"unknown native runtime {requested!r}", hint="use --native " + " | ".join(RUNTIMES))
     n = threads or default_threads()
@@ -166,16 +169,50 @@ def resolve(requested: str | None, graph: Graph | None = None, threads: int | No
         return NumpyRuntime(n)
     if requested in ("torch", "tensorflow") and not _available(requested):
         raise XcvizError(f"--native {requested} needs {requested} installed", hint="install it, or use --native onnxruntime")
+    torch_program = graph is not None and bool(getattr(graph, "aten_calls", None))
+    if torch_program and (requested == "torch" or (requested is None and _available("torch"))):
+        from .torch_eager import TorchRuntime
+
+        return TorchRuntime(n)
+    if requested in ("tensorflow", None) and graph is not None and _available("tensorflow"):
+        from .tf_native import tf_runtime
+
+        rt = tf_runtime(graph, n)
+        if rt is not None:
+            return rt
     if not _available("onnxruntime"):
         if requested == "onnxruntime":
             raise XcvizError("--native onnxruntime needs onnxruntime installed", hint="pip install onnxruntime")
         rt: NativeRuntime = NumpyRuntime(n)
     else:
         rt = OnnxRuntime(n)
-    if requested in ("torch", "tensorflow"):
-        rt.note = (f"{requested}'s kernels are not timed op by op yet: native = {rt.name} where the ops map, "
-                   "else xcviz's NumPy reference")
+    rest = f"native = {rt.name}" + (" where the ops map, else xcviz's NumPy reference" if rt.name != "numpy" else "")
+    what = "this graph is not one" if graph is not None else "calibrate's op programs are not"
+    if requested == "torch":
+        rt.note = f"torch eager replays the aten calls of a torch program (.pt2, from_torch) and {what}: {rest}"
+    elif requested == "tensorflow":
+        rt.note = f"TensorFlow runs the NodeDefs of a TF GraphDef file and {what}: {rest}"
     return rt
+
+
+def fallbacks(rt: NativeRuntime) -> list:
+    """The runtimes a part goes to when `rt` cannot take it: onnxruntime (for torch or TF), then NumPy."""
+    chain = getattr(rt, "_fallbacks", None)
+    if chain is None:
+        chain = []
+        if rt.name not in ("onnxruntime", "numpy") and _available("onnxruntime"):
+            chain.append(OnnxRuntime(rt.threads))
+        chain.append(NumpyRuntime(rt.threads))
+        try:
+            rt._fallbacks = chain
+        except AttributeError:  # (a runtime with slots) a fresh chain each time
+            pass
+    return chain
+
+
+def runtime_named(rt: NativeRuntime, name: str) -> NativeRuntime:
+    """`rt`, or the one of its fallbacks called `name` (what ran the whole model: the hybrid's parts go there too)."""
+    return next((r for r in [rt, *fallbacks(rt)] if r.name == name), rt)
 
 
 def _agrees(fn, entries, exits, values) -> None:
@@ -203,14 +240,23 @@ def describe(rt: NativeRuntime) -> dict:
 
 
 def prepare_or_numpy(rt: NativeRuntime, graph, members, entries, exits, values) -> tuple[Callable, str, str | None]:
-    """(callable, runtime name, why it fell back) : `rt`'s, or the NumPy reference's where `rt` cannot take it
-    or where its outputs differ from the reference's in `values` (a part emitted wrongly is never timed)."""
-    if rt.name != "numpy":
+    """(callable, runtime name, why it fell back): `rt`'s, or where `rt` cannot take the part or its outputs
+    differ from the reference's in `values` (a part emitted wrongly is never timed), onnxruntime's (for torch
+    and TF), else the NumPy reference's. `why` is the first runtime's reason."""
+    why = None
+    for cand in [rt, *fallbacks(rt)] if rt.name != "numpy" else [rt]:
+        if cand.name == "numpy":
+            return cand.prepare(graph, members, entries, exits, values), cand.name, why
         try:
-            fn = rt.prepare(graph, members, entries, exits, values)
+            try:
+                fn = cand.prepare(graph, members, entries, exits, values)
+            except Unmappable:
+                raise
+            except Exception as e:  # noqa: BLE001 - a runtime failing to take a part is a fallback, not a crash
+                raise Unmappable(f"{cand.name} could not take it: {type(e).__name__}: "
+                                 f"{(str(e).splitlines() or [''])[0][:200]}") from None
             _agrees(fn, entries, exits, values)
-            return fn, rt.name, None
+            return fn, cand.name, why
         except Unmappable as e:
-            fallback = NumpyRuntime(rt.threads)
-            return fallback.prepare(graph, members, entries, exits, values), fallback.name, str(e)
-    return rt.prepare(graph, members, entries, exits, values), rt.name, None
+            why = why or str(e)
+    raise AssertionError("the NumPy reference ends every chain")

@@ -137,17 +137,27 @@ def _name(ref: str) -> str:
     return name if k == 0 else f"{name}__{k}"   # ':' is legal in ONNX, but '__' reads as a port in dumps
 
 
-def onnx_op(node) -> str | None:
-    """The ONNX op a node is: its op_type where ONNX has it, else the first of its op's aliases that ONNX has."""
+def _in_opset(name: str) -> bool:
+    """Whether ONNX has `name` at the emitted opset (Swish, say, is newer than EMIT_OPSET)."""
     import onnx
 
-    if onnx.defs.has(node.op_type, ""):
+    try:
+        onnx.defs.get_schema(name, EMIT_OPSET, "")
+        return True
+    except onnx.defs.SchemaError:
+        return False
+
+
+def onnx_op(node) -> str | None:
+    """The ONNX op a node is: its op_type where ONNX has it at EMIT_OPSET, else the first of its op's aliases
+    that ONNX has there."""
+    if _in_opset(node.op_type):
         return node.op_type
     from ..ops import REGISTRY
 
     opdef = REGISTRY.get(node.op) if node.known else None
     for name in (opdef.name, *opdef.aliases) if opdef is not None else ():
-        if onnx.defs.has(name, ""):
+        if _in_opset(name):
             return name
     return None
 

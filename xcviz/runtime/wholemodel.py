@@ -13,11 +13,12 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from ..ir import Graph
+from ..ir import Graph, format_ref
 from ..ops.values import Seq
 from .jit import cluster_specs
 from .measure import median_ms
-from .native import NativeRuntime, NumpyRuntime, prepare_or_numpy
+from .hybrid_bodies import run_control
+from .native import NativeRuntime, prepare_or_numpy, runtime_named
 
 
 @dataclass
@@ -30,6 +31,7 @@ class ModelTimes:
     segments: int = 0                 # fallback segments in the hybrid run
     segments_on: dict = field(default_factory=dict)   # runtime name -> segments it ran
     why: str | None = None            # why all-native could not use the runtime asked for, or why nothing ran
+    optimized_note: str | None = None  # why native_optimized_ms is null (torch: no cheap optimized mode)
 
     @property
     def speedup(self) -> float | None:
@@ -44,7 +46,7 @@ class ModelTimes:
                 "hybrid_ms": self.hybrid_ms, "speedup": self.speedup, "speedup_vs_optimized": self.speedup_vs_optimized,
                 "est_speedup": self.est_speedup, "native_runtime": self.runtime,
                 "fallback_segments": self.segments, "fallback_segments_on": dict(sorted(self.segments_on.items())),
-                "note": self.why}
+                "note": self.why, "native_optimized_note": self.optimized_note}
 
 
 def model_feeds(graph: Graph, env: dict) -> dict:
@@ -67,15 +69,21 @@ class Hybrid:
 
     def __init__(self, graph: Graph, clustering, rt: NativeRuntime, env: dict, cache) -> None:
         from .execute import units
+        from .hybrid_bodies import BodyPrograms, bodies_have_clusters, control_ops
         from .measure import resident
 
         n_clusters = len(clustering.clusters)
         order = units(graph, clustering.cluster_of, n_clusters)
         groups: list[tuple[str, object]] = []
+        control = control_ops()
+        self.bodies = BodyPrograms(rt, clustering.options, Hybrid)
         for kind, u in order:
             if kind == "node":
-                if graph.nodes[u].op == "placeholder":
-                    groups.append(("feed", graph.nodes[u].name))
+                node = graph.nodes[u]
+                if node.op == "placeholder":
+                    groups.append(("feed", node.name))
+                elif node.op in control and bodies_have_clusters(node, clustering.options):
+                    groups.append(("control", u))   # the runtime would run its bodies whole, their clusters too
                 elif groups and groups[-1][0] == "segment":
                     groups[-1][1].append(u)
                 else:
@@ -91,6 +99,8 @@ class Hybrid:
         for kind, u in groups:
             if kind == "feed":
                 self.steps.append((kind, u, None))
+            elif kind == "control":
+                self.steps.append((kind, cluster_specs(graph, [[u]])[0], graph.nodes[u]))
             elif kind == "segment":
                 spec = next(seg_specs)
                 fn, name, why = prepare_or_numpy(rt, graph, spec.members, spec.entries, spec.exits, env)
@@ -113,6 +123,21 @@ class Hybrid:
                 self.steps.append((kind, spec, (comp, params)))
         self.graph = graph
 
+    def runtimes(self) -> tuple[dict, list]:
+        """(runtime name -> segments it ran, the reasons parts fell back), the segments of the bodies run so
+        far included (a body's program is built on its first run)."""
+        on = dict(self.segments_on)
+        for k, v in self.bodies.segments_on.items():
+            on[k] = on.get(k, 0) + v
+        return on, self.why + self.bodies.why
+
+    def body_caches(self) -> list:
+        """The CompileCaches of the bodies run so far (one per body, nested bodies' included)."""
+        out = list(self.bodies.caches.values())
+        for _, h in list(self.bodies.programs.values()):
+            out += [c for c in h.body_caches() if all(c is not o for o in out)]
+        return out
+
     def __call__(self, feeds: dict) -> dict:
         env = dict(feeds)
         for kind, spec, fn in self.steps:
@@ -121,6 +146,10 @@ class Hybrid:
                 continue
             if kind == "segment":
                 outs = fn(env)
+            elif kind == "control":   # every output by its port (the spec's exits are a subset, in its order)
+                for k, v in enumerate(run_control(fn, env, self.bodies)):
+                    env[format_ref(fn.name, k)] = v
+                continue
             else:
                 comp, params = fn
                 outs = comp({r: params.get(r, env.get(r)) for r in spec.entries}, spec)
@@ -139,7 +168,7 @@ def time_model(graph: Graph, clustering, rt: NativeRuntime, env: dict, cache, re
     feeds = model_feeds(graph, env)
     outputs: dict = {}
     native_fn, native_name, why = native_program(graph, rt, env)
-    use = rt if native_name == rt.name else NumpyRuntime(rt.threads)  # hybrid's segments on the same runtime
+    use = runtime_named(rt, native_name)  # hybrid's segments on the runtime all-native ran on
     native_ms = median_ms(lambda: native_fn(feeds), repeats)
     outputs["native"] = dict(zip(graph.outputs, native_fn(feeds)))
     optimized_ms = None
@@ -151,8 +180,10 @@ def time_model(graph: Graph, clustering, rt: NativeRuntime, env: dict, cache, re
     hybrid = Hybrid(graph, clustering, use, env, cache)
     hybrid_ms = median_ms(lambda: hybrid(feeds), repeats)
     outputs["hybrid"] = {r: np.asarray(v) for r, v in hybrid(feeds).items()}
+    on, whys = hybrid.runtimes()
     times = ModelTimes(native_ms, optimized_ms, hybrid_ms, est_speedup, native_name,
-                       sum(hybrid.segments_on.values()), hybrid.segments_on, why or (hybrid.why[0] if hybrid.why else None))
+                       sum(on.values()), on, why or (whys[0] if whys else None),
+                       getattr(use, "optimized_note", None) if twin is None else None)
     return times, outputs
 
 
@@ -175,16 +206,26 @@ def run_on(graph: Graph, clustering, feeds: dict, mode: str, rt: NativeRuntime, 
         segments: dict = {}
     else:
         h = Hybrid(graph, clustering, rt, env, cache)
-        segments, why = h.segments_on, (h.why[0] if h.why else None)
 
         def call() -> dict:
             return h(feeds)
-        name = rt.name if set(segments) <= {rt.name} else "+".join(sorted(segments))
     first = call()
+    bodies: list = []
+    if mode != "native":
+        bodies = h.body_caches()
+        segments, whys = h.runtimes()
+        why = whys[0] if whys else None
+        name = rt.name if set(segments) <= {rt.name} else "+".join(sorted(segments))
     first_ms = (time.perf_counter() - t0) * 1e3
     ms = median_ms(call, repeats) if timed else None
     outputs = {graph.output_names.get(r, r): v if v is None or isinstance(v, Seq) else np.asarray(v)
                for r, v in first.items()}   # (a sequence stays one: run writes it as numbered tensors)
-    return {"outputs": outputs, "fallbacks": list(cache.failures), "first_run_ms": first_ms, "median_ms": ms, "runtime": name,
+    stats = cache.stats()
+    for c in bodies:   # (as subgraphs.run_stats counts a NumPy-path run's bodies)
+        for k, v in c.stats().items():
+            stats[k] += v
+    return {"outputs": outputs, "fallbacks": list(cache.failures) + [f for c in bodies for f in c.failures],
+            "cache": stats, "compile_ms": stats.get("compile_seconds", 0.0) * 1e3,
+            "first_run_ms": first_ms, "median_ms": ms, "runtime": name,
             "fallback_segments": sum(segments.values()), "fallback_segments_on": dict(sorted(segments.items())),
             "note": why}

@@ -1,0 +1,123 @@
+"""TensorFlow as the native runtime of a TF GraphDef file: a part's own NodeDefs run by TF's executor, op by op.
+
+A part becomes a GraphDef of the file's NodeDefs for its members (as they are: attributes, devices cleared),
+each value it reads fed through a Placeholder, control edges from outside it dropped; TF imports it
+(`tf.graph_util.import_graph_def` inside `tf.compat.v1.wrap_function`) and runs it as a pruned concrete
+function with Grappler off (`disable_meta_optimizer`: no fusion, no constant folding; each node its kernel,
+the analogue of onnxruntime with its optimizations off), `threads` intra-op threads, one inter-op.
+SavedModel directories (variables, signatures) are not covered: the caller's runtime there is onnxruntime
+with a note. The file is read by TF's protobuf parser, nothing executed from it but its ops.
+"""
+from __future__ import annotations
+
+import gzip
+import os
+
+import numpy as np
+
+from .onnx_emit import Unmappable
+
+GRAPHDEF_SUFFIXES = (".pb", ".pbtxt", ".pbtext", ".pb.gz", ".pbtxt.gz")
+
+
+def tf_runtime(graph, threads: int):
+    """A TfRuntime for a graph loaded from a GraphDef file; None for any other graph."""
+    src = graph.source or ""
+    if not src.lower().endswith(GRAPHDEF_SUFFIXES) or not os.path.isfile(src):
+        return None
+    if not any(n.op_type.startswith("tf.") for n in graph.nodes):
+        return None
+    return TfRuntime(src, threads)
+
+
+def _graph_def(path: str):
+    import tensorflow as tf
+    from google.protobuf import text_format
+
+    with open(path, "rb") as f:
+        data = f.read()
+    if data[:2] == b"\x1f\x8b":
+        data = gzip.decompress(data)
+    gd = tf.compat.v1.GraphDef()
+    if path.lower().removesuffix(".gz").endswith(("txt", "text")):
+        text_format.Parse(data.decode("utf-8", "replace"), gd)
+    else:
+        gd.ParseFromString(data)
+    return gd
+
+
+class TfRuntime:
+    """TensorFlow's executor on the file's own NodeDefs, a pruned function per part, Grappler off."""
+
+    name, mode, note = "tensorflow", "op-by-op", None
+    # Grappler on or off is process-wide in TF 2 (tf.config.optimizer): one setting per process, not a twin
+    optimized_note = ("TensorFlow's Grappler setting is process-wide: the run keeps it off (op by op), and "
+                      "native_optimized_ms is not measured")
+
+    def __init__(self, source: str, threads: int) -> None:
+        os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")   # (TF's C++ start-up lines are not the user's business)
+        import tensorflow as tf
+
+        self.source, self.version, self.threads = source, tf.__version__, threads
+        try:  # read once by TF's runtime when it starts; after that, what it has (read back below)
+            tf.config.threading.set_intra_op_parallelism_threads(threads)
+            tf.config.threading.set_inter_op_parallelism_threads(1)
+        except RuntimeError:
+            pass
+        self.threads_seen = tf.config.threading.get_intra_op_parallelism_threads() or None
+        tf.config.optimizer.set_experimental_options({"disable_meta_optimizer": True})
+        self._gd = None
+
+    def node_defs(self):
+        if self._gd is None:
+            self._gd = _graph_def(self.source)
+        return self._gd
+
+    def prepare(self, graph, members, entries, exits, values):
+        import tensorflow as tf
+
+        gd = self.node_defs()
+        by_name = {nd.name: nd for nd in gd.node}
+        inside = {graph.nodes[i].name for i in members}
+        sub = tf.compat.v1.GraphDef()
+        sub.library.CopyFrom(gd.library)
+        sub.versions.CopyFrom(gd.versions)
+        feed_of = {}
+        for k, r in enumerate(entries):
+            v = np.asarray(values[r])
+            if v.dtype == object:
+                raise Unmappable(f"{r!r} is not a plain tensor")
+            ph = sub.node.add(name=f"xcviz_feed_{k}", op="Placeholder")
+            ph.attr["dtype"].type = tf.as_dtype(v.dtype).as_datatype_enum
+            feed_of[r] = ph.name
+        for name in (graph.nodes[i].name for i in members):
+            nd = by_name.get(name)
+            if nd is None:
+                raise Unmappable(f"node {name!r} is not a NodeDef of {os.path.basename(self.source)}")
+            copy = sub.node.add()
+            copy.CopyFrom(nd)
+            copy.device = ""
+            del copy.input[:]
+            for ref in nd.input:
+                if ref.startswith("^"):
+                    if ref[1:] in inside:
+                        copy.input.append(ref)
+                    continue
+                key = ref[:-2] if ref.endswith(":0") else ref
+                copy.input.append(f"{feed_of[key]}:0" if key in feed_of else ref)
+        fetch = [r if ":" in r else f"{r}:0" for r in exits]   # (a TF node name has no ':')
+
+        def body():
+            tf.graph_util.import_graph_def(sub, name="")
+        try:
+            wrapped = tf.compat.v1.wrap_function(body, [])
+            g = wrapped.graph
+            fn = wrapped.prune([g.get_tensor_by_name(f"{feed_of[r]}:0") for r in entries],
+                               [g.get_tensor_by_name(t) for t in fetch])
+        except Exception as e:  # noqa: BLE001 - TF refusing a part is a fallback, not a crash
+            raise Unmappable(f"TensorFlow refused it: {str(e).splitlines()[0][:200]}") from None
+
+        def run(feed: dict) -> list:
+            outs = fn(*[tf.constant(feed[r]) for r in entries])
+            return [o.numpy() for o in (outs if isinstance(outs, (list, tuple)) else [outs])]
+        return run
