@@ -241,3 +241,13 @@ def test_tf_graph_without_onnx_form_is_timed_on_numpy_and_says_so():
     from xcviz.render.run_tables import model_line
 
     assert NUMPY_WORDS in model_line(m)
+
+
+@pytest.mark.slow
+def test_an_estimate_against_another_runtime_says_which(run_cli):
+    """Measured against the NumPy reference, estimated with the cpu profile (measured against onnxruntime):
+    the whole-model line says what the estimate is against."""
+    code, out, err = run_cli("validate", os.path.join(GRAPHS, "resnet_mini.onnx"), "--dim", "N=1", "--native", "numpy",
+                             "--threads", "1", "--repeats", "1")
+    assert code == 0, err
+    assert "estimated (against onnxruntime: the cpu profile's runtime)" in " ".join(out.split())

@@ -207,3 +207,34 @@ def test_tensorflow_runs_a_graphdefs_own_nodes(name):
             assert got.dtype == ref.dtype and np.array_equal(got, ref)
         else:
             np.testing.assert_allclose(got, ref, rtol=1e-4, atol=1e-5)
+
+
+@pytest.mark.slow
+def test_calibrate_against_torch_times_every_class_on_torch(tmp_path):
+    """`calibrate --native torch`: calibrate's programs as torch calls, each checked against the NumPy
+    reference before it is timed (a wrong mapping would fall back and be listed in the profile)."""
+    pytest.importorskip("torch", reason="torch eager: pip install -e '.[torch]'")
+    import yaml
+
+    from xcviz.cost import load_hardware
+
+    text = xcviz.calibrate(native="torch", threads=1, name="t", matmul_n=32, stream_elements=1024, repeats=2)
+    data = yaml.safe_load(text)
+    assert data["native"] == "torch" and "torch" in data["source"]
+    assert "on the NumPy reference" not in text, text   # no class fell back
+    path = tmp_path / "t.yaml"
+    path.write_text(text)
+    hw = load_hardware(str(path))
+    assert hw.native == "torch" and hw.calibrated is not None and hw.calibrated.classes["conv"].native_flops > 0
+
+
+@pytest.mark.slow
+def test_validate_on_torch_estimates_with_the_profile_measured_against_torch():
+    """A torch program is timed against torch eager, and its estimate comes from the built-in profile measured
+    against torch eager (cpu_torch), not from the one measured against onnxruntime."""
+    pytest.importorskip("torch", reason="needs the torch extra")
+    g = xcviz.load(os.path.join(ROOT, "tests", "data", "torch_corpus", "hf_bert.pt2"))
+    report = xcviz.validate(g, threads=1, repeats=1)
+    m = report.to_json()["model"]
+    assert report.native["runtime"] == "torch" and m["native_runtime"] == "torch"
+    assert (m["est_hardware"], m["est_native"]) == ("cpu_torch", "torch")

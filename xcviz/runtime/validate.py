@@ -204,6 +204,7 @@ def validate_graph(graph, clustering=None, inputs: dict | None = None, seed: int
     against hybrid (`model`); see ValidationReport."""
     from ..clustering import ClusterOptions, run_clustering
     from ..cost import compute_stats, load_hardware
+    from ..cost.hardware import hardware_names
 
     if clustering is None:
         clustering = run_clustering(graph, options or ClusterOptions())
@@ -212,6 +213,8 @@ def validate_graph(graph, clustering=None, inputs: dict | None = None, seed: int
     run = execute_tolerant(graph, feeds)
     hw = load_hardware(hardware, opts.device)
     rt = resolve(native, graph, threads)
+    if hardware is None and hw.native != rt.name and f"{hw.name}_{rt.name}" in hardware_names():
+        hw = load_hardware(f"{hw.name}_{rt.name}", opts.device)   # the built-in profile measured against rt
     cache = CompileCache()
     denied: list[str] = []
     for rnd in range(1, max_rounds + 1):
@@ -238,6 +241,8 @@ def validate_graph(graph, clustering=None, inputs: dict | None = None, seed: int
                               native=describe(rt))
     if model:
         report.model = model_times(graph, clustering, rt, run, cache, repeats, stats.speedup_estimate)
+        if report.model is not None:
+            report.model.est_hardware, report.model.est_native = hw.name, hw.native
     return report
 
 

@@ -32,6 +32,8 @@ class ModelTimes:
     segments_on: dict = field(default_factory=dict)   # runtime name -> segments it ran
     why: str | None = None            # why all-native could not use the runtime asked for, or why nothing ran
     optimized_note: str | None = None  # why native_optimized_ms is null (torch: no cheap optimized mode)
+    est_hardware: str | None = None    # the profile est_speedup comes from, and the runtime its native numbers
+    est_native: str | None = None      # are of (validate fills them in)
 
     @property
     def speedup(self) -> float | None:
@@ -46,7 +48,8 @@ class ModelTimes:
                 "hybrid_ms": self.hybrid_ms, "speedup": self.speedup, "speedup_vs_optimized": self.speedup_vs_optimized,
                 "est_speedup": self.est_speedup, "native_runtime": self.runtime,
                 "fallback_segments": self.segments, "fallback_segments_on": dict(sorted(self.segments_on.items())),
-                "note": self.why, "native_optimized_note": self.optimized_note}
+                "note": self.why, "native_optimized_note": self.optimized_note,
+                "est_hardware": self.est_hardware, "est_native": self.est_native}
 
 
 def model_feeds(graph: Graph, env: dict) -> dict:
