@@ -1,10 +1,11 @@
-"""Shape inference by distinct keys (infer_keys.py, numpy alone) must give exactly what the reference loop gives.
+"""Shape inference (the compiled walk, passes/infer.py) gives exactly what the reference loop gives, on the graphs
+that were written for the keys way it replaced (infer_keys, numpy rounds of guesses; gone: the walk, compiled at
+install, is as fast and needs no fallback).
 
 Every node's output types, or the same error, on the example graphs, the benchmark generator's graphs
-(typed and untyped), graphs that make the first guess wrong or hand nodes to Python one by one, and
-random graphs (hypothesis; loaded from JSON, whose nodes stay columns, and from a mapping, whose nodes are
-objects). Where the keys way settles, it must say so (None only where it hands over), so the comparison
-is of its own results, not of the fallback's.
+(typed and untyped), graphs whose declared types name dims the rules give as numbers, long chains whose
+type comes from a second input, nodes the walk hands to Python one by one, and random graphs (hypothesis;
+loaded from JSON, whose nodes stay columns, and from a mapping, whose nodes are objects).
 """
 from __future__ import annotations
 
@@ -18,51 +19,27 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import xcviz
+from infer_spec import inferred
 from strategies import fuzz_mappings, infer_mappings, mapping_to_graph
-from xcviz.passes import infer_keys
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, os.path.join(ROOT, "benchmarks"))
 
 
-class Settled:
-    """Counts the keys way's answers: settled (a result) or handed over (None)."""
-
-    def __init__(self) -> None:
-        self.answers: list[bool] = []
-        self._orig = infer_keys.infer_shapes_keys
-
-    def __enter__(self):
-        def wrapped(st, **kw):
-            out = self._orig(st, **kw)
-            self.answers.append(out is not None)
-            return out
-
-        infer_keys.infer_shapes_keys = wrapped
-        return self
-
-    def __exit__(self, *exc) -> None:
-        infer_keys.infer_shapes_keys = self._orig
-
-
-def result(load, mode: str):
-    """Each node's (name, op, known, note, outputs), or the error's text, under XCVIZ_INFER=mode."""
-    os.environ["XCVIZ_INFER"] = mode
+def result(load, reference: bool):
+    """Each node's (name, op, known, note, outputs), or the error's text, by the reference loop or the walk."""
     try:
-        g = load()
+        g = inferred(load, reference)
         return [(n.name, n.op, n.known, n.note, tuple(n.outputs)) for n in g.nodes]
     except xcviz.XcvizError as e:
         return str(e)
-    finally:
-        os.environ.pop("XCVIZ_INFER", None)
 
 
 def compare(load) -> bool:
-    """Same result both ways; returns whether the keys way settled it itself."""
-    with Settled() as s:
-        keys = result(load, "keys")
-    assert keys == result(load, "reference")
-    return bool(s.answers) and all(s.answers)  # (a loader may finalize again to word an error its way)
+    """Same result both ways; returns whether the graph loaded."""
+    walk = result(load, False)
+    assert walk == result(load, True)
+    return not isinstance(walk, str)
 
 
 def _write(tmp_path, doc: dict, name: str = "g.json") -> str:
@@ -112,18 +89,15 @@ def test_wrong_declared_guesses(blocks, tmp_path):
     assert compare(lambda: xcviz.load(path)) and compare(lambda: mapping_to_graph(doc))
 
 
-def test_a_chain_through_second_inputs_hands_over(tmp_path):
-    """Each node's type comes from its second input while its first is a graph input of another type: the
-    first guess is wrong all along, each round puts right one node, so a chain longer than MAX_ROUNDS
-    hands over, and the walk or the loop answers (the same types)."""
-    nodes = [{"name": f"a{i}", "op": "add", "inputs": ["z", f"a{i - 1}" if i else "x"]}
-             for i in range(infer_keys.MAX_ROUNDS + 10)]
+def test_a_chain_through_second_inputs(tmp_path):
+    """Each node's type comes from its second input while its first is a graph input of another type (a
+    guess from first inputs is wrong all along; the walk knows each input before its consumer)."""
+    nodes = [{"name": f"a{i}", "op": "add", "inputs": ["z", f"a{i - 1}" if i else "x"]} for i in range(74)]
     doc = {"name": "second", "inputs": [{"name": "z", "shape": [8], "dtype": "float32"},
                                         {"name": "x", "shape": [4, 8], "dtype": "float32"}],
            "nodes": nodes, "outputs": [nodes[-1]["name"]]}
     path = _write(tmp_path, doc)
-    assert not compare(lambda: xcviz.load(path))
-    assert not compare(lambda: mapping_to_graph(doc))
+    assert compare(lambda: xcviz.load(path)) and compare(lambda: mapping_to_graph(doc))
 
 
 def test_one_by_one_nodes(tmp_path):
@@ -151,25 +125,23 @@ def test_one_by_one_nodes(tmp_path):
 
 
 def test_an_error_is_the_reference_loops(tmp_path):
-    """A rule that fails on the settled types: the keys way hands over, and the message is the loop's."""
+    """A rule that fails: the walk's message is the loop's."""
     nodes = [{"name": f"r{i}", "op": "relu", "inputs": [f"r{i - 1}" if i else "x"]} for i in range(50)]
     nodes.append({"name": "bad", "op": "matmul", "inputs": ["r49", "x"]})
     doc = {"name": "bad", "inputs": [{"name": "x", "shape": [4, 8], "dtype": "float32"}], "nodes": nodes}
     path = _write(tmp_path, doc)
-    with Settled() as s:
-        msg = result(lambda: xcviz.load(path), "keys")
-    assert s.answers and not any(s.answers) and "matmul" in msg and msg == result(lambda: xcviz.load(path), "reference")
+    msg = result(lambda: xcviz.load(path), False)
+    assert "matmul" in msg and msg == result(lambda: xcviz.load(path), True)
 
 
 @pytest.mark.slow
 @settings(max_examples=120, deadline=None, suppress_health_check=list(HealthCheck))
 @given(doc=infer_mappings())
 def test_random_graphs(doc, tmp_path_factory):
-    """Same types, or the same error; every graph that loads is settled by the keys way itself."""
+    """Same types, or the same error."""
     path = _write(tmp_path_factory.mktemp("k"), doc)
     for load in (lambda: xcviz.load(path), lambda: mapping_to_graph(doc)):
-        settled = compare(load)
-        assert settled or isinstance(result(load, "reference"), str)
+        compare(load)
 
 
 @pytest.mark.slow
@@ -178,14 +150,11 @@ def test_random_graphs(doc, tmp_path_factory):
 def test_random_graphs_with_declared_types(doc, data, tmp_path_factory):
     """The same random graphs with the types the reference loop gives declared in the file, on every node
     (exported models: the first guess is the file's) or on a drawn share of them (a guess partly declared,
-    partly chased): the same types either way, and every graph that loads is settled by the keys way."""
-    os.environ["XCVIZ_INFER"] = "reference"
+    partly chased): the same types either way."""
     try:
-        graph = mapping_to_graph(doc)
+        graph = inferred(lambda: mapping_to_graph(doc), True)
     except xcviz.XcvizError:
         return
-    finally:
-        os.environ.pop("XCVIZ_INFER", None)
     every = data.draw(st.booleans())
     doc = json.loads(json.dumps(doc))
     for nd, node in zip(doc["nodes"], (graph.nodes[graph.index[nd["name"]]] for nd in doc["nodes"])):
@@ -196,7 +165,7 @@ def test_random_graphs_with_declared_types(doc, data, tmp_path_factory):
             nd["shape"], nd["dtype"] = list(t.shape), t.dtype
     path = _write(tmp_path_factory.mktemp("d"), doc)
     for load in (lambda: xcviz.load(path), lambda: mapping_to_graph(doc)):
-        assert compare(load) or isinstance(result(load, "reference"), str)
+        compare(load)
 
 
 @pytest.mark.slow
@@ -207,36 +176,3 @@ def test_fuzzed_graphs(doc, tmp_path_factory):
     path = _write(tmp_path_factory.mktemp("f"), doc)
     compare(lambda: xcviz.load(path, allow_unknown=True))
     compare(lambda: mapping_to_graph(doc, allow_unknown=True))
-
-
-@pytest.mark.parametrize("typed", [False, True])
-@pytest.mark.parametrize("loaded", [False, True])
-def test_big_graphs_take_the_walk_once_numba_is_loaded(typed, loaded, tmp_path, monkeypatch):
-    """auto: with numba imported already and the walk cached, every big graph takes the walk, declared types
-    or not; without numba loaded, a typed graph takes the keys (no import) and an untyped one the walk
-    where it is cached. (The walk is stood in for by the keys: no compile here.)"""
-    pytest.importorskip("numba")
-    from generate import write
-    from ratios import typed as typed_doc
-
-    from xcviz import fastpath
-    from xcviz.passes import infer, infer_fast
-    from xcviz.passes.infer_state import InferState
-
-    path = _write(tmp_path, typed_doc(3000, seed=2)) if typed else write(3000, str(tmp_path / "g.json"), seed=2)
-    ref = result(lambda: xcviz.load(path), "reference")
-    ways = []
-    monkeypatch.setattr(infer, "FAST_MIN_NODES", 1000)
-    monkeypatch.setattr(fastpath, "FAST_MIN_NODES", 1000)
-    monkeypatch.setattr(infer, "_numba_loaded", lambda: loaded)
-    monkeypatch.setattr(infer_fast, "cached", lambda: True)
-    keys_way = infer_keys.infer_shapes_keys
-
-    def walk(graph, counts, cols, st=None):
-        ways.append("walk")
-        return keys_way(st or InferState(graph, counts, cols), budget=64.0)
-
-    monkeypatch.setattr(infer_fast, "infer_shapes_fast", walk)
-    monkeypatch.setattr(infer_keys, "infer_shapes_keys", lambda st, **kw: ways.append("keys") or keys_way(st, **kw))
-    assert result(lambda: xcviz.load(path), "auto") == ref
-    assert ways == (["keys"] if typed and not loaded else ["walk"])

@@ -1,4 +1,4 @@
-"""The big-graph shape inference (infer_fast.py, numba) must give exactly what the reference loop gives.
+"""The shape inference (passes/infer.py, the compiled walk) must give exactly what the reference loop gives.
 
 Every node's output types, on every graph in graphs/, on the benchmark generator's graphs, on graphs
 built to exercise the kernel's hand-offs to Python (constants read by rules, ':k' and empty inputs,
@@ -13,19 +13,18 @@ import sys
 
 import pytest
 
-pytest.importorskip("numba")
-from hypothesis import HealthCheck, assume, given, settings  # noqa: E402
+from hypothesis import HealthCheck, assume, given, settings
 
-import xcviz  # noqa: E402
-from strategies import infer_mappings  # noqa: E402
+import xcviz
+from infer_spec import inferred
+from strategies import infer_mappings
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, os.path.join(ROOT, "benchmarks"))
 
 
 def outputs(path: str, mode: str, monkeypatch, **kw) -> list:
-    monkeypatch.setenv("XCVIZ_INFER", mode)
-    g = xcviz.load(path, **kw)
+    g = inferred(lambda: xcviz.load(path, **kw), mode == "reference")
     return [(n.name, n.op, n.known, n.note, tuple(n.outputs)) for n in g.nodes]
 
 
@@ -77,7 +76,6 @@ def test_constants_read_by_rules(tmp_path, monkeypatch):
            "nodes": nodes, "outputs": [prev]}
     path = _write(tmp_path, doc)
     assert_same(path, monkeypatch)
-    monkeypatch.setenv("XCVIZ_INFER", "fast")
     g = xcviz.load(path)
     assert [str(g.node(f"t{i}").out()) for i in range(3)] == ["float32[2,16]", "float32[4,8]", "float32[4,8]"]
 
@@ -107,15 +105,12 @@ def test_random_graphs(doc, tmp_path_factory):
     """Same types, or the same error, from both implementations."""
     path = _write(tmp_path_factory.mktemp("h"), doc)
     results = []
-    for mode in ("reference", "fast"):
-        os.environ["XCVIZ_INFER"] = mode
+    for reference in (True, False):
         try:
-            g = xcviz.load(path)
+            g = inferred(lambda: xcviz.load(path), reference)
             results.append([(nd.name, tuple(nd.outputs)) for nd in g.nodes])
         except xcviz.XcvizError as e:
             results.append(str(e))
-        finally:
-            os.environ.pop("XCVIZ_INFER", None)
     assert results[0] == results[1]
 
 
@@ -150,9 +145,8 @@ def flat_both_ways(g) -> None:
 
 
 def stats_both_ways(path: str, monkeypatch, **kw) -> tuple:
-    """compute_stats on a graph loaded by the fast path, from the loader's columns (ir.GraphColumns) and
-    from columns made again from the node objects."""
-    monkeypatch.setenv("XCVIZ_INFER", "fast")
+    """compute_stats on a graph loaded as production loads it, from the loader's columns (ir.GraphColumns)
+    and from columns made again from the node objects."""
     g = xcviz.load(path, **kw)
     flat_both_ways(g)
     c = xcviz.cluster(g, min_cluster_size=1)
@@ -225,13 +219,10 @@ def test_cost_model_columns_keep_opaque_ops_apart(tmp_path, monkeypatch):
 @given(doc=infer_mappings())
 def test_cost_model_columns_on_random_graphs(doc, tmp_path_factory):
     path = _write(tmp_path_factory.mktemp("c"), doc)
-    os.environ["XCVIZ_INFER"] = "fast"
     try:
         g = xcviz.load(path)
     except xcviz.XcvizError:
         assume(False)  # (a bad random graph: the loaders' agreement on it is test_random_graphs' business)
-    finally:
-        os.environ.pop("XCVIZ_INFER", None)
     flat_both_ways(g)
     c = xcviz.cluster(g, min_cluster_size=1)
     a = stats_facts(g, c)

@@ -1,7 +1,7 @@
 """The compiled JSON scanner (loaders/json_scan, json_fast) gives exactly what the typed rows (json_rows' msgspec
 way) and the generic path give: the same nodes (every field), graph fields and columns, or the same error, on
 random documents, on documents with every optional node field, odd spacing and unicode names, on the example
-and generated graphs, and on the hostile corpus. XCVIZ_LOAD=fast makes small files take the scanner."""
+and generated graphs, and on the hostile corpus. Every file, whatever its size, is offered to the scanner first."""
 from __future__ import annotations
 
 import glob
@@ -13,8 +13,6 @@ import pytest
 import yaml
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-
-pytest.importorskip("numba", reason="the JSON scanner is compiled by numba: pip install numba")
 
 import xcviz  # noqa: E402
 from strategies import fuzz_mappings, json_documents  # noqa: E402
@@ -38,9 +36,8 @@ def three(path: str, monkeypatch) -> tuple:
 
     with monkeypatch.context() as m:  # (undone before hypothesis' next example)
         m.setattr(json_fast, "read", spy)
-        m.setenv("XCVIZ_LOAD", "fast")
         scanned = outcome(path)
-        m.setenv("XCVIZ_LOAD", "reference")
+        m.setattr(json_fast, "read", lambda *a, **k: None)
         rows = outcome(path)
         m.setattr(json_rows, "read", lambda *a, **k: None)
         generic = outcome(path)
@@ -188,30 +185,12 @@ def test_scanned_graph_keeps_names_and_refs_as_columns(monkeypatch):
         return real(graph, counts, cols)
 
     monkeypatch.setattr(build, "infer_shapes", spy)
-    monkeypatch.setenv("XCVIZ_LOAD", "fast")
     path = write(to_json(ratios.typed(2000, seed=5)))
     g = xcviz.load(path)
     assert seen == [(None, "RefColumn")]  # read, resolved and checked without a name index or ref strings
-    monkeypatch.setenv("XCVIZ_LOAD", "reference")
+    monkeypatch.setattr(json_fast, "read", lambda *a, **k: None)
     ref = xcviz.load(path)
     assert g.index == ref.index and [n.inputs for n in g.nodes] == [n.inputs for n in ref.nodes]
-
-
-def test_cold_cache_reads_the_msgspec_way(monkeypatch):
-    """With nothing in numba's cache the load never waits for a compile: the msgspec way reads the file while
-    a background process compiles the scanner."""
-    from xcviz import fastpath
-
-    started = []
-    monkeypatch.delenv("XCVIZ_LOAD", raising=False)
-    monkeypatch.setattr(json_fast, "_MIN_BYTES", 0)
-    monkeypatch.setattr(json_fast, "use_fast", lambda n, env: True)
-    monkeypatch.setattr(fastpath, "numba_cached", lambda entries: False)
-    monkeypatch.setattr(fastpath, "warm_in_background", lambda folder, module: started.append(module) or True)
-    assert json_fast.wanted(b'{"nodes": [{"name": "a", "op": "relu"}]}') == 0
-    assert started == ["xcviz.loaders.json_warm"]
-    monkeypatch.setattr(fastpath, "numba_cached", lambda entries: True)
-    assert json_fast.wanted(b'{"nodes": [{"name": "a", "op": "relu"}]}') == 1
 
 
 def test_lazy_index_answers_as_the_dict():
@@ -232,8 +211,6 @@ def test_lazy_index_answers_as_the_dict():
 def test_index_of_a_scanned_graph_looks_names_up_without_a_dict(monkeypatch):
     import ratios
 
-    monkeypatch.setenv("XCVIZ_LOAD", "fast")
-    monkeypatch.setenv("XCVIZ_INFER", "fast")  # (the Python loop of small graphs makes the nodes)
     doc = ratios.typed(3000, seed=7)
     doc["nodes"][5]["name"] = "n5é"
     doc["nodes"][6]["inputs"] = ["n5é" if r == "n5" else r for r in doc["nodes"][6]["inputs"]]
@@ -254,16 +231,6 @@ def test_scanner_fields_are_the_typed_rows():
     from xcviz.loaders.json_types import Row
 
     assert json_scan.FIELDS == Row.__struct_fields__
-
-
-def test_background_compile_fills_the_cache_and_removes_its_lock(tmp_path):
-    from xcviz.fastpath import numba_cached
-    from xcviz.loaders import json_scan, json_warm
-
-    lock = tmp_path / "xcviz-compiling.lock"
-    lock.write_text("1")
-    json_warm.main(str(lock))
-    assert not lock.exists() and numba_cached(json_scan.ENTRIES)
 
 
 def test_ref_columns_read_as_lists():

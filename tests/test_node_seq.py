@@ -28,7 +28,6 @@ def typed_path(tmp_path_factory):
 
 
 def test_loading_makes_no_node_and_the_nodes_made_later_are_the_generic_ones(typed_path, monkeypatch):
-    monkeypatch.setenv("XCVIZ_INFER", "fast")  # (the path of big graphs; the Python loop reads nodes)
     g = xcviz.load(typed_path)
     assert type(g.nodes) is NodeSeq and g.nodes.lazy
     c = columns_of(g)

@@ -1,17 +1,16 @@
-"""The JSON load of big graphs: the compiled scanner's spans and codes (json_scan) made into the graph's columns.
+"""The JSON load: the compiled scanner's spans and codes (json_scan, json_join; Cython) made into the graph's columns.
 
 No Python object per node except what the columns hold: the names come from one decoded byte string,
 ops, devices, scopes, shapes and dtypes are decoded once per distinct spelling, attribute dicts and
 control inputs in one msgspec decode of their spans, and the references stay positions (`src`) with
 their text made only where someone reads it (ir.nodeseq.RefColumn). The top-level members are decoded
 by json_rows' decoder with the nodes array cut out, so their checks and messages stay those of the
-typed rows. Only ever accepts: on any doubt it returns None and the loader reads the file the msgspec
-way (json_rows), which gives exactly the usual result or error message.
+typed rows. Every JSON file without a backslash is read here first. Only ever accepts: on any doubt it
+returns None and the loader reads the file the msgspec way (json_rows), which gives exactly the usual
+result or error message.
 """
 from __future__ import annotations
 
-import os
-from contextlib import nullcontext
 from typing import Any, Union
 
 import msgspec
@@ -19,7 +18,6 @@ import numpy as np
 from msgspec import UNSET
 
 from ..errors import XcvizError
-from ..fastpath import FAST_MIN_NODES, use_fast
 from ..ir import Graph
 from ..ir.columns import attr_codes
 from ..ir.nodeseq import NodeRefs, NodeSeq, RefColumn
@@ -27,8 +25,13 @@ from .json_types import DECODER, DTYPES, NO_ATTRS, check_attrs, declared_from_co
 from .parse import parsed_keys
 from .schema import GRAPH_KEYS, graph_header, graph_tail
 
-# under this many bytes a file has fewer than FAST_MIN_NODES nodes (a node takes at least ~20 bytes)
-_MIN_BYTES = 20 * FAST_MIN_NODES
+try:
+    from . import json_join as jj
+    from . import json_scan as js
+except ImportError as e:  # (a source checkout that was never built)
+    raise ImportError(f"xcviz's compiled JSON scanner is not built ({e}): run `pip install -e .` "
+                      "(or `python setup.py build_ext --inplace`) in the checkout") from e
+
 _ATTRS = msgspec.json.Decoder(list[dict[str, Any]])
 _CONTROL = msgspec.json.Decoder(list[tuple[str, ...]])
 _SHAPE = msgspec.json.Decoder(tuple[Union[int, str], ...])
@@ -36,34 +39,16 @@ _COMPILE = [None, None, False, True]  # json_scan's compile states: absent, null
 _BLANKS = b" \t\r\n"
 
 
-def wanted(data: bytes) -> int:
-    """The number of nodes the file may hold (its count of '"name"') when the scanner should read it, else 0
-    (small files, XCVIZ_LOAD=reference, no numba; a cold numba cache: compiled in the background for next time)."""
-    forced = os.environ.get("XCVIZ_LOAD") == "fast"
-    if len(data) < _MIN_BYTES and not forced:
-        return 0
-    nmax = data.count(b'"name"')
-    if not use_fast(nmax, "XCVIZ_LOAD"):
-        return 0
-    from . import json_warm
-
-    return nmax if forced or json_warm.worth_compiling() else 0
-
-
-def read(data: bytes, nmax: int, source: str, max_nodes: int | None, max_depth: int) -> tuple | None:
+def read(data: bytes, source: str, max_nodes: int | None, max_depth: int) -> tuple | None:
     """(graph, flat for build.finalize) from a JSON file's bytes (holding no backslash), or None."""
+    nmax = data.count(b'"name"')  # (at least the number of nodes: the scanner's arrays are this long)
     if not data.isascii():
         try:
             data.decode("utf-8")
         except UnicodeDecodeError:
             return None
-    from . import json_scan as js
-    from .json_warm import announced
-
     buf = np.frombuffer(data, np.uint8)
-    with announced() if os.environ.get("XCVIZ_LOAD") == "fast" else nullcontext():
-        status, a, b, n, name_se, codes, compile_, in_off, refs, rare, counts, starts = js.scan(
-            buf, max(nmax, 1), js.LITERALS, js._FIELD_BYTES, js._FIELD_LENS)
+    status, a, b, n, name_se, codes, compile_, in_off, refs, rare, counts, starts = js.scan(buf, nmax)
     if status:
         return None
     try:
@@ -95,9 +80,7 @@ def _top(cut: bytes) -> dict | None:
 
 def _graph(data, buf, n, name_se, codes, compile_, in_off, refs, rare, attr_keys, starts, name, inputs,
            outputs, dims, source, max_depth):
-    from . import json_scan as js
-
-    status, fs, fe, count = js.intern(buf, starts, codes, n)
+    status, fs, fe, count = jj.intern(buf, starts, codes, n)
     if status:
         return None
     del starts
@@ -105,7 +88,7 @@ def _graph(data, buf, n, name_se, codes, compile_, in_off, refs, rare, attr_keys
     in_se = np.zeros(2 * len(in_names), np.int64)
     ends = np.cumsum([len(s) for s in in_names], dtype=np.int64)
     in_se[0::2], in_se[1::2] = ends - [len(s) for s in in_names], ends
-    status, src, blob, off, slots = js.join(buf, name_se, n, np.frombuffer(b"".join(in_names) + b"\0", np.uint8),
+    status, src, blob, off, slots = jj.join(buf, name_se, n, np.frombuffer(b"".join(in_names) + b"\0", np.uint8),
                                             in_se, refs)
     if status:  # a repeated name, or a clash of names: the usual checks say which
         return None
@@ -164,8 +147,6 @@ def _graph(data, buf, n, name_se, codes, compile_, in_off, refs, rare, attr_keys
 def _field_codes(codes, compile_, n: int, values) -> dict:
     """The device, scope and compile columns as NodeColumns.field_codes (the intern tables number values in order
     of first appearance; -1, absent or null, becomes code 0 for None)."""
-    from . import json_scan as js
-
     out = {f: (codes[t, :n] + 1, [None, *values(t)], True) for f, t in (("device", js.T_DEVICE), ("scope", js.T_SCOPE))}
     out["compile"] = (compile_[:n], _COMPILE, False)
     return out
@@ -180,9 +161,7 @@ class _Finder:
         self.slots, self.blob, self.off = slots, blob, off
 
     def __call__(self, name: str) -> int | None:
-        from .json_join import find
-
-        k = find(self.slots, self.blob, self.off, np.frombuffer(name.encode("utf-8", "surrogatepass"), np.uint8))
+        k = jj.find(self.slots, self.blob, self.off, np.frombuffer(name.encode("utf-8", "surrogatepass"), np.uint8))
         return None if k < 0 else int(k)
 
 
@@ -201,8 +180,6 @@ def _attr_codes(spans: list, vals: list, at: list, n: int) -> tuple:
 
 def _declared(data, codes, fs, fe, count, n) -> tuple | None:
     """json_rows' declared types from the scanner's shape and dtype codes (each distinct spelling decoded once)."""
-    from . import json_scan as js
-
     cols = []
     def dtype(raw: bytes) -> str:
         return DTYPES[raw.decode("utf-8")]  # (KeyError: another spelling, the msgspec way)

@@ -1,11 +1,11 @@
-"""The JSON fast path: a graph file decoded by msgspec straight into typed rows, and the nodes built from columns.
+"""The JSON load through msgspec's typed rows, for files the compiled scanner (json_fast) declines: the nodes built from columns.
 
 msgspec checks every node's keys and value types in C while it decodes (no dict per node, ~half the
 memory of the generic document); what is left is done per column at C speed (map/zip), not per node.
 This path only ever accepts: on any doubt (a type msgspec refuses, an unusual key, a repeated key, a
 check that fails) it returns None and the loader reads the file the generic way, which gives exactly the
 usual result or error message (schema.read_mapping). Graphs with and without declared `shape`/`dtype`
-take this same path.
+take this same path. Every file is offered to the compiled scanner first (json_fast.read), whatever its size.
 """
 from __future__ import annotations
 
@@ -35,12 +35,10 @@ def read(data: bytes | list, source: str, max_nodes: int | None, max_depth: int)
     data = box[0]
     if b"\\" in data:  # (escapes: the key count below needs every '"' to delimit a string)
         return None
-    nmax = json_fast.wanted(data)
-    if nmax:  # a big graph, and the compiled scanner at hand: no Python object per node
-        scanned = json_fast.read(data, nmax, source, max_nodes, max_depth)
-        if scanned is not None:
-            box.clear()
-            return scanned
+    scanned = json_fast.read(data, source, max_nodes, max_depth)  # (the compiled scanner: no object per node)
+    if scanned is not None:
+        box.clear()
+        return scanned
     # the keys the text names (counted before decoding: the blank-free copy is gone before the rows come)
     text_keys = data.translate(None, b" \t\r\n").count(b'":')
     try:

@@ -1,154 +1,75 @@
-"""Shape inference: fill every node's output types from its op's rule; file-given types must agree."""
+"""Shape inference: fill every node's output types from its op's rule; file-given types must agree.
+
+One way for every graph: a compiled walk over integer type ids (infer_walk, Cython, built at install). A
+node's outputs are a pure function of its key, (op, output count, scalar attributes, declared outputs) as a
+static id plus the type ids of its inputs, unless its rule reads a constant input. The kernel walks the
+nodes in order and gives each node the result its key already has; it stops at the first node whose key is
+new or that needs Python (an opaque op, a ':k' or empty input, container attributes, more than MAX_INPUTS
+inputs, a constant input to a rule that reads constants). Python runs that node (InferState.run), records
+the result, and the walk resumes. Constant values (shape and const nodes, and the value ops of values.py)
+are worked out only when a rule asks for them. The node-by-node loop of infer_reference.py is the
+executable spec: same results (tests/test_infer_matches_reference.py)."""
 from __future__ import annotations
 
-import os
-import sys
-from operator import attrgetter
+import numpy as np
 
-from ..fastpath import FAST_MIN_NODES, use_fast
-from ..ir import Graph, TensorType, parse_ref
-from ..ir.attrs import attrs_key
+from ..ir import Graph, TensorType
 from ..ir.columns import NodeColumns
-from ..ops import REGISTRY
-from .node_rule import CONST_RECORDING, apply_rule, record_const
-from .values import VALUE_OPS, node_value
+from .infer_state import InferState
 
-def infer_shapes(graph: Graph, counts: list[int], cols: NodeColumns) -> tuple | None:
+try:
+    from . import infer_walk
+except ImportError as e:  # (a source checkout that was never built)
+    raise ImportError(f"xcviz's compiled shape-inference walk is not built ({e}): run `pip install -e .` "
+                      "(or `python setup.py build_ext --inplace`) in the checkout") from e
+
+MAX_INPUTS = 8  # inputs of a key the kernel compares; nodes with more go through Python
+
+
+def infer_shapes(graph: Graph, counts: list[int], cols: NodeColumns) -> tuple[np.ndarray, list[list[TensorType]]]:
     """Fill every node's output types from its op's rule; file-given types must agree. `counts`: each
-    node's number of outputs; `cols`: the graph's columns. Returns the big-graph ways' (rid, results) (see
-    infer_fast, the compiled walk, for every graph once numba is loaded and the walk cached (_walk_ready);
-    else infer_keys, numpy alone, for graphs whose file declares the types and for graphs the walk would
-    compile for), None from the reference loop below (graphs under FAST_MIN_NODES; XCVIZ_INFER=reference).
-
-    A rule is a pure function of (op, input types, attributes, declared outputs, output count) when no
-    input is a known constant, so its merged result is computed once per distinct key: big graphs repeat
-    a few hundred such keys millions of times. Input types are read by position (`cols.src`) from
-    `slot`, the output-0 type of every node and the type of every graph input."""
-    mode = os.environ.get("XCVIZ_INFER", "auto")
-    n = len(graph.nodes)
-    st = None
-    if mode == "keys" or (mode == "auto" and n >= FAST_MIN_NODES and not _walk_ready(n)):
-        from .infer_keys import infer_shapes_keys, well_typed
-        from .infer_state import InferState
-
-        st = InferState(graph, counts, cols)
-        # numpy alone where the file's types make a good first guess (no numba to import: ~0.7 s), and
-        # where the compiled walk would not run (the keys' rounds still beat the Python loop by far)
-        first_choice = mode == "keys" or well_typed(st)
-        if first_choice or not _walk_pays(n, mode):
-            out = infer_shapes_keys(st, budget=4.0 if first_choice and mode == "auto" else 16.0)
-            if out is not None:
-                return out
-            st = None  # (spent)
-    if _walk_pays(n, mode):
-        from . import infer_fast
-
-        return infer_fast.infer_shapes_fast(graph, counts, cols, st)
-    idx = graph.index
-    nodes = graph.nodes
-    n = len(nodes)
-    source = graph.source
-    consts: dict[str, object] = {v.name: v.data for v in graph.inputs if v.data is not None}
-    in_types = {v.name: v.type for v in graph.inputs}
-    cache: dict[tuple, tuple] = {}
-    intern = {t: t for t in in_types.values()}.setdefault
-    unknown = TensorType()
-    slot: list[TensorType] = [unknown] * n + [v.type for v in graph.inputs]
-    const_pos = {n + k for k, v in enumerate(graph.inputs) if v.data is not None}
-    # a ref with ':' means output k of a node, unless no node name has a ':' (then it is simply not a node)
-    get = idx.get if ":" not in "".join(idx) else (lambda ref: None if ":" in ref else idx.get(ref))
-    opdef_of = {(name, True): opdef for name, opdef in REGISTRY.ops.items()}
-    opdefs = list(map(opdef_of.get, map(attrgetter("op", "known"), nodes)))
-    src = cols.src
-    pos = 0
-    for i, node in enumerate(nodes):
-        n_out = counts[i]
-        ins = node.inputs
-        end = pos + len(ins)
-        at = src[pos:end]
-        pos = end
-        if -1 not in at:  # the common case: every input is a node's output 0 or a graph input
-            types = [slot[j] for j in at]
-            has_const = bool(const_pos) and not const_pos.isdisjoint(at)
-        else:
-            types = []
-            has_const = False
-            for ref in ins:
-                j = get(ref)  # a node's output 0 (node and input names never clash)
-                if j is not None:
-                    t = slot[j]
-                elif not ref:
-                    types.append(unknown)
-                    continue
-                else:
-                    t = in_types.get(ref)
-                    if t is None:
-                        name, k = parse_ref(ref)
-                        t = nodes[idx[name]].out(k)
-                types.append(t)
-                if ref in consts:
-                    has_const = True
-        opdef = opdefs[i]
-        if opdef is None:
-            given = list(node.outputs) + [TensorType()] * (n_out - len(node.outputs))
-            outs = node.outputs = given[:n_out]
-            slot[i] = outs[0] if outs else unknown
-            continue
-        key = None
-        if not has_const:
-            attrs = node.attrs
-            akey = attrs_key(attrs) if attrs else ()
-            if akey is not None:
-                # input types by identity: results are shared, so few distinct objects flow; the cache
-                # entry keeps them alive, so an id is never reused for another type during the loop
-                outs = node.outputs
-                key = (opdef.name, n_out, akey, tuple(outs) if outs else (), *map(id, types))
-                hit = cache.get(key)
-                if hit is not None:
-                    outs = node.outputs = hit[0].copy()
-                    slot[i] = outs[0] if outs else unknown
-                    if hit[2]:
-                        record_const(node, opdef, types, consts, source)
-                        if node.name in consts:
-                            const_pos.add(i)
-                    continue
-        cvals = [consts.get(ref) if ref else None for ref in ins] if has_const else [None] * len(types)
-        outs = node.outputs = [intern(t, t) for t in apply_rule(node, opdef, types, cvals, n_out, source)[0]]
-        slot[i] = outs[0] if outs else unknown
-        if has_const and opdef.name in VALUE_OPS:
-            value = node_value(opdef, {**opdef.attrs, **node.attrs}, types, cvals, ins, outs)
-            if value is not None:
-                consts[node.name] = value
-                const_pos.add(i)
-        if key is not None:
-            cache[key] = (list(outs), types, opdef.name in CONST_RECORDING)
-        if opdef.name in CONST_RECORDING:
-            record_const(node, opdef, types, consts, source)
-            if node.name in consts:
-                const_pos.add(i)
-
-
-def _walk_ready(n: int) -> bool:
-    """Is the compiled walk free to start: numba imported already (the JSON scanner imports it for big
-    files) and the walk in its cache? Then it runs for every graph, declared types or not: at 10^6 nodes it
-    takes ~0.15 s either way, against ~0.2 s for infer_keys on a typed graph and ~1 s on an untyped one
-    (a round per type change along a chain). infer_keys runs where the walk would cost numba's import
-    (~0.7 s; a YAML or ONNX file, `xcviz.load` alone) or a compile."""
-    if not _numba_loaded() or not use_fast(n, "XCVIZ_INFER"):
-        return False
-    from . import infer_fast
-
-    return infer_fast.cached()
-
-
-def _numba_loaded() -> bool:
-    return "numba" in sys.modules
-
-
-def _walk_pays(n: int, mode: str) -> bool:
-    """Take infer_fast's compiled walk? (imports numba; a cold cache compiles only for big graphs)"""
-    if not use_fast(n, "XCVIZ_INFER"):
-        return False
-    from . import infer_fast
-
-    return mode == "fast" or infer_fast.worth_compiling(n)
+    node's number of outputs; `cols`: the graph's columns. Returns (rid, results): node j's outputs are a
+    copy of results[rid[j]], the same type objects."""
+    st = InferState(graph, counts, cols)
+    n, static, off, src, tid, rid, results = st.n, st.static, st.off, st.src, st.tid, st.rid, st.results
+    ccap = st.ccap.view(np.uint8)
+    static[st.lens > MAX_INPUTS] = -1
+    cap = 64 if n < 4096 else 1024
+    res_tid0 = np.zeros(cap, np.int64)
+    res_readc = np.zeros(cap, np.uint8)
+    keys = np.full((cap, 2 + MAX_INPUTS), -1, np.int64)
+    HK = np.full(2 * cap, -1, np.int64)  # hash table: key hashes -> result ids (HV)
+    HV = np.full(2 * cap, -1, np.int64)
+    used = 0
+    i = 0
+    while True:
+        i = infer_walk.walk(i, n, static, off, src, tid, rid, res_tid0, res_readc, ccap, keys, HK, HV)
+        if i >= n:
+            break
+        outs, read_consts, has_const, _ = st.run(i)
+        r = len(results)
+        if r == cap:
+            cap *= 2
+            res_tid0 = np.resize(res_tid0, cap)
+            res_readc = np.resize(res_readc, cap)
+            keys = np.concatenate((keys, np.full_like(keys, -1)))
+        results.append(outs)
+        res_tid0[r] = st.type_id(outs[0] if outs else st.unknown)
+        res_readc[r] = read_consts
+        rid[i] = r
+        tid[i] = res_tid0[r]
+        s = int(static[i])
+        at = src[off[i]:off[i + 1]]
+        if s >= 0 and (at >= 0).all() and not (has_const and read_consts):
+            in_tids = tid[at]
+            h = infer_walk.key_hash(s, in_tids)
+            slot = infer_walk.find(HK, h)
+            if HK[slot] == -1:
+                HK[slot], HV[slot] = h, r
+                keys[r, 0], keys[r, 1] = s, len(at)
+                keys[r, 2:2 + len(at)] = in_tids
+                used += 1
+                if 2 * used > len(HK):
+                    HK, HV = infer_walk.rehash(HK, HV, 2 * len(HK))
+        i += 1
+    return st.finish()

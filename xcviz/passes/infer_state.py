@@ -1,4 +1,4 @@
-"""What both big-graph shape inferences share (infer_keys: numpy, infer_fast: numba): integer columns, type ids, one node's step.
+"""The shape-inference walk's state (infer.py): integer columns, type ids, one node's step in Python.
 
 Positions: nodes 0..n-1 (their output 0), then graph inputs n..n+m-1. A type id names a type object (by
 identity; results are interned by value, so equal types have one id); `results[rid[j]]` are node j's
