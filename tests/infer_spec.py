@@ -6,16 +6,15 @@ from contextlib import contextmanager
 
 @contextmanager
 def reference_inference():
-    """Within it, every load infers shapes node by node (build.finalize calls the reference loop)."""
-    from xcviz.loaders import build
-    from xcviz.passes import infer_reference
+    """Within it, every load infers shapes node by node (passes.prepare calls the reference loop)."""
+    from xcviz.passes import infer_reference, prepare
 
-    real = build.infer_shapes
-    build.infer_shapes = infer_reference.infer_shapes
+    real = prepare.infer_shapes
+    prepare.infer_shapes = infer_reference.infer_shapes
     try:
         yield
     finally:
-        build.infer_shapes = real
+        prepare.infer_shapes = real
 
 
 def inferred(load, reference: bool):
