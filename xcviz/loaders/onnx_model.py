@@ -79,14 +79,55 @@ def _attr(a, opset: tuple = ()) -> Any:
 
 
 def _subgraph(g, opset: tuple):
-    """A body attribute kept whole (ops.control.Subgraph): its bytes, the model's opsets, its outer names."""
+    """A body attribute kept whole (ops.control.Subgraph), its Graph built here, once: every later reader
+    (clustering, cost, runtime, renderers) takes `.graph`. A body that does not build keeps the error, which
+    clustering gives as its node's reason and a run raises."""
     import hashlib
 
     from ..ops.control import Subgraph
 
     data = g.SerializeToString()
     label = f"<subgraph {_s(g.name)} #{hashlib.sha1(data).hexdigest()[:10]}>"
-    return Subgraph(label, data, opset, tuple(free_names(g)))
+    outer = tuple(free_names(g))
+    inits = {t.name for t in g.initializer}
+    inputs = tuple(i.name for i in g.input if i.name not in inits)
+    graph = error = declared = None
+    try:
+        graph, declared = _body_graph(g, opset, outer)
+    except Exception as e:  # noqa: BLE001 - a body that does not load is its node's reason, not a failed load
+        error = e
+    return Subgraph(label, data, opset, outer, inputs=inputs, output_types=_output_types(g), graph=graph,
+                    error=error, declared=declared)
+
+
+def _body_graph(g, opset: tuple, outer: tuple) -> tuple[Graph, dict]:
+    """The body as a finalized Graph (its outer-scope names are extra graph inputs, typed as the file types
+    them), and each node's output types as the file gave them, before inference."""
+    import onnx
+
+    from .build import finalize
+
+    model = onnx.helper.make_model(g, opset_imports=[onnx.helper.make_opsetid(d, v) for d, v in opset])
+    raw = graph_from_model(model, f"body {g.name!r}", outer=outer)
+    declared = {n.name: list(n.outputs) for n in raw.nodes}
+    return finalize(raw, onnx=True), declared
+
+
+def _output_types(g) -> tuple:
+    """The body's declared output types: fully known ones, unknown (TensorType()) for the rest."""
+    import onnx
+
+    got = []
+    for o in g.output:
+        t = o.type.tensor_type
+        dims = tuple(d.dim_value if d.HasField("dim_value") else None for d in t.shape.dim)
+        known = o.type.HasField("tensor_type") and t.HasField("shape") and None not in dims
+        try:
+            dtype = canonical_dtype(str(onnx.helper.tensor_dtype_to_np_dtype(t.elem_type)))
+        except Exception:  # noqa: BLE001 - no or an exotic element type: the type stays unknown
+            dtype = None
+        got.append(TensorType(dims, dtype) if known and dtype else TensorType())
+    return tuple(got)
 
 
 def free_names(g) -> list[str]:

@@ -1,0 +1,111 @@
+"""Control-flow bodies are IR: the loader builds each Loop/If body once (Graph.bodies); clustering, cost, runtime and renderers read those Graphs and never parse the body's bytes again."""
+import json
+import os
+
+import numpy as np
+import pytest
+
+onnx = pytest.importorskip("onnx", reason="ONNX control flow: pip install -e '.[onnx]'")
+
+import xcviz  # noqa: E402
+from xcviz.cost import control as cost_control  # noqa: E402
+from xcviz.loaders import onnx_model  # noqa: E402
+from xcviz.ops.control import Subgraph  # noqa: E402
+
+# a TorchScript greedy decoder: a Loop whose body holds an If (two branches), so three bodies, one nested
+MODEL = os.path.join(os.path.dirname(__file__), "data", "exports", "greedy_decode_torchscript.onnx")
+BODIES = ["body 'sub_graph'", "body 'sub_graph1'", "body 'sub_graph2'"]
+
+
+@pytest.fixture
+def builds(monkeypatch):
+    """The sources of every graph the ONNX reader builds (a body's is 'body NAME'); and, once armed, any parse
+    of a GraphProto's bytes fails the test."""
+    seen: list[str] = []
+    real = onnx_model.graph_from_model
+
+    def counting(model, source, outer=()):
+        seen.append(source)
+        return real(model, source, outer)
+
+    monkeypatch.setattr(onnx_model, "graph_from_model", counting)
+
+    def arm():
+        def refuse(self, data):
+            raise AssertionError("a body's bytes were parsed again after loading")
+        monkeypatch.setattr(onnx.GraphProto, "ParseFromString", refuse)
+    return seen, arm
+
+
+def _subgraphs(graph) -> list:
+    found = []
+    for node in graph.nodes:
+        for v in node.attrs.values():
+            if isinstance(v, Subgraph):
+                found += [v, *_subgraphs(v.graph)]
+    return found
+
+
+def test_the_loader_builds_each_body_once_and_graph_bodies_maps_them(builds):
+    seen, _ = builds
+    g = xcviz.load(MODEL)
+    assert seen == [MODEL, *BODIES]  # the outer graph, then the Loop's body, then the If's two branches inside it
+    loop = g.bodies[("/Loop", "body")]
+    assert list(g.bodies) == [("/Loop", "body")] and len(loop.nodes) == 21
+    assert list(loop.bodies) == [("/If", "then_branch"), ("/If", "else_branch")]
+    assert g.node("/Loop").attrs["body"].graph is loop  # the attribute carries the very Graph the mapping gives
+    # its outer-scope names are inputs of the body graph, as the runtime feeds them
+    assert set(g.node("/Loop").attrs["_outer"]) <= {v.name for v in loop.inputs}
+
+
+def test_cluster_cost_render_and_run_read_the_loaders_bodies(builds):
+    seen, arm = builds
+    g = xcviz.load(MODEL)
+    loaded = list(seen)
+    arm()
+    for sub in _subgraphs(g):
+        sub.proto = b"\xff not a GraphProto"  # whoever still read the bytes would fail on these
+    c = xcviz.cluster(g)
+    loop, inner = g.bodies[("/Loop", "body")], g.bodies[("/Loop", "body")].bodies
+    [b] = c.bodies
+    # clustering's body graph is the loader's, seen from its node (outer-scope inputs typed): same nodes
+    assert b.graph.nodes is loop.nodes and [x.graph.nodes for x in b.children] == [
+        inner[("/If", "then_branch")].nodes, inner[("/If", "else_branch")].nodes]
+    assert b.children is b.clustering.bodies  # a body's clustering carries its own bodies
+    typed = []
+    real = cost_control.typed_body
+    cost_control.typed_body = lambda *a: typed.append(real(*a)) or typed[-1]
+    try:
+        s = xcviz.stats(g, c)
+    finally:
+        cost_control.typed_body = real
+    assert s.clusters == len(c.clusters)
+    # cost retyped the loader's body (a new graph of the same nodes), it did not read another
+    assert typed and all([n.name for n in t.nodes] == [n.name for n in loop.nodes] for t in typed
+                         if t.name == loop.name)
+    from xcviz.render.view import final_view
+
+    assert final_view(g, c, s).bodies[0] is b  # the picture's frames
+    dot = xcviz.render(g, c, format="dot")
+    assert "Loop '/Loop' body" in dot
+    story = xcviz.explain(g, c, "/Loop")
+    assert story["bodies"] == [b]
+    feeds = dict(np.load(MODEL.replace(".onnx", ".inputs.npz")))
+    want = np.load(MODEL.replace(".onnx", ".ort.npz"))
+    got = xcviz.run(g, feeds, mode="hybrid")
+    for name, value in got.items():
+        np.testing.assert_allclose(value, want[name], rtol=1e-5, atol=1e-5)
+    assert seen == loaded  # nothing built a body again
+
+
+def test_the_cli_builds_each_body_once_per_command(builds, run_cli, tmp_path):
+    seen, _ = builds
+    out = tmp_path / "r.json"
+    code, _, err = run_cli("cluster", MODEL, "--json", "-o", str(out))
+    assert code == 0, err
+    assert seen == [MODEL, *BODIES]
+    assert [b["attribute"] for b in json.loads(out.read_text())["bodies"]["/Loop"]] == ["body"]
+    seen.clear()
+    code, _, err = run_cli("report", MODEL, "-o", str(tmp_path / "r.html"))
+    assert code == 0, err
+    assert seen == [MODEL, *BODIES]
