@@ -24,9 +24,9 @@ def builds(monkeypatch):
     seen: list[str] = []
     real = onnx_model.graph_from_model
 
-    def counting(model, source, outer=()):
+    def counting(model, source, *args, **kw):
         seen.append(source)
-        return real(model, source, outer)
+        return real(model, source, *args, **kw)
 
     monkeypatch.setattr(onnx_model, "graph_from_model", counting)
 
