@@ -1,4 +1,4 @@
-"""Control-flow bodies are IR: the loader builds each Loop/If body once (Graph.bodies); clustering, cost, runtime and renderers read those Graphs and never parse the body's bytes again."""
+"""Control-flow bodies are IR: the loader builds each body once (Graph.bodies); cluster, cost, run and render read it, never its bytes."""
 import json
 import os
 

@@ -2,9 +2,9 @@
 
 A body attribute is a `Subgraph`: a string ('<subgraph NAME #hash>', so printing, JSON and attribute
 interning treat it as a value, and equal strings mean equal bodies) that also carries the body as a Graph,
-built once by the loader (`.graph`), the model's opsets and its outer-scope names. The loader appends those outer-scope tensors to the
-node's inputs, so the dependency is an edge of the graph like any other. Running a body needs the loader and
-the executor, layers above this one: the runtime installs the runner (`set_runner`).
+built once by the loader (`.graph`), the model's opsets and its outer-scope names. The loader appends those
+outer-scope tensors to the node's inputs, so the dependency is an edge of the graph like any other. Running a
+body needs the executor, a layer above this one: the runtime installs the runner (`set_runner`).
 """
 from __future__ import annotations
 
