@@ -33,7 +33,7 @@ class Subgraph(str):
     def body(self):
         """The body's Graph; the loader's error when it did not load."""
         if self.graph is None:
-            raise self.error or Unsupported(f"body {str(self)} was not built")
+            raise self.error or Unsupported(f"body {self} was not built")
         return self.graph
 
 
