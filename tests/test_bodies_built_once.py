@@ -72,17 +72,8 @@ def test_cluster_cost_render_and_run_read_the_loaders_bodies(builds):
     assert b.graph.nodes is loop.nodes and [x.graph.nodes for x in b.children] == [
         inner[("/If", "then_branch")].nodes, inner[("/If", "else_branch")].nodes]
     assert b.children is b.clustering.bodies  # a body's clustering carries its own bodies
-    typed = []
-    real = cost_control.typed_body
-    cost_control.typed_body = lambda *a: typed.append(real(*a)) or typed[-1]
-    try:
-        s = xcviz.stats(g, c)
-    finally:
-        cost_control.typed_body = real
+    s = xcviz.stats(g, c)
     assert s.clusters == len(c.clusters)
-    # cost retyped the loader's body (a new graph of the same nodes), it did not read another
-    assert typed and all([n.name for n in t.nodes] == [n.name for n in loop.nodes] for t in typed
-                         if t.name == loop.name)
     from xcviz.render.view import final_view
 
     assert final_view(g, c, s).bodies[0] is b  # the picture's frames
@@ -96,6 +87,45 @@ def test_cluster_cost_render_and_run_read_the_loaders_bodies(builds):
     for name, value in got.items():
         np.testing.assert_allclose(value, want[name], rtol=1e-5, atol=1e-5)
     assert seen == loaded  # nothing built a body again
+
+
+def test_cost_retypes_the_loaders_body(builds, tmp_path):
+    """A Loop of 5 trips of x @ W (f32[1,8] by an outer-scope f32[8,8]): its cost is the loader's body, retyped
+    with the node's types (a new graph of the same nodes), 5 times."""
+    from onnx import TensorProto as T, helper, numpy_helper as nh
+
+    from xcviz.cost.keys import control_node_cost
+
+    body = helper.make_graph(
+        [helper.make_node("MatMul", ["x_in", "W"], ["x_out"]), helper.make_node("Identity", ["cond_in"], ["cond_out"])],
+        "body", [helper.make_tensor_value_info("i", T.INT64, []), helper.make_tensor_value_info("cond_in", T.BOOL, []),
+                 helper.make_tensor_value_info("x_in", T.FLOAT, None)],
+        [helper.make_tensor_value_info("cond_out", T.BOOL, []), helper.make_tensor_value_info("x_out", T.FLOAT, None)])
+    inits = [nh.from_array(np.array(True), "c"), nh.from_array(np.ones((8, 8), np.float32), "W"),
+             nh.from_array(np.array(5, np.int64), "M")]
+    graph = helper.make_graph([helper.make_node("Loop", ["M", "c", "x"], ["y"], body=body, name="loop")], "g",
+                              [helper.make_tensor_value_info("x", T.FLOAT, [1, 8])],
+                              [helper.make_tensor_value_info("y", T.FLOAT, [1, 8])], inits)
+    path = tmp_path / "loop.onnx"
+    onnx.save(helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13)]), str(path))
+    seen, arm = builds
+    g = xcviz.load(str(path))
+    assert seen == [str(path), "body 'body'"]
+    arm()
+    loaded = g.bodies[("loop", "body")]
+    typed = []
+    real = cost_control.typed_body
+    cost_control.typed_body = lambda *a: typed.append(real(*a)) or typed[-1]
+    try:
+        flops, _, why = control_node_cost(g, g.node("loop"))
+    finally:
+        cost_control.typed_body = real
+    assert (flops, why) == (5 * (2 * 8 * 8 + 0), None)  # MatMul [1,8]x[8,8]; the Identity of a bool costs none
+    [t] = typed
+    assert t is not loaded and [n.name for n in t.nodes] == [n.name for n in loaded.nodes]
+    assert loaded.tensor_type(loaded.nodes[0].name).shape is None  # the loader's body keeps its own types
+    assert t.tensor_type(t.nodes[0].name).shape == (1, 8)  # the copy has the node's
+    assert seen == [str(path), "body 'body'"]
 
 
 def test_the_cli_builds_each_body_once_per_command(builds, run_cli, tmp_path):
