@@ -81,11 +81,21 @@ def test_cluster_cost_render_and_run_read_the_loaders_bodies(builds):
     assert "Loop '/Loop' body" in dot
     story = xcviz.explain(g, c, "/Loop")
     assert story["bodies"] == [b]
-    feeds = dict(np.load(MODEL.replace(".onnx", ".inputs.npz")))
+    pytest.importorskip("jax", reason="a hybrid run compiles the body's clusters: pip install -e '.[jax]'")
+    from xcviz.runtime.execute import execute
+    from xcviz.runtime.inputs import bind_inputs
+    from xcviz.runtime.jit import CompileCache
+
+    feeds = bind_inputs(g, dict(np.load(MODEL.replace(".onnx", ".inputs.npz"))), 0)
     want = np.load(MODEL.replace(".onnx", ".ort.npz"))
-    got = xcviz.run(g, feeds, mode="hybrid")
+    cache = CompileCache()
+    got = execute(g, feeds, "hybrid", c, cache).outputs
     for name, value in got.items():
         np.testing.assert_allclose(value, want[name], rtol=1e-5, atol=1e-5)
+    # the Loop ran natively, its body hybrid per iteration with the clustering the pass made for it
+    [plan] = cache.plans.values()
+    [body_cache] = plan.bodies.values()
+    assert [key for key in body_cache.plans] == [("hybrid", "clustering", id(b.clustering))]
     assert seen == loaded  # nothing built a body again
 
 
