@@ -58,7 +58,7 @@ def test_the_loader_builds_each_body_once_and_graph_bodies_maps_them(builds):
     assert set(g.node("/Loop").attrs["_outer"]) <= {v.name for v in loop.inputs}
 
 
-def test_cluster_cost_render_and_run_read_the_loaders_bodies(builds):
+def test_cluster_cost_explain_and_render_read_the_loaders_bodies(builds):
     seen, arm = builds
     g = xcviz.load(MODEL)
     loaded = list(seen)
@@ -81,6 +81,19 @@ def test_cluster_cost_render_and_run_read_the_loaders_bodies(builds):
     assert "Loop '/Loop' body" in dot
     story = xcviz.explain(g, c, "/Loop")
     assert story["bodies"] == [b]
+    assert seen == loaded  # nothing built a body again
+
+
+@pytest.mark.slow
+def test_a_hybrid_run_runs_the_body_with_the_clustering_the_pass_made(builds):
+    seen, arm = builds
+    g = xcviz.load(MODEL)
+    loaded = list(seen)
+    arm()
+    for sub in _subgraphs(g):
+        sub.proto = b"\xff not a GraphProto"
+    c = xcviz.cluster(g)
+    [b] = c.bodies
     pytest.importorskip("jax", reason="a hybrid run compiles the body's clusters: pip install -e '.[jax]'")
     from xcviz.runtime.execute import execute
     from xcviz.runtime.inputs import bind_inputs
@@ -96,7 +109,7 @@ def test_cluster_cost_render_and_run_read_the_loaders_bodies(builds):
     [plan] = cache.plans.values()
     [body_cache] = plan.bodies.values()
     assert [key for key in body_cache.plans] == [("hybrid", "clustering", id(b.clustering))]
-    assert seen == loaded  # nothing built a body again
+    assert seen == loaded
 
 
 def test_cost_retypes_the_loaders_body(builds, tmp_path):
