@@ -162,3 +162,25 @@ def test_the_cli_builds_each_body_once_per_command(builds, run_cli, tmp_path):
     code, _, err = run_cli("report", MODEL, "-o", str(tmp_path / "r.html"))
     assert code == 0, err
     assert seen == [MODEL, *BODIES]
+
+
+def test_equal_bodies_in_one_file_are_built_once_and_shared(builds, tmp_path):
+    """Exporters repeat identical If branches: one build per distinct body, the nodes share its Graph."""
+    from onnx import TensorProto as T, helper
+
+    def branch(op):
+        return helper.make_graph([helper.make_node(op, ["x"], ["y"])], op.lower(), [],
+                                 [helper.make_tensor_value_info("y", T.FLOAT, [2])])
+    nodes = [helper.make_node("If", ["c"], [f"y{k}"], name=f"if{k}", then_branch=branch("Relu"),
+                              else_branch=branch("Neg")) for k in range(3)]
+    graph = helper.make_graph(nodes, "g", [helper.make_tensor_value_info("x", T.FLOAT, [2]),
+                                           helper.make_tensor_value_info("c", T.BOOL, [])],
+                              [helper.make_tensor_value_info(f"y{k}", T.FLOAT, [2]) for k in range(3)])
+    path = tmp_path / "ifs.onnx"
+    onnx.save(helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)]), str(path))
+    seen, _ = builds
+    g = xcviz.load(str(path))
+    assert sorted(seen) == sorted([str(path), "body 'relu'", "body 'neg'"])  # (the file orders the attributes)
+    assert len(g.bodies) == 6 and len({id(b) for b in g.bodies.values()}) == 2
+    c = xcviz.cluster(g, min_cluster_size=1)
+    assert [(b.node, b.attr) for b in c.bodies] == [(f"if{k}", a) for k in range(3) for a in ("then_branch", "else_branch")]
