@@ -199,9 +199,7 @@ def test_greedy_decode_exports_cluster_like_xla():
     c = xcviz.cluster(g)
     assert _names(g, c) == [["node_unsqueeze", "node_cat", "node_eq", "node_Cast_2_2", "node_ReduceMin_3",
                              "node_all_1", "node_bitwise_not", "node_bitwise_and", "node_while_loop__4"]]
-    from xcviz.clustering.bodies import body_clusterings
-
-    [body] = body_clusterings(g, c.options, c)
+    [body] = c.bodies  # the clustering pass clustered its bodies
     assert body.node == "node_while_loop__4" and [len(m) for m in body.clustering.clusters] == [25]
     assert body.compiled_in == "cluster_0"
     g = xcviz.load(os.path.join(EXPORTS, "greedy_decode_torchscript.onnx"))
@@ -209,7 +207,7 @@ def test_greedy_decode_exports_cluster_like_xla():
     j = g.index["/Loop"]
     assert c.reason[j] == ("loop-carried value 'tokens.11' changes shape from int64[2,1] to int64[2,2] across "
                            "iterations (an XLA While carries fixed shapes)")
-    nested = body_clusterings(g, c.options, c)
+    nested = c.bodies
     assert nested[0].compiled_in is None  # it runs natively: its body's own cluster is what runs compiled
     assert [(b.node, [len(m) for m in b.clustering.clusters]) for b in nested] == [("/Loop", [21])]
     assert [(b.node, b.attr) for b in nested[0].children] == [("/If", "then_branch"), ("/If", "else_branch")]

@@ -13,7 +13,16 @@ def run_clustering(graph, opts: ClusterOptions | None = None) -> Clustering:
     if opts.op_names == "graph":  # a name may be an opaque op of this graph's own: checked against it
         opts.check_op_names(graph)
     with gc_paused():
-        return _run(graph, opts)
+        return cluster_with_bodies(graph, opts, 0)
+
+
+def cluster_with_bodies(graph, opts: ClusterOptions, depth: int) -> Clustering:
+    """The pass on `graph`, then on each control-flow body (`Clustering.bodies`, nested `depth` deep)."""
+    from .bodies import body_clusterings
+
+    result = _run(graph, opts)
+    result.bodies = body_clusterings(graph, opts, result, depth)
+    return result
 
 
 def _run(graph, opts: ClusterOptions) -> Clustering:

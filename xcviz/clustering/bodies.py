@@ -2,8 +2,9 @@
 
 TensorFlow does the same with functional While/If (compilability_check_util.cc, IsCompilableWhile/If):
 the node is a single candidate, compilable only when every op of its cond/body (or then/else) functions
-is, recursively; XLA lowers it to one While/Conditional. Here the bodies are ONNX subgraphs kept by the
-loader (ops.control.Subgraph), built into Graphs once and clustered with the caller's options.
+is, recursively; XLA lowers it to one While/Conditional. Here the bodies are the Graphs the loader built
+once (ops.control.Subgraph.graph); the clustering pass clusters them with its own options, recursively, and
+its result carries them (`Clustering.bodies`), for cost, runtime and renderers to read.
 """
 from __future__ import annotations
 
@@ -16,8 +17,6 @@ from .options import Candidates, ClusterOptions, find_candidates, normalize_devi
 
 CONTROL_OPS = REGISTRY.names(BODY_CONTROL)
 BODY_ATTRS = ("body", "then_branch", "else_branch")
-_GRAPHS: dict[str, object] = {}
-_KEPT = 256
 
 
 def node_bodies(node) -> list[tuple[str, object]]:
@@ -28,22 +27,9 @@ def node_bodies(node) -> list[tuple[str, object]]:
 
 
 def body_graph(sub):
-    """The body as a finalized Graph (cached per body); its outer-scope names are extra graph inputs."""
-    g = _GRAPHS.get(sub)
-    if g is None:
-        import onnx
-
-        from ..passes.prepare import prepare
-        from ..loaders.onnx_model import graph_from_model
-
-        proto = onnx.GraphProto()
-        proto.ParseFromString(sub.proto)
-        model = onnx.helper.make_model(proto, opset_imports=[onnx.helper.make_opsetid(d, v) for d, v in sub.opset])
-        g = prepare(graph_from_model(model, f"body {proto.name!r}", outer=sub.outer), onnx=True)
-        if len(_GRAPHS) >= _KEPT:
-            _GRAPHS.pop(next(iter(_GRAPHS)))
-        _GRAPHS[sub] = g
-    return g
+    """The body's Graph, as the loader built it (its outer-scope names are extra graph inputs); the loader's
+    error when it did not load."""
+    return sub.body()
 
 
 def refine_candidates(graph, cands: Candidates, opts: ClusterOptions) -> None:
@@ -117,47 +103,51 @@ class BodyClustering:
         return sum(len(c) for c in self.clustering.clusters)
 
 
-def body_clusterings(graph, opts: ClusterOptions, clustering=None, depth: int = 0) -> list[BodyClustering]:
-    """Every body of every control-flow node in `graph` (in node order), clustered with `opts`, recursively;
-    `clustering` (graph's own) tells which nodes run compiled, their bodies with them."""
-    from . import run_clustering
+def body_clusterings(graph, opts: ClusterOptions, clustering, depth: int = 0) -> list[BodyClustering]:
+    """Every body of every control-flow node in `graph` (in node order), clustered with `opts`, recursively:
+    run_clustering calls this once per result (`Clustering.bodies`); `clustering` (graph's own) tells which
+    nodes run compiled, their bodies with them."""
+    from . import cluster_with_bodies
 
     out: list[BodyClustering] = []
-    if depth > 16:  # a body nests itself only in a malformed file; stop rather than recurse forever
+    if depth > 16 or not has_control_flow(graph):  # (a body nests itself only in a malformed file)
         return out
     for j, node in enumerate(graph.nodes):
         if node.op not in CONTROL_OPS:
             continue
-        k = clustering.cluster_of[j] if clustering is not None else -1
+        k = clustering.cluster_of[j]
         for attr, sub in node_bodies(node):
-            try:
-                g = body_graph(sub)
-            except Exception:  # noqa: BLE001 - the node's own reason already says its body does not load
+            if sub.graph is None:  # the node's own reason already says its body does not load
                 continue
-            _outer_types(g, graph, node)
-            c = run_clustering(g, opts)
-            out.append(BodyClustering(node.name, node.op_type, attr, g, c, body_clusterings(g, opts, c, depth + 1),
+            g = _outer_typed(sub.graph, graph, node)
+            c = cluster_with_bodies(g, opts, depth + 1)
+            out.append(BodyClustering(node.name, node.op_type, attr, g, c, c.bodies,
                                       clustering.cluster_id(k) if k >= 0 else None))
     return out
 
 
-def _outer_types(body, graph, node) -> None:
-    """A body's inputs for the outer-scope values it reads take the outer graph's type (and a weight's data):
-    the body's own file declares none, so they would draw as `?[?] unknown`. The node lists the outer names it
-    reads (`_outer`) after its own inputs, where the loader rewrote each into the outer graph's ref."""
+def _outer_typed(body, graph, node):
+    """The body as its node sees it: its inputs for the outer-scope values it reads take the outer graph's type
+    (and a weight's data), which the body's own file does not declare (they would draw as `?[?] unknown`). The
+    node lists the outer names it reads (`_outer`) after its own inputs, where the loader rewrote each into the
+    outer graph's ref. A copy: the loader's body stays as built (cost retypes it from the node's own types)."""
+    import dataclasses
+
     names = node.attrs.get("_outer") or ()
     at = node.attrs.get("_n_inputs")
     refs = dict(zip(names, node.inputs[at:])) if isinstance(at, int) else {}
     outer = {v.name: v for v in graph.inputs}
+    inputs = []
     for v in body.inputs:
-        if v.data is not None or v.type.shape is not None or v.type.dtype is not None:
-            continue
-        ref = refs.get(v.name, v.name)
-        source = outer.get(ref)
-        if source is not None:
-            v.type, v.data = source.type, source.data
-        elif ref.split(":", 1)[0] in graph.index:
-            v.type = graph.tensor_type(ref)
+        if v.data is None and v.type.shape is None and v.type.dtype is None:
+            ref = refs.get(v.name, v.name)
+            source = outer.get(ref)
+            if source is not None:
+                v = dataclasses.replace(v, type=source.type, data=source.data)
+            elif ref.split(":", 1)[0] in graph.index:
+                v = dataclasses.replace(v, type=graph.tensor_type(ref))
+        inputs.append(v)
+    return dataclasses.replace(body, inputs=inputs, dims=dict(body.dims))
 
 
 def has_control_flow(graph) -> bool:

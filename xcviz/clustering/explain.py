@@ -3,7 +3,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from .bodies import CONTROL_OPS, body_clusterings
+from .bodies import CONTROL_OPS
 from .result import PHASE_NAMES, Clustering
 
 
@@ -62,7 +62,7 @@ def story(graph, clustering: Clustering, i: int) -> dict:
     k = clustering.cluster_of[i]
     extra = {}
     if graph.nodes[i].op in CONTROL_OPS:  # a Loop/If/Scan: its bodies' clusters (bodies.py)
-        extra["bodies"] = [b for b in body_clusterings(graph, clustering.options, clustering) if b.node == names[i]]
+        extra["bodies"] = [b for b in clustering.bodies if b.node == names[i]]
     return extra | {
         "node": names[i], "op": graph.nodes[i].op, "op_type": graph.nodes[i].op_type,
         "device": clustering.device[i], "candidate": clustering.candidate[i],

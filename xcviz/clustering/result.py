@@ -41,6 +41,9 @@ class Clustering:
     device: list[str]
     attempts: list[Attempt] = field(default_factory=list)
     groups: list[list[int]] = field(default_factory=list)  # every final group (kept or dropped), with size
+    # clustering.bodies.BodyClustering of each Loop/If/Scan body, in node order, nested ones inside: made once by
+    # run_clustering with these options, read by cost, runtime and renderers (not compared: derived from the rest)
+    bodies: list = field(default_factory=list, compare=False, repr=False)
     # cluster_of, members and sizes as arrays (see arrays()); not an argument, so a replace() makes them anew
     _arrays: tuple | None = field(default=None, init=False, repr=False, compare=False)
 

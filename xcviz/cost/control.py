@@ -22,8 +22,6 @@ from ..ops import BODY_CONTROL, REGISTRY
 CONTROL = REGISTRY.names(BODY_CONTROL)
 # exporters write a while loop as a Loop whose trip count is INT64_MAX (torch.onnx) or INT32_MAX
 WHILE_TRIPS = 2**31 - 1
-_BODIES: dict = {}
-_KEPT = 256
 
 
 def control_cost(graph: Graph, node, graph_cost) -> tuple:
@@ -98,50 +96,46 @@ def _body(sub, formal: list, outer: dict, dims: dict, graph_cost) -> tuple:
 
     if not isinstance(sub, Subgraph):
         return None, None, "its body was not kept", None
-    key = (sub, tuple(formal), tuple(sorted(outer.items(), key=lambda kv: kv[0])), tuple(sorted(dims.items())))
-    got = _BODIES.get(key)
-    if got is None:
-        got = graph_cost(_typed_body(sub, formal, outer, dims))
-        if len(_BODIES) >= _KEPT:
-            _BODIES.pop(next(iter(_BODIES)))
-        _BODIES[key] = got
-    return got
+    return graph_cost(typed_body(sub, formal, outer, dims))
 
 
-def _typed_body(sub, formal: list, outer: dict, dims: dict) -> Graph:
-    """The body as a finalized Graph whose inputs have the types the node gives them."""
-    import onnx
+def typed_body(sub, formal: list, outer: dict, dims: dict) -> Graph:
+    """A copy of the loader's body Graph whose inputs have the types the node gives them (its formal inputs
+    `formal`, the outer-scope values it reads `outer`), its shapes inferred again from the file's declared
+    types: a new graph, the loader's body stays as it is."""
+    import msgspec
 
-    from ..passes.prepare import prepare
-    from ..loaders.onnx_model import graph_from_model
+    from ..ir import Value
+    from ..passes.prepare import prepare as finalize
 
-    proto = onnx.GraphProto()
-    proto.ParseFromString(sub.proto)
-    inits = {t.name for t in proto.initializer}
-    formal_inputs = [i for i in proto.input if i.name not in inits]
-    for vi, t in zip(formal_inputs, formal):
-        _set_type(vi, t)
-    for name, t in outer.items():
-        if t is not None and t.shape is not None:
-            vi = proto.value_info.add()
-            vi.name = name
-            _set_type(vi, t)
-    model = onnx.helper.make_model(proto, opset_imports=[onnx.helper.make_opsetid(d, v) for d, v in sub.opset])
-    g = prepare(graph_from_model(model, f"body {proto.name!r}", outer=sub.outer), onnx=True)
+    body = sub.body()
+    types = {name: t for name, t in zip(sub.inputs, formal) if _expressible(t)}
+    types.update((name, t) for name, t in outer.items() if t is not None and t.shape is not None and _expressible(t))
+    inputs = [Value(v.name, _plain(types[v.name]), v.data, v.param) if v.name in types else
+              Value(v.name, v.type, v.data, v.param) for v in body.inputs]
+    nodes = [msgspec.structs.replace(n, op=n.op_type, outputs=list(sub.declared.get(n.name, ()))) for n in body.nodes]
+    g = finalize(Graph(body.name, inputs, nodes, list(body.outputs), body.source, output_names=dict(body.output_names)),
+                 onnx=True)
     g.dims.update(dims)
     return g
 
 
-def _set_type(vi, t: TensorType | None) -> None:
+def _expressible(t: TensorType | None) -> bool:
+    """A type an ONNX file can declare for an input (a shape, a dtype ONNX has an element type for)."""
     import onnx
 
     if t is None or t.shape is None or t.dtype is None:
-        return
+        return False
     try:
-        elem = onnx.helper.np_dtype_to_tensor_dtype(np.dtype(t.dtype))
+        onnx.helper.np_dtype_to_tensor_dtype(np.dtype(t.dtype))
     except TypeError:  # a dtype ONNX has no element type for: the declared type stays
-        return
-    vi.type.CopyFrom(onnx.helper.make_tensor_type_proto(elem, list(t.shape)))
+        return False
+    return True
+
+
+def _plain(t: TensorType) -> TensorType:
+    """The type as an ONNX declaration reads back: a tensor (not a sequence), unknown dimensions as '?'."""
+    return TensorType(tuple("?" if d is None else d for d in t.shape), t.dtype)
 
 
 def _constant(graph: Graph, ref: str):

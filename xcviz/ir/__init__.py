@@ -179,6 +179,19 @@ class Graph:
     def node(self, name: str) -> Node:
         return self.nodes[self.index[name]]
 
+    @property
+    def bodies(self) -> dict[tuple[str, str], "Graph"]:
+        """The control-flow bodies the loader built once, by (node name, attribute): a body attribute
+        (ops.control.Subgraph) carries its Graph; one that did not load is absent; a body's own are its
+        `.bodies`. Walks the nodes: ask clustering.bodies.has_control_flow first on a big graph."""
+        out: dict[tuple[str, str], Graph] = {}
+        for node in self.nodes:
+            for k, v in node.attrs.items():
+                body = getattr(v, "graph", None) if isinstance(v, str) else None
+                if isinstance(body, Graph):
+                    out[(node.name, k)] = body
+        return out
+
     def tensor_type(self, ref: str) -> TensorType:
         name, k = parse_ref(ref)
         i = self.index.get(name)

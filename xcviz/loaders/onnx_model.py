@@ -59,7 +59,7 @@ def _type(tp) -> TensorType:
     return TensorType(shape, _dtype(t.elem_type))
 
 
-def _attr(a, opset: tuple = ()) -> Any:
+def _attr(a, opset: tuple = (), bodies: dict | None = None) -> Any:
     import onnx
     from onnx import numpy_helper
 
@@ -72,21 +72,66 @@ def _attr(a, opset: tuple = ()) -> Any:
         return [x.decode("utf-8", "replace") if isinstance(x, bytes) else x for x in v
                 if not isinstance(x, (onnx.GraphProto, onnx.TensorProto))]
     if isinstance(v, onnx.GraphProto):
-        return _subgraph(v, opset)
+        return _subgraph(v, opset, {} if bodies is None else bodies)
     if isinstance(v, onnx.TypeProto):  # Optional's `type`: kept as its text ("f32[2]", "seq<f32[?]>")
         return str(_type(v))
     return v
 
 
-def _subgraph(g, opset: tuple):
-    """A body attribute kept whole (ops.control.Subgraph): its bytes, the model's opsets, its outer names."""
+def _subgraph(g, opset: tuple, bodies: dict):
+    """A body attribute kept whole (ops.control.Subgraph), its Graph built here, once: every later reader
+    (clustering, cost, runtime, renderers) takes `.graph`. A body that does not build keeps the error, which
+    clustering gives as its node's reason and a run raises. `bodies`: this load's bodies by their bytes, so
+    that equal bodies (an exporter's many identical If branches) are built once and shared."""
     import hashlib
 
     from ..ops.control import Subgraph
 
     data = g.SerializeToString()
+    if data in bodies:
+        return bodies[data]
     label = f"<subgraph {_s(g.name)} #{hashlib.sha1(data).hexdigest()[:10]}>"
-    return Subgraph(label, data, opset, tuple(free_names(g)))
+    outer = tuple(free_names(g))
+    inits = {t.name for t in g.initializer}
+    inputs = tuple(i.name for i in g.input if i.name not in inits)
+    graph = error = declared = None
+    try:
+        graph, declared = _body_graph(g, opset, outer, bodies)
+    except Exception as e:  # noqa: BLE001 - a body that does not load is its node's reason, not a failed load
+        error = e
+    bodies[data] = Subgraph(label, data, opset, outer, inputs=inputs, output_types=_output_types(g), graph=graph,
+                            error=error, declared=declared)
+    return bodies[data]
+
+
+def _body_graph(g, opset: tuple, outer: tuple, bodies: dict) -> tuple[Graph, dict]:
+    """The body as a finalized Graph (its outer-scope names are extra graph inputs, typed as the file types
+    them), and each node's output types as the file gave them, before inference."""
+    import onnx
+
+    from ..passes.prepare import prepare as finalize
+
+    model = onnx.helper.make_model(g, opset_imports=[onnx.helper.make_opsetid(d, v) for d, v in opset])
+    raw = graph_from_model(model, f"body {g.name!r}", outer=outer, bodies=bodies)
+    declared = {n.name: list(n.outputs) for n in raw.nodes}
+    return finalize(raw, onnx=True), declared
+
+
+def _output_types(g) -> tuple:
+    """The body's declared output types: fully known ones, unknown (TensorType()) for the rest."""
+    import onnx
+
+    got = []
+    for o in g.output:
+        t = o.type.tensor_type
+        dims = tuple(d.dim_value if d.HasField("dim_value") else None for d in t.shape.dim)
+        known = o.type.HasField("tensor_type") and t.HasField("shape") and None not in dims
+        try:
+            dtype = canonical_dtype(str(onnx.helper.tensor_dtype_to_np_dtype(t.elem_type)))
+        except Exception:  # noqa: BLE001 - no or an exotic element type: the type stays unknown
+            dtype = None
+        got.append(TensorType(dims, dtype) if known and dtype else TensorType())
+    return tuple(got)
 
 
 def free_names(g) -> list[str]:
@@ -213,11 +258,13 @@ def _for_inference(model):
     return fixed
 
 
-def graph_from_model(model, source: str, outer: tuple[str, ...] = ()) -> Graph:
-    """`outer`: for a body, the outer-scope names it reads; they become inputs of the body's graph."""
+def graph_from_model(model, source: str, outer: tuple[str, ...] = (), bodies: dict | None = None) -> Graph:
+    """`outer`: for a body, the outer-scope names it reads; they become inputs of the body's graph. `bodies`:
+    the bodies this load has built so far (by their bytes), shared with the bodies' own graphs."""
     import onnx
     from onnx import numpy_helper
 
+    bodies = {} if bodies is None else bodies
     opset = _default_opset(model)
     opsets = tuple((_s(o.domain), int(o.version)) for o in model.opset_import)
     try:
@@ -277,7 +324,7 @@ def graph_from_model(model, source: str, outer: tuple[str, ...] = ()) -> Graph:
                                      f"({op_type})", where=source, hint="every ONNX tensor name must have one producer")
                 producer[out] = name if j == 0 else f"{name}:{j}"
         domain = _s(n.domain) or ""
-        attrs = {_s(a.name): _attr(a, opsets) for a in n.attribute}
+        attrs = {_s(a.name): _attr(a, opsets, bodies) for a in n.attribute}
         _legacy_attrs(op_type, domain, opset, attrs)
         node_inputs = tuple(_s(t) for t in n.input)
         reads = [t for v in attrs.values() for t in getattr(v, "outer", ())]

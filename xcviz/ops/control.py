@@ -1,10 +1,10 @@
 """Control flow (ONNX Loop, If and Scan): the bodies are kept as subgraph attributes and run natively by interpretation.
 
 A body attribute is a `Subgraph`: a string ('<subgraph NAME #hash>', so printing, JSON and attribute
-interning treat it as a value, and equal strings mean equal bodies) that also carries the serialized
-GraphProto, the model's opsets and its outer-scope names. The loader appends those outer-scope tensors to the
-node's inputs, so the dependency is an edge of the graph like any other. Running a body needs the loader and
-the executor, layers above this one: the runtime installs the runner (`set_runner`).
+interning treat it as a value, and equal strings mean equal bodies) that also carries the body as a Graph,
+built once by the loader (`.graph`), the model's opsets and its outer-scope names. The loader appends those
+outer-scope tensors to the node's inputs, so the dependency is an edge of the graph like any other. Running a
+body needs the executor, a layer above this one: the runtime installs the runner (`set_runner`).
 """
 from __future__ import annotations
 
@@ -133,32 +133,8 @@ def _lowering(name: str):
 
 
 def _declared(body) -> list:
-    """The body's declared output types (TensorType; unknown where it gives none), parsed once per body."""
-    if not isinstance(body, Subgraph):
-        return []
-    got = _DECLARED.get(body)
-    if got is None:
-        import onnx
-
-        from ..ir import TensorType, canonical_dtype
-
-        g = onnx.GraphProto()
-        g.ParseFromString(body.proto)
-        got = []
-        for o in g.output:
-            t = o.type.tensor_type
-            dims = tuple(d.dim_value if d.HasField("dim_value") else None for d in t.shape.dim)
-            known = o.type.HasField("tensor_type") and t.HasField("shape") and None not in dims
-            try:
-                dtype = canonical_dtype(str(onnx.helper.tensor_dtype_to_np_dtype(t.elem_type)))
-            except Exception:  # noqa: BLE001 - no or an exotic element type: the type stays unknown
-                dtype = None
-            got.append(TensorType(dims, dtype) if known and dtype else TensorType())
-        _DECLARED[body] = got
-    return got
-
-
-_DECLARED: dict = {}
+    """The body's declared output types (TensorType; unknown where it gives none), read by the loader."""
+    return list(body.output_types) if isinstance(body, Subgraph) else []
 
 
 def _full(t) -> bool:

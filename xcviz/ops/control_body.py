@@ -7,17 +7,34 @@ from .arrays import Unsupported
 
 
 class Subgraph(str):
-    """A body: reads as its name and content hash; `.proto` the GraphProto bytes, `.opset` (domain, version)
-    pairs, `.outer` the outer-scope tensor names it (or a body nested in it) reads."""
+    """A body, built once by the loader: reads as its name and content hash; `.graph` the body as a finalized
+    Graph (None when it did not load: `.error` says why), `.inputs` its formal input names, `.output_types` the
+    types its file declares for its outputs, `.declared` each node's output types as the file gave them (for a
+    retyped copy, cost.control), `.opset` the model's (domain, version) pairs, `.outer` the outer-scope tensor
+    names it (or a body nested in it) reads, `.proto` its GraphProto bytes (what onnxruntime would take: xcviz
+    itself never parses them again)."""
 
     proto: bytes
     opset: tuple
     outer: tuple
+    inputs: tuple
+    output_types: tuple
+    graph: object
+    error: Exception | None
+    declared: dict
 
-    def __new__(cls, label: str, proto: bytes, opset: tuple, outer: tuple):
+    def __new__(cls, label: str, proto: bytes, opset: tuple, outer: tuple, *, inputs: tuple = (),
+                output_types: tuple = (), graph=None, error: Exception | None = None, declared: dict | None = None):
         s = super().__new__(cls, label)
         s.proto, s.opset, s.outer = proto, opset, outer
+        s.inputs, s.output_types, s.graph, s.error, s.declared = inputs, output_types, graph, error, declared or {}
         return s
+
+    def body(self):
+        """The body's Graph; the loader's error when it did not load."""
+        if self.graph is None:
+            raise self.error or Unsupported(f"body {self} was not built")
+        return self.graph
 
 
 _RUNNER: list[Callable] = []
@@ -54,16 +71,5 @@ def _body_inputs(body: Subgraph, values: list) -> dict:
     return dict(zip(_input_names(body), values))
 
 
-_NAMES: dict[str, tuple] = {}
-
-
 def _input_names(body: Subgraph) -> tuple:
-    names = _NAMES.get(body)
-    if names is None:
-        import onnx
-
-        g = onnx.GraphProto()
-        g.ParseFromString(body.proto)
-        inits = {t.name for t in g.initializer}
-        names = _NAMES[body] = tuple(i.name for i in g.input if i.name not in inits)
-    return names
+    return body.inputs

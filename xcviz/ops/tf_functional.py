@@ -22,14 +22,16 @@ from .values import TensorList
 
 class TFFunction(str):
     """A library function named by a node attribute: reads as its name; `.fdef` its FunctionDef, `.library`
-    {name: FunctionDef} of the GraphDef it came from (for the calls inside it)."""
+    {name: FunctionDef} of the GraphDef it came from (for the calls inside it), `.graph` the function as a
+    Graph once the runtime first runs it (runtime.tf_functions: clustering reads only its op list)."""
 
     fdef: object
     library: dict
+    graph: object
 
     def __new__(cls, name: str, fdef, library: dict):
         s = super().__new__(cls, name)
-        s.fdef, s.library = fdef, library
+        s.fdef, s.library, s.graph = fdef, library, None
         return s
 
 

@@ -1,15 +1,12 @@
 """Control-flow bodies on screen and in JSON: each Loop/If/Scan body's clusters, nested under its node."""
 from __future__ import annotations
 
-from ..clustering.bodies import BodyClustering, body_clusterings, has_control_flow
+from ..clustering.bodies import BodyClustering
 
 
 def bodies_of(graph, clustering, node: str | None = None) -> list[BodyClustering]:
-    """The bodies of every control-flow node (or only `node`'s), clustered with the outer options."""
-    if not has_control_flow(graph):
-        return []
-    found = body_clusterings(graph, clustering.options, clustering)
-    return [b for b in found if node is None or b.node == node]
+    """The bodies of every control-flow node (or only `node`'s), as the clustering pass clustered them."""
+    return [b for b in clustering.bodies if node is None or b.node == node]
 
 
 def _ops(g, members: list[int]) -> str:

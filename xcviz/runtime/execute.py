@@ -193,7 +193,7 @@ def execute(graph: Graph, feeds: dict[str, np.ndarray], mode: str = "hybrid", cl
     t0 = time.perf_counter()
     plan = plan_for(graph, mode, clustering if mode == "hybrid" else None, cache, options)
     bodies_before = _body_compile_seconds(plan)
-    with bodies_run(_body_run(plan, mode, options)):
+    with bodies_run(_body_run(graph, plan, mode, options)):
         env = _run_units(graph, feeds, plan, cache, lazy=mode != "jit")
     seconds = time.perf_counter() - t0
     outputs = {graph.output_names.get(ref, ref): env[ref] for ref in graph.outputs}  # the model's own names
@@ -202,15 +202,20 @@ def execute(graph: Graph, feeds: dict[str, np.ndarray], mode: str = "hybrid", cl
                      run_failures(cache)[failed_before:])
 
 
-def _body_run(plan: Plan, mode: str, options) -> BodyRun | None:
+def _body_run(graph: Graph, plan: Plan, mode: str, options) -> BodyRun | None:
     """How bodies of Loop / If / Scan nodes left outside every cluster run: in a hybrid run, per iteration with
     their own clusters compiled (the body's clustering with the run's options); else natively (in a jit run,
     such a node holds what no cluster can, e.g. sequences, that jit's clustering would push into one)."""
     if mode != "hybrid":
         return None
+    clusterings: dict = {}
     if plan.clustering is not None:
         options = plan.clustering.options
-    return BodyRun(options, plan.bodies, execute)
+        for b in plan.clustering.bodies:  # the pass clustered each body once: a body runs with its clustering
+            j = graph.index.get(b.node)
+            if j is not None and b.attr in graph.nodes[j].attrs:
+                clusterings.setdefault(graph.nodes[j].attrs[b.attr], b.clustering)
+    return BodyRun(options, plan.bodies, execute, clusterings)
 
 
 def _body_compile_seconds(plan: Plan) -> float:

@@ -139,10 +139,9 @@ def _body_const_inputs(sub) -> frozenset[str]:
     """The body's graph inputs (outer-scope names among them) that its must-be-constant inputs are computed from."""
     if sub in _BODY_CONSTS:
         return _BODY_CONSTS[sub]
-    from ..clustering.bodies import body_graph
     from ..ops import REGISTRY
 
-    g = body_graph(sub)
+    g = sub.body()
     names = {v.name for v in g.inputs}
     todo = [node.inputs[k] for node in g.nodes for k in const_slots(node, REGISTRY.ops.get(node.op) if node.known
                                                                      else None) if k < len(node.inputs) and node.inputs[k]]

@@ -3,12 +3,11 @@ from __future__ import annotations
 
 import contextlib
 import contextvars
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Callable
 
 import numpy as np
 
-from ..clustering.bodies import body_graph as _body_graph
 from ..ops.control import Subgraph, set_runner
 from .missing import preflight
 from .node import run_graph_nodes
@@ -19,12 +18,14 @@ _CHECKED: set[str] = set()
 @dataclass(frozen=True)
 class BodyRun:
     """How a hybrid run executes the bodies of control-flow nodes that run natively: the clustering options of
-    its bodies, one CompileCache per body (held by the caller's plan), and the executor (execute.execute, handed
-    down: this module sits below it)."""
+    its bodies, one CompileCache per body (held by the caller's plan), the executor (execute.execute, handed
+    down: this module sits below it) and each body's clustering, as the clustering pass made it
+    (Clustering.bodies, by Subgraph)."""
 
     options: object
     caches: dict
     execute: Callable
+    clusterings: dict = field(default_factory=dict)
 
 
 # Set by execute for the duration of one run (a context, not a global: nested and concurrent runs keep theirs);
@@ -70,8 +71,8 @@ def run_failures(cache) -> list[dict]:
 
 
 def body_graph(sub: Subgraph):
-    """The body as a finalized Graph, refused at once (one line) when it holds ops xcviz cannot run."""
-    g = _body_graph(sub)
+    """The body's Graph (the loader's), refused at once (one line) when it holds ops xcviz cannot run."""
+    g = sub.body()
     if sub not in _CHECKED:
         preflight(g)  # a body op xcviz cannot run: one clear 'unsupported' line, before any iteration
         _CHECKED.add(sub)
@@ -100,7 +101,7 @@ def _run_compiled(sub: Subgraph, g, feeds: dict, run: BodyRun) -> list:
     if cache is None:
         cache = run.caches[sub] = CompileCache()
     full = {v.name: feeds[v.name] if v.name in feeds else np.asarray(v.data) for v in g.inputs}
-    env = run.execute(g, full, "hybrid", None, cache, keep_all=True, options=run.options).env
+    env = run.execute(g, full, "hybrid", run.clusterings.get(sub), cache, keep_all=True, options=run.options).env
     return [env[r] for r in g.outputs]  # by reference: one tensor may be two outputs
 
 

@@ -1,27 +1,21 @@
-"""Bodies of TensorFlow's functional ops (While / If / calls): built once per function, interpreted node by node."""
+"""Bodies of TensorFlow's functional ops (While / If / calls): built once per function attribute, interpreted node by node."""
 from __future__ import annotations
 
 from ..ops.tf_functional import TFFunction, set_tf_runner
 from .missing import preflight
 from .node import run_graph_nodes
 
-_GRAPHS: dict[int, tuple] = {}  # id(FunctionDef) -> (FunctionDef, Graph): the FunctionDef is held, so ids stay unique
-_KEPT = 512
-
 
 def function_graph(fn: TFFunction):
-    """The function as a finalized Graph (cached per FunctionDef), refused at once when it holds ops xcviz cannot run."""
-    hit = _GRAPHS.get(id(fn.fdef))
-    if hit is not None and hit[0] is fn.fdef:
-        return hit[1]
-    from ..loaders.tensorflow.functions import function_graph as build
+    """The function as a finalized Graph, built on its first run and kept on the attribute (a While runs its
+    body every iteration); refused at once when it holds ops xcviz cannot run."""
+    if fn.graph is None:
+        from ..loaders.tensorflow.functions import function_graph as build
 
-    g = build(fn.fdef, fn.library, f"function {str(fn)!r}")
-    preflight(g)
-    if len(_GRAPHS) >= _KEPT:
-        _GRAPHS.pop(next(iter(_GRAPHS)))
-    _GRAPHS[id(fn.fdef)] = (fn.fdef, g)
-    return g
+        g = build(fn.fdef, fn.library, f"function {str(fn)!r}")
+        preflight(g)
+        fn.graph = g
+    return fn.graph
 
 
 def run_function(fn: TFFunction, args: list, use_jax: bool = False) -> list:
