@@ -307,8 +307,6 @@ RENDER_IMPORTS: dict[str, str] = {
     "cost.coverage.unknown_text": "formatter", "cost.symbolic.SymbolicCost": "type",
     "cost.symbolic.format_bytes_expr": "formatter", "cost.symbolic.format_count_expr": "formatter",
     "clustering.explain.replay": "the animation's frames replay the recorded attempt log: no decision is made",
-    "clustering.bodies.body_clusterings": "pending (issue 27, bodies as IR): the Clustering will carry its bodies'",
-    "clustering.bodies.has_control_flow": "pending (issue 27, bodies as IR)",
     "cost.symbolic.symbolic_cost": "pending: the symbolic formulas belong in the cost model's Stats",
     "cost.symbolic.free_dims": "which dimensions are unbound: a fact of the graph, read for the hint",
     "loaders.tensorflow.protos.message_classes": "export: a GraphDef is written with the loader's messages",

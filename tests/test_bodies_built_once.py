@@ -140,7 +140,7 @@ def test_cost_retypes_the_loaders_body(builds, tmp_path):
     real = cost_control.typed_body
     cost_control.typed_body = lambda *a: typed.append(real(*a)) or typed[-1]
     try:
-        flops, _, why = control_node_cost(g, g.node("loop"))
+        flops, _, why, _ = control_node_cost(g, g.node("loop"))
     finally:
         cost_control.typed_body = real
     assert (flops, why) == (5 * (2 * 8 * 8 + 0), None)  # MatMul [1,8]x[8,8]; the Identity of a bool costs none
