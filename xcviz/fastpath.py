@@ -15,7 +15,7 @@ FAST_MIN_NODES = 50_000
 
 def use_fast(n: int, env: str) -> bool:
     """True when a graph of `n` nodes should take the compiled path. The environment variable `env`
-    (XCVIZ_MARK, XCVIZ_INFER) set to `reference` or `fast` forces one; without numba it is never taken."""
+    (XCVIZ_INFER, XCVIZ_LOAD) set to `reference` or `fast` forces one; without numba it is never taken."""
     choice = os.environ.get(env, "auto")
     if choice == "reference" or (choice != "fast" and n < FAST_MIN_NODES):
         return False
@@ -47,7 +47,7 @@ def import_numba() -> None:
             del sys.modules[probe]
 
 
-# ---- compiled kernels' first use (numba): shared by the clustering kernel and the shape-inference walk ----
+# ---- numba kernels' first use: shared by the JSON scanner and the shape-inference walk ----
 # numba keeps compiled code beside the sources (`__pycache__`), or, where that is not writable (a system-wide
 # install), in the user's cache folder (~/.cache/numba on Linux), or in NUMBA_CACHE_DIR when set.
 _LOCK_STALE_S = 600  # a background compile that left its lock this long ago has died
@@ -76,7 +76,7 @@ def numba_cached(dispatchers) -> bool:
 def warm_in_background(folder: str | None, module: str) -> bool:
     """Start a detached `python -m MODULE LOCK` that compiles into the cache folder (one at a time, by a lock
     file there; the module removes it when done), at the lowest CPU priority: on a 2-core machine the first
-    `stats` of a fresh install starts up to three (scanner, shape inference, `mark`), and at normal priority
+    `stats` of a fresh install starts up to two (scanner, shape inference), and at normal priority
     they took the command's own core now and then (36 s wall for 28 s CPU, against the pure paths' 32 s)."""
     import subprocess
 
