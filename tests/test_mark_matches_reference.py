@@ -123,3 +123,16 @@ def test_lists_are_made_on_first_read_only():
     assert c.code == ref.code and type(stored(c, "code")) is list and type(stored(c, "reason")) is Deferred
     c.code[0] = "edited"
     assert c.code[0] == "edited"
+
+
+def test_every_pyx_is_built_as_an_extension_module():
+    """setup.py builds every xcviz/**/*.pyx (by glob): each imports as a compiled module, not as source."""
+    import importlib
+    import importlib.machinery
+
+    pyx = sorted(glob.glob(os.path.join(ROOT, "xcviz", "**", "*.pyx"), recursive=True))
+    assert len(pyx) >= 2
+    for path in pyx:
+        name = os.path.splitext(os.path.relpath(path, ROOT))[0].replace(os.sep, ".")
+        origin = importlib.import_module(name).__spec__.origin
+        assert origin.endswith(tuple(importlib.machinery.EXTENSION_SUFFIXES)), (name, origin)
