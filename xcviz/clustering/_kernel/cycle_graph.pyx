@@ -79,6 +79,9 @@ cdef class CycleGraph:
     def __cinit__(self, int64_t N, int64_t E, int64_t base):
         cdef State* S = &self.S
         cdef int64_t i
+        if N + E + 2 >= 2**31 or 4 * E + 8 >= 2**31:  # (ids, ranks and pool offsets are int32)
+            raise OverflowError(f"a cycle graph of {N} nodes and {E} edges is beyond the clustering kernel's "
+                                "int32 ids (2^31)")
         S.N, S.base = N, base
         S.pool_len = 4 * E + 8
         S.hcap = 1024
