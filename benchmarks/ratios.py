@@ -17,7 +17,7 @@ Also (each its own table):
 - the untyped graph (generate.py's, no `shape`/`dtype`) beside the typed one: the same fast path;
 - where the memory of `stats` is: RSS as each step of `xcviz.analyse` starts (what the command runs);
 - with `--cold`, the first use after a fresh install: `stats --json` with an empty NUMBA_CACHE_DIR
-  (stderr on a terminal, so the compile's progress line shows) beside XCVIZ_MARK=reference
+  (stderr on a terminal, so the compile's progress line shows) beside
   XCVIZ_INFER=reference, the pure-Python paths the compiled ones must never be slower than.
 """
 from __future__ import annotations

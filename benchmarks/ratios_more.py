@@ -118,7 +118,7 @@ def cold_rows(path: str) -> dict:
     empty cache folder, so that neither finds the other's compiled code)."""
     out = {}
     argv = [sys.executable, "-m", "xcviz", "stats", path, "--json"]
-    for name, extra in (("cold", {}), ("reference", {"XCVIZ_MARK": "reference", "XCVIZ_INFER": "reference"})):
+    for name, extra in (("cold", {}), ("reference", {"XCVIZ_INFER": "reference"})):
         with tempfile.TemporaryDirectory(prefix="xcviz-numba-") as cache:
             env = {**os.environ, **extra, "NUMBA_CACHE_DIR": cache}
             wall, cpu, shown = _on_terminal(argv, env)

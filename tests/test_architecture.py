@@ -33,7 +33,7 @@ LAYERS: list[set[str]] = [
     {"passes", "verify"},
     {"ops"},
     {"ir"},
-    {"errors", "progress", "fileio", "fastpath", "memory", "hardware"},  # no knowledge of graphs
+    {"errors", "progress", "fileio", "memory", "hardware"},  # no knowledge of graphs
 ]
 
 

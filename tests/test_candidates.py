@@ -164,11 +164,10 @@ def test_the_compiled_pass_hands_over_the_arrays_the_lists_hold(graph, min_size)
     """Clustering.arrays() from the compiled pass equals the arrays made from its lists."""
     import numpy as np
 
-    pytest.importorskip("numba", reason="the compiled pass needs numba (pip install numba)")
-    from xcviz.clustering import mark_fast
+    from xcviz.clustering import mark
 
     opts = ClusterOptions(min_cluster_size=min_size)
-    c = mark_fast.mark_for_compilation(graph, find_candidates(graph, opts), opts)
+    c = mark.mark_for_compilation(graph, find_candidates(graph, opts), opts)
     fast = c.arrays()
     c._arrays = None
     for a, b in zip(fast, c.arrays()):
@@ -200,8 +199,7 @@ class _ColumnsOnly:
         raise AssertionError("graph.nodes iterated")
 
 
-def test_mark_cost_and_the_stats_report_read_columns_only(tmp_path, monkeypatch):
-    pytest.importorskip("numba", reason="the compiled pass needs numba (pip install numba)")
+def test_mark_cost_and_the_stats_report_read_columns_only(tmp_path):
     import sys
 
     from xcviz.ir.columns import columns_of
@@ -222,7 +220,6 @@ def test_mark_cost_and_the_stats_report_read_columns_only(tmp_path, monkeypatch)
     assert len(g.index) == len(g.nodes)  # (the loader's name index, made: a scanned graph's is lazy)
     lazy = _ColumnsOnly(g.nodes)
     g.nodes, g._columns = lazy, dataclasses.replace(cols, nodes=lazy)
-    monkeypatch.setenv("XCVIZ_MARK", "fast")
     c = xcviz.cluster(g)
     assert stats_report(g, c, xcviz.stats(g, c)) == want
     assert (c.clusters, c.reason) == (want_c.clusters, want_c.reason)

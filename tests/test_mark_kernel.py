@@ -1,4 +1,4 @@
-"""The fast `mark` kernel's pieces (xcviz/clustering/_kernel/) against plain models.
+"""The compiled `mark` kernel's pieces (xcviz/clustering/_kernel/, Cython) against plain models.
 
 test_mark_matches_reference.py compares whole passes with the reference; these pin what it rarely reaches at
 test sizes: the directly written cycle graph (sets and Pearce-Kelly ranks) against inserting every edge,
@@ -9,40 +9,32 @@ from __future__ import annotations
 
 import random
 
+import numpy as np
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
-pytest.importorskip("numba")
-import numpy as np  # noqa: E402
-from hypothesis import HealthCheck, given, settings  # noqa: E402
-from hypothesis import strategies as st  # noqa: E402
+from xcviz.clustering import ClusterOptions, find_candidates
+from xcviz.clustering import _kernel as K
+from xcviz.clustering import mark, mark_reference
 
-from xcviz.clustering import ClusterOptions, find_candidates  # noqa: E402
-from xcviz.clustering import _kernel as K  # noqa: E402
-from xcviz.clustering._kernel import sets as KS  # noqa: E402
-from xcviz.clustering._kernel.state import HS, IN, LN, M_HT_LIVE, M_POOL_END, ST  # noqa: E402
-from xcviz.clustering import mark_fast, mark_reference  # noqa: E402
-
-from strategies import dags  # noqa: E402
+from strategies import dags
 
 pytestmark = pytest.mark.slow  # (the fast tier is `pytest`; this runs with `pytest -m slow`)
+HASH_MIN = 16  # (state.pxd: a set longer than this has its positions in the hash table)
 
 
-def sets_of(S, d):
-    pool, SM = S.pool, S.SM
-    return [pool[SM[x, d * IN + ST]:SM[x, d * IN + ST] + SM[x, d * IN + LN]].tolist() for x in range(S.N)]
-
-
-def check_hashed(S):
+def check_hashed(G):
     """Every hashed set's positions are in the hash table, and it holds nothing else."""
-    pool, HK, HV, meta, SM, N = S.pool, S.HK, S.HV, S.meta, S.SM, S.N
     live = 0
     for d in (0, 1):
-        for x in np.flatnonzero(SM[:, d * IN + HS]).tolist():
-            s, n = SM[x, d * IN + ST], SM[x, d * IN + LN]
-            for i, y in enumerate(pool[s:s + n].tolist()):
-                assert KS.ht_get(HK, HV, KS.edge_key(x, y, d, N)) == i
-            live += n
-    assert live == meta[M_HT_LIVE] == np.count_nonzero(HK)
+        for x, (hashed, seq) in enumerate(zip(G.hashed(d), G.sets(d))):
+            assert hashed or len(seq) <= HASH_MIN  # (a set stays hashed once it grew past HASH_MIN)
+            if hashed:
+                for i, y in enumerate(seq):
+                    assert G.hash_position(x, y, d) == i
+                live += len(seq)
+    assert G.hash_counts() == (live, live)
 
 
 @st.composite
@@ -70,15 +62,15 @@ def test_direct_build_is_edge_by_edge_insertion(graph):
     esrc, edst, _ = K.cycle_edges(es, ed, N)
     direct = K.build(N, esrc, edst, len(es), base)
     inserted = K.build(N, esrc, edst, len(es), base, False)
-    assert direct.rank.tolist() == inserted.rank.tolist()
+    assert direct.rank == inserted.rank
     for d in (0, 1):
-        assert sets_of(direct, d) == sets_of(inserted, d)
-        assert (direct.SM[:, d * IN + HS] == inserted.SM[:, d * IN + HS]).all()
+        assert direct.sets(d) == inserted.sets(d)
+        assert direct.hashed(d) == inserted.hashed(d)
     check_hashed(direct)
     check_hashed(inserted)
     # every edge is in its destination's predecessors, and in its source's successors unless that set is one
     # the pass does not keep (SOURCE's and the graph inputs' successors, SINK's predecessors)
-    outs, ins = sets_of(direct, 0), sets_of(direct, 1)
+    outs, ins = direct.sets(0), direct.sets(1)
     assert all(not outs[x] for x in range(base)) and not ins[1]
     edges = set(zip(esrc.tolist(), edst.tolist()))
     assert {(x, y) for y in range(N) for x in ins[y]} == {(x, y) for x, y in edges if y != 1 and x != y}
@@ -87,22 +79,22 @@ def test_direct_build_is_edge_by_edge_insertion(graph):
 
 def test_hash_table_against_a_dict():
     rng = random.Random(5)
-    HK, HV, meta = np.zeros(64, np.int64), np.empty(64, np.int64), np.zeros(16, np.int64)
+    table = K.HashTable(64)
     model: dict[int, int] = {}
     for step in range(20000):
         key = rng.randrange(1, 200)  # few keys, small table: long probe runs that wrap around
         if key in model and rng.random() < 0.5:
-            assert KS.ht_pop(HK, HV, meta, key) == model.pop(key)
+            assert table.pop(key) == model.pop(key)
         elif key not in model and len(model) < 32:
-            KS.ht_put(HK, HV, meta, key, step)
+            table.put(key, step)
             model[key] = step
         elif key in model:
-            KS.ht_set(HK, HV, key, -step)
+            table.set(key, -step)
             model[key] = -step
-        assert KS.ht_get(HK, HV, key) == model.get(key, -1)
-        assert meta[M_HT_LIVE] == len(model) == np.count_nonzero(HK)
+        assert table.get(key) == model.get(key, -1)
+        assert table.live == len(model) == table.occupied()
     for key in range(1, 200):
-        assert KS.ht_get(HK, HV, key) == model.get(key, -1)
+        assert table.get(key) == model.get(key, -1)
 
 
 def test_pool_compaction_keeps_every_set():
@@ -113,33 +105,29 @@ def test_pool_compaction_keeps_every_set():
     ed = np.array([rng.randrange(20, N) for _ in range(E)], np.int64)
     order = np.argsort(ed, kind="stable")
     esrc, edst, _ = K.cycle_edges(es[order], ed[order], N)
-    S = K.build(N, esrc, edst, len(es), 0)  # (base 0: a bare table that keeps every set)
-    pool, ptmp, HK, HV, meta, SM = S.pool, S.ptmp, S.HK, S.HV, S.meta, S.SM
-    model = [sets_of(S, 0), sets_of(S, 1)]
+    G = K.build(N, esrc, edst, len(es), 0)  # (base 0: a bare table that keeps every set)
+    model = [G.sets(0), G.sets(1)]
     limit = sum(map(len, model[0])) + sum(map(len, model[1]))  # live entries never exceed the build's
-    compactions, last_end = 0, meta[M_POOL_END]
+    compactions, last_end = 0, G.pool_end
     for _ in range(20000):
         x, y, d = rng.randrange(N), rng.randrange(N), rng.randrange(2)
         if x == y:
             continue
         seq = model[d][x]
         if y in seq:
-            KS.os_erase(pool, HK, HV, meta, SM, x, y, d, N)
+            G.erase(x, y, d)
             i = seq.index(y)
             last = seq.pop()
             if last != y:
                 seq[i] = last
         elif sum(map(len, model[0])) + sum(map(len, model[1])) < limit:
-            if KS.ht_short(S, KS.HASH_MIN + 1):
-                S = KS.ht_grow(S, KS.HASH_MIN + 1)
-                HK, HV = S.HK, S.HV
-            assert KS.os_insert(pool, ptmp, HK, HV, meta, SM, x, y, d, N)
+            assert G.insert(x, y, d)
             seq.append(y)
-        compactions += meta[M_POOL_END] < last_end
-        last_end = meta[M_POOL_END]
+        compactions += G.pool_end < last_end
+        last_end = G.pool_end
     assert compactions > 0
-    assert [sets_of(S, 0), sets_of(S, 1)] == model
-    check_hashed(S)
+    assert [G.sets(0), G.sets(1)] == model
+    check_hashed(G)
 
 
 @settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
@@ -148,7 +136,7 @@ def test_unordered_node_list_matches_reference(graph, min_size):
     opts = ClusterOptions(min_cluster_size=min_size)
     cands = find_candidates(graph, opts)
     ref = mark_reference.mark_for_compilation(graph, cands, opts)
-    fast = mark_fast.mark_for_compilation(graph, cands, opts)
-    assert fast.clusters == ref.clusters and fast.groups == ref.groups
-    assert fast.code == ref.code and fast.reason == ref.reason
-    assert list(fast.attempts) == list(ref.attempts)
+    got = mark.mark_for_compilation(graph, cands, opts)
+    assert got.clusters == ref.clusters and got.groups == ref.groups
+    assert got.code == ref.code and got.reason == ref.reason
+    assert list(got.attempts) == list(ref.attempts)

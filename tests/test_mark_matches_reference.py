@@ -1,7 +1,8 @@
-"""The fast `mark` (numba, integer ids) must give exactly what the reference pass gives.
+"""The compiled `mark` (Cython, integer ids; every graph takes it) must give exactly what the reference pass gives.
 
 Identical clusters, groups, per-node decisions AND attempt records (phase, sides, reason, blocking path),
-on random DAGs (hypothesis) and on every graph in graphs/ and the benchmark generator's graphs.
+on random DAGs (hypothesis), on every graph in graphs/ and the benchmark generator's graphs, and on every
+TensorFlow dump of tests/data (TF's own rules: frames, deadness, resource operations).
 """
 from __future__ import annotations
 
@@ -10,25 +11,24 @@ import os
 import sys
 
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
-pytest.importorskip("numba")
-from hypothesis import HealthCheck, given, settings  # noqa: E402
-from hypothesis import strategies as st  # noqa: E402
+import xcviz
+from xcviz.clustering import ClusterOptions, find_candidates
+from xcviz.clustering import mark, mark_reference
+from xcviz.clustering.tf_rules import tf_candidates
 
-import xcviz  # noqa: E402
-from xcviz.clustering import ClusterOptions, find_candidates  # noqa: E402
-from xcviz.clustering import mark_fast, mark_reference  # noqa: E402
-
-from strategies import dags  # noqa: E402
+from strategies import dags
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, os.path.join(ROOT, "benchmarks"))
 
 
-def assert_same(graph, opts: ClusterOptions) -> None:
-    # the fast pass on candidates of its own: it reads their table, not the lists the reference reads
-    fast = mark_fast.mark_for_compilation(graph, find_candidates(graph, opts), opts)
-    ref = mark_reference.mark_for_compilation(graph, find_candidates(graph, opts), opts)
+def assert_same(graph, opts: ClusterOptions, candidates=find_candidates) -> None:
+    # the compiled pass on candidates of its own: it reads their table, not the lists the reference reads
+    fast = mark.mark_for_compilation(graph, candidates(graph, opts), opts)
+    ref = mark_reference.mark_for_compilation(graph, candidates(graph, opts), opts)
     # the arrays the cost model reads, before any list is made from them
     for got, want in zip(fast.arrays(), ref.arrays()):
         assert got.tolist() == want.tolist()
@@ -76,27 +76,35 @@ def test_random_dags(graph, min_size, max_size, device):
     assert_same(graph, ClusterOptions(min_cluster_size=min_size, max_cluster_size=max_size, device=device))
 
 
-def test_dispatch_small_graphs_use_reference(monkeypatch):
-    """Small graphs never pay numba's start-up; XCVIZ_MARK forces either implementation."""
-    from xcviz.clustering import mark
-    from xcviz.clustering._kernel import first_use
-    from xcviz.fastpath import FAST_MIN_NODES, use_fast
+TF_DUMPS = sorted(glob.glob(os.path.join(ROOT, "tests", "data", "tf_*", "*", "*", "before_mark_for_compilation.pbtxt")))
 
-    monkeypatch.delenv("XCVIZ_MARK", raising=False)
-    monkeypatch.setattr(first_use, "cached", lambda: True)
-    assert not mark._use_fast(10)
-    assert mark._use_fast(FAST_MIN_NODES)
-    # nothing cached: the compile pays only for the biggest graphs; smaller ones run the reference while
-    # a background process compiles the kernel for the next run
-    started = []
-    monkeypatch.setattr(first_use, "cached", lambda: False)
-    monkeypatch.setattr(first_use, "compile_in_background", lambda: started.append(1) or True)
-    assert not mark._use_fast(FAST_MIN_NODES) and started == [1]
-    assert mark._use_fast(first_use.COLD_MIN_NODES) and started == [1]
-    monkeypatch.setenv("XCVIZ_MARK", "fast")
-    assert use_fast(10, "XCVIZ_MARK") and mark._use_fast(10)
-    monkeypatch.setenv("XCVIZ_MARK", "reference")
-    assert not use_fast(10**7, "XCVIZ_MARK") and not mark._use_fast(10**7)
+
+@pytest.mark.parametrize("path", TF_DUMPS, ids=lambda p: "/".join(p.split(os.sep)[-4:-1]))
+def test_tensorflow_dumps(path):
+    """TF's rules (tf_rules.py) in the compiled pass: frame nodes, deadness, resource operations, phase 1's
+    exclusions, each refusal with its words."""
+    g = xcviz.load(path)
+    for opts in (ClusterOptions(min_cluster_size=1), ClusterOptions(), ClusterOptions(max_cluster_size=3, device="gpu")):
+        assert_same(g, opts, tf_candidates)
+
+
+def test_tensorflow_refusals_are_reached():
+    """The dumps above reach every refusal TF's rules add (so the comparison covers them)."""
+    codes = set()
+    for path in TF_DUMPS:
+        g = xcviz.load(path)
+        opts = ClusterOptions(min_cluster_size=1)
+        codes |= {a.code for a in mark.mark_for_compilation(g, tf_candidates(g, opts), opts).attempts}
+    assert {"deadness", "resource", "cycle"} <= codes
+
+
+def test_every_graph_takes_the_compiled_pass(monkeypatch):
+    """One path for every size: a three-node graph's clustering comes from the kernel (its attempt log)."""
+    from xcviz.clustering.attempts import AttemptLog
+
+    g = xcviz.load(os.path.join(ROOT, "graphs", "seed_demo.yaml"))
+    monkeypatch.setattr(mark_reference, "mark_for_compilation", None)  # (never called)
+    assert isinstance(xcviz.cluster(g).attempts, AttemptLog)
 
 
 def test_lists_are_made_on_first_read_only():
@@ -107,7 +115,7 @@ def test_lists_are_made_on_first_read_only():
     opts = ClusterOptions(min_cluster_size=3)
     cands = find_candidates(g, opts)
     assert all(type(stored(cands, f)) is Deferred for f in ("ok", "code", "reason", "device"))
-    c = mark_fast.mark_for_compilation(g, cands, opts)
+    c = mark.mark_for_compilation(g, cands, opts)
     names = ("clusters", "cluster_of", "candidate", "code", "reason", "device", "groups")
     assert all(type(stored(c, f)) is Deferred for f in names)
     assert all(type(stored(cands, f)) is Deferred for f in ("ok", "code", "reason", "device"))
@@ -115,3 +123,16 @@ def test_lists_are_made_on_first_read_only():
     assert c.code == ref.code and type(stored(c, "code")) is list and type(stored(c, "reason")) is Deferred
     c.code[0] = "edited"
     assert c.code[0] == "edited"
+
+
+def test_every_pyx_is_built_as_an_extension_module():
+    """setup.py builds every xcviz/**/*.pyx (by glob): each imports as a compiled module, not as source."""
+    import importlib
+    import importlib.machinery
+
+    pyx = sorted(glob.glob(os.path.join(ROOT, "xcviz", "**", "*.pyx"), recursive=True))
+    assert len(pyx) >= 2
+    for path in pyx:
+        name = os.path.splitext(os.path.relpath(path, ROOT))[0].replace(os.sep, ".")
+        origin = importlib.import_module(name).__spec__.origin
+        assert origin.endswith(tuple(importlib.machinery.EXTENSION_SUFFIXES)), (name, origin)

@@ -9,7 +9,7 @@ first `xcviz.stats` (benchmarks/README.md).
 So glibc is asked to keep up to 1 GiB of freed heap, to serve blocks under 32 MiB from the heap, where a
 freed one is reused, and to grow the heap 256 MiB at a time: by the `xcviz` command as it starts (it is
 short-lived), and through the Python API the first time xcviz meets a big graph (a file of BIG_FILE_BYTES,
-or as many nodes as take the compiled paths, fastpath.FAST_MIN_NODES). Peak memory is unchanged; what changes is that the process keeps its freed
+or BIG_GRAPH_NODES nodes). Peak memory is unchanged; what changes is that the process keeps its freed
 memory until it exits rather than handing it back. Set XCVIZ_MALLOC=system to leave malloc as it is (also
 left alone: any MALLOC_*_ or GLIBC_TUNABLES setting of the user's, and C libraries other than glibc)."""
 from __future__ import annotations
@@ -17,7 +17,8 @@ from __future__ import annotations
 import os
 import sys
 
-BIG_FILE_BYTES = 8 << 20        # a JSON graph of ~50,000 nodes (fastpath.FAST_MIN_NODES)
+BIG_GRAPH_NODES = 50_000         # a big graph: its arrays are megabytes
+BIG_FILE_BYTES = 8 << 20        # a JSON graph of ~BIG_GRAPH_NODES nodes
 # glibc's malloc.h: (parameter, value); 32 MiB is the largest mmap threshold glibc takes
 _SETTINGS = ((-3, 32 << 20), (-1, 1 << 30), (-2, 256 << 20))   # M_MMAP_THRESHOLD, M_TRIM_THRESHOLD, M_TOP_PAD
 _tuned: bool | None = None      # None: not asked yet

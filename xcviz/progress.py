@@ -1,8 +1,8 @@
 """Progress on stderr for long steps: a rich bar that appears only once a run has taken over a second.
 
-Library code stays silent, except for a `notice` around a one-time step the user would otherwise wait on
-unawares (compiling a kernel); the CLI wraps its steps in `steps(...)`. Nothing is drawn when stderr is not
-a terminal, so `--json` output and pipes are never touched."""
+Library code stays silent (nothing is compiled at first use: the kernels are built at install); the CLI wraps
+its steps in `steps(...)`. Nothing is drawn when stderr is not a terminal, so `--json` output and pipes are
+never touched."""
 from __future__ import annotations
 
 import sys
@@ -42,24 +42,3 @@ def steps(names: list[str], enabled: bool | None = None):
         timer.cancel()
         progress.stop()
 
-
-@contextmanager
-def notice(start: str, done: str = "", enabled: bool | None = None):
-    """One line on stderr as a long one-time step starts (`start`), and `done` with its time when it ends.
-
-    For steps that happen deep inside the library (a first compile) where no `steps` bar is running;
-    a plain line, so it also shows above a running bar. Silent when stderr is not a terminal."""
-    if enabled is None:
-        enabled = sys.stderr.isatty()
-    t0 = time.perf_counter()
-    if enabled:
-        print(start, file=sys.stderr, flush=True)
-    yield
-    if enabled and done:
-        print(f"{done} ({time.perf_counter() - t0:.0f} s)", file=sys.stderr, flush=True)
-
-
-def compiling(what: str, seconds: int):
-    """The `notice` for a cold first compile of `what` (a context manager)."""
-    return notice(f"xcviz: compiling {what} for big graphs, once (~{seconds} s; later runs load it from numba's "
-                  "cache)", f"xcviz: {what} compiled")

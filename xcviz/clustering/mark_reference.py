@@ -1,7 +1,7 @@
 """Strategy `mark`, reference implementation: TensorFlow's MarkForCompilationPass in plain Python.
 
-Kept as the specification of the fast path (mark_fast.py): tests check both give identical clusters and
-attempt records. Small graphs use it directly (no JIT start-up cost)."""
+The executable specification of the compiled pass (mark.py, which every graph takes): tests check both give
+identical clusters and attempt records."""
 from __future__ import annotations
 
 from ..errors import XcvizError

@@ -5,8 +5,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..ir import Graph, gc_paused
-from ..fastpath import FAST_MIN_NODES
-from ..memory import keep_freed_memory
+from ..memory import BIG_GRAPH_NODES, keep_freed_memory
 from ..ops import REGISTRY
 from .boundary import Boundary, Details
 from .hardware import Hardware
@@ -22,7 +21,7 @@ from .view import CostView
 
 
 def compute_stats(graph: Graph, clustering, hw: Hardware) -> Stats:
-    if len(graph.nodes) >= FAST_MIN_NODES:   # (a big graph: xcviz.memory)
+    if len(graph.nodes) >= BIG_GRAPH_NODES:   # (xcviz.memory)
         keep_freed_memory()
     with gc_paused():
         return _compute_stats(graph, clustering, hw)

@@ -1,20 +1,17 @@
-"""Compiled (numba, cached) MarkForCompilationPass over integer ids: the same steps as mark_reference.py.
+"""MarkForCompilationPass over integer ids, compiled ahead of time (Cython, built by `pip install`): mark_reference.py's steps.
 
-Node ids are ints (SOURCE, SINK, the graph inputs, then the graph's nodes); each node's successor and
-predecessor sets are insertion-ordered slices of one int32 pool (sets.py); the cycle graph keeps a
-Pearce-Kelly topological order (order.py); cycle_graph.py writes the graph before contraction and
-phase.py runs the pass. The state travels as two named tuples (state.py). first_use.py decides whether
-compiling pays and says so while it compiles. Every loop mirrors the reference line by line; the
+Node ids are ints (SOURCE, SINK, the graph inputs, the graph's nodes, then TF's frame nodes); each node's
+successor and predecessor sets are insertion-ordered slices of one int32 pool (sets.pxd); the cycle graph
+keeps a Pearce-Kelly topological order (order.pxd); cycle_graph.pyx writes the graph before contraction and
+phase.pyx runs the pass over the state of state.pxd. Every loop mirrors the reference line by line; the
 equivalence tests hold them together.
 """
-from . import phase
-from .cycle_graph import build, cycle_edges, graph_edges
-from .first_use import Announced
-from .phase import final_groups, run_phase
-from .state import A_COLS, C_CROSS, C_CYCLE, C_DEVICE, C_MAXSIZE, C_NONE, C_SCOPE, Clusters, State
+try:
+    from .cycle_graph import CycleGraph, HashTable, build, cycle_edges, graph_edges
+    from .phase import ATTEMPT_COLUMNS, REFUSALS, final_groups, run_pass
+except ImportError as e:  # a source tree nobody installed: say how to build it rather than a bare ImportError
+    raise ImportError(f"xcviz's compiled clustering kernel is not built ({e}): run `pip install -e .` (or "
+                      "`python setup.py build_ext --inplace`) in the source tree; it needs a C compiler") from e
 
-# the pass in one call (the parts above are for tests): a line on stderr while a cold cache makes it compile
-run_pass = Announced(phase.run_pass)
-
-__all__ = ["build", "cycle_edges", "graph_edges", "run_phase", "final_groups", "run_pass", "Clusters", "State", "A_COLS", "C_NONE", "C_DEVICE",
-           "C_SCOPE", "C_MAXSIZE", "C_CROSS", "C_CYCLE"]
+__all__ = ["CycleGraph", "HashTable", "build", "cycle_edges", "graph_edges", "final_groups", "run_pass",
+           "ATTEMPT_COLUMNS", "REFUSALS"]
