@@ -10,7 +10,7 @@ import warnings
 
 import numpy as np
 
-sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "tests"))
+sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 
 def main() -> None:
@@ -19,7 +19,7 @@ def main() -> None:
     from xcviz.clustering.fx_compare import compare
     from xcviz.pipeline import AnalysisOptions, analyse
 
-    from test_torch_models import MODELS, build, eager
+    from tests.torch.test_models import MODELS, build, eager
 
     print("| model | aten nodes | xcviz ops | clusters (min size 4) | coverage | max error vs eager (rel. to scale) "
           "| FX partitions | differences from FX (rules) |")

@@ -3,7 +3,7 @@
 The onnx wheel ships the generators (onnx.backend.test.case.node), not the data folder, so the cases are
 produced from them once and cached on disk (pickle keyed by the onnx version). A case whose attribute or
 dtype an implementation explicitly does not cover (ops.arrays.Unsupported) is counted as `unsupported`, not
-as a pass; any wrong number or other exception is a `fail`. Used by tests/test_node_tests.py and by
+as a pass; any wrong number or other exception is a `fail`. Used by tests/ops/test_onnx_node_tests.py and by
 docs/make_node_tests.py, which writes the per-op table docs/node_tests.md.
 """
 from __future__ import annotations

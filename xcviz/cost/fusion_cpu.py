@@ -2,7 +2,7 @@
 
 Read off the HLO that jaxlib's CPU compiler emits (xla/service/cpu/cpu_instruction_fusion.cc, the tree
 reduction rewriter, layout assignment and the YNNPACK fusions) and checked against it in
-tests/test_cost_fusion.py. A loop value (an elementwise or data-movement result, a pooling written as
+tests/cost/test_fusion.py. A loop value (an elementwise or data-movement result, a pooling written as
 slices, the scaling after a reduction, a convolution's bias add) costs nothing where it fuses into its
 readers; it costs one kernel per place that wants it in memory, because XLA duplicates a cheap producer
 into each consumer fusion rather than share one buffer:

@@ -8,7 +8,7 @@ new or that needs Python (an opaque op, a ':k' or empty input, container attribu
 inputs, a constant input to a rule that reads constants). Python runs that node (InferState.run), records
 the result, and the walk resumes. Constant values (shape and const nodes, and the value ops of values.py)
 are worked out only when a rule asks for them. The node-by-node loop of infer_reference.py is the
-executable spec: same results (tests/test_infer_matches_reference.py)."""
+executable spec: same results (tests/passes/test_infer_matches_reference.py)."""
 from __future__ import annotations
 
 import numpy as np

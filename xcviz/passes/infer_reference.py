@@ -1,7 +1,7 @@
 """The reference shape inference: one node at a time, in order, each rule run once per distinct key.
 
 The executable spec of infer.infer_shapes (the compiled walk, which production runs): tests load graphs
-both ways and compare every node's types, or the error (tests/test_infer_matches_reference.py)."""
+both ways and compare every node's types, or the error (tests/passes/test_infer_matches_reference.py)."""
 from __future__ import annotations
 
 from operator import attrgetter

@@ -25,7 +25,7 @@ BIG_GRAPH = 500          # above this, bound network simplex and crossing minimi
 
 def graph_attrs(n_nodes: int, title: str) -> dict:
     # nodesep 0.45 (not 0.3): two labelled edges leaving one node keep their labels apart in fonts wider than
-    # the Helvetica metrics Graphviz places them with (tests/test_render_dot.py checks every example)
+    # the Helvetica metrics Graphviz places them with (tests/render/test_dot.py checks every example)
     attrs = {"rankdir": "TB", "fontname": "Helvetica", "fontsize": "12", "nodesep": "0.45", "ranksep": "0.4",
              "labelloc": "t", "labeljust": "l", "label": html_title(title), "tooltip": text(title)}
     if n_nodes > BIG_GRAPH:

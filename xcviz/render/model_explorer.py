@@ -4,7 +4,7 @@ Each file is Model Explorer's single-graph node-data form (`GraphNodeData`: resu
 thresholds or a gradient), keyed by the ids Model Explorer's ONNX adapter (`model-explorer-onnx`) gives the same
 .onnx file: the ONNX node's name, or `<node_{i}>` (i = its position in the file) when it has none. For other
 formats the keys are xcviz's node names, which `write_graph_json` (model_explorer_graph.py) uses as node ids.
-Writing needs no Model Explorer install; tests/test_model_explorer.py checks the files against it."""
+Writing needs no Model Explorer install; tests/render/test_model_explorer.py checks the files against it."""
 from __future__ import annotations
 
 import json

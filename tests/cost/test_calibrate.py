@@ -1,0 +1,84 @@
+"""`xcviz calibrate` writes a profile that `--hardware FILE` reads; every built-in profile says where its
+numbers come from."""
+import pytest
+import yaml
+from importlib import resources
+
+from pathlib import Path
+
+from xcviz.cost import PROFILE_KEYS, hardware_names, load_hardware
+from xcviz.cost.classes import CLASSES
+from tests.support.paths import ROOT
+
+ROOT = Path(ROOT)
+
+pytest.importorskip("jax", reason="calibrate measures through JAX: pip install -e '.[jax]'")
+
+
+@pytest.mark.slow
+def test_calibrate_writes_a_profile_that_loads(run_cli, tmp_path):
+    out = tmp_path / "mine.yaml"
+    code, _, err = run_cli("calibrate", "-o", str(out), "--matmul-n", "32", "--stream", "1024", "--repeats", "2")
+    assert code == 0 and f"wrote {out}" in err
+    hw = load_hardware(str(out))
+    assert hw.name == "mine" and hw.backend == "cpu" and hw.source.startswith("measured with xcviz calibrate on")
+    assert all(getattr(hw, k) > 0 for k in ("peak_flops", "memory_bandwidth", "launch_overhead"))
+    assert hw.sync_overhead >= 0
+    # with the per-op-class numbers (cost.classes), every class measured
+    cal = hw.calibrated
+    assert cal is not None and cal.native_bandwidth > 0 and cal.call_overhead >= 0
+    assert set(cal.classes) == set(CLASSES) and set(yaml.safe_load(out.read_text())["classes"]) == set(CLASSES)
+    assert all(c.native_flops > 0 and c.xla_flops > 0 and c.native_overhead >= 0 and c.xla_launch >= 0
+               for c in cal.classes.values())
+    # an op costs more natively than nothing: the fixed cost of running one op was measured
+    assert cal.classes["elementwise"].native_overhead > 0 and cal.classes["conv"].native_overhead > 0
+    # against onnxruntime's kernels by default, said in the profile, with its session call apart
+    data = yaml.safe_load(out.read_text())
+    assert data["native"] == "onnxruntime" and "onnxruntime" in hw.source and data["native_session_overhead"] >= 0
+    assert cal.session_overhead == data["native_session_overhead"]
+    # and the cost model runs on it
+    code, out_text, _ = run_cli("stats", str(ROOT / "graphs/resnet_block.yaml"), "--hardware", str(out))
+    assert code == 0 and "(mine, vs onnxruntime)" in out_text   # the estimate says which runtime it is against
+
+
+def test_calibrate_needs_a_yaml_target(run_cli, tmp_path):
+    code, _, err = run_cli("calibrate", "-o", str(tmp_path / "x.txt"), "--repeats", "1")
+    assert code == 2 and "must be a .yaml" in err and "Traceback" not in err
+
+
+def test_calibrate_measures_plausible_rates():
+    from xcviz.runtime.calibrate import calibrate
+
+    steps = []
+    c = calibrate(64, 4096, 2, progress=steps.append, classes=False)
+    assert len(steps) == 4 and c.measured is None
+    assert 1e6 < c.peak_flops < 1e16 and 1e6 < c.memory_bandwidth < 1e14 and 0 < c.launch_overhead < 1.0
+    data = yaml.safe_load(c.profile_yaml("x"))
+    assert set(PROFILE_KEYS) <= set(data) and data["backend"] == c.backend and "classes" not in data
+
+
+@pytest.mark.parametrize("name", hardware_names())
+def test_every_builtin_profile_says_where_its_numbers_come_from(name):
+    text = resources.files("xcviz.hardware").joinpath(f"{name}.yaml").read_text("utf-8")
+    hw = load_hardware(name)
+    assert hw.source and ("datasheet" in hw.source or "documentation" in hw.source or "measured" in hw.source
+                          or "derived" in hw.source), text
+
+
+def test_validate_times_xla_with_parameters_resident():
+    """Weights (and what is computed from them alone) are placed on the device once; activations stay host
+    arrays, handed in per call, as the cost model counts them (cost.params)."""
+    import numpy as np
+
+    from xcviz.loaders import load
+    from xcviz.runtime.inputs import bind_inputs
+    from xcviz.runtime.jit import cluster_spec
+    from xcviz.runtime.measure import resident
+
+    g = load(str(ROOT / "graphs/resnet_mini.onnx"), dims={"N": 1})
+    spec = cluster_spec(g, list(range(len(g.nodes))))
+    feeds = bind_inputs(g, None, 0)
+    fed = resident(g, spec, {r: feeds[r] for r in spec.entries})
+    host = sorted(r for r, v in fed.items() if isinstance(v, np.ndarray))
+    params = {v.name for v in g.inputs if v.is_param}
+    assert host == ["x"] and set(fed) - {"x"} <= params and len(fed) > 40
