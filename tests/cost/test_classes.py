@@ -159,7 +159,16 @@ def test_builtin_cpu_profile_is_calibrated_against_onnxruntime():
     assert "onnxruntime" in hw.source and "thread" in hw.source and "2-core" in hw.source
 
 
-@pytest.mark.parametrize("name", [n for n in hardware_names() if n != "cpu"])
+def test_the_builtin_torch_profile_is_measured_against_torch_eager():
+    """cpu_torch: the same machine calibrated against torch eager (validate's estimate for a torch program)."""
+    hw = load_hardware("cpu_torch")
+    assert hw.native == "torch" and hw.calibrated is not None and hw.calibrated.session_overhead > 0
+    assert "torch" in hw.source and "thread" in hw.source and "2-core" in hw.source
+    # torch eager dispatches an op in more time than onnxruntime does (both measured the same way)
+    assert hw.calibrated.classes["free"].native_overhead > load_hardware("cpu").calibrated.classes["free"].native_overhead
+
+
+@pytest.mark.parametrize("name", [n for n in hardware_names() if not n.startswith("cpu")])
 def test_builtin_profiles_keep_the_roofline(name):
     """The built-in accelerator profiles are datasheet figures, not measurements of per-class costs: no
     classes, and an op costs max(FLOPs / peak, bytes / bandwidth) + launch as before."""
