@@ -109,7 +109,7 @@ def test_every_graph_takes_the_compiled_pass(monkeypatch):
 
 def test_lists_are_made_on_first_read_only():
     """The compiled pass hands over arrays; a list exists once someone reads it, and writes stick."""
-    from xcviz.clustering.lazy import Deferred, stored
+    from xcviz.clustering.deferred import Deferred, stored
 
     g = xcviz.load(os.path.join(ROOT, "graphs", "transformer_block.yaml"))
     opts = ClusterOptions(min_cluster_size=3)

@@ -1,4 +1,4 @@
-"""The compiled JSON scanner (loaders/json_scan, json_fast) gives exactly what the typed rows (json_rows' msgspec
+"""The compiled JSON scanner (loaders/json_scan, json_scanned) gives exactly what the typed rows (json_rows' msgspec
 way) and the generic path give: the same nodes (every field), graph fields and columns, or the same error, on
 random documents, on documents with every optional node field, odd spacing and unicode names, on the example
 and generated graphs, and on the hostile corpus. Every file, whatever its size, is offered to the scanner first."""
@@ -18,7 +18,7 @@ import xcviz  # noqa: E402
 from tests.support.strategies import fuzz_mappings, json_documents  # noqa: E402
 from tests.loaders.test_json_rows import outcome, write  # noqa: E402
 from xcviz.ir.columns import attr_codes  # noqa: E402
-from xcviz.loaders import json_fast, json_rows  # noqa: E402
+from xcviz.loaders import json_scanned, json_rows  # noqa: E402
 from tests.support.paths import ROOT  # noqa: E402
 
 sys.path.insert(0, os.path.join(ROOT, "benchmarks"))
@@ -27,7 +27,7 @@ sys.path.insert(0, os.path.join(ROOT, "benchmarks"))
 def three(path: str, monkeypatch) -> tuple:
     """(scanner, typed rows, generic) outcomes, and whether the scanner took the file."""
     taken = []
-    real = json_fast.read
+    real = json_scanned.read
 
     def spy(*a, **k):
         r = real(*a, **k)
@@ -35,9 +35,9 @@ def three(path: str, monkeypatch) -> tuple:
         return r
 
     with monkeypatch.context() as m:  # (undone before hypothesis' next example)
-        m.setattr(json_fast, "read", spy)
+        m.setattr(json_scanned, "read", spy)
         scanned = outcome(path)
-        m.setattr(json_fast, "read", lambda *a, **k: None)
+        m.setattr(json_scanned, "read", lambda *a, **k: None)
         rows = outcome(path)
         m.setattr(json_rows, "read", lambda *a, **k: None)
         generic = outcome(path)
@@ -188,7 +188,7 @@ def test_scanned_graph_keeps_names_and_refs_as_columns(monkeypatch):
     path = write(to_json(ratios.typed(2000, seed=5)))
     g = xcviz.load(path)
     assert seen == [(None, "RefColumn")]  # read, resolved and checked without a name index or ref strings
-    monkeypatch.setattr(json_fast, "read", lambda *a, **k: None)
+    monkeypatch.setattr(json_scanned, "read", lambda *a, **k: None)
     ref = xcviz.load(path)
     assert g.index == ref.index and [n.inputs for n in g.nodes] == [n.inputs for n in ref.nodes]
 

@@ -14,7 +14,7 @@ from ..ir import parse_ref
 from ..ir.columns import columns_of
 from ..ops import NOOP, REGISTRY, SHAPE_CONSUMER, ZERO_SIZE
 from .attempts import AttemptLog
-from .lazy import Deferred
+from .deferred import Deferred
 from .options import Candidates, ClusterOptions
 from .result import Clustering, keeps_cluster
 

@@ -13,7 +13,7 @@ from ..errors import XcvizError
 from ..cost.keys import group_ids
 from ..ir.columns import columns_of
 from ..ops import DEVICES, REGISTRY
-from .lazy import Deferred, lazy_lists, stored
+from .deferred import Deferred, lazy_lists, stored
 
 STRATEGIES = ("mark", "greedy", "cost")
 DEFAULT_MIN_CLUSTER_SIZE = 4

@@ -7,7 +7,7 @@ from itertools import chain
 import numpy as np
 
 from ..ops import FUNCTIONAL
-from .lazy import lazy_lists
+from .deferred import lazy_lists
 from .options import ClusterOptions
 
 PHASE_NAMES = {0: "phase 0 (shape consumers)", 1: "phase 1", 2: "phase 2", -1: "greedy", 3: "cost"}

@@ -206,7 +206,7 @@ class Graph:
 class LazyIndex(dict):
     """Graph.index of a graph whose nodes are columns: a dict (for isinstance) that is empty itself and makes
     the graph's real index on first use, then answers from it (each method one call further). Where the
-    loader left a look-up (`nodes.find`, loaders/json_fast), the first _FIND_MAX look-ups of single names
+    loader left a look-up (`nodes.find`, loaders/json_scanned), the first _FIND_MAX look-ups of single names
     are answered by it: a load's passes look up a few hundred names, which is no reason to hash 10^6."""
 
     __slots__ = ("_graph", "_real", "_find", "_left")

@@ -43,7 +43,7 @@ class NodeColumns:
             self.refs, self.src, self.lens, op_types, special = flat[:5]
             if len(flat) > 6:  # the loader's integer codes of the attributes and the declared outputs
                 self._attr_codes, self._declared_codes = flat[6]
-            if len(flat) > 7:  # what a compiled reader found out (loaders/json_fast)
+            if len(flat) > 7:  # what a compiled reader found out (loaders/json_scanned)
                 self.proven, self.op_codes = flat[7].get("proven", False), flat[7].get("op_codes")
                 self.field_codes = dict(flat[7].get("field_codes", {}))
             # nodes outside `special` are just name, op and inputs: every other field is its default

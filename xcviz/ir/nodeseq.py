@@ -141,7 +141,7 @@ def node_column(nodes, field: str) -> list:
 class RefColumn(Sequence):
     """Every data input's reference text, in CSR order, made from positions: `src[k]` < n is node
     names[src[k]] (its output 0), n + i graph input i, -1 the text in `odd[k]` (an empty ref, 'name:k', an
-    undefined name). A loader that resolved the references (loaders/json_fast) keeps them so: the text of
+    undefined name). A loader that resolved the references (loaders/json_scanned) keeps them so: the text of
     one is made when someone reads it, and only the odd ones were ever decoded."""
 
     __slots__ = ("names", "inputs", "src", "odd", "_list")

@@ -2,7 +2,7 @@
 """The JSON scanner's hash join: distinct byte strings to integer codes, and references to node ids.
 
 FNV-1a over the bytes, open addressing, a byte compare on every hit: no Python string is made for a
-name or a reference (json_fast decodes only the distinct values and the names, in one piece). Built by
+name or a reference (json_scanned decodes only the distinct values and the names, in one piece). Built by
 Cython at install (setup.py)."""
 import numpy as np
 

@@ -1,11 +1,11 @@
-"""The JSON load through msgspec's typed rows, for files the compiled scanner (json_fast) declines: the nodes built from columns.
+"""The JSON load through msgspec's typed rows, for files the compiled scanner (json_scanned) declines: the nodes built from columns.
 
 msgspec checks every node's keys and value types in C while it decodes (no dict per node, ~half the
 memory of the generic document); what is left is done per column at C speed (map/zip), not per node.
 This path only ever accepts: on any doubt (a type msgspec refuses, an unusual key, a repeated key, a
 check that fails) it returns None and the loader reads the file the generic way, which gives exactly the
 usual result or error message (schema.read_mapping). Graphs with and without declared `shape`/`dtype`
-take this same path. Every file is offered to the compiled scanner first (json_fast.read), whatever its size.
+take this same path. Every file is offered to the compiled scanner first (json_scanned.read), whatever its size.
 """
 from __future__ import annotations
 
@@ -19,7 +19,7 @@ from msgspec import UNSET
 from ..errors import XcvizError
 from ..ir import Graph, positions_by_name
 from ..ir.nodeseq import NodeSeq
-from . import json_fast
+from . import json_scanned
 from .json_types import DECODER, NO_ATTRS, Row, check_attrs, declared_from_codes, nested_where
 from .parse import parsed_keys
 from .schema import GRAPH_KEYS, graph_header, graph_tail
@@ -35,7 +35,7 @@ def read(data: bytes | list, source: str, max_nodes: int | None, max_depth: int)
     data = box[0]
     if b"\\" in data:  # (escapes: the key count below needs every '"' to delimit a string)
         return None
-    scanned = json_fast.read(data, source, max_nodes, max_depth)  # (the compiled scanner: no object per node)
+    scanned = json_scanned.read(data, source, max_nodes, max_depth)  # (the compiled scanner: no object per node)
     if scanned is not None:
         box.clear()
         return scanned

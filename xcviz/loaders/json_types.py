@@ -1,4 +1,4 @@
-"""The JSON graph's typed rows (msgspec Structs) and what both JSON readers share: json_rows (msgspec) and json_fast (the compiled scanner).
+"""The JSON graph's typed rows (msgspec Structs) and what both JSON readers share: json_rows (msgspec) and json_scanned (the compiled scanner).
 
 Each reader only ever accepts: on any doubt it hands the file on, and the generic path (schema.read_mapping)
 gives the usual result or error message."""
@@ -19,7 +19,7 @@ _Name = Annotated[str, msgspec.Meta(min_length=1)]
 # dtypes as msgspec Literals: decoded into one shared string object per spelling, so that the types below
 # are keyed by identity-cached hashes (another spelling, e.g. "Float32", goes the generic way)
 _DType = Literal[tuple(sorted({*DTYPE_SIZES, *DTYPE_ALIASES}))]  # type: ignore[valid-type]
-DTYPES = {s: s for s in _DType.__args__}  # (json_fast's check of a dtype spelling)
+DTYPES = {s: s for s in _DType.__args__}  # (json_scanned's check of a dtype spelling)
 _Refs = Union[tuple[str, ...], None, UnsetType]
 _Opt = Union[str, None, UnsetType]
 

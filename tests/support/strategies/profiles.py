@@ -108,7 +108,7 @@ def infer_mappings():
     return graph_specs(INFER).map(to_mapping)
 
 
-# ---- JSON documents (test_json_fast_path): one extra field per node, wrong types, a repeated key ---------------
+# ---- JSON documents (tests/loaders/test_json_readers_agree.py): one extra field per node, wrong types, a repeated key ---------------
 def _json_extra(draw, spec: GraphSpec, node: NodeSpec) -> None:
     extra = draw(st.sampled_from(["", "attrs", "shape", "outputs", "scope", "compile", "odd"]))
     if extra == "attrs":
