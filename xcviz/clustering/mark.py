@@ -16,7 +16,7 @@ from ..ops import NOOP, REGISTRY, SHAPE_CONSUMER, ZERO_SIZE
 from .attempts import AttemptLog
 from .deferred import Deferred
 from .options import Candidates, ClusterOptions
-from .result import Clustering, keeps_cluster
+from .result import MIN_SIZE, Clustering, below_min_size, keeps_cluster, kept
 
 _MAX = np.int64(2**62)
 
@@ -145,9 +145,9 @@ def _assemble(opts: ClusterOptions, cands: Candidates, n: int, grouped: np.ndarr
               g_eff: np.ndarray, g_forced: np.ndarray, attempts) -> Clustering:
     """result.finish() on the kernel's groups (in order of first member, members ascending, back to back): the
     same Clustering after the min-size rule, whose per-node lists are made from these arrays only when read
-    (see lazy.py)."""
+    (see deferred.py)."""
     min_size = opts.min_size
-    keep = (g_eff >= min_size) | g_forced
+    keep = kept(g_eff, g_forced, min_size)
     g_at = np.cumsum(sizes) - sizes
     k_sizes = sizes[keep]
     kept_members = grouped[_runs(g_at[keep], k_sizes)]
@@ -169,10 +169,10 @@ def _assemble(opts: ClusterOptions, cands: Candidates, n: int, grouped: np.ndarr
 
     def min_size_reasons():
         effs, at = np.unique(d_eff, return_inverse=True)
-        why = np.array([f"cluster below minimum size ({e} < {min_size})" for e in effs.tolist()] + [None], object)
+        why = np.array([below_min_size(e, min_size) for e in effs.tolist()] + [None], object)
         return why[at.reshape(-1)]
 
-    code = Deferred(lambda: decisions("code", "min-size").tolist())
+    code = Deferred(lambda: decisions("code", MIN_SIZE).tolist())
     reason = Deferred(lambda: decisions("reason", min_size_reasons()).tolist())
     out = Clustering(opts, Deferred(lambda: _split(kept_members, k_sizes)), Deferred(lambda: _int_list(cluster_at)),
                      Deferred(lambda: list(cands.ok)), code, reason, Deferred(lambda: list(cands.device)), attempts,

@@ -92,6 +92,20 @@ def keeps_cluster(opdef, compile) -> bool:
     return compile is True or (opdef is not None and FUNCTIONAL in opdef.groups)
 
 
+MIN_SIZE = "min-size"   # the decision code of a node whose group the minimum-size rule dropped
+
+
+def kept(eff, forced, min_size: int):
+    """The minimum-size rule: a group is kept when its effective size reaches the minimum, or when it holds a
+    node that keeps its cluster whatever the size (keeps_cluster). Works on numbers and on numpy arrays alike."""
+    return (eff >= min_size) | forced
+
+
+def below_min_size(eff: int, min_size: int) -> str:
+    """The reason given to each node of a dropped group."""
+    return f"cluster below minimum size ({eff} < {min_size})"
+
+
 def finish(opts: ClusterOptions, graph, cands, groups: list[tuple[list[int], int, bool]],
            attempts: list[Attempt]) -> Clustering:
     """Apply the minimum-size rule and name kept clusters in order of their first member.
@@ -102,16 +116,16 @@ def finish(opts: ClusterOptions, graph, cands, groups: list[tuple[list[int], int
     code = list(cands.code)
     reason = list(cands.reason)
     ordered = sorted(((sorted(m), e, f) for m, e, f in groups), key=lambda t: t[0][0])
-    kept: list[list[int]] = []
+    clusters: list[list[int]] = []
     min_size = opts.min_size
     for members, eff, forced in ordered:
-        if eff >= min_size or forced:
+        if kept(eff, bool(forced), min_size):
             for v in members:
-                cluster_of[v] = len(kept)
-            kept.append(members)
+                cluster_of[v] = len(clusters)
+            clusters.append(members)
         else:
             for v in members:
-                code[v] = "min-size"
-                reason[v] = f"cluster below minimum size ({eff} < {min_size})"
-    return Clustering(opts, kept, cluster_of, list(cands.ok), code, reason, list(cands.device), attempts,
+                code[v] = MIN_SIZE
+                reason[v] = below_min_size(eff, min_size)
+    return Clustering(opts, clusters, cluster_of, list(cands.ok), code, reason, list(cands.device), attempts,
                       [m for m, _, _ in ordered])
