@@ -3,7 +3,7 @@
 One implementation for every graph, TensorFlow's rules included; mark_reference.py is its executable
 specification (the tests check identical clusters and every attempt record, on random DAGs, graphs/ and
 TF's own dumps). Attempts are kept as an integer table (attempts.AttemptLog) and turned into Attempt
-objects only when read; the per-node lists are made from the kernel's arrays only when read (lazy.py).
+objects only when read; the per-node lists are made from the kernel's arrays only when read (deferred.py).
 """
 from __future__ import annotations
 

@@ -136,7 +136,7 @@ def normalize_device(spec: str | None, default: str) -> tuple[str, str]:
 @dataclass
 class Candidates:
     """Per node: candidate or the first reason it is not (code for styling, text for people). find_candidates
-    hands the lists over as a table per kind of node, made into lists on first read (see lazy.py)."""
+    hands the lists over as a table per kind of node, made into lists on first read (see deferred.py)."""
 
     ok: list[bool] = field(default_factory=list)
     code: list[str | None] = field(default_factory=list)

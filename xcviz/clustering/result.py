@@ -30,7 +30,7 @@ class Attempt:
 @dataclass
 class Clustering:
     """The pass's result. The compiled pass hands its per-node lists over as arrays, made into lists when first
-    read (lazy.py); arrays() gives the cost model cluster_of and the members without them."""
+    read (deferred.py); arrays() gives the cost model cluster_of and the members without them."""
 
     options: ClusterOptions
     clusters: list[list[int]]            # kept clusters, node positions in topological order
