@@ -24,14 +24,18 @@ SHARED = {"xcviz.ops.rules", "xcviz.ops.arrays"}
 def _declared() -> dict[str, list[str]]:
     """Canonical op name -> the modules whose source declares it with a literal `op("name", ...)` call."""
     where: dict[str, list[str]] = {}
-    for f in sorted(os.listdir(OPS_DIR)):
-        if not f.endswith(".py"):
-            continue
-        tree = ast.parse(open(os.path.join(OPS_DIR, f), encoding="utf-8").read())
-        for n in ast.walk(tree):
-            if isinstance(n, ast.Call) and isinstance(n.func, ast.Name) and n.func.id == "op" and n.args \
-                    and isinstance(n.args[0], ast.Constant):
-                where.setdefault(n.args[0].value, []).append(f"xcviz.ops.{f[:-3]}")
+    for dirpath, _, files in sorted(os.walk(OPS_DIR)):   # the families, and the framework tables in tf/, aten/, pytorch/
+        for f in sorted(files):
+            if not f.endswith(".py"):
+                continue
+            path = os.path.join(dirpath, f)
+            module = os.path.relpath(path, os.path.dirname(os.path.dirname(OPS_DIR)))[:-3].replace(os.sep, ".")
+            module = module[: -len(".__init__")] if module.endswith(".__init__") else module
+            tree = ast.parse(open(path, encoding="utf-8").read())
+            for n in ast.walk(tree):
+                if isinstance(n, ast.Call) and isinstance(n.func, ast.Name) and n.func.id == "op" and n.args \
+                        and isinstance(n.args[0], ast.Constant):
+                    where.setdefault(n.args[0].value, []).append(module)
     return where
 
 

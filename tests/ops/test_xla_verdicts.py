@@ -15,7 +15,7 @@ import pytest
 
 import xcviz
 from xcviz.ops import DEVICES, REGISTRY
-from xcviz.ops.tf_kernels import NO_INT32_ON_GPU, has_kernel
+from xcviz.ops.tf.kernels import NO_INT32_ON_GPU, has_kernel
 from xcviz.ops.xla_support import REFUSED, TF_EQUIV, kernels
 from xcviz.runtime.inputs import dataless_warning
 from tests.support.paths import ROOT

@@ -163,7 +163,7 @@ def test_suite_graph_runs_with_handles_as_values(run_cli):
 
 
 def test_kernel_list_in_code_is_the_registry():
-    from xcviz.ops.tf_kernels import _CPU_AND_GPU, registry
+    from xcviz.ops.tf.kernels import _CPU_AND_GPU, registry
 
     ops = registry()["ops"]
     assert _CPU_AND_GPU == {o for o, d in ops.items() if set(d) == {"XLA_CPU_JIT", "XLA_GPU_JIT"}} and len(ops) == 489

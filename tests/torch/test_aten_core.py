@@ -10,7 +10,7 @@ torch = pytest.importorskip("torch", reason="needs the torch extra: pip install 
 import xcviz  # noqa: E402
 from xcviz.ops import REGISTRY  # noqa: E402
 from xcviz.ops.aten import ADAPTERS, TARGETS  # noqa: E402
-from xcviz.ops.aten_core import SIZE_QUERIES  # noqa: E402
+from xcviz.ops.aten.core import SIZE_QUERIES  # noqa: E402
 
 from tests.support.aten_recipes import PATTERNS, RANDOM, RECIPES  # noqa: E402
 

@@ -2,7 +2,7 @@
 
 What MarkForCompilationPass does beyond the generic pass (tensorflow/compiler/jit/mark_for_compilation_pass.cc,
 xla_cluster_util.cc, resource_operation_safety_analysis.cc): candidates come from TF's XLA kernel registry
-(ops/tf_kernels.py) and its auto-clustering filters (no stateful random ops, no Assert/CheckNumerics, no
+(ops/tf/kernels.py) and its auto-clustering filters (no stateful random ops, no Assert/CheckNumerics, no
 variant tensors, no string constants, functional ops only when their bodies compile); the cycle graph lifts
 edges into Enter and out of Exit to one node per loop frame and drops NextIteration back edges; clusters
 holding resource operations that must not share one (a write reaching a read) are not merged; clusters
@@ -12,7 +12,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from ..ir.nodeseq import node_rows
-from ..ops.tf_kernels import registry, type_refusal, xla_devices
+from ..ops.tf.kernels import registry, type_refusal, xla_devices
 from .options import Candidates, ClusterOptions, normalize_device
 from .tf_deadness import deadness, describe
 from .tf_filter import body_refusal, filter_refusal

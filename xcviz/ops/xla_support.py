@@ -3,7 +3,7 @@ by which TensorFlow's auto-clustering (or XLA) refuses it.
 
 Every ONNX/xcviz op maps onto the TF ops a converter lowers it to (onnx-tensorflow's handlers: Trilu ->
 MatrixBandPart, ConstantOfShape -> Fill, ConvTranspose -> Conv2DBackpropInput, ...). An op is a candidate on a
-device when every one of them has an XLA kernel there (ops/tf_kernels.py: TF 2.21's XLA_CPU_JIT/XLA_GPU_JIT
+device when every one of them has an XLA kernel there (ops/tf/kernels.py: TF 2.21's XLA_CPU_JIT/XLA_GPU_JIT
 registrations, XLA_TPU_JIT from the generic ones) and TF's auto-clustering filter for that device lets it in.
 The filter (tensorflow/compiler/jit/compilability_check_util.cc, RecursiveCompilabilityChecker, with the switches
 mark_for_compilation_pass.cc sets) refuses stateful RNG ops, Assert/CheckNumerics, variant tensors, string
@@ -12,7 +12,7 @@ tests/data/tf_suite/autoclustering_ops.json: auto-jit on CPU, min cluster size 1
 clustered, ResizeBilinear, Where and an int32 Conv2D included; Unique, RandomUniform and NonMaxSuppressionV4 are not."""
 from __future__ import annotations
 
-from .tf_kernels import has_kernel, kernel_devices
+from .tf.kernels import has_kernel, kernel_devices
 
 # canonical op -> the TF ops it lowers to; "Op:T=int32" when a fixed dtype picks the kernel's type constraint
 TF_EQUIV: dict[str, str] = {
@@ -93,7 +93,7 @@ TF_EQUIV: dict[str, str] = {
     "bit_cast": "Bitcast Cast", "mel_weight_matrix": "Range Log Exp Mul RealDiv Floor Sub Maximum Minimum Cast",
     "tfidf_vectorizer": "StridedSlice Equal Cast Min Sum MatMul Mul Greater",
 }
-# PyTorch's forms (ops/torch_math.py, torch_index.py, torch_nn.py, the aten table's rows): the TF ops a converter
+# PyTorch's forms (ops/pytorch/math.py, index.py, nn.py, the aten table's rows): the TF ops a converter
 # composes each from, all of them clustered by TF 2.21 itself (tests/data/tf_suite/autoclustering_ops.json)
 TF_EQUIV.update({
     "atan2": "RealDiv Atan Less SelectV2 AddV2 Mul", "expm1": "Exp Sub", "log1p": "AddV2 Log", "log2": "Log Mul",
@@ -111,7 +111,7 @@ TF_EQUIV.update({
     "adaptive_avgpool": "StridedSlice Mean ConcatV2",
     "embedding_bag": "GatherV2 Equal Cast MatMul Max ArgMax RealDiv SelectV2", "fft_r2c": "RFFT FFT",
     "fft_c2r": "IRFFT IFFT",
-    # ops/torch_grad.py: the gradients, tap by tap (scatter-adds into the padded input) or in closed form
+    # ops/pytorch/grad.py: the gradients, tap by tap (scatter-adds into the padded input) or in closed form
     "conv_backward": "PadV2 StridedSlice Einsum TensorScatterAdd Sum", "layer_norm_backward": "Mean Mul Sub Sum",
     "group_norm_backward": "Reshape Mean Mul Sub Sum", "max_pool_backward": "Reshape TensorScatterAdd",
     "avg_pool_backward": "PadV2 RealDiv TensorScatterAdd StridedSlice", "adaptive_avg_pool_backward": "MatMul Transpose",

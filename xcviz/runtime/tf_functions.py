@@ -1,7 +1,7 @@
 """Bodies of TensorFlow's functional ops (While / If / calls): built once per function attribute, interpreted node by node."""
 from __future__ import annotations
 
-from ..ops.tf_functional import TFFunction, set_tf_runner
+from ..ops.tf.functional import TFFunction, set_tf_runner
 from .missing import preflight
 from .node import run_graph_nodes
 

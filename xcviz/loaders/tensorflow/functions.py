@@ -143,7 +143,7 @@ def inline(node_def, fdef, inputs: list[str], new_node) -> tuple[list, list[str]
 
 def function_graph(fdef, library: dict, source: str):
     """A FunctionDef as a finalized Graph: its arguments are the graph inputs (in signature order), its
-    results the outputs; function-valued attributes inside it carry the library (ops.tf_functional.TFFunction)."""
+    results the outputs; function-valued attributes inside it carry the library (ops.tf.functional.TFFunction)."""
     from ...passes.prepare import prepare
     from .attrs import dtype_name
     from .graphdef import nodes_to_graph
@@ -177,7 +177,7 @@ def function_graph(fdef, library: dict, source: str):
 
 def wrap_functions(graph, library: dict) -> None:
     """Function-valued attributes (body, cond, then/else branches, f) as TFFunctions that carry the library."""
-    from ...ops.tf_functional import TFFunction
+    from ...ops.tf.functional import TFFunction
 
     for node in graph.nodes:
         for k in FUNC_ATTRS:

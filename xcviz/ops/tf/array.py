@@ -8,11 +8,11 @@ from __future__ import annotations
 
 import numpy as np
 
-from . import rules as r
-from .arrays import Unsupported, ints, static
-from .registry import LAYOUT, op
-from .tf_kernels import xla_devices
-from .tf_shape import run_type
+from .. import rules as r
+from ..arrays import Unsupported, ints, static
+from ..registry import LAYOUT, op
+from .kernels import xla_devices
+from .shape import run_type
 
 zero = r.zero_flops
 
@@ -76,7 +76,7 @@ op("tf.GatherV2", devices=xla_devices("GatherV2"), min_inputs=3, max_inputs=3, s
 
 
 def _gather_type(ctx):
-    from ..ir import TensorType
+    from ...ir import TensorType
 
     p, i, ax = ctx.shape(0), ctx.shape(1), ctx.const(2)
     if p is None or i is None or ax is None:
@@ -188,7 +188,7 @@ def _typed(fn, slots: tuple[int, ...], dtype_of=None):
     def infer(ctx):
         out = run_type(ctx, fn, slots)
         if dtype_of is not None:
-            from ..ir import TensorType
+            from ...ir import TensorType
 
             return [TensorType(t.shape, dtype_of(ctx)) for t in out]
         return out

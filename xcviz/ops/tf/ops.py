@@ -4,18 +4,18 @@ A node read from a TensorFlow file has op type `tf.<Op>`, so TF's names never re
 entries of the same name (TF's `RandomUniform` takes its shape as an input, ONNX's as an attribute). Only
 the ops whose role in MarkForCompilationPass is more than "compilable or not" have an entry: `Const` and
 `Identity` count 0 toward a cluster's size, `Shape`/`Size`/`Rank` cannot seed a cluster, a lone `NoOp` is
-not merged into; every other TF op is judged from TF's XLA kernel registry (tf_kernels.py) by the
+not merged into; every other TF op is judged from TF's XLA kernel registry (tf/kernels.py) by the
 clustering's TF rules. Devices: TF's registrations for XLA_CPU_JIT / XLA_GPU_JIT."""
 from __future__ import annotations
 
 import numpy as np
 
-from ..ir import TensorType
-from . import rules as r
-from .arrays import np_dtype
-from .registry import NOOP, SHAPE_CONSUMER, SOURCE, ZERO_SIZE, op
-from .rules import Ctx
-from .tf_kernels import xla_devices
+from ...ir import TensorType
+from .. import rules as r
+from ..arrays import np_dtype
+from ..registry import NOOP, SHAPE_CONSUMER, SOURCE, ZERO_SIZE, op
+from ..rules import Ctx
+from .kernels import xla_devices
 
 zero = r.zero_flops
 

@@ -6,9 +6,9 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..ir import TensorType
-from .arrays import Unsupported, np_dtype
-from .registry import op
+from ...ir import TensorType
+from ..arrays import Unsupported, np_dtype
+from ..registry import op
 
 NONE = frozenset()
 REASON = "string op: XLA has no string type"

@@ -1,6 +1,6 @@
 """The aten op table's frame: the adapters' vocabulary (Ref, Const, Call, Spec, NotMapped), the table and
 `translate`, and the entries only PyTorch programs need (linear over any rank, scaled-dot-product
-attention, nonzero as torch returns it). The adapters live in aten_table.py and aten_layout.py."""
+attention, nonzero as torch returns it). The adapters live in aten/table.py and aten/layout.py."""
 from __future__ import annotations
 
 import math
@@ -9,11 +9,11 @@ from typing import Callable
 
 import numpy as np
 
-from ..ir import TensorType
-from . import rules as r
-from .arrays import lit, present
-from .registry import op
-from .rules import Ctx, numel
+from ...ir import TensorType
+from .. import rules as r
+from ..arrays import lit, present
+from ..registry import op
+from ..rules import Ctx, numel
 
 NONE = frozenset()
 

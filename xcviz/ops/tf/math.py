@@ -2,17 +2,17 @@
 
 TF's reductions take the axes as a second input (`Mean(input, axis; keep_dims)`), `BiasAdd` knows
 `data_format`, `Cast` names its target in `DstT`, `SelectV2` broadcasts; devices come from TF's
-XLA kernel registry (tf_kernels.py)."""
+XLA kernel registry (tf/kernels.py)."""
 from __future__ import annotations
 
 import numpy as np
 
-from ..ir import TensorType
-from . import rules as r
-from .arrays import ints, is_np, lit, np_dtype
-from .registry import ELEMENTWISE, REDUCTION, op
-from .rules import Ctx
-from .tf_kernels import xla_devices
+from ...ir import TensorType
+from .. import rules as r
+from ..arrays import ints, is_np, lit, np_dtype
+from ..registry import ELEMENTWISE, REDUCTION, op
+from ..rules import Ctx
+from .kernels import xla_devices
 
 
 def _binary_type(ctx: Ctx) -> list[TensorType]:

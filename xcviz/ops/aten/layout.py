@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .aten import Call, Const, NotMapped, Spec, i64_const, target_shape, static_ints, aten
+from . import Call, Const, NotMapped, Spec, i64_const, target_shape, static_ints, aten
 
 
 @aten("view", "_unsafe_view", "reshape", "flatten", "unflatten", "view_copy", target="reshape")

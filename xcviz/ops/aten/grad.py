@@ -1,8 +1,8 @@
 """The aten op table's rows for the gradient ops of Core ATen (training graphs): each onto its entry in
-torch_grad.py with the forward op's geometry as attributes."""
+pytorch/grad.py with the forward op's geometry as attributes."""
 from __future__ import annotations
 
-from .aten import Call, NotMapped, Spec, static_ints, aten
+from . import Call, NotMapped, Spec, static_ints, aten
 
 
 def _full(v, n: int, default) -> list[int]:

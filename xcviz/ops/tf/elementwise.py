@@ -8,11 +8,11 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..ir import TensorType
-from . import rules as r
-from .arrays import is_np, lit
-from .registry import ELEMENTWISE, op
-from .tf_kernels import xla_devices
+from ...ir import TensorType
+from .. import rules as r
+from ..arrays import is_np, lit
+from ..registry import ELEMENTWISE, op
+from .kernels import xla_devices
 
 SELU_ALPHA, SELU_SCALE = 1.6732632423543772848170429916717, 1.0507009873554804934193349852946
 

@@ -4,11 +4,11 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..ir import TensorType
-from . import rules as r
-from .arrays import Unsupported, is_np
-from .registry import LAYOUT, op
-from .rules import Ctx
+from ...ir import TensorType
+from .. import rules as r
+from ..arrays import Unsupported, is_np
+from ..registry import LAYOUT, op
+from ..rules import Ctx
 
 
 def _key(a, x, indices) -> tuple:

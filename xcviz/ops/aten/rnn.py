@@ -2,12 +2,12 @@
 bidirectional, batch_first, on rnn.py's ONNX cells after reordering PyTorch's gates into ONNX's order."""
 from __future__ import annotations
 
-from ..ir import TensorType
-from .arrays import Unsupported
-from .aten import Call, NotMapped, Ref, Spec, aten
-from .registry import op
-from .rnn import SCAN, recurrent
-from .rules import Ctx, from_file
+from ...ir import TensorType
+from ..arrays import Unsupported
+from . import Call, NotMapped, Ref, Spec, aten
+from ..registry import op
+from ..rnn import SCAN, recurrent
+from ..rules import Ctx, from_file
 
 # PyTorch's gate blocks -> ONNX's: LSTM i,f,g,o -> i,o,f,c; GRU r,z,n -> z,r,h (n is ONNX's
 # linear_before_reset h: r multiplies W_hn h + b_hn, as linear_before_reset=1 does)

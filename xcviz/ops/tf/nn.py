@@ -10,13 +10,13 @@ import math
 
 import numpy as np
 
-from ..ir import TensorType
-from . import conv as onnx_conv
-from . import rules as r
-from .arrays import Unsupported
-from .registry import op
-from .rules import Ctx, ShapeError
-from .tf_kernels import xla_devices
+from ...ir import TensorType
+from .. import conv as onnx_conv
+from .. import rules as r
+from ..arrays import Unsupported
+from ..registry import op
+from ..rules import Ctx, ShapeError
+from .kernels import xla_devices
 
 
 def _mm_shape(a, b, ta: bool, tb: bool):

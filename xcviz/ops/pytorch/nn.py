@@ -7,11 +7,11 @@ import math
 
 import numpy as np
 
-from ..ir import TensorType
-from . import rules as r
-from .arrays import Unsupported, is_np, lit, present
-from .registry import REDUCTION, op
-from .rules import Ctx
+from ...ir import TensorType
+from .. import rules as r
+from ..arrays import Unsupported, is_np, lit, present
+from ..registry import REDUCTION, op
+from ..rules import Ctx
 
 
 # ---- normalization with saved statistics -----------------------------------------------------------------

@@ -8,11 +8,11 @@ from __future__ import annotations
 
 import numpy as np
 
-from . import rules as r
-from .arrays import Unsupported, np_dtype
-from .registry import op
-from .tf_kernels import xla_devices
-from .values import TensorList
+from .. import rules as r
+from ..arrays import Unsupported, np_dtype
+from ..registry import op
+from .kernels import xla_devices
+from ..values import TensorList
 
 zero = r.zero_flops
 

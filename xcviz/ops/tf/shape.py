@@ -8,12 +8,12 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..ir import TensorType
-from . import rules as r
-from .arrays import Unsupported, ints, static
-from .registry import LAYOUT, op
-from .rules import Ctx
-from .tf_kernels import xla_devices
+from ...ir import TensorType
+from .. import rules as r
+from ..arrays import Unsupported, ints, static
+from ..registry import LAYOUT, op
+from ..rules import Ctx
+from .kernels import xla_devices
 
 zero = r.zero_flops
 

@@ -4,11 +4,11 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..ir import TensorType
-from . import rules as r
-from .arrays import is_np, lit, present
-from .registry import ELEMENTWISE, REDUCTION, op
-from .rules import Ctx
+from ...ir import TensorType
+from .. import rules as r
+from ..arrays import is_np, lit, present
+from ..registry import ELEMENTWISE, REDUCTION, op
+from ..rules import Ctx
 
 E = ELEMENTWISE
 unary = dict(groups=E, infer=r.same, min_inputs=1, max_inputs=1)

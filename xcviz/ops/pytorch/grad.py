@@ -7,9 +7,9 @@ import itertools
 
 import numpy as np
 
-from . import rules as r
-from .arrays import Unsupported, is_np, lit, present
-from .registry import REDUCTION, op
+from .. import rules as r
+from ..arrays import Unsupported, is_np, lit, present
+from ..registry import REDUCTION, op
 
 
 def _add_at(xp, arr, key, val):

@@ -9,15 +9,15 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..ir import TensorType
-from . import conv as onnx_conv
-from . import rules as r
-from .arrays import ints
-from .registry import op
-from .resample import resize
-from .tf_kernels import xla_devices
-from .tf_nn import from_nchw, layout_of, onnx_conv_attrs, to_nchw
-from .tf_nn import pool_type as _nn_pool_type
+from ...ir import TensorType
+from .. import conv as onnx_conv
+from .. import rules as r
+from ..arrays import ints
+from ..registry import op
+from ..resample import resize
+from .kernels import xla_devices
+from .nn import from_nchw, layout_of, onnx_conv_attrs, to_nchw
+from .nn import pool_type as _nn_pool_type
 
 
 def _pool_type(ctx) -> list[TensorType]:

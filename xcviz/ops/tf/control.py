@@ -8,10 +8,10 @@ kernel registry and rules (clustering/tf_rules.py): e.g. ReadVariableOp and Stat
 by TF though xcviz cannot run them."""
 from __future__ import annotations
 
-from . import rules as r
-from .arrays import Unsupported
-from .registry import CONTROL_FLOW, SOURCE, op
-from .tf_kernels import xla_devices
+from .. import rules as r
+from ..arrays import Unsupported
+from ..registry import CONTROL_FLOW, SOURCE, op
+from .kernels import xla_devices
 
 NONE = frozenset()
 opaque = dict(devices=NONE, infer=r.from_file, num_outputs=None)

@@ -5,9 +5,9 @@ from __future__ import annotations
 
 import numpy as np
 
-from .aten import Call, Const, NotMapped, Ref, Spec, i64_const, target_shape, static_ints, aten
-from .aten_layout import filled_spec, pad_spec
-from .aten_table import binary_spec
+from . import Call, Const, NotMapped, Ref, Spec, i64_const, target_shape, static_ints, aten
+from .layout import filled_spec, pad_spec
+from .table import binary_spec
 
 # sizes and scalars read out of tensors: not tensor ops, the loader keeps them as symbolic sizes
 SIZE_QUERIES = frozenset({"sym_size", "sym_numel", "sym_stride", "sym_storage_offset", "_local_scalar_dense"})

@@ -11,11 +11,11 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..ir import TensorType
-from . import rules as r
-from .arrays import Unsupported, ints, np_dtype, static
-from .registry import SOURCE, op
-from .tf_kernels import xla_devices
+from ...ir import TensorType
+from .. import rules as r
+from ..arrays import Unsupported, ints, np_dtype, static
+from ..registry import SOURCE, op
+from .kernels import xla_devices
 
 _W = (np.uint64(0x9E3779B9), np.uint64(0xBB67AE85))
 _M = (np.uint64(0xD2511F53), np.uint64(0xCD9E8D57))

@@ -2,7 +2,7 @@
 aten op -> one registry entry, with its arguments in the entry's conventions (see aten.translate)."""
 from __future__ import annotations
 
-from .aten import Call, NotMapped, Ref, Spec, i64_const, aten
+from . import Call, NotMapped, Ref, Spec, i64_const, aten
 
 # ---- elementwise -----------------------------------------------------------------------------------------
 _UNARY = {

@@ -13,11 +13,11 @@ from typing import Callable
 
 import numpy as np
 
-from .arrays import Unsupported
-from .registry import CONTROL_FLOW, FUNCTIONAL, op
-from .rules import from_file
-from .tf_kernels import xla_devices
-from .values import TensorList
+from ..arrays import Unsupported
+from ..registry import CONTROL_FLOW, FUNCTIONAL, op
+from ..rules import from_file
+from .kernels import xla_devices
+from ..values import TensorList
 
 
 class TFFunction(str):

@@ -1,0 +1,2 @@
+"""TensorFlow's ops under their TF names, and its XLA kernel registry (tf2xla); xcviz.ops imports the modules in
+registration order."""
