@@ -155,15 +155,16 @@ def attribute_codes(attrs: list, rows: list[int], alone: np.ndarray,
     return code, len(table) + 1
 
 
-def costs_per_key(graph: Graph, flat: CostView, reps: list[int]) -> list[tuple]:
+def costs_per_key(graph: Graph, flat: CostView, reps: list[int], runs: dict | None = None) -> list[tuple]:
     """(FLOPs, bytes read and written, bytes written (0 where unknown)) of each key's node, as the per-node
-    rules give them."""
+    rules give them; `runs`, when given, gets each Loop/If/Scan key's (iterations, dispatches) where its body
+    can be costed (cost.control), from the same costing of the body."""
     dims = graph.dims
     ops = REGISTRY.ops
     starts = flat.edge_start
     out = []
     cols = flat.columns
-    for j in reps:
+    for k, j in enumerate(reps):
         op, known, attrs = cols.op[j], cols.known[j], cols.attrs[j]
         start = int(starts[j])
         types = [flat.types[t].bind(dims) for t in flat.tid_of[start:start + int(flat.arity[j])].tolist()]
@@ -176,7 +177,9 @@ def costs_per_key(graph: Graph, flat: CostView, reps: list[int]) -> list[tuple]:
         opdef = ops.get(op) if known else None
         flops = None
         if opdef is not None and op in CONTROL:  # the body's cost times its trips (cost.control)
-            flops, body_bytes, *_ = control_node_cost(graph, graph.nodes[j])  # (rare: one node object each)
+            flops, body_bytes, _, key_runs = control_node_cost(graph, graph.nodes[j])  # (rare: one node object each)
+            if runs is not None and key_runs is not None:
+                runs[k] = key_runs
             # an unknown body leaves the node's own bytes (its FLOPs are what is unknown)
             total = total + body_bytes if body_bytes is not None and total is not None else total
         elif opdef is not None and opdef.flops is not None:

@@ -32,7 +32,8 @@ def _compute_stats(graph: Graph, clustering, hw: Hardware) -> Stats:
     nodes = flat.nodes  # each made on request: the model reads the graph's columns
     n = len(nodes)
     sig, reps = cost_keys(graph, flat)
-    key_costs = costs_per_key(graph, flat, reps)
+    key_runs: dict[int, tuple[int, int]] = {}   # Loop/If/Scan keys: (iterations, body ops dispatched)
+    key_costs = costs_per_key(graph, flat, reps, key_runs)
 
     cal = hw.calibrated
     key_names = [node_class(graph, nodes[j]) for j in reps] if cal else []
@@ -57,7 +58,8 @@ def _compute_stats(graph: Graph, clustering, hw: Hardware) -> Stats:
     time = np.array([np.nan if t is None else t for t in (t_op(k, f, b) for k, (f, b, _) in enumerate(key_costs))],
                     np.float64)[sig]
     if cal:   # the body ops a loop runs: the native runtime dispatches each, every iteration (cost.control)
-        loops = control_runs(graph, flat, nodes)
+        at = np.flatnonzero(np.isin(sig, list(key_runs))) if key_runs else np.zeros(0, np.int64)
+        loops = {j: key_runs[k] for j, k in zip(at.tolist(), sig[at].tolist())}
         for j, (_, d) in loops.items():
             time[j] += d * cal.classes["free"].native_overhead
     unknown = np.isnan(time)
@@ -210,16 +212,6 @@ def page_faults(cal, wbytes: np.ndarray, written: np.ndarray, cluster_of: np.nda
     size = wbytes[written].astype(np.float64)
     big = size > FRESH_BYTES
     return np.bincount(cluster_of[written[big]], weights=size[big], minlength=nc) / cal.page_fault_bandwidth
-
-
-def control_runs(graph: Graph, flat: CostView, nodes) -> dict[int, tuple[int, int]]:
-    """Per Loop/If/Scan node position whose body can be costed: (iterations, body ops dispatched)."""
-    out = {}
-    for j in np.flatnonzero(flat.known_mask(CONTROL)).tolist():
-        runs = control_node_cost(graph, nodes[j])[3]
-        if runs is not None:
-            out[j] = runs
-    return out
 
 
 def _why_unknown(graph: Graph, node) -> str | None:
