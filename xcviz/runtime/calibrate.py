@@ -109,10 +109,6 @@ def calibrate(matmul_n: int | None = None, stream_elements: int | None = None, r
 
     threads, _ = apply_threads(threads)   # before JAX loads
     rt = resolve(native, None, threads)
-    if native == "torch":   # calibrate's programs are no torch program: the same ops as torch's own calls
-        from .calibrate_torch import TorchOps
-
-        rt = TorchOps(threads)
     try:
         from ..ops.arrays import jnp
 

@@ -159,7 +159,8 @@ def _available(module: str) -> bool:
 def resolve(requested: str | None, graph: Graph | None = None, threads: int | None = None) -> NativeRuntime:
     """The runtime to time against: `requested`, or the graph's default: torch eager for a torch program (when
     torch is installed), TensorFlow for a TF graph (when TF is installed), else onnxruntime; parts a runtime
-    cannot take run on onnxruntime, else on the NumPy reference, said so per part. torch or tensorflow asked
+    cannot take run on onnxruntime, else on the NumPy reference, said so per part; without a graph (calibrate)
+    torch is calibrate's programs as torch calls (calibrate_torch). torch or tensorflow asked
     for a graph they cannot run (not a torch program, not a TF file) is onnxruntime with a note saying so;
     numpy when onnxruntime is absent."""
     if requested is not None and requested not in RUNTIMES:
@@ -174,6 +175,10 @@ def resolve(requested: str | None, graph: Graph | None = None, threads: int | No
         from .torch_eager import TorchRuntime
 
         return TorchRuntime(n)
+    if requested == "torch" and graph is None:   # calibrate's programs: the ops as torch's own calls make them
+        from .calibrate_torch import TorchOps
+
+        return TorchOps(n)
     if requested in ("tensorflow", None) and graph is not None and _available("tensorflow"):
         from .tf_native import tf_runtime
 
@@ -189,7 +194,8 @@ def resolve(requested: str | None, graph: Graph | None = None, threads: int | No
     rest = f"native = {rt.name}" + (" where the ops map, else xcviz's NumPy reference" if rt.name != "numpy" else "")
     what = "this graph is not one" if graph is not None else "calibrate's op programs are not"
     if requested == "torch":
-        rt.note = f"torch eager replays the aten calls of a torch program (.pt2, from_torch) and {what}: {rest}"
+        rt.note = ("torch eager replays the aten calls of a torch program (.pt2, from_torch) and this graph is not "
+                   f"one: {rest}")
     elif requested == "tensorflow":
         rt.note = f"TensorFlow runs the NodeDefs of a TF GraphDef file and {what}: {rest}"
     return rt
