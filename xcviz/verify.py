@@ -10,8 +10,7 @@ import numpy as np
 
 from .errors import XcvizError, did_you_mean
 from .ir import Graph, Node, TensorType, node_where, parse_ref, short
-from .ir.columns import NodeColumns, columns_of
-from .ir.nodeseq import node_column
+from .ir.columns import NodeColumns
 from .ops import REGISTRY
 
 INT64_MAX = 2**63 - 1
@@ -39,7 +38,7 @@ def verify(graph: Graph, *, max_elements: int | None = None) -> Graph:
                 node = graph.nodes[j]
                 raise XcvizError("node uses a value defined after it", where=node_where(node, graph.source),
                                  hint="nodes must be in topological order")
-    c = columns_of(graph)
+    c = graph.columns
     check_elements(graph, max_elements, c.rid, c.results)
     return graph
 
@@ -106,10 +105,10 @@ def _inputs_unique(graph: Graph) -> bool:
 def _outputs_found(graph: Graph, counts: list[int]) -> bool:
     """_check_graph_outputs passes, found without a name index for a few outputs (searched from the end,
     where outputs mostly are); False: let it look (and say what is wrong)."""
-    if graph._index is not None or len(graph.outputs) > 16:
+    if graph.indexed or len(graph.outputs) > 16:
         return False
     inputs = {v.name for v in graph.inputs}
-    names = node_column(graph.nodes, "name")
+    names = graph.nodes.column("name")
     last = len(names) - 1
     rev = None
     for ref in graph.outputs:
@@ -132,7 +131,7 @@ def _refs_plain_and_ordered(graph: Graph, counts: list[int], cols: NodeColumns) 
     outputs (and there are no control inputs): the common case, checked on arrays. Anything else (a
     ':k' ref, a bad ref, an unordered graph) is left to the node-by-node checks and their messages."""
     n = len(graph.nodes)
-    if (not cols.proven and "" in graph.index) or any(cols.control):
+    if (not cols.proven and graph.position("") is not None) or any(cols.control):
         return False
     src = cols.src_array
     dst = np.repeat(np.arange(n, dtype=np.int64), cols.lens_array)

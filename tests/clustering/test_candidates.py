@@ -174,35 +174,9 @@ def test_the_compiled_pass_hands_over_the_arrays_the_lists_hold(graph, min_size)
         assert a.dtype == b.dtype == np.int64 and a.tolist() == b.tolist()
 
 
-class _ColumnsOnly:
-    """A node sequence that hands over columns and single rows (as a lazily built one does) and fails on
-    any other use: clustering and the stats report must not make the graph's node objects."""
-
-    def __init__(self, nodes):
-        self._nodes = nodes
-
-    def __len__(self):
-        return len(self._nodes)
-
-    def column(self, name):
-        from operator import attrgetter
-
-        return list(map(attrgetter(name), self._nodes))
-
-    def row(self, j):
-        return self._nodes[j]
-
-    def __getitem__(self, i):
-        raise AssertionError("graph.nodes indexed")
-
-    def __iter__(self):
-        raise AssertionError("graph.nodes iterated")
-
-
 def test_mark_cost_and_the_stats_report_read_columns_only(tmp_path):
     import sys
 
-    from xcviz.ir.columns import columns_of
     from xcviz.render.report_json import stats_report
 
     sys.path.insert(0, os.path.join(ROOT, "benchmarks"))
@@ -216,10 +190,7 @@ def test_mark_cost_and_the_stats_report_read_columns_only(tmp_path):
     want_c = xcviz.cluster(g)
     want = stats_report(g, want_c, xcviz.stats(g, want_c))
     g = xcviz.load(path)
-    cols = columns_of(g)
-    assert len(g.index) == len(g.nodes)  # (the loader's name index, made: a scanned graph's is lazy)
-    lazy = _ColumnsOnly(g.nodes)
-    g.nodes, g._columns = lazy, dataclasses.replace(cols, nodes=lazy)
     c = xcviz.cluster(g)
     assert stats_report(g, c, xcviz.stats(g, c)) == want
+    assert not g.nodes.made  # (clustering, costs and the report read columns and single rows only)
     assert (c.clusters, c.reason) == (want_c.clusters, want_c.reason)

@@ -5,6 +5,7 @@ from pathlib import Path
 import pytest
 import yaml
 
+from xcviz.ir import bind_dims
 from xcviz.clustering import ClusterOptions, run_clustering
 from xcviz.cost import compute_stats, hardware_names, load_hardware
 from xcviz.cost.classes import CLASS_KEYS, CLASSES, op_class
@@ -214,7 +215,7 @@ def test_the_cost_strategy_decides_with_the_calibrated_classes(tmp_path):
     """`--strategy cost` weighs merges with the same per-class numbers as stats: where XLA's convolutions are
     slow and native ones fast, it leaves the convolutions out; with the numbers reversed it compiles them."""
     g = load(str(ROOT / "graphs/resnet_mini.onnx"))
-    g.dims.update(N=1)
+    g = bind_dims(g, {"N": 1})
 
     def conv_clustered(conv: dict) -> int:
         base = {c: numbers(0) for c in CLASSES}

@@ -122,7 +122,7 @@ def test_same_stats_without_the_loaders_attribute_codes(path):
     g, c, _, _ = _analysed(path)
     hw = load_hardware("benchmarks/cpu_calibrated.yaml" if "mini" in path else None, "cpu")
     a = compute_stats(g, c, hw)
-    g._columns.extra.pop(("attrs", "codes"), None)
+    g.columns.extra.pop(("attrs", "codes"), None)
     assert CostView(g).attr_codes is None
     b = compute_stats(g, c, hw)
     assert repr(a) == repr(b)

@@ -17,7 +17,6 @@ from hypothesis import HealthCheck, given, settings
 import xcviz
 from tests.support.strategies import fuzz_mappings, json_documents
 from xcviz.errors import XcvizError
-from xcviz.ir.columns import columns_of
 from xcviz.loaders import json_rows
 from tests.support.paths import ROOT
 
@@ -29,7 +28,7 @@ def outcome(path: str):
         g = xcviz.load(path)
     except XcvizError as e:
         return "error", str(e)
-    c = columns_of(g)
+    c = g.columns
     return "ok", (g.name, g.inputs, g.outputs, g.dims, g.nodes, c.src.tolist(), c.port.tolist(), c.lens.tolist(),
                   c.op, c.known, c.attrs, [c.results[r] for r in c.rid.tolist()],
                   # the columns' codes, however a loader made them (a scanner hands its intern tables over)

@@ -178,7 +178,7 @@ def test_scanned_graph_keeps_names_and_refs_as_columns(monkeypatch):
     real = build.infer_shapes
 
     def spy(graph, counts, cols):
-        seen.append((graph._index, type(cols.refs).__name__))
+        seen.append((graph.indexed, type(cols.refs).__name__))
         code, reps = cols.attr_codes  # (the scanner's, worked out per spelling) as attr_codes makes them
         want = attr_codes(cols.attrs, [i for i, a in enumerate(cols.attrs) if a])
         assert code.tolist() == want[0].tolist() and reps == want[1] and len(reps) > 2
@@ -187,28 +187,25 @@ def test_scanned_graph_keeps_names_and_refs_as_columns(monkeypatch):
     monkeypatch.setattr(build, "infer_shapes", spy)
     path = write(to_json(ratios.typed(2000, seed=5)))
     g = xcviz.load(path)
-    assert seen == [(None, "RefColumn")]  # read, resolved and checked without a name index or ref strings
+    assert seen == [(False, "RefColumn")]  # read, resolved and checked without a name index or ref strings
     monkeypatch.setattr(json_scanned, "read", lambda *a, **k: None)
     ref = xcviz.load(path)
     assert g.index == ref.index and [n.inputs for n in g.nodes] == [n.inputs for n in ref.nodes]
 
 
-def test_lazy_index_answers_as_the_dict():
-    from xcviz.ir import Graph, LazyIndex
-    from xcviz.ir.nodeseq import NodeSeq
+def test_position_answers_as_the_index():
+    from xcviz.ir import Graph, Nodes
 
     names = [f"n{j}" for j in range(50)]
-    g = Graph("g", nodes=NodeSeq(50, {"name": names, "op": "relu", "op_type": "relu"}))
-    idx = g.index
-    assert isinstance(idx, LazyIndex) and g._index is None  # nothing made yet
+    g = Graph("g", nodes=Nodes(50, {"name": names, "op": "relu", "op_type": "relu"}))
+    assert not g.indexed  # nothing made yet
+    assert g.position("n7") == 7 and g.position("n49") == 49 and g.position("x") is None
     want = {name: j for j, name in enumerate(names)}
-    assert idx.get("n7") == 7 and idx["n49"] == 49 and "n3" in idx and "x" not in idx and idx.get("x", -1) == -1
-    assert len(idx) == 50 and list(idx) == names and dict(idx) == want and {**idx} == want and idx == want
-    assert g._index == want and g.index is g._index  # made once, then the graph's own dict
-    assert idx.setdefault("x", 50) == 50 and idx.pop("x") == 50 and g.index == want
+    assert g.index == want and g.indexed and g.index is g.index  # made once, then the graph's own dict
+    assert [g.position(name) for name in names] == list(range(50))
 
 
-def test_index_of_a_scanned_graph_looks_names_up_without_a_dict(monkeypatch):
+def test_position_in_a_scanned_graph_looks_names_up_without_a_dict(monkeypatch):
     import ratios
 
     doc = ratios.typed(3000, seed=7)
@@ -216,14 +213,13 @@ def test_index_of_a_scanned_graph_looks_names_up_without_a_dict(monkeypatch):
     doc["nodes"][6]["inputs"] = ["n5é" if r == "n5" else r for r in doc["nodes"][6]["inputs"]]
     g = xcviz.load(write(json.dumps(doc, ensure_ascii=False)))
     names = [nd["name"] for nd in doc["nodes"]]
-    idx = g.index
-    assert g.nodes.lazy and g._index is None and g.nodes.find is not None
-    assert [idx.get(name) for name in names[:300]] == list(range(300)) and idx["n5é"] == 5
-    assert idx.get("x") is None and "n5" not in idx and idx.get("n1:0", -1) == -1  # (inputs are not nodes)
+    assert not g.nodes.made and not g.indexed and g.nodes.find is not None
+    assert [g.position(name) for name in names[:300]] == list(range(300)) and g.position("n5é") == 5
+    assert g.position("x") is None and g.position("n1:0") is None  # (inputs are not nodes)
     with pytest.raises(KeyError):
-        idx["nope"]
-    assert g._index is None  # every answer above came from the loader's table
-    assert dict(idx) == {name: j for j, name in enumerate(names)} and g._index is not None
+        g.node("nope")
+    assert not g.indexed  # every answer above came from the loader's table
+    assert g.index == {name: j for j, name in enumerate(names)} and g.indexed
 
 
 def test_scanner_fields_are_the_typed_rows():
@@ -236,7 +232,7 @@ def test_scanner_fields_are_the_typed_rows():
 def test_ref_columns_read_as_lists():
     import numpy as np
 
-    from xcviz.ir.nodeseq import NodeRefs, RefColumn
+    from xcviz.ir.nodes import NodeRefs, RefColumn
 
     refs = RefColumn(["a", "b"], ["x"], np.array([2, 0, -1, 1, -1], np.int64), {2: "a:1", 4: ""})
     assert list(refs) == ["x", "a", "a:1", "b", ""] and refs[-1] == "" and refs[2] == "a:1" and refs[1:3] == ["a", "a:1"]

@@ -59,8 +59,9 @@ def test_compatible_dtypes_convert_and_missing_inputs_are_seeded(tmp_path, run_c
 
 def test_symbolic_dims_must_agree_between_given_inputs():
     g = xcviz.load(ENCODER)
-    assert bind_inputs(g, {"x": np.zeros((2, 5, 64), np.float32)})["x"].shape == (2, 5, 64)
-    assert g.dims["B"] == 2 and g.dims["S"] == 5
+    feeds = bind_inputs(g, {"x": np.zeros((2, 5, 64), np.float32)})
+    assert feeds["x"].shape == (2, 5, 64)
+    assert feeds.dims["B"] == 2 and feeds.dims["S"] == 5 and "B" not in g.dims  # (the graph stays as it is)
     with pytest.raises(XcvizError, match="expected rank 3"):
         bind_inputs(g, {"x": np.zeros((5, 64), np.float32)})
 

@@ -11,6 +11,7 @@ import numpy as np
 import pytest
 
 import xcviz
+from xcviz.ir import bind_dims
 from tests.support.paths import GRAPHS, ROOT
 
 ort = pytest.importorskip("onnxruntime", reason="the native runtime under test is onnxruntime")
@@ -35,7 +36,8 @@ def test_validate_json_names_the_runtime_and_the_whole_model():
     assert m["speedup"] == pytest.approx(m["native_ms"] / m["hybrid_ms"])
     assert m["speedup_vs_optimized"] == pytest.approx(m["native_optimized_ms"] / m["hybrid_ms"])
     # the cost model's estimate of the same ratio: the whole model's S with the profile in use
-    assert m["est_speedup"] == pytest.approx(xcviz.stats(g, report.clustering).speedup_estimate)
+    run_graph = bind_dims(g, report.dims)  # (the sizes the run bound)
+    assert m["est_speedup"] == pytest.approx(xcviz.stats(run_graph, report.clustering).speedup_estimate)
     for c in data["clusters"]:
         assert c["native_runtime"] == "onnxruntime" and c["native_ms"] > 0 and c["xla_ms"] > 0
         assert c["speedup"] == pytest.approx(c["native_ms"] / c["xla_ms"]) and "est_speedup" in c

@@ -10,6 +10,7 @@ import numpy as np
 import pytest
 
 import xcviz
+from xcviz.ir import relabel
 from tests.support.paths import ROOT
 
 CORPUS = os.path.join(ROOT, "tests", "data", "torch_corpus")
@@ -100,11 +101,8 @@ def test_a_node_no_aten_call_made_falls_back_to_onnxruntime_and_says_why():
     from xcviz.runtime.jit import cluster_spec
 
     spec = cluster_spec(g, [g.index["add"]])   # a node with an ONNX form (Add)
-    calls, g.aten_calls = g.aten_calls, {k: v for k, v in g.aten_calls.items() if k != "add"}
-    try:
-        fn, ran, why = prepare_or_numpy(TorchRuntime(1), g, spec.members, spec.entries, spec.exits, env)
-    finally:
-        g.aten_calls = calls
+    without = relabel(g, aten_calls={k: v for k, v in g.aten_calls.items() if k != "add"})
+    fn, ran, why = prepare_or_numpy(TorchRuntime(1), without, spec.members, spec.entries, spec.exits, env)
     assert ran == "onnxruntime" and "'add'" in why and "not an aten call" in why
     np.testing.assert_allclose(fn(env)[0], env[spec.exits[0]], rtol=1e-5, atol=1e-6)
     onnx_graph = xcviz.load(os.path.join(ROOT, "graphs", "resnet_mini.onnx"))   # not a torch program

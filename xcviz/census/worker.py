@@ -206,8 +206,9 @@ def _graph(task: Task, settings: Settings, timings: dict, stage: list[str]):
     timings["export_s"] = time.perf_counter() - t
     t = time.perf_counter()
     stage[0] = "convert"
-    graph = from_torch(ep, dims=dict(settings.options.get("dims") or {}))
-    graph.name = task.model
+    from ..ir import relabel
+
+    graph = relabel(from_torch(ep, dims=dict(settings.options.get("dims") or {})), name=task.model)
     timings["convert_s"] = time.perf_counter() - t
     return graph, weights, params
 

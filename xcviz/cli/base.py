@@ -155,7 +155,11 @@ def analyse(graph, options: AnalysisOptions, record: bool = True) -> Analysis:
     with steps(names) as advance:
         a = run_pipeline(graph, options, progress=advance, freeze=OWN_PROCESS, record=record)
     if shown is not None:
-        a.graph.source = shown  # reports name "<stdin>", not the temporary file
+        import dataclasses
+
+        from ..ir import relabel
+
+        a = dataclasses.replace(a, graph=relabel(a.graph, source=shown))  # reports name "<stdin>", not the temporary file
     if OWN_PROCESS:  # the process ends without freeing it (entry.run): freeing a big graph is time for nothing
         _KEPT.append(a)
     return a

@@ -152,9 +152,8 @@ def _outer_typed(body, graph, node):
 
 def has_control_flow(graph) -> bool:
     """Any Loop/If/Scan node (read at C speed: renderers ask this of 10^6-node graphs)."""
-    from ..ir.columns import columns_of
-
-    return not _CONTROL_SET.isdisjoint(columns_of(graph).op)
+    
+    return not _CONTROL_SET.isdisjoint(graph.columns.op)
 
 
 _CONTROL_SET = frozenset(CONTROL_OPS)

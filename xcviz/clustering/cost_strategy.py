@@ -27,7 +27,7 @@ import heapq
 
 import numpy as np
 
-from ..ir import parse_ref
+from ..ir import bind_dims, parse_ref
 from ..ops import REGISTRY, ZERO_SIZE
 from .cycles import GraphCycles
 from .options import Candidates, ClusterOptions
@@ -45,23 +45,18 @@ def _costs(graph, hw):
     from ..cost.view import CostView, inputs_negative
     from ..passes.values import may_have_value
 
-    saved = dict(graph.dims)
-    graph.dims.update({d: 1 for d in free_dims(graph)})  # unbound dims count as 1 (the ordering needs numbers)
-    try:
-        flat = CostView(graph)
-        sig, reps = cost_keys(graph, flat)
-        per_key = costs_per_key(graph, flat, reps)
-        nbytes = [t.bind(graph.dims).nbytes() or 0 for t in flat.types]
-        shapes = [may_have_value(t.bind(graph.dims)) for t in flat.types]
-        outs = []  # (producer position, bytes) of each graph output a node produces
-        for r in graph.outputs:
-            name, k = parse_ref(r)
-            j = graph.index.get(name)
-            if j is not None:
-                outs.append((j, graph.nodes[j].out(k).bind(graph.dims).nbytes() or 0))
-    finally:
-        graph.dims.clear()
-        graph.dims.update(saved)
+    graph = bind_dims(graph, {d: 1 for d in free_dims(graph)})  # unbound dims count as 1 (the ordering needs numbers)
+    flat = CostView(graph)
+    sig, reps = cost_keys(graph, flat)
+    per_key = costs_per_key(graph, flat, reps)
+    nbytes = [t.bind(graph.dims).nbytes() or 0 for t in flat.types]
+    shapes = [may_have_value(t.bind(graph.dims)) for t in flat.types]
+    outs = []  # (producer position, bytes) of each graph output a node produces
+    for r in graph.outputs:
+        name, k = parse_ref(r)
+        j = graph.position(name)
+        if j is not None:
+            outs.append((j, graph.nodes[j].out(k).bind(graph.dims).nbytes() or 0))
     flops = np.array([k[0] or 0 for k in per_key], np.float64)[sig]  # (FLOPs, bytes moved, bytes written)
     moved = np.array([k[1] or 0 for k in per_key], np.float64)[sig]
     cal = hw.calibrated

@@ -11,7 +11,6 @@ import numpy as np
 
 from ..errors import XcvizError
 from ..ir import parse_ref
-from ..ir.columns import columns_of
 from ..ops import NOOP, REGISTRY, SHAPE_CONSUMER, ZERO_SIZE
 from .attempts import AttemptLog
 from .deferred import Deferred
@@ -24,7 +23,7 @@ _MAX = np.int64(2**62)
 def edges_in_order(graph, base: int) -> tuple[np.ndarray, np.ndarray, bool]:
     """Data and control edges in the order the reference inserts them (node order, inputs, controls), for
     cycle_graph.graph_edges: (sources, count per node, whether the sources are the graph's positions)."""
-    pos = columns_of(graph)
+    pos = graph.columns
     control = pos.column("control_inputs", keep=False)
     if control.count(()) == len(control):  # (identity first: one shared empty tuple is cheap to count)
         return pos.src, pos.lens, True  # the common case: the graph's integer edges, made ids by the kernel
@@ -51,7 +50,7 @@ def edges_in_order(graph, base: int) -> tuple[np.ndarray, np.ndarray, bool]:
 def mark_for_compilation(graph, cands: Candidates, opts: ClusterOptions, progress=None) -> Clustering:
     from . import _kernel as K
 
-    cols = columns_of(graph)
+    cols = graph.columns
     n = len(cols.op)
     base = 2 + len(graph.inputs)
     tf = getattr(cands, "tf", None)      # TensorFlow's own cycle graph, deadness and resource rules (tf_rules.py)

@@ -11,7 +11,6 @@ import numpy as np
 
 from ..errors import XcvizError
 from ..cost.keys import group_ids
-from ..ir.columns import columns_of
 from ..ops import DEVICES, REGISTRY
 from .deferred import Deferred, lazy_lists, stored
 
@@ -161,7 +160,7 @@ def find_candidates(graph, opts: ClusterOptions) -> Candidates:
     """Each node's decision, made once per distinct kind of node: the decision reads only the node's op,
     device, compile flag (and for a few nodes its op_type, note, a constant's value, its tensors' dtypes),
     so the nodes are grouped by those columns as integer codes with numpy, and each group decided once."""
-    cols = columns_of(graph)
+    cols = graph.columns
     n = len(cols.op)
     c = Candidates()
     supported = opts.supported_ops

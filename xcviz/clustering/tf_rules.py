@@ -11,7 +11,6 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from ..ir.nodeseq import node_rows
 from ..ops.tf.kernels import registry, type_refusal, xla_devices
 from .options import Candidates, ClusterOptions, normalize_device
 from .tf_deadness import deadness, describe
@@ -31,7 +30,7 @@ READ_WRITES = {"AssignAddVariableOp", "AssignSubVariableOp", "ResourceApplyGradi
 
 
 def is_tf_graph(graph) -> bool:
-    return bool(len(graph.nodes)) and node_rows(graph.nodes)(0).op_type.startswith(PREFIX)  # (node 0 alone)
+    return bool(len(graph.nodes)) and graph.nodes.row(0).op_type.startswith(PREFIX)  # (node 0 alone)
 
 
 def base_op(node) -> str:

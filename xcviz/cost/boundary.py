@@ -11,7 +11,7 @@ from ..ir import Graph, parse_ref
 from .params import parameter_masks
 from .results import OUTPUT, ClusterCost, Edge
 from .sums import exact_ints
-from .view import CostView, inputs_negative, position
+from .view import CostView, inputs_negative
 
 _KEY_LIMIT = 2**62   # (tensor, cluster) pairs numbered below this are one int64 key
 
@@ -49,7 +49,9 @@ class Boundary:
             if r in in_names:
                 continue  # a graph input is in no cluster
             name, k = parse_ref(r)
-            i = position(graph, name)
+            i = graph.position(name)
+            if i is None:  # (the loader checked every output names a node or an input)
+                raise KeyError(name)
             c = int(cluster_of[i])
             if c >= 0:
                 t = flat.nodes[i].out(k).bind(dims)

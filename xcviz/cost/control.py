@@ -114,10 +114,8 @@ def typed_body(sub, formal: list, outer: dict, dims: dict) -> Graph:
     inputs = [Value(v.name, _plain(types[v.name]), v.data, v.param) if v.name in types else
               Value(v.name, v.type, v.data, v.param) for v in body.inputs]
     nodes = [msgspec.structs.replace(n, op=n.op_type, outputs=list(sub.declared.get(n.name, ()))) for n in body.nodes]
-    g = finalize(Graph(body.name, inputs, nodes, list(body.outputs), body.source, output_names=dict(body.output_names)),
-                 onnx=True)
-    g.dims.update(dims)
-    return g
+    return finalize(Graph(body.name, inputs, nodes, body.outputs, body.source, output_names=body.output_names),
+                    onnx=True, dims=dims)
 
 
 def _expressible(t: TensorType | None) -> bool:

@@ -7,7 +7,7 @@ from operator import is_not
 import numpy as np
 
 from ..ir import Graph, TensorType
-from ..ir.columns import GraphColumns, columns_of
+from ..ir.columns import GraphColumns
 from ..ops import REGISTRY
 from ..ops import rules
 from .sums import starts
@@ -38,7 +38,7 @@ class CostView:
     their cost (`with_attrs`)."""
 
     def __init__(self, graph: Graph) -> None:
-        columns = self.columns = columns_of(graph)
+        columns = self.columns = graph.columns
         n = len(columns.op)
         self.nodes = _Rows(columns)  # node j, made on request (a few: the rest is columns)
         self._from_columns(columns, n)
@@ -80,7 +80,7 @@ class CostView:
         if len(in_pos) < len(graph.inputs):
             last = np.array([n + in_pos[v.name] for v in graph.inputs], np.int64)
             pos = np.where(pos >= n, last[np.clip(pos - n, 0, len(last) - 1)], pos)
-        if "" in in_pos or named(graph, ""):
+        if "" in in_pos or graph.position("") is not None:
             pos = pos.copy()
             pos[[k for k, r in enumerate(chain.from_iterable(columns.column("inputs"))) if not r]] = -1
         self.in_start = starts(lens)
@@ -192,30 +192,6 @@ def inputs_negative(src: np.ndarray, n: int) -> np.ndarray:
     """Producers with graph input i as -1 - i (the public form of Edge and the cost strategy), in place."""
     np.subtract(n - 1, src, out=src, where=src >= n)
     return src
-
-
-def named(graph: Graph, name: str) -> bool:
-    """Whether a node has this name: by the graph's index where it has one, else by the loader's look-up
-    where it left one (a hash of the names it read: no dict of 10^6 names made, none scanned), else by
-    the names column."""
-    if graph._index is None:
-        find = getattr(graph.nodes, "find", None)
-        if find is not None:
-            return find(name) is not None
-        return name in columns_of(graph).column("name")
-    return name in graph.index
-
-
-def position(graph: Graph, name: str) -> int:
-    """The position of the node of this name (KeyError if none), as graph.index gives it."""
-    if graph._index is None:
-        find = getattr(graph.nodes, "find", None)
-        if find is not None:
-            i = find(name)
-            if i is None:
-                raise KeyError(name)
-            return i
-    return graph.index[name]
 
 
 class _Rows:

@@ -2,17 +2,17 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from itertools import chain
+from itertools import chain, repeat
 from operator import attrgetter
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Sequence
 
 import numpy as np
 
-from . import parse_ref, plain_positions
-from .nodeseq import NodeSeq, node_column, node_rows
+from .types import parse_ref
 
 if TYPE_CHECKING:
-    from . import Graph
+    from .nodes import Nodes
+    from .types import Value
 
 _EMPTY_DICT: dict = {}  # placeholders in the columns only (never handed to a node)
 _EMPTY_LIST: list = []
@@ -34,7 +34,7 @@ class NodeColumns:
     node, value of each raw code, ordered) for fields a loader holds as codes, made into GraphColumns.codes
     without reading the column (see coded_column)."""
 
-    def __init__(self, graph: "Graph", flat: tuple | None = None) -> None:
+    def __init__(self, graph, flat: tuple | None = None) -> None:
         nodes = graph.nodes
         self._src_array = self._lens_array = self._attr_codes = self._declared_codes = None
         self.proven, self.op_codes = False, None
@@ -62,9 +62,10 @@ class NodeColumns:
                 node = nodes[i]
                 self.attrs[i], self.declared[i], self.control[i] = node.attrs, node.outputs, node.control_inputs
             return
-        per_node, self.op_type, self.note, self.attrs, self.declared, self.control, self.op, self.known = (
-            node_column(nodes, f)
-            for f in ("inputs", "op_type", "note", "attrs", "outputs", "control_inputs", "op", "known"))
+        per_node, self.op_type, self.attrs, self.declared, self.control = (
+            nodes.column(f) for f in ("inputs", "op_type", "attrs", "outputs", "control_inputs"))
+        # (op, known and note are the ones op resolution writes: copies, never the graph's own columns)
+        self.op, self.known, self.note = (list(nodes.column(f)) for f in ("op", "known", "note"))
         self.lens = list(map(len, per_node))
         self.refs = list(chain.from_iterable(per_node))
         self.src = plain_positions(graph, self.refs)
@@ -122,10 +123,28 @@ class NodeColumns:
             self._declared_codes = code[inverse], lists
         return self._declared_codes
 
-    def read_ops(self, graph: "Graph") -> None:
-        """Take `op` and `known` from the nodes again (after op resolution wrote them node by node)."""
-        self.op = node_column(graph.nodes, "op")
-        self.known = node_column(graph.nodes, "known")
+
+def plain_positions(graph, refs) -> list[int]:
+    """Position of what each ref names when it is a plain name: a node (its output 0), n + i for graph
+    input i; -1 for anything else (an empty ref, 'node:k', an undefined name). Node names containing ':'
+    are left out: such a ref may read as name:k, which the callers resolve one by one."""
+    ids = graph.index
+    if ":" in "".join(ids):
+        ids = {name: i for name, i in ids.items() if ":" not in name}
+    return positions_by_name(ids, len(graph.nodes), graph.inputs, refs)
+
+
+def positions_by_name(index: dict[str, int], n: int, inputs: Sequence["Value"], refs) -> list[int]:
+    """plain_positions over a name index (no name in it holding ':') of n nodes: a node before the first
+    graph input of the same name (the loader's checks refuse that name clash), -1 for anything else."""
+    added = [v.name for v in inputs if v.name not in index]  # (the index itself, for the time of one map)
+    for i, v in enumerate(inputs):
+        index.setdefault(v.name, n + i)
+    try:
+        return list(map(index.get, refs, repeat(-1)))
+    finally:
+        for name in added:
+            index.pop(name, None)
 
 
 def attr_codes(attrs: list, rows: list[int]) -> tuple[np.ndarray, list]:
@@ -174,13 +193,13 @@ class GraphColumns:
     attrs: list
     rid: np.ndarray
     results: list
-    nodes: list  # the node list these columns describe (identity: see Graph.columns)
+    nodes: "Nodes"  # the nodes these columns describe
     # more node fields as columns (name, op_type, device, compile, scope, note, control_inputs), and their
     # integer codes: a loader puts what it has; the rest is read on first use (see column, codes)
     extra: dict = field(default_factory=dict)
 
     @classmethod
-    def of(cls, graph: "Graph", cols: "NodeColumns | None" = None,
+    def of(cls, graph, cols: "NodeColumns | None" = None,
            outputs: tuple | None = None) -> "GraphColumns":
         """From the graph's nodes; `cols`: the loader's NodeColumns of these nodes (saves reading every
         node and looking every name up again); `outputs`: (rid, results) from shape inference."""
@@ -201,7 +220,7 @@ class GraphColumns:
         if col is None:
             col = getattr(self, name, None) if name in ("op", "known", "attrs") else None
             if col is None:
-                col = node_column(self.nodes, name)
+                col = self.nodes.column(name)
                 if keep:
                     self.extra[name] = col
         return col
@@ -239,7 +258,7 @@ class GraphColumns:
 
     def row(self, j: int):
         """Node j (a lazy node sequence makes just this one)."""
-        return node_rows(self.nodes)(j)
+        return self.nodes.row(j)
 
 
 def coded_column(raw: np.ndarray, values: list, ordered: bool = False) -> tuple[np.ndarray, list]:
@@ -278,7 +297,6 @@ def _resolve_ports(graph, cols) -> tuple[np.ndarray, np.ndarray]:
         src = src.copy()
         refs = cols.refs
         inputs = {v.name: n + i for i, v in enumerate(graph.inputs)}
-        idx = None
         for k in miss.tolist():
             ref = refs[k]
             if not ref:
@@ -286,17 +304,19 @@ def _resolve_ports(graph, cols) -> tuple[np.ndarray, np.ndarray]:
             if ref in inputs:
                 src[k] = inputs[ref]
                 continue
-            if idx is None:  # (not made for empty refs alone)
-                idx = graph.index
             name, out = parse_ref(ref)  # 'node:k' (as the loader reads it: a name with ':' and digits after it
-            src[k], port[k] = idx[name], out  # is output k of the node before the ':')
+            j = graph.position(name)   # is output k of the node before the ':')
+            if j is None:
+                raise KeyError(name)
+            src[k], port[k] = j, out
     return src, port
 
 
 def _shared_outputs(nodes) -> tuple[np.ndarray, list]:
     """(rid, results) from the nodes' outputs: one result per distinct sequence of type objects."""
-    if type(nodes) is NodeSeq and nodes.lazy and type(nodes.column_raw("outputs")) is tuple:
-        return nodes.column_raw("outputs")
+    raw = nodes.column_raw("outputs")
+    if type(raw) is tuple:  # (shape inference's (rid, results), kept as a column)
+        return raw
     rid_of: dict = {}
     results: list = []
     rid = np.empty(len(nodes), np.int64)
@@ -308,12 +328,3 @@ def _shared_outputs(nodes) -> tuple[np.ndarray, list]:
             results.append(outs)
         rid[j] = r
     return rid, results
-
-
-def columns_of(graph: "Graph") -> GraphColumns:
-    """The graph's columns: the loader's, else made from the nodes on first use. A graph is not edited
-    after it is built (a pass that changes one returns a new Graph); a new node list makes new columns."""
-    c = graph._columns
-    if c is None or c.nodes is not graph.nodes or len(c.op) != len(graph.nodes):
-        c = graph._columns = GraphColumns.of(graph)
-    return c

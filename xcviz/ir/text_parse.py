@@ -217,7 +217,7 @@ class _Parser(Tokens):
             v = Value(vname, self.tensor_type())
             if self.peek("="):
                 self.i += 1
-                v.data = self.value()
+                v = Value(vname, v.type, self.value())
             inputs.append(v)
             if not self.peek(")"):
                 self.take(",", what="',' or ')'")

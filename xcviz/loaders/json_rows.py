@@ -17,8 +17,7 @@ import numpy as np
 from msgspec import UNSET
 
 from ..errors import XcvizError
-from ..ir import Graph, positions_by_name
-from ..ir.nodeseq import NodeSeq
+from ..ir import Graph, Nodes, positions_by_name, seeded
 from . import json_scanned
 from .json_types import DECODER, NO_ATTRS, Row, check_attrs, declared_from_codes, nested_where
 from .parse import parsed_keys
@@ -94,15 +93,15 @@ def _graph(box: list, text_keys: int, named: set, source: str, max_nodes: int | 
     device, compile_, scope = (None if k == n else list(map(_UNSET_NONE.get, c, c))
                                for c, k in zip((device, compile_, scope), absent[1:4]))
     where = nested_where(nested, names, source, n)
-    # the columns are the graph: Node objects are made only if someone asks for them (ir.NodeSeq)
-    nodes = NodeSeq(n, {"name": names, "op": ops, "op_type": ops, "inputs": ins, "control_inputs": ctl,
+    # the columns are the graph: Node objects are made only if someone asks for them (ir.Nodes)
+    nodes = Nodes(n, {"name": names, "op": ops, "op_type": ops, "inputs": ins, "control_inputs": ctl,
                         "attrs": attrs, "device": device, "compile": compile_, "scope": scope, "outputs": outs,
                         "where": where})
     ids = dict(zip(names, range(n)))
     if len(ids) != n:  # a repeated name: the generic path's checks say where
         return None
     outputs, dims = graph_tail(top, source)
-    graph = Graph(name=name, inputs=inputs, nodes=nodes, outputs=outputs, source=source, dims=dims, _index=ids)
+    graph = seeded(Graph(name=name, inputs=inputs, nodes=nodes, outputs=outputs, source=source, dims=dims), index=ids)
     if ":" in "".join(names):  # build works those out the careful way
         return graph, None
     refs = list(chain.from_iterable(ins))

@@ -3,7 +3,7 @@
 No Python object per node except what the columns hold: the names come from one decoded byte string,
 ops, devices, scopes, shapes and dtypes are decoded once per distinct spelling, attribute dicts and
 control inputs in one msgspec decode of their spans, and the references stay positions (`src`) with
-their text made only where someone reads it (ir.nodeseq.RefColumn). The top-level members are decoded
+their text made only where someone reads it (ir.nodes.RefColumn). The top-level members are decoded
 by json_rows' decoder with the nodes array cut out, so their checks and messages stay those of the
 typed rows. Every JSON file without a backslash is read here first. Only ever accepts: on any doubt it
 returns None and the loader reads the file the msgspec way (json_rows), which gives exactly the usual
@@ -20,7 +20,7 @@ from msgspec import UNSET
 from ..errors import XcvizError
 from ..ir import Graph
 from ..ir.columns import attr_codes
-from ..ir.nodeseq import NodeRefs, NodeSeq, RefColumn
+from ..ir.nodes import NodeRefs, Nodes, RefColumn
 from .json_types import DECODER, DTYPES, NO_ATTRS, check_attrs, declared_from_codes, nested_where
 from .parse import parsed_keys
 from .schema import GRAPH_KEYS, graph_header, graph_tail
@@ -133,10 +133,10 @@ def _graph(data, buf, n, name_se, codes, compile_, in_off, refs, rare, attr_keys
     odd = {k: data[s:e].decode("utf-8") for k, s, e in
            zip(*(x.tolist() for x in (np.flatnonzero(src < 0),) + tuple(refs.reshape(-1, 2)[src < 0].T)))}
     flat_refs = RefColumn(names, [v.name for v in inputs], src, odd)
-    nodes = NodeSeq(n, {"name": names, "op": ops, "op_type": ops, "inputs": NodeRefs(flat_refs, in_off[:n + 1]),
+    nodes = Nodes(n, {"name": names, "op": ops, "op_type": ops, "inputs": NodeRefs(flat_refs, in_off[:n + 1]),
                         "control_inputs": ctl, "attrs": attrs, "device": device, "compile": compiles, "scope": scope,
-                        "outputs": declared[0], "where": nested_where(nested, names, source, n)})
-    nodes.find = _Finder(slots, blob, off)  # (graph.index answers a few look-ups without a dict of 10^6 names)
+                        "outputs": declared[0], "where": nested_where(nested, names, source, n)},
+                  find=_Finder(slots, blob, off))  # (Graph.position answers look-ups without a dict of 10^6 names)
     graph = Graph(name=name, inputs=inputs, nodes=nodes, outputs=outputs, source=source, dims=dims)
     lens = np.diff(in_off[:n + 1])
     return graph, (flat_refs, src, lens, ops, None, (attrs, declared[0], ctl if ctl else [()] * n),

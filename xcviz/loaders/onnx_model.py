@@ -4,6 +4,8 @@ from __future__ import annotations
 import os
 from typing import Any
 
+from msgspec.structs import replace as replace_struct
+
 from ..errors import XcvizError
 from ..ir import Graph, Node, TensorType, Value, canonical_dtype
 from ..ir.containers import OptionalType, SequenceType
@@ -339,8 +341,7 @@ def graph_from_model(model, source: str, outer: tuple[str, ...] = (), bodies: di
         nodes.append(Node(name=name, op=op_type, op_type=op_type, inputs=node_inputs, attrs=attrs,
                           outputs=outputs, note=note, where=f"{source}: node #{i} {name!r} ({op_type})"))
     # rewrite tensor names into xcviz refs
-    for node in nodes:
-        node.inputs = tuple(producer.get(t, t) if t else "" for t in node.inputs)
+    nodes = [replace_struct(node, inputs=tuple(producer.get(t, t) if t else "" for t in node.inputs)) for node in nodes]
     outputs = [producer.get(_s(o.name), _s(o.name)) for o in g.output]
     output_names = {ref: _s(o.name) for ref, o in zip(outputs, g.output) if ref != _s(o.name)}
     name = _s(g.name) or (os.path.basename(source).split(".")[0] if source else "model")

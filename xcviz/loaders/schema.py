@@ -6,7 +6,7 @@ from operator import itemgetter
 from typing import Any
 
 from ..errors import XcvizError
-from ..ir import Graph, Node, TensorType, Value, canonical_dtype, positions_by_name, short
+from ..ir import Graph, Node, TensorType, Value, canonical_dtype, positions_by_name, seeded, short
 from .parse import DEFAULT_MAX_DEPTH, parsed_keys
 
 NODE_KEYS = {"name", "op", "inputs", "control_inputs", "attrs", "device", "compile", "scope", "shape", "dtype",
@@ -330,8 +330,8 @@ def read_mapping(data: Any, source: str, max_nodes: int | None, max_depth: int,
     if keys is not None and keys != len(data) + node_keys + sum(parsed_keys(v) for k, v in data.items() if k != "nodes"):
         raise XcvizError("duplicate key", where=source, hint="each key may appear once per object")
     outputs, dims = graph_tail(data, source)
-    return Graph(name=name, inputs=inputs, nodes=nodes, outputs=outputs, source=source, dims=dims,
-                 _index=index), flat
+    return seeded(Graph(name=name, inputs=inputs, nodes=nodes, outputs=outputs, source=source, dims=dims),
+                  index=index), flat
 
 
 def graph_header(data: dict, source: str, max_nodes: int | None) -> tuple[str, list[Value]]:

@@ -6,7 +6,7 @@ import operator
 import os
 
 from ..errors import XcvizError
-from ..ir import Graph, Node, TensorType, Value, canonical_dtype, format_ref
+from ..ir import Graph, Node, TensorType, Value, canonical_dtype, format_ref, relabel
 from .torch_trust import import_torch, program_for_graph  # (reading, and which reader a file gets)
 
 WEIGHT_KINDS = ("PARAMETER", "BUFFER", "CONSTANT_TENSOR")
@@ -275,8 +275,8 @@ def from_torch(obj, example_args=None, dynamic_shapes=None, *, example_kwargs=No
         from .torch_decompose import decompose_unknown
 
         ep = decompose_unknown(ep)
-    graph = graph_from_program(ep, None, symbol_names(ep, dynamic_shapes))
-    graph.name = type(obj).__name__ if isinstance(obj, torch.nn.Module) else "program"
+    graph = relabel(graph_from_program(ep, None, symbol_names(ep, dynamic_shapes)),
+                    name=type(obj).__name__ if isinstance(obj, torch.nn.Module) else "program")
     return prepare(graph, onnx=True, dims=dims)
 
 

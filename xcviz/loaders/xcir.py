@@ -1,7 +1,10 @@
 """The text form (`.xcir`) as a graph format: parse it, settle opaque ops, then verify like any other file."""
 from __future__ import annotations
 
+import dataclasses
 from typing import Mapping
+
+import msgspec
 
 from ..ir import Graph
 from ..ir.text_parse import MAX_DEPTH, read_graph
@@ -15,12 +18,16 @@ def graph_from_text(text: str, source: str | None, allow_unknown: bool, max_dept
 
     graph = read_graph(text, source, max_depth)
     known = {t: REGISTRY.get(t) is not None for t in {node.op_type for node in graph.nodes}}
+    if all(known.values()):
+        return graph
+    nodes = []
     for node in graph.nodes:
         if node.note is None and not known[node.op_type]:
             if not allow_unknown:
                 REGISTRY.lookup(node.op_type, where=node.where)  # raises with a did-you-mean
-            node.note = f"unknown op {node.op_type}"
-    return graph
+            node = msgspec.structs.replace(node, note=f"unknown op {node.op_type}")
+        nodes.append(node)
+    return dataclasses.replace(graph, nodes=nodes)
 
 
 def parse_graph(text: str, source: str | None = None, *, allow_unknown: bool = False,

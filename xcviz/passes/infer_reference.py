@@ -6,6 +6,9 @@ from __future__ import annotations
 
 from operator import attrgetter
 
+import msgspec
+import numpy as np
+
 from ..ir import Graph, TensorType, parse_ref
 from ..ir.attrs import attrs_key
 from ..ir.columns import NodeColumns
@@ -14,9 +17,10 @@ from .node_rule import CONST_RECORDING, apply_rule, record_const
 from .values import VALUE_OPS, node_value
 
 
-def infer_shapes(graph: Graph, counts: list[int], cols: NodeColumns) -> None:
-    """Fill every node's output types from its op's rule; file-given types must agree. `counts`: each
-    node's number of outputs; `cols`: the graph's columns.
+def infer_shapes(graph: Graph, counts: list[int], cols: NodeColumns) -> tuple[np.ndarray, list]:
+    """Every node's output types from its op's rule; file-given types must agree. `counts`: each node's
+    number of outputs; `cols`: the graph's columns. Returns (rid, results) as infer.infer_shapes does (here
+    rid[j] = j: node j's outputs are results[j]).
 
     A rule is a pure function of (op, input types, attributes, declared outputs, output count) when no
     input is a known constant, so its merged result is computed once per distinct key. Input types are
@@ -38,6 +42,7 @@ def infer_shapes(graph: Graph, counts: list[int], cols: NodeColumns) -> None:
     opdef_of = {(name, True): opdef for name, opdef in REGISTRY.ops.items()}
     opdefs = list(map(opdef_of.get, map(attrgetter("op", "known"), nodes)))
     src = cols.src
+    inferred: list = [None] * n  # each node's output types (the graph's nodes hold the declared ones)
     pos = 0
     for i, node in enumerate(nodes):
         n_out = counts[i]
@@ -62,14 +67,15 @@ def infer_shapes(graph: Graph, counts: list[int], cols: NodeColumns) -> None:
                     t = in_types.get(ref)
                     if t is None:
                         name, k = parse_ref(ref)
-                        t = nodes[idx[name]].out(k)
+                        outs_of = inferred[idx[name]]
+                        t = outs_of[k] if k < len(outs_of) else TensorType()
                 types.append(t)
                 if ref in consts:
                     has_const = True
         opdef = opdefs[i]
         if opdef is None:
             given = list(node.outputs) + [TensorType()] * (n_out - len(node.outputs))
-            outs = node.outputs = given[:n_out]
+            outs = inferred[i] = given[:n_out]
             slot[i] = outs[0] if outs else unknown
             continue
         key = None
@@ -83,15 +89,15 @@ def infer_shapes(graph: Graph, counts: list[int], cols: NodeColumns) -> None:
                 key = (opdef.name, n_out, akey, tuple(outs) if outs else (), *map(id, types))
                 hit = cache.get(key)
                 if hit is not None:
-                    outs = node.outputs = hit[0].copy()
+                    outs = inferred[i] = hit[0].copy()
                     slot[i] = outs[0] if outs else unknown
                     if hit[2]:
-                        record_const(node, opdef, types, consts, source)
+                        record_const(msgspec.structs.replace(node, outputs=outs), opdef, types, consts, source)
                         if node.name in consts:
                             const_pos.add(i)
                     continue
         cvals = [consts.get(ref) if ref else None for ref in ins] if has_const else [None] * len(types)
-        outs = node.outputs = [intern(t, t) for t in apply_rule(node, opdef, types, cvals, n_out, source)[0]]
+        outs = inferred[i] = [intern(t, t) for t in apply_rule(node, opdef, types, cvals, n_out, source)[0]]
         slot[i] = outs[0] if outs else unknown
         if has_const and opdef.name in VALUE_OPS:
             value = node_value(opdef, {**opdef.attrs, **node.attrs}, types, cvals, ins, outs)
@@ -101,7 +107,7 @@ def infer_shapes(graph: Graph, counts: list[int], cols: NodeColumns) -> None:
         if key is not None:
             cache[key] = (list(outs), types, opdef.name in CONST_RECORDING)
         if opdef.name in CONST_RECORDING:
-            record_const(node, opdef, types, consts, source)
+            record_const(msgspec.structs.replace(node, outputs=outs), opdef, types, consts, source)
             if node.name in consts:
                 const_pos.add(i)
-
+    return np.arange(n, dtype=np.int64), inferred

@@ -8,14 +8,12 @@ an attribute holding a container); see static_ids.
 """
 from __future__ import annotations
 
-from itertools import repeat
-
+import msgspec
 import numpy as np
 
 from ..ir import Graph, TensorType, parse_ref
 from ..ir.attrs import attrs_key
 from ..ir.columns import NodeColumns
-from ..ir.nodeseq import NodeSeq, node_rows
 from ..ops import REGISTRY
 from .node_rule import CONST_RECORDING, apply_rule, record_const
 from .values import VALUE_OPS, may_have_value, node_value
@@ -26,8 +24,7 @@ class InferState:
 
     def __init__(self, graph: Graph, counts: list[int], cols: NodeColumns) -> None:
         seq = graph.nodes
-        self.seq, self.lazy = seq, type(seq) is NodeSeq and seq.lazy
-        self.nodes = _Rows(node_rows(seq))  # (a lazy graph's nodes are made one at a time, for the few run in Python)
+        self.nodes = _Rows(seq.row)  # (nodes not yet made are made one at a time, for the few run in Python)
         self.counts = counts
         self.graph, self.n, self.m = graph, len(seq), len(graph.inputs)
         n, m = self.n, self.m
@@ -76,13 +73,7 @@ class InferState:
         self.results: list[list[TensorType]] = []
         self.rid = np.full(n, -1, np.int64)
         self.done_const: set[int] = set()
-        self._idx = None
-
-    @property
-    def idx(self) -> dict:
-        if self._idx is None:  # (graph.index is looked up only for ':k' refs and constant values)
-            self._idx = self.graph.index
-        return self._idx
+        self.position = graph.position  # (names are looked up only for ':k' refs and constant values)
 
     def type_id(self, t: TensorType) -> int:
         k = self._tid_of.get(id(t))
@@ -111,7 +102,7 @@ class InferState:
                 t = self.in_types.get(ref)
                 if t is None:
                     name, p = parse_ref(ref)
-                    t = self.out_of(self.idx[name], p)
+                    t = self.out_of(self.position(name), p)
                 out.append(t)
         return out
 
@@ -121,8 +112,8 @@ class InferState:
         consts = self.consts
         if ref in consts or ":" in ref:
             return consts.get(ref)
-        idx, ccap, done, rid, results = self.idx, self.ccap, self.done_const, self.rid, self.results
-        j = idx.get(ref)
+        position, ccap, done, rid, results = self.position, self.ccap, self.done_const, self.rid, self.results
+        j = position(ref)
         stack = [j] if j is not None and j not in done and ccap[j] else []
         while stack:
             k = stack[-1]
@@ -133,7 +124,7 @@ class InferState:
                 stack.pop()  # a float or large tensor: no value, and no need to look at its producers
                 done.add(k)
                 continue
-            pending = [p for p in map(idx.get, node.inputs) if p is not None and ccap[p] and p not in done] \
+            pending = [p for p in map(position, node.inputs) if p is not None and ccap[p] and p not in done] \
                 if opdef.name in VALUE_OPS else []
             if pending:
                 stack += pending
@@ -153,14 +144,9 @@ class InferState:
         return consts.get(ref)
 
     def record(self, node, outs: list[TensorType], opdef, types: list[TensorType], consts: dict) -> None:
-        """record_const with the node's inferred outputs (put back after: they are the file's declared
-        types, which a later evaluation of the same node reads)."""
-        given = node.outputs
-        node.outputs = outs
-        try:
-            record_const(node, opdef, types, consts, self.source)
-        finally:
-            node.outputs = given
+        """record_const with the node's inferred outputs (on a copy of the node: its own outputs are the
+        file's declared types, which a later evaluation of the same node reads)."""
+        record_const(msgspec.structs.replace(node, outputs=outs), opdef, types, consts, self.source)
 
     def run(self, i: int) -> tuple[list[TensorType], bool, bool, list[TensorType]]:
         """Node i as infer_shapes runs it, from the current types and constant values: (its outputs,
@@ -190,15 +176,8 @@ class InferState:
         return outs, read_consts, has_const, tys
 
     def finish(self) -> tuple[np.ndarray, list[list[TensorType]]]:
-        """Hand (rid, results) to the node sequence: node j's outputs are a copy of results[rid[j]]."""
-        rid, results, seq = self.rid, self.results, self.seq
-        if self.lazy:  # (each node made later gets its own copy of its result)
-            seq.set_columns(outputs=(rid, results))
-            return rid, results
-        # every node its own list (C-speed loops: a Python loop here costs ~1 s at 10^6 nodes)
-        outs_all = list(map(list.copy, map(results.__getitem__, rid.tolist())))
-        list(map(setattr, seq, repeat("outputs", len(outs_all)), outs_all))
-        return rid, results
+        """(rid, results): node j's outputs are results[rid[j]] (passes.prepare makes them the new nodes')."""
+        return self.rid, self.results
 
 
 def static_ids(opc: np.ndarray, counts: np.ndarray, cols: NodeColumns) -> np.ndarray:

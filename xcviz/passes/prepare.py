@@ -1,12 +1,13 @@
 """Make a freshly read Graph whole: resolve ops, count outputs, check references, order, infer shapes, check sizes."""
 from __future__ import annotations
 
+from dataclasses import replace
 from itertools import chain, repeat
 from typing import Mapping
 
 import numpy as np
 
-from ..ir import Graph, parse_ref, topo_order
+from ..ir import Graph, Nodes, bind_dims, derived, parse_ref, seeded, topo_order
 from ..ir.columns import GraphColumns, NodeColumns
 from ..ops import REGISTRY
 from ..verify import check_elements, check_refs, cycle_error, find_cycle
@@ -17,22 +18,31 @@ from .resolve import resolve_ops
 def prepare(graph: Graph, *, allow_unknown: bool = False, onnx: bool = False,
             dims: Mapping[str, int] | None = None, max_elements: int | None = None,
             flat: tuple | None = None) -> Graph:
-    """Resolve ops, check references (verify), order, infer shapes, check element counts, and make the
-    graph's columns. Edits the nodes in place: call it once, on a graph no one else holds yet. `flat`:
-    what a loader gathered on its way through the nodes (see NodeColumns)."""
+    """The whole graph, a new Graph: ops resolved, references checked (verify), nodes in order, shapes
+    inferred, element counts checked, with its columns made. `flat`: what a loader gathered on its way
+    through the nodes (see NodeColumns)."""
     cols = NodeColumns(graph, flat)
-    resolve_ops(graph, allow_unknown, onnx, cols)
+    if resolve_ops(graph, allow_unknown, onnx, cols):
+        graph = _with_nodes(graph, graph.nodes.replaced(op=cols.op, known=cols.known, note=cols.note))
     counts = _num_outputs(graph, cols)
     preds = check_refs(graph, counts, cols)
-    if _order(graph, preds):
+    order = _order(graph, preds)
+    if order is not None:
+        graph = replace(graph, nodes=graph.nodes.take(order))
         cols = NodeColumns(graph)  # positions moved: count again in the new order
         counts = _num_outputs(graph, cols)
-    outputs = infer_shapes(graph, counts, cols)
-    graph._columns = GraphColumns.of(graph, cols, outputs)
+    rid, results = infer_shapes(graph, counts, cols)
+    graph = _with_nodes(graph, graph.nodes.replaced(outputs=(rid, results)))
+    graph = seeded(graph, columns=GraphColumns.of(graph, cols, (rid, results)))
     if dims:
-        graph.dims.update(dims)
-    check_elements(graph, max_elements, graph._columns.rid, graph._columns.results)
+        graph = bind_dims(graph, dims)
+    check_elements(graph, max_elements, rid, results)
     return graph
+
+
+def _with_nodes(graph: Graph, nodes: Nodes) -> Graph:
+    """The graph with these nodes, of the same names in the same order (so its name index holds)."""
+    return seeded(replace(graph, nodes=nodes), index=derived(graph).get("index"))
 
 
 def _num_outputs(graph: Graph, cols: NodeColumns) -> list[int]:
@@ -45,10 +55,9 @@ def _num_outputs(graph: Graph, cols: NodeColumns) -> list[int]:
     odd = np.array([-1] + [n + i for i, v in enumerate(graph.inputs) if ":" in v.name], np.int64)
     other = np.flatnonzero(np.isin(src, odd) | (src < 0)).tolist()
     colon = [r for r in chain(map(refs.__getitem__, other), graph.outputs) if ":" in r]
-    idx = graph.index if colon else {}  # (made only when needed: hashing every name is the cost)
     for ref in colon:  # output 0 never raises a count above the minimum of 1
         name, k = parse_ref(ref)
-        i = idx.get(name)
+        i = graph.position(name)
         if i is not None and k + 1 > referenced.get(i, 0):
             referenced[i] = k + 1
     fixed_of = {name: -1 if opdef.num_outputs is None else opdef.num_outputs for name, opdef in REGISTRY.ops.items()}
@@ -66,13 +75,11 @@ def _num_outputs(graph: Graph, cols: NodeColumns) -> list[int]:
     return counts.tolist()
 
 
-def _order(graph: Graph, preds: list[list[int]] | None) -> bool:
-    """Put the nodes in topological order; True if that moved any. None: known to be in order."""
+def _order(graph: Graph, preds: list[list[int]] | None) -> list[int] | None:
+    """The topological order of the nodes where they are not in one, else None (preds None: known to be)."""
     if preds is None or all(i < j for j, p in enumerate(preds) for i in p):
-        return False
+        return None
     order = topo_order(len(preds), preds)
     if order is None:
         raise cycle_error(graph, find_cycle(preds, graph))
-    graph.nodes = [graph.nodes[i] for i in order]
-    graph._index = None
-    return True
+    return order

@@ -6,22 +6,22 @@ import numpy as np
 from ..errors import XcvizError
 from ..ir import Graph, node_where
 from ..ir.columns import NodeColumns
-from ..ir.nodeseq import NodeSeq, node_rows
 from ..ops import REGISTRY
 from ..verify import check_arity, check_attr_types
 
 
-def resolve_ops(graph: Graph, allow_unknown: bool, onnx: bool, cols: NodeColumns) -> None:
-    """Canonical op names, arity and attribute types. Checked per distinct (op, arity) and only on nodes
-    with attributes; on any doubt the node-by-node loop runs, so the first bad node is the one reported."""
+def resolve_ops(graph: Graph, allow_unknown: bool, onnx: bool, cols: NodeColumns) -> bool:
+    """Canonical op names, arity and attribute types, written into `cols.op`, `cols.known` and `cols.note`
+    (the graph is left as it is: passes.prepare makes the new one); True if any of them changed. Checked per
+    distinct (op, arity) and only on nodes with attributes; on any doubt the node-by-node loop runs, so the
+    first bad node is the one reported."""
     nodes = graph.nodes
     op_types = cols.op_type
     coded = cols.op_codes  # (a loader's integer codes of op_type: the distinct pairs below by numpy)
     opdefs = {t: REGISTRY.get(t) for t in (coded[1] if coded is not None else set(op_types))}
     if (any(cols.note) or (None in opdefs.values() and not (allow_unknown or onnx)) or cols.op != op_types
             or False in cols.known):
-        _resolve_ops_each(graph, allow_unknown, onnx)
-        return cols.read_ops(graph)
+        return _resolve_ops_each(graph, allow_unknown, onnx, cols)
     if coded is not None:
         lens = cols.lens_array
         wide = int(lens.max(initial=0)) + 1
@@ -32,26 +32,23 @@ def resolve_ops(graph: Graph, allow_unknown: bool, onnx: bool, cols: NodeColumns
     for t, n_in in op_arity:
         opdef = opdefs[t]
         if opdef is not None and (n_in < opdef.min_inputs or (opdef.max_inputs is not None and n_in > opdef.max_inputs)):
-            _resolve_ops_each(graph, allow_unknown, onnx)
-            return cols.read_ops(graph)
+            return _resolve_ops_each(graph, allow_unknown, onnx, cols)
     acode = cols.attr_codes[0]
     with_attrs = np.flatnonzero(acode).tolist()
     # the check reads only the op, the keys and the values' types: once per (op, attribute code)
     pairs = list(zip(map(op_types.__getitem__, with_attrs), acode[with_attrs].tolist()))
     first = dict(zip(reversed(pairs), reversed(with_attrs)))
-    row = node_rows(nodes)
+    row = nodes.row
     try:
         for (t, _), i in first.items():
             if opdefs[t] is not None:
                 check_attr_types(row(i), opdefs[t].attrs, graph.source)
     except XcvizError:
-        _resolve_ops_each(graph, allow_unknown, onnx)
-        return cols.read_ops(graph)
+        return _resolve_ops_each(graph, allow_unknown, onnx, cols)
     renamed = {t for t, d in opdefs.items() if d is not None and d.name != t}
     unknown = {t for t, d in opdefs.items() if d is None}
     if renamed or unknown:
         canon = {t: opdefs[t].name for t in renamed}
-        lazy = type(nodes) is NodeSeq and nodes.lazy
         if coded is not None:
             odd = [c for c, t in enumerate(coded[1]) if t in renamed or t in unknown]
             at = np.flatnonzero(np.isin(coded[0], odd)).tolist()
@@ -64,20 +61,18 @@ def resolve_ops(graph: Graph, allow_unknown: bool, onnx: bool, cols: NodeColumns
             else:
                 cols.known[i] = False
                 cols.note[i] = f"no XLA lowering in xcviz for {t}" if onnx else f"unknown op {t}"
-            if not lazy:
-                node = nodes[i]
-                node.op, node.known, node.note = cols.op[i], cols.known[i], cols.note[i]
-        if lazy:
-            nodes.set_columns(op=cols.op, known=cols.known, note=cols.note)
     if coded is not None:  # the columns' codes, for whoever groups nodes by them (GraphColumns.codes)
         raw, types = coded
         cols.field_codes.update(op_type=(raw, types, True), known=(raw, [t not in unknown for t in types], True),
                                 op=(raw, [opdefs[t].name if t in renamed else t for t in types], True))
+    return bool(renamed or unknown)
 
 
-def _resolve_ops_each(graph: Graph, allow_unknown: bool, onnx: bool) -> None:
+def _resolve_ops_each(graph: Graph, allow_unknown: bool, onnx: bool, cols: NodeColumns) -> bool:
+    """resolve_ops node by node (the first bad node is the one reported)."""
     opdefs: dict[str, object] = {}  # op_type -> OpDef or None, resolved once per load (not per node)
     arity_ok: set[tuple[str, int]] = set()
+    op, known, note = cols.op, cols.known, cols.note
     for i, node in enumerate(graph.nodes):
         if node.note:
             opdef = None
@@ -87,20 +82,21 @@ def _resolve_ops_each(graph: Graph, allow_unknown: bool, onnx: bool) -> None:
             if opdef is _UNSEEN:
                 opdef = opdefs[op_type] = REGISTRY.get(op_type)
         if opdef is not None:
-            node.op = opdef.name
+            op[i] = opdef.name
             if (node.op_type, len(node.inputs)) not in arity_ok:
                 check_arity(node, opdef, graph.source)
                 arity_ok.add((node.op_type, len(node.inputs)))
             if node.attrs:
                 check_attr_types(node, opdef.attrs, graph.source)
             continue
-        node.known = False
+        known[i] = False
         if onnx:
-            node.note = node.note or f"no XLA lowering in xcviz for {node.op_type}"
+            note[i] = node.note or f"no XLA lowering in xcviz for {node.op_type}"
         elif allow_unknown:
-            node.note = f"unknown op {node.op_type}"
+            note[i] = f"unknown op {node.op_type}"
         else:
             _unknown_ops(graph, i, opdefs)
+    return True
 
 
 def _unknown_ops(graph: Graph, at: int, opdefs: dict) -> None:

@@ -7,7 +7,6 @@ from ..clustering import Clustering
 from ..clustering.result import PHASE_NAMES
 from ..cost import Stats
 from ..ir import Graph, gc_paused
-from ..ir.nodeseq import node_column
 from . import symbolic_view
 from .bodies_view import bodies_json, bodies_key
 from .json_text import NoFloats, NoFloatsList
@@ -54,7 +53,7 @@ def cluster_report(graph: Graph, clustering: Clustering, stats: Stats) -> dict:
 
 
 def _cluster_report(graph: Graph, clustering: Clustering, stats: Stats) -> dict:
-    names = node_column(graph.nodes, "name")
+    names = graph.nodes.column("name")
     ids = [clustering.cluster_id(k) for k in range(len(clustering.clusters))]
     clusters = [{
         "id": c.id, "nodes": c.nodes, "ops": c.ops,
@@ -85,7 +84,7 @@ def _cluster_report(graph: Graph, clustering: Clustering, stats: Stats) -> dict:
 def _node_table(graph: Graph, clustering: Clustering, names: list, ids: list) -> dict:
     """Each node's entry, read column by column (no Node objects), in the graph's order."""
     nodes = graph.nodes
-    ops, op_types, modules = (node_column(nodes, f) for f in ("op", "op_type", "module"))
+    ops, op_types, modules = (nodes.column(f) for f in ("op", "op_type", "module"))
     # one JSON value per distinct output type (the loader shares equal types as one object; a value may
     # appear many times in the report, as aliasing is invisible in JSON), one list per distinct type list
     type_json: dict[int, dict] = {}
@@ -102,12 +101,12 @@ def _node_table(graph: Graph, clustering: Clustering, names: list, ids: list) ->
                 out.append(j)
         return out
 
-    raw = nodes.column_raw("outputs") if getattr(nodes, "lazy", False) else None
+    raw = nodes.column_raw("outputs")
     if type(raw) is tuple:  # (rid, results): node j's outputs are results[rid[j]], made once per distinct list
         per_result = [outputs(types) for types in raw[1]]
         out_json = list(map(per_result.__getitem__, raw[0].tolist()))
     else:
-        out_json = list(map(outputs, node_column(nodes, "outputs")))
+        out_json = list(map(outputs, nodes.column("outputs")))
     table = {}
     for name, op, op_type, out_j, module, k, reason, code, cand, dev in zip(
             names, ops, op_types, out_json, modules, clustering.cluster_of, clustering.reason,

@@ -67,7 +67,7 @@ def jit_clustering(graph: Graph):
     from ..clustering import ClusterOptions, run_clustering
     from ..ops import REGISTRY
 
-    g2 = dataclasses.replace(graph, nodes=[msgspec.structs.replace(n, compile=None) for n in graph.nodes], _index=None)
+    g2 = dataclasses.replace(graph, nodes=[msgspec.structs.replace(n, compile=None) for n in graph.nodes])
     ops = frozenset(o.name for o in REGISTRY if o.jax is not None)
     return run_clustering(g2, ClusterOptions(strategy="mark", min_cluster_size=1, supported_ops=ops, record=False))
 

@@ -90,9 +90,21 @@ def _typed_bytes(name: str, t: TensorType, arr: np.ndarray, where: str | None) -
     return np.ascontiguousarray(arr).view(want)
 
 
+class Feeds(dict):
+    """A run's input arrays by graph input name, and `dims`: the symbolic dimensions they bound (a run's
+    reports count bytes at those sizes: `ir.bind_dims(graph, feeds.dims)`)."""
+
+    __slots__ = ("dims",)
+
+    def __init__(self, arrays: dict, dims: dict) -> None:
+        super().__init__(arrays)
+        self.dims = dims
+
+
 def bind_inputs(graph: Graph, inputs: dict | None = None, seed: int | None = None,
-                max_elements: int | None = DEFAULT_MAX_ELEMENTS) -> dict[str, np.ndarray]:
-    """Feeds for every input: given, else the constant, else seeded random (symbolic dims bound from given ones).
+                max_elements: int | None = DEFAULT_MAX_ELEMENTS) -> Feeds:
+    """Feeds for every input: given, else the constant, else seeded random (symbolic dims bound from given
+    ones, and with them the graph's dims: `Feeds.dims`; the graph is left as it is).
 
     `inputs` may carry a `source` attribute (the .npz path) used as the `where` of its errors. Random
     inputs stop at `max_elements` elements in all (None: no limit)."""
@@ -153,8 +165,7 @@ def bind_inputs(graph: Graph, inputs: dict | None = None, seed: int | None = Non
                     "values in the .npz, or pass --seed N to fill them with random ones")
         raise XcvizError(f"missing input {missing[0]!r}" + (f" (and {len(missing) - 1} more)" if len(missing) > 1 else ""),
                          where=where, hint=hint)
-    graph.dims.update(dims)  # (the run's own graph: its reports count bytes at the sizes it ran with)
-    return feeds
+    return Feeds(feeds, {**graph.dims, **dims})
 
 
 def _gather_sequences(inputs: dict, sequences: set[str]) -> None:

@@ -15,7 +15,7 @@ import dataclasses
 from dataclasses import dataclass, field
 
 from ..errors import XcvizError
-from ..ir import format_ref
+from ..ir import bind_dims, format_ref
 from .inputs import DEFAULT_MAX_ELEMENTS, bind_inputs
 from .jit import CompileCache, cluster_spec
 from .measure import compare, median_ms, resident
@@ -71,6 +71,7 @@ class ValidationReport:
     cannot_execute: dict = field(default_factory=dict)  # op_type -> (count, first node, why)
     native: dict = field(default_factory=dict)          # native.describe: runtime, version, threads, mode
     model: object = None                                # wholemodel.ModelTimes (None: not measured)
+    dims: dict = field(default_factory=dict)            # the sizes the run bound (the estimates count bytes at them)
 
     @property
     def status(self) -> str:
@@ -210,6 +211,7 @@ def validate_graph(graph, clustering=None, inputs: dict | None = None, seed: int
         clustering = run_clustering(graph, options or ClusterOptions())
     opts = clustering.options
     feeds = bind_inputs(graph, inputs, seed, max_elements)
+    graph = bind_dims(graph, feeds.dims)  # (its reports count bytes at the sizes it ran with)
     run = execute_tolerant(graph, feeds)
     hw = load_hardware(hardware, opts.device)
     rt = resolve(native, graph, threads)
@@ -238,7 +240,7 @@ def validate_graph(graph, clustering=None, inputs: dict | None = None, seed: int
     else:
         raise XcvizError("auto-fallback did not converge", hint=f"denied so far: {', '.join(denied)}")
     report = ValidationReport(graph.name, rows, cache.stats(), denied, rnd, clustering, cannot_execute(graph),
-                              native=describe(rt))
+                              native=describe(rt), dims=dict(graph.dims))
     if model:
         report.model = model_times(graph, clustering, rt, run, cache, repeats, stats.speedup_estimate)
         if report.model is not None:

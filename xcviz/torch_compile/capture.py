@@ -8,6 +8,7 @@ import re
 from dataclasses import dataclass, field
 
 from ..errors import XcvizError
+from ..ir import relabel
 
 _PIECE = re.compile(r"\['([^']*)'\]|\.(\w+)|\[(\d+)\]")
 _CONTAINERS = {"_modules", "_parameters", "_buffers"}
@@ -173,8 +174,7 @@ def capture(gm, example_inputs, name: str = "graph") -> Captured:
     except Exception as e:  # noqa: BLE001 - torch's own message says what could not be traced
         raise XcvizError(f"{name}: torch.export of Dynamo's graph failed: {type(e).__name__}: {e}".splitlines()[0][:300],
                          hint="the graph runs as Dynamo gave it; report the model to xcviz") from None
-    graph = graph_from_program(ep, None, {})
-    graph.name = name
+    graph = relabel(graph_from_program(ep, None, {}), name=name)
     aten = {}
     for n in ep.graph.nodes:
         if n.op == "call_function":

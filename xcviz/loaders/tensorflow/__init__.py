@@ -2,6 +2,9 @@
 from __future__ import annotations
 
 import os
+from dataclasses import replace
+
+import msgspec
 
 from ...errors import XcvizError
 from ...ir import Graph
@@ -32,15 +35,15 @@ def read_graphdef(path: str, data: bytes, text: bool):
 def graph_from_graphdef(graph_def, source: str, outputs=None, feeds=None, name: str | None = None) -> Graph:
     functions = library(graph_def, source)
     graph = nodes_to_graph(graph_def.node, name or _name(source), source, outputs, feeds)
-    _annotate_calls(graph, functions)
-    wrap_functions(graph, functions)
-    return graph
+    return wrap_functions(_annotate_calls(graph, functions), functions)
 
 
-def _annotate_calls(graph: Graph, functions: dict) -> None:
-    """Functional ops carry the ops their bodies run (`_body_ops`): TF's rules judge a call by its body."""
+def _annotate_calls(graph: Graph, functions: dict) -> Graph:
+    """The graph with its functional ops carrying the ops their bodies run (`_body_ops`): TF's rules judge a
+    call by its body."""
     memo: dict = {}
     res_memo: dict = {}
+    nodes = []
     for node in graph.nodes:
         names = [v for k, v in node.attrs.items() if k in ("f", "body", "cond", "then_branch", "else_branch")
                  and isinstance(v, str) and v in functions]
@@ -53,9 +56,12 @@ def _annotate_calls(graph: Graph, functions: dict) -> None:
             for n in names:
                 ops |= body_ops(n, functions, memo)
                 res |= body_resource_ops(n, functions, res_memo)
-            node.attrs["_body_ops"] = sorted(ops)
+            new = {"_body_ops": sorted(ops)}
             if res:  # a body node with a resource input: TF refuses the call (tf_filter.py)
-                node.attrs["_body_resource_ops"] = sorted(res)
+                new["_body_resource_ops"] = sorted(res)
+            node = msgspec.structs.replace(node, attrs={**node.attrs, **new})
+        nodes.append(node)
+    return replace(graph, nodes=nodes)
 
 
 def load_saved_model(path: str, signature: str | None, max_bytes: int) -> Graph:
@@ -76,17 +82,17 @@ def load_saved_model(path: str, signature: str | None, max_bytes: int) -> Graph:
     nodes, outputs, feeds, sig = signature_graph(sm, signature, path)
     graph = nodes_to_graph(nodes, f"{_name(path)}:{sig}", path, list(outputs.values()), feeds)
     functions = library(sm.meta_graphs[0].graph_def, path) if sm.meta_graphs else {}
-    _annotate_calls(graph, functions)
-    wrap_functions(graph, functions)
+    graph = wrap_functions(_annotate_calls(graph, functions), functions)
+    nodes = graph.nodes
     if os.path.isdir(path) and sm.meta_graphs:
         from .bundle import variable_values
 
         values = variable_values(path, sm.meta_graphs[0].object_graph_def)
-        for node in graph.nodes:
-            if node.op_type == PREFIX + "VarHandleOp" and node.attrs.get("shared_name") in values:
-                node.attrs["value"] = values[node.attrs["shared_name"]]
-    graph.output_names.update({ref: key for key, ref in outputs.items() if ref != key})
-    return graph
+        nodes = [msgspec.structs.replace(node, attrs={**node.attrs, "value": values[node.attrs["shared_name"]]})
+                 if node.op_type == PREFIX + "VarHandleOp" and node.attrs.get("shared_name") in values else node
+                 for node in nodes]
+    return replace(graph, nodes=nodes,
+                   output_names={**graph.output_names, **{ref: key for key, ref in outputs.items() if ref != key}})
 
 
 def _name(path: str) -> str:

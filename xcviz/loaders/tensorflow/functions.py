@@ -1,6 +1,10 @@
 """A GraphDef's function library: the call graph (recursion refused), each call's body ops, and inlining."""
 from __future__ import annotations
 
+from dataclasses import replace
+
+import msgspec
+
 from ...errors import XcvizError
 from .graphdef import split_input
 
@@ -170,19 +174,24 @@ def function_graph(fdef, library: dict, source: str):
         nodes.append(copy)
     rets = [body_ref(fdef.ret[a.name], ops, args, "") for a in fdef.signature.output_arg]
     graph = nodes_to_graph(nodes, fdef.signature.name, source, outputs=rets)
-    graph.inputs.sort(key=lambda v: list(args).index(v.name))
-    wrap_functions(graph, library)
-    return prepare(graph, allow_unknown=True)
+    order = list(args)
+    graph = replace(graph, inputs=sorted(graph.inputs, key=lambda v: order.index(v.name)))
+    return prepare(wrap_functions(graph, library), allow_unknown=True)
 
 
-def wrap_functions(graph, library: dict) -> None:
-    """Function-valued attributes (body, cond, then/else branches, f) as TFFunctions that carry the library."""
+def wrap_functions(graph, library: dict):
+    """The graph with function-valued attributes (body, cond, then/else branches, f) as TFFunctions that
+    carry the library."""
     from ...ops.tf.functional import TFFunction
 
+    nodes = []
     for node in graph.nodes:
+        new = {}
         for k in FUNC_ATTRS:
             v = node.attrs.get(k)
             if isinstance(v, str) and v in library and not isinstance(v, TFFunction):
-                node.attrs[k] = TFFunction(v, library[v], library)
+                new[k] = TFFunction(v, library[v], library)
             elif isinstance(v, list) and v and all(isinstance(f, str) and f in library for f in v):
-                node.attrs[k] = [f if isinstance(f, TFFunction) else TFFunction(f, library[f], library) for f in v]
+                new[k] = [f if isinstance(f, TFFunction) else TFFunction(f, library[f], library) for f in v]
+        nodes.append(msgspec.structs.replace(node, attrs={**node.attrs, **new}) if new else node)
+    return replace(graph, nodes=nodes)

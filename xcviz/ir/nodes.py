@@ -1,57 +1,70 @@
-"""NodeSeq: a graph's nodes kept as columns, with Node objects made only when someone asks for them."""
+"""Nodes: a graph's nodes, read-only, kept as columns (one per Node field) with Node views made on demand."""
 from __future__ import annotations
 
 from collections.abc import Sequence
 from itertools import repeat
 from operator import attrgetter
-from typing import Callable
 
-from . import Node, gc_paused
+from .collector import gc_paused
+from .types import Node
 
 _EMPTY_ATTRS: dict = {}
 _EMPTY_OUTS: list = []
 
 
-class NodeSeq(Sequence):
-    """A loaded graph's nodes as columns, one per Node field, with Node objects made only on demand: the
-    first index or iteration builds them all in C (map(Node, ...)) and keeps them, so `graph.nodes[i] is
-    graph.nodes[i]` and every consumer sees a plain sequence of nodes. Big-graph code (loader checks,
-    shape inference, clustering, costs) reads columns instead and never pays for 10^6 objects.
+class Nodes(Sequence):
+    """The one form of a graph's nodes, for graphs of every size and from every loader. Read-only: a pass
+    that changes nodes makes new Nodes (`replaced`, `take`) and a new Graph.
 
-    A column is a list of n values (or NodeRefs, made on first use), or one value every node shares (an empty `attrs`/`outputs` value
-    gives each node its own empty dict/list, as Node does). `outputs` may be (rid, results) from shape
-    inference: node j gets a copy of results[rid[j]]."""
+    Kept as columns, one per Node field: a list of n values (or NodeRefs), or one value every node shares (an
+    empty `attrs`/`outputs` value gives each node its own empty dict/list, as Node does); `outputs` may be
+    (rid, results) from shape inference: node j's types are results[rid[j]]. Big-graph code (checks, shape
+    inference, clustering, costs) reads `column` and never makes 10^6 objects; `row(i)` makes one node.
+    Indexing or iterating makes the Node views, all at once in C (map(Node, ...)), and keeps them, so
+    `nodes[i] is nodes[i]`; after that the columns are read from them. Nodes given as objects (a hand-built
+    graph, the loaders that build Node objects) are kept as those objects.
 
-    __slots__ = ("_n", "_cols", "_list", "find")
+    `find`: a loader's name -> position look-up that needs no dict of every name (loaders/json_scanned),
+    or None; Graph.position uses it for the first FIND_MAX look-ups."""
 
-    def __init__(self, n: int, cols: dict) -> None:
+    __slots__ = ("_n", "_cols", "_list", "find", "finds_left")
+
+    def __init__(self, n: int, cols: dict, find=None) -> None:
         self._n, self._cols, self._list = n, cols, None
-        self.find = None  # a loader's name -> position look-up without a dict (see ir.LazyIndex), or None
+        self.find, self.finds_left = find, FIND_MAX if find is not None else 0
+
+    @classmethod
+    def of(cls, nodes) -> "Nodes":
+        """Nodes from Node objects (a list, any iterable, or Nodes, which is returned as it is)."""
+        if type(nodes) is cls:
+            return nodes
+        made = list(nodes)
+        seq = cls(len(made), {})
+        seq._list, seq._cols = made, None
+        return seq
 
     @property
-    def lazy(self) -> bool:
-        return self._list is None
-
-    def set_columns(self, **cols) -> None:
-        """Replace columns (the loader's resolved ops, shape inference's outputs) before any node is made."""
-        assert self._list is None, "nodes already made: edit them instead"
-        self._cols.update(cols)
-
-    def column_raw(self, field: str):
-        """A column as kept (a list, a shared value, or (rid, results)); only while lazy."""
-        return self._cols.get(field, _NODE_DEFAULTS.get(field))
+    def made(self) -> bool:
+        """Whether the Node views are made (a load and its passes read columns and make none)."""
+        return self._list is not None
 
     def column(self, field: str) -> list:
         """One field of every node, as a list (read-only: it may be the column itself)."""
-        if self._list is not None:
+        if self._cols is None:
             return list(map(attrgetter(field), self._list))
         c = self._cols.get(field, _NODE_DEFAULTS.get(field))
         if field == "outputs" and type(c) is tuple:
             return list(map(c[1].__getitem__, c[0].tolist()))
         return c if type(c) in _SEQ else [c] * self._n
 
+    def column_raw(self, field: str):
+        """A column as kept: a list, a shared value, NodeRefs, or (rid, results) for `outputs`."""
+        if self._cols is None:
+            return self.column(field)
+        return self._cols.get(field, _NODE_DEFAULTS.get(field))
+
     def row(self, i: int) -> Node:
-        """Node i, made afresh from the columns while they are the truth (not kept: edit nothing on it)."""
+        """Node i: the kept view, else made from the columns alone (not kept)."""
         if self._list is not None:
             return self._list[i]
         vals = {}
@@ -62,7 +75,22 @@ class NodeSeq(Sequence):
             vals[f] = v
         return Node(**vals)
 
+    def replaced(self, **cols) -> "Nodes":
+        """New Nodes with these columns in place of this one's (a pass's results: resolved ops, inferred
+        outputs), every other column shared; `find` carries over (names and order are unchanged)."""
+        if "name" in cols:
+            raise ValueError("renaming nodes changes the graph's look-ups: build new Nodes")
+        base = dict(self._cols) if self._cols is not None else {f: self.column(f) for f in _NODE_FIELDS}
+        base.update(cols)
+        out = Nodes(self._n, base, self.find)
+        return out
+
+    def take(self, order: list[int]) -> "Nodes":
+        """The nodes in this order (a pass that sorts them), as new Nodes."""
+        return Nodes.of([self[i] for i in order])
+
     def nodes(self) -> list[Node]:
+        """Every node as a Node view, made once (the columns are then read from them)."""
         if self._list is None:
             with gc_paused():  # (2x10^6 new dicts and lists: a collection would rescan the whole graph)
                 self._list = self._build()
@@ -101,9 +129,6 @@ class NodeSeq(Sequence):
     def index(self, node, *args) -> int:
         return self.nodes().index(node, *args)
 
-    def copy(self) -> list[Node]:
-        return self.nodes().copy()
-
     def __add__(self, other):
         return self.nodes() + list(other)
 
@@ -111,31 +136,26 @@ class NodeSeq(Sequence):
         return list(other) + self.nodes()
 
     def __eq__(self, other) -> bool:
-        if isinstance(other, (list, NodeSeq)):
+        if isinstance(other, (list, tuple, Nodes)):
             return self.nodes() == list(other)
         return NotImplemented
 
     __hash__ = None  # type: ignore[assignment]
 
+    def __reduce__(self):
+        return Nodes.of, (self.nodes(),)
+
     def __repr__(self) -> str:
         return repr(self.nodes())
 
 
+# single look-ups a loader's `find` answers before Graph.position makes the name index: each costs more
+# than a dict look-up, but a few thousand of them cost less than hashing every name of a big graph
+FIND_MAX = 10_000
+
 _NODE_FIELDS = tuple(Node.__struct_fields__)
 _NODE_DEFAULTS = dict(zip(_NODE_FIELDS[len(_NODE_FIELDS) - len(Node.__struct_defaults__):], Node.__struct_defaults__),
                       attrs=_EMPTY_ATTRS, outputs=_EMPTY_OUTS)  # (in columns only: a node gets its own)
-
-
-def node_rows(nodes) -> Callable[[int], Node]:
-    """i -> node i without making every node of a lazy sequence (one with `row`, as NodeSeq)."""
-    return getattr(nodes, "row", None) or nodes.__getitem__
-
-
-def node_column(nodes, field: str) -> list:
-    """One field of every node as a list, from the columns of a lazy sequence (one with `column`, as NodeSeq:
-    no Node objects made)."""
-    read = getattr(nodes, "column", None)
-    return read(field) if read is not None else list(map(attrgetter(field), nodes))
 
 
 class RefColumn(Sequence):

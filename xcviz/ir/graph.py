@@ -1,0 +1,184 @@
+"""The graph: a read-only Graph of inputs, nodes (ir.nodes.Nodes) and outputs; passes return new graphs."""
+from __future__ import annotations
+
+import functools
+from dataclasses import dataclass, field, replace
+from typing import TYPE_CHECKING, Mapping, Sequence
+
+from .nodes import Nodes
+from .types import Node, TensorType, Value, parse_ref
+
+if TYPE_CHECKING:
+    from .columns import GraphColumns
+
+
+class FrozenDict(dict):
+    """A graph's mappings (dims, output names): a dict to every reader (JSON encoders, `dict(...)`, `**`),
+    refusing every change. A changed graph is a new Graph (bind_dims, dataclasses.replace)."""
+
+    __slots__ = ()
+
+    def _refuse(self, *args, **kwargs):
+        raise TypeError("a Graph is read-only: make a new one (ir.bind_dims, dataclasses.replace)")
+
+    __setitem__ = __delitem__ = __ior__ = update = pop = popitem = clear = setdefault = _refuse  # type: ignore
+
+    def __reduce__(self):
+        return FrozenDict, (dict(self),)
+
+
+@dataclass(frozen=True, eq=True)
+class Graph:
+    """Inputs, nodes in topological order with unique names, and outputs, read-only.
+
+    Built once (by a loader and the passes of passes.prepare, or by hand) and never edited: a pass that
+    changes a graph returns a new one. Lists and dicts given to it are taken as tuples, Nodes and
+    FrozenDicts. What is derived from it (`index`, `columns`) is made on first use and kept; a pass that
+    already has it hands it over with `seeded`."""
+
+    name: str
+    inputs: tuple[Value, ...] = ()
+    nodes: Nodes = field(default_factory=lambda: Nodes.of(()))
+    outputs: tuple[str, ...] = ()
+    source: str | None = None      # file name as given (never made absolute)
+    dims: Mapping[str, int] = field(default_factory=FrozenDict)  # bound symbolic dimensions
+    output_names: Mapping[str, str] = field(default_factory=FrozenDict)  # output ref -> the model's own name (ONNX)
+    # a torch program's aten calls by node name (loaders.torch_calls): torch eager replays them as the native runtime
+    aten_calls: Mapping | None = field(default=None, repr=False, compare=False)
+
+    def __post_init__(self) -> None:
+        put = object.__setattr__
+        if type(self.inputs) is not tuple:
+            put(self, "inputs", tuple(self.inputs))
+        if type(self.nodes) is not Nodes:
+            put(self, "nodes", Nodes.of(self.nodes))
+        if type(self.outputs) is not tuple:
+            put(self, "outputs", tuple(self.outputs))
+        for name in ("dims", "output_names"):
+            if type(getattr(self, name)) is not FrozenDict:
+                put(self, name, FrozenDict(getattr(self, name)))
+
+    # -- what is derived from it, made once ----------------------------------
+    @functools.cached_property
+    def index(self) -> dict[str, int]:
+        """Node name -> position in topological order (a dict of every name: for one name, `position`)."""
+        nodes = self.nodes
+        return dict(zip(nodes.column("name"), range(len(nodes))))
+
+    @functools.cached_property
+    def columns(self) -> "GraphColumns":
+        """The graph as integer and list columns in node order (ir.columns.GraphColumns), the form
+        clustering and costs read: the passes' own, or made from the nodes on first use."""
+        from .columns import GraphColumns
+
+        return GraphColumns.of(self)
+
+    # -- lookups ---------------------------------------------------------
+    def position(self, name: str) -> int | None:
+        """The position of the node of this name, or None. Answered by the loader's look-up (Nodes.find)
+        for the first few thousand names while no index is made: a load's passes look up a few hundred
+        names, which is no reason to hash 10^6."""
+        index = self.__dict__.get("index")
+        if index is None:
+            nodes = self.nodes
+            if nodes.finds_left > 0:
+                nodes.finds_left -= 1
+                return nodes.find(name)
+            index = self.index
+        return index.get(name)
+
+    @property
+    def indexed(self) -> bool:
+        """Whether the name index is made (a look-up then costs nothing more)."""
+        return "index" in self.__dict__
+
+    def node(self, name: str) -> Node:
+        i = self.position(name)
+        if i is None:
+            raise KeyError(name)
+        return self.nodes[i]
+
+    @property
+    def bodies(self) -> dict[tuple[str, str], "Graph"]:
+        """The control-flow bodies the loader built once, by (node name, attribute): a body attribute
+        (ops.control.Subgraph) carries its Graph; one that did not load is absent; a body's own are its
+        `.bodies`. Walks the nodes: ask clustering.bodies.has_control_flow first on a big graph."""
+        out: dict[tuple[str, str], Graph] = {}
+        for node in self.nodes:
+            for k, v in node.attrs.items():
+                body = getattr(v, "graph", None) if isinstance(v, str) else None
+                if isinstance(body, Graph):
+                    out[(node.name, k)] = body
+        return out
+
+    def tensor_type(self, ref: str) -> TensorType:
+        name, k = parse_ref(ref)
+        i = self.position(name)
+        if i is not None:
+            return self.nodes[i].out(k)
+        for v in self.inputs:
+            if v.name == ref:
+                return v.type
+        return TensorType()
+
+    def __repr__(self) -> str:  # (the nodes may be millions)
+        return f"Graph({self.name!r}: {len(self.inputs)} inputs, {len(self.nodes):,} nodes, {len(self.outputs)} outputs)"
+
+
+_DERIVED = ("index", "columns")
+
+
+def seeded(graph: Graph, **derived_data) -> Graph:
+    """The graph with derived data a pass already has (`index`, `columns`) put in place, so it is not made
+    again; returns the graph."""
+    unknown = set(derived_data) - set(_DERIVED)
+    if unknown:
+        raise TypeError(f"not derived data of a Graph: {sorted(unknown)}")
+    graph.__dict__.update({k: v for k, v in derived_data.items() if v is not None})
+    return graph
+
+
+def derived(graph: Graph) -> dict:
+    """What was derived from the graph so far (to hand to a graph with the same nodes and inputs)."""
+    return {k: graph.__dict__[k] for k in _DERIVED if k in graph.__dict__}
+
+
+def bind_dims(graph: Graph, dims: Mapping[str, int], base: Mapping[str, int] | None = None) -> Graph:
+    """A new graph with these bindings for symbolic dimensions (used by every byte count) over the graph's
+    own (or over `base`); it shares the nodes, inputs and what was derived from them (index, columns),
+    which binding leaves as they are."""
+    return relabel(graph, dims={**(graph.dims if base is None else base), **dims})
+
+
+_LABELS = frozenset({"name", "source", "dims", "output_names", "aten_calls"})
+
+
+def relabel(graph: Graph, **labels) -> Graph:
+    """A new graph with other labels (name, source, dims, output_names, aten_calls), sharing the nodes, the
+    inputs and what was derived from them (index, columns), which labels leave as they are."""
+    if not labels.keys() <= _LABELS:
+        raise TypeError(f"not a label of a Graph: {sorted(labels.keys() - _LABELS)} (use dataclasses.replace)")
+    return seeded(replace(graph, **labels), **derived(graph))
+
+
+def topo_order(n: int, preds: Sequence[Sequence[int]]) -> list[int] | None:
+    """Kahn's algorithm, stable (prefers file order); None if there is a cycle."""
+    import heapq
+
+    indeg = [0] * n
+    succ: list[list[int]] = [[] for _ in range(n)]
+    for v in range(n):
+        for u in preds[v]:
+            succ[u].append(v)
+            indeg[v] += 1
+    ready = [v for v in range(n) if indeg[v] == 0]
+    heapq.heapify(ready)
+    order = []
+    while ready:
+        u = heapq.heappop(ready)
+        order.append(u)
+        for v in succ[u]:
+            indeg[v] -= 1
+            if indeg[v] == 0:
+                heapq.heappush(ready, v)
+    return order if len(order) == n else None

@@ -1,0 +1,138 @@
+"""The IR's values: dtypes, tensor types, tensor references, graph inputs (Value) and nodes (Node), all read-only."""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Mapping
+
+import msgspec
+
+from .symbolic import eval_dim
+
+# Element sizes in bytes of every dtype xcviz knows (ONNX and NumPy spellings map here).
+DTYPE_SIZES: dict[str, int] = {
+    "float64": 8, "float32": 4, "float16": 2, "bfloat16": 2,
+    "int64": 8, "int32": 4, "int16": 2, "int8": 1,
+    "uint64": 8, "uint32": 4, "uint16": 2, "uint8": 1,
+    "bool": 1, "complex64": 8, "complex128": 16, "string": 0,
+    "float8_e4m3fn": 1, "float8_e5m2": 1,
+}
+DTYPE_ALIASES = {
+    "f64": "float64", "f32": "float32", "f16": "float16", "bf16": "bfloat16",
+    "i64": "int64", "i32": "int32", "i16": "int16", "i8": "int8",
+    "u64": "uint64", "u32": "uint32", "u16": "uint16", "u8": "uint8",
+    "double": "float64", "float": "float32", "half": "float16", "long": "int64", "int": "int32",
+}
+
+Dim = int | str  # a str is a symbolic dimension ("batch")
+Shape = tuple[Dim, ...]
+
+
+def canonical_dtype(name: str) -> str | None:
+    key = str(name).lower()
+    key = DTYPE_ALIASES.get(key, key)
+    return key if key in DTYPE_SIZES else None
+
+
+@dataclass(frozen=True, slots=True)
+class TensorType:
+    """Shape (None = unknown rank; str dims are symbolic) and dtype (None = unknown)."""
+
+    shape: Shape | None = None
+    dtype: str | None = None
+
+    def numel(self, dims: Mapping[str, int] | None = None) -> int | None:
+        if self.shape is None:
+            return None
+        n = 1
+        for d in self.shape:
+            if isinstance(d, str):
+                if not dims:
+                    return None
+                d = dims[d] if d in dims else eval_dim(d, dims)  # an expression ('seq+1') binds through its names
+                if isinstance(d, str):
+                    return None
+            n *= d
+        return n
+
+    def nbytes(self, dims: Mapping[str, int] | None = None) -> int | None:
+        n = self.numel(dims)
+        if n is None or self.dtype is None:
+            return None
+        return n * DTYPE_SIZES[self.dtype]
+
+    def bind(self, dims: Mapping[str, int]) -> "TensorType":
+        if self.shape is None or not dims:
+            return self
+        return TensorType(tuple(eval_dim(d, dims) if isinstance(d, str) else d for d in self.shape), self.dtype)
+
+    def __str__(self) -> str:
+        dt = self.dtype or "?"
+        if self.shape is None:
+            return f"{dt}[?]"
+        return f"{dt}[{','.join(str(d) for d in self.shape)}]"
+
+
+def parse_ref(ref: str) -> tuple[str, int]:
+    """'node' -> ('node', 0); 'node:2' -> ('node', 2). Names may contain ':' if not followed by digits."""
+    if ":" not in ref:  # the common case, and the hot one on big graphs
+        return ref, 0
+    head, sep, tail = ref.rpartition(":")
+    if sep and head and tail.isdigit():
+        return head, int(tail)
+    return ref, 0
+
+
+def format_ref(name: str, index: int) -> str:
+    return name if index == 0 else f"{name}:{index}"
+
+
+@dataclass(frozen=True, slots=True)
+class Value:
+    """A graph input (activation or weight) with its type; `data` holds a constant's values when known."""
+
+    name: str
+    type: TensorType = field(default_factory=TensorType)
+    data: object | None = None  # numpy array for initializers / constants
+    # a weight given without its values (YAML `param: true`): resident on the device, never fed per call.
+    # An input with `data` is a parameter too. Not part of equality: the text form does not carry it.
+    param: bool = field(default=False, compare=False)
+
+    @property
+    def is_param(self) -> bool:
+        return self.param or self.data is not None
+
+
+class Node(msgspec.Struct, frozen=True, gc=False):
+    """One op, read-only. A msgspec Struct rather than a dataclass: built in C (a load makes one per node, so
+    building them is on every big load's path) and not tracked by the cyclic GC (the IR holds no cycles).
+    A changed node is a new one: msgspec.structs.replace."""
+
+    name: str
+    op: str                      # canonical op name from the registry (or the raw name of an opaque op)
+    op_type: str                 # the op name as written in the source file
+    inputs: tuple[str, ...] = ()  # tensor refs: "node", "node:k", or a graph input name
+    control_inputs: tuple[str, ...] = ()
+    attrs: dict = {}             # (a new dict per node, as with every mutable default of a Struct)
+    device: str | None = None
+    compile: bool | None = None
+    scope: str | None = None
+    outputs: list[TensorType] = []
+    known: bool = True           # False: opaque op unknown to the registry
+    note: str | None = None      # loader's reason for an opaque op ("custom op com.x::Y")
+    where: str | None = None     # location in the source file, for messages (None: see node_where)
+    module: str | None = None    # display only: the source module path (torch's nn_module_stack), never a scope
+
+    def out(self, k: int = 0) -> TensorType:
+        return self.outputs[k] if k < len(self.outputs) else TensorType()
+
+
+def short(value, limit: int = 80) -> str:
+    """repr() for messages, cut to `limit` characters: a 100,000-character name must not flood the terminal."""
+    text = repr(value)
+    return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
+def node_where(node: Node, source: str | None) -> str:
+    """Where a node is, for messages: the loader's text, or `file: node 'name'` (big-graph loaders leave
+    `where` empty and let an error make it)."""
+    return node.where or f"{source}: node {short(node.name)}"
