@@ -78,14 +78,14 @@ def deep_transformer(layers: int = 12):
     """tools/make_models.py's encoder, 12 layers split by CheckNumerics: 12 identical layer clusters."""
     import importlib.util
 
-    from xcviz.loaders.build import finalize
+    from xcviz.passes.prepare import prepare
     from xcviz.loaders.onnx_model import graph_from_model
 
     spec = importlib.util.spec_from_file_location("make_models", os.path.join(ROOT, "tools", "make_models.py"))
     mod = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(mod)
     model = mod.transformer(layers=layers, d=64, heads=4, check_numerics=True, name=f"transformer_{layers}_layers")
-    g = finalize(graph_from_model(model, f"transformer_{layers}_layers.onnx"), onnx=True)
+    g = prepare(graph_from_model(model, f"transformer_{layers}_layers.onnx"), onnx=True)
     g.dims.update({"B": 1, "S": 32})
     return g
 

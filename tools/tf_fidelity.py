@@ -23,7 +23,7 @@ import sys
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 from xcviz.clustering import ClusterOptions, run_clustering  # noqa: E402
-from xcviz.loaders.build import finalize  # noqa: E402
+from xcviz.passes.prepare import prepare  # noqa: E402
 from xcviz.loaders.schema import graph_from_mapping  # noqa: E402
 
 UNARY = ["Relu", "Sigmoid", "Identity"]
@@ -59,7 +59,7 @@ def xcviz_partition(tf_nodes: list[dict]) -> tuple[list[list[str]], int]:
         data = [i for i in nd["inputs"] if not i.startswith("^")]
         ctrl = [i[1:] for i in nd["inputs"] if i.startswith("^")]
         nodes.append({"name": nd["name"], "op": nd["op"], "inputs": data, "control_inputs": ctrl})
-    graph = finalize(graph_from_mapping({"name": "tf", "nodes": nodes}, "tf"), allow_unknown=True)
+    graph = prepare(graph_from_mapping({"name": "tf", "nodes": nodes}, "tf"), allow_unknown=True)
     c = run_clustering(graph, ClusterOptions(min_cluster_size=1))
     cycles = sum(1 for a in c.attempts if a.code == "cycle")
     return sorted(sorted(graph.nodes[v].name for v in members) for members in c.clusters), cycles

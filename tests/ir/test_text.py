@@ -17,7 +17,7 @@ from xcviz import XcvizError, load, parse_graph, print_graph
 from xcviz.clustering import ClusterOptions, run_clustering
 from xcviz.ir import Graph, Node, TensorType, Value, parse_ref
 from xcviz.ir.text_print import window
-from xcviz.loaders.build import finalize
+from xcviz.passes.prepare import prepare
 
 GOLDEN = os.path.join(ROOT, "tests", "golden", "xcir")
 EXAMPLES = sorted(f for f in os.listdir(GRAPHS) if f.endswith((".yaml", ".yml", ".json", ".onnx")))
@@ -145,7 +145,7 @@ HOSTILE_NAMES = ["/bn1/BatchNormalization", "a:b", "x:1", "with space", "名前"
 
 def _graph(nodes, inputs=None, outputs=None, **kw):
     inputs = inputs or [Value("x", TensorType((2, 3), "float32"))]
-    return finalize(Graph("t", inputs=inputs, nodes=nodes, outputs=outputs or [nodes[-1].name], **kw), allow_unknown=True)
+    return prepare(Graph("t", inputs=inputs, nodes=nodes, outputs=outputs or [nodes[-1].name], **kw), allow_unknown=True)
 
 
 @pytest.mark.parametrize("name", [n for n in HOSTILE_NAMES if n])
@@ -161,7 +161,7 @@ def test_names_round_trip(name):
 
 def test_graph_and_input_names_round_trip():
     for name in HOSTILE_NAMES:
-        g = finalize(Graph(name, inputs=[Value(name or "in", TensorType((2,), "float32"))],
+        g = prepare(Graph(name, inputs=[Value(name or "in", TensorType((2,), "float32"))],
                            nodes=[Node("n", "relu", "relu", (name or "in",))], outputs=["n"]))
         roundtrip(g)
 
@@ -232,7 +232,7 @@ def test_node_fields_round_trip():
 
 
 def test_empty_graph_round_trips():
-    roundtrip(finalize(Graph("empty")))
+    roundtrip(prepare(Graph("empty")))
 
 
 # ---- loading .xcir -------------------------------------------------------------------------------------

@@ -9,7 +9,7 @@ from hypothesis import given, settings
 from xcviz.errors import XcvizError
 from xcviz.ir import Graph, Node, TensorType, Value
 from xcviz.loaders import load
-from xcviz.loaders.build import finalize
+from xcviz.passes.prepare import prepare
 from xcviz.verify import verify
 
 from tests.clustering.test_mark_properties import dags
@@ -40,18 +40,18 @@ def _node(name, op, *inputs, **kw):
 
 
 def test_refuses_a_use_before_its_definition():
-    g = finalize(_graph(_node("a", "relu", "x"), _node("b", "relu", "a")))
+    g = prepare(_graph(_node("a", "relu", "x"), _node("b", "relu", "a")))
     g = replace(g, nodes=g.nodes.take([1, 0]))  # (by hand: a loaded graph is never out of order)
     with pytest.raises(XcvizError, match="defined after it"):
         verify(g)
 
 
 def test_refuses_duplicate_names_and_unknown_refs():
-    g = finalize(_graph(_node("a", "relu", "x"), _node("b", "relu", "a")))
+    g = prepare(_graph(_node("a", "relu", "x"), _node("b", "relu", "a")))
     g = replace(g, nodes=[g.nodes[0], _node("a", "relu", "x", outputs=g.nodes[1].outputs)])
     with pytest.raises(XcvizError, match="duplicate node name 'a'"):
         verify(g)
-    g = finalize(_graph(_node("a", "relu", "x")))
+    g = prepare(_graph(_node("a", "relu", "x")))
     g = replace(g, nodes=[_node("a", "relu", "y", outputs=g.nodes[0].outputs)])
     with pytest.raises(XcvizError, match="input 'y' is not defined"):
         verify(g)
@@ -60,7 +60,7 @@ def test_refuses_duplicate_names_and_unknown_refs():
 def test_refuses_an_unresolved_op_and_a_wrong_arity():
     with pytest.raises(XcvizError, match="not a canonical op name"):
         verify(_graph(_node("a", "Relu", "x")))
-    g = finalize(_graph(_node("a", "relu", "x")))
+    g = prepare(_graph(_node("a", "relu", "x")))
     g = replace(g, nodes=[_node("a", "relu", "x", "x", outputs=g.nodes[0].outputs)])
     with pytest.raises(XcvizError, match="relu takes 1 inputs, got 2"):
         verify(g)
@@ -70,9 +70,9 @@ def test_element_counts_fit_64_bits_and_the_limit(tmp_path):
     big = Graph("g", [Value("x", TensorType((2**32, 2**32, 2**32), "float32"))], [_node("a", "relu", "x")], ["a"],
                 source="g.yaml")
     with pytest.raises(XcvizError, match="more than a 64-bit count can hold") as e:
-        finalize(big)
+        prepare(big)
     assert e.value.where == "g.yaml: input 'x'"
-    g = finalize(_graph(_node("a", "relu", "x")))
+    g = prepare(_graph(_node("a", "relu", "x")))
     verify(g, max_elements=4)
     with pytest.raises(XcvizError, match="has 4 elements, over the limit of 3"):
         verify(g, max_elements=3)

@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from xcviz.loaders.build import finalize
+from xcviz.passes.prepare import prepare
 from xcviz.loaders.onnx_model import graph_from_model
 from xcviz.runtime.execute import execute
 from xcviz.runtime.jit import CompileCache
@@ -58,7 +58,7 @@ def test_cast_row_matches_onnxruntime(src):
     feed = {"x_f32": x.astype(np.float32)} if src == "bfloat16" else {"x": x}
     want = ort.InferenceSession(_model(src, True).SerializeToString(),
                                 providers=["CPUExecutionProvider"]).run(None, feed)
-    g = finalize(graph_from_model(_model(src, False), "cast"), onnx=True)
+    g = prepare(graph_from_model(_model(src, False), "cast"), onnx=True)
     for mode in ("native", "jit"):
         got = execute(g, {"x": x}, mode, cache=CompileCache()).outputs
         for (d, _), ref in zip(sorted(TYPES.items()), want):
@@ -109,7 +109,7 @@ def test_sub_byte_casts_match_onnxruntime_and_the_reference(src, dst):
     inside = (x >= info.min) & (x <= info.max)
     ref = ReferenceEvaluator(m).run(None, {"x": x})[0]
     np.testing.assert_array_equal(want[inside], ref[inside])  # the two references agree where the spec defines it
-    g = finalize(graph_from_model(m, "sub_byte"), onnx=True)
+    g = prepare(graph_from_model(m, "sub_byte"), onnx=True)
     for mode in ("native", "jit"):
         got = execute(g, {"x": x}, mode, cache=CompileCache()).outputs["y"]
         np.testing.assert_array_equal(got, want, err_msg=f"{mode} {src}->{dst}")

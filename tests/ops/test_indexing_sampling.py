@@ -6,7 +6,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from xcviz.loaders.build import finalize
+from xcviz.passes.prepare import prepare
 from xcviz.loaders.onnx_model import graph_from_model
 from xcviz.ops.arrays import Unsupported
 from xcviz.runtime.execute import execute
@@ -32,7 +32,7 @@ def _model(node, feeds: dict, consts: dict | None = None, opset: int = 24):
 
 def _check(model, feeds, modes=("native", "jit"), atol=1e-5):
     want = ort.InferenceSession(model.SerializeToString(), providers=["CPUExecutionProvider"]).run(None, feeds)
-    g = finalize(graph_from_model(model, "m"), onnx=True)
+    g = prepare(graph_from_model(model, "m"), onnx=True)
     for mode in modes:
         got = list(execute(g, bind_inputs(g, feeds), mode, cache=CompileCache()).outputs.values())
         for k, (a, b) in enumerate(zip(got, want)):
@@ -49,7 +49,7 @@ def test_grid_sample_2d_with_points_outside_the_image(mode, pad, align):
     grid = RNG.uniform(-2.6, 2.6, (2, 4, 6, 2)).astype(np.float32)
     node = helper.make_node("GridSample", ["x", "grid"], ["y"], mode=mode, padding_mode=pad, align_corners=align)
     if (mode, pad) == ("cubic", "border"):  # onnxruntime and ONNX's reference disagree: xcviz says so
-        g = finalize(graph_from_model(_model(node, {"x": x, "grid": grid}), "m"), onnx=True)
+        g = prepare(graph_from_model(_model(node, {"x": x, "grid": grid}), "m"), onnx=True)
         with pytest.raises(Unsupported, match="border"):
             execute(g, bind_inputs(g, {"x": x, "grid": grid}), "native")
         return
@@ -142,7 +142,7 @@ def test_max_unpool_of_max_pool_indices_with_an_output_shape():
 
 def test_max_unpool_refuses_an_output_shape_on_which_onnx_and_onnxruntime_disagree():
     x = RNG.standard_normal((2, 3, 7, 6)).astype(np.float32)
-    g = finalize(graph_from_model(_unpool_model(x.shape), "m"), onnx=True)
+    g = prepare(graph_from_model(_unpool_model(x.shape), "m"), onnx=True)
     with pytest.raises(Unsupported, match="output_shape"):
         execute(g, bind_inputs(g, {"x": x}), "native")
 

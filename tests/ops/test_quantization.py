@@ -6,7 +6,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from xcviz.loaders.build import finalize
+from xcviz.passes.prepare import prepare
 from xcviz.loaders.onnx_model import graph_from_model
 from xcviz.runtime.execute import execute
 from xcviz.runtime.inputs import bind_inputs
@@ -19,7 +19,7 @@ from onnx import TensorProto, helper, numpy_helper  # noqa: E402
 
 def _run_both(model, feeds, rtol=0.0, atol=0.0):
     want = ort.InferenceSession(model.SerializeToString(), providers=["CPUExecutionProvider"]).run(None, feeds)
-    g = finalize(graph_from_model(model, "m"), onnx=True)
+    g = prepare(graph_from_model(model, "m"), onnx=True)
     for mode in ("native", "jit"):
         got = list(execute(g, bind_inputs(g, feeds), mode, cache=CompileCache()).outputs.values())
         assert len(got) == len(want)

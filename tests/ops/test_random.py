@@ -47,12 +47,12 @@ def test_seed_and_dtype():
 
 def test_bernoulli_loads_infers_and_falls_back_as_a_stateful_rng_op():
     import xcviz
-    from xcviz.loaders.build import finalize
+    from xcviz.passes.prepare import prepare
     from xcviz.loaders.onnx_model import graph_from_model
     from xcviz.runtime.execute import execute
 
     x = np.full((3, 4), 0.5, np.float32)
-    g = finalize(graph_from_model(model("Bernoulli", [x], 1, 22, dtype=7), "bern"), onnx=True)
+    g = prepare(graph_from_model(model("Bernoulli", [x], 1, 22, dtype=7), "bern"), onnx=True)
     assert (g.nodes[0].outputs[0].shape, g.nodes[0].outputs[0].dtype) == ((3, 4), "int64")
     (y,) = execute(g, feeds([x]), "hybrid").outputs.values()
     assert y.dtype == np.int64 and y.shape == (3, 4)

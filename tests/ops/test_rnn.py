@@ -8,7 +8,7 @@ import itertools
 import numpy as np
 import pytest
 
-from xcviz.loaders.build import finalize
+from xcviz.passes.prepare import prepare
 from xcviz.loaders.onnx_model import graph_from_model
 from xcviz.runtime.execute import execute
 from xcviz.runtime.inputs import bind_inputs
@@ -79,7 +79,7 @@ def test_recurrent_matches_onnxruntime(kind, direction, lens, states, variant):
         attrs = {k: v * 2 for k, v in attrs.items()}
     model, feeds = _model(kind, direction, attrs, lens, states, peep=variant == "plain")
     want = ort.InferenceSession(model.SerializeToString(), providers=["CPUExecutionProvider"]).run(None, feeds)
-    g = finalize(graph_from_model(model, "rnn"), onnx=True)
+    g = prepare(graph_from_model(model, "rnn"), onnx=True)
     for mode in ("native", "jit"):
         got = list(execute(g, bind_inputs(g, feeds), mode, cache=CompileCache()).outputs.values())
         assert len(got) == len(want)
@@ -99,7 +99,7 @@ def test_layout_1_is_layout_0_transposed():
         if vi.name in ("X", "h0", "c0"):
             dims = vi.type.tensor_type.shape.dim
             dims[0].dim_value, dims[1].dim_value = dims[1].dim_value, dims[0].dim_value
-    g = finalize(graph_from_model(model, "rnn"), onnx=True)
+    g = prepare(graph_from_model(model, "rnn"), onnx=True)
     for mode in ("native", "jit"):
         y, yh, yc = execute(g, bind_inputs(g, feeds1), mode, cache=CompileCache()).outputs.values()
         np.testing.assert_allclose(y, want[0].transpose(2, 0, 1, 3), rtol=1e-5, atol=1e-5)

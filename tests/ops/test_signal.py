@@ -32,14 +32,14 @@ def test_dft_random_configs(seed):
 @pytest.mark.parametrize("opset", [17, 20])
 def test_dft_default_axis_follows_the_file_s_opset(opset):
     """Opsets 17-19 default to axis 1, opset 20 to -2: the loader spells out the older default."""
-    from xcviz.loaders.build import finalize
+    from xcviz.passes.prepare import prepare
     from xcviz.loaders.onnx_model import graph_from_model
     from xcviz.runtime.execute import execute
 
     x = np.random.default_rng(0).standard_normal((2, 3, 4, 1)).astype(np.float32)
     (want,) = reference("DFT", [x], 1, opset, onesided=1)
     assert want.shape == ((2, 2, 4, 2) if opset == 17 else (2, 3, 3, 2))  # the one-sided axis shows which
-    g = finalize(graph_from_model(model("DFT", [x], 1, opset, onesided=1), "dft"), onnx=True)
+    g = prepare(graph_from_model(model("DFT", [x], 1, opset, onesided=1), "dft"), onnx=True)
     assert g.nodes[0].outputs[0].shape == want.shape
     for mode in ("native", "jit"):
         (got,) = execute(g, feeds([x]), mode).outputs.values()
@@ -88,13 +88,13 @@ def test_stft_loads_with_its_one_sided_default_where_onnx_s_inference_reads_zero
     schema's 1, so the undeclared output has the op's shape and the graph loads."""
     import onnx
 
-    from xcviz.loaders.build import finalize
+    from xcviz.passes.prepare import prepare
     from xcviz.loaders.onnx_model import graph_from_model
 
     x, step, length = np.zeros((1, 64, 1), np.float32), np.array(8, np.int64), np.array(16, np.int64)
     m = model("STFT", [x, step, None, length], 1, 17, consts=(1, 3))
     before = onnx.shape_inference.infer_shapes(m).graph.output[0].type.tensor_type.shape
-    g = finalize(graph_from_model(m, "stft"), onnx=True)
+    g = prepare(graph_from_model(m, "stft"), onnx=True)
     assert g.nodes[0].outputs[0].shape == (1, 7, 9, 2)
     assert [d.dim_value for d in before.dim] in ([1, 7, 16, 2], [1, 7, 9, 2])  # the former until onnx has the fix
     assert not any(a.name == "onesided" for a in m.graph.node[0].attribute)  # the caller's model is untouched

@@ -1,6 +1,6 @@
 """Differential property test (design habit 7): native == hybrid == jit over random small graphs and shapes.
 
-Graphs are drawn as xcviz YAML mappings (graph_from_mapping + finalize, the loaders' own path): elementwise
+Graphs are drawn as xcviz YAML mappings (graph_from_mapping + passes.prepare, the loaders' own path): elementwise
 ops, matmul, reductions, softmax, layernorm, layout ops (transpose, reshape, concat), ops XLA cannot compile
 (Print, CheckNumerics, PyFunc, custom_nms) and `compile: false` nodes, so hybrid runs several clusters with
 native nodes between them; the min cluster size is drawn too. Outputs must agree within the dtype-aware

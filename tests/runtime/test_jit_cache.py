@@ -8,7 +8,7 @@ import os
 import numpy as np
 
 import xcviz
-from xcviz.loaders.build import finalize
+from xcviz.passes.prepare import prepare
 from xcviz.loaders.onnx_model import graph_from_model
 from xcviz.runtime.execute import bind_inputs, execute
 from xcviz.runtime.jit import CompileCache, count_kernels
@@ -28,7 +28,7 @@ def _make_models():
 
 def test_twelve_layer_transformer_compiles_each_distinct_cluster_once():
     model = _make_models().transformer(layers=12, d=32, heads=2, check_numerics=True, name="deep")
-    g = finalize(graph_from_model(model, "deep.onnx"), onnx=True)
+    g = prepare(graph_from_model(model, "deep.onnx"), onnx=True)
     c = xcviz.cluster(g)
     assert len(c.clusters) == 12  # split by CheckNumerics; the final norm alone is below min size
     feeds = bind_inputs(g, {"x": np.random.default_rng(0).standard_normal((2, 5, 32)).astype(np.float32)})

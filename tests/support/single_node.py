@@ -66,7 +66,7 @@ def xcviz_outputs(op_type: str, inputs: list, n_out: int, **attrs) -> dict[str, 
 def check(op_type: str, inputs: list, n_out: int, opset: int, engine: str = "onnx", rtol: float = 1e-4,
           atol: float = 1e-5, **attrs) -> None:
     """xcviz's implementations, and the loaded graph's inferred output types, agree with the reference."""
-    from xcviz.loaders.build import finalize
+    from xcviz.passes.prepare import prepare
     from xcviz.loaders.onnx_model import graph_from_model
     from xcviz.ir import canonical_dtype
     from xcviz.runtime.execute import execute
@@ -74,7 +74,7 @@ def check(op_type: str, inputs: list, n_out: int, opset: int, engine: str = "onn
     want = reference(op_type, inputs, n_out, opset, engine, **attrs)
     got = xcviz_outputs(op_type, inputs, n_out, **attrs)
     static = REGISTRY.get(op_type).static_inputs  # shape-deciding inputs are constants in real exports
-    g = finalize(graph_from_model(model(op_type, inputs, n_out, opset, static, **attrs), "single_node"), onnx=True)
+    g = prepare(graph_from_model(model(op_type, inputs, n_out, opset, static, **attrs), "single_node"), onnx=True)
     weights = {v.name: np.asarray(v.data) for v in g.inputs if v.data is not None}
     got["graph"] = list(execute(g, {**feeds(inputs), **weights}, "native").outputs.values())
     inferred = [(t.shape, t.dtype) for t in g.nodes[0].outputs]

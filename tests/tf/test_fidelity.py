@@ -11,7 +11,7 @@ import os
 import pytest
 
 from xcviz.clustering import ClusterOptions, run_clustering
-from xcviz.loaders.build import finalize
+from xcviz.passes.prepare import prepare
 from xcviz.loaders.schema import graph_from_mapping
 from tests.support.paths import TESTS
 
@@ -21,7 +21,7 @@ CASES = json.load(open(os.path.join(TESTS, "data", "tf_mark_cases.json"), encodi
 def _graph(nodes):
     spec = [{"name": n, "op": op, "inputs": [i for i in ins if not i.startswith("^")],
              "control_inputs": [i[1:] for i in ins if i.startswith("^")]} for n, op, ins in nodes]
-    return finalize(graph_from_mapping({"name": "tf", "nodes": spec}, "tf"), allow_unknown=True)
+    return prepare(graph_from_mapping({"name": "tf", "nodes": spec}, "tf"), allow_unknown=True)
 
 
 def test_cases_are_nontrivial():

@@ -160,7 +160,7 @@ def test_archive_reader_gives_torch_export_loads_graph(name, tmp_path):
     from torch.export import Dim
 
     from xcviz.ir.text_print import print_graph
-    from xcviz.loaders.build import finalize
+    from xcviz.passes.prepare import prepare
     from xcviz.loaders.torch_archive import read_archive
     from xcviz.loaders.torch_export import graph_from_program
     from xcviz.loaders.torch_trust import read_program
@@ -170,7 +170,7 @@ def test_archive_reader_gives_torch_export_loads_graph(name, tmp_path):
     else:
         ep = build(name)[2]
     path = _save(ep, tmp_path)
-    fast, slow = (finalize(graph_from_program(p, path), onnx=True)
+    fast, slow = (prepare(graph_from_program(p, path), onnx=True)
                   for p in (read_archive(path), read_program(path, trust_pickle=True)))
     assert print_graph(fast) == print_graph(slow)
     assert [n.module for n in fast.nodes] == [n.module for n in slow.nodes]

@@ -106,7 +106,7 @@ def typed_body(sub, formal: list, outer: dict, dims: dict) -> Graph:
     import msgspec
 
     from ..ir import Value
-    from ..passes.prepare import prepare as finalize
+    from ..passes.prepare import prepare
 
     body = sub.body()
     types = {name: t for name, t in zip(sub.inputs, formal) if _expressible(t)}
@@ -114,7 +114,7 @@ def typed_body(sub, formal: list, outer: dict, dims: dict) -> Graph:
     inputs = [Value(v.name, _plain(types[v.name]), v.data, v.param) if v.name in types else
               Value(v.name, v.type, v.data, v.param) for v in body.inputs]
     nodes = [msgspec.structs.replace(n, op=n.op_type, outputs=list(sub.declared.get(n.name, ()))) for n in body.nodes]
-    return finalize(Graph(body.name, inputs, nodes, body.outputs, body.source, output_names=body.output_names),
+    return prepare(Graph(body.name, inputs, nodes, body.outputs, body.source, output_names=body.output_names),
                     onnx=True, dims=dims)
 
 

@@ -27,7 +27,7 @@ _UNSET_NONE = {UNSET: None}
 
 
 def read(data: bytes | list, source: str, max_nodes: int | None, max_depth: int) -> tuple[Graph, tuple] | None:
-    """(graph, flat for build.finalize) from a JSON file's bytes, or None: read it the generic way.
+    """(graph, flat for passes.prepare) from a JSON file's bytes, or None: read it the generic way.
     `data` may be a list holding the bytes as its only reference: they are freed once decoded (the
     memory serves what follows; on None, the list is empty when they were)."""
     box = data if type(data) is list else [data]

@@ -40,7 +40,7 @@ _BLANKS = b" \t\r\n"
 
 
 def read(data: bytes, source: str, max_nodes: int | None, max_depth: int) -> tuple | None:
-    """(graph, flat for build.finalize) from a JSON file's bytes (holding no backslash), or None."""
+    """(graph, flat for passes.prepare) from a JSON file's bytes (holding no backslash), or None."""
     nmax = data.count(b'"name"')  # (at least the number of nodes: the scanner's arrays are this long)
     if not data.isascii():
         try:

@@ -111,12 +111,12 @@ def _body_graph(g, opset: tuple, outer: tuple, bodies: dict) -> tuple[Graph, dic
     them), and each node's output types as the file gave them, before inference."""
     import onnx
 
-    from ..passes.prepare import prepare as finalize
+    from ..passes.prepare import prepare
 
     model = onnx.helper.make_model(g, opset_imports=[onnx.helper.make_opsetid(d, v) for d, v in opset])
     raw = graph_from_model(model, f"body {g.name!r}", outer=outer, bodies=bodies)
     declared = {n.name: list(n.outputs) for n in raw.nodes}
-    return finalize(raw, onnx=True), declared
+    return prepare(raw, onnx=True), declared
 
 
 def _output_types(g) -> tuple:

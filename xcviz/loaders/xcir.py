@@ -13,7 +13,7 @@ from ..ir.text_parse import MAX_DEPTH, read_graph
 def graph_from_text(text: str, source: str | None, allow_unknown: bool, max_depth: int = MAX_DEPTH) -> Graph:
     """The text -> an unverified Graph. A node with a `note` is opaque, as written; an op the registry does
     not know without one is an error (with a did-you-mean) unless allow_unknown makes it opaque, as in
-    YAML. Verification then keeps the notes (finalize's onnx mode)."""
+    YAML. Verification then keeps the notes (passes.prepare's onnx mode)."""
     from ..ops import REGISTRY
 
     graph = read_graph(text, source, max_depth)

@@ -11,14 +11,14 @@ from .core import GraphSpec, NodeSpec
 
 
 def to_graph(spec: GraphSpec, finalize: bool = False, allow_unknown: bool = True) -> Graph:
-    """The Graph a user builds with the Python API; `finalize`: then through the loader's finalize."""
+    """The Graph a user builds with the Python API; `finalize`: then through passes.prepare."""
     nodes = [Node(name=n.name, op=n.op, op_type=n.op, inputs=tuple(n.inputs), control_inputs=tuple(n.control_inputs),
                   attrs=dict(n.attrs or {}), device=n.device, compile=n.compile, scope=n.scope,
                   outputs=[TensorType(tuple(s), d) for s, d in n.outputs or ()], known=n.known) for n in spec.nodes]
     g = Graph(spec.name, [Value(name, TensorType(tuple(s), d)) for name, s, d in spec.inputs], nodes,
               list(spec.outputs or []), dims=dict(spec.dims or {}))
     if finalize:
-        from xcviz.loaders.build import finalize as finish
+        from xcviz.passes.prepare import prepare as finish
 
         g = finish(g, allow_unknown=allow_unknown)
     return g
@@ -55,11 +55,11 @@ def to_mapping(spec: GraphSpec) -> dict:
 
 
 def mapping_to_graph(doc: dict, source: str = "rand.yaml", allow_unknown: bool = False) -> Graph:
-    """A mapping through the loaders' own path (graph_from_mapping, then finalize)."""
-    from xcviz.loaders.build import finalize
+    """A mapping through the loaders' own path (graph_from_mapping, then passes.prepare)."""
+    from xcviz.passes.prepare import prepare
     from xcviz.loaders.schema import graph_from_mapping
 
-    return finalize(graph_from_mapping(doc, source), allow_unknown=allow_unknown)
+    return prepare(graph_from_mapping(doc, source), allow_unknown=allow_unknown)
 
 
 def dump(doc, fmt: str) -> bytes:

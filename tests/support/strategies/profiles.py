@@ -38,7 +38,7 @@ def dags(**kw):
     return graph_specs(clustering_profile(**kw)).map(to_graph)
 
 
-# ---- type-correct graphs for finalize (test_mark_properties): TF op names, outputs left to inference --------
+# ---- type-correct graphs for passes.prepare (test_mark_properties): TF op names, outputs left to inference --------
 FINALIZE_OPS = ["relu", "add", "mul", "Identity", "Const", "Shape", "NoOp", "PyFunc", "RandomNormalLike", "sigmoid"]
 FINALIZE = Profile(
     groups=(tuple(FINALIZE_OPS),), inputs=_one_input("x", (4, 4)), nodes=(1, 28),
@@ -53,7 +53,7 @@ FINALIZE = Profile(
 
 
 def finalized_dags():
-    """FINALIZE graphs through the loader's finalize (allow_unknown)."""
+    """FINALIZE graphs through passes.prepare (allow_unknown)."""
     return graph_specs(FINALIZE).map(lambda s: to_graph(s, finalize=True))
 
 
