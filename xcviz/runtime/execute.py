@@ -159,21 +159,16 @@ _GRAPH_CACHES: dict[int, tuple] = {}
 _GRAPHS_KEPT = 4
 
 
-def _fingerprint(graph: Graph) -> tuple:
-    # a graph is treated as immutable once run; replacing nodes, inputs or outputs starts a new cache
-    return (id(graph.nodes), tuple(map(id, graph.nodes)), tuple(map(id, graph.inputs)), tuple(graph.outputs))
-
-
 def graph_cache(graph: Graph):
-    """The default CompileCache of this graph object (its plans and executables survive between runs)."""
-    fp = _fingerprint(graph)
+    """The default CompileCache of this graph object (its plans and executables survive between runs; a
+    Graph never changes, and a changed one is a new object with a cache of its own)."""
     entry = _GRAPH_CACHES.pop(id(graph), None)
-    if entry is None or entry[0] is not graph or entry[1] != fp:
-        entry = (graph, fp, CompileCache())   # holding the graph keeps its id from being reused
+    if entry is None or entry[0] is not graph:
+        entry = (graph, CompileCache())   # holding the graph keeps its id from being reused
     _GRAPH_CACHES[id(graph)] = entry
     while len(_GRAPH_CACHES) > _GRAPHS_KEPT:
         _GRAPH_CACHES.pop(next(iter(_GRAPH_CACHES)))
-    return entry[2]
+    return entry[1]
 
 
 def clear_caches() -> None:
