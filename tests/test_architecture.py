@@ -343,3 +343,35 @@ def test_render_only_renders():
 
 def test_render_import_allowlist_is_current():
     assert set(RENDER_IMPORTS) <= _render_imports()
+
+
+def _class_defs() -> dict[str, list[str]]:
+    """Class name -> the modules that define a class of that name."""
+    out: dict[str, list[str]] = {}
+    for name, path in modules().items():
+        with open(path, encoding="utf-8") as f:
+            tree = ast.parse(f.read(), path)
+        for node in ast.walk(tree):
+            if isinstance(node, ast.ClassDef):
+                out.setdefault(node.name, []).append(name)
+    return out
+
+
+def test_one_graph_class_and_it_is_read_only():
+    """One Graph (ir/graph.py), frozen, whose nodes are always one Nodes: no second shape of a graph or of its
+    node list (the NodeSeq/LazyIndex/list trio this replaced)."""
+    import dataclasses
+
+    from xcviz.ir import Graph, Node, Nodes, TensorType, Value
+
+    defs = _class_defs()
+    assert defs["Graph"] == ["xcviz.ir.graph"]
+    assert defs["Nodes"] == ["xcviz.ir.nodes"] and "NodeSeq" not in defs and "LazyIndex" not in defs
+    assert Graph.__dataclass_params__.frozen and Value.__dataclass_params__.frozen
+    assert Node.__struct_config__.frozen
+    g = Graph("g", [Value("x", TensorType((2,), "float32"))], [Node("a", "relu", "relu", ("x",))], ["a"])
+    assert type(g.nodes) is Nodes and type(g.inputs) is tuple and type(g.outputs) is tuple
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        g.nodes = Nodes.of([])
+    with pytest.raises(TypeError):
+        g.dims["n"] = 1

@@ -6,6 +6,7 @@ import dataclasses
 import glob
 import os
 
+import msgspec
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
@@ -88,16 +89,18 @@ def test_random_graphs_decide_as_the_per_node_rule(graph, opts):
 def test_notes_op_types_and_string_constants(graph, opts):
     """Unknown ops with and without a note, spellings that differ from the op, const values of every kind."""
     opaque = 0
+    nodes = []
     for j, node in enumerate(graph.nodes):
         if node.op == "py_func":  # the k-th: every combination of a note or none and three spellings
-            node.note = "custom op com.x::Y" if opaque % 2 else None
-            node.op_type = ("PyFunc", "py_func", "Custom")[opaque % 3]
+            node = msgspec.structs.replace(node, note="custom op com.x::Y" if opaque % 2 else None,
+                                           op_type=("PyFunc", "py_func", "Custom")[opaque % 3])
             opaque += 1
         if node.op == "tanh":
-            node.op_type = "Tanh"
+            node = msgspec.structs.replace(node, op_type="Tanh")
         if node.op == "const":
-            node.attrs = {"value": ("text", 1.5, [1, 2], "abc")[j % 4]}
-    assert_spec(graph, opts)
+            node = msgspec.structs.replace(node, attrs={"value": ("text", 1.5, [1, 2], "abc")[j % 4]})
+        nodes.append(node)
+    assert_spec(dataclasses.replace(graph, nodes=nodes), opts)
 
 
 @pytest.mark.parametrize("path", sorted(p for p in glob.glob(os.path.join(ROOT, "graphs", "*.*"))
