@@ -75,7 +75,7 @@ def default_models() -> list[str]:
 
 
 def _dims(path: str) -> dict[str, int]:
-    from xcviz.loaders import load
+    from xcviz.pipeline import load_file as load
 
     g = load(path)
     # batch 1; any other free dimension (a sequence length) 16, so that no axis degenerates to size 1

@@ -24,7 +24,7 @@ ENGINE = "graphviz-pure"   # what samples/ and a machine without Graphviz use
 
 
 def largest_example() -> str:
-    from xcviz.loaders import load
+    from xcviz.pipeline import load_file as load
 
     folder = os.path.join(ROOT, "graphs")
     sizes = {}

@@ -85,7 +85,7 @@ def _profile(tmp_path, **numbers) -> str:
 def test_nothing_is_kept_where_no_cluster_pays(tmp_path):
     """Each hand-off costs far more than a kernel: merges that change nothing (ΔT = 0) go ahead, but no
     cluster pays, so every candidate falls back with its estimate."""
-    from xcviz.loaders import load
+    from xcviz.pipeline import load_file as load
 
     g = load(os.path.join(GRAPHS, "cycle_refused.yaml"))
     c = run_clustering(g, ClusterOptions(strategy="cost", hardware=_profile(tmp_path, launch_overhead=1e-6,
@@ -115,7 +115,7 @@ nodes:
 def test_a_merge_that_does_not_pay_is_refused_with_its_time(tmp_path):
     """a1..a6 pay as one cluster (6 launches of 10 µs against one and two 20 µs hand-offs); taking b in
     would turn its five native edges into hand-offs: refused with ΔT < 0."""
-    from xcviz.loaders import load
+    from xcviz.pipeline import load_file as load
 
     p = tmp_path / "g.yaml"
     p.write_text(FANOUT)

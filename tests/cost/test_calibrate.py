@@ -70,7 +70,7 @@ def test_validate_times_xla_with_parameters_resident():
     arrays, handed in per call, as the cost model counts them (cost.params)."""
     import numpy as np
 
-    from xcviz.loaders import load
+    from xcviz.pipeline import load_file as load
     from xcviz.runtime.inputs import bind_inputs
     from xcviz.runtime.jit import cluster_spec
     from xcviz.runtime.measure import resident

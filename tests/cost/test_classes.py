@@ -11,7 +11,7 @@ from xcviz.cost import compute_stats, hardware_names, load_hardware
 from xcviz.cost.classes import CLASS_KEYS, CLASSES, op_class
 from xcviz.cost.stats import node_class
 from xcviz.errors import XcvizError
-from xcviz.loaders import load
+from xcviz.pipeline import load_file as load
 from tests.support.paths import ROOT
 
 ROOT = Path(ROOT)

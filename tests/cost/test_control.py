@@ -12,7 +12,7 @@ from onnx import TensorProto as T, helper, numpy_helper as nh  # noqa: E402
 from xcviz.clustering import ClusterOptions, run_clustering  # noqa: E402
 from xcviz.cost import compute_stats, load_hardware  # noqa: E402
 from xcviz.cost.keys import control_node_cost as control_cost  # noqa: E402
-from xcviz.loaders import load  # noqa: E402
+from xcviz.pipeline import load_file as load  # noqa: E402
 
 MATMUL_FLOPS, MATMUL_BYTES = 128, 32 + 256 + 32
 ADD_FLOPS, ADD_BYTES = 8, 3 * 32

@@ -125,7 +125,7 @@ MULTI = {
 @pytest.mark.parametrize("case", sorted(CASES) + sorted(MULTI))
 def test_predicted_kernels_equal_xla(case, tmp_path):
     from xcviz.runtime.validate import validate_graph
-    from xcviz.loaders import load
+    from xcviz.pipeline import load_file as load
 
     if case in MULTI:
         inputs, nodes, outputs, expected = MULTI[case]

@@ -45,7 +45,7 @@ def _profile(tmp_path, name: str, **extra) -> str:
 
 
 def _fused(path: str, hw) -> float:
-    from xcviz.loaders import load
+    from xcviz.pipeline import load_file as load
 
     g = load(path)
     c = run_clustering(g, ClusterOptions(min_cluster_size=1))
@@ -72,7 +72,7 @@ def test_xla_writes_the_broadcast_weight_of_a_dot_on_every_call(tmp_path):
     """What the term models, read from XLA's optimized HLO: the broadcast is a loop fusion of its own whose
     result (the whole weight) the dot reads, not folded into a constant nor into the dot."""
     pytest.importorskip("jax", reason="XLA's HLO: pip install -e '.[jax]'")
-    from xcviz.loaders import load
+    from xcviz.pipeline import load_file as load
     from xcviz.runtime.execute import bind_inputs, execute
     from xcviz.runtime.jit import CompileCache, cluster_spec
 

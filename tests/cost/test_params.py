@@ -10,7 +10,7 @@ from xcviz.clustering import ClusterOptions, run_clustering
 from xcviz.cost import compute_stats, hardware_names, load_hardware
 from xcviz.errors import XcvizError
 from xcviz.ir import parse_ref
-from xcviz.loaders import load as load_graph
+from xcviz.pipeline import load_file as load_graph
 from xcviz.pipeline import AnalysisOptions, analyse
 from tests.support.paths import ROOT
 

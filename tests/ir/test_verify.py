@@ -8,7 +8,7 @@ from hypothesis import given, settings
 
 from xcviz.errors import XcvizError
 from xcviz.ir import Graph, Node, TensorType, Value
-from xcviz.loaders import load
+from xcviz.pipeline import load_file as load
 from xcviz.passes.prepare import prepare
 from xcviz.verify import verify
 

@@ -39,7 +39,7 @@ def pipeline(path: str, device: str = "cpu") -> None:
     from xcviz.clustering import ClusterOptions, run_clustering
     from xcviz.clustering.explain import story
     from xcviz.cost import compute_stats, load_hardware
-    from xcviz.loaders import load
+    from xcviz.pipeline import load_file as load
     from xcviz.render.safe_text import sanitize
     from xcviz.render.tables import cluster_view, explain_view, stats_table
     from xcviz.render.report_json import cluster_report, stats_report

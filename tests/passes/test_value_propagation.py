@@ -69,7 +69,7 @@ def test_every_intermediate_shape_equals_onnxruntime(path):
 
 def test_shape_slices_and_arithmetic_stay_symbolic(tmp_path):
     """Shape(x)[1] + 1 as a Reshape target, Range(0, seq) and ConstantOfShape(Shape(x)) keep expressions."""
-    from xcviz.loaders import load
+    from xcviz.pipeline import load_file as load
 
     p = tmp_path / "g.yaml"
     p.write_text("""
@@ -114,7 +114,7 @@ def test_compiled_walk_propagates_the_same_values(monkeypatch):
     """The compiled walk works values out lazily; on the exports it gives the reference loop's shapes
     node for node."""
     from tests.support.infer_spec import inferred
-    from xcviz.loaders import load
+    from xcviz.pipeline import load_file as load
 
     for path in EXPORTS:
         ref = [tuple(n.outputs) for n in inferred(lambda: load(path).nodes, True)]

@@ -6,7 +6,7 @@ import os
 import pytest
 
 from xcviz.clustering import run_clustering
-from xcviz.loaders import load
+from xcviz.pipeline import load_file as load
 from xcviz.loaders.tensorflow.protos import message_classes, parse_text
 from xcviz.pipeline import AnalysisOptions, analyse
 from tests.support.paths import TESTS

@@ -11,7 +11,7 @@ import pytest
 
 from xcviz.clustering import ClusterOptions, run_clustering
 from xcviz.clustering.tf_filter import AUTO_CLUSTERING, OperationFilter, body_refusal, filter_refusal
-from xcviz.loaders import load
+from xcviz.pipeline import load_file as load
 from tests.support.paths import TESTS
 
 ROOT = os.path.join(TESTS, "data", "tf_rules")

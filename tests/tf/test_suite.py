@@ -11,7 +11,7 @@ import os
 import pytest
 
 from xcviz.clustering import ClusterOptions, run_clustering
-from xcviz.loaders import load
+from xcviz.pipeline import load_file as load
 from tests.support.paths import TESTS
 
 pytestmark = pytest.mark.slow  # (the fast tier is `pytest`; this runs with `pytest -m slow`)

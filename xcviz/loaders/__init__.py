@@ -1,14 +1,14 @@
-"""Load a graph file of any supported format: read, detect the format, parse, build; then the passes that make it whole (passes.prepare)."""
+"""Read a graph file of any supported format: read, detect the format, parse, build (the passes that make it whole are passes.prepare)."""
 from __future__ import annotations
 
 import os
 import re
-from typing import Mapping
+from dataclasses import dataclass
+from typing import Callable
 
 from ..errors import XcvizError
 from ..ir import Graph, gc_paused
 from ..memory import BIG_FILE_BYTES, keep_freed_memory
-from ..passes.prepare import prepare
 from .parse import DEFAULT_MAX_ALIAS_EXPANSION, DEFAULT_MAX_DEPTH
 
 DEFAULT_MAX_FILE_BYTES = 2 * 1024**3
@@ -88,13 +88,28 @@ def _decode(data: bytes, path: str) -> str:
 _LINE_LOOKUP_MAX_CHARS = 8 * 1024**2
 
 
-def load(path: str, *, allow_unknown: bool = False, dims: Mapping[str, int] | None = None,
-         max_file_bytes: int = DEFAULT_MAX_FILE_BYTES, max_nodes: int | None = None,
-         max_depth: int = DEFAULT_MAX_DEPTH, max_alias_expansion: int = DEFAULT_MAX_ALIAS_EXPANSION,
-         max_elements: int | None = None, signature: str | None = None, trust_pickle: bool = False) -> Graph:
-    """Read, parse, build (resolve ops, order), verify and infer shapes. Never executes anything from the file
-    unless `trust_pickle` (a .pt2 that xcviz's own reader cannot read goes to torch.export.load, which unpickles:
-    it runs code from the file).
+@dataclass
+class Read:
+    """A graph file as a loader read and built it: the Graph before the passes (passes.prepare) make it whole,
+    and what they need from the loader. `flat`: what it gathered on its way through the nodes (see
+    ir.columns.NodeColumns); `locate(error)`: a passes' error with where in the file it is; `again()`: for
+    a fast read, the file read again the generic way, whose errors say where (None: this one does)."""
+
+    graph: Graph
+    allow_unknown: bool
+    onnx: bool
+    flat: tuple | None = None
+    locate: Callable[[XcvizError], XcvizError] | None = None
+    again: Callable[[], "Read"] | None = None
+
+
+def read(path: str, *, allow_unknown: bool = False, max_file_bytes: int = DEFAULT_MAX_FILE_BYTES,
+         max_nodes: int | None = None, max_depth: int = DEFAULT_MAX_DEPTH,
+         max_alias_expansion: int = DEFAULT_MAX_ALIAS_EXPANSION, max_elements: int | None = None,
+         signature: str | None = None, trust_pickle: bool = False) -> Read:
+    """Read, detect the format, parse and build: the graph as the file has it, before the passes. Never
+    executes anything from the file unless `trust_pickle` (a .pt2 that xcviz's own reader cannot read goes to
+    torch.export.load, which unpickles: it runs code from the file).
 
     Bad input raises XcvizError; the limits (docs/limits.md) bound memory and time for hostile files."""
     # The cyclic GC rescans every live object each few thousand allocations: with millions of nodes that
@@ -107,92 +122,98 @@ def load(path: str, *, allow_unknown: bool = False, dims: Mapping[str, int] | No
             if saved_model_file(str(path)):  # a SavedModel directory (or its saved_model.pb)
                 from .tensorflow import load_saved_model
 
-                graph = load_saved_model(str(path), signature, max_file_bytes)
-                return finish(graph, max_nodes, True, False, dims, max_elements)
-            return _load(str(path), allow_unknown, dims, max_file_bytes, max_nodes, max_depth, max_alias_expansion,
-                         max_elements, trust_pickle)
+                return counted(Read(load_saved_model(str(path), signature, max_file_bytes), True, False), max_nodes)
+            return counted(_read(str(path), allow_unknown, max_file_bytes, max_nodes, max_depth,
+                                  max_alias_expansion, max_elements, trust_pickle), max_nodes)
 
 
-def _load(path: str, allow_unknown: bool, dims, max_file_bytes: int, max_nodes: int | None,
-          max_depth: int, max_alias_expansion: int, max_elements: int | None, trust_pickle: bool = False) -> Graph:
+def counted(r: Read, max_nodes: int | None) -> Read:
+    """The read, refused when it holds more nodes than the limit."""
+    if max_nodes is not None and len(r.graph.nodes) > max_nodes:
+        raise XcvizError(f"graph has {len(r.graph.nodes)} nodes, over the limit of {max_nodes}", where=r.graph.source,
+                         hint="raise it with --max-nodes")
+    return r
+
+
+def _read(path: str, allow_unknown: bool, max_file_bytes: int, max_nodes: int | None, max_depth: int,
+          max_alias_expansion: int, max_elements: int | None, trust_pickle: bool = False) -> Read:
     data = read_file(path, max_file_bytes)
     if not data or data.isspace():  # (no stripped copy of a big file)
         raise XcvizError("file is empty", where=path, hint="a graph needs at least `nodes:`")
     fmt = detect_format(path, data)
-    onnx_model = False
     if fmt == "torch":  # (opaque aten ops keep the loader's reason, as ONNX ones do)
         from .budget import Limits
         from .torch_export import graph_from_program, program_for_graph
 
         del data
         program = program_for_graph(path, trust_pickle, Limits(max_file_bytes, max_elements, max_depth, path))
-        return finish(graph_from_program(program, path), max_nodes, True, True, dims, max_elements)
+        return Read(graph_from_program(program, path), True, True)
     if fmt == "xcir":
         from .xcir import graph_from_text
 
-        graph = graph_from_text(_decode(data, path), path, allow_unknown, max_depth)
-        return finish(graph, max_nodes, True, True, dims, max_elements)
+        return Read(graph_from_text(_decode(data, path), path, allow_unknown, max_depth), True, True)
     if fmt == "tensorflow":
         from .tensorflow import graph_from_graphdef, read_graphdef
 
         graph = graph_from_graphdef(read_graphdef(path, data, not data[:1] == b"\x0a" or path.endswith("txt")), path)
-        return finish(graph, max_nodes, True, False, dims, max_elements)
+        return Read(graph, True, False)
     if fmt == "onnx":
         from .onnx_model import graph_from_model, read_onnx_bytes
 
         model = read_onnx_bytes(data, path, os.path.dirname(os.path.abspath(path)))
-        graph, onnx_model = graph_from_model(model, path), True
+        return Read(graph_from_model(model, path), True, True)
+    if fmt == "json":
+        from . import json_rows
+
+        box = [data]  # (read frees the bytes once decoded: their memory serves the checks)
+        del data
+        fast = json_rows.read(box, path, max_nodes, max_depth)
+        data = box.pop() if box else None
+        if fast is not None:
+            def again() -> Read:  # (rare) read again the generic way, which says where in the file
+                return _read_text(read_file(path, max_file_bytes), path, fmt, allow_unknown, max_nodes, max_depth,
+                                  max_alias_expansion)
+
+            return Read(fast[0], allow_unknown, False, fast[1], again=again)
+        if data is None:
+            data = read_file(path, max_file_bytes)
+    return _read_text(data, path, fmt, allow_unknown, max_nodes, max_depth, max_alias_expansion)
+
+
+def _read_text(data: bytes, path: str, fmt: str, allow_unknown: bool, max_nodes: int | None, max_depth: int,
+               max_alias_expansion: int) -> Read:
+    """A YAML or JSON graph (xcviz's schema, or an ONNX model as JSON), the generic way."""
+    text = _decode(data, path)
+    from . import parse, schema
+
+    keys = None  # JSON: the keys its text names, until the parsed document is seen to hold them all
+    if fmt == "json":
+        obj, keys = parse.parse_json_unchecked(text, path, data)
     else:
-        if fmt == "json":
-            from . import json_rows
+        obj = parse.parse_yaml(text, path, max_depth=max_depth, max_alias_expansion=max_alias_expansion)
+    del data  # (memory for what follows: the raw bytes, as big as the file, are not read again)
+    if isinstance(obj, dict) and ("graph" in obj or "irVersion" in obj or "opsetImport" in obj) and "nodes" not in obj:
+        from .onnx_model import graph_from_model, read_onnx_json
 
-            box = [data]  # (read frees the bytes once decoded: their memory serves the checks)
-            del data
-            fast = json_rows.read(box, path, max_nodes, max_depth)
-            data = box.pop() if box else None
-            if fast is None and data is None:
-                data = read_file(path, max_file_bytes)
-            if fast is not None:
-                try:
-                    return finish(fast[0], max_nodes, allow_unknown, False, dims, max_elements, fast[1])
-                except XcvizError:  # (rare) read again the generic way, which says where in the file
-                    fast = None
-                    data = read_file(path, max_file_bytes)
-        text = _decode(data, path)
-        from . import parse, schema
+        parse.check_keys(obj, keys, text, path)
+        return Read(graph_from_model(read_onnx_json(obj, text, path), path), True, True)
+    lookup = len(text) <= _LINE_LOOKUP_MAX_CHARS
 
-        keys = None  # JSON: the keys its text names, until the parsed document is seen to hold them all
-        if fmt == "json":
-            obj, keys = parse.parse_json_unchecked(text, path, data)
-        else:
-            obj = parse.parse_yaml(text, path, max_depth=max_depth, max_alias_expansion=max_alias_expansion)
-        del data  # (memory for what follows: the raw bytes, as big as the file, are not read again)
-        if isinstance(obj, dict) and ("graph" in obj or "irVersion" in obj or "opsetImport" in obj) and "nodes" not in obj:
-            from .onnx_model import graph_from_model, read_onnx_json
-
+    def locate(e: XcvizError) -> XcvizError:
+        """The error as the file has it: a repeated key first (as the strict parser has it), then the line."""
+        if keys is not None:
             parse.check_keys(obj, keys, text, path)
-            graph, onnx_model = graph_from_model(read_onnx_json(obj, text, path), path), True
-        else:
-            lookup = len(text) <= _LINE_LOOKUP_MAX_CHARS
-            try:
-                # (counts the document's keys on its way through the nodes)
-                graph, flat = schema.read_mapping(obj, path, max_nodes, max_depth, keys)
-                keys = None
-                if not lookup:  # free the parsed document and the text now, so that their memory serves the checks
-                    del obj, text
-                return finish(graph, max_nodes, allow_unknown, False, dims, max_elements, flat)
-            except XcvizError as e:
-                if keys is not None:  # a repeated key is the first error, as the strict parser has it
-                    parse.check_keys(obj, keys, text, path)
-                if lookup:
-                    parse.add_line(e, obj, text, path)
-                raise
-    return finish(graph, max_nodes, allow_unknown or onnx_model, onnx_model, dims, max_elements)
+        if lookup:
+            parse.add_line(e, obj, text, path)
+        return e
 
-
-def finish(graph: Graph, max_nodes: int | None, allow_unknown: bool, onnx: bool, dims,
-           max_elements: int | None, flat: tuple | None = None) -> Graph:
-    if max_nodes is not None and len(graph.nodes) > max_nodes:
-        raise XcvizError(f"graph has {len(graph.nodes)} nodes, over the limit of {max_nodes}", where=graph.source,
-                         hint="raise it with --max-nodes")
-    return prepare(graph, allow_unknown=allow_unknown, onnx=onnx, dims=dims, max_elements=max_elements, flat=flat)
+    try:
+        # (counts the document's keys on its way through the nodes)
+        graph, flat = schema.read_mapping(obj, path, max_nodes, max_depth, keys)
+    except XcvizError as e:
+        raise locate(e)
+    keys = None
+    if not lookup:  # free the parsed document and the text now, so that their memory serves the passes
+        del obj, text
+        return Read(graph, allow_unknown, False, flat)
+    return Read(graph, allow_unknown, False, flat, locate=locate)

@@ -36,8 +36,9 @@ def parse_graph(text: str, source: str | None = None, *, allow_unknown: bool = F
     """The text form -> a verified Graph (ops resolved, references checked, shapes inferred), as `load`
     returns for a `.xcir` file."""
     from ..ir import gc_paused
-    from . import finish
+    from ..passes.prepare import prepare
+    from . import Read, counted
 
     with gc_paused():
-        graph = graph_from_text(text, source, allow_unknown, max_depth)
-        return finish(graph, max_nodes, True, True, dims, max_elements)
+        graph = counted(Read(graph_from_text(text, source, allow_unknown, max_depth), True, True), max_nodes).graph
+        return prepare(graph, allow_unknown=True, onnx=True, dims=dims, max_elements=max_elements)

@@ -67,8 +67,8 @@ def analyse(source: str | os.PathLike | Graph, options: AnalysisOptions | None =
 
 
 def load_graph(path: str, options: AnalysisOptions | LoadOptions | None = None) -> Graph:
-    """Steps 1-2: load a graph file (loaders: parse and build; passes: resolve, verify, infer), then bind
-    its dimensions (--dim, --inputs): a verified, shape-inferred Graph."""
+    """Steps 1-3: read a graph file (loaders: parse and build), make it whole (passes: resolve, verify,
+    infer), then bind its dimensions (--dim, --inputs): a verified, shape-inferred Graph."""
     o = options.load if isinstance(options, AnalysisOptions) else options or LoadOptions()
     if isinstance(options, AnalysisOptions) and options.supported_ops is not None:
         o = dataclasses.replace(o, allow_unknown=True)  # a support file names ops of the file's own: load them
@@ -76,16 +76,40 @@ def load_graph(path: str, options: AnalysisOptions | LoadOptions | None = None) 
     return bind_load_dims(graph, o, path)
 
 
-def load(path: str, o: LoadOptions) -> Graph:
-    """Read a graph file with the loading options' limits: the loader parses and builds the graph and runs
-    the passes that make it whole (passes.prepare: resolve ops, check references, order, infer shapes)."""
+def load(path: str, o: LoadOptions | None = None) -> Graph:
+    """Steps 1-2: read the file with the loading options' limits (loaders.read: parse and build), then the
+    passes that make the graph whole (passes.prepare: resolve ops, check references, order, infer shapes)."""
     from ..fileio import protect
-    from ..loaders import load as read
+    from ..loaders import read
 
+    o = o or LoadOptions()
     protect(path)
-    return read(path, allow_unknown=o.allow_unknown, dims=dict(o.dims), max_nodes=o.max_nodes,
-                max_file_bytes=o.max_file_bytes, max_depth=o.max_depth, max_alias_expansion=o.max_alias_expansion,
-                max_elements=o.max_elements, signature=o.signature, trust_pickle=o.trust_pickle)
+    r = read(path, allow_unknown=o.allow_unknown, max_nodes=o.max_nodes, max_file_bytes=o.max_file_bytes,
+             max_depth=o.max_depth, max_alias_expansion=o.max_alias_expansion, max_elements=o.max_elements,
+             signature=o.signature, trust_pickle=o.trust_pickle)
+    return prepare(r, o)
+
+
+def prepare(r, o: LoadOptions) -> Graph:
+    """Step 2: passes.prepare on what a loader read (a loaders.Read); its errors say where in the file."""
+    from ..errors import XcvizError
+    from ..ir import gc_paused
+    from ..passes.prepare import prepare as whole
+
+    with gc_paused():
+        try:
+            return whole(r.graph, allow_unknown=r.allow_unknown, onnx=r.onnx, dims=dict(o.dims),
+                         max_elements=o.max_elements, flat=r.flat)
+        except XcvizError as e:
+            if r.again is not None:  # a fast read: read again the generic way, whose errors say where
+                return prepare(r.again(), o)
+            raise r.locate(e) if r.locate is not None else e
+
+
+def load_file(path: str, **options) -> Graph:
+    """Steps 1-2 with the loading options as keywords (LoadOptions' fields: allow_unknown, dims, max_nodes,
+    ...): a verified, shape-inferred Graph."""
+    return load(path, LoadOptions(**options))
 
 
 def cluster(graph: Graph, options: ClusterOptions) -> Clustering:
