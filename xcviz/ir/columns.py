@@ -18,47 +18,68 @@ _EMPTY_DICT: dict = {}  # placeholders in the columns only (never handed to a no
 _EMPTY_LIST: list = []
 
 
+@dataclass(slots=True, eq=False)
+class Gathered:
+    """What a loader gathered on its way through the nodes, which saves NodeColumns reading the nodes again.
+
+    `refs`: every data input's reference, in node order; `src[k]`: the position of what refs[k] names (see
+    NodeColumns); `lens`: references per node; `op_types`: each node's op as written; `special`: the nodes
+    with more than name, op and inputs (every other field of the rest is its default), or None where the
+    loader gives the columns `attrs`, `declared` (outputs) and `control` (control inputs) themselves;
+    `attr_codes`, `declared_codes`: their integer codes (NodeColumns.attr_codes, declared_codes), where the
+    loader made them. A compiled reader (loaders/json_scanned) also says: `proven`, the node names are
+    unique, none holding ':' or '' and none the name of a graph input (the checks need no name index);
+    `op_codes`, (code per node, distinct op types); `field_codes`, name -> (raw code per node, value of each
+    raw code, ordered) for fields it holds as codes (see coded_column). `src` and `lens` may be numpy arrays."""
+
+    refs: Sequence
+    src: object
+    lens: object
+    op_types: list
+    special: list | None = None
+    attrs: list | None = None
+    declared: list | None = None
+    control: list | None = None
+    attr_codes: tuple | None = None
+    declared_codes: tuple | None = None
+    proven: bool = False
+    op_codes: tuple | None = None
+    field_codes: dict = field(default_factory=dict)
+
+
 class NodeColumns:
     """The node fields the checks and shape inference read, as columns taken in one pass over the nodes
     (each pass over node objects scattered in memory pays a cache miss per node), with every data input
-    flattened.
+    flattened: what passes.prepare reads of a graph before it is whole.
 
     `src[k]` is the position of what `refs[k]` names: a node (its output 0), n + i for graph input i, or
-    -1 for anything else (an empty optional input, a ':k' output, an undefined name). `op` and `known`
-    follow the nodes' (see read_ops). `flat`: what a loader gathered on its way through the nodes
-    (refs, src, lens, op types, the nodes with more than name, op and inputs, and optionally the columns
-    attrs, declared outputs and control inputs), which saves reading them; `src` and `lens` may be numpy
-    arrays (their lists are made on first use). `proven`: the loader found the node names unique, none
-    holding ':' or '' and none the name of a graph input (the checks need no name index). `op_codes`:
-    (code per node, distinct op types) when the loader has them, else None. `field_codes`: name -> (raw code per
-    node, value of each raw code, ordered) for fields a loader holds as codes, made into GraphColumns.codes
-    without reading the column (see coded_column)."""
+    -1 for anything else (an empty optional input, a ':k' output, an undefined name). `op`, `known` and
+    `note` are copies that op resolution (passes.resolve) writes. `gathered`: what the loader gathered
+    (Gathered), which saves reading the nodes; `proven`, `op_codes` and `field_codes` come from it."""
 
-    def __init__(self, graph, flat: tuple | None = None) -> None:
+    def __init__(self, graph, gathered: Gathered | None = None) -> None:
         nodes = graph.nodes
         self._src_array = self._lens_array = self._attr_codes = self._declared_codes = None
         self.proven, self.op_codes = False, None
         self.field_codes: dict = {}
-        if flat is not None:
-            self.refs, self.src, self.lens, op_types, special = flat[:5]
-            if len(flat) > 6:  # the loader's integer codes of the attributes and the declared outputs
-                self._attr_codes, self._declared_codes = flat[6]
-            if len(flat) > 7:  # what a compiled reader found out (loaders/json_scanned)
-                self.proven, self.op_codes = flat[7].get("proven", False), flat[7].get("op_codes")
-                self.field_codes = dict(flat[7].get("field_codes", {}))
-            # nodes outside `special` are just name, op and inputs: every other field is its default
+        if gathered is not None:
+            g = gathered
+            self.refs, self.src, self.lens = g.refs, g.src, g.lens
+            self._attr_codes, self._declared_codes = g.attr_codes, g.declared_codes
+            self.proven, self.op_codes, self.field_codes = g.proven, g.op_codes, dict(g.field_codes)
             n = len(nodes)
-            self.op_type, self.op = op_types, list(op_types)
+            self.op_type, self.op = g.op_types, list(g.op_types)
             self.note, self.known = [None] * n, [True] * n
-            if len(flat) > 5:  # the loader built the nodes from these columns
-                self.attrs, self.declared, self.control = flat[5]
+            if g.special is None:  # the loader built the nodes from these columns
+                self.attrs, self.declared, self.control = g.attrs, g.declared, g.control
                 return
-            if 2 * len(special) > n:  # (a typed graph: every node declares its type) read them all at C speed
+            # nodes outside `special` are just name, op and inputs: every other field is its default
+            if 2 * len(g.special) > n:  # (a typed graph: every node declares its type) read them all at C speed
                 self.attrs, self.declared, self.control = (list(map(attrgetter(f), nodes))
                                                            for f in ("attrs", "outputs", "control_inputs"))
                 return
             self.attrs, self.declared, self.control = [_EMPTY_DICT] * n, [_EMPTY_LIST] * n, [()] * n
-            for i in special:
+            for i in g.special:
                 node = nodes[i]
                 self.attrs[i], self.declared[i], self.control[i] = node.attrs, node.outputs, node.control_inputs
             return

@@ -8,6 +8,7 @@ from typing import Callable
 
 from ..errors import XcvizError
 from ..ir import Graph, gc_paused
+from ..ir.columns import Gathered
 from ..memory import BIG_FILE_BYTES, keep_freed_memory
 from .parse import DEFAULT_MAX_ALIAS_EXPANSION, DEFAULT_MAX_DEPTH
 
@@ -91,14 +92,14 @@ _LINE_LOOKUP_MAX_CHARS = 8 * 1024**2
 @dataclass
 class Read:
     """A graph file as a loader read and built it: the Graph before the passes (passes.prepare) make it whole,
-    and what they need from the loader. `flat`: what it gathered on its way through the nodes (see
-    ir.columns.NodeColumns); `locate(error)`: a passes' error with where in the file it is; `again()`: for
+    and what they need from the loader. `gathered`: what it gathered on its way through the nodes
+    (ir.columns.Gathered); `locate(error)`: a passes' error with where in the file it is; `again()`: for
     a fast read, the file read again the generic way, whose errors say where (None: this one does)."""
 
     graph: Graph
     allow_unknown: bool
     onnx: bool
-    flat: tuple | None = None
+    gathered: Gathered | None = None
     locate: Callable[[XcvizError], XcvizError] | None = None
     again: Callable[[], "Read"] | None = None
 
@@ -209,11 +210,11 @@ def _read_text(data: bytes, path: str, fmt: str, allow_unknown: bool, max_nodes:
 
     try:
         # (counts the document's keys on its way through the nodes)
-        graph, flat = schema.read_mapping(obj, path, max_nodes, max_depth, keys)
+        graph, gathered = schema.read_mapping(obj, path, max_nodes, max_depth, keys)
     except XcvizError as e:
         raise locate(e)
     keys = None
     if not lookup:  # free the parsed document and the text now, so that their memory serves the passes
         del obj, text
-        return Read(graph, allow_unknown, False, flat)
-    return Read(graph, allow_unknown, False, flat, locate=locate)
+        return Read(graph, allow_unknown, False, gathered)
+    return Read(graph, allow_unknown, False, gathered, locate=locate)

@@ -18,6 +18,7 @@ from msgspec import UNSET
 
 from ..errors import XcvizError
 from ..ir import Graph, Nodes, positions_by_name, seeded
+from ..ir.columns import Gathered
 from . import json_scanned
 from .json_types import DECODER, NO_ATTRS, Row, check_attrs, declared_from_codes, nested_where
 from .parse import parsed_keys
@@ -27,7 +28,7 @@ _UNSET_NONE = {UNSET: None}
 
 
 def read(data: bytes | list, source: str, max_nodes: int | None, max_depth: int) -> tuple[Graph, tuple] | None:
-    """(graph, flat for passes.prepare) from a JSON file's bytes, or None: read it the generic way.
+    """(graph, what the reader gathered: ir.columns.Gathered) from a JSON file's bytes, or None: read it the generic way.
     `data` may be a list holding the bytes as its only reference: they are freed once decoded (the
     memory serves what follows; on None, the list is empty when they were)."""
     box = data if type(data) is list else [data]
@@ -108,7 +109,7 @@ def _graph(box: list, text_keys: int, named: set, source: str, max_nodes: int | 
     src = positions_by_name(ids, n, inputs, refs)
     ctl = ctl if absent[0] != n else [()] * n
     # (the columns NodeColumns would read from the nodes: it takes them from here)
-    return graph, (refs, src, list(map(len, ins)), ops, None, (attrs, outs, ctl), (acodes, declared[1:3]))
+    return graph, Gathered(refs, src, list(map(len, ins)), ops, None, attrs, outs, ctl, acodes, declared[1:3])
 
 
 def _declared(shapes: list, dtypes: list, n: int) -> tuple | None:

@@ -19,7 +19,7 @@ from msgspec import UNSET
 
 from ..errors import XcvizError
 from ..ir import Graph
-from ..ir.columns import attr_codes
+from ..ir.columns import Gathered, attr_codes
 from ..ir.nodes import NodeRefs, Nodes, RefColumn
 from .json_types import DECODER, DTYPES, NO_ATTRS, check_attrs, declared_from_codes, nested_where
 from .parse import parsed_keys
@@ -40,7 +40,7 @@ _BLANKS = b" \t\r\n"
 
 
 def read(data: bytes, source: str, max_nodes: int | None, max_depth: int) -> tuple | None:
-    """(graph, flat for passes.prepare) from a JSON file's bytes (holding no backslash), or None."""
+    """(graph, what the reader gathered: ir.columns.Gathered) from a JSON file's bytes (holding no backslash), or None."""
     nmax = data.count(b'"name"')  # (at least the number of nodes: the scanner's arrays are this long)
     if not data.isascii():
         try:
@@ -139,9 +139,9 @@ def _graph(data, buf, n, name_se, codes, compile_, in_off, refs, rare, attr_keys
                   find=_Finder(slots, blob, off))  # (Graph.position answers look-ups without a dict of 10^6 names)
     graph = Graph(name=name, inputs=inputs, nodes=nodes, outputs=outputs, source=source, dims=dims)
     lens = np.diff(in_off[:n + 1])
-    return graph, (flat_refs, src, lens, ops, None, (attrs, declared[0], ctl if ctl else [()] * n),
-                   (acodes, declared[1:3]), {"proven": True, "op_codes": (codes[js.T_OP, :n].astype(np.int64), op_of),
-                                             "field_codes": _field_codes(codes, compile_, n, values)})
+    return graph, Gathered(flat_refs, src, lens, ops, None, attrs, declared[0], ctl if ctl else [()] * n,
+                           acodes, declared[1:3], proven=True, op_codes=(codes[js.T_OP, :n].astype(np.int64), op_of),
+                           field_codes=_field_codes(codes, compile_, n, values))
 
 
 def _field_codes(codes, compile_, n: int, values) -> dict:

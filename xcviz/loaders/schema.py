@@ -7,6 +7,7 @@ from typing import Any
 
 from ..errors import XcvizError
 from ..ir import Graph, Node, TensorType, Value, canonical_dtype, positions_by_name, seeded, short
+from ..ir.columns import Gathered
 from .parse import DEFAULT_MAX_DEPTH, parsed_keys
 
 NODE_KEYS = {"name", "op", "inputs", "control_inputs", "attrs", "device", "compile", "scope", "shape", "dtype",
@@ -173,7 +174,7 @@ def _each_node(nodes_data: list, source: str, max_depth: int, inputs: list[Value
     """The nodes, and on the way (while each node is in the CPU cache) their names, the flattened
     references and their count per node, the op types and which nodes have more than name, op and
     inputs; then the name index and each reference's position (see ir.columns.NodeColumns), and the number
-    of keys in the node mappings; (nodes, index, flat or None, keys).
+    of keys in the node mappings; (nodes, index, Gathered or None, keys).
 
     References are checked to be strings once for the whole file; if one is not, the nodes are read
     again checking each node's in turn, so that the first bad node is the one reported."""
@@ -187,7 +188,7 @@ def _each_node(nodes_data: list, source: str, max_depth: int, inputs: list[Value
     if len(ids) != n or ":" in "".join(names):  # duplicates or names with ':': build works it out the careful way
         return nodes, ids, None, keys
     src = positions_by_name(ids, n, inputs, refs)
-    return nodes, ids, (refs, src, lens, op_types, special), keys
+    return nodes, ids, Gathered(refs, src, lens, op_types, special), keys
 
 
 def _node_loop(nodes_data: list, source: str, max_depth: int, strict: bool):
@@ -311,9 +312,9 @@ def graph_from_mapping(data: Any, source: str, *, max_nodes: int | None = None,
 
 
 def read_mapping(data: Any, source: str, max_nodes: int | None, max_depth: int,
-                 keys: int | None = None) -> tuple[Graph, tuple | None]:
-    """graph_from_mapping, and what it gathered on its way through the nodes for passes.prepare (its
-    `flat`), or None."""
+                 keys: int | None = None) -> tuple[Graph, Gathered | None]:
+    """graph_from_mapping, and what it gathered on its way through the nodes for passes.prepare
+    (ir.columns.Gathered), or None."""
     if not isinstance(data, dict):
         kind = "empty" if data is None else type(data).__name__
         raise XcvizError(f"graph file must be a mapping with `nodes`, got {kind}", where=source,
@@ -326,12 +327,12 @@ def read_mapping(data: Any, source: str, max_nodes: int | None, max_depth: int,
                          hint="allowed: " + ", ".join(sorted(GRAPH_KEYS)))
     name, inputs = graph_header(data, source, max_nodes)
     nodes_data = data["nodes"]
-    nodes, index, flat, node_keys = _each_node(nodes_data, source, max_depth, inputs)
+    nodes, index, gathered, node_keys = _each_node(nodes_data, source, max_depth, inputs)
     if keys is not None and keys != len(data) + node_keys + sum(parsed_keys(v) for k, v in data.items() if k != "nodes"):
         raise XcvizError("duplicate key", where=source, hint="each key may appear once per object")
     outputs, dims = graph_tail(data, source)
     return seeded(Graph(name=name, inputs=inputs, nodes=nodes, outputs=outputs, source=source, dims=dims),
-                  index=index), flat
+                  index=index), gathered
 
 
 def graph_header(data: dict, source: str, max_nodes: int | None) -> tuple[str, list[Value]]:

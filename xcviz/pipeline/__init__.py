@@ -99,7 +99,7 @@ def prepare(r, o: LoadOptions) -> Graph:
     with gc_paused():
         try:
             return whole(r.graph, allow_unknown=r.allow_unknown, onnx=r.onnx, dims=dict(o.dims),
-                         max_elements=o.max_elements, flat=r.flat)
+                         max_elements=o.max_elements, gathered=r.gathered)
         except XcvizError as e:
             if r.again is not None:  # a fast read: read again the generic way, whose errors say where
                 return prepare(r.again(), o)
