@@ -10,7 +10,7 @@ import pytest
 import xcviz
 from xcviz.ir import Graph, Node, Nodes, TensorType, Value
 from xcviz.ir.columns import NodeColumns
-from xcviz.loaders import json_rows
+from xcviz.loaders import json_scanned
 from tests.support.paths import ROOT
 
 sys.path.insert(0, os.path.join(ROOT, "benchmarks"))
@@ -33,7 +33,7 @@ def test_loading_makes_no_node_and_the_nodes_made_later_are_the_generic_ones(typ
     names = g.nodes.column("name")
     rows = [g.nodes.row(i) for i in range(len(g.nodes))]
     assert not g.nodes.made and len(g.nodes) == 3000 and g.position("n7") == 7  # (all of it from the columns)
-    monkeypatch.setattr(json_rows, "read", lambda *a, **k: None)
+    monkeypatch.setattr(json_scanned, "read", lambda *a, **k: None)
     ref = xcviz.load(typed_path)
     assert type(ref.nodes) is Nodes
     rc = ref.columns

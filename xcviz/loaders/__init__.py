@@ -163,21 +163,18 @@ def _read(path: str, allow_unknown: bool, max_file_bytes: int, max_nodes: int | 
 
         model = read_onnx_bytes(data, path, os.path.dirname(os.path.abspath(path)))
         return Read(graph_from_model(model, path), True, True)
-    if fmt == "json":
-        from . import json_rows
+    if fmt == "json" and b"\\" not in data:  # (escapes: the scanner reads each string as its bytes)
+        from . import json_scanned
 
-        box = [data]  # (read frees the bytes once decoded: their memory serves the checks)
-        del data
-        fast = json_rows.read(box, path, max_nodes, max_depth)
-        data = box.pop() if box else None
-        if fast is not None:
+        scanned = json_scanned.read(data, path, max_nodes, max_depth)
+        if scanned is not None:
+            del data  # (its memory serves the passes)
+
             def again() -> Read:  # (rare) read again the generic way, which says where in the file
                 return _read_text(read_file(path, max_file_bytes), path, fmt, allow_unknown, max_nodes, max_depth,
                                   max_alias_expansion)
 
-            return Read(fast[0], allow_unknown, False, fast[1], again=again)
-        if data is None:
-            data = read_file(path, max_file_bytes)
+            return Read(scanned[0], allow_unknown, False, scanned[1], again=again)
     return _read_text(data, path, fmt, allow_unknown, max_nodes, max_depth, max_alias_expansion)
 
 

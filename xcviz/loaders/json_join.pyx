@@ -12,7 +12,7 @@ from libc.string cimport memcmp
 ctypedef const unsigned char* Bytes
 
 cdef enum:
-    CAP = 1 << 16  # distinct values per interned field; more goes the msgspec way
+    CAP = 1 << 16  # distinct values per interned field; more goes the generic way
 TABLE_CAP = CAP
 cdef uint64_t FNV_OFFSET = 0xCBF29CE484222325ULL
 cdef uint64_t FNV_PRIME = 0x100000001B3ULL

@@ -9,7 +9,7 @@ from libc.stdint cimport int64_t
 from libc.stdlib cimport realloc
 
 cdef enum:
-    MAX_DEPTH = 256  # containers open at once in one value; deeper goes the msgspec way
+    MAX_DEPTH = 256  # containers open at once in one value; deeper goes the generic way
 
 ctypedef const unsigned char* Bytes
 

@@ -5,9 +5,9 @@
 its name, its input references (CSR), the spans of op, device, scope, shape and dtype (json_join.intern
 turns them into codes, each distinct spelling once), the compile flag, and the spans of the rare fields
 (attrs, control_inputs). json_join.join then resolves every reference to a node or graph input id. Both only
-ever accept: anything the typed rows (json_rows) would read differently or refuse (an unknown or repeated
+ever accept: anything the generic reader (schema.read_mapping) would read differently or refuse (an unknown or repeated
 key, a wrong value type, an empty name, a ':' in a name, a repeated name, a control character, bad
-grammar) ends the scan with a nonzero status and the loader takes the msgspec way. Strings hold no
+grammar) ends the scan with a nonzero status and the loader takes the generic way. Strings hold no
 backslash (the caller checks the whole file first), so each is its bytes between quotes. Built by Cython
 at install (setup.py)."""
 import numpy as np
@@ -189,7 +189,7 @@ cdef int _scan(Bytes buf, Py_ssize_t n, Py_ssize_t nmax, int64_t* name_se, int32
                             starts[t * nmax + j] = p + 1
                             codes[t * nmax + j] = <int32_t>(q - p - 2)
                     elif null:
-                        if f == 9:  # (a null shape: as the typed rows read it)
+                        if f == 9:  # (a null shape: as the schema reads it)
                             return 17
                         if f == 6:
                             compile_[j] = 1

@@ -4,10 +4,10 @@ No Python object per node except what the columns hold: the names come from one 
 ops, devices, scopes, shapes and dtypes are decoded once per distinct spelling, attribute dicts and
 control inputs in one msgspec decode of their spans, and the references stay positions (`src`) with
 their text made only where someone reads it (ir.nodes.RefColumn). The top-level members are decoded
-by json_rows' decoder with the nodes array cut out, so their checks and messages stay those of the
-typed rows. Every JSON file without a backslash is read here first. Only ever accepts: on any doubt it
-returns None and the loader reads the file the msgspec way (json_rows), which gives exactly the usual
-result or error message.
+by json_types' decoder with the nodes array cut out, so their checks and messages stay those of the
+schema. Every JSON file without a backslash is read here first. Only ever accepts: on any doubt it
+returns None and the loader reads the file the generic way (parse + schema: the executable spec, tests
+compare every result and error with it), which gives exactly the usual result or error message.
 """
 from __future__ import annotations
 
@@ -62,12 +62,12 @@ def read(data: bytes, source: str, max_nodes: int | None, max_depth: int) -> tup
         return _graph(data, buf, n, name_se, codes, compile_, in_off, refs[:2 * counts[1]],
                       rare[:4 * counts[2]].reshape(-1, 4), int(counts[0]), starts, name, inputs, outputs, dims,
                       source, max_depth)
-    except XcvizError:  # the msgspec way finds the same error, and says it the usual way
+    except XcvizError:  # the generic way finds the same error, and says it the usual way
         return None
 
 
 def _top(cut: bytes) -> dict | None:
-    """The top-level members but `nodes`, decoded as the typed rows do; None if a key repeats."""
+    """The top-level members but `nodes`, decoded as the schema reads them; None if a key repeats."""
     try:
         doc = DECODER.decode(cut)
     except (msgspec.MsgspecError, RecursionError):
@@ -179,10 +179,10 @@ def _attr_codes(spans: list, vals: list, at: list, n: int) -> tuple:
 
 
 def _declared(data, codes, fs, fe, count, n) -> tuple | None:
-    """json_rows' declared types from the scanner's shape and dtype codes (each distinct spelling decoded once)."""
+    """The declared types from the scanner's shape and dtype codes (each distinct spelling decoded once)."""
     cols = []
     def dtype(raw: bytes) -> str:
-        return DTYPES[raw.decode("utf-8")]  # (KeyError: another spelling, the msgspec way)
+        return DTYPES[raw.decode("utf-8")]  # (KeyError: another spelling, the generic way)
 
     for t, check in ((js.T_SHAPE, _SHAPE.decode), (js.T_DTYPE, dtype)):
         code = codes[t, :n]

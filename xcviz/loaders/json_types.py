@@ -1,6 +1,6 @@
-"""The JSON graph's typed rows (msgspec Structs) and what both JSON readers share: json_rows (msgspec) and json_scanned (the compiled scanner).
+"""The JSON graph's typed form (msgspec Structs) and the checks the compiled reader (json_scanned) shares with the schema.
 
-Each reader only ever accepts: on any doubt it hands the file on, and the generic path (schema.read_mapping)
+The reader only ever accepts: on any doubt it hands the file on, and the generic path (schema.read_mapping)
 gives the usual result or error message."""
 from __future__ import annotations
 
