@@ -10,7 +10,7 @@ import numpy as np
 
 from .errors import XcvizError, did_you_mean
 from .ir import Graph, Node, TensorType, node_where, parse_ref, short
-from .ir.columns import NodeColumns
+from .passes.columns import NodeColumns
 from .ops import REGISTRY
 
 INT64_MAX = 2**63 - 1

@@ -18,7 +18,7 @@ from xcviz.cost.keys import attribute_codes
 from xcviz.cost.params import VOLATILE_OPS, parameter_masks
 from xcviz.cost.view import CostView
 from xcviz.ir.attrs import attrs_key
-from xcviz.ir.columns import attr_codes
+from xcviz.passes.columns import attr_codes
 from tests.support.paths import ROOT
 
 ROOT = Path(ROOT)

@@ -9,7 +9,7 @@ import pytest
 
 import xcviz
 from xcviz.ir import Graph, Node, Nodes, TensorType, Value
-from xcviz.ir.columns import NodeColumns
+from xcviz.passes.columns import NodeColumns
 from xcviz.loaders import json_scanned
 from tests.support.paths import ROOT
 

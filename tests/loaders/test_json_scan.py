@@ -20,7 +20,7 @@ from hypothesis import strategies as st
 import xcviz  # noqa: E402
 from tests.support.strategies import fuzz_mappings, json_documents  # noqa: E402
 from xcviz.errors import XcvizError  # noqa: E402
-from xcviz.ir.columns import attr_codes  # noqa: E402
+from xcviz.passes.columns import attr_codes  # noqa: E402
 from xcviz.loaders import json_scanned  # noqa: E402
 from tests.support.paths import ROOT  # noqa: E402
 

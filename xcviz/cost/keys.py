@@ -103,7 +103,7 @@ def attribute_codes(attrs: list, rows: list[int], alone: np.ndarray,
                     loaded: tuple | None = None) -> tuple[np.ndarray, int]:
     """Per node, a code of its attributes by attrs_key (0: none, or not read; `rows`: the nodes whose are
     read), and how many codes; a node whose attributes have no key (a container value) is set `alone`.
-    `loaded`: the loader's (code per node, a dict per code) of ir.columns.attr_codes, whose equal codes are
+    `loaded`: the loader's (code per node, a dict per code) of passes.columns.attr_codes, whose equal codes are
     equal dicts (a float zero or an unhashable one has a code of its own): attrs_key then runs per code.
     Else dicts are first told apart at C speed by their items and value types; attrs_key runs once per
     distinct such dict, and per node only where a float zero or NaN could make equal items differ in it."""

@@ -147,7 +147,7 @@ class CostView:
         self.known = np.full(n, bool(known[0])) if len(known) == 1 else np.array([bool(k) for k in known], bool)[known_id]
         self.all_known = all(map(bool, known))
         attrs = table.attrs
-        # the loader's codes of the attribute dicts (ir.columns.attr_codes: equal code, equal dict), if any
+        # the loader's codes of the attribute dicts (passes.columns.attr_codes: equal code, equal dict), if any
         self.attr_codes = table.extra.get(("attrs", "codes"))
         if self.attr_codes is not None:  # (and attributes set), by code: no dict read per node
             code, reps = self.attr_codes

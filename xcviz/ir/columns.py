@@ -1,4 +1,4 @@
-"""The graph as columns in node order: GraphColumns, the one form clustering and costs read, and the loader's NodeColumns."""
+"""The graph as columns in node order: GraphColumns, the one form clustering and costs read (Graph.columns), and the positions of references."""
 from __future__ import annotations
 
 from dataclasses import dataclass, field
@@ -13,137 +13,6 @@ from .types import parse_ref
 if TYPE_CHECKING:
     from .nodes import Nodes
     from .types import Value
-
-_EMPTY_DICT: dict = {}  # placeholders in the columns only (never handed to a node)
-_EMPTY_LIST: list = []
-
-
-@dataclass(slots=True, eq=False)
-class Gathered:
-    """What a loader gathered on its way through the nodes, which saves NodeColumns reading the nodes again.
-
-    `refs`: every data input's reference, in node order; `src[k]`: the position of what refs[k] names (see
-    NodeColumns); `lens`: references per node; `op_types`: each node's op as written; `special`: the nodes
-    with more than name, op and inputs (every other field of the rest is its default), or None where the
-    loader gives the columns `attrs`, `declared` (outputs) and `control` (control inputs) themselves;
-    `attr_codes`, `declared_codes`: their integer codes (NodeColumns.attr_codes, declared_codes), where the
-    loader made them. A compiled reader (loaders/json_scanned) also says: `proven`, the node names are
-    unique, none holding ':' or '' and none the name of a graph input (the checks need no name index);
-    `op_codes`, (code per node, distinct op types); `field_codes`, name -> (raw code per node, value of each
-    raw code, ordered) for fields it holds as codes (see coded_column). `src` and `lens` may be numpy arrays."""
-
-    refs: Sequence
-    src: object
-    lens: object
-    op_types: list
-    special: list | None = None
-    attrs: list | None = None
-    declared: list | None = None
-    control: list | None = None
-    attr_codes: tuple | None = None
-    declared_codes: tuple | None = None
-    proven: bool = False
-    op_codes: tuple | None = None
-    field_codes: dict = field(default_factory=dict)
-
-
-class NodeColumns:
-    """The node fields the checks and shape inference read, as columns taken in one pass over the nodes
-    (each pass over node objects scattered in memory pays a cache miss per node), with every data input
-    flattened: what passes.prepare reads of a graph before it is whole.
-
-    `src[k]` is the position of what `refs[k]` names: a node (its output 0), n + i for graph input i, or
-    -1 for anything else (an empty optional input, a ':k' output, an undefined name). `op`, `known` and
-    `note` are copies that op resolution (passes.resolve) writes. `gathered`: what the loader gathered
-    (Gathered), which saves reading the nodes; `proven`, `op_codes` and `field_codes` come from it."""
-
-    def __init__(self, graph, gathered: Gathered | None = None) -> None:
-        nodes = graph.nodes
-        self._src_array = self._lens_array = self._attr_codes = self._declared_codes = None
-        self.proven, self.op_codes = False, None
-        self.field_codes: dict = {}
-        if gathered is not None:
-            g = gathered
-            self.refs, self.src, self.lens = g.refs, g.src, g.lens
-            self._attr_codes, self._declared_codes = g.attr_codes, g.declared_codes
-            self.proven, self.op_codes, self.field_codes = g.proven, g.op_codes, dict(g.field_codes)
-            n = len(nodes)
-            self.op_type, self.op = g.op_types, list(g.op_types)
-            self.note, self.known = [None] * n, [True] * n
-            if g.special is None:  # the loader built the nodes from these columns
-                self.attrs, self.declared, self.control = g.attrs, g.declared, g.control
-                return
-            # nodes outside `special` are just name, op and inputs: every other field is its default
-            if 2 * len(g.special) > n:  # (a typed graph: every node declares its type) read them all at C speed
-                self.attrs, self.declared, self.control = (list(map(attrgetter(f), nodes))
-                                                           for f in ("attrs", "outputs", "control_inputs"))
-                return
-            self.attrs, self.declared, self.control = [_EMPTY_DICT] * n, [_EMPTY_LIST] * n, [()] * n
-            for i in g.special:
-                node = nodes[i]
-                self.attrs[i], self.declared[i], self.control[i] = node.attrs, node.outputs, node.control_inputs
-            return
-        per_node, self.op_type, self.attrs, self.declared, self.control = (
-            nodes.column(f) for f in ("inputs", "op_type", "attrs", "outputs", "control_inputs"))
-        # (op, known and note are the ones op resolution writes: copies, never the graph's own columns)
-        self.op, self.known, self.note = (list(nodes.column(f)) for f in ("op", "known", "note"))
-        self.lens = list(map(len, per_node))
-        self.refs = list(chain.from_iterable(per_node))
-        self.src = plain_positions(graph, self.refs)
-
-    @property
-    def src(self) -> list[int]:
-        if self._src is None:
-            self._src = self._src_array.tolist()
-        return self._src
-
-    @src.setter
-    def src(self, value) -> None:
-        self._src, self._src_array = (None, value) if isinstance(value, np.ndarray) else (value, None)
-
-    @property
-    def lens(self) -> list[int]:
-        if self._lens is None:
-            self._lens = self._lens_array.tolist()
-        return self._lens
-
-    @lens.setter
-    def lens(self, value) -> None:
-        self._lens, self._lens_array = (None, value) if isinstance(value, np.ndarray) else (value, None)
-
-    @property
-    def src_array(self) -> np.ndarray:
-        if self._src_array is None:
-            self._src_array = np.array(self.src, np.int64)
-        return self._src_array
-
-    @property
-    def lens_array(self) -> np.ndarray:
-        if self._lens_array is None:
-            self._lens_array = np.array(self.lens, np.int64)
-        return self._lens_array
-
-    @property
-    def attr_codes(self) -> tuple[np.ndarray, list]:
-        """(code per node, reps): see attr_codes."""
-        if self._attr_codes is None:
-            self._attr_codes = attr_codes(self.attrs, [i for i, a in enumerate(self.attrs) if a])
-        return self._attr_codes
-
-    @property
-    def declared_codes(self) -> tuple[np.ndarray, list]:
-        """(code per node, lists): node j declares the output types lists[code[j]]; equal codes for equal
-        lists (by value)."""
-        if self._declared_codes is None:
-            outs = self.declared
-            _, first, inverse = np.unique(np.fromiter(map(id, outs), np.int64, len(outs)), return_index=True,
-                                          return_inverse=True)
-            by_value: dict = {}
-            lists = [outs[k] for k in first.tolist()]
-            code = np.array(list(map(by_value.setdefault, map(tuple, lists), range(len(lists)))), np.int64)
-            self._declared_codes = code[inverse], lists
-        return self._declared_codes
-
 
 def plain_positions(graph, refs) -> list[int]:
     """Position of what each ref names when it is a plain name: a node (its output 0), n + i for graph
@@ -166,32 +35,6 @@ def positions_by_name(index: dict[str, int], n: int, inputs: Sequence["Value"], 
     finally:
         for name in added:
             index.pop(name, None)
-
-
-def attr_codes(attrs: list, rows: list[int]) -> tuple[np.ndarray, list]:
-    """Each node's attribute dict as an integer code (0: no attributes; `rows`: the nodes that have some),
-    equal for dicts with equal keys, values and value types (1, 1.0 and True apart), and reps[c], the
-    first dict of code c. A dict that is not hashable (a list value) or holds a float zero (-0.0 == 0.0)
-    gets a code of its own. Checks and rules that read only those run once per code."""
-    codes = np.zeros(len(attrs), np.int64)
-    reps: list = [None]
-    seen: dict = {}
-    out = []
-    for i in rows:
-        a = attrs[i]
-        vals = a.values()
-        kinds = tuple(map(type, vals))
-        c = len(reps)
-        try:
-            if float not in kinds or 0.0 not in vals:
-                c = seen.setdefault((tuple(a.items()), kinds), c)
-        except (TypeError, ValueError):  # (an array value compares elementwise)
-            pass
-        if c == len(reps):
-            reps.append(a)
-        out.append(c)
-    codes[rows] = out
-    return codes, reps
 
 
 @dataclass(frozen=True, slots=True, eq=False)
@@ -220,18 +63,26 @@ class GraphColumns:
     extra: dict = field(default_factory=dict)
 
     @classmethod
-    def of(cls, graph, cols: "NodeColumns | None" = None,
-           outputs: tuple | None = None) -> "GraphColumns":
-        """From the graph's nodes; `cols`: the loader's NodeColumns of these nodes (saves reading every
-        node and looking every name up again); `outputs`: (rid, results) from shape inference."""
-        if cols is None:
-            cols = NodeColumns(graph)
-        src, port = _resolve_ports(graph, cols)
-        rid, results = outputs if outputs is not None else _shared_outputs(graph.nodes)
-        extra = {} if cols._attr_codes is None else {("attrs", "codes"): cols._attr_codes}  # (for the cost keys)
-        if cols.field_codes:
-            extra["raw codes"] = cols.field_codes
-        return cls(src, port, cols.lens_array, cols.op, cols.known, cols.attrs, rid, results, graph.nodes, extra)
+    def of(cls, graph, cols=None, outputs: tuple | None = None) -> "GraphColumns":
+        """From the graph's nodes; `cols`: the passes' columns of these nodes (passes.columns.NodeColumns: saves
+        reading every node and looking every name up again); `outputs`: (rid, results) from shape inference."""
+        nodes = graph.nodes
+        if cols is None:  # (a graph that did not come through the passes: read from its nodes)
+            per_node = nodes.column("inputs")
+            refs = list(chain.from_iterable(per_node))
+            lens = np.fromiter(map(len, per_node), np.int64, len(per_node))
+            src = np.array(plain_positions(graph, refs), np.int64)
+            op, known, attrs, codes, field_codes = nodes.column("op"), nodes.column("known"), nodes.column("attrs"), \
+                None, None
+        else:
+            refs, src, lens, op, known, attrs = cols.refs, cols.src_array, cols.lens_array, cols.op, cols.known, cols.attrs
+            codes, field_codes = cols.attr_codes_made, cols.field_codes
+        src, port = _resolve_ports(graph, refs, src)
+        rid, results = outputs if outputs is not None else _shared_outputs(nodes)
+        extra = {} if codes is None else {("attrs", "codes"): codes}  # (for the cost keys)
+        if field_codes:
+            extra["raw codes"] = field_codes
+        return cls(src, port, lens, op, known, attrs, rid, results, nodes, extra)
 
     def column(self, name: str, keep: bool = True) -> list:
         """One node field as a list in node order (read-only: it may be shared): one of the columns above,
@@ -307,16 +158,14 @@ def coded_column(raw: np.ndarray, values: list, ordered: bool = False) -> tuple[
     return remap[raw], list(number)
 
 
-def _resolve_ports(graph, cols) -> tuple[np.ndarray, np.ndarray]:
-    """src and port of every ref: the loader's plain positions, with the rest ('name:k', inputs whose
-    names hold ':') looked up one by one."""
+def _resolve_ports(graph, refs, src: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """src and port of every ref: the plain positions `src` (see plain_positions), with the rest ('name:k',
+    inputs whose names hold ':') looked up one by one."""
     n = len(graph.nodes)
-    src = cols.src_array
     port = np.zeros(len(src), np.int64)
     miss = np.flatnonzero(src < 0)
     if len(miss):
         src = src.copy()
-        refs = cols.refs
         inputs = {v.name: n + i for i, v in enumerate(graph.inputs)}
         for k in miss.tolist():
             ref = refs[k]

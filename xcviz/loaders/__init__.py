@@ -8,7 +8,7 @@ from typing import Callable
 
 from ..errors import XcvizError
 from ..ir import Graph, gc_paused
-from ..ir.columns import Gathered
+from ..passes.columns import Gathered
 from ..memory import BIG_FILE_BYTES, keep_freed_memory
 from .parse import DEFAULT_MAX_ALIAS_EXPANSION, DEFAULT_MAX_DEPTH
 
@@ -93,7 +93,7 @@ _LINE_LOOKUP_MAX_CHARS = 8 * 1024**2
 class Read:
     """A graph file as a loader read and built it: the Graph before the passes (passes.prepare) make it whole,
     and what they need from the loader. `gathered`: what it gathered on its way through the nodes
-    (ir.columns.Gathered); `locate(error)`: a passes' error with where in the file it is; `again()`: for
+    (passes.columns.Gathered); `locate(error)`: a passes' error with where in the file it is; `again()`: for
     a fast read, the file read again the generic way, whose errors say where (None: this one does)."""
 
     graph: Graph

@@ -19,7 +19,7 @@ from msgspec import UNSET
 
 from ..errors import XcvizError
 from ..ir import Graph
-from ..ir.columns import Gathered, attr_codes
+from ..passes.columns import Gathered, attr_codes
 from ..ir.nodes import NodeRefs, Nodes, RefColumn
 from .json_types import DECODER, DTYPES, NO_ATTRS, check_attrs, declared_from_codes, nested_where
 from .parse import parsed_keys
@@ -40,7 +40,7 @@ _BLANKS = b" \t\r\n"
 
 
 def read(data: bytes, source: str, max_nodes: int | None, max_depth: int) -> tuple | None:
-    """(graph, what the reader gathered: ir.columns.Gathered) from a JSON file's bytes (holding no backslash), or None."""
+    """(graph, what the reader gathered: passes.columns.Gathered) from a JSON file's bytes (holding no backslash), or None."""
     nmax = data.count(b'"name"')  # (at least the number of nodes: the scanner's arrays are this long)
     if not data.isascii():
         try:
@@ -166,7 +166,7 @@ class _Finder:
 
 
 def _attr_codes(spans: list, vals: list, at: list, n: int) -> tuple:
-    """ir.columns.attr_codes of the nodes `at` holding the dicts `vals` decoded from `spans`: worked out once
+    """passes.columns.attr_codes of the nodes `at` holding the dicts `vals` decoded from `spans`: worked out once
     per distinct spelling (the same numbers and reps: both number in order of first appearance)."""
     first: dict = {}
     pos = np.array(list(map(first.setdefault, spans, range(len(spans)))), np.int64)

@@ -11,7 +11,7 @@ import numpy as np
 from msgspec import UNSET, UnsetType
 
 from ..ir import DTYPE_ALIASES, DTYPE_SIZES, short
-from ..ir.columns import attr_codes
+from ..passes.columns import attr_codes
 from .parse import parsed_keys
 from .schema import GRAPH_KEYS, _check_attr, _declared_type, _plain_attrs, _where
 
@@ -59,7 +59,7 @@ NO_ATTRS: dict = {}  # (in the columns only)
 def check_attrs(attrs: list, with_attrs: list, names: list, source: str, max_depth: int,
                 acodes: tuple | None = None) -> tuple:
     """(attr_codes, the nodes whose attributes hold lists or mappings, the keys the dicts hold): every
-    distinct dict checked once by its integer code (ir.columns.attr_codes, unless given), the nested ones
+    distinct dict checked once by its integer code (passes.columns.attr_codes, unless given), the nested ones
     as the generic path's _node checks them (XcvizError: the generic path says it the usual way)."""
     acodes = acodes or attr_codes(attrs, with_attrs)
     acode, reps = acodes

@@ -7,7 +7,7 @@ from typing import Any
 
 from ..errors import XcvizError
 from ..ir import Graph, Node, TensorType, Value, canonical_dtype, positions_by_name, seeded, short
-from ..ir.columns import Gathered
+from ..passes.columns import Gathered
 from .parse import DEFAULT_MAX_DEPTH, parsed_keys
 
 NODE_KEYS = {"name", "op", "inputs", "control_inputs", "attrs", "device", "compile", "scope", "shape", "dtype",
@@ -173,7 +173,7 @@ def _all_str(refs: list) -> bool:
 def _each_node(nodes_data: list, source: str, max_depth: int, inputs: list[Value]):
     """The nodes, and on the way (while each node is in the CPU cache) their names, the flattened
     references and their count per node, the op types and which nodes have more than name, op and
-    inputs; then the name index and each reference's position (see ir.columns.NodeColumns), and the number
+    inputs; then the name index and each reference's position (see passes.columns.NodeColumns), and the number
     of keys in the node mappings; (nodes, index, Gathered or None, keys).
 
     References are checked to be strings once for the whole file; if one is not, the nodes are read
@@ -314,7 +314,7 @@ def graph_from_mapping(data: Any, source: str, *, max_nodes: int | None = None,
 def read_mapping(data: Any, source: str, max_nodes: int | None, max_depth: int,
                  keys: int | None = None) -> tuple[Graph, Gathered | None]:
     """graph_from_mapping, and what it gathered on its way through the nodes for passes.prepare
-    (ir.columns.Gathered), or None."""
+    (passes.columns.Gathered), or None."""
     if not isinstance(data, dict):
         kind = "empty" if data is None else type(data).__name__
         raise XcvizError(f"graph file must be a mapping with `nodes`, got {kind}", where=source,

@@ -14,7 +14,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..ir import Graph, TensorType
-from ..ir.columns import NodeColumns
+from .columns import NodeColumns
 from .infer_state import InferState
 
 try:

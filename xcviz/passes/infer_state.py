@@ -13,7 +13,7 @@ import numpy as np
 
 from ..ir import Graph, TensorType, parse_ref
 from ..ir.attrs import attrs_key
-from ..ir.columns import NodeColumns
+from .columns import NodeColumns
 from ..ops import REGISTRY
 from .node_rule import CONST_RECORDING, apply_rule, record_const
 from .values import VALUE_OPS, may_have_value, node_value

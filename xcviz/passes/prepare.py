@@ -8,7 +8,8 @@ from typing import Mapping
 import numpy as np
 
 from ..ir import Graph, Nodes, bind_dims, derived, parse_ref, seeded, topo_order
-from ..ir.columns import Gathered, GraphColumns, NodeColumns
+from ..ir.columns import GraphColumns
+from .columns import Gathered, NodeColumns
 from ..ops import REGISTRY
 from ..verify import check_elements, check_refs, cycle_error, find_cycle
 from .infer import infer_shapes
@@ -20,7 +21,7 @@ def prepare(graph: Graph, *, allow_unknown: bool = False, onnx: bool = False,
             gathered: Gathered | None = None) -> Graph:
     """The whole graph, a new Graph: ops resolved, references checked (verify), nodes in order, shapes
     inferred, element counts checked, with its columns made. `gathered`: what a loader gathered on its
-    way through the nodes (ir.columns.Gathered)."""
+    way through the nodes (passes.columns.Gathered)."""
     cols = NodeColumns(graph, gathered)
     if resolve_ops(graph, allow_unknown, onnx, cols):
         graph = _with_nodes(graph, graph.nodes.replaced(op=cols.op, known=cols.known, note=cols.note))

@@ -5,7 +5,7 @@ import numpy as np
 
 from ..errors import XcvizError
 from ..ir import Graph, node_where
-from ..ir.columns import NodeColumns
+from .columns import NodeColumns
 from ..ops import REGISTRY
 from ..verify import check_arity, check_attr_types
 
