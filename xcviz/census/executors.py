@@ -2,6 +2,7 @@
 as_completed do the scheduling and the collection)."""
 from __future__ import annotations
 
+import contextlib
 import logging
 from typing import Callable, Iterable
 
@@ -95,10 +96,10 @@ def run_dask(tasks: list[Task], settings: Settings, jobs: int, on_row: Callable[
                     on_row(crashed_row(where[f.key], f"{type(f.exception()).__name__}: {f.exception()}"))
                 f.release()
         finally:
-            try:
-                client.unregister_worker_plugin(plugin)   # a shared cluster gets its profiler back
-            except Exception:  # noqa: BLE001 - a scheduler already gone (Ctrl-C, a dead LocalCluster) has no plugin left to remove
-                pass
+            # a shared cluster gets its profiler back; a scheduler already gone (Ctrl-C, a dead LocalCluster)
+            # has no plugin left to remove, and that must not hide why the census stopped
+            with contextlib.suppress(Exception):
+                client.unregister_worker_plugin(plugin)
             client.close()
     finally:
         if cluster is not None:
