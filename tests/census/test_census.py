@@ -185,6 +185,40 @@ def test_dask_local_cluster_gives_the_local_pool_rows(tmp_path):
     assert any(r["blocking_ops"] for r in local)
 
 
+def _profiling(client) -> list[bool]:
+    from xcviz.census.dask_plugin import profiling
+
+    return [v for _, v in sorted(client.run(profiling).items())]
+
+
+@pytest.mark.slow
+def test_dask_census_turns_the_workers_profiler_off_while_it_runs(tmp_path):
+    """A Dask worker's statistical profiler holds the task thread's frames, and torch.export fails now and then
+    while another thread does (xcviz/census/dask_plugin.py). A census on a shared cluster runs with the
+    profiler off on its workers, a worker that joins meanwhile included, and gives it back at the end."""
+    distributed = pytest.importorskip("distributed", reason="the census extra is not installed: pip install -e '.[census]'")
+    from xcviz.census.dask_plugin import NoProfiler
+
+    with distributed.LocalCluster(n_workers=1, threads_per_worker=1, processes=True, dashboard_address=None) as cluster, \
+            distributed.Client(cluster) as client:
+        assert _profiling(client) == [True]
+        during = []
+        rows = census([CORPUS[5], CORPUS[0]], str(tmp_path / "r.jsonl"), executor="dask",
+                      scheduler=cluster.scheduler_address, on_row=lambda row: during.append(_profiling(client)))
+        assert [r["status"] for r in rows] == ["ok", "ok"] and during == [[False], [False]]
+        assert _profiling(client) == [True]
+        # the plugin alone: a worker that starts after it was registered starts without the profiler
+        client.register_plugin(NoProfiler(), name="a")
+        client.register_plugin(NoProfiler(), name="b")   # two censuses on one cluster
+        cluster.scale(2)
+        client.wait_for_workers(2, timeout=60)
+        assert _profiling(client) == [False, False]
+        client.unregister_worker_plugin("a")
+        assert _profiling(client) == [False, False]   # still held by the other census
+        client.unregister_worker_plugin("b")
+        assert _profiling(client) == [True, True]
+
+
 @pytest.mark.slow
 def test_report_page_is_self_contained_and_deterministic(tmp_path, run_cli):
     out, page = tmp_path / "r.jsonl", tmp_path / "c.html"

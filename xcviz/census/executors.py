@@ -2,6 +2,7 @@
 as_completed do the scheduling and the collection)."""
 from __future__ import annotations
 
+import contextlib
 import logging
 from typing import Callable, Iterable
 
@@ -58,7 +59,7 @@ def run_dask(tasks: list[Task], settings: Settings, jobs: int, on_row: Callable[
              scheduler: str | None = None, retries: int = 1) -> None:
     """Submit every task to a Dask cluster (the scheduler at `scheduler`, or a LocalCluster of `jobs`
     single-threaded worker processes) and collect with as_completed. A task whose workers keep dying ends
-    as a crashed row after Dask's own retries."""
+    as a crashed row after Dask's own retries. The workers' profiler is off while the census runs."""
     try:
         from distributed import Client, LocalCluster, as_completed
     except ImportError:
@@ -75,10 +76,16 @@ def run_dask(tasks: list[Task], settings: Settings, jobs: int, on_row: Callable[
             cluster = LocalCluster(n_workers=jobs, threads_per_worker=1, processes=True, dashboard_address=None,
                                    silence_logs=logging.ERROR)
             client = Client(cluster)
-        try:
-            import uuid
+        import uuid
 
-            run_id = uuid.uuid4().hex[:8]   # keys unique on a scheduler that other censuses share
+        from .dask_plugin import NoProfiler
+
+        run_id = uuid.uuid4().hex[:8]   # keys unique on a scheduler that other censuses share
+        # the workers' statistical profiler holds the task thread's frames, which makes torch.export fail
+        # now and then (see dask_plugin): off on every worker, and on those that join, until the census ends
+        plugin = f"xcviz-census-no-profiler-{run_id}"
+        try:
+            client.register_plugin(NoProfiler(), name=plugin)
             futures = client.map(census_one, tasks, settings=settings, pure=False, retries=retries,
                                  key=[f"census-{run_id}-{i}" for i in range(len(tasks))])
             where = {f.key: t for f, t in zip(futures, tasks)}
@@ -89,6 +96,10 @@ def run_dask(tasks: list[Task], settings: Settings, jobs: int, on_row: Callable[
                     on_row(crashed_row(where[f.key], f"{type(f.exception()).__name__}: {f.exception()}"))
                 f.release()
         finally:
+            # a shared cluster gets its profiler back; a scheduler already gone (Ctrl-C, a dead LocalCluster)
+            # has no plugin left to remove, and that must not hide why the census stopped
+            with contextlib.suppress(Exception):
+                client.unregister_worker_plugin(plugin)
             client.close()
     finally:
         if cluster is not None:
