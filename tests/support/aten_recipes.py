@@ -1,10 +1,22 @@
 """Sample inputs for every overload of torch's Core ATen opset (torch.Tag.core): overload -> (fn, args), fn calling
-the overload itself so that torch.export keeps it. Seeded; shared by tests/torch/test_aten_core.py."""
+the overload itself so that torch.export keeps it. Seeded; shared by tests/torch/test_aten_core.py (and Fn by test_aten_ops.py)."""
 from __future__ import annotations
 
 import torch
 
 A = torch.ops.aten
+
+
+class Fn(torch.nn.Module):
+    """A module whose forward is `fn`: what torch.export traces for a recipe or a hand-written case."""
+
+    def __init__(self, fn):
+        super().__init__()
+        self.fn = fn
+
+    def forward(self, *args):
+        return self.fn(*args)
+
 g = torch.Generator().manual_seed(0)
 
 

@@ -12,7 +12,7 @@ from xcviz.ops import REGISTRY  # noqa: E402
 from xcviz.ops.aten import ADAPTERS, TARGETS  # noqa: E402
 from xcviz.ops.aten.core import SIZE_QUERIES  # noqa: E402
 
-from tests.support.aten_recipes import PATTERNS, RANDOM, RECIPES  # noqa: E402
+from tests.support.aten_recipes import PATTERNS, RANDOM, RECIPES, Fn  # noqa: E402
 
 
 def core_overloads() -> list[str]:
@@ -38,15 +38,6 @@ def test_every_core_op_has_a_row_and_a_recipe():
     uncovered = [o for o in CORE if o not in RECIPES and o not in RANDOM and o not in OUT_VARIANTS
                  and o.split(".")[0] not in SIZE_QUERIES]
     assert uncovered == []
-
-
-class Fn(torch.nn.Module):
-    def __init__(self, fn):
-        super().__init__()
-        self.fn = fn
-
-    def forward(self, *args):
-        return self.fn(*args)
 
 
 _GRAPHS: dict = {}

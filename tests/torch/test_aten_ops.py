@@ -7,6 +7,7 @@ import pytest
 
 torch = pytest.importorskip("torch", reason="needs the torch extra: pip install -e '.[torch]'")
 import xcviz  # noqa: E402
+from tests.support.aten_recipes import Fn  # noqa: E402
 
 pytestmark = pytest.mark.slow  # (the fast tier is `pytest`; this runs with `pytest -m slow`)
 
@@ -63,15 +64,6 @@ CASES = {
                               (r(1, 2, 5, 4),)),
     "embedding": (lambda i: F.embedding(i, EMB), (torch.tensor([[1, 2, 9], [0, 0, 4]]),)),
 }
-
-
-class Fn(torch.nn.Module):
-    def __init__(self, fn):
-        super().__init__()
-        self.fn = fn
-
-    def forward(self, *args):
-        return self.fn(*args)
 
 
 @pytest.mark.parametrize("mode", ["native", "jit"])

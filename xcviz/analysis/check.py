@@ -51,6 +51,12 @@ class Result:
     message: str       # the measured value, and when failing the reason
 
 
+def _largest(stats, parameter: bool) -> str:
+    """The three largest boundary crossings of activations (or of parameters), as `src → dst bytes`."""
+    top = sorted((x for x in stats.edges if x.bytes and x.parameter == parameter), key=lambda x: -x.bytes)[:3]
+    return ", ".join(f"{x.src} → {x.dst} {fmt_bytes(x.bytes)}" for x in top)
+
+
 def _fallback_reasons(graph, clustering, limit: int = 3) -> str:
     by_code = Counter(c or "other" for c, k in zip(clustering.code, clustering.cluster_of) if k < 0)
     parts = []
@@ -89,8 +95,7 @@ def evaluate(graph, clustering, stats, e: Expectations) -> list[Result]:
         if d is None:
             msg += " (unknown while symbolic dimensions are unbound: bind them with --dim NAME=SIZE)"
         elif not ok:
-            top = sorted((x for x in stats.edges if x.bytes and not x.parameter), key=lambda x: -x.bytes)[:3]
-            msg += "; largest crossings: " + ", ".join(f"{x.src} → {x.dst} {fmt_bytes(x.bytes)}" for x in top)
+            msg += "; largest crossings: " + _largest(stats, parameter=False)
         if stats.parameter_bytes:
             msg += f" (+ {fmt_bytes(stats.parameter_bytes)} resident parameters, not counted: --max-parameter-bytes gates them)"
         out.append(Result(f"max-boundary-bytes {fmt_bytes(e.max_boundary_bytes)}", ok, msg))
@@ -101,8 +106,7 @@ def evaluate(graph, clustering, stats, e: Expectations) -> list[Result]:
         if p is None:
             msg += " (unknown: some parameter's size is not known)"
         elif not ok:
-            top = sorted((x for x in stats.edges if x.bytes and x.parameter), key=lambda x: -x.bytes)[:3]
-            msg += "; largest: " + ", ".join(f"{x.src} → {x.dst} {fmt_bytes(x.bytes)}" for x in top)
+            msg += "; largest: " + _largest(stats, parameter=True)
         out.append(Result(f"max-parameter-bytes {fmt_bytes(e.max_parameter_bytes)}", ok, msg))
     if e.max_clusters is not None:
         ok = stats.clusters <= e.max_clusters

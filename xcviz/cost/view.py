@@ -40,7 +40,7 @@ class CostView:
     def __init__(self, graph: Graph) -> None:
         columns = self.columns = graph.columns
         n = len(columns.op)
-        self.nodes = _Rows(columns)  # node j, made on request (a few: the rest is columns)
+        self.nodes = columns.nodes.rows  # node j, made on request (a few: the rest is columns)
         self._from_columns(columns, n)
         results, rid = columns.results, columns.rid
 
@@ -192,16 +192,3 @@ def inputs_negative(src: np.ndarray, n: int) -> np.ndarray:
     """Producers with graph input i as -1 - i (the public form of Edge and the cost strategy), in place."""
     np.subtract(n - 1, src, out=src, where=src >= n)
     return src
-
-
-class _Rows:
-    """The graph's nodes by position, each made on request from the columns (see GraphColumns.row)."""
-
-    def __init__(self, columns: GraphColumns) -> None:
-        self._columns = columns
-
-    def __len__(self) -> int:
-        return len(self._columns.op)
-
-    def __getitem__(self, j: int):
-        return self._columns.row(j)

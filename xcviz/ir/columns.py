@@ -128,10 +128,6 @@ class GraphColumns:
             self.extra[key] = hit
         return hit
 
-    def row(self, j: int):
-        """Node j (a lazy node sequence makes just this one)."""
-        return self.nodes.row(j)
-
 
 def coded_column(raw: np.ndarray, values: list, ordered: bool = False) -> tuple[np.ndarray, list]:
     """GraphColumns.codes of a column held as codes: node j's value is values[raw[j]] (values may repeat,

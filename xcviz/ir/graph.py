@@ -3,13 +3,11 @@ from __future__ import annotations
 
 import functools
 from dataclasses import dataclass, field, replace
-from typing import TYPE_CHECKING, Mapping, Sequence
+from typing import Mapping, Sequence
 
+from .columns import GraphColumns
 from .nodes import Nodes
 from .types import Node, TensorType, Value, parse_ref
-
-if TYPE_CHECKING:
-    from .columns import GraphColumns
 
 
 class FrozenDict(dict):
@@ -66,11 +64,9 @@ class Graph:
         return dict(zip(nodes.column("name"), range(len(nodes))))
 
     @functools.cached_property
-    def columns(self) -> "GraphColumns":
+    def columns(self) -> GraphColumns:
         """The graph as integer and list columns in node order (ir.columns.GraphColumns), the form
         clustering and costs read: the passes' own, or made from the nodes on first use."""
-        from .columns import GraphColumns
-
         return GraphColumns.of(self)
 
     # -- lookups ---------------------------------------------------------

@@ -82,8 +82,12 @@ class Nodes(Sequence):
             raise ValueError("renaming nodes changes the graph's look-ups: build new Nodes")
         base = dict(self._cols) if self._cols is not None else {f: self.column(f) for f in _NODE_FIELDS}
         base.update(cols)
-        out = Nodes(self._n, base, self.find)
-        return out
+        return Nodes(self._n, base, self.find)
+
+    @property
+    def rows(self) -> "Rows":
+        """Node i by position, one at a time (row), without making every Node view."""
+        return Rows(self)
 
     def take(self, order: list[int]) -> "Nodes":
         """The nodes in this order (a pass that sorts them), as new Nodes."""
@@ -156,6 +160,24 @@ FIND_MAX = 10_000
 _NODE_FIELDS = tuple(Node.__struct_fields__)
 _NODE_DEFAULTS = dict(zip(_NODE_FIELDS[len(_NODE_FIELDS) - len(Node.__struct_defaults__):], Node.__struct_defaults__),
                       attrs=_EMPTY_ATTRS, outputs=_EMPTY_OUTS)  # (in columns only: a node gets its own)
+
+
+class Rows:
+    """Nodes.rows: node i made on request (Nodes.row), the same object for i until another i is asked (a pass
+    reads a node, works on it and reads it again, one node at a time)."""
+
+    __slots__ = ("_nodes", "_i", "_node")
+
+    def __init__(self, nodes: Nodes) -> None:
+        self._nodes, self._i, self._node = nodes, -1, None
+
+    def __len__(self) -> int:
+        return len(self._nodes)
+
+    def __getitem__(self, i: int) -> Node:
+        if i != self._i:
+            self._i, self._node = i, self._nodes.row(i)
+        return self._node
 
 
 class RefColumn(Sequence):

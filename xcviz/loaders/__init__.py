@@ -89,7 +89,7 @@ def _decode(data: bytes, path: str) -> str:
 _LINE_LOOKUP_MAX_CHARS = 8 * 1024**2
 
 
-@dataclass
+@dataclass(frozen=True)
 class Read:
     """A graph file as a loader read and built it: the Graph before the passes (passes.prepare) make it whole,
     and what they need from the loader. `gathered`: what it gathered on its way through the nodes
@@ -125,7 +125,7 @@ def read(path: str, *, allow_unknown: bool = False, max_file_bytes: int = DEFAUL
 
                 return counted(Read(load_saved_model(str(path), signature, max_file_bytes), True, False), max_nodes)
             return counted(_read(str(path), allow_unknown, max_file_bytes, max_nodes, max_depth,
-                                  max_alias_expansion, max_elements, trust_pickle), max_nodes)
+                                 max_alias_expansion, max_elements, trust_pickle), max_nodes)
 
 
 def counted(r: Read, max_nodes: int | None) -> Read:

@@ -72,4 +72,4 @@ def infer_shapes(graph: Graph, counts: list[int], cols: NodeColumns) -> tuple[np
                 if 2 * used > len(HK):
                     HK, HV = infer_walk.rehash(HK, HV, 2 * len(HK))
         i += 1
-    return st.finish()
+    return st.rid, st.results  # (node j's outputs are results[rid[j]]: passes.prepare makes them the new nodes')

@@ -24,7 +24,7 @@ class InferState:
 
     def __init__(self, graph: Graph, counts: list[int], cols: NodeColumns) -> None:
         seq = graph.nodes
-        self.nodes = _Rows(seq.row)  # (nodes not yet made are made one at a time, for the few run in Python)
+        self.nodes = seq.rows  # (nodes not yet made are made one at a time, for the few run in Python)
         self.counts = counts
         self.graph, self.n, self.m = graph, len(seq), len(graph.inputs)
         n, m = self.n, self.m
@@ -175,10 +175,6 @@ class InferState:
             self.record(node, outs, opdef, tys, self.consts)
         return outs, read_consts, has_const, tys
 
-    def finish(self) -> tuple[np.ndarray, list[list[TensorType]]]:
-        """(rid, results): node j's outputs are results[rid[j]] (passes.prepare makes them the new nodes')."""
-        return self.rid, self.results
-
 
 def static_ids(opc: np.ndarray, counts: np.ndarray, cols: NodeColumns) -> np.ndarray:
     """Each node's static id from its op code, its output count, its attribute code and its declared
@@ -242,18 +238,3 @@ def dense(code: np.ndarray, space: int, reps: bool = True) -> tuple[np.ndarray, 
         return lut[code], seen[u] if reps else None, len(u)
     _, rep, inv = np.unique(code, return_index=True, return_inverse=True)
     return inv.reshape(-1), rep, len(rep)
-
-
-class _Rows:
-    """nodes[i] for the Python part of a run: the same made-on-demand node for i until the next i (a run
-    reads a node, works on it and reads it again, one node at a time)."""
-
-    __slots__ = ("_row", "_i", "_node")
-
-    def __init__(self, row) -> None:
-        self._row, self._i, self._node = row, -1, None
-
-    def __getitem__(self, i: int):
-        if i != self._i:
-            self._i, self._node = i, self._row(i)
-        return self._node
