@@ -22,6 +22,11 @@ def _where(frame: str) -> str:
     return frame
 
 
+def crossing(g: dict):
+    """The bytes handed between the runtimes per call (activations); a report of before the split: every byte."""
+    return g["boundary_bytes_activations"] if "boundary_bytes_activations" in g else g["boundary_bytes"]
+
+
 def _ops(ops: dict) -> str:
     return " ".join(f"{op}×{n}" if n > 1 else op for op, n in ops.items())
 
@@ -29,14 +34,16 @@ def _ops(ops: dict) -> str:
 def compile_view(data: dict, title: str) -> Group:
     graphs = Table(title=Text(f"Graphs Dynamo captured ({title}, {data['mode']})"), title_justify="left", header_style="bold")
     for col, just in (("graph", "right"), ("compile", "left"), ("aten ops", "right"), ("clusters", "right"),
-                      ("coverage", "right"), ("bytes crossing", "right"), ("est. speedup", "right"), ("then", "left")):
+                      ("coverage", "right"), ("bytes crossing", "right"), ("+ resident parameters", "right"),
+                      ("est. speedup", "right"), ("then", "left")):
         graphs.add_column(col, justify=just, overflow="fold")
     breaks_after = {b["after_graph"]: (k, b) for k, b in enumerate(data["breaks"])}
     for g in data["graphs"]:
         then = breaks_after.get(g["index"])
         note = ("recompiled" + (f": {g['recompile_reason']}" if g.get("recompile_reason") else "")) if g.get("recompile") else ""
         graphs.add_row(str(g["index"]), g.get("compile_id", ""), str(g["nodes"]), str(len(g["clusters"])),
-                       fmt_pct(g["coverage"]), fmt_bytes(g["boundary_bytes"]), fmt_speedup(g["est_speedup"]),
+                       fmt_pct(g["coverage"]), fmt_bytes(crossing(g)), fmt_bytes(g.get("parameter_bytes")),
+                       fmt_speedup(g["est_speedup"]),
                        Text(f"break {then[0] + 1}: {os.path.basename(then[1]['user_frame'])}", style=FALLBACK) if then
                        else Text(note or g.get("error", "")))
     parts = [graphs]
@@ -56,11 +63,13 @@ def compile_view(data: dict, title: str) -> Group:
         t = Table(title=Text(f"graph {g['index']}: clusters and fallbacks"), title_justify="left", header_style="bold")
         t.add_column("cluster / fallback")
         t.add_column("aten ops", overflow="fold")
-        t.add_column("bytes in → out / reason", overflow="fold")
+        t.add_column("activations in → out (+ parameters) / reason", overflow="fold")
         t.add_column("est.", justify="right")
         for k, c in enumerate(g["clusters"]):
             t.add_row(Text(c["id"], style=cluster_color(k)), _ops(c["ops"]),
-                      f"{fmt_bytes(c['bytes_in'])} → {fmt_bytes(c['bytes_out'])}", fmt_speedup(c["est_speedup"]))
+                      f"{fmt_bytes(c.get('activations_in', c['bytes_in']))} → {fmt_bytes(c['bytes_out'])}"
+                      + (f" (+ {fmt_bytes(c['parameters_in'])})" if c.get("parameters_in") else ""),
+                      fmt_speedup(c["est_speedup"]))
         for f in g["fallback_ops"]:
             t.add_row(Text(f"fallback ×{f['count']}", style=FALLBACK), f["op"], f["reason"], "")
         parts.append(t)
@@ -72,6 +81,7 @@ def compile_view(data: dict, title: str) -> Group:
     s = data["summary"]
     parts.append(Text(f"{s['graphs']} graphs · {s['breaks']} breaks · {s['recompilations']} recompilations · "
                       f"{s['clusters']} cluster{'' if s['clusters'] == 1 else 's'} · coverage {fmt_pct(s['coverage'])} ({fmt_pct(s['coverage_in_graphs'])} "
-                      f"in graphs; each break's eager code counts as 1 native op) · {fmt_bytes(s['boundary_bytes'])} "
-                      f"cross boundaries · est. speedup {fmt_speedup(s['est_speedup'])} (graphs only)"))
+                      f"in graphs; each break's eager code counts as 1 native op) · {fmt_bytes(crossing(s))} "
+                      f"cross boundaries" + (f" (+ {fmt_bytes(s['parameter_bytes'])} resident parameters)"
+                                             if s.get("parameter_bytes") else "") + " · est. speedup {fmt_speedup(s['est_speedup'])} (graphs only)"))
     return Group(*parts)

@@ -171,6 +171,7 @@ def stats_dict(s: Stats) -> dict:
         "time_before_s": _num(s.time_before, 9), "time_after_s": _num(s.time_after, 9),
         "speedup_estimate": _num(s.speedup_estimate, 4),
         "clusters": s.clusters, "fallback_nodes": s.fallback_nodes, "hardware": s.hardware,
+        "estimate_runtime": s.native,
     }
 
 

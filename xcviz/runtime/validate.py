@@ -204,8 +204,7 @@ def validate_graph(graph, clustering=None, inputs: dict | None = None, seed: int
     runtime (`native`: onnxruntime, numpy, ...; None: the graph's default), then the whole model all-native
     against hybrid (`model`); see ValidationReport."""
     from ..clustering import ClusterOptions, run_clustering
-    from ..cost import compute_stats, load_hardware
-    from ..cost.hardware import hardware_names
+    from ..cost import compute_stats, hardware_for
 
     if clustering is None:
         clustering = run_clustering(graph, options or ClusterOptions())
@@ -213,10 +212,8 @@ def validate_graph(graph, clustering=None, inputs: dict | None = None, seed: int
     feeds = bind_inputs(graph, inputs, seed, max_elements)
     graph = bind_dims(graph, feeds.dims)  # (its reports count bytes at the sizes it ran with)
     run = execute_tolerant(graph, feeds)
-    hw = load_hardware(hardware, opts.device)
+    hw = hardware_for(graph, hardware, opts.device, native)  # the program's runtime's profile, as every command's
     rt = resolve(native, graph, threads)
-    if hardware is None and hw.native != rt.name and f"{hw.name}_{rt.name}" in hardware_names():
-        hw = load_hardware(f"{hw.name}_{rt.name}", opts.device)   # the built-in profile measured against rt
     cache = CompileCache()
     denied: list[str] = []
     for rnd in range(1, max_rounds + 1):

@@ -52,7 +52,8 @@ class XcvizBackend:
         except XcvizError as e:  # the model still runs as Dynamo gave it; the entry says why it was not analysed
             entry = {"index": index, "compile_id": compile_id, "error": str(e), "nodes": 0, "clustered": 0,
                      "coverage": 0.0, "clusters": [], "fallback_ops": [], "est_speedup": None,
-                     "boundary_bytes": None, "time_before_s": None, "time_after_s": None,
+                     "boundary_bytes": None, "boundary_bytes_activations": None, "parameter_bytes": None,
+                     "time_before_s": None, "time_after_s": None,
                      "recompile": compile_id.partition("/")[2] not in ("", "0"), "recompile_reason": recompile_reason,
                      "mode": "eager"}
         entry["dynamo_ops"] = sum(1 for n in gm.graph.nodes if n.op == "call_function")
