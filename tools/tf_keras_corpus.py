@@ -269,6 +269,14 @@ def _models():
                 return {"y": tf.exp(self.inner(y) * 0.1) * 2.0 + y}
         return JitCall(), {"x": images((3, 4))}
 
+    def flatten_dynamic():
+        # saved with its batch dimension unknown (None), as model.export and keras.Input((8, 8, 3)) save it:
+        # Flatten's Reshape target is Pack(Shape(x)[0], -1), a Shape-of-input chain in the cluster (issue 36:
+        # the walk for must-be-constant inputs went through tf.Shape and baked the image into the cluster)
+        m = keras.Sequential([keras.Input((8, 8, 3)), layers.Conv2D(4, 3, activation="relu"),
+                              layers.Flatten(), layers.Dense(5, activation="softmax")])
+        return settle_bn(m), {"image": images((2, 8, 8, 3))}, {"image": (None, 8, 8, 3)}
+
     def application(cls, size: int, **kw):
         def make():
             m = cls(input_shape=(size, size, 3), include_top=True, weights=None, classes=10, **kw)
@@ -290,7 +298,7 @@ def _models():
             "text_bigru": text_bigru, "conv1d": conv1d, "attention_encoder": attention_encoder,
             "while_cond": while_cond, "random_strings": random_strings, "ops_zoo": ops_zoo,
             "layers_zoo": layers_zoo, "math_zoo": math_zoo, "jit_call": jit_call,
-            "switch_case": switch_case}, Functions
+            "switch_case": switch_case, "flatten_dynamic": flatten_dynamic}, Functions
 
 
 def export(name: str, make, functions_cls, out: str) -> dict:
@@ -300,12 +308,13 @@ def export(name: str, make, functions_cls, out: str) -> dict:
     from tensorflow.python.framework.convert_to_constants import convert_variables_to_constants_v2
 
     keras.backend.clear_session()
-    obj, feeds = make()
+    obj, feeds, *shapes = make()   # (a third item: the signature's shapes where they differ from the feeds')
+    shapes = shapes[0] if shapes else {}
     module = functions_cls()
     if isinstance(obj, keras.Model):
         model = obj
         module.model = model
-        specs = [tf.TensorSpec(v.shape, tf.as_dtype(v.dtype), name=k) for k, v in feeds.items()]
+        specs = [tf.TensorSpec(shapes.get(k, v.shape), tf.as_dtype(v.dtype), name=k) for k, v in feeds.items()]
         (key,) = feeds
         module.serve = tf.function(lambda t: {"output": model(t, training=False)}, input_signature=specs)
     elif isinstance(obj, tf.Module):
