@@ -133,3 +133,23 @@ def test_a_torch_compile_graph_is_estimated_against_torch_as_its_export_is():
     exported = xcviz.analyse(xcviz.from_torch(net, (x,)))
     assert exported.hardware.name == "cpu_torch"
     assert g["est_speedup"] == pytest.approx(exported.stats.speedup_estimate, rel=1e-3)
+    # item 6: weights are resident, not bytes crossing, as `cluster` counts them on the same program
+    s = exported.stats
+    assert (g["boundary_bytes_activations"], g["parameter_bytes"]) == (s.boundary_bytes_activations, s.parameter_bytes)
+    assert g["parameter_bytes"] >= 4 * (16 * 32 + 32 * 8) and g["boundary_bytes_activations"] + g["parameter_bytes"] == g["boundary_bytes"]
+    c = g["clusters"][0]
+    assert c["activations_in"] + c["parameters_in"] == c["bytes_in"] and c["parameters_in"] > 0
+    summary = report["summary"] if isinstance(report, dict) else report.data["summary"]
+    assert summary["boundary_bytes_activations"] == g["boundary_bytes_activations"]
+    from xcviz.render.compile_html import compile_page
+    from xcviz.render.compile_tables import compile_view
+    from xcviz.render.units import fmt_bytes
+    from rich.console import Console
+
+    data = report if isinstance(report, dict) else report.data
+    console = Console(width=200, record=True)
+    console.print(compile_view(data, "net"))
+    text = " ".join(console.export_text().split())
+    assert f"{fmt_bytes(g['boundary_bytes_activations'])} cross boundaries (+ {fmt_bytes(g['parameter_bytes'])} resident parameters)" in text
+    page = compile_page(data)
+    assert "resident parameters" in page and fmt_bytes(g["parameter_bytes"]) in page
