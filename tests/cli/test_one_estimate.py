@@ -153,3 +153,18 @@ def test_a_torch_compile_graph_is_estimated_against_torch_as_its_export_is():
     assert f"{fmt_bytes(g['boundary_bytes_activations'])} cross boundaries (+ {fmt_bytes(g['parameter_bytes'])} resident parameters)" in text
     page = compile_page(data)
     assert "resident parameters" in page and fmt_bytes(g["parameter_bytes"]) in page
+
+
+def test_census_rows_carry_the_commands_estimate(run_cli, tmp_path):
+    """census analyses each file in a worker process: the same profile, the same estimate as `stats`."""
+    from xcviz.census import census
+
+    pytest.importorskip("torch", reason="needs the torch extra")
+    paths = [MODELS[f][0] for f in sorted(MODELS)]
+    rows = {os.path.basename(r["source"] if "source" in r else r["model"]): r
+            for r in census(paths, str(tmp_path / "c.jsonl"), jobs=1)}
+    for fmt in sorted(MODELS):
+        path = MODELS[fmt][0]
+        row = rows[os.path.basename(path)]
+        assert row["status"] == "ok", row
+        assert row["est_speedup"] == pytest.approx(_stats(run_cli, path)["speedup_estimate"], abs=1e-4), fmt
