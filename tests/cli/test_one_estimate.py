@@ -143,7 +143,7 @@ def test_a_torch_compile_graph_is_estimated_against_torch_as_its_export_is():
     assert summary["boundary_bytes_activations"] == g["boundary_bytes_activations"]
     from xcviz.render.compile_html import compile_page
     from xcviz.render.compile_tables import compile_view
-    from xcviz.render.units import fmt_bytes
+    from xcviz.render.units import fmt_bytes, fmt_speedup
     from rich.console import Console
 
     data = report if isinstance(report, dict) else report.data
@@ -151,7 +151,9 @@ def test_a_torch_compile_graph_is_estimated_against_torch_as_its_export_is():
     console.print(compile_view(data, "net"))
     text = " ".join(console.export_text().split())
     assert f"{fmt_bytes(g['boundary_bytes_activations'])} cross boundaries (+ {fmt_bytes(g['parameter_bytes'])} resident parameters)" in text
+    assert f"est. speedup {fmt_speedup(summary['est_speedup'])} (graphs only)" in text and "{" not in text
     page = compile_page(data)
+    assert f"est. speedup {fmt_speedup(g['est_speedup'])}</p>" in page
     assert "resident parameters" in page and fmt_bytes(g["parameter_bytes"]) in page
 
 

@@ -54,8 +54,7 @@ def _graph(g: dict) -> str:
     parts.append(f"<p>{g['nodes']} aten ops · {n} cluster{'' if n == 1 else 's'} · coverage {_e(fmt_pct(g['coverage']))} · "
                  f'<span class="bytes">{_e(fmt_bytes(_crossing(g)))}</span> cross boundaries'
                  + (f' (+ {_e(fmt_bytes(g["parameter_bytes"]))} resident parameters)' if g.get("parameter_bytes") else "")
-                 + " · "
-                 f"est. speedup {_e(fmt_speedup(g['est_speedup']))}</p>")
+                 + f" · est. speedup {_e(fmt_speedup(g['est_speedup']))}</p>")
     shapes = [f"{_e(v['name'])}: {_e(v['dtype'])}{_e(v['shape'])}" for v in g.get("inputs", []) if v["kind"] == "input"]
     if shapes:
         parts.append(f'<p class="note">inputs: <code>{", ".join(shapes)}</code></p>')

@@ -83,5 +83,5 @@ def compile_view(data: dict, title: str) -> Group:
                       f"{s['clusters']} cluster{'' if s['clusters'] == 1 else 's'} · coverage {fmt_pct(s['coverage'])} ({fmt_pct(s['coverage_in_graphs'])} "
                       f"in graphs; each break's eager code counts as 1 native op) · {fmt_bytes(crossing(s))} "
                       f"cross boundaries" + (f" (+ {fmt_bytes(s['parameter_bytes'])} resident parameters)"
-                                             if s.get("parameter_bytes") else "") + " · est. speedup {fmt_speedup(s['est_speedup'])} (graphs only)"))
+                                             if s.get("parameter_bytes") else "") + f" · est. speedup {fmt_speedup(s['est_speedup'])} (graphs only)"))
     return Group(*parts)
