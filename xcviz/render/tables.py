@@ -196,7 +196,6 @@ def stats_table(graph: Graph, clustering: Clustering, stats: Stats) -> Group:
         ("hand-offs per call", str(s.handoffs)),
         ("kernel launches (XLA, predicted)", f"{s.kernel_launches_before} → {s.kernel_launches_after}"),
         ("est. speedup S", fmt_speedup(s.speedup_estimate)),
-        ("  against", f"{s.hardware} profile, native = {s.native}" if getattr(s, "native", None) else f"{s.hardware} profile"),
     ]
     rows += symbolic_view.rows(graph, clustering, s)  # D and FLOPs as formulas, D's lower bound, unknown edges
     for k, v in rows:
