@@ -68,7 +68,8 @@ def _graph(g: dict) -> str:
         ops = " ".join(f"{_e(op)}×{n}" if n > 1 else _e(op) for op, n in c["ops"].items())
         rows.append([f'<span class="swatch" style="background:{cluster_color(k)}"></span>{_e(c["id"])}', ops,
                      _e(fmt_bytes(c.get("activations_in", c["bytes_in"]))), _e(fmt_bytes(c["bytes_out"])),
-                     _e(fmt_bytes(c.get("parameters_in"))), _e(fmt_speedup(c["est_speedup"]))])
+                     _e(fmt_bytes(c.get("parameters_in"))),
+                     "folds to a constant" if c.get("constant") else _e(fmt_speedup(c["est_speedup"]))])
     if rows:
         parts.append(_table(["cluster", "aten ops", "activations in", "activations out", "parameters (resident)", "est."], rows))
     rows = [[f'<span class="fallback">{_e(f["op"])}</span>', str(f["count"]), _e(f["reason"])] for f in g["fallback_ops"]]

@@ -69,7 +69,7 @@ def compile_view(data: dict, title: str) -> Group:
             t.add_row(Text(c["id"], style=cluster_color(k)), _ops(c["ops"]),
                       f"{fmt_bytes(c.get('activations_in', c['bytes_in']))} → {fmt_bytes(c['bytes_out'])}"
                       + (f" (+ {fmt_bytes(c['parameters_in'])})" if c.get("parameters_in") else ""),
-                      fmt_speedup(c["est_speedup"]))
+                      "folds to a constant" if c.get("constant") else fmt_speedup(c["est_speedup"]))
         for f in g["fallback_ops"]:
             t.add_row(Text(f"fallback ×{f['count']}", style=FALLBACK), f["op"], f["reason"], "")
         parts.append(t)

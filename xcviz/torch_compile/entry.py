@@ -27,7 +27,7 @@ def graph_entry(index: int, captured, analysis, compile_id: str = "", recompile_
             "bytes_in": cost.boundary_bytes_in, "bytes_out": cost.boundary_bytes_out,
             "activations_in": _less(cost.boundary_bytes_in, cost.parameter_bytes_in),
             "parameters_in": cost.parameter_bytes_in,
-            "est_speedup": _round(cost.speedup_estimate)})
+            "est_speedup": _round(cost.speedup_estimate), "constant": cost.constant})
     fallback: dict[tuple[str, str], list[str]] = {}
     for j in calls:
         if clustering.cluster_of[j] < 0:
