@@ -169,4 +169,7 @@ def test_census_rows_carry_the_commands_estimate(run_cli, tmp_path):
         path = MODELS[fmt][0]
         row = rows[os.path.basename(path)]
         assert row["status"] == "ok", row
-        assert row["est_speedup"] == pytest.approx(_stats(run_cli, path)["speedup_estimate"], abs=1e-4), fmt
+        s = _stats(run_cli, path)
+        assert row["est_speedup"] == pytest.approx(s["speedup_estimate"], abs=1e-4), fmt
+        assert (row["hardware"], row["estimate_runtime"]) == (s["hardware"], s["estimate_runtime"]) == \
+            (MODELS[fmt][2], load_hardware(MODELS[fmt][2]).native)
