@@ -73,8 +73,7 @@ class XcvizBackend:
                     "use torch.compile(dynamic=False)")
             return gm.forward, {"ran": "torch", "notes": [note]}
         run = HybridRunner(cap, analysis.clustering, gm.forward)
-        info = {"ran": "hybrid", "notes": run.plan.notes, "errors": run.errors}  # (errors fill in as it runs)
-        return run, info
+        return run, run.info   # (filled in as it runs: how each call ran, and why a part ran in torch)
 
     def report(self) -> dict:
         from ..render.report_json import SCHEMA_VERSION
