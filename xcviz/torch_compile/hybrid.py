@@ -40,6 +40,12 @@ def plan(captured, clustering) -> HybridPlan:
     for k, members in enumerate(clustering.clusters):
         for j in members:
             cluster_of[graph.nodes[j].name] = k
+    seen = set(graph.index)
+    for n in reversed(fx):   # a call xcviz's graph does without (a view a fill's value replaced) read only inside
+        users = {cluster_of.get(u.name, -1) for u in n.users}   # one cluster: part of that cluster's unit
+        if n.name not in seen and n.name not in cluster_of and len(users) == 1 and -1 not in users \
+                and n.target is not operator.getitem and not _mutates(n):
+            cluster_of[n.name] = users.pop()
     notes, demoted = [], set()
     for n in fx:
         k = cluster_of.get(n.name)
@@ -84,9 +90,12 @@ def plan(captured, clustering) -> HybridPlan:
             waiting[w] -= 1
             if not waiting[w]:
                 heapq.heappush(ready, (units[w].order, w))
-    if len(order) != len(units):  # a cycle through nodes xcviz does not see (shape arithmetic): all in torch
+    if len(order) != len(units):  # a cycle through calls xcviz's graph does without: all in torch
+        stuck = sorted({n.name for u, unit in enumerate(units) if waiting[u] for n in unit.nodes
+                        if n.name not in cluster_of}, key=pos.__getitem__)
         return HybridPlan([Unit("node", [n], order=pos[n.name]) for n in fx],
-                          ["every cluster runs in torch: contracting them would make a cycle through shape arithmetic"])
+                          ["every cluster runs in torch: contracting them would make a cycle through calls outside "
+                           f"xcviz's graph ({', '.join(stuck[:5]) or 'shape arithmetic'})"])
     return HybridPlan(order, notes)
 
 
@@ -160,7 +169,8 @@ class HybridRunner:
         self.info = {"ran": "torch" if not clusters else "not called yet", "notes": list(self.plan.notes),
                      "errors": self.errors, "calls": {"hybrid": 0, "torch": 0}}
         if not clusters:
-            self.info["notes"].append("no cluster to run under JAX: every aten call runs in torch")
+            self.info["notes"].append("no cluster to run under JAX (each call's reason is in fallback_ops): every "
+                                      "aten call runs in torch")
 
     def _note(self, msg: str) -> None:
         if msg not in self.errors:
