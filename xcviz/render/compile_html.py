@@ -77,6 +77,7 @@ def _graph(g: dict) -> str:
             parts.append(_table(["op", "node", "openxla", "xcviz", "why"], rows))
     hy = g.get("hybrid")
     if hy:
+        parts.append(f'<p class="note">ran: {_e(hy.get("ran", ""))}</p>')
         for note in hy.get("notes", []) + hy.get("errors", []):
             parts.append(f'<p class="note">{_e(note)}</p>')
     parts.append("</div>")

@@ -26,10 +26,21 @@ def _ops(ops: dict) -> str:
     return " ".join(f"{op}×{n}" if n > 1 else op for op, n in ops.items())
 
 
+def _ran(g: dict) -> Text:
+    """hybrid (clusters under JAX) or torch, with the first reason a part ran in torch."""
+    hy = g.get("hybrid") or {"ran": "torch", "notes": ["not analysed: " + g.get("error", "")]}
+    why = (hy.get("errors") or []) + [n for n in hy.get("notes") or [] if "runs in torch" in n or "run in torch" in n]
+    return Text(hy["ran"] + (f": {why[0]}" if why else ""), style="" if hy["ran"] == "hybrid" else FALLBACK)
+
+
 def compile_view(data: dict, title: str) -> Group:
-    graphs = Table(title=Text(f"Graphs Dynamo captured ({title}, {data['mode']})"), title_justify="left", header_style="bold")
-    for col, just in (("graph", "right"), ("compile", "left"), ("aten ops", "right"), ("clusters", "right"),
-                      ("coverage", "right"), ("bytes crossing", "right"), ("est. speedup", "right"), ("then", "left")):
+    from ..torch_compile.entry import run_label
+
+    hybrid = data.get("mode") == "hybrid"
+    graphs = Table(title=Text(f"Graphs Dynamo captured ({title}, {run_label(data)})"), title_justify="left", header_style="bold")
+    cols = [("graph", "right"), ("compile", "left"), ("aten ops", "right"), ("clusters", "right"),
+            ("coverage", "right"), ("bytes crossing", "right"), ("est. speedup", "right")]
+    for col, just in cols + ([("ran", "left")] if hybrid else []) + [("then", "left")]:
         graphs.add_column(col, justify=just, overflow="fold")
     breaks_after = {b["after_graph"]: (k, b) for k, b in enumerate(data["breaks"])}
     for g in data["graphs"]:
@@ -37,6 +48,7 @@ def compile_view(data: dict, title: str) -> Group:
         note = ("recompiled" + (f": {g['recompile_reason']}" if g.get("recompile_reason") else "")) if g.get("recompile") else ""
         graphs.add_row(str(g["index"]), g.get("compile_id", ""), str(g["nodes"]), str(len(g["clusters"])),
                        fmt_pct(g["coverage"]), fmt_bytes(g["boundary_bytes"]), fmt_speedup(g["est_speedup"]),
+                       *((_ran(g),) if hybrid else ()),
                        Text(f"break {then[0] + 1}: {os.path.basename(then[1]['user_frame'])}", style=FALLBACK) if then
                        else Text(note or g.get("error", "")))
     parts = [graphs]

@@ -16,10 +16,22 @@ def why_not(runner) -> str | None:
         return "ran in torch: autograd is on and there is no torch graph to recompute for the backward pass"
     for n in runner.captured.program.graph.nodes:
         tags = getattr(n.target, "tags", ()) if n.op == "call_function" else ()
-        if torch.Tag.nondeterministic_seeded in tags:
+        if torch.Tag.nondeterministic_seeded in tags and not _no_randomness(n):
             return (f"ran in torch: autograd is on and the graph draws random numbers ({runner.captured.aten.get(n.name, n.name)}): "
                     "its recomputation for the backward pass would draw others")
     return None
+
+
+def _no_randomness(node) -> bool:
+    """A seeded op called so that it draws nothing: attention or dropout with p = 0, or not training."""
+    from ..loaders.torch_export import _schema_args
+
+    schema = node.target._schema
+    values = dict(zip((a.name for a in schema.arguments), _schema_args(schema, node.args, node.kwargs)))
+    if values.get("train", values.get("training", True)) is False:
+        return True
+    p = values.get("dropout_p", values.get("p"))
+    return isinstance(p, (int, float)) and p == 0
 
 
 def hybrid_with_grad(runner, args):

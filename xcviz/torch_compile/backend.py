@@ -27,6 +27,7 @@ class XcvizBackend:
         self.entries: list[dict] = []
         self.breaks: list[dict] = []
         self.runners: list[Any] = []
+        self.no_grad = False    # the CLI calls the model under torch.no_grad() in hybrid mode, and says so
 
     def __call__(self, gm, example_inputs):
         from ..pipeline import analyse
@@ -80,6 +81,7 @@ class XcvizBackend:
         from .entry import summary
 
         return {"schema_version": SCHEMA_VERSION, "kind": "torch.compile", "mode": self.mode,
+                **({"no_grad": True} if self.no_grad else {}),
                 "graphs": self.entries, "breaks": self.breaks, "summary": summary(self.entries, self.breaks)}
 
     def write(self, path: str, title: str = "torch.compile") -> str:
