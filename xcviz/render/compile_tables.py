@@ -76,11 +76,15 @@ def compile_view(data: dict, title: str) -> Group:
         for f in g["fallback_ops"]:
             t.add_row(Text(f"fallback ×{f['count']}", style=FALLBACK), f["op"], f["reason"], "")
         parts.append(t)
-        differs = (g.get("openxla") or {}).get("support_differs") or []
+        xla = g.get("openxla") or {}
+        differs = xla.get("support_differs_ops") or []
         if differs:
-            parts.append(Text(f"  openxla's support differs on {len(differs)} ops: " + ", ".join(
-                f"{d['op']} ({'openxla ✓' if d['openxla'] else 'openxla ✗'}, {'xcviz ✓' if d['xcviz'] else 'xcviz ✗: ' + d['xcviz_why']})"
-                for d in differs[:6]) + (" …" if len(differs) > 6 else "")))
+            calls = sum(d["count"] for d in differs)
+            parts.append(Text(f"  openxla's support differs on {len(differs)} op{'' if len(differs) == 1 else 's'} "
+                              f"({calls} call{'' if calls == 1 else 's'}; openxla partitions: {len(xla.get('partitions', []))}): "
+                              + ", ".join(
+                f"{d['op']}{'×' + str(d['count']) if d['count'] > 1 else ''} ({'openxla ✓' if d['openxla'] else 'openxla ✗: ' + d['openxla_why']}, "
+                f"{'xcviz ✓' if d['xcviz'] else 'xcviz ✗: ' + d['xcviz_why']})" for d in differs)))
     s = data["summary"]
     parts.append(Text(f"{s['graphs']} graphs · {s['breaks']} breaks · {s['recompilations']} recompilations · "
                       f"{s['clusters']} cluster{'' if s['clusters'] == 1 else 's'} · coverage {fmt_pct(s['coverage'])} ({fmt_pct(s['coverage_in_graphs'])} "
