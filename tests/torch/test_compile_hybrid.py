@@ -42,7 +42,7 @@ def _ran_hybrid(be: XcvizBackend) -> None:
 @pytest.mark.parametrize("name", sorted(ARCHITECTURES))
 def test_transformers_architecture_hybrid_equals_eager(name):
     model, args, pick = build(name)
-    be = XcvizBackend(mode="hybrid")
+    be = XcvizBackend(mode="hybrid", openxla=False)
     with torch.no_grad():
         want = pick(model(*args))
         got = pick(torch.compile(model, backend=be)(*args))
@@ -53,19 +53,9 @@ def test_transformers_architecture_hybrid_equals_eager(name):
         assert not [n for n in r.captured.program.graph.nodes
                     if n.op == "call_function" and getattr(n.target, "_schema", None) is not None
                     and n.target._schema.is_mutable]
-
-
-def test_resnet_residual_add_is_functionalized_and_clustered():
-    """transformers' ResNet adds its shortcut in place (`hidden_state += residual`): before functionalization
-    its only cluster ran in torch for holding aten.add_."""
-    model, args, pick = build("resnet")
-    be = XcvizBackend(mode="hybrid")
-    with torch.no_grad():
-        torch.testing.assert_close(pick(torch.compile(model, backend=be)(*args)), pick(model(*args)), **TOL)
-    (e,) = be.entries
-    assert e["clusters"] and e["coverage"] == 1.0
-    assert "aten.add_" not in {o["op"] for o in e["ops"]} and "aten.add" in {o["op"] for o in e["ops"]}
-    _ran_hybrid(be)
+    if name == "resnet":   # transformers' ResNet adds its shortcut in place (`hidden_state += residual`): its
+        (e,) = be.entries  # only cluster ran in torch for holding aten.add_ before functionalization
+        assert e["coverage"] == 1.0 and "aten.add" in {o["op"] for o in e["ops"]}
 
 
 @pytest.mark.parametrize("cls", BREAKS, ids=lambda c: c.__name__)

@@ -26,6 +26,18 @@ def _ops(ops: dict) -> str:
     return " ".join(f"{op}×{n}" if n > 1 else op for op, n in ops.items())
 
 
+def run_label(data: dict) -> str:
+    """How the graphs ran, truly: "eager", "hybrid" only when every graph ran a cluster under JAX, else how many."""
+    graphs = data["graphs"]
+    if data.get("mode") != "hybrid":
+        return data.get("mode", "eager")
+    n, k = len(graphs), sum(1 for g in graphs if (g.get("hybrid") or {}).get("ran") == "hybrid")
+    grad = " (called under torch.no_grad())" if data.get("no_grad") else ""
+    if n and k == n:
+        return "hybrid" + grad
+    return f"hybrid requested{grad}: {k} of {n} graph{'' if n == 1 else 's'} ran clusters under JAX, the rest in torch"
+
+
 def _ran(g: dict) -> Text:
     """hybrid (clusters under JAX) or torch, with the first reason a part ran in torch."""
     hy = g.get("hybrid") or {"ran": "torch", "notes": ["not analysed: " + g.get("error", "")]}
@@ -34,8 +46,6 @@ def _ran(g: dict) -> Text:
 
 
 def compile_view(data: dict, title: str) -> Group:
-    from ..torch_compile.entry import run_label
-
     hybrid = data.get("mode") == "hybrid"
     graphs = Table(title=Text(f"Graphs Dynamo captured ({title}, {run_label(data)})"), title_justify="left", header_style="bold")
     cols = [("graph", "right"), ("compile", "left"), ("aten ops", "right"), ("clusters", "right"),

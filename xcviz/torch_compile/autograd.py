@@ -24,10 +24,14 @@ def why_not(runner) -> str | None:
 
 def _no_randomness(node) -> bool:
     """A seeded op called so that it draws nothing: attention or dropout with p = 0, or not training."""
-    from ..loaders.torch_export import _schema_args
-
-    schema = node.target._schema
-    values = dict(zip((a.name for a in schema.arguments), _schema_args(schema, node.args, node.kwargs)))
+    values = {}
+    for i, a in enumerate(node.target._schema.arguments):
+        if i < len(node.args) and not a.kwarg_only:
+            values[a.name] = node.args[i]
+        elif a.name in node.kwargs:
+            values[a.name] = node.kwargs[a.name]
+        elif a.has_default_value():
+            values[a.name] = a.default_value
     if values.get("train", values.get("training", True)) is False:
         return True
     p = values.get("dropout_p", values.get("p"))

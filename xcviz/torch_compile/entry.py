@@ -75,15 +75,3 @@ def summary(graphs: list[dict], breaks: list[dict]) -> dict:
         "est_speedup": _round(sum(before) / sum(after)) if known else None,
         "ran_hybrid": sum(1 for g in graphs if (g.get("hybrid") or {}).get("ran") == "hybrid"),
     }
-
-
-def run_label(data: dict) -> str:
-    """How the graphs ran, truly: "eager", "hybrid" only when every graph ran a cluster under JAX, else how many."""
-    graphs = data["graphs"]
-    if data.get("mode") != "hybrid":
-        return data.get("mode", "eager")
-    n, k = len(graphs), sum(1 for g in graphs if (g.get("hybrid") or {}).get("ran") == "hybrid")
-    grad = " (called under torch.no_grad())" if data.get("no_grad") else ""
-    if n and k == n:
-        return "hybrid" + grad
-    return f"hybrid requested{grad}: {k} of {n} graph{'' if n == 1 else 's'} ran clusters under JAX, the rest in torch"
