@@ -41,7 +41,8 @@ def run_label(data: dict) -> str:
 def _ran(g: dict) -> Text:
     """hybrid (clusters under JAX) or torch, with the first reason a part ran in torch."""
     hy = g.get("hybrid") or {"ran": "torch", "notes": ["not analysed: " + g.get("error", "")]}
-    why = (hy.get("errors") or []) + [n for n in hy.get("notes") or [] if "runs in torch" in n or "run in torch" in n]
+    why = (hy.get("errors") or []) + [n for n in hy.get("notes") or []
+                                      if "runs in torch" in n or "run in torch" in n or n.startswith("not analysed")]
     return Text(hy["ran"] + (f": {why[0]}" if why else ""), style="" if hy["ran"] == "hybrid" else FALLBACK)
 
 
