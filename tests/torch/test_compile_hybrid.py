@@ -116,11 +116,13 @@ def test_openxla_reads_views_copies_and_factories():
         assert ok and via in why, (op, why)
     assert openxla_supported(aten.erfinv.default) == (True, "lowered by torch_xla")
     assert openxla_supported(aten.linear.default)[1] == "decomposed before XLA (CompositeImplicitAutograd)"
+    ok, why = openxla_supported(aten._native_batch_norm_legit_no_training.default)
+    assert ok and "CompositeExplicitAutograd" in why
     ok, why = openxla_supported(aten.tril_indices.default)   # neither lowered nor composite
     assert not ok and "no torch_xla lowering" in why
 
 
-@pytest.mark.parametrize("name", ["bert", "gpt2"])
+@pytest.mark.parametrize("name", ["bert", "gpt2", "resnet"])
 def test_openxla_partitions_a_transformer_whole(name):
     """torch_xla lowers every aten call of these graphs: one partition, no op where the two support sets differ."""
     model, args, _ = build(name)

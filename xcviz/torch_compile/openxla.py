@@ -20,7 +20,9 @@ def openxla_supported(target) -> tuple[bool, str]:
     """(supported, why), in the order torch_xla's bridge meets an op: lowered as it is; an in-place op through its
     functional twin and a view through its `_copy` twin (its functionalization rewrites both); a function that
     torch runs through its `out=` kernel (`arange` -> `arange.start_out`); a factory torch composes of lowered
-    ops; CompositeImplicitAutograd (decomposed before XLA sees it, as the backend's aot_autograd does)."""
+    ops; CompositeImplicitAutograd (decomposed before XLA sees it, as the backend's aot_autograd does); another
+    CompositeExplicitAutograd op (its kernel, registered for every backend, calls other aten ops: batch norm's
+    `_native_batch_norm_legit_no_training` calls `_native_batch_norm_legit`)."""
     if target is operator.getitem:
         return True, "getitem (always with its producer)"
     schema = getattr(target, "_schema", None)
@@ -44,6 +46,9 @@ def openxla_supported(target) -> tuple[bool, str]:
 
         if torch._C._dispatch_has_kernel_for_dispatch_key(target.name(), "CompositeImplicitAutograd"):
             return True, "decomposed before XLA (CompositeImplicitAutograd)"
+        if torch._C._dispatch_has_kernel_for_dispatch_key(target.name(), "CompositeExplicitAutograd"):
+            return True, ("a composite torch runs on every backend as the aten ops its kernel calls "
+                          "(CompositeExplicitAutograd)")
     except Exception:  # noqa: BLE001 - an op torch cannot look up: not known to be supported
         pass
     return False, "no torch_xla lowering (runs through its CPU fallback)"
