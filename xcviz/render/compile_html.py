@@ -78,13 +78,15 @@ def _graph(g: dict) -> str:
     xla = g.get("openxla")
     if xla is not None:
         parts.append(f'<p class="note">openxla partitioner: {len(xla["partitions"])} partitions; '
-                     f'{len(xla["support_differs"])} ops where its support differs from xcviz\'s</p>')
-        rows = [[_e(d["op"]), _e(d["node"]), "✓" if d["openxla"] else "✗", "✓" if d["xcviz"] else "✗",
-                 _e(d["openxla_why"] if d["openxla"] else d["xcviz_why"])] for d in xla["support_differs"]]
+                     f'{len(xla.get("support_differs_ops", []))} ops ({len(xla["support_differs"])} calls) where its support differs from xcviz\'s</p>')
+        rows = [[_e(d["op"]), str(d["count"]), _e(" ".join(d["nodes"])), "✓" if d["openxla"] else "✗",
+                 "✓" if d["xcviz"] else "✗", _e(d["openxla_why"] if d["openxla"] else d["xcviz_why"])]
+                for d in xla.get("support_differs_ops", [])]
         if rows:
-            parts.append(_table(["op", "node", "openxla", "xcviz", "why"], rows))
+            parts.append(_table(["op", "n", "nodes", "openxla", "xcviz", "why"], rows))
     hy = g.get("hybrid")
     if hy:
+        parts.append(f'<p class="note">ran: {_e(hy.get("ran", ""))}</p>')
         for note in hy.get("notes", []) + hy.get("errors", []):
             parts.append(f'<p class="note">{_e(note)}</p>')
     parts.append("</div>")

@@ -91,4 +91,5 @@ def summary(graphs: list[dict], breaks: list[dict]) -> dict:
         "boundary_bytes_activations": _sum(graphs, "boundary_bytes_activations"),
         "parameter_bytes": _sum(graphs, "parameter_bytes"),
         "est_speedup": _round(sum(before) / sum(after)) if known else None,
+        "ran_hybrid": sum(1 for g in graphs if (g.get("hybrid") or {}).get("ran") == "hybrid"),
     }
