@@ -1,0 +1,159 @@
+"""The report's scope view: the model's own hierarchy (ir/scopes.py) as the page's data, no layout here.
+
+Each scope becomes one record with what the first view paints on its box: ops, clustered ops (coverage),
+clusters touched, fallbacks and the boundary bytes of the edges that cross a cluster boundary at one of
+its ops. The page lays out the scope a user opens (children and direct ops) with its vendored dagre, so the
+cost of a report no longer grows with a whole-graph Graphviz layout.
+
+A scope with more than MAX_ITEMS children and direct ops is split, in model order, into parts (virtual
+scopes, `v: 1`), so every view the page lays out stays small: a graph without scopes still opens as parts."""
+from __future__ import annotations
+
+import math
+
+from ..clustering import Clustering
+from ..ir import Graph
+
+MAX_ITEMS = 80     # items one opened view lays out; more become parts
+PART = 50          # direct ops per part
+
+
+def _tree(graph: Graph):
+    from ..ir.scopes import scope_tree
+
+    return scope_tree(graph)
+
+
+def scope_records(graph: Graph) -> tuple[list[dict], list[int]]:
+    """(scope records, the record index of each node). A record: n name, p path, u parent (-1: the root),
+    c child records, k direct node indices, v 1 for a part the report made; children in model order."""
+    recs: list[dict] = []
+    where = [0] * len(graph.nodes)
+    root = _tree(graph).root
+    first: dict[int, int] = {}     # id(scope) -> its first node in model order (its place among siblings)
+    stack, order = [root], []
+    while stack:
+        s = stack.pop()
+        order.append(s)
+        stack.extend(s.children)
+    for s in reversed(order):
+        first[id(s)] = min([min(s.nodes)] if s.nodes else [len(graph.nodes)] + [first[id(c)] for c in s.children])
+
+    def add(name: str, path: str, up: int, virtual: bool = False) -> int:
+        rec = {"n": name, "p": path, "u": up, "c": [], "k": []}
+        if virtual:
+            rec["v"] = 1
+        recs.append(rec)
+        if up >= 0:
+            recs[up]["c"].append(len(recs) - 1)
+        return len(recs) - 1
+
+    def place(k: int, items: list) -> None:
+        """items (("s", scope) or ("o", node)) under record k; too many become parts, grouped until few enough."""
+        if len(items) <= MAX_ITEMS:
+            for kind, x in items:
+                if kind == "s":
+                    build(x, k)
+                else:
+                    recs[k]["k"].append(x)
+                    where[x] = k
+            return
+        units: list[list] = []      # runs of up to PART direct ops, scopes one by one
+        for it in items:
+            if it[0] == "o" and units and units[-1][0][0] == "o" and len(units[-1]) < PART:
+                units[-1].append(it)
+            else:
+                units.append([it])
+        if len(units) <= MAX_ITEMS:
+            for u in units:
+                if u[0][0] == "s":
+                    build(u[0][1], k)
+                else:
+                    part = add(_part_name([x for _, x in u]), recs[k]["p"], k, virtual=True)
+                    place(part, u)
+            return
+        size = max(math.ceil(math.sqrt(len(units))), math.ceil(len(units) / MAX_ITEMS))
+        for j in range(0, len(units), size):
+            group = units[j:j + size]
+            ops = [x for u in group for kind, x in u if kind == "o"]
+            label = f"{len(group)} parts" + (f", {_part_name(ops)}" if ops else "")
+            place(add(label, recs[k]["p"], k, virtual=True), [it for u in group for it in u])
+
+    def build(scope, up: int) -> None:
+        k = add(scope.name or "(model)", scope.path or "", up)
+        items = sorted([(first[id(c)], 0, "s", c) for c in scope.children] + [(i, 1, "o", i) for i in scope.nodes],
+                       key=lambda x: (x[0], x[1]))
+        place(k, [(kind, x) for _, _, kind, x in items])
+
+    build(root, -1)
+    return recs, where
+
+
+def _part_name(ops: list[int]) -> str:
+    return f"ops {ops[0] + 1:,}–{ops[-1] + 1:,}" if len(ops) > 1 else f"op {ops[0] + 1:,}"
+
+
+def op_edges(graph: Graph, clustering: Clustering) -> list[int]:
+    """Every op-to-op edge, flat: [source, target, bytes (-1 unknown), kind, ...]; kind 0 inside a cluster,
+    1 across a cluster boundary, 2 between ops that both fall back, 3 control. Graph inputs and parameters
+    are not drawn in the scope view (their readers' details list them)."""
+    from ..ir import parse_ref
+
+    index, dims, group = graph.index, graph.dims, clustering.cluster_of
+    out: list[int] = []
+    for j, node in enumerate(graph.nodes):
+        seen = set()
+        for ref in node.inputs:
+            if not ref or ref in seen:
+                continue
+            seen.add(ref)
+            name, k = parse_ref(ref)
+            p = index.get(name)
+            if p is None:
+                continue
+            n = graph.nodes[p].out(k).bind(dims).nbytes()
+            a, b = group[p], group[j]
+            kind = 0 if a == b and a >= 0 else 1 if a >= 0 or b >= 0 else 2
+            out += [p, j, -1 if n is None else n, kind]
+        for ref in node.control_inputs:
+            p = index.get(ref)
+            if p is not None:
+                out += [p, j, -1, 3]
+    return out
+
+
+def scope_view(graph: Graph, clustering: Clustering) -> dict:
+    """The scope view's data: {scopes: records with their totals, at: each node's record, edges: op_edges}.
+    Totals: o ops, m ops in kept clusters, f fallbacks, g clusters touched, b boundary bytes (edges across a
+    cluster boundary with an end inside; unknown sizes count 0), first the first node index."""
+    recs, where = scope_records(graph)
+    edges = op_edges(graph, clustering)
+    group = clustering.cluster_of
+    ops, inc, fb = [0] * len(recs), [0] * len(recs), [0] * len(recs)
+    touched: list[set] = [set() for _ in recs]
+    for i, k in enumerate(where):
+        ops[k] += 1
+        if group[i] >= 0:
+            inc[k] += 1
+            touched[k].add(group[i])
+        else:
+            fb[k] += 1
+    for k in range(len(recs) - 1, 0, -1):   # a child's record comes after its parent's
+        u = recs[k]["u"]
+        ops[u] += ops[k]
+        inc[u] += inc[k]
+        fb[u] += fb[k]
+        touched[u] |= touched[k]
+    boundary = [0] * len(recs)
+    for e in range(0, len(edges), 4):
+        if edges[e + 3] != 1 or edges[e + 2] <= 0:
+            continue
+        seen = set()
+        for k in (where[edges[e]], where[edges[e + 1]]):
+            while k >= 0 and k not in seen:
+                seen.add(k)
+                boundary[k] += edges[e + 2]
+                k = recs[k]["u"]
+    for k, r in enumerate(recs):
+        r.update(o=ops[k], m=inc[k], f=fb[k], g=len(touched[k]), b=boundary[k])
+    return {"scopes": recs, "at": where, "edges": edges}
