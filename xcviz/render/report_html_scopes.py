@@ -30,15 +30,6 @@ def scope_records(graph: Graph) -> tuple[list[dict], list[int]]:
     recs: list[dict] = []
     where = [0] * len(graph.nodes)
     root = _tree(graph).root
-    first: dict[int, int] = {}     # id(scope) -> its first node in model order (its place among siblings)
-    stack, order = [root], []
-    while stack:
-        s = stack.pop()
-        order.append(s)
-        stack.extend(s.children)
-    for s in reversed(order):
-        first[id(s)] = min([min(s.nodes)] if s.nodes else [len(graph.nodes)] + [first[id(c)] for c in s.children])
-
     def add(name: str, path: str, up: int, virtual: bool = False) -> int:
         rec = {"n": name, "p": path, "u": up, "c": [], "k": []}
         if virtual:
@@ -81,7 +72,7 @@ def scope_records(graph: Graph) -> tuple[list[dict], list[int]]:
 
     def build(scope, up: int) -> None:
         k = add(scope.name or "(model)", scope.path or "", up)
-        items = sorted([(first[id(c)], 0, "s", c) for c in scope.children] + [(i, 1, "o", i) for i in scope.nodes],
+        items = sorted([(c.first, 0, "s", c) for c in scope.children] + [(i, 1, "o", i) for i in scope.nodes],
                        key=lambda x: (x[0], x[1]))
         place(k, [(kind, x) for _, _, kind, x in items])
 
@@ -97,25 +88,31 @@ def op_edges(graph: Graph, clustering: Clustering) -> list[int]:
     """Every op-to-op edge, flat: [source, target, bytes (-1 unknown), kind, ...]; kind 0 inside a cluster,
     1 across a cluster boundary, 2 between ops that both fall back, 3 control. Graph inputs and parameters
     are not drawn in the scope view (their readers' details list them)."""
-    from ..ir import parse_ref
+    import numpy as np
 
-    index, dims, group = graph.index, graph.dims, clustering.cluster_of
-    out: list[int] = []
-    for j, node in enumerate(graph.nodes):
-        seen = set()
-        for ref in node.inputs:
-            if not ref or ref in seen:
-                continue
-            seen.add(ref)
-            name, k = parse_ref(ref)
-            p = index.get(name)
-            if p is None:
-                continue
-            n = graph.nodes[p].out(k).bind(dims).nbytes()
-            a, b = group[p], group[j]
-            kind = 0 if a == b and a >= 0 else 1 if a >= 0 or b >= 0 else 2
-            out += [p, j, -1 if n is None else n, kind]
-        for ref in node.control_inputs:
+    cols, n, dims = graph.columns, len(graph.nodes), graph.dims
+    dst = np.repeat(np.arange(n, dtype=np.int64), cols.lens)
+    src = np.asarray(cols.src, dtype=np.int64)
+    port = np.asarray(cols.port, dtype=np.int64)
+    keep = (src >= 0) & (src < n)
+    src, dst, port = src[keep], dst[keep], port[keep]
+    key = np.unique((src * n + dst) * 64 + np.minimum(port, 63))   # each (producer, consumer, port) once
+    pair, port = key // 64, key % 64
+    src, dst = pair // n, pair % n
+    rid = np.asarray(cols.rid, dtype=np.int64)[src]
+    sizes = np.full(len(src), -1, dtype=np.int64)
+    for r, p in set(zip(rid.tolist(), port.tolist())):
+        outs = cols.results[r]
+        b = outs[p].nbytes(dims) if p < len(outs) else None
+        if b is not None:
+            sizes[(rid == r) & (port == p)] = b
+    group = np.asarray(clustering.cluster_of, dtype=np.int64)
+    a, b = group[src], group[dst]
+    kind = np.where((a == b) & (a >= 0), 0, np.where((a >= 0) | (b >= 0), 1, 2))
+    out = np.stack([src, dst, sizes, kind], axis=1).ravel().tolist()
+    index = graph.index
+    for j, refs in enumerate(graph.nodes.column("control_inputs")):
+        for ref in refs:
             p = index.get(ref)
             if p is not None:
                 out += [p, j, -1, 3]
@@ -156,4 +153,21 @@ def scope_view(graph: Graph, clustering: Clustering) -> dict:
                 k = recs[k]["u"]
     for k, r in enumerate(recs):
         r.update(o=ops[k], m=inc[k], f=fb[k], g=len(touched[k]), b=boundary[k])
+    _folds(graph, clustering, recs)
     return {"scopes": recs, "at": where, "edges": edges}
+
+
+def _folds(graph: Graph, clustering: Clustering, recs: list[dict]) -> None:
+    """Repeated blocks (ir.scopes.fold_repeats): the first of each gets x (how many), same and differ (record
+    indices); the other identical ones h (the first's index), so the page draws them as one box "×N"."""
+    from ..ir.scopes import fold_repeats
+
+    by_path = {r["p"]: k for k, r in enumerate(recs) if "v" not in r and r["p"]}
+    for f in fold_repeats(_tree(graph), clustering):
+        same = [by_path[p] for p in f.same if p in by_path]
+        if len(same) < 2:
+            continue
+        first = recs[same[0]]
+        first.update(x=len(same), same=same, differ=[by_path[p] for p in f.differ if p in by_path])
+        for k in same[1:]:
+            recs[k]["h"] = same[0]

@@ -120,7 +120,10 @@
   var expanded = {};
   function memberIds(k) { return D.clusters[k].members.map(function (i) { return "n" + i; }); }
 
+  function scoped() { return window.XS && XS.active(); }   // the scope view (scopes.js) is showing
+
   function selectCluster(k) {
+    if (scoped()) { XS.revealCluster(k); showCluster(k); return; }
     var ids = new Set(D.collapsed ? ["g" + k] : memberIds(k));
     if (D.collapsed && expanded[k]) memberIds(k).forEach(function (id) { ids.add(id); });
     XC.highlight(ids, function (e) { return ids.has(e.s) || ids.has(e.t); });
@@ -151,7 +154,8 @@
     var n = D.nodes[i], box = $("details");
     XC.clear();
     var id = XC.el["n" + i] ? "n" + i : "g" + n.g;
-    if (XC.el[id]) { XC.el[id].classList.add("sel"); if (!inPicture) XC.center(id); }
+    if (scoped()) { if (!inPicture) XS.reveal(i); }
+    else if (XC.el[id]) { XC.el[id].classList.add("sel"); if (!inPicture) XC.center(id); }
     box.innerHTML = "";
     box.appendChild(h("h3", n.name));
     box.appendChild(h("p", n.t + (n.op !== n.t ? " (" + n.op + ")" : "") + " \u00b7 " + n.d));
@@ -330,20 +334,20 @@
 
   /* ---- toolbar and keys ---- */
   $("search").oninput = function () {
-    var hits = XC.search($("search").value);
+    var hits = scoped() ? XS.search($("search").value) : XC.search($("search").value);
     $("search-count").textContent = $("search").value ? hits.length + " match" + (hits.length === 1 ? "" : "es") : "";
   };
-  $("fit").onclick = XC.fit;
-  $("zoom-in").onclick = function () { XC.zoom(0.8); };
-  $("zoom-out").onclick = function () { XC.zoom(1.25); };
+  $("fit").onclick = function () { if (!scoped()) XC.fit(); };
+  $("zoom-in").onclick = function () { if (!scoped()) XC.zoom(0.8); };
+  $("zoom-out").onclick = function () { if (!scoped()) XC.zoom(1.25); };
   function clearAll() { XC.clear(); $("details").innerHTML = ""; $("search").value = ""; $("search-count").textContent = ""; }
   $("clear").onclick = clearAll;
   document.addEventListener("keydown", function (e) {
     if (e.target.tagName === "INPUT" && e.target.type !== "range") return;
     if (e.key === "Escape") clearAll();
-    else if (e.key === "f") XC.fit();
-    else if (e.key === "+" || e.key === "=") XC.zoom(0.8);
-    else if (e.key === "-") XC.zoom(1.25);
+    else if (e.key === "f") (scoped() ? XS.fit : XC.fit)();
+    else if (e.key === "+" || e.key === "=") (scoped() ? XS.zoom : XC.zoom)(0.8);
+    else if (e.key === "-") (scoped() ? XS.zoom : XC.zoom)(1.25);
     else if (e.key === "ArrowLeft" && F.length) { stop(); showFrame(frame - 1); }
     else if (e.key === "ArrowRight" && F.length) { stop(); showFrame(frame + 1); }
   });
