@@ -63,11 +63,11 @@ def node_records(graph: Graph, clustering: Clustering) -> list[dict]:
     src, port, rid = cols.src.tolist(), cols.port.tolist(), cols.rid.tolist()
     written: dict = {}
 
-    def text(t) -> str:
-        got = written.get(t)
+    def text(t) -> str:   # by identity: equal types are shared objects, and hashing one costs more
+        got = written.get(id(t))
         if got is None:
-            got = written[t] = str(t.bind(dims))
-        return got
+            got = written[id(t)] = (str(t.bind(dims)), t)   # (the type kept: its id stays its own)
+        return got[0]
 
     def type_of(s: int, k: int):
         if s < 0:
@@ -152,7 +152,18 @@ def attempt_rows(graph: Graph, clustering: Clustering, limit: int) -> tuple[list
         return None
     reasons: dict[str, int] = {}
     rows = []
-    for a in clustering.attempts:
+    log = clustering.attempts
+    table = getattr(log, "table", None)
+    if table is not None:   # the compiled pass's log: merges straight from its table, refusals made with their text
+        refused = iter(log.refused())
+        for phase, src, dst, merged, *_ in table.tolist():
+            if merged:
+                rows.append([src, dst, 1, phase, -1, []])
+            else:
+                a = next(refused)
+                rows.append([a.src, a.dst, 0, a.phase, reasons.setdefault(a.reason, len(reasons)), list(a.path)])
+        return rows, list(reasons)
+    for a in log:
         r = -1 if a.reason is None else reasons.setdefault(a.reason, len(reasons))
         rows.append([a.src, a.dst, int(a.merged), a.phase, r, list(a.path)])
     return rows, list(reasons)
