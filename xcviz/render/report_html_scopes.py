@@ -29,7 +29,9 @@ def scope_records(graph: Graph) -> tuple[list[dict], list[int]]:
     c child records, k direct node indices, v 1 for a part the report made; children in model order."""
     recs: list[dict] = []
     where = [0] * len(graph.nodes)
-    root = _tree(graph).root
+    tree = _tree(graph)
+    root = tree.root
+    moved = _sources_to_readers(graph, tree)
     def add(name: str, path: str, up: int, virtual: bool = False) -> int:
         rec = {"n": name, "p": path, "u": up, "c": [], "k": []}
         if virtual:
@@ -72,12 +74,58 @@ def scope_records(graph: Graph) -> tuple[list[dict], list[int]]:
 
     def build(scope, up: int) -> None:
         k = add(scope.name or "(model)", scope.path or "", up)
-        items = sorted([(c.first, 0, "s", c) for c in scope.children] + [(i, 1, "o", i) for i in scope.nodes],
+        own = [i for i in scope.nodes if i not in moved] if scope is root else list(scope.nodes)
+        own += moved.get(scope.path, [])
+        items = sorted([(c.first, 0, "s", c) for c in scope.children] + [(i, 1, "o", i) for i in own],
                        key=lambda x: (x[0], x[1]))
         place(k, [(kind, x) for _, _, kind, x in items])
 
     build(root, -1)
     return recs, where
+
+
+def _sources_to_readers(graph: Graph, tree) -> dict:
+    """Constants with no scope of their own (torch.export's lifted constants, a loader's materialised ones) are
+    drawn in the scope of their readers (the deepest one holding all of them): {node: True, path: [nodes]}."""
+    import numpy as np
+
+    cols, n = graph.columns, len(graph.nodes)
+    lens = np.asarray(cols.lens)
+    loose = [i for i in tree.root.nodes if lens[i] == 0]
+    if not loose or not tree.root.children:
+        return {}
+    want = np.zeros(n + 1, dtype=bool)
+    want[loose] = True
+    src = np.asarray(cols.src, dtype=np.int64)
+    dst = np.repeat(np.arange(n, dtype=np.int64), lens)
+    hit = (src >= 0) & (src < n)
+    hit[hit] = want[src[hit]]
+    readers: dict[int, str] = {}
+    for a, b in zip(src[hit].tolist(), dst[hit].tolist()):
+        p = tree.paths[b]
+        q = readers.get(a)
+        readers[a] = p if q is None else _common(p, q)
+    out: dict = {}
+    for i, p in readers.items():
+        if p and p in tree:
+            out[i] = True
+            out.setdefault(p, []).append(i)
+    for p in [k for k in out if isinstance(k, str)]:
+        out[p].sort()
+    return out
+
+
+def _common(a: str, b: str) -> str:
+    """The deepest scope path both lie under."""
+    if a == b or b.startswith(a + "/"):
+        return a
+    if a.startswith(b + "/"):
+        return b
+    pa, pb = a.split("/"), b.split("/")
+    k = 0
+    while k < min(len(pa), len(pb)) and pa[k] == pb[k]:
+        k += 1
+    return "/".join(pa[:k])
 
 
 def _part_name(ops: list[int]) -> str:

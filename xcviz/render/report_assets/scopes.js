@@ -47,7 +47,7 @@
     rec.c.forEach(function (c) {
       if (recs[c].h !== undefined) return;
       var r = recs[c], lines = [r.x ? short(r.n, 26) + "  \u00d7" + r.x : short(r.n, 30),
-                               r.o.toLocaleString("en") + " ops \u00b7 " + pct(r) + " compiled",
+                               r.o.toLocaleString("en") + " ops" + (r.x ? " each" : "") + " \u00b7 " + pct(r) + " compiled",
                                r.g + " cluster" + (r.g === 1 ? "" : "s") + " \u00b7 " + r.f + " fallback" + (r.f === 1 ? "" : "s"),
                                "boundary " + fmtBytes(r.b)];
       out.push({ id: "s" + c, rec: c, lines: lines, w: 210, h: 86 });
@@ -207,7 +207,7 @@
   }
   function fit() {
     var r = svg.getBoundingClientRect(), W = lay.w, H = lay.h;
-    var s = Math.max(W / Math.max(r.width, 1), H / Math.max(r.height, 1));
+    var s = Math.max(W / Math.max(r.width, 1), H / Math.max(r.height, 1), 0.8);   // at most 1.25:1
     view.w = r.width * s; view.h = r.height * s;
     view.x = -(view.w - W) / 2; view.y = -(view.h - H) / 2;
     apply();
@@ -335,8 +335,12 @@
   var toggle = $("view-toggle");
   toggle.hidden = !D.items.length;
   toggle.onclick = function () { show(!active); if (!active && window.XC) XC.fit(); };
+  // the first view: down through wrappers (one child, or one that holds nearly all and little beside it)
   var first = 0;
-  while (recs[first].c.length === 1 && !recs[first].k.length) first = recs[first].c[0];
+  for (;;) {
+    var f = recs[first], big = f.c.filter(function (c) { return recs[c].o >= 0.75 * f.o; });
+    if (big.length === 1 && f.c.length + f.k.length <= 3) first = big[0]; else break;
+  }
   show(D.view === "scopes");
   if (!active) { svg.style.display = ""; }     // laid out once while visible (its size is needed), then hidden
   open(first);
