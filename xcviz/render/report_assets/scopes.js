@@ -79,7 +79,6 @@
   /* ---- open a scope: lay out its items with dagre and draw them ---- */
   function open(k, keepView) {
     var t0 = performance.now();
-    k = rep(k);
     cur = k;
     var its = items(k), ed = edges(k);
     if (ed.ins) its.unshift({ id: "xin", lines: ["from outside", ed.ins + " edge" + (ed.ins === 1 ? "" : "s")], w: 140, h: 40 });
@@ -187,10 +186,7 @@
       box.appendChild(ul);
     }
   }
-  function openExact(k) {   // a folded copy opened as itself, not as its block's first
-    var saved = recs[k].h; delete recs[k].h;
-    try { open(k); details(k); } finally { if (saved !== undefined) recs[k].h = saved; }
-  }
+  function openExact(k) { open(k); details(k); }   // a folded copy opens as itself
 
   /* ---- view: pan, zoom, the first view, legibility ---- */
   function scale() { var r = svg.getBoundingClientRect(); return r.width / Math.max(view.w, 1e-9); }
