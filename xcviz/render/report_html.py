@@ -20,7 +20,7 @@ from .frames import final_text, name_set   # the captions `render --animate` wri
 from .report_html_data import (COLORS, attempt_rows, cluster_records, drawn_collapsed, drawn_expanded, node_lines,
                                node_records, short, summary)
 from .report_html_layout import dot_text, run_layout
-from .report_html_scopes import scope_view
+from .report_html_scopes import compact_records, scope_view
 from .tables import title as default_title
 
 MAX_ATTEMPTS = 200_000      # above: no replay and no in-page explain (the page says to run `xcviz explain`)
@@ -92,6 +92,7 @@ def _scoped_data(graph: Graph, clustering: Clustering, stats: Stats, validation,
         "attempts": attempts[0] if attempts else None, "reasons": attempts[1] if attempts else [],
         "frames": None, "inner": {}, "scope": scope_view(graph, clustering), "view": "scopes",
     }
+    data["node_defaults"] = compact_records(records)
     data["bodies"], data["body_pictures"] = _bodies(graph, clustering, engine)
     return data
 

@@ -219,3 +219,24 @@ def _folds(graph: Graph, clustering: Clustering, recs: list[dict]) -> None:
         first.update(x=len(same), same=same, differ=[by_path[p] for p in f.differ if p in by_path])
         for k in same[1:]:
             recs[k]["h"] = same[0]
+
+
+def compact_records(records: list[dict]) -> dict:
+    """A big graph's node records without what most nodes share (the page fills it back in): empty attrs and
+    parameters, `cand` when true, the most common device, `op` when it is the op type as written. Returns
+    the defaults."""
+    from collections import Counter
+
+    device = Counter(r["d"] for r in records).most_common(1)[0][0] if records else "cpu"
+    for r in records:
+        if not r["attrs"]:
+            del r["attrs"]
+        if not r["params"]:
+            del r["params"]
+        if r["cand"]:
+            del r["cand"]
+        if r["d"] == device:
+            del r["d"]
+        if r["op"] == r["t"]:
+            del r["op"]
+    return {"attrs": [], "params": [], "cand": True, "d": device}

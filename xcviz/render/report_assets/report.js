@@ -2,6 +2,11 @@
    cluster highlight, collapsed clusters that expand on click, and the formation replay. */
 (function () {
   var D = JSON.parse(document.getElementById("data").textContent);
+  /* a big graph's records leave out what is the common case (report_html_scopes.compact_records) */
+  if (D.node_defaults) D.nodes.forEach(function (n) {
+    for (var key in D.node_defaults) if (n[key] === undefined) n[key] = D.node_defaults[key];
+    if (n.op === undefined) n.op = n.t;
+  });
   var $ = function (id) { return document.getElementById(id); };
 
   function h(tag, text, cls) {
@@ -41,7 +46,8 @@
       tr.appendChild(th);
     });
     thead.appendChild(tr); t.appendChild(thead);
-    rows.forEach(function (r) {
+    t.appendChild(body);
+    function add(r) {
       var row = h("tr");
       r.cells.forEach(function (cell, c) {
         var td = h("td", cell[0], (heads[c][1] ? "num " : "") + (cell[2] || ""));
@@ -51,10 +57,18 @@
       row.dataset.key = r.key;
       row.onclick = function () { document.querySelectorAll("tr.sel").forEach(function (x) { x.classList.remove("sel"); });
                                   row.classList.add("sel"); r.click(); };
+      if (r.swatch) { var sw = h("span", null, "swatch"); sw.style.background = r.swatch; row.cells[0].insertBefore(sw, row.cells[0].firstChild); }
       body.appendChild(row);
-    });
-    t.appendChild(body);
+    }
+    // a long table: its first rows now, the rest in chunks after the picture is drawn (the page opens first)
+    rows.slice(0, TABLE_FIRST).forEach(add);
+    var next = TABLE_FIRST;
+    (function more() {
+      if (next >= rows.length) return;
+      setTimeout(function () { rows.slice(next, next + 2000).forEach(add); next += 2000; more(); }, 0);
+    })();
   }
+  var TABLE_FIRST = 400;
   function sortBy(t, c, numeric, th) {
     var desc = th.classList.contains("asc");
     t.querySelectorAll("th").forEach(function (x) { x.classList.remove("asc", "desc"); });
@@ -87,12 +101,8 @@
       cells = cells.concat([[v.status, v.status, v.status === "ok" ? "" : "bad"], [fmtX(v.speedup), v.speedup],
                             [fmtNum(v.err), v.err], [fmtNum(v.native_ms), v.native_ms], [fmtNum(v.xla_ms), v.xla_ms]]);
     }
-    return { key: c.id, cells: cells, click: function () { selectCluster(k); } };
+    return { key: c.id, cells: cells, swatch: c.color, click: function () { selectCluster(k); } };
   }));
-  document.querySelectorAll("#clusters tbody tr").forEach(function (tr, k) {
-    var sw = h("span", null, "swatch"); sw.style.background = D.clusters[k].color;
-    tr.cells[0].insertBefore(sw, tr.cells[0].firstChild);
-  });
   var fallback = [];
   D.nodes.forEach(function (n, i) { if (n.g < 0) fallback.push(i); });
   table("fallback", [["node"], ["op"], ["code"], ["reason"], ["device"]], fallback.map(function (i) {
