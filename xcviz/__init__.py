@@ -317,7 +317,7 @@ def diff(a: Analysis | Mapping, b: Analysis | Mapping) -> dict:
 
 
 @_api
-def show(source: str | os.PathLike | Graph | Analysis, *, collapse: bool | None = None, height: int = 760,
+def show(source: str | os.PathLike | Graph | Analysis, *, collapse: bool | None = None, height: int = 820,
          validate: bool = False, **options: Any) -> Any:
     """The interactive report, displayed inline in Jupyter and VS Code notebooks (offline: the one-file page in
     a sandboxed iframe). source: a path, a Graph or an Analysis; options as for `analyse`, flat. The result's

@@ -7,7 +7,7 @@ from __future__ import annotations
 import html
 import os
 
-HEIGHT = 760   # px: the page's picture (70 % of it) and its toolbar
+HEIGHT = 820   # px: the summary, the toolbar and the picture (the tables scroll inside)
 
 
 class Report:

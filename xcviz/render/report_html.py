@@ -30,7 +30,7 @@ BIG = 500                   # nodes; bound the layout as render/dot.py does
 TIPS = 12                   # tensor lines in an edge's tooltip
 ASSETS = ("report.css", "graph.js", "report.js")
 SCOPE_ASSETS = ("dagre.min.js", "scopes.js")   # the scope view: the vendored layout library and its drawing
-SCOPE_VIEW = 1500           # ops; above, the page opens by the model's scopes and Graphviz lays nothing out
+SCOPE_VIEW = 500            # ops; above, the page opens by the model's scopes and Graphviz lays nothing out
 
 
 def asset(name: str) -> str:

@@ -327,7 +327,11 @@
     $("replay").style.visibility = on ? "hidden" : "";
     $("view-toggle").textContent = on ? "whole graph" : "by scope";
     if (on && lay) apply();
+    if (on) $("decision").textContent = HINT;
+    else if (D.frames && D.frames.length) R.showFrame(R.frame());
   }
+  var HINT = "by scope: each box a layer of the model, painted by the share of its ops that XLA compiles (red none, " +
+    "green all); click a box to open it, a name in the path above to go back";
   var toggle = $("view-toggle");
   toggle.hidden = !D.items.length;
   toggle.onclick = function () { show(!active); if (!active && window.XC) XC.fit(); };
@@ -345,8 +349,6 @@
   $("fit").addEventListener("click", function () { if (active) fit(); });
   $("zoom-in").addEventListener("click", function () { if (active) zoom(0.8); });
   $("zoom-out").addEventListener("click", function () { if (active) zoom(1.25); });
-  if (active) $("decision").textContent = "by scope: each box a layer of the model, painted by the share of its ops " +
-    "that XLA compiles (red none, green all); click a box to open it, a name in the path above to go back";
   window.XS = { active: function () { return active; }, open: open, reveal: reveal, revealCluster: revealCluster,
                 search: search, show: show, fit: fit, zoom: zoom, current: function () { return cur; },
                 layout: function () { return lay; }, records: recs };
