@@ -61,7 +61,9 @@ def render(graph: GraphArg,
     if (scope is not None or depth is not None) and (compare or steps or animate):
         raise XcvizError("--scope/--depth do not combine with --compare, --steps or --animate",
                          hint="draw the scope on its own")
-    plan = _scope_plan(first.graph, scope, depth, collapse, err)
+    plan = _scope_plan(first.graph, first.clustering, scope, depth, collapse, err, params.value)
+    if plan == "collapse":
+        collapse, plan = True, None
     if plan is not None:
         target = output or default_name(graph, fmt, plan[2])
         data = _scope_picture(first, plan, fmt, target, params.value, collapse)
@@ -121,12 +123,12 @@ def _auto_collapse(n: int, err) -> bool:
     return True
 
 
-def _scope_plan(graph, scope: str | None, depth: int | None, collapse: bool | None, err):
+def _scope_plan(graph, clustering, scope: str | None, depth: int | None, collapse: bool | None, err, params: str = "fold"):
     """What to draw by the model's layers (ir.scopes): (scope path, absolute depth or None for its ops, view
     name), or None to draw the whole graph as before. Chosen when --scope or --depth is given, or when the graph
     has layers and more than READABLE nodes and neither --collapse nor --expand was asked for."""
     from ..ir.scopes import clean, scope_tree
-    from ..render.dot_scopes import READABLE, top_depth
+    from ..render.dot_scopes import READABLE
 
     tree = scope_tree(graph)
     n = len(graph.nodes)
@@ -147,10 +149,26 @@ def _scope_plan(graph, scope: str | None, depth: int | None, collapse: bool | No
         if depth is not None:
             err.print(f"note: {under or graph.name} has no layers below it: drawing its ops", markup=False)
         return under, None, name
-    d = base + depth if depth is not None else top_depth(tree, under)
-    if depth is None:
+    from ..ir.scopes import fold_repeats
+    from ..render.dot_scopes import MAX_BOXES, auto_depth
+    from ..render.params import stored_params
+
+    hidden = stored_params(graph, params).nodes if params != "show" else frozenset()
+    if depth is not None:
+        d = base + depth
+    else:
+        d, boxes = auto_depth(tree, fold_repeats(tree, clustering), under, hidden)
+        if boxes > MAX_BOXES:
+            if under or collapse is not None:
+                raise XcvizError(f"{under or graph.name} has {boxes:,} layers at every depth: too many to draw",
+                                 hint="name a deeper --scope PATH, or --depth N")
+            err.print(f"note: {size:,} nodes > {READABLE} and its layers make no readable index ({boxes:,} boxes "
+                      "at every depth): drawing each cluster as one node (--depth N or --scope PATH draw layers, "
+                      "--expand every op)", markup=False)
+            return "collapse"
         err.print(f"note: {size:,} nodes > {READABLE}: drawing {'the top scopes' if not under else 'the layers of ' + under}"
-                  " (--scope PATH draws one, --expand every op)", markup=False)
+                  f" ({d - base} level{'s' if d - base != 1 else ''} deep, {boxes} boxes; --scope PATH draws one,"
+                  " --depth N another depth, --expand every op)", markup=False)
     return under, d, name + (f".depth{d - base}" if depth is not None else "")
 
 
@@ -166,7 +184,8 @@ def _scope_picture(a, plan, fmt: str, target: str, params: str, collapse: bool |
     graph, tree = a.graph, scope_tree(a.graph)
     view = final_view(graph, a.clustering, a.stats)
     if depth is None:
-        sub, subview = restrict(graph, view, tree.descendants(under)) if under else (graph, view)
+        hidden = stored_params(graph, params).nodes if params != "show" else frozenset()
+        sub, subview = restrict(graph, view, tree.descendants(under), hidden) if under else (graph, view)
         if under:
             subview.title += f"\nscope {under}"
         source = build_dot(sub, subview, collapse=bool(collapse), params=params)

@@ -19,7 +19,9 @@ from .units import fmt_bytes, fmt_pct
 from .view import Group, View
 
 READABLE = 300      # nodes: above this a picture of every op is no longer read at a glance (see docs/rendering.md)
-MAX_BOXES = 400     # a scope index with more boxes than this goes one level up
+GOOD_BOXES = 60     # the automatic depth is the deepest whose index has at most this many boxes ...
+FEW_BOXES = 4       # ... unless that is fewer than this: then the first depth with more
+MAX_BOXES = 400     # an index with more boxes than this is not drawn (render draws collapsed instead)
 
 
 @dataclass(frozen=True)
@@ -33,19 +35,49 @@ class ScopeCut:
     inside: list  # bool per node: under `under`
 
 
-def top_depth(tree: ScopeTree, under: str = "") -> int:
+def top_depth(tree: ScopeTree, under: str = "", hidden: frozenset[int] = frozenset()) -> int:
     """The depth of the first level below `under` with more than one thing to draw (a chain of single scopes,
-    `model/decoder`, is passed through)."""
+    `model/decoder`, is passed through); scopes holding only `hidden` nodes (parameters) do not count."""
+    drawn = [0]
+    for i in tree.order:
+        drawn.append(drawn[-1] + (i not in hidden))
+
+    def has(s) -> bool:
+        return drawn[s.span[1]] > drawn[s.span[0]]
+
     scope = tree.find(under)
-    while len(scope.children) == 1 and not scope.nodes:
-        scope = scope.children[0]
-    return scope.depth + 1
+    while True:
+        kids = [c for c in scope.children if has(c)]
+        if len(kids) != 1 or any(i not in hidden for i in scope.nodes):
+            return scope.depth + 1
+        scope = kids[0]
 
 
-def scope_cut(tree: ScopeTree, folds: tuple[Fold, ...], under: str, depth: int) -> ScopeCut:
+def auto_depth(tree: ScopeTree, folds: tuple[Fold, ...], under: str = "",
+               hidden: frozenset[int] = frozenset()) -> tuple[int, int]:
+    """(depth, boxes): the depth the scope index of `under` is drawn at, by how many boxes each depth gives
+    (GOOD_BOXES, FEW_BOXES); boxes > MAX_BOXES when no depth gives a readable index."""
+    first = top_depth(tree, under, hidden)
+    counts = []
+    for d in range(first, max(first, tree.max_depth) + 1):
+        sc = scope_cut(tree, folds, under, d, hidden)
+        counts.append((d, count_boxes(sc), count_boxes(sc, scopes_only=True)))
+        if counts[-1][1] > GOOD_BOXES and counts[-1][2] >= FEW_BOXES:
+            break
+    good = [c for c in counts if c[1] <= GOOD_BOXES]
+    best = good[-1] if good else counts[0]
+    if best[2] < FEW_BOXES:  # (a model whose one scope holds everything: its layers are the index)
+        more = [c for c in counts if c[2] >= FEW_BOXES]
+        if more and more[0][1] <= MAX_BOXES:
+            best = more[0]
+    return best[0], best[1]
+
+
+def scope_cut(tree: ScopeTree, folds: tuple[Fold, ...], under: str, depth: int,
+              hidden: frozenset[int] = frozenset()) -> ScopeCut:
     """Each node under `under` in its scope cut to `depth` levels; the copies of a repeated block are drawn as
     their first (fold.representative)."""
-    hidden = {p: f.representative for p, f in fold_index(folds).items()
+    copies = {p: f.representative for p, f in fold_index(folds).items()
               if p != f.representative and not (under == p or under.startswith(p + SEP))}  # (an opened copy stays)
     inside = [False] * len(tree.paths)
     for i in tree.descendants(under):
@@ -60,7 +92,7 @@ def scope_cut(tree: ScopeTree, folds: tuple[Fold, ...], under: str, depth: int) 
         # a node inside a folded copy is drawn in its block's first copy
         parts, rep = path.split(SEP), None
         for k in range(1, len(parts) + 1):
-            rep = hidden.get(SEP.join(parts[:k]))
+            rep = copies.get(SEP.join(parts[:k]))
             if rep is not None:
                 path = SEP.join([rep, *parts[k:]])
                 break
@@ -71,12 +103,14 @@ def scope_cut(tree: ScopeTree, folds: tuple[Fold, ...], under: str, depth: int) 
         memo[key] = got
         return got
 
-    box = [box_of(p) if inside[i] else None for i, p in enumerate(tree.paths)]
+    box = [("" if i in hidden else box_of(p)) if inside[i] else None for i, p in enumerate(tree.paths)]
     return ScopeCut(under, depth, box, inside)
 
 
-def count_boxes(sc: ScopeCut) -> int:
-    return len({b for b in sc.box if b}) + sum(1 for b, ok in zip(sc.box, sc.inside) if ok and b is None)
+def count_boxes(sc: ScopeCut, scopes_only: bool = False) -> int:
+    """How many things the index draws: scope boxes, and ops drawn as themselves (unless `scopes_only`)."""
+    boxes = len({b for b in sc.box if b})
+    return boxes if scopes_only else boxes + sum(1 for b, ok in zip(sc.box, sc.inside) if ok and b is None)
 
 
 def _fill(coverage: float) -> str:
@@ -193,11 +227,21 @@ def _edges(g, graph: Graph, view: View, sc: ScopeCut, ids: dict[str, str], param
         g.edge(src, dst, label=text(label), tooltip=text(label, *list(refs)[:12]), **attrs)
 
 
-def restrict(graph: Graph, view: View, nodes: tuple[int, ...]) -> tuple[Graph, View]:
-    """The part of the picture made of `nodes` (in model order): what they read from outside becomes inputs
-    of its own (weights stay weights), the clusters keep their ids and colours, cut to these nodes."""
-    keep = set(nodes)
+def restrict(graph: Graph, view: View, nodes: tuple[int, ...], params: frozenset[int] = frozenset()) \
+        -> tuple[Graph, View]:
+    """The part of the picture made of `nodes` (in model order), with the parameter nodes (`params`: constants,
+    variables) that feed them: what they read from elsewhere becomes inputs of its own (weights stay weights),
+    the clusters keep their ids and colours, cut to these nodes."""
     index = graph.index
+    keep = set(nodes)
+    todo = list(nodes)
+    while todo and params:
+        for ref in graph.nodes[todo.pop()].inputs:
+            k = index.get(parse_ref(ref)[0]) if ref else None
+            if k is not None and k in params and k not in keep:
+                keep.add(k)
+                todo.append(k)
+    nodes = tuple(sorted(keep))
     names = {graph.nodes[i].name for i in nodes}
     given = {v.name: v for v in graph.inputs}
     inputs: dict[str, Value] = {}
@@ -229,7 +273,7 @@ def scope_index_dot(graph: Graph, view: View, tree: ScopeTree, folds: tuple[Fold
     """The scope index of `under` ("" for the whole model) at `depth` levels, as DOT text."""
     from .dot import new_digraph
 
-    sc = scope_cut(tree, folds, under, depth)
+    sc = scope_cut(tree, folds, under, depth, params.nodes if params.mode != "show" else frozenset())
     title = f"{view.title}\n{'scope ' + under if under else 'top scopes'}, {depth} level{'s' if depth != 1 else ''} deep" \
             f" · {len(tree.descendants(under)):,} ops · --scope PATH draws one"
     g = new_digraph("xcviz", count_boxes(sc), title)
