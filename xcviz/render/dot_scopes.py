@@ -19,8 +19,7 @@ from .units import fmt_bytes, fmt_pct
 from .view import Group, View
 
 READABLE = 300      # nodes: above this a picture of every op is no longer read at a glance (see docs/rendering.md)
-GOOD_BOXES = 60     # the automatic depth is the deepest whose index has at most this many boxes ...
-FEW_BOXES = 4       # ... unless that is fewer than this: then the first depth with more
+FEW_BOXES = 4       # the automatic depth is the first whose index has at least this many scope boxes
 MAX_BOXES = 400     # an index with more boxes than this is not drawn (render draws collapsed instead)
 
 
@@ -55,22 +54,17 @@ def top_depth(tree: ScopeTree, under: str = "", hidden: frozenset[int] = frozens
 
 def auto_depth(tree: ScopeTree, folds: tuple[Fold, ...], under: str = "",
                hidden: frozenset[int] = frozenset()) -> tuple[int, int]:
-    """(depth, boxes): the depth the scope index of `under` is drawn at, by how many boxes each depth gives
-    (GOOD_BOXES, FEW_BOXES); boxes > MAX_BOXES when no depth gives a readable index."""
+    """(depth, boxes): the depth the scope index of `under` is drawn at, the first where `under` splits into
+    FEW_BOXES scopes or more (else the deepest); boxes > MAX_BOXES when that depth gives no readable index."""
     first = top_depth(tree, under, hidden)
-    counts = []
+    got = (first, 0)
     for d in range(first, max(first, tree.max_depth) + 1):
         sc = scope_cut(tree, folds, under, d, hidden)
-        counts.append((d, count_boxes(sc), count_boxes(sc, scopes_only=True)))
-        if counts[-1][1] > GOOD_BOXES and counts[-1][2] >= FEW_BOXES:
+        got = (d, count_boxes(sc))
+        # (split counted before folding: a stack of 40 identical layers is 40 parts, drawn as one box)
+        if count_boxes(scope_cut(tree, (), under, d, hidden) if folds else sc, scopes_only=True) >= FEW_BOXES:
             break
-    good = [c for c in counts if c[1] <= GOOD_BOXES]
-    best = good[-1] if good else counts[0]
-    if best[2] < FEW_BOXES:  # (a model whose one scope holds everything: its layers are the index)
-        more = [c for c in counts if c[2] >= FEW_BOXES]
-        if more and more[0][1] <= MAX_BOXES:
-            best = more[0]
-    return best[0], best[1]
+    return got
 
 
 def scope_cut(tree: ScopeTree, folds: tuple[Fold, ...], under: str, depth: int,
