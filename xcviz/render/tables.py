@@ -99,6 +99,8 @@ def fallback_table(graph: Graph, clustering: Clustering, limit: int | None = Non
     rows = [i for i, k in enumerate(clustering.cluster_of) if k < 0]
     modules = any(graph.nodes[i].module for i in rows)
     scopes = [] if modules else scope_paths(graph)
+    if scopes and not any(scopes[i] for i in rows):
+        scopes = []   # (every fallback at the top: no column)
     for col in ("node", "op", "reason") + (("module",) if modules else ("scope",) if scopes else ()):
         t.add_column(col, overflow="fold")
     for i in rows if limit is None else rows[:limit]:
