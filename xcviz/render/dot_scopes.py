@@ -20,6 +20,8 @@ from .view import Group, View
 
 READABLE = 300      # nodes: above this a picture of every op is no longer read at a glance (see docs/rendering.md)
 FEW_BOXES = 4       # the automatic depth is the first whose index has at least this many scope boxes
+OWN_OPS = 8         # more ops than this directly in a scope above the cut are one box, not each drawn
+OWN = "(ops)"       # that box's last level
 MAX_BOXES = 400     # an index with more boxes than this is not drawn (render draws collapsed instead)
 
 
@@ -98,6 +100,15 @@ def scope_cut(tree: ScopeTree, folds: tuple[Fold, ...], under: str, depth: int,
         return got
 
     box = [("" if i in hidden else box_of(p)) if inside[i] else None for i, p in enumerate(tree.paths)]
+    own: dict[str, int] = {}
+    for i, b in enumerate(box):
+        if b is None and inside[i]:
+            own[tree.paths[i]] = own.get(tree.paths[i], 0) + 1
+    many = {p for p, k in own.items() if k > OWN_OPS}
+    if many:  # (the mask arithmetic beside a decoder's layers: one box of its own)
+        for i, b in enumerate(box):
+            if b is None and inside[i] and tree.paths[i] in many:
+                box[i] = f"{tree.paths[i]}{SEP}{OWN}" if tree.paths[i] else OWN
     return ScopeCut(under, depth, box, inside)
 
 
@@ -131,6 +142,8 @@ def draw_scope_index(g, graph: Graph, view: View, tree: ScopeTree, folds: tuple[
         cov = 1 - fallbacks / len(nodes)
         f = folded.get(b)
         name = b[len(strip) + 1:] if strip else b
+        if b == OWN or b.endswith(SEP + OWN):
+            name = f"ops of {b[:-len(OWN) - 1] or 'the top'}"
         if f is not None:
             name = (f.parent[len(strip) + 1:] + SEP if f.parent.startswith(strip + SEP) else "") + f.label
         inner = next((x for r, x in folded.items() if b.startswith(r + SEP)), None)
