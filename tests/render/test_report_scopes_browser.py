@@ -125,6 +125,15 @@ def test_generated_15000_ops(tmp_path, browser):
     recs = page.evaluate("XS.records")
     assert recs[0]["o"] == 15_000 and recs[0]["m"] == sum(len(c) for c in a.clustering.clusters)
     assert recs[0]["f"] == sum(1 for k in a.clustering.cluster_of if k < 0)
+    # a long table makes its first 500 rows and says how many more; "show all" makes them all, filters narrow
+    fallbacks = [a.graph.nodes[i].name for i, k in enumerate(a.clustering.cluster_of) if k < 0]
+    assert len(fallbacks) > 500
+    assert page.locator("#fallback tbody tr:not(.more)").count() == 500
+    assert f"{len(fallbacks) - 500:,} more rows" in page.inner_text("#fallback tr.more")
+    page.click("#fallback tr.more button")
+    assert page.locator("#fallback tbody tr").count() == len(fallbacks)
+    page.fill("input.filter[data-table='fallback']", fallbacks[-1])
+    assert fallbacks[-1] in page.eval_on_selector_all("#fallback tbody tr", "rs => rs.map(r => r.dataset.key)")
     # far out, the scope names grow so that they stay readable; the numbers go
     page.evaluate("XS.open(0)")
     far = "document.getElementById('scopes').classList.contains('far')"

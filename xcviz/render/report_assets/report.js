@@ -38,20 +38,36 @@
   });
 
   // heads: [label, numeric]; rows: [{cells: [[text, sort value, class?]], click}]
+  // a table is drawn from its data: sorted and filtered there, and only its first TABLE_ROWS matching rows
+  // made (a 100,000-op graph's 8,000 fallbacks would cost the page seconds of layout); "show all" makes the rest
+  var TABLE_ROWS = 500, TABLES = {};
   function table(id, heads, rows) {
     var t = $(id), thead = h("thead"), tr = h("tr"), body = h("tbody");
     heads.forEach(function (hd, c) {
       var th = h("th", hd[0]);
-      th.onclick = function () { sortBy(t, c, hd[1], th); };
+      th.onclick = function () { sortBy(id, c, hd[1], th); };
       tr.appendChild(th);
     });
     thead.appendChild(tr); t.appendChild(thead);
     t.appendChild(body);
-    function add(r) {
+    rows.forEach(function (r) {
+      r.v = r.cells.map(function (cell) { return cell[1] === null || cell[1] === undefined ? "" : String(cell[1]); });
+      r.text = r.cells.map(function (cell) { return cell[0]; }).join(" ").toLowerCase();
+    });
+    TABLES[id] = { heads: heads, rows: rows, body: body, query: "", limit: TABLE_ROWS };
+    fill(id);
+  }
+  function fill(id) {
+    var T = TABLES[id], body = T.body, shown = 0, left = 0;
+    body.innerHTML = "";
+    T.rows.forEach(function (r) {
+      if (T.query && r.text.indexOf(T.query) < 0) return;
+      if (shown >= T.limit) { left++; return; }
+      shown++;
       var row = h("tr");
       r.cells.forEach(function (cell, c) {
-        var td = h("td", cell[0], (heads[c][1] ? "num " : "") + (cell[2] || ""));
-        td.dataset.v = cell[1] === null || cell[1] === undefined ? "" : cell[1];
+        var td = h("td", cell[0], (T.heads[c][1] ? "num " : "") + (cell[2] || ""));
+        td.dataset.v = r.v[c];
         row.appendChild(td);
       });
       row.dataset.key = r.key;
@@ -59,36 +75,30 @@
                                   row.classList.add("sel"); r.click(); };
       if (r.swatch) { var sw = h("span", null, "swatch"); sw.style.background = r.swatch; row.cells[0].insertBefore(sw, row.cells[0].firstChild); }
       body.appendChild(row);
+    });
+    if (left) {
+      var more = h("tr", null, "more"), td = h("td", "\u2026 " + left.toLocaleString("en") + " more rows (filter to narrow) ");
+      td.colSpan = T.heads.length;
+      var all = h("button", "show all");
+      all.type = "button";
+      all.onclick = function (ev) { ev.stopPropagation(); T.limit = Infinity; fill(id); };
+      td.appendChild(all); more.appendChild(td); body.appendChild(more);
     }
-    // a long table: its first rows now, the rest in chunks after the picture is drawn (the page opens first)
-    rows.slice(0, TABLE_FIRST).forEach(add);
-    var next = TABLE_FIRST;
-    (function more() {
-      if (next >= rows.length) return;
-      setTimeout(function () { rows.slice(next, next + 2000).forEach(add); next += 2000; more(); }, 0);
-    })();
   }
-  var TABLE_FIRST = 400;
-  function sortBy(t, c, numeric, th) {
-    var desc = th.classList.contains("asc");
+  function sortBy(id, c, numeric, th) {
+    var T = TABLES[id], t = $(id), desc = th.classList.contains("asc");
     t.querySelectorAll("th").forEach(function (x) { x.classList.remove("asc", "desc"); });
     th.classList.add(desc ? "desc" : "asc");
-    var body = t.tBodies[0], rows = Array.prototype.slice.call(body.rows);
-    rows.sort(function (a, b) {
-      var x = a.cells[c].dataset.v, y = b.cells[c].dataset.v, r;
+    T.rows.sort(function (a, b) {
+      var x = a.v[c], y = b.v[c], r;
       if (numeric) r = (x === "" ? -Infinity : +x) - (y === "" ? -Infinity : +y);
       else r = x < y ? -1 : x > y ? 1 : 0;
       return desc ? -r : r;
     });
-    rows.forEach(function (r) { body.appendChild(r); });
+    fill(id);
   }
   document.querySelectorAll("input.filter").forEach(function (inp) {
-    inp.oninput = function () {
-      var q = inp.value.toLowerCase();
-      $(inp.dataset.table).querySelectorAll("tbody tr").forEach(function (tr) {
-        tr.style.display = tr.textContent.toLowerCase().indexOf(q) >= 0 ? "" : "none";
-      });
-    };
+    inp.oninput = function () { TABLES[inp.dataset.table].query = inp.value.toLowerCase(); fill(inp.dataset.table); };
   });
 
   var heads = [["id"], ["nodes", 1], ["ops"], ["FLOPs", 1], ["bytes in", 1], ["bytes out", 1], ["est. speedup", 1]];
