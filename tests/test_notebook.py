@@ -86,3 +86,36 @@ def test_notebook_runs_and_its_output_opens_in_chromium(tmp_path):
         assert frame.locator("#scopes .s-item.match").count() == 1
         b.close()
     assert problems == []
+
+
+@pytest.mark.slow
+def test_validation_report_shows_as_a_table():
+    pytest.importorskip("jax", reason="pip install -e '.[jax]'")
+    import xcviz
+
+    g = xcviz.load(os.path.join(GRAPHS, "seed_demo.yaml"))
+    r = xcviz.validate(g, xcviz.cluster(g, min_cluster_size=1))
+    text = r._repr_html_()
+    assert html.escape(r.status) in text and len(r.clusters) >= 1
+    rows = re.findall(r"<tr>(.*?)</tr>", text.split("<thead>")[1])
+    for c in r.clusters:   # one row per cluster: its id, node count and status, in order
+        row = next(x for x in rows if f">{c.id}<" in x)
+        assert f">{len(c.nodes)}<" in row and f">{c.status}<" in row
+
+
+@pytest.mark.slow
+def test_compile_report_shows_as_tables():
+    torch = pytest.importorskip("torch", reason="pip install -e '.[torch]'")
+    import xcviz
+
+    def f(x):
+        y = torch.relu(x) * 2
+        torch._dynamo.graph_break()
+        return torch.tanh(y) + 1
+
+    report = xcviz.compile_report(f, torch.randn(4, 4))
+    text = report._repr_html_()
+    assert isinstance(report, dict) and report["summary"]["breaks"] == len(report["breaks"]) >= 1
+    assert "graph breaks" in text and text.count("<tr>") >= len(report["graphs"]) + len(report["breaks"])
+    for b in report["breaks"]:
+        assert html.escape(b["summary"]) in text
