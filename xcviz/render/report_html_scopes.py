@@ -24,14 +24,23 @@ def _tree(graph: Graph):
     return scope_tree(graph)
 
 
-def scope_records(graph: Graph) -> tuple[list[dict], list[int]]:
+def scope_records(graph: Graph, hidden: frozenset = frozenset()) -> tuple[list[dict], list[int]]:
     """(scope records, the record index of each node). A record: n name, p path, u parent (-1: the root),
-    c child records, k direct node indices, v 1 for a part the report made; children in model order."""
+    c child records, k direct node indices, v 1 for a part the report made; children in model order.
+    `hidden` nodes (a TF model's variables: parameters, not ops) are in no record's k, at their scope's record."""
     recs: list[dict] = []
     where = [0] * len(graph.nodes)
     tree = _tree(graph)
     root = tree.root
     moved = _sources_to_readers(graph, tree)
+    shown: set[str] = set()   # scope paths with an op to draw (a scope of variables alone is not drawn)
+    if hidden:
+        for i, p in enumerate(tree.paths):
+            while i not in hidden and p not in shown:
+                shown.add(p)
+                p = p.rpartition("/")[0] if p else None
+                if p is None:
+                    break
     def add(name: str, path: str, up: int, virtual: bool = False) -> int:
         rec = {"n": name, "p": path, "u": up, "c": [], "k": []}
         if virtual:
@@ -68,15 +77,28 @@ def scope_records(graph: Graph) -> tuple[list[dict], list[int]]:
         size = max(math.ceil(math.sqrt(len(units))), math.ceil(len(units) / MAX_ITEMS))
         for j in range(0, len(units), size):
             group = units[j:j + size]
-            ops = [x for u in group for kind, x in u if kind == "o"]
-            label = f"{len(group)} parts" + (f", {_part_name(ops)}" if ops else "")
+            label = f"{_item_name(group[0][0])} … {_item_name(group[-1][-1])}"
             place(add(label, recs[k]["p"], k, virtual=True), [it for u in group for it in u])
+
+    names = graph.nodes.column("name")
+
+    def _item_name(it) -> str:
+        """A scope's name, or an op's own name (the last level of its path)."""
+        return it[1].name if it[0] == "s" else names[it[1]].rpartition("/")[2]
 
     def build(scope, up: int) -> None:
         k = add(scope.name or "(model)", scope.path or "", up)
         own = [i for i in scope.nodes if i not in moved] if scope is root else list(scope.nodes)
         own += moved.get(scope.path, [])
-        items = sorted([(c.first, 0, "s", c) for c in scope.children] + [(i, 1, "o", i) for i in own],
+        for i in own:
+            where[i] = k
+        own = [i for i in own if i not in hidden]
+        kids = [c for c in scope.children if not hidden or c.path in shown]
+        for c in scope.children:
+            if hidden and c.path not in shown:   # its variables still lie somewhere: here
+                for i in tree.descendants(c.path):
+                    where[i] = k
+        items = sorted([(c.first, 0, "s", c) for c in kids] + [(i, 1, "o", i) for i in own],
                        key=lambda x: (x[0], x[1]))
         place(k, [(kind, x) for _, _, kind, x in items])
 
@@ -132,7 +154,7 @@ def _part_name(ops: list[int]) -> str:
     return f"ops {ops[0] + 1:,}–{ops[-1] + 1:,}" if len(ops) > 1 else f"op {ops[0] + 1:,}"
 
 
-def op_edges(graph: Graph, clustering: Clustering) -> list[int]:
+def op_edges(graph: Graph, clustering: Clustering, hidden: frozenset = frozenset()) -> list[int]:
     """Every op-to-op edge, flat: [source, target, bytes (-1 unknown), kind, ...]; kind 0 inside a cluster,
     1 across a cluster boundary, 2 between ops that both fall back, 3 control. Graph inputs and parameters
     are not drawn in the scope view (their readers' details list them)."""
@@ -143,6 +165,10 @@ def op_edges(graph: Graph, clustering: Clustering) -> list[int]:
     src = np.asarray(cols.src, dtype=np.int64)
     port = np.asarray(cols.port, dtype=np.int64)
     keep = (src >= 0) & (src < n)
+    if hidden:   # a TF model's variables: parameters, not drawn
+        gone = np.zeros(n, dtype=bool)
+        gone[list(hidden)] = True
+        keep &= ~gone[np.clip(src, 0, n - 1)] & ~gone[dst]
     src, dst, port = src[keep], dst[keep], port[keep]
     key = np.unique((src * n + dst) * 64 + np.minimum(port, 63))   # each (producer, consumer, port) once
     pair, port = key // 64, key % 64
@@ -171,12 +197,17 @@ def scope_view(graph: Graph, clustering: Clustering) -> dict:
     """The scope view's data: {scopes: records with their totals, at: each node's record, edges: op_edges}.
     Totals: o ops, m ops in kept clusters, f fallbacks, g clusters touched, b boundary bytes (edges across a
     cluster boundary with an end inside; unknown sizes count 0), first the first node index."""
-    recs, where = scope_records(graph)
-    edges = op_edges(graph, clustering)
+    from .params import variable_nodes
+
+    hidden = variable_nodes(graph)
+    recs, where = scope_records(graph, hidden)
+    edges = op_edges(graph, clustering, hidden)
     group = clustering.cluster_of
     ops, inc, fb = [0] * len(recs), [0] * len(recs), [0] * len(recs)
     touched: list[set] = [set() for _ in recs]
     for i, k in enumerate(where):
+        if i in hidden:
+            continue
         ops[k] += 1
         if group[i] >= 0:
             inc[k] += 1

@@ -347,7 +347,7 @@
   var first = 0;
   for (;;) {
     var f = recs[first], big = f.c.filter(function (c) { return recs[c].o >= 0.75 * f.o; });
-    if (big.length === 1 && f.c.length + f.k.length <= 3) first = big[0]; else break;
+    if (big.length === 1 && (f.c.length + f.k.length <= 3 || recs[big[0]].o >= 0.95 * f.o)) first = big[0]; else break;
   }
   show(D.view === "scopes");
   if (!active) { svg.style.display = ""; }     // laid out once while visible (its size is needed), then hidden
