@@ -148,7 +148,20 @@ def markdown(meta: dict, rows: list[dict]) -> str:
         out.append(f"| {r['case']} | {r['ops']:,} | {cell(r['report_s'])} | {cell(r['report_cpu_s'])} | {cell(r['rss_mb'])} | "
                    f"{r['page_bytes'] / 2**20:.1f} MiB | {cell(r['load_s'])} | {r['labels']} | "
                    f"{cell(r['open_ms'])} ({r['opened']}) | {r['load_avg'][0]}–{r['load_avg'][1]} |")
+    out += ["", "The machine is 2 CPUs shared by several jobs (load average 11-17 while these ran): wall times are "
+            "several times the CPU time the command used (`report CPU s`, user + system). The Llama's CPU time is "
+            "mostly the .pt2 loader importing torch (2.5 s of it); its report itself takes 0.2 s. `open ms` is "
+            "each scope laid out by the page's dagre the first time it is opened (the first view's scopes, the "
+            "largest ones and an even sample); a scope opened again is drawn from its cached layout."]
     return "\n".join(out) + "\n"
+
+
+def rewrite_markdown() -> None:
+    """The .md again from the .json (after a change to the table's form)."""
+    with open(os.path.join(HERE, "report_scopes_results.json"), encoding="utf-8") as f:
+        res = json.load(f)
+    with open(os.path.join(HERE, "report_scopes_results.md"), "w", encoding="utf-8") as f:
+        f.write(markdown(res["meta"], res["rows"]))
 
 
 if __name__ == "__main__":
