@@ -182,3 +182,15 @@ def test_many_different_layers_are_drawn_in_runs():
     dot = scope_index_dot(g, final_view(g, c, xcviz.stats(g, c)), tree, folds, "", 2, stored_params(g))
     assert "l.57 … l.59 (3 layers)" in dot
     assert dot.count('"graph inputs"') == RUNS   # (w is read by every run: one inputs node each)
+
+
+def test_scope_of_a_tf_function_call_draws_with_its_control_edges(run_cli, tmp_path):
+    """--scope keeps the ordering edges inside the scope and leaves out the ones from outside."""
+    g = xcviz.load(TF_CONV)
+    assert any(n.control_inputs for n in g.nodes)
+    out = tmp_path / "call.dot"
+    code, _, err = run_cli("render", TF_CONV, "--scope", "StatefulPartitionedCall", "-o", str(out))
+    assert code == 0, err
+    dot = out.read_text()
+    inside = [n for n in g.nodes if n.name.startswith("StatefulPartitionedCall/")]
+    assert inside and all(n.name in dot for n in inside if n.op not in ("tf.VarHandleOp", "tf.ReadVariableOp", "tf.Const"))

@@ -296,6 +296,11 @@ def restrict(graph: Graph, view: View, nodes: tuple[int, ...], params: frozenset
                 continue
             inputs[ref] = given.get(ref) or Value(ref, graph.tensor_type(ref))
     sub_nodes = [graph.nodes[i] for i in nodes]
+    if any(n.control_inputs for n in sub_nodes):  # (an ordering edge from outside is left out)
+        import msgspec
+
+        sub_nodes = [msgspec.structs.replace(n, control_inputs=tuple(c for c in n.control_inputs if c in names))
+                     if any(c not in names for c in n.control_inputs) else n for n in sub_nodes]
     outputs = [r for r in graph.outputs if parse_ref(r)[0] in names]
     used_outside = {parse_ref(r)[0] for j, nd in enumerate(graph.nodes) if j not in keep for r in nd.inputs if r}
     outputs += [nd.name for nd in sub_nodes if nd.name in used_outside and nd.name not in outputs]
@@ -309,7 +314,6 @@ def restrict(graph: Graph, view: View, nodes: tuple[int, ...], params: frozenset
                 group_of[k] = len(groups)
             groups.append(Group(grp.id, mine, grp.color, grp.label, grp.highlight))
     pick = [view.code[i] for i in nodes], [view.reason[i] for i in nodes], [view.device[i] for i in nodes]
-    del index
     return sub, View(view.title, groups, group_of, *pick, caption=view.caption)
 
 
