@@ -82,3 +82,48 @@ def test_scope_field_reads_and_writes_in_every_form(tmp_path):
                  ' "nodes": [{"name": "a", "op": "Relu", "inputs": ["x"], "scope": "enc/blk.0"}], "outputs": ["a"]}')
     for f in (y, j):
         assert scope_tree(xcviz.load(str(f))).scope_of(0) == "enc/blk.0"
+
+
+def test_torch_module_paths_are_the_layers():
+    """A torch.export program's nn_module_stack (Node.module) gives its layers, a numbered child one level with
+    its list; the scope field stays empty (module paths group, never bar clustering)."""
+    torch = pytest.importorskip("torch")
+
+    class Block(torch.nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.fc = torch.nn.Linear(8, 8)
+
+        def forward(self, x):
+            return torch.relu(self.fc(x))
+
+    class Net(torch.nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.layers = torch.nn.ModuleList([Block() for _ in range(3)])
+
+        def forward(self, x):
+            for b in self.layers:
+                x = b(x)
+            return x * 2
+
+    ep = torch.export.export(Net().eval(), (torch.randn(2, 8),))
+    g = xcviz.from_torch(ep)
+    t = scope_tree(g)
+    assert [c.path for c in t.root.children] == ["layers.0", "layers.1", "layers.2"]
+    assert [c.path for c in t.find("layers.1").children] == ["layers.1/fc"]
+    assert all(n.scope is None for n in g.nodes)
+    assert t.root.nodes  # the final multiply sits in the root module
+    fold = fold_repeats(t, xcviz.cluster(g))[0]
+    assert fold.same == ("layers.0", "layers.1", "layers.2") and fold.label == "layers.0 … layers.2 ×3"
+
+
+def test_tf_name_scopes_are_the_layers():
+    """A Keras SavedModel's ops sit under its function call and the model's layer names."""
+    g = xcviz.load("tests/data/tf_keras/conv1d_savedmodel")
+    t = scope_tree(g)
+    names = {s.name for s in t}
+    node = next(i for i, n in enumerate(g.nodes) if n.op == "tf.Conv2D" or "conv1d" in n.name.lower())
+    path = t.scope_of(node)
+    assert path == g.nodes[node].name.rpartition("/")[0]
+    assert "StatefulPartitionedCall" in names and len(t) > 5

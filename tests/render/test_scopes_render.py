@@ -151,3 +151,46 @@ def test_tf_variables_are_parameters(mode):
     if mode == "fold":
         kernel = a.graph.nodes[handles[0]].name
         assert f"{kernel} ‹" in dot or any(a.graph.nodes[i].name in dot for i in handles)
+
+
+def test_many_different_layers_are_drawn_in_runs():
+    """60 different layers side by side are 20 boxes of 3 (each opened with --scope); shared graph inputs are
+    drawn once per box that reads them, so the layout has no 60-rank edges."""
+    from xcviz.ir import Graph, Node, Value
+    from xcviz.ir.scopes import fold_repeats, scope_tree
+    from xcviz.render.dot_scopes import MAX_SIBLINGS, RUNS, count_boxes, scope_cut, scope_index_dot
+    from xcviz.render.params import stored_params
+    from xcviz.render.view import final_view
+    from xcviz.ir import TensorType
+
+    t = TensorType((2, 2), "float32")
+    nodes, prev = [], "x"
+    for k in range(60):
+        for j in range(4):   # different ops in each: the base-3 digits of k pick them
+            name = f"net/l.{k}/r{j}"
+            op = ("add", "mul", "sub")[k // 3 ** j % 3]
+            nodes.append(Node(name, op, op.title(), inputs=(prev, "w"), outputs=[t]))
+            prev = name
+    g = Graph("many", (Value("x", t), Value("w", t)), nodes, (prev,))
+    c = xcviz.cluster(g)
+    tree = scope_tree(g)
+    folds = fold_repeats(tree, c)
+    assert not folds and 60 > MAX_SIBLINGS
+    sc = scope_cut(tree, folds, "", 2)
+    assert count_boxes(sc) == RUNS
+    assert sc.box[0].startswith("net/l.0 … l.2")
+    dot = scope_index_dot(g, final_view(g, c, xcviz.stats(g, c)), tree, folds, "", 2, stored_params(g))
+    assert "l.57 … l.59 (3 layers)" in dot
+    assert dot.count('"graph inputs"') == RUNS   # (w is read by every run: one inputs node each)
+
+
+def test_scope_of_a_tf_function_call_draws_with_its_control_edges(run_cli, tmp_path):
+    """--scope keeps the ordering edges inside the scope and leaves out the ones from outside."""
+    g = xcviz.load(TF_CONV)
+    assert any(n.control_inputs for n in g.nodes)
+    out = tmp_path / "call.dot"
+    code, _, err = run_cli("render", TF_CONV, "--scope", "StatefulPartitionedCall", "-o", str(out))
+    assert code == 0, err
+    dot = out.read_text()
+    inside = [n for n in g.nodes if n.name.startswith("StatefulPartitionedCall/")]
+    assert inside and all(n.name in dot for n in inside if n.op not in ("tf.VarHandleOp", "tf.ReadVariableOp", "tf.Const"))

@@ -107,6 +107,12 @@ class ScopeTree:
     def __init__(self, paths: Sequence[str], nodes=None) -> None:
         self.paths: list[str] = list(paths)  # scope path per node
         self.graph_nodes = nodes              # the graph's Nodes (fold_repeats reads ops and inputs)
+        n = len(self.paths)
+        if not any(self.paths):  # no layers: every node at the root (made without a pass per node)
+            self.order = list(range(n))
+            self.root = Scope("", "", (), tuple(self.order), (0, n), 0 if n else -1)
+            self._scopes = {"": self.root}
+            return
         by_path: dict[str, list[int]] = {}
         for i, p in enumerate(self.paths):
             got = by_path.get(p)
@@ -212,7 +218,10 @@ def scope_tree(graph) -> ScopeTree:
     if got is None:
         nodes = graph.nodes
         names, scopes, modules = nodes.column("name"), nodes.column("scope"), nodes.column("module")
-        got = ScopeTree(list(map(_scope, scopes, modules, names)), nodes)
+        if not any(scopes) and not any(modules) and SEP not in "".join(names):  # (no layers: the common big case)
+            got = ScopeTree([""] * len(names), nodes)
+        else:
+            got = ScopeTree(list(map(_scope, scopes, modules, names)), nodes)
         graph.__dict__["scope_tree"] = got
     return got
 

@@ -11,7 +11,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from ..ir import Graph, Value, parse_ref
-from ..ir.scopes import SEP, Fold, ScopeTree, cut, fold_index
+from ..ir.scopes import SEP, Fold, ScopeTree, cut, fold_index, parent_of
 from .dot_parts import QUIET, draw_node, edge_text, penwidth, text
 from .params import StoredParams, is_stored
 from .tables import BOUNDARY
@@ -22,6 +22,10 @@ READABLE = 300      # nodes: above this a picture of every op is no longer read 
 FEW_BOXES = 4       # the automatic depth is the first whose index has at least this many scope boxes
 OWN_OPS = 8         # more ops than this directly in a scope above the cut are one box, not each drawn
 OWN = "(ops)"       # that box's last level
+MAX_SIBLINGS = 40   # more layers than this side by side under one parent are drawn in RUNS runs
+RUNS = 20
+RUN = " ×layers "   # (in a run's box key: `first … last ×layers N`)
+SHARED = 3          # graph inputs/outputs touching more boxes than this are drawn once per box
 MAX_BOXES = 400     # an index with more boxes than this is not drawn (render draws collapsed instead)
 
 
@@ -109,7 +113,28 @@ def scope_cut(tree: ScopeTree, folds: tuple[Fold, ...], under: str, depth: int,
         for i, b in enumerate(box):
             if b is None and inside[i] and tree.paths[i] in many:
                 box[i] = f"{tree.paths[i]}{SEP}{OWN}" if tree.paths[i] else OWN
+    _ranges(box)
     return ScopeCut(under, depth, box, inside)
+
+
+def _ranges(box: list) -> None:
+    """Siblings past MAX_SIBLINGS boxes under one parent are drawn in runs (`blocks.0 … blocks.9`), in order:
+    300 different layers in a row are 30 boxes, each opened with --scope."""
+    kids: dict[str, list[str]] = {}
+    for b in dict.fromkeys(b for b in box if b):
+        kids.setdefault(parent_of(b), []).append(b)
+    runs: dict[str, str] = {}
+    for parent, names in kids.items():
+        if len(names) <= MAX_SIBLINGS:
+            continue
+        size = -(-len(names) // RUNS)
+        for k in range(0, len(names), size):
+            part = names[k:k + size]
+            first, last = part[0].rpartition(SEP)[2], part[-1].rpartition(SEP)[2]
+            key = (f"{parent}{SEP}" if parent else "") + f"{first} … {last}{RUN}{len(part)}"
+            runs.update((b, key) for b in part)
+    if runs:
+        box[:] = [runs.get(b, b) if b else b for b in box]
 
 
 def count_boxes(sc: ScopeCut, scopes_only: bool = False) -> int:
@@ -144,6 +169,9 @@ def draw_scope_index(g, graph: Graph, view: View, tree: ScopeTree, folds: tuple[
         name = b[len(strip) + 1:] if strip else b
         if b == OWN or b.endswith(SEP + OWN):
             name = f"ops of {b[:-len(OWN) - 1] or 'the top'}"
+        if RUN in name:
+            name, _, count = name.partition(RUN)
+            name += f" ({count} layers)"
         if f is not None:
             name = (f.parent[len(strip) + 1:] + SEP if f.parent.startswith(strip + SEP) else "") + f.label
         inner = next((x for r, x in folded.items() if b.startswith(r + SEP)), None)
@@ -184,7 +212,6 @@ def _common(paths: list[str], under: str) -> str:
 def _edges(g, graph: Graph, view: View, sc: ScopeCut, ids: dict[str, str], params: StoredParams) -> None:
     inputs = {v.name: k for k, v in enumerate(graph.inputs)}
     index = graph.index
-    outside: dict[str, str] = {}
 
     def end(i: int) -> tuple[str, int]:
         if not sc.inside[i]:
@@ -219,11 +246,22 @@ def _edges(g, graph: Graph, view: View, sc: ScopeCut, ids: dict[str, str], param
         if pos is not None and sc.inside[pos] and sc.box[pos] != "":
             src, _ = end(pos)
             data.setdefault((src, "outputs"), [{}, False])[0][ref] = None
-    for name, label in (("inputs", "graph inputs"), ("outputs", "graph outputs"), ("outside", f"outside {sc.under}")):
-        if any(name in key for key in data):
-            outside[name] = name
-            g.node(name, text(label), shape="ellipse", style="filled", fillcolor="#EEEEEE", color=QUIET,
-                   **{"class": "xc_input" if name != "outputs" else "xc_output"})
+    # the graph's inputs, its outputs and what lies outside the drawn scope: one node, or one per box it touches
+    # when it touches more than SHARED (one node feeding 300 layers ties the layout into 300 long edges)
+    ends = {"inputs": "graph inputs", "outputs": "graph outputs", "outside": f"outside {sc.under}"}
+    touches = {name: sum(1 for key in data if name in key) for name in ends}
+    moved: dict[tuple[str, str], list] = {}
+    for (src, dst), entry in data.items():
+        if src in ends and touches[src] > SHARED:
+            src = f"{src}_{dst}"
+        elif dst in ends and touches[dst] > SHARED:
+            dst = f"{dst}_{src}"
+        moved[(src, dst)] = entry
+    data = moved
+    for node_id in sorted({x for key in data for x in key if x.partition("_")[0] in ends}):
+        base = node_id.partition("_")[0]
+        g.node(node_id, text(ends[base]), shape="ellipse", style="filled", fillcolor="#EEEEEE", color=QUIET,
+                   **{"class": "xc_input" if base != "outputs" else "xc_output"})
     for (src, dst), (refs, boundary) in data.items():
         types = [graph.tensor_type(r).bind(graph.dims) for r in refs]
         sizes = [t.nbytes() for t in types]
@@ -258,6 +296,11 @@ def restrict(graph: Graph, view: View, nodes: tuple[int, ...], params: frozenset
                 continue
             inputs[ref] = given.get(ref) or Value(ref, graph.tensor_type(ref))
     sub_nodes = [graph.nodes[i] for i in nodes]
+    if any(n.control_inputs for n in sub_nodes):  # (an ordering edge from outside is left out)
+        import msgspec
+
+        sub_nodes = [msgspec.structs.replace(n, control_inputs=tuple(c for c in n.control_inputs if c in names))
+                     if any(c not in names for c in n.control_inputs) else n for n in sub_nodes]
     outputs = [r for r in graph.outputs if parse_ref(r)[0] in names]
     used_outside = {parse_ref(r)[0] for j, nd in enumerate(graph.nodes) if j not in keep for r in nd.inputs if r}
     outputs += [nd.name for nd in sub_nodes if nd.name in used_outside and nd.name not in outputs]
@@ -271,7 +314,6 @@ def restrict(graph: Graph, view: View, nodes: tuple[int, ...], params: frozenset
                 group_of[k] = len(groups)
             groups.append(Group(grp.id, mine, grp.color, grp.label, grp.highlight))
     pick = [view.code[i] for i in nodes], [view.reason[i] for i in nodes], [view.device[i] for i in nodes]
-    del index
     return sub, View(view.title, groups, group_of, *pick, caption=view.caption)
 
 
