@@ -117,3 +117,22 @@ def test_above_500_ops_no_graphviz(monkeypatch):
     with pytest.raises(AssertionError):   # (below 500 ops the picture is still laid out whole)
         small = _analyse(os.path.join(GRAPHS, "seed_demo.yaml"))
         report_html.report_data(small.graph, small.clustering, small.stats)
+
+
+def test_a_thousand_levels_deep(write_graph):
+    """A hostile file's scope path of 1,000 levels: drawn down to MAX_DEPTH, every op still in one view."""
+    from xcviz.render.report_html_scopes import MAX_DEPTH, scope_view
+
+    deep = "/".join(f"s{k}" for k in range(1000))
+    path = write_graph(f"""
+name: deep
+inputs: [{{name: x, shape: [4], dtype: float32}}]
+nodes:
+  - {{name: a, op: relu, inputs: [x], scope: "{deep}"}}
+  - {{name: b, op: tanh, inputs: [a]}}
+outputs: [b]
+""")
+    a = _analyse(path)
+    view = scope_view(a.graph, a.clustering)
+    assert sorted(i for r in view["scopes"] for i in r["k"]) == [0, 1]
+    assert max(r["p"].count("/") for r in view["scopes"]) + 1 == MAX_DEPTH

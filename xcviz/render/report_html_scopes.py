@@ -16,6 +16,7 @@ from ..ir import Graph
 
 MAX_ITEMS = 80     # items one opened view lays out; more become parts
 PART = 50          # direct ops per part
+MAX_DEPTH = 100    # scope levels drawn; a deeper scope's ops are drawn in its ancestor at this depth
 
 
 def _tree(graph: Graph):
@@ -88,14 +89,16 @@ def scope_records(graph: Graph, hidden: frozenset = frozenset()) -> tuple[list[d
 
     def build(scope, up: int) -> None:
         k = add(scope.name or "(model)", scope.path or "", up)
-        own = [i for i in scope.nodes if i not in moved] if scope is root else list(scope.nodes)
+        deep = scope.depth >= MAX_DEPTH   # (a file's path of thousands of levels must not exhaust the stack)
+        own = list(tree.descendants(scope.path)) if deep else \
+            [i for i in scope.nodes if i not in moved] if scope is root else list(scope.nodes)
         own += moved.get(scope.path, [])
         for i in own:
             where[i] = k
         own = [i for i in own if i not in hidden]
-        kids = [c for c in scope.children if not hidden or c.path in shown]
+        kids = [] if deep else [c for c in scope.children if not hidden or c.path in shown]
         for c in scope.children:
-            if hidden and c.path not in shown:   # its variables still lie somewhere: here
+            if hidden and c.path not in shown and not deep:   # its variables still lie somewhere: here
                 for i in tree.descendants(c.path):
                     where[i] = k
         items = sorted([(c.first, 0, "s", c) for c in kids] + [(i, 1, "o", i) for i in own],
