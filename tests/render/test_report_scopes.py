@@ -136,3 +136,29 @@ outputs: [b]
     view = scope_view(a.graph, a.clustering)
     assert sorted(i for r in view["scopes"] for i in r["k"]) == [0, 1]
     assert max(r["p"].count("/") for r in view["scopes"]) + 1 == MAX_DEPTH
+
+
+def test_big_records_compact_and_whole(tmp_path):
+    """Above 500 ops the records leave out their common values and number their types; the page puts back
+    exactly the records a small page carries (checked in Chromium by test_report_scopes_browser)."""
+    import copy
+
+    sys.path.insert(0, os.path.join(ROOT, "benchmarks"))
+    from generate import generate, to_json
+
+    from xcviz.render.report_html_data import node_records
+    from xcviz.render.report_html_scopes import compact_records
+
+    src = tmp_path / "g.json"
+    src.write_text(to_json(generate(700, scopes=True)), encoding="utf-8")
+    a = _analyse(str(src))
+    full = node_records(a.graph, a.clustering)
+    small = copy.deepcopy(full)
+    d = compact_records(small)
+    for rec, want in zip(small, full):   # the page's fill-in, in Python
+        back = {k: d[k] for k in ("attrs", "params", "cand", "d")}
+        back.update(rec)
+        back.setdefault("op", back["t"])
+        back["in"] = [x if isinstance(x, str) else f"{x[0]}: {d['types'][x[1]]}" for x in back["in"]]
+        back["out"] = [d["types"][x] for x in back["out"]]
+        assert back == want

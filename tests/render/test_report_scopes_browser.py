@@ -102,6 +102,11 @@ def test_llama_first_view_open_and_search(tmp_path, browser):
     # a click on a node tells its story; the breadcrumb goes back up
     page.click(f"#scopes .s-item[data-name='{name}']")
     assert page.inner_text("#details h3") == name
+    from xcviz.render.report_html_data import node_records
+
+    rec = node_records(a.graph, a.clustering)[i]   # the inputs and outputs as a small page's records write them
+    details = page.inner_text("#details")
+    assert all(x in details for x in rec["in"] + rec["out"]) and rec["in"]
     page.click("#crumbs .crumb >> nth=0")
     assert page.get_attribute("#scopes", "data-open") == ""
     assert problems == []

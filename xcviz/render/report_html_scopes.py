@@ -258,11 +258,18 @@ def _folds(graph: Graph, clustering: Clustering, recs: list[dict]) -> None:
 def compact_records(records: list[dict]) -> dict:
     """A big graph's node records without what most nodes share (the page fills it back in): empty attrs and
     parameters, `cand` when true, the most common device, `op` when it is the op type as written. Returns
-    the defaults."""
+    the defaults (and `types`: the type texts that inputs and outputs number)."""
     from collections import Counter
 
     device = Counter(r["d"] for r in records).most_common(1)[0][0] if records else "cpu"
+    types: dict[str, int] = {}   # type texts, each once: inputs as [ref, type], outputs as type numbers
     for r in records:
+        ins = []
+        for x in r["in"]:
+            ref, sep, t = x.rpartition(": ")
+            ins.append([ref, types.setdefault(t, len(types))] if sep else x)
+        r["in"] = ins
+        r["out"] = [types.setdefault(t, len(types)) for t in r["out"]]
         if not r["attrs"]:
             del r["attrs"]
         if not r["params"]:
@@ -273,4 +280,4 @@ def compact_records(records: list[dict]) -> dict:
             del r["d"]
         if r["op"] == r["t"]:
             del r["op"]
-    return {"attrs": [], "params": [], "cand": True, "d": device}
+    return {"attrs": [], "params": [], "cand": True, "d": device, "types": list(types)}

@@ -3,10 +3,15 @@
 (function () {
   var D = JSON.parse(document.getElementById("data").textContent);
   /* a big graph's records leave out what is the common case (report_html_scopes.compact_records) */
+  var TYPES = D.node_defaults ? D.node_defaults.types : null;
   if (D.node_defaults) D.nodes.forEach(function (n) {
-    for (var key in D.node_defaults) if (n[key] === undefined) n[key] = D.node_defaults[key];
+    for (var key in D.node_defaults) if (n[key] === undefined && key !== "types") n[key] = D.node_defaults[key];
     if (n.op === undefined) n.op = n.t;
   });
+  // inputs as [ref, type number] and outputs as type numbers (a big graph's records): the texts, when shown
+  function typed(xs) {
+    return TYPES ? xs.map(function (x) { return typeof x === "number" ? TYPES[x] : typeof x === "string" ? x : x[0] + ": " + TYPES[x[1]]; }) : xs;
+  }
   var $ = function (id) { return document.getElementById(id); };
 
   function h(tag, text, cls) {
@@ -180,8 +185,8 @@
     box.appendChild(h("h3", n.name));
     box.appendChild(h("p", n.t + (n.op !== n.t ? " (" + n.op + ")" : "") + " \u00b7 " + n.d));
     box.appendChild(n.g >= 0 ? h("p", "in " + D.clusters[n.g].id, "ok") : h("p", "fallback [" + n.c + "]: " + n.r, "no"));
-    list(box, "inputs", n["in"]);
-    list(box, "outputs", n.out);
+    list(box, "inputs", typed(n["in"]));
+    list(box, "outputs", typed(n.out));
     list(box, "parameters", n.params);
     /* `_`-prefixed attributes are xcviz's own bookkeeping (_n_inputs, _outer), not the model's */
     list(box, "attributes", n.attrs.filter(function (a) { return String(a[0]).charAt(0) !== "_"; })
