@@ -148,7 +148,7 @@ def markdown(meta: dict, rows: list[dict]) -> str:
         out.append(f"| {r['case']} | {r['ops']:,} | {cell(r['report_s'])} | {cell(r['report_cpu_s'])} | {cell(r['rss_mb'])} | "
                    f"{r['page_bytes'] / 2**20:.1f} MiB | {cell(r['load_s'])} | {r['labels']} | "
                    f"{cell(r['open_ms'])} ({r['opened']}) | {r['load_avg'][0]}–{r['load_avg'][1]} |")
-    out += ["", "The machine is 2 CPUs shared by several jobs (load average 11-17 while these ran): wall times are "
+    out += ["", "The machine is 2 CPUs shared by several jobs (its load average is in the last column): wall times are "
             "several times the CPU time the command used (`report CPU s`, user + system). The Llama's CPU time is "
             "mostly the .pt2 loader importing torch (2.5 s of it); its report itself takes 0.2 s. `open ms` is "
             "each scope laid out by the page's dagre the first time it is opened (the first view's scopes, the "
