@@ -36,6 +36,8 @@ PARAMETER_SOURCE = "parameter_source"  # its value is a parameter of the model (
 VOLATILE = "volatile"                # a new value on every run (random draws, host I/O): never a parameter
 VALUE_RULE = "value_rule"            # shape inference computes its value when its inputs' values are known
 TYPE_VALUE = "type_value"            # its value follows from its input's type alone (shape, size, rank)
+VARIABLE = "variable"                # a model variable or its read (TF VarHandleOp, ReadVariableOp): a picture
+                                     # draws it as a parameter, never as an op (render.params)
 
 COST_CLASSES = ("dot", "conv", "narrow_conv", "pointwise_conv", "dwconv", "elementwise", "reduce", "window", "norm", "movement", "free")
 FUSION_KINDS = ("loop", "free", "library", "reduce", "two_reductions", "foldable", "broadcast")

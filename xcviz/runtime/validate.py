@@ -93,6 +93,21 @@ class ValidationReport:
     def counts(self) -> dict[str, int]:
         return {s: sum(c.status == s for c in self.clusters) for s in ("ok", "mismatch", "skipped", "compile_failed")}
 
+    def _repr_html_(self) -> str:
+        """In a notebook: the status and one row per cluster (measured against estimated, error), compact."""
+        from ..htmltable import pairs, table
+
+        def num(x, fmt="{:.3g}"):
+            return "" if x is None else fmt.format(x)
+
+        head = pairs([("graph", self.graph), ("status", self.status),
+                      ("clusters", ", ".join(f"{n} {s}" for s, n in self.counts().items() if n))],
+                     caption="xcviz validation")
+        rows = [[c.id, len(c.nodes), c.status, num(c.speedup_measured, "{:.2f}×"), num(c.speedup_estimate, "{:.2f}×"),
+                 num(c.max_abs_error), num(c.native_ms), num(c.xla_ms), c.message or ""] for c in self.clusters]
+        return "<div>" + head + table(["cluster", "nodes", "status", "measured", "estimated", "max abs error",
+                                       "native ms", "XLA ms", "message"], rows, numeric={1, 3, 4, 5, 6, 7}) + "</div>"
+
     def to_json(self) -> dict:
         return {"schema_version": 1, "graph": self.graph, "ok": self.ok, "status": self.status, "cache": self.cache,
                 "counts": self.counts(), "auto_fallback": {"denied": self.denied, "rounds": self.rounds},

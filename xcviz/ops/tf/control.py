@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from .. import rules as r
 from ..arrays import Unsupported
-from ..registry import CONTROL_FLOW, SOURCE, op
+from ..registry import CONTROL_FLOW, SOURCE, VARIABLE, op
 from .kernels import xla_devices
 
 NONE = frozenset()
@@ -42,10 +42,11 @@ def _var_handle(xp, a):
     return a["value"]
 
 
-op("tf.VarHandleOp", **opaque, groups=SOURCE, max_inputs=0, impl=_var_handle, attrs={"value": None},
+op("tf.VarHandleOp", **opaque, groups=(SOURCE, VARIABLE), max_inputs=0, impl=_var_handle, attrs={"value": None},
    reason="resource handle: xcviz's runs read it as the variable's value (SavedModel variables)",
    doc="TF VarHandleOp(; dtype, shape, shared_name)")
 op("tf.ReadVariableOp", devices=xla_devices("ReadVariableOp"), infer=r.from_file, flops=r.zero_flops, min_inputs=1,
+   groups=VARIABLE,
    max_inputs=1, impl=lambda xp, a, handle: handle,
    doc="TF ReadVariableOp(resource): the variable's value (a handle runs as its value)")
 op("tf.AssignVariableOp", **opaque, min_inputs=2, max_inputs=2, reason=var_reason,
