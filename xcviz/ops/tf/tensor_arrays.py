@@ -152,7 +152,7 @@ def _grad(xp, a, handle, flow_in):
     return ta.grads[key], FLOW
 
 
-arr = dict(infer=r.from_file, flops=zero)
+arr = dict(infer=r.from_file, flops=zero, jax_ok=False)  # a mutable resource: never traced
 op("tf.TensorArrayV3", **arr, devices=xla_devices("TensorArrayV3"), min_inputs=1, max_inputs=1, num_outputs=2,
    impl=_new, attrs={"dtype": None, "element_shape": None, "dynamic_size": False, "clear_after_read": True},
    reason="TensorArray op: TF's auto-clustering refuses it (allow_tensor_array_ops = false)",
