@@ -204,6 +204,11 @@ def _timed_run(a, feeds: dict, mode: str, check: bool, repeats: int | None, nati
     g, c, cache = a.graph, a.clustering, CompileCache()
     rt = resolve(native, g, threads)
     note = None
+    from ..runtime.frames import has_v1_flow
+
+    if has_v1_flow(g) and rt.name != "numpy":   # frames and dead tensors: xcviz's executor runs the graph
+        note = f"TF1 control flow runs in xcviz's frame executor: its native parts on NumPy, not {rt.name}"
+        rt = resolve("numpy", g, threads)
     # (a Loop/If/Scan outside the clusters whose bodies hold clusters: the hybrid runs its iterations in xcviz,
     # each body's clusters on XLA and the rest of the body on the native runtime; runtime.hybrid_bodies)
     if mode != "jit" and rt.name != "numpy":

@@ -22,14 +22,19 @@ from ..errors import XcvizError
 from ..ir import Graph, format_ref, parse_ref
 from ..ops.arrays import Unsupported
 
-V1_FLOW = frozenset({"tf.Enter", "tf.Exit", "tf.Switch", "tf.Merge", "tf.NextIteration", "tf.LoopCond"})
 DEAD = type("Dead", (), {"__repr__": lambda self: "DEAD"})()
 ROOT = (None, 0)  # the root frame's only iteration
 
 
 def has_v1_flow(graph: Graph) -> bool:
     """Whether the graph holds TF1 control-flow nodes, which only this executor runs."""
-    return any(n.op in V1_FLOW for n in graph.nodes)
+    from ..ops import FRAMES, REGISTRY
+
+    for op in {n.op for n in graph.nodes}:
+        opdef = REGISTRY.ops.get(op)
+        if opdef is not None and FRAMES in opdef.groups:
+            return True
+    return False
 
 
 def _ref(r: str) -> str:

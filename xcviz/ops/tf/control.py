@@ -13,19 +13,20 @@ import numpy as np
 from .. import rules as r
 from ...errors import XcvizError
 from ..arrays import Unsupported
-from ..registry import CONTROL_FLOW, SOURCE, op
+from ..registry import CONTROL_FLOW, FRAMES, SOURCE, op
 from .kernels import xla_devices
 
 NONE = frozenset()
 opaque = dict(devices=NONE, infer=r.from_file, num_outputs=None)
 flow = dict(**opaque, groups=CONTROL_FLOW)
 
+
 def _in_frames(xp, a, *args):
     """Frames and deadness are the executor's (runtime/frames.py): a node of these runs only there."""
     raise Unsupported(f"{a['_op_type']} runs only in xcviz's frame executor (a whole TF1 graph's run)")
 
 
-v1 = dict(**flow, impl=_in_frames)
+v1 = dict(opaque, groups=(CONTROL_FLOW, FRAMES), impl=_in_frames)
 op("tf.Enter", **v1, min_inputs=1, max_inputs=1, reason="v1 control flow: enters a loop frame (no XLA kernel)",
    doc="TF Enter(data; frame_name, is_constant, parallel_iterations)")
 op("tf.Exit", **v1, min_inputs=1, max_inputs=1, reason="v1 control flow: leaves a loop frame (no XLA kernel)",
