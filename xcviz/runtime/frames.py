@@ -112,11 +112,12 @@ class _Frame:
         self.depth = depth
 
 
-def run_frames(sched: Schedule, feeds: dict, run_unit, max_steps: int = 50_000_000) -> dict:
-    """Every live value of one run, by ref (a value made in a loop: its last iteration's). `run_unit(uid,
-    inputs) -> {ref: value}` runs a node or a cluster on the values of its input refs."""
+def run_frames(sched: Schedule, feeds: dict, run_unit, max_steps: int = 50_000_000, env: dict | None = None) -> dict:
+    """Every live value of one run, by ref (a value made in a loop: its last iteration's), into `env` when given
+    (what was computed stays there when a node fails). `run_unit(uid, inputs) -> {ref: value}` runs a node or a
+    cluster on the values of its input refs."""
     g = sched.graph
-    env: dict = {}
+    env = {} if env is None else env
     pending: dict = {}
     merges: dict = {}
     frames: dict = {}

@@ -212,7 +212,7 @@ def validate_graph(graph, clustering=None, inputs: dict | None = None, seed: int
     opts = clustering.options
     feeds = bind_inputs(graph, inputs, seed, max_elements)
     graph = bind_dims(graph, feeds.dims)  # (its reports count bytes at the sizes it ran with)
-    run = execute_tolerant(graph, feeds)
+    run = execute_tolerant(graph, feeds, clustering)
     hw = load_hardware(hardware, opts.device)
     rt = resolve(native, graph, threads)
     if hardware is None and hw.native != rt.name and f"{hw.name}_{rt.name}" in hardware_names():
