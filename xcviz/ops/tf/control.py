@@ -26,14 +26,29 @@ def _in_frames(xp, a, *args):
     raise Unsupported(f"{a['_op_type']} runs only in xcviz's frame executor (a whole TF1 graph's run)")
 
 
-v1 = dict(opaque, groups=(CONTROL_FLOW, FRAMES), impl=_in_frames)
+def _passes(ctx: r.Ctx) -> list:
+    """Enter, Exit, NextIteration, LoopCond and Switch (both outputs) pass input 0's type on where the file
+    gives none."""
+    t = r.TensorType(ctx.shape(0), ctx.dtype(0))
+    return [g if g.shape is not None else t for g in r.from_file(ctx)]
+
+
+def _merges(ctx: r.Ctx) -> list:
+    """A cond's Merge: its inputs' type when they agree; a loop's Merge (back edges): the file's (its value
+    may change shape from one iteration to the next)."""
+    if ctx.attrs.get("_back_edges") or len({(t.shape, t.dtype) for t in ctx.inputs}) != 1:
+        return r.from_file(ctx)
+    return _passes(ctx)
+
+
+v1 = dict(opaque, groups=(CONTROL_FLOW, FRAMES), impl=_in_frames, infer=_passes)
 op("tf.Enter", **v1, min_inputs=1, max_inputs=1, reason="v1 control flow: enters a loop frame (no XLA kernel)",
    doc="TF Enter(data; frame_name, is_constant, parallel_iterations)")
 op("tf.Exit", **v1, min_inputs=1, max_inputs=1, reason="v1 control flow: leaves a loop frame (no XLA kernel)",
    doc="TF Exit(data)")
 op("tf.Switch", **v1, min_inputs=2, max_inputs=2, reason="v1 control flow: routes data by a predicate (no XLA kernel)",
    doc="TF Switch(data, pred) -> output_false, output_true")
-op("tf.Merge", **v1, reason="v1 control flow: forwards its first live input (no XLA kernel)",
+op("tf.Merge", **dict(v1, infer=_merges), reason="v1 control flow: forwards its first live input (no XLA kernel)",
    doc="TF Merge(inputs...) -> output, value_index; the NextIteration back edge is kept in `_back_edges`")
 op("tf.NextIteration", **v1, min_inputs=1, max_inputs=1, reason="v1 control flow: a loop's back edge (no XLA kernel)",
    doc="TF NextIteration(data)")
