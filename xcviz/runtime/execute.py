@@ -228,7 +228,8 @@ def _run_units(graph: Graph, feeds: dict, plan: Plan, cache, lazy: bool = True) 
     everywhere, raises instead."""
     env: dict = {}
     for v in graph.inputs:
-        env[v.name] = feeds[v.name]
+        if v.name in feeds:  # (an input nothing reads may have no value)
+            env[v.name] = feeds[v.name]
     nodes = graph.nodes
     for kind, u in plan.units:
         if kind == "node":

@@ -94,7 +94,8 @@ class Schedule:
                 refs = [_ref(r) for r in cluster_specs[u].exits]
             else:
                 node = graph.nodes[u]
-                refs = [format_ref(node.name, k) for k in range(max(len(node.outputs), 2))]
+                n = max(len(node.outputs), 2, int(node.attrs.get("num_outs") or 0))
+                refs = [format_ref(node.name, k) for k in range(n)]
             self.made.append([r for r in refs if r in self.consumers])
         self.sources = [uid for uid in range(len(units)) if self.needed[uid] == 0]
         self.fed = sorted(r for r in self.consumers if r in {v.name for v in graph.inputs})
@@ -222,6 +223,7 @@ def run_frames(sched: Schedule, feeds: dict, run_unit, max_steps: int = 50_000_0
                         for it in sorted(f.iters):
                             deliver(cu, slot, (child, it), v)
                     for cu in sched.control_out[uid]:
+                        f.consts.append((cu, -1, DEAD if dead else None))
                         for it in sorted(f.iters):
                             deliver(cu, -1, (child, it), DEAD if dead else None)
                 else:
@@ -253,6 +255,14 @@ def run_frames(sched: Schedule, feeds: dict, run_unit, max_steps: int = 50_000_0
                 taken = bool(np.asarray(pred).reshape(()))
                 send(uid, tag, {name: DEAD if taken else data, f"{name}:1": data if taken else DEAD}, False)
                 continue
+            if op == "tf._SwitchN":
+                data, index = vals
+                node = g.nodes[u]
+                n = int(node.attrs.get("num_outs") or len(node.outputs))
+                k = int(np.asarray(index).reshape(()))
+                k = k if 0 <= k < n else n - 1
+                send(uid, tag, {format_ref(node.name, j): data if j == k else DEAD for j in range(n)}, False)
+                continue
             if op == "tf.LoopCond":
                 outs = outs_of(uid, vals[0])
             else:
@@ -263,9 +273,21 @@ def run_frames(sched: Schedule, feeds: dict, run_unit, max_steps: int = 50_000_0
             break
     missing = [r for r in g.outputs if r not in env]
     if missing:
-        raise XcvizError(f"output {missing[0]!r} got no live value (its branch or loop never produced one)",
+        stalled = _stalled(sched, pending)
+        raise XcvizError(f"output {missing[0]!r} got no live value (its branch or loop never produced one"
+                         + (f"; {stalled}" if stalled else "") + ")",
                          hint="TensorFlow's own run fails the same way when it fetches a dead tensor")
     return env
+
+
+def _stalled(sched: Schedule, pending: dict) -> str:
+    """The first node left waiting, and for what: what a stalled run says."""
+    for (uid, tag), ent in pending.items():
+        kind, u = sched.units[uid]
+        name = sched.graph.nodes[u].name if kind == "node" else f"cluster {u}"
+        absent = [r for r, v in zip(sched.inputs[uid], ent[0]) if r is not None and v is None]
+        return f"{len(pending)} node(s) still wait, e.g. {name!r} for {absent[:2] or 'a control input'}"
+    return ""
 
 
 def _resolve_dead_exits(sched: Schedule, frames: dict, send) -> bool:

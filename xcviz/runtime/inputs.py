@@ -143,6 +143,8 @@ def bind_inputs(graph: Graph, inputs: dict | None = None, seed: int | None = Non
             feeds[name] = None  # an optional the given inputs leave out is empty
         elif seed is None and inputs and name in (read := read if read is not None else _read_inputs(graph)):
             missing.append(name)
+        elif t.shape is None and name not in (read := read if read is not None else _read_inputs(graph)):
+            continue  # read by nothing and of no known shape (a lowered frozen graph's unused_control_flow_input)
         else:
             dims_here = {**{d: 1 for d in _symbols(t)}, **graph.dims, **dims}
             shape = input_shape(t, dims_here, name)

@@ -48,6 +48,9 @@ op("tf.Exit", **v1, min_inputs=1, max_inputs=1, reason="v1 control flow: leaves 
    doc="TF Exit(data)")
 op("tf.Switch", **v1, min_inputs=2, max_inputs=2, reason="v1 control flow: routes data by a predicate (no XLA kernel)",
    doc="TF Switch(data, pred) -> output_false, output_true")
+op("tf._SwitchN", **v1, min_inputs=2, max_inputs=2,
+   reason="v1 control flow: routes data to one of N outputs (a lowered Case; no XLA kernel)",
+   doc="TF _SwitchN(data, output_index; num_outs): output k live when output_index == k (out of range: the last)")
 op("tf.Merge", **dict(v1, infer=_merges), reason="v1 control flow: forwards its first live input (no XLA kernel)",
    doc="TF Merge(inputs...) -> output, value_index; the NextIteration back edge is kept in `_back_edges`")
 op("tf.NextIteration", **v1, min_inputs=1, max_inputs=1, reason="v1 control flow: a loop's back edge (no XLA kernel)",
