@@ -398,6 +398,35 @@ def export(name: str, make, functions_cls, out: str) -> dict:
             "savedmodel_vs_frozen_max_abs": det, "tf_version": tf.__version__, "keras_version": keras.__version__}
 
 
+def export_archive(name: str, out: str) -> dict:
+    """keras_export: a Keras model saved with Model.export() (Keras 3's ExportArchive): its serving function
+    captures handles to variables it names `kernel_1`, ...; the object graph binds them to the model's variables.
+    TF's outputs come from the reloaded SavedModel's signature."""
+    import keras
+    import numpy as np
+    import tensorflow as tf
+    from keras import layers
+
+    keras.backend.clear_session()
+    rng = np.random.default_rng(1)
+    m = keras.Sequential([keras.Input((3,), name="x"), layers.Dense(4), layers.BatchNormalization(),
+                          layers.Dense(2, activation="tanh")])
+    for w in m.weights:
+        w.assign(np.round(rng.standard_normal(w.shape) * 32.0).astype(np.float32) / 64.0 + (1.0 if "variance" in w.path
+                                                                                            else 0.0))
+    sm = os.path.join(out, f"{name}_savedmodel")
+    shutil.rmtree(sm, ignore_errors=True)
+    m.export(sm)
+    feeds = {"x": rng.standard_normal((2, 3)).astype(np.float32)}
+    sig = tf.saved_model.load(sm).signatures["serving_default"]
+    (arg,) = sig.structured_input_signature[1]
+    outputs = {k: v.numpy() for k, v in sig(**{arg: tf.constant(feeds["x"])}).items()}
+    np.savez(os.path.join(out, f"{name}_io.npz"), **{f"in_{arg}": feeds["x"]},
+             **{f"out_{k}": v for k, v in outputs.items()})
+    return {"inputs": {arg: [[2, 3], "float32"]}, "outputs": {k: [list(v.shape), str(v.dtype)] for k, v in outputs.items()},
+            "tf_version": tf.__version__, "keras_version": keras.__version__}
+
+
 def _plain(v):
     """TF's outputs as arrays numpy reads back without pickle (strings as unicode arrays)."""
     import numpy as np
@@ -425,6 +454,8 @@ def main() -> None:
             continue
         index[name] = export(name, make, functions_cls, args.out)
         print(name, index[name]["frozen_nodes"], "nodes", index[name]["bytes"], file=sys.stderr, flush=True)
+    if not only or "keras_export" in only:
+        index["keras_export"] = export_archive("keras_export", args.out)
     with open(index_path, "w", encoding="utf-8") as f:
         json.dump(dict(sorted(index.items())), f, indent=1, sort_keys=True)
         f.write("\n")
