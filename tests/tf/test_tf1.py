@@ -122,3 +122,12 @@ def test_assert_passes_or_fails_the_run():
     assert eval_node(node, [np.asarray(True), *data]) == []
     with pytest.raises(XcvizError, match="assertion failed: .*Expected shape.*saw shape"):
         eval_node(node, [np.asarray(False), *data])
+
+
+@pytest.mark.slow
+def test_cli_validate_times_the_whole_model_through_frames(run_cli):
+    code, out, err = run_cli("validate", os.path.join(DATA, "gru_dynamic_steps.pb"), "--repeats", "1", "--json")
+    assert code == 0, err
+    rep = json.loads(out)
+    assert rep["clusters"] and all(c["status"] == "ok" for c in rep["clusters"])
+    assert rep["model"]["native_ms"] and rep["model"]["hybrid_ms"]
