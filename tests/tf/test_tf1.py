@@ -131,3 +131,16 @@ def test_cli_validate_times_the_whole_model_through_frames(run_cli):
     rep = json.loads(out)
     assert rep["clusters"] and all(c["status"] == "ok" for c in rep["clusters"])
     assert rep["model"]["native_ms"] and rep["model"]["hybrid_ms"]
+
+
+def test_hlo_of_a_cluster_in_a_loop_body(run_cli, tmp_path):
+    """`xcviz hlo` compiles a loop body's cluster on the values of its last iteration."""
+    feeds, _ = io("nested_while")
+    np.savez(tmp_path / "in.npz", **feeds)
+    g = load(os.path.join(DATA, "nested_while.pb"))
+    c = run_clustering(g, ClusterOptions())
+    (k,) = [k for k, m in enumerate(c.clusters) if any(g.nodes[i].name == "while/while/MatMul" for i in m)]
+    code, out, err = run_cli("hlo", os.path.join(DATA, "nested_while.pb"), "--cluster", str(k),
+                             "--inputs", str(tmp_path / "in.npz"))
+    assert code == 0, err
+    assert "HloModule" in out and "f32[3,3]" in out

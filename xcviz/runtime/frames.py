@@ -177,6 +177,8 @@ def run_frames(sched: Schedule, feeds: dict, run_unit, max_steps: int = 50_000_0
 
     def send(uid: int, tag, outs: dict, dead: bool) -> None:
         for r, v in outs.items():
+            if v is not DEAD:
+                env[r] = v
             for cu, slot in sched.consumers.get(r, ()):
                 deliver(cu, slot, tag, v)
         for cu in sched.control_out[uid]:
@@ -188,6 +190,7 @@ def run_frames(sched: Schedule, feeds: dict, run_unit, max_steps: int = 50_000_0
         return {format_ref(node.name, k): value for k in range(max(len(node.outputs), 1))}
 
     for r in sched.fed:
+        env[r] = feeds[r]
         for cu, slot in sched.consumers.get(r, ()):
             deliver(cu, slot, ROOT, feeds[r])
     for uid in sched.sources:
@@ -218,6 +221,8 @@ def run_frames(sched: Schedule, feeds: dict, run_unit, max_steps: int = 50_000_0
                 start_iter(child, 0)
                 v = DEAD if dead else vals[0]
                 if node.attrs.get("is_constant"):
+                    if not dead:
+                        env[node.name] = v
                     for cu, slot in sched.consumers.get(node.name, ()):
                         f.consts.append((cu, slot, v))
                         for it in sorted(f.iters):
