@@ -153,8 +153,22 @@ def _cases():
         out, state = tf.compat.v1.nn.dynamic_rnn(Cell(4, 3, gru=True), x, dtype=tf.float32)
         return [tf.reduce_mean(out, axis=1), state]
 
+    def tensor_array_ops(feeds):
+        """split / concat / size / close, and tf.gradients through a TensorArray (TensorArrayGradV3)."""
+        x = ph(feeds, "x", [5, 3], rand(5, 3))
+        ta = tf.TensorArray(tf.float32, size=3, infer_shape=False).split(x * 2.0, [2, 1, 2])
+        whole = ta.concat()
+        xs = tf.TensorArray(tf.float32, size=5, clear_after_read=False).unstack(x)
+        (gx,) = tf.gradients(xs.stack() * w(5, 3), [x])
+        size = ta.size()
+        with tf.control_dependencies([whole, size]):
+            closed = ta.close()
+        with tf.control_dependencies([closed]):
+            n = tf.identity(size)
+        return [whole + 1.0, gx, n, xs.read(4)]
+
     return {f.__name__: f for f in (while_loop, cond_unbalanced, while_in_cond, nested_while, cond_in_while,
-                                    dynamic_rnn_seqlen, tensor_array_rnn, gru_dynamic_steps)}
+                                    dynamic_rnn_seqlen, tensor_array_rnn, gru_dynamic_steps, tensor_array_ops)}
 
 
 def _config():

@@ -23,7 +23,9 @@ PATHS = [(c, io) for c in CASES for io in ("io", "alt_io") if os.path.isfile(os.
 # the partitions xcviz does not form as TensorFlow does (case, min cluster size): before the pass, TF's session
 # folds dynamic_rnn's Shape and its zeros (Fill) of static shape into constants and clones the small ones
 # (CloneConstantsForBetterClustering: rnn/Shape/clone_0), which the frozen graph xcviz reads does not hold
-NOT_IDENTICAL: set[tuple[str, int]] = {("dynamic_rnn_seqlen", 1)}
+# (rnn/Shape/clone_0); and in tensor_array_ops it folds the Shape of the forward product tf.gradients reads, so
+# that product (read by nothing else) is gone from the graph its pass sees
+NOT_IDENTICAL: set[tuple[str, int]] = {("dynamic_rnn_seqlen", 1), ("tensor_array_ops", 1)}
 
 
 def io(case: str, which: str = "io"):
@@ -33,7 +35,9 @@ def io(case: str, which: str = "io"):
 
 
 def assert_equal_to_tf(got: dict, ref: dict) -> None:
-    assert sorted(got) == sorted(ref)
+    """Every output TF fetched (out0, out1, ...); a graph may end in other nodes too (tensor_array_ops: the forward
+    product only tf.gradients' Shape reads, which xcviz folds)."""
+    assert set(ref) <= set(got)
     for k, want in ref.items():
         have = np.asarray(got[k])
         assert have.shape == want.shape and have.dtype == want.dtype, (k, have.shape, want.shape, have.dtype)
@@ -41,11 +45,11 @@ def assert_equal_to_tf(got: dict, ref: dict) -> None:
 
 
 def test_corpus_is_complete():
-    assert len(CASES) == 8 and len(PATHS) >= 14
+    assert len(CASES) == 9 and len(PATHS) >= 15
     ops = set().union(*(set(INDEX[c]["ops"]) for c in CASES))
     assert {"Enter", "Exit", "Switch", "Merge", "NextIteration", "LoopCond", "TensorArrayV3", "TensorArrayReadV3",
-            "TensorArrayWriteV3", "TensorArrayScatterV3", "TensorArrayGatherV3",
-            "Assert"} <= ops
+            "TensorArrayWriteV3", "TensorArrayScatterV3", "TensorArrayGatherV3", "TensorArraySplitV3",
+            "TensorArrayConcatV3", "TensorArrayGradV3", "TensorArrayCloseV3", "Assert"} <= ops
 
 
 @pytest.mark.parametrize("case,which", PATHS, ids="/".join)
