@@ -248,3 +248,6 @@ def test_each_unknown_dimension_is_its_own(run_cli, tmp_path):
                                               "savedmodel" if "savedmodel" in form else "frozen"), ref)
         code, out, err = run_cli("validate", path, "--inputs", str(tmp_path / "in.npz"), "--repeats", "1")
         assert code == 0, err
+        for cmd in (("cluster",), ("stats",), ("hlo", "--cluster", "0")):
+            code, out, err = run_cli(cmd[0], path, *cmd[1:], "--inputs", str(tmp_path / "in.npz"))
+            assert code == 0, (cmd, err)
