@@ -203,7 +203,8 @@ def test_case_runs_its_branch(mode):
 
 
 @pytest.mark.parametrize("name", LOWERED)
-@pytest.mark.parametrize("mode", ["native", "hybrid"])
+@pytest.mark.parametrize("mode", ["native", "hybrid", "jit"])
+@pytest.mark.filterwarnings("ignore:cluster_.*ran natively")  # jit: a TensorList passing an Identity stays native
 def test_lowered_frozen_graphs_run_equal_to_tensorflow(name, mode):
     """convert_variables_to_constants_v2 as TF does by default: While/If/Case lowered to v1 control flow (frames,
     TensorLists in loops) and the unused_control_flow_input_N placeholders the lowering leaves, which nothing reads

@@ -18,7 +18,7 @@ from . import aten  # noqa: F401,E402  (the aten op table: its frame, then its r
 from .aten import core as aten_core, grad as aten_grad, layout as aten_layout, rnn as aten_rnn, table as aten_table  # noqa: F401,E402,E501
 from .arrays import Unsupported  # noqa: F401
 from .registry import (  # noqa: F401
-    ALL, BODY_CONTROL, CONTROL_FLOW, CUSTOM, DEVICES, ELEMENTWISE, EXPENSIVE, FRAMES, FUNCTIONAL, LAYOUT, MEAN, NOOP,
+    ALL, BODY_CONTROL, CONTROL_FLOW, CUSTOM, DEVICES, ELEMENTWISE, EXPENSIVE, FRAMES, FUNCTIONAL, LAYOUT, LISTS, MEAN, NOOP,
     PARAMETER_SOURCE, REDUCTION, REGISTRY, SHAPE_CONSUMER, SOURCE, STRIDED_WINDOW, TYPE_VALUE, VALUE_RULE, VOLATILE,
     ZERO_SIZE, OpDef, Registry,
 )

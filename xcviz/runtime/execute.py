@@ -66,10 +66,12 @@ def units(graph: Graph, cluster_of: list[int], n_clusters: int) -> list[tuple[st
 def jit_clustering(graph: Graph):
     """Every node with a JAX lowering is a candidate, min size 1, `compile: false` ignored."""
     from ..clustering import ClusterOptions, run_clustering
-    from ..ops import REGISTRY
+    from ..ops import LISTS, REGISTRY
 
     g2 = dataclasses.replace(graph, nodes=[msgspec.structs.replace(n, compile=None) for n in graph.nodes])
-    ops = frozenset(o.name for o in REGISTRY if o.jax is not None)
+    # in a graph with frames a TensorList lives between ops of the frame executor: never inside a cluster
+    skip = LISTS if has_v1_flow(graph) else None
+    ops = frozenset(o.name for o in REGISTRY if o.jax is not None and skip not in o.groups)
     return run_clustering(g2, ClusterOptions(strategy="mark", min_cluster_size=1, supported_ops=ops, record=False))
 
 
@@ -191,8 +193,8 @@ def execute(graph: Graph, feeds: dict[str, np.ndarray], mode: str = "hybrid", cl
     plan = plan_for(graph, mode, clustering if mode == "hybrid" else None, cache, options)
     bodies_before = _body_compile_seconds(plan)
     with bodies_run(_body_run(graph, plan, mode, options)):
-        if has_v1_flow(graph):
-            env = _run_frames(graph, feeds, plan, cache, lazy=mode != "jit")
+        if has_v1_flow(graph):  # (jit too falls back, said in `fallbacks`: a TensorList may pass an Identity)
+            env = _run_frames(graph, feeds, plan, cache, lazy=True)
         else:
             env = _run_units(graph, feeds, plan, cache, lazy=mode != "jit")
     seconds = time.perf_counter() - t0
