@@ -27,6 +27,8 @@ CONTROL_FLOW = "control_flow"
 # a While / If / Loop / Scan with bodies: a cluster holding one is kept whatever its size (TF's
 # has_functional_control_flow in MarkForCompilationPass: IsWhileNode() || IsIfNode())
 FUNCTIONAL = "functional_control_flow"
+FRAMES = "frames"                    # TF1 control flow v1 (Enter, Switch, Merge ...): runs in runtime/frames.py only
+LISTS = "lists"                      # makes or reads a TensorList: traced only inside a body that holds the list
 CUSTOM = "custom"
 BODY_CONTROL = "body_control"        # runs graph-valued attributes (ONNX Loop, If, Scan): costed by its bodies
 EXPENSIVE = "expensive"              # an elementwise op XLA's fusion does not duplicate into several consumers

@@ -233,7 +233,7 @@ def validate_graph(graph, clustering=None, inputs: dict | None = None, seed: int
     opts = clustering.options
     feeds = bind_inputs(graph, inputs, seed, max_elements)
     graph = bind_dims(graph, feeds.dims)  # (its reports count bytes at the sizes it ran with)
-    run = execute_tolerant(graph, feeds)
+    run = execute_tolerant(graph, feeds, clustering)
     hw = hardware_for(graph, hardware, opts.device, native)  # the program's runtime's profile, as every command's
     rt = resolve(native, graph, threads)
     cache = CompileCache()
@@ -270,8 +270,14 @@ def validate_graph(graph, clustering=None, inputs: dict | None = None, seed: int
 
 def model_times(graph, clustering, rt, run: PartialRun, cache, repeats, est, constant: frozenset = frozenset()):
     """The whole model all-native against hybrid (wholemodel), or why it could not run."""
+    from .frames import has_v1_flow
     from .wholemodel import ModelTimes, time_model
 
+    if has_v1_flow(graph) and not run.failed:  # frames: the frame executor's runs (runtime/frames_timing.py)
+        from .frames_timing import frames_model_times
+
+        return frames_model_times(graph, clustering, {v.name: run.env[v.name] for v in graph.inputs
+                                                      if v.name in run.env}, repeats, est)
     if run.failed:
         first = next(iter(run.failed.values()))
         return ModelTimes(None, None, None, est, rt.name, why=f"cannot run natively: {first}"[:300])
