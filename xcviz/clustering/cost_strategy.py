@@ -52,10 +52,9 @@ def _costs(graph, hw):
     nbytes = [t.bind(graph.dims).nbytes() or 0 for t in flat.types]
     shapes = [may_have_value(t.bind(graph.dims)) for t in flat.types]
     outs = []  # (producer position, bytes) of each graph output a node produces
-    position = graph.lookup()
     for r in graph.outputs:
         name, k = parse_ref(r)
-        j = position(name)
+        j = graph.position(name)
         if j is not None:
             outs.append((j, graph.nodes[j].out(k).bind(graph.dims).nbytes() or 0))
     flops = np.array([k[0] or 0 for k in per_key], np.float64)[sig]  # (FLOPs, bytes moved, bytes written)

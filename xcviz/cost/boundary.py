@@ -45,12 +45,11 @@ class Boundary:
         out_src: list[int] = []
         out_port: list[int] = []
         in_names = {v.name for v in graph.inputs}
-        position = graph.lookup()
         for r in graph.outputs:  # read as before: an input name first, then 'name:k'
             if r in in_names:
                 continue  # a graph input is in no cluster
             name, k = parse_ref(r)
-            i = position(name)
+            i = graph.position(name)
             if i is None:  # (the loader checked every output names a node or an input)
                 raise KeyError(name)
             c = int(cluster_of[i])
