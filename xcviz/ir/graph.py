@@ -73,7 +73,7 @@ class Graph:
         every name of a big graph: a load's passes look up a few hundred), then the name index's get. The
         count is the caller's own (a new one per call): the graph is not changed."""
         if self.indexed or self.nodes.find is None:
-            return self.position
+            return self.index.get
         return _Lookup(self)
 
     @property
@@ -117,16 +117,19 @@ class Graph:
 class _Lookup:
     """Graph.lookup's name -> position: the loader's look-up for FIND_MAX names, then the name index."""
 
-    __slots__ = ("graph", "left")
+    __slots__ = ("graph", "left", "get")
 
     def __init__(self, graph: Graph) -> None:
-        self.graph, self.left = graph, FIND_MAX
+        self.graph, self.left, self.get = graph, FIND_MAX, None
 
     def __call__(self, name: str) -> int | None:
+        if self.get is not None:
+            return self.get(name)
         if self.left > 0:
             self.left -= 1
             return self.graph.position(name)
-        return self.graph.index.get(name)
+        self.get = self.graph.index.get
+        return self.get(name)
 
 
 _DERIVED = ("index", "columns")
