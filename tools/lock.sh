@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Regenerate constraints.txt, the lock the README's install commands and CI use: every extra installed into a
+# Regenerate constraints.txt (and requirements.lock, the same with hashes: tools/lock_hashes.sh), the lock the README's install commands and CI use: every extra installed into a
 # fresh virtual environment from the package registries, then frozen. Run it when pyproject.toml's
 # dependencies change, and commit the result together with a full test run on it (bash .ci/run).
 # timm (census extra) is pinned without its torchvision: PyPI's torchvision wheels are built against CUDA torch
@@ -15,3 +15,5 @@ python3 -m venv "$venv"
   echo "# Made by tools/lock.sh on $(date -u +%Y-%m-%d) (Python $("$venv/bin/python" -c 'import platform; print(platform.python_version())'))."
   "$venv/bin/pip" freeze --exclude-editable | sed -E 's/^(torch==[0-9.]+)\+cpu$/\1/'
 } > constraints.txt
+# the same versions with their files' hashes, for a verified install (see the script for why a second file)
+bash tools/lock_hashes.sh

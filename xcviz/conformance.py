@@ -1,7 +1,7 @@
 """ONNX backend node tests against xcviz: each case's model runs natively and under jax.jit, vs expected outputs.
 
 The onnx wheel ships the generators (onnx.backend.test.case.node), not the data folder, so the cases are
-produced from them once and cached on disk (pickle keyed by the onnx version). A case whose attribute or
+produced from them once and cached on disk as data (conformance_cache: an .npz, keyed by the onnx version). A case whose attribute or
 dtype an implementation explicitly does not cover (ops.arrays.Unsupported) is counted as `unsupported`, not
 as a pass; any wrong number or other exception is a `fail`. Used by tests/ops/test_onnx_node_tests.py and by
 docs/make_node_tests.py, which writes the per-op table docs/node_tests.md.
@@ -9,7 +9,6 @@ docs/make_node_tests.py, which writes the per-op table docs/node_tests.md.
 from __future__ import annotations
 
 import os
-import pickle
 from dataclasses import dataclass
 
 import numpy as np
@@ -30,6 +29,7 @@ class Case:
 def collect(cache_dir: str | None = None) -> list[Case]:
     import onnx
 
+    from . import conformance_cache
     from .ops import REGISTRY
 
     cache_dir = cache_dir or os.path.join(os.path.expanduser("~"), ".cache", "xcviz")
@@ -38,10 +38,10 @@ def collect(cache_dir: str | None = None) -> list[Case]:
     # the cases carry canonical op names: key the cache by the registry's name mapping too
     mapping = sorted((n, REGISTRY.get(n).name) for n in REGISTRY._by_name)
     key = hashlib.sha256(repr(("v2", mapping)).encode()).hexdigest()[:12]  # v2: unknown ops kept
-    path = os.path.join(cache_dir, f"onnx-node-cases-{onnx.__version__}-{key}.pkl")
-    if os.path.exists(path):
-        with open(path, "rb") as f:
-            return pickle.load(f)
+    path = os.path.join(cache_dir, f"onnx-node-cases-{onnx.__version__}-{key}.npz")
+    cached = conformance_cache.load(path) if os.path.exists(path) else None
+    if cached is not None:
+        return [Case(**fields) for fields in cached]
     import warnings
 
     from onnx.backend.test.case.node import collect_testcases
@@ -61,10 +61,7 @@ def collect(cache_dir: str | None = None) -> list[Case]:
             cases.append(Case(opdef.name if opdef else "", c.name + (f"#{k}" if k else ""), c.model.SerializeToString(),
                               list(ins), list(outs), float(c.rtol), float(c.atol), nodes[0].op_type))
     os.makedirs(cache_dir, exist_ok=True)
-    tmp = path + f".{os.getpid()}.tmp"
-    with open(tmp, "wb") as f:
-        pickle.dump(cases, f)
-    os.replace(tmp, path)
+    conformance_cache.save(path, cases)
     return cases
 
 

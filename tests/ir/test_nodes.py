@@ -8,7 +8,7 @@ import sys
 import pytest
 
 import xcviz
-from xcviz.ir import Graph, Node, Nodes, TensorType, Value
+from xcviz.ir import FrozenDict, Graph, Node, Nodes, TensorType, Value
 from xcviz.passes.columns import NodeColumns
 from xcviz.loaders import json_scanned
 from tests.support.paths import ROOT
@@ -44,8 +44,8 @@ def test_loading_makes_no_node_and_the_nodes_made_later_are_the_generic_ones(typ
     assert g.nodes == ref.nodes and ref.nodes == g.nodes and g == ref
     assert g.nodes.made and g.columns is c  # made once, and the graph's columns still describe them
     assert g.nodes[5] is g.nodes[5]
-    # each node its own attribute dict and output list, as Node gives them
-    assert len({id(n.attrs) for n in g.nodes}) == len({id(n.outputs) for n in g.nodes}) == 3000
+    # read-only all the way down: every node's attributes a FrozenDict and its outputs a tuple
+    assert {type(n.attrs) for n in g.nodes} == {FrozenDict} and {type(n.outputs) for n in g.nodes} == {tuple}
 
 
 def test_nodes_read_as_a_sequence_of_nodes():
@@ -69,8 +69,8 @@ def test_a_changed_column_is_new_nodes_and_the_old_ones_stay():
     t = TensorType((2,), "float32")
     old = Nodes.of([Node("a", "Relu", "Relu", ("x",)), Node("b", "Neg", "Neg", ("a",))])
     new = old.replaced(op=["relu", "neg"], outputs=[[t], [t]])
-    assert [n.op for n in old] == ["Relu", "Neg"] and [n.outputs for n in old] == [[], []]
-    assert [n.op for n in new] == ["relu", "neg"] and [n.outputs for n in new] == [[t], [t]]
+    assert [n.op for n in old] == ["Relu", "Neg"] and [n.outputs for n in old] == [(), ()]
+    assert [n.op for n in new] == ["relu", "neg"] and [n.outputs for n in new] == [(t,), (t,)]
     assert [n.name for n in new.take([1, 0])] == ["b", "a"]
     with pytest.raises(ValueError):
         old.replaced(name=["c", "d"])

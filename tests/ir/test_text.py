@@ -248,7 +248,7 @@ graph small(%x: f32[2,3]) {
 def test_xcir_loads_by_suffix_and_by_content(write_graph):
     for name in ("g.xcir", "g.txt"):
         g = load(write_graph(SMALL, name))
-        assert [n.op for n in g.nodes] == ["relu", "sigmoid"] and g.nodes[1].outputs == [TensorType((2, 3), "float32")]
+        assert [n.op for n in g.nodes] == ["relu", "sigmoid"] and g.nodes[1].outputs == (TensorType((2, 3), "float32"),)
 
 
 def test_shapes_are_inferred_and_checked(write_graph):

@@ -5,8 +5,6 @@ import inspect
 
 from typer.core import TyperCommand, TyperGroup
 
-from . import coerce
-
 LIMITS = "Limits"  # the panel of the --max-* flags that refuse hostile or oversized inputs
 
 
@@ -19,10 +17,6 @@ def summary(command) -> str:
 class Group(TyperGroup):
     """`xcviz -h`: each command with its whole summary (click cuts them at about 45 characters with '...')."""
 
-    def parse_args(self, ctx, args):
-        coerce.install(self.get_params(ctx))  # (plain values without pydantic: see cli/coerce.py)
-        return super().parse_args(ctx, args)
-
     def format_commands(self, ctx, formatter) -> None:
         rows = [(name, summary(cmd)) for name in self.list_commands(ctx)
                 if (cmd := self.get_command(ctx, name)) is not None and not cmd.hidden]
@@ -34,10 +28,6 @@ class Group(TyperGroup):
 class Command(TyperCommand):
     """A command's help with its options grouped: those without a panel first, then one section per panel;
     arguments by their metavar alone (GRAPH, not `{graph}` and `<str>`)."""
-
-    def parse_args(self, ctx, args):
-        coerce.install(self.get_params(ctx))  # (plain values without pydantic: see cli/coerce.py)
-        return super().parse_args(ctx, args)
 
     def collect_usage_pieces(self, ctx) -> list[str]:
         pieces = [self.options_metavar] if self.options_metavar else []

@@ -11,23 +11,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-# IsStatefulRandomOp
-STATEFUL_RANDOM = frozenset({"RandomUniform", "RandomShuffle", "RandomUniformInt", "RandomStandardNormal",
-                             "TruncatedNormal", "Multinomial"})
-ASSERTS = frozenset({"Assert", "CheckNumerics"})
-# XlaResourceOpInfo kinds kStack and kTensorArray (tf2xla/resource_operation_table.cc)
-STACK_OPS = frozenset({"StackV2", "StackPushV2", "StackPopV2", "StackCloseV2"})
-TENSOR_ARRAY_OPS = frozenset({"TensorArrayV3", "TensorArrayConcatV3", "TensorArrayGatherV3", "TensorArrayScatterV3",
-                              "TensorArrayGradV3", "TensorArrayCloseV3", "TensorArrayReadV3", "TensorArraySizeV3",
-                              "TensorArraySplitV3", "TensorArrayWriteV3", "TensorArrayGradWithShape"})
-# ops whose inputs or outputs are DT_VARIANT (OpProducesOrConsumesVariant reads the node's types; a GraphDef
-# read without TF's op registry knows them by name, or by a `variant` type attribute)
-VARIANT_OPS = frozenset({"EmptyTensorList", "OptionalFromValue", "OptionalNone", "OptionalGetValue",
-                         "OptionalHasValue", "TensorMapEmpty", "TensorMapInsert", "TensorMapLookup",
-                         "TensorMapErase", "TensorMapSize", "TensorMapHasKey", "TensorMapStackKeys"})
-INACCURATE_OPS = frozenset({"SelfAdjointEigV2", "Svd"})  # OpIsInaccurate (b/127344411)
-SLOW_OPS = frozenset({"SelfAdjointEigV2", "Svd", "Qr", "MatrixInverse", "MatrixSolve", "ResizeBilinearGrad"})
-COLLECTIVES = frozenset({"CollectiveReduceV2"})
+from ..ops.tf.facts import (ASSERTS, COLLECTIVES, INACCURATE_OPS, SLOW_OPS, STACK_OPS, STATEFUL_RANDOM,
+                            TENSOR_ARRAY_OPS, VARIANT_OPS)
 
 
 @dataclass(frozen=True)

@@ -163,6 +163,7 @@ def _resolve_ports(graph, refs, src: np.ndarray) -> tuple[np.ndarray, np.ndarray
     if len(miss):
         src = src.copy()
         inputs = {v.name: n + i for i, v in enumerate(graph.inputs)}
+        position = graph.lookup()
         for k in miss.tolist():
             ref = refs[k]
             if not ref:
@@ -171,7 +172,7 @@ def _resolve_ports(graph, refs, src: np.ndarray) -> tuple[np.ndarray, np.ndarray
                 src[k] = inputs[ref]
                 continue
             name, out = parse_ref(ref)  # 'node:k' (as the loader reads it: a name with ':' and digits after it
-            j = graph.position(name)   # is output k of the node before the ':')
+            j = position(name)         # is output k of the node before the ':')
             if j is None:
                 raise KeyError(name)
             src[k], port[k] = j, out

@@ -3,26 +3,11 @@ from __future__ import annotations
 
 import functools
 from dataclasses import dataclass, field, replace
-from typing import Mapping, Sequence
+from typing import Callable, Mapping, Sequence
 
 from .columns import GraphColumns
-from .nodes import Nodes
-from .types import Node, TensorType, Value, parse_ref
-
-
-class FrozenDict(dict):
-    """A graph's mappings (dims, output names): a dict to every reader (JSON encoders, `dict(...)`, `**`),
-    refusing every change. A changed graph is a new Graph (bind_dims, dataclasses.replace)."""
-
-    __slots__ = ()
-
-    def _refuse(self, *args, **kwargs):
-        raise TypeError("a Graph is read-only: make a new one (ir.bind_dims, dataclasses.replace)")
-
-    __setitem__ = __delitem__ = __ior__ = update = pop = popitem = clear = setdefault = _refuse  # type: ignore
-
-    def __reduce__(self):
-        return FrozenDict, (dict(self),)
+from .nodes import FIND_MAX, Nodes
+from .types import FrozenDict, Node, TensorType, Value, parse_ref
 
 
 @dataclass(frozen=True, eq=True)
@@ -55,6 +40,8 @@ class Graph:
         for name in ("dims", "output_names"):
             if type(getattr(self, name)) is not FrozenDict:
                 put(self, name, FrozenDict(getattr(self, name)))
+        if self.aten_calls is not None and type(self.aten_calls) is not FrozenDict:
+            put(self, "aten_calls", FrozenDict(self.aten_calls))
 
     # -- what is derived from it, made once ----------------------------------
     @functools.cached_property
@@ -71,17 +58,23 @@ class Graph:
 
     # -- lookups ---------------------------------------------------------
     def position(self, name: str) -> int | None:
-        """The position of the node of this name, or None. Answered by the loader's look-up (Nodes.find)
-        for the first few thousand names while no index is made: a load's passes look up a few hundred
-        names, which is no reason to hash 10^6."""
+        """The position of the node of this name, or None. Changes nothing: the name index when it is made,
+        else the loader's look-up (Nodes.find: no dict of every name), else the index (made on first use).
+        For many names, `lookup()`."""
         index = self.__dict__.get("index")
-        if index is None:
-            nodes = self.nodes
-            if nodes.finds_left > 0:
-                nodes.finds_left -= 1
-                return nodes.find(name)
-            index = self.index
-        return index.get(name)
+        if index is not None:
+            return index.get(name)
+        find = self.nodes.find
+        return find(name) if find is not None else self.index.get(name)
+
+    def lookup(self) -> Callable[[str], int | None]:
+        """name -> position for a pass that looks up many names: `position` for the first FIND_MAX of them
+        (each of the loader's look-ups costs more than a dict's, but a few thousand cost less than hashing
+        every name of a big graph: a load's passes look up a few hundred), then the name index's get. The
+        count is the caller's own (a new one per call): the graph is not changed."""
+        if self.indexed or self.nodes.find is None:
+            return self.index.get
+        return _Lookup(self)
 
     @property
     def indexed(self) -> bool:
@@ -119,6 +112,24 @@ class Graph:
 
     def __repr__(self) -> str:  # (the nodes may be millions)
         return f"Graph({self.name!r}: {len(self.inputs)} inputs, {len(self.nodes):,} nodes, {len(self.outputs)} outputs)"
+
+
+class _Lookup:
+    """Graph.lookup's name -> position: the loader's look-up for FIND_MAX names, then the name index."""
+
+    __slots__ = ("graph", "left", "get")
+
+    def __init__(self, graph: Graph) -> None:
+        self.graph, self.left, self.get = graph, FIND_MAX, None
+
+    def __call__(self, name: str) -> int | None:
+        if self.get is not None:
+            return self.get(name)
+        if self.left > 0:
+            self.left -= 1
+            return self.graph.position(name)
+        self.get = self.graph.index.get
+        return self.get(name)
 
 
 _DERIVED = ("index", "columns")

@@ -6,10 +6,7 @@ from itertools import repeat
 from operator import attrgetter
 
 from .collector import gc_paused
-from .types import Node
-
-_EMPTY_ATTRS: dict = {}
-_EMPTY_OUTS: list = []
+from .types import NO_ATTRS, Node
 
 
 class Nodes(Sequence):
@@ -17,7 +14,7 @@ class Nodes(Sequence):
     that changes nodes makes new Nodes (`replaced`, `take`) and a new Graph.
 
     Kept as columns, one per Node field: a list of n values (or NodeRefs), or one value every node shares (an
-    empty `attrs`/`outputs` value gives each node its own empty dict/list, as Node does); `outputs` may be
+    `attrs` column may hold plain dicts, each node's view holds a FrozenDict of it); `outputs` may be
     (rid, results) from shape inference: node j's types are results[rid[j]]. Big-graph code (checks, shape
     inference, clustering, costs) reads `column` and never makes 10^6 objects; `row(i)` makes one node.
     Indexing or iterating makes the Node views, all at once in C (map(Node, ...)), and keeps them, so
@@ -25,13 +22,17 @@ class Nodes(Sequence):
     graph, the loaders that build Node objects) are kept as those objects.
 
     `find`: a loader's name -> position look-up that needs no dict of every name (loaders/json_scanned),
-    or None; Graph.position uses it for the first FIND_MAX look-ups."""
+    or None; Graph.position uses it while no name index is made (Graph.lookup: for up to FIND_MAX names)."""
 
-    __slots__ = ("_n", "_cols", "_list", "find", "finds_left")
+    __slots__ = ("_n", "_cols", "_list", "find")
 
     def __init__(self, n: int, cols: dict, find=None) -> None:
-        self._n, self._cols, self._list = n, cols, None
-        self.find, self.finds_left = find, FIND_MAX if find is not None else 0
+        _put(self, "_n", n), _put(self, "_cols", cols), _put(self, "_list", None), _put(self, "find", find)
+
+    def __setattr__(self, name, value):
+        raise AttributeError(f"Nodes are read-only (cannot set {name!r}): make new ones (replaced, take, Nodes.of)")
+
+    __delattr__ = __setattr__
 
     @classmethod
     def of(cls, nodes) -> "Nodes":
@@ -40,7 +41,7 @@ class Nodes(Sequence):
             return nodes
         made = list(nodes)
         seq = cls(len(made), {})
-        seq._list, seq._cols = made, None
+        _put(seq, "_list", made), _put(seq, "_cols", None)
         return seq
 
     @property
@@ -71,7 +72,7 @@ class Nodes(Sequence):
         for f, c in self._cols.items():
             v = c[i] if type(c) in _SEQ else c
             if f == "outputs" and type(c) is tuple:
-                v = list(c[1][c[0][i]])
+                v = c[1][c[0][i]]
             vals[f] = v
         return Node(**vals)
 
@@ -96,9 +97,9 @@ class Nodes(Sequence):
     def nodes(self) -> list[Node]:
         """Every node as a Node view, made once (the columns are then read from them)."""
         if self._list is None:
-            with gc_paused():  # (2x10^6 new dicts and lists: a collection would rescan the whole graph)
-                self._list = self._build()
-            self._cols = None
+            with gc_paused():  # (new FrozenDicts and tuples: a collection would rescan the whole graph)
+                _put(self, "_list", self._build())
+            _put(self, "_cols", None)  # (the views are made once: the columns are read from them after)
         return self._list
 
     def _build(self) -> list[Node]:
@@ -107,9 +108,7 @@ class Nodes(Sequence):
         for f in _NODE_FIELDS:
             c = cols.get(f, _NODE_DEFAULTS.get(f))
             if f == "outputs" and type(c) is tuple:
-                c = list(map(list.copy, map(c[1].__getitem__, c[0].tolist())))
-            elif f in ("attrs", "outputs"):  # each node its own dict/list, as Node's default
-                c = [v if v else type(v)() for v in c] if type(c) is list else [type(c)() for _ in range(n)]
+                c = list(map(c[1].__getitem__, c[0].tolist()))  # (Node takes each as a tuple)
             elif type(c) is NodeRefs:
                 c = c.tolist()
             args.append(c if type(c) is list else repeat(c, n))
@@ -153,13 +152,15 @@ class Nodes(Sequence):
         return repr(self.nodes())
 
 
-# single look-ups a loader's `find` answers before Graph.position makes the name index: each costs more
+_put = object.__setattr__  # (Nodes sets its own slots only while it is made, and when it makes its views)
+
+# how many look-ups Graph.lookup leaves to a loader's `find` before it makes the name index: each costs more
 # than a dict look-up, but a few thousand of them cost less than hashing every name of a big graph
 FIND_MAX = 10_000
 
 _NODE_FIELDS = tuple(Node.__struct_fields__)
 _NODE_DEFAULTS = dict(zip(_NODE_FIELDS[len(_NODE_FIELDS) - len(Node.__struct_defaults__):], Node.__struct_defaults__),
-                      attrs=_EMPTY_ATTRS, outputs=_EMPTY_OUTS)  # (in columns only: a node gets its own)
+                      attrs=NO_ATTRS, outputs=())
 
 
 class Rows:

@@ -1,4 +1,4 @@
-"""The IR's values: dtypes, tensor types, tensor references, graph inputs (Value) and nodes (Node), all read-only."""
+"""The IR's values: dtypes, tensor types, tensor references, graph inputs (Value) and nodes (Node), all read-only (FrozenDict: a read-only mapping)."""
 from __future__ import annotations
 
 from dataclasses import dataclass, field
@@ -7,6 +7,26 @@ from typing import Mapping
 import msgspec
 
 from .symbolic import eval_dim
+
+
+class FrozenDict(dict):
+    """A read-only mapping (a node's attributes, a graph's dims and output names): a dict to every reader (JSON
+    encoders, `dict(...)`, `**`), refusing every change. A changed node or graph is a new one
+    (msgspec.structs.replace with `attrs={**node.attrs, k: v}`; ir.bind_dims, dataclasses.replace)."""
+
+    __slots__ = ()
+
+    def _refuse(self, *args, **kwargs):
+        raise TypeError("the IR is read-only: make a new node or graph (msgspec.structs.replace, ir.bind_dims, "
+                        "dataclasses.replace)")
+
+    __setitem__ = __delitem__ = __ior__ = update = pop = popitem = clear = setdefault = _refuse  # type: ignore
+
+    def __reduce__(self):
+        return FrozenDict, (dict(self),)
+
+
+NO_ATTRS = FrozenDict()  # the one empty attribute mapping every node without attributes shares
 
 # Element sizes in bytes of every dtype xcviz knows (ONNX and NumPy spellings map here).
 DTYPE_SIZES: dict[str, int] = {
@@ -39,6 +59,10 @@ class TensorType:
 
     shape: Shape | None = None
     dtype: str | None = None
+
+    def __post_init__(self) -> None:  # (a shape given as a list is taken as a tuple: read-only all the way down)
+        if type(self.shape) is list:
+            object.__setattr__(self, "shape", tuple(self.shape))
 
     def numel(self, dims: Mapping[str, int] | None = None) -> int | None:
         if self.shape is None:
@@ -112,16 +136,23 @@ class Node(msgspec.Struct, frozen=True, gc=False):
     op_type: str                 # the op name as written in the source file
     inputs: tuple[str, ...] = ()  # tensor refs: "node", "node:k", or a graph input name
     control_inputs: tuple[str, ...] = ()
-    attrs: dict = {}             # (a new dict per node, as with every mutable default of a Struct)
+    attrs: FrozenDict = NO_ATTRS  # read-only (a dict given is taken as a FrozenDict)
     device: str | None = None
     compile: bool | None = None
     scope: str | None = None
-    outputs: list[TensorType] = []
+    outputs: tuple[TensorType, ...] = ()  # (a list given is taken as a tuple)
     known: bool = True           # False: opaque op unknown to the registry
     note: str | None = None      # loader's reason for an opaque op ("custom op com.x::Y")
     where: str | None = None     # location in the source file, for messages (None: see node_where)
     module: str | None = None    # the source module path (torch's nn_module_stack): shown, and the node's layer
                                  # (ir.scopes), never an XLA scope
+
+    def __post_init__(self) -> None:  # (read-only all the way down: a dict or list given is copied)
+        if type(self.attrs) is not FrozenDict:
+            msgspec.structs.force_setattr(self, "attrs", FrozenDict(self.attrs) if self.attrs else NO_ATTRS)
+        for name in ("inputs", "control_inputs", "outputs"):
+            if type(getattr(self, name)) is not tuple:
+                msgspec.structs.force_setattr(self, name, tuple(getattr(self, name)))
 
     def out(self, k: int = 0) -> TensorType:
         return self.outputs[k] if k < len(self.outputs) else TensorType()

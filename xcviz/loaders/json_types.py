@@ -13,7 +13,7 @@ from msgspec import UNSET, UnsetType
 from ..ir import DTYPE_ALIASES, DTYPE_SIZES, short
 from ..passes.columns import attr_codes
 from .parse import parsed_keys
-from .schema import GRAPH_KEYS, _check_attr, _declared_type, _plain_attrs, _where
+from .schema import GRAPH_KEYS, check_attr, declared_type, plain_attrs, where_text
 
 _Name = Annotated[str, msgspec.Meta(min_length=1)]
 # dtypes as msgspec Literals: decoded into one shared string object per spelling, so that the types below
@@ -63,7 +63,7 @@ def check_attrs(attrs: list, with_attrs: list, names: list, source: str, max_dep
     as the generic path's _node checks them (XcvizError: the generic path says it the usual way)."""
     acodes = acodes or attr_codes(attrs, with_attrs)
     acode, reps = acodes
-    plain = np.array([True] + [_plain_attrs(a) for a in reps[1:]])
+    plain = np.array([True] + [plain_attrs(a) for a in reps[1:]])
     sizes = np.array([0] + [len(a) for a in reps[1:]], np.int64)
     rows_a = np.array(with_attrs, np.int64)
     ok = plain[acode[rows_a]]
@@ -72,9 +72,9 @@ def check_attrs(attrs: list, with_attrs: list, names: list, source: str, max_dep
     for i in nested:
         a = attrs[i]
         keys += parsed_keys(a)
-        where = _where(source, f"node {short(names[i])}")
+        where = where_text(source, f"node {short(names[i])}")
         for k, v in a.items():
-            _check_attr(k, v, where, max_depth)
+            check_attr(k, v, where, max_depth)
     return acodes, nested, keys
 
 
@@ -84,7 +84,7 @@ def nested_where(nested: list, names: list, source: str, n: int) -> list | None:
         return None
     where = [None] * n
     for i in nested:
-        where[i] = _where(source, f"node {short(names[i])}")
+        where[i] = where_text(source, f"node {short(names[i])}")
     return where
 
 
@@ -110,7 +110,7 @@ def declared_from_codes(shapes: tuple, dtypes: tuple, n: int) -> tuple | None:
             lists.append([])
             continue
         # (bool is not int to msgspec, so a shape tells apart what `==` does not: True, 1 and 1.0)
-        t = _declared_type(None if shape is UNSET or shape is None else list(shape), None if dtype is UNSET else dtype,
+        t = declared_type(None if shape is UNSET or shape is None else list(shape), None if dtype is UNSET else dtype,
                            same.setdefault)
         if t is False:
             return None

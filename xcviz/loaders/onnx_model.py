@@ -222,9 +222,14 @@ def read_onnx_json(data: dict, text: str, source: str):
     return model
 
 
-# Before opset 13 these ops coerce their input to 2-D at `axis` (default 1) and normalise over the flattened
-# trailing block; from 13 on they work along `axis` (default -1). The ops' entries read `coerce_2d`.
-COERCE_2D_BEFORE_13 = frozenset({"Softmax", "LogSoftmax", "Hardmax"})
+def _coerces_2d_before_13(op_type: str) -> bool:
+    """Before opset 13 Softmax, LogSoftmax and Hardmax coerce their input to 2-D at `axis` (default 1) and
+    normalise over the flattened trailing block; from 13 on they work along `axis` (default -1). Their entries
+    say so with a `coerce_2d` attribute, which the loader sets."""
+    from ..ops import REGISTRY
+
+    opdef = REGISTRY.get(op_type)
+    return opdef is not None and op_type in opdef.aliases and "coerce_2d" in opdef.attrs
 
 
 def _default_opset(model) -> int | None:
@@ -236,7 +241,7 @@ def _default_opset(model) -> int | None:
 
 def _legacy_attrs(op_type: str, domain: str, opset: int | None, attrs: dict) -> None:
     """Spell out the semantics older opsets give an op, so every backend computes the file's opset."""
-    if op_type in COERCE_2D_BEFORE_13 and domain in ("", "ai.onnx") and opset is not None and opset < 13:
+    if domain in ("", "ai.onnx") and opset is not None and opset < 13 and _coerces_2d_before_13(op_type):
         attrs.setdefault("axis", 1)
         attrs["coerce_2d"] = 1
     if op_type == "RoiAlign" and domain in ("", "ai.onnx") and opset is not None and opset < 16:

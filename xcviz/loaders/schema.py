@@ -16,7 +16,7 @@ GRAPH_KEYS = {"name", "inputs", "nodes", "outputs", "doc", "dims", "schema_versi
 
 
 # ---- mapping -> Graph ------------------------------------------------------------------------
-def _where(source: str, what: str) -> str:
+def where_text(source: str, what: str) -> str:
     return f"{source}: {what}"
 
 
@@ -57,7 +57,7 @@ def _str_list(value: Any, field: str, where: str) -> tuple[str, ...]:
     return tuple(value)
 
 
-def _check_attr(key: Any, value: Any, where: str, max_depth: int) -> None:
+def check_attr(key: Any, value: Any, where: str, max_depth: int) -> None:
     """Attribute values are plain data: null, bool, finite numbers, strings, lists and string-keyed mappings."""
     if isinstance(value, (str, int)) or value is None:  # the common case, bool included
         return
@@ -91,7 +91,7 @@ _FAST_NODE_KEYS = frozenset({"name", "op", "inputs", "control_inputs", "attrs", 
                              "shape", "dtype"})
 
 
-def _plain_attrs(attrs: dict) -> bool:
+def plain_attrs(attrs: dict) -> bool:
     """True if every attribute has a string name and a str/int/bool/None or finite float value (nothing
     left to check)."""
     for k, v in attrs.items():
@@ -104,10 +104,10 @@ def _plain_attrs(attrs: dict) -> bool:
 def _node(nd: Any, i: int, source: str, max_depth: int) -> Node:
     """One node's mapping -> Node, every check in order (the first failing one is the error)."""
     if not isinstance(nd, dict):
-        raise XcvizError(f"node #{i} must be a mapping, got {type(nd).__name__}", where=_where(source, f"nodes[{i}]"),
+        raise XcvizError(f"node #{i} must be a mapping, got {type(nd).__name__}", where=where_text(source, f"nodes[{i}]"),
                          hint="- {name: c1, op: conv2d, inputs: [x, w]}")
     nname = nd.get("name")
-    where = _where(source, f"node {short(nname)}" if isinstance(nname, str) else f"nodes[{i}]")
+    where = where_text(source, f"node {short(nname)}" if isinstance(nname, str) else f"nodes[{i}]")
     if not isinstance(nname, str) or not nname:
         if nname is None or nname == "":
             raise XcvizError("node has no `name`", where=where, hint="every node needs a unique string name")
@@ -129,7 +129,7 @@ def _node(nd: Any, i: int, source: str, max_depth: int) -> Node:
     for k, v in attrs.items():
         if not isinstance(k, str):
             raise XcvizError(f"attribute name {k!r} is not a string"[:200], where=where, hint="quote it")
-        _check_attr(k, v, where, max_depth)
+        check_attr(k, v, where, max_depth)
     if nd.get("doc") is not None and not isinstance(nd["doc"], str):
         raise XcvizError("`doc` must be a string", where=where, hint="quote the text")
     compile_ = nd.get("compile")
@@ -244,7 +244,7 @@ def _node_loop(nodes_data: list, source: str, max_depth: int, strict: bool):
                     key = (repr(shape), dtype)
                     t = written.get(key)
                     if t is None:
-                        t = written[key] = _declared_type(shape, dtype, same)
+                        t = written[key] = declared_type(shape, dtype, same)
                     if t:
                         op = op_names(op, op)
                         ins_t = tuple(ins)
@@ -272,9 +272,9 @@ def _node_loop(nodes_data: list, source: str, max_depth: int, strict: bool):
                         except TypeError:  # unhashable: not a valid shape or dtype anyway
                             t = False
                         if t is None:
-                            t = declared[key] = _declared_type(shape, dtype, same)
+                            t = declared[key] = declared_type(shape, dtype, same)
                         outs = [t] if t else None
-                    if (outs is not None and (not attrs or type(attrs) is dict and _plain_attrs(attrs))
+                    if (outs is not None and (not attrs or type(attrs) is dict and plain_attrs(attrs))
                             and (c is None or type(c) is bool) and (dev is None or type(dev) is str)
                             and (scope is None or type(scope) is str) and (doc is None or type(doc) is str)
                             and (ctl is None or type(ctl) is list and all([type(r) is str for r in ctl]))):
@@ -293,7 +293,7 @@ def _node_loop(nodes_data: list, source: str, max_depth: int, strict: bool):
     return nodes, names, refs, lens, op_types, special, keys
 
 
-def _declared_type(shape: Any, dtype: Any, same) -> TensorType | bool:
+def declared_type(shape: Any, dtype: Any, same) -> TensorType | bool:
     """A node's `shape`/`dtype` as a TensorType (`same`: interns it), or False when they need _node's
     checks (and message)."""
     try:
@@ -342,20 +342,20 @@ def graph_header(data: dict, source: str, max_nodes: int | None) -> tuple[str, l
         raise XcvizError("graph `name` must be a string", where=source, hint="quote it: name: \"my_model\"")
     nodes_data = data["nodes"]
     if not isinstance(nodes_data, list):
-        raise XcvizError(f"`nodes` must be a list, got {type(nodes_data).__name__}", where=_where(source, "nodes"),
+        raise XcvizError(f"`nodes` must be a list, got {type(nodes_data).__name__}", where=where_text(source, "nodes"),
                          hint="write each node as a list item: `- name: c1`")
     if max_nodes is not None and len(nodes_data) > max_nodes:
         raise XcvizError(f"graph has {len(nodes_data)} nodes, over the limit of {max_nodes}", where=source,
                          hint="raise it with --max-nodes")
     for key in ("doc", "description"):
         if data.get(key) is not None and not isinstance(data[key], str):
-            raise XcvizError(f"`{key}` must be a string", where=_where(source, key), hint="quote the text")
+            raise XcvizError(f"`{key}` must be a string", where=where_text(source, key), hint="quote the text")
     inputs_data = data.get("inputs") or []
     if not isinstance(inputs_data, list):
         raise XcvizError("`inputs` must be a list", where=source, hint="- {name: x, shape: [1, 3], dtype: float32}")
     inputs = []
     for i, item in enumerate(inputs_data):
-        where = _where(source, f"inputs[{i}]")
+        where = where_text(source, f"inputs[{i}]")
         if isinstance(item, str):
             inputs.append(Value(item))
             continue
@@ -374,9 +374,9 @@ def graph_header(data: dict, source: str, max_nodes: int | None) -> tuple[str, l
 
 def graph_tail(data: dict, source: str) -> tuple[list[str], dict]:
     """The graph's outputs and dims, checked."""
-    outputs = _str_list(data.get("outputs"), "outputs", _where(source, "outputs"))
+    outputs = _str_list(data.get("outputs"), "outputs", where_text(source, "outputs"))
     dims = data.get("dims") or {}
     if not isinstance(dims, dict) or not all(isinstance(k, str) and isinstance(v, int) and not isinstance(v, bool) and v >= 0 for k, v in dims.items()):
-        raise XcvizError("`dims` must map symbolic names to non-negative integers", where=_where(source, "dims"),
+        raise XcvizError("`dims` must map symbolic names to non-negative integers", where=where_text(source, "dims"),
                          hint="dims: {batch: 8}")
     return list(outputs), dict(dims)

@@ -24,4 +24,12 @@ from .registry import (  # noqa: F401
 )
 from . import cost_facts  # noqa: E402
 
-cost_facts.apply(REGISTRY)
+
+def _assemble(registry: Registry) -> None:
+    """The op table, built once: the imports above registered every family's entries, in that order; the cost
+    model's facts go on them (cost_facts), and the table is frozen: nothing changes it afterwards."""
+    cost_facts.apply(registry)
+    registry.freeze()
+
+
+_assemble(REGISTRY)

@@ -11,7 +11,7 @@ from __future__ import annotations
 import numpy as np
 
 from .arrays import Unsupported, present
-from .control_body import Subgraph, _body_inputs, _outer_feeds, _run, scan_opset, set_runner  # noqa: F401
+from .control_body import Subgraph, body_inputs, outer_feeds, run_body, scan_opset, set_runner  # noqa: F401
 from .registry import CONTROL_FLOW, FUNCTIONAL, op
 from .values import as_value
 
@@ -20,15 +20,15 @@ def loop(xp, a, *args):
     n = int(a.get("_n_inputs", len(args)))
     own, outer = list(args[:n]) + [None] * max(0, 2 - n), args[n:]
     body = a.get("body")
-    feeds_outer = _outer_feeds(a, outer)
+    feeds_outer = outer_feeds(a, outer)
     trips = int(np.asarray(own[0]).reshape(-1)[0]) if present(own[0]) else None
     cond = bool(np.asarray(own[1]).reshape(-1)[0]) if present(own[1]) else True
     state = list(own[2:n])
     scans: list[list] = []
     i = 0
     while (trips is None or i < trips) and cond:
-        feeds = {**feeds_outer, **_body_inputs(body, [np.array(i, np.int64), np.array(cond), *state])}
-        outs = _run(body, feeds)
+        feeds = {**feeds_outer, **body_inputs(body, [np.array(i, np.int64), np.array(cond), *state])}
+        outs = run_body(body, feeds)
         cond = bool(np.asarray(outs[0]).reshape(-1)[0])
         state = [as_value(v) for v in outs[1:1 + len(state)]]
         for k, v in enumerate(outs[1 + len(state):]):
@@ -47,7 +47,7 @@ def loop(xp, a, *args):
 
 def if_(xp, a, cond, *outer):
     branch = a.get("then_branch") if bool(np.asarray(cond).reshape(-1)[0]) else a.get("else_branch")
-    outs = _run(branch, _outer_feeds(a, outer))
+    outs = run_body(branch, outer_feeds(a, outer))
     return tuple(outs) if len(outs) != 1 else outs[0]
 
 
@@ -58,18 +58,18 @@ def scan(xp, a, *args):
     n_in = int(a.get("_n_inputs", len(args)))
     own, outer = list(args[:n_in]), args[n_in:]
     if scan_opset(body) < 9:
-        return scan8(a, own, _outer_feeds(a, outer))
+        return scan8(a, own, outer_feeds(a, outer))
     m = int(a.get("num_scan_inputs", 0))
     n = n_in - m
     states, xs = own[:n], [np.asarray(x) for x in own[n:]]
     in_axes = list(a.get("scan_input_axes") or [0] * m)
     in_dirs = list(a.get("scan_input_directions") or [0] * m)
     steps = xs[0].shape[in_axes[0] % xs[0].ndim] if xs else 0
-    feeds_outer = _outer_feeds(a, outer)
+    feeds_outer = outer_feeds(a, outer)
     scans: list[list] = []
     for t in range(steps):
         slices = [np.take(x, steps - 1 - t if d else t, axis=ax % x.ndim) for x, ax, d in zip(xs, in_axes, in_dirs)]
-        outs = _run(body, {**feeds_outer, **_body_inputs(body, [*states, *slices])})
+        outs = run_body(body, {**feeds_outer, **body_inputs(body, [*states, *slices])})
         states = [np.asarray(v) for v in outs[:n]]
         for k, v in enumerate(outs[n:]):
             if len(scans) <= k:
@@ -99,7 +99,7 @@ def scan8(a, own: list, feeds_outer: dict):
         rows: list[list] = []
         for t in range(int(lens[b])):
             slices = [x[b, int(lens[b]) - 1 - t if d else t] for x, d in zip(xs, dirs)]
-            outs = _run(body, {**feeds_outer, **_body_inputs(body, [*st, *slices])})
+            outs = run_body(body, {**feeds_outer, **body_inputs(body, [*st, *slices])})
             st = [np.asarray(v) for v in outs[:n]]
             for k, v in enumerate(outs[n:]):
                 if len(rows) <= k:

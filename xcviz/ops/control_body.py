@@ -46,7 +46,7 @@ def set_runner(fn: Callable) -> None:
     _RUNNER[:] = [fn]
 
 
-def _run(body, feeds: dict, use_jax: bool = False) -> list:
+def run_body(body, feeds: dict, use_jax: bool = False) -> list:
     if not isinstance(body, Subgraph):
         raise Unsupported("the body of this node was not kept (load the model with xcviz's ONNX loader)")
     if not _RUNNER:
@@ -62,14 +62,14 @@ def scan_opset(body) -> int:
     return int(opsets.get("", opsets.get("ai.onnx", 99)))
 
 
-def _outer_feeds(a, extra) -> dict:
+def outer_feeds(a, extra) -> dict:
     """Outer-scope values by name: the node's inputs past its own, in the order the loader appended them."""
     return dict(zip(a.get("_outer") or (), extra))
 
 
-def _body_inputs(body: Subgraph, values: list) -> dict:
-    return dict(zip(_input_names(body), values))
+def body_inputs(body: Subgraph, values: list) -> dict:
+    return dict(zip(input_names(body), values))
 
 
-def _input_names(body: Subgraph) -> tuple:
+def input_names(body: Subgraph) -> tuple:
     return body.inputs

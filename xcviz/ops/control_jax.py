@@ -11,7 +11,7 @@ from __future__ import annotations
 import numpy as np
 
 from .arrays import Unsupported, present
-from .control_body import _input_names, _outer_feeds, _run, scan_opset
+from .control_body import input_names, outer_feeds, run_body, scan_opset
 
 
 def _concrete(v) -> bool:
@@ -51,15 +51,15 @@ def loop(xp, a, *args):
 
 
 def _unrolled(xp, a, own: list, n: int, outer_args, why: Exception):
-    body, outer = a.get("body"), _outer_feeds(a, outer_args)
-    names = _input_names(body)
+    body, outer = a.get("body"), outer_feeds(a, outer_args)
+    names = input_names(body)
     trips = int(np.asarray(own[0]).reshape(-1)[0])
     cond = bool(np.asarray(own[1]).reshape(-1)[0]) if present(own[1]) else True
     state = list(own[2:n])
     scans: list[list] = []
     i = 0
     while i < trips and cond:
-        outs = _run(body, {**outer, **dict(zip(names, [np.array(i, np.int64), np.array(cond), *state]))}, True)
+        outs = run_body(body, {**outer, **dict(zip(names, [np.array(i, np.int64), np.array(cond), *state]))}, True)
         if not _concrete(outs[0]):
             raise why
         cond = bool(np.asarray(outs[0]).reshape(-1)[0])
@@ -81,13 +81,13 @@ def _loop(xp, a, *args):
 
     n = int(a.get("_n_inputs", len(args)))
     own = list(args[:n]) + [None] * max(0, 2 - n)
-    body, outer = a.get("body"), _outer_feeds(a, args[n:])
-    names = _input_names(body)
+    body, outer = a.get("body"), outer_feeds(a, args[n:])
+    names = input_names(body)
     state = [xp.asarray(s) for s in own[2:n]]
     n_scan = int(a.get("_num_outputs", len(state))) - len(state)
 
     def step(i, cond, st):
-        outs = _run(body, {**outer, **dict(zip(names, [i, cond, *st]))}, True)
+        outs = run_body(body, {**outer, **dict(zip(names, [i, cond, *st]))}, True)
         new = [_fixed(xp, v, s, f"loop-carried value {names[2 + k]!r}") for k, (v, s) in
                enumerate(zip(outs[1:1 + len(st)], st))]
         return outs[0], new, list(outs[1 + len(st):])
@@ -132,14 +132,14 @@ def if_(xp, a, cond, *outer_args):
     import jax
     from jax import lax
 
-    feeds = _outer_feeds(a, outer_args)
+    feeds = outer_feeds(a, outer_args)
     then_b, else_b = a.get("then_branch"), a.get("else_branch")
     if _concrete(cond):  # decided at trace time: only the branch taken is traced
-        outs = _run(then_b if bool(np.asarray(cond).reshape(-1)[0]) else else_b, feeds, True)
+        outs = run_body(then_b if bool(np.asarray(cond).reshape(-1)[0]) else else_b, feeds, True)
         return tuple(outs) if len(outs) != 1 else outs[0]
 
     def branch(b):
-        return lambda: tuple(xp.asarray(v) for v in _run(b, feeds, True))
+        return lambda: tuple(xp.asarray(v) for v in run_body(b, feeds, True))
     st, se = jax.eval_shape(branch(then_b)), jax.eval_shape(branch(else_b))
     for k, (x, y) in enumerate(zip(st, se)):
         if x.shape != y.shape or x.dtype != y.dtype:
@@ -153,10 +153,10 @@ def _scan_steps(xp, body, outer: dict, states: list, xs: list, n: int):
     """lax.scan of the body over xs (already time-major): (final states, stacked scan outputs)."""
     from jax import lax
 
-    names = _input_names(body)
+    names = input_names(body)
 
     def f(st, sl):
-        outs = _run(body, {**outer, **dict(zip(names, [*st, *sl]))}, True)
+        outs = run_body(body, {**outer, **dict(zip(names, [*st, *sl]))}, True)
         new = [_fixed(xp, v, s, f"scan state {names[k]!r}") for k, (v, s) in enumerate(zip(outs[:n], st))]
         return tuple(new), tuple(xp.asarray(v) for v in outs[n:])
 
@@ -167,7 +167,7 @@ def _scan_steps(xp, body, outer: dict, states: list, xs: list, n: int):
 def scan(xp, a, *args):
     body = a.get("body")
     n_in = int(a.get("_n_inputs", len(args)))
-    own, outer = list(args[:n_in]), _outer_feeds(a, args[n_in:])
+    own, outer = list(args[:n_in]), outer_feeds(a, args[n_in:])
     if scan_opset(body) < 9:
         return _scan8(xp, a, own, outer)
     m = int(a.get("num_scan_inputs", 0))

@@ -1,4 +1,9 @@
-"""RE2 patterns (ONNX RegexFullMatch) run with Python's `re`: the syntax both read alike, the rest refused by name.
+"""RE2 patterns (ONNX RegexFullMatch): the syntax RE2 and Python's `re` read alike, the rest refused by name, run
+on google-re2 (the `re2` extra: linear time) when installed, else on Python's `re` when provably linear.
+
+A pattern from a model file is hostile input: Python's backtracking `re` takes exponential time on `(a+)+$`.
+With google-re2 the pattern runs on RE2 itself, in linear time. Without it, a pattern ops.regex_linear cannot
+prove linear is refused with one line naming the extra.
 
 ONNX specifies RE2. Python's `re` agrees with it on the common syntax once \\w \\d \\s \\b are ASCII-only, as in
 RE2 (re.ASCII) and RE2's \\z is spelled \\Z. Where the two differ, the pattern is refused with a clear error,
@@ -21,7 +26,9 @@ import warnings
 from dataclasses import dataclass
 from functools import lru_cache
 
+from ..ir.types import short
 from .arrays import Unsupported
+from .regex_linear import why_not_linear
 
 _LOOK = {"=": "lookahead (?=", "!": "negative lookahead (?!", "(": "conditional (?(", ">": "atomic group (?>",
          "#": "comment (?#"}
@@ -147,8 +154,26 @@ def _compiled(python: str, pattern: str) -> re.Pattern:
         _refuse(pattern, f"not valid in Python's re ({e}); RE2 may accept it, Python cannot run it")
 
 
-def compile_re2(pattern, texts: list[str]) -> re.Pattern:
-    """Python's compiled form of RE2 `pattern`, after checking that it means the same on these texts."""
+@lru_cache(maxsize=256)
+def _compiled_re2(pattern: str):
+    """RE2's compiled form of `pattern`, or None without google-re2."""
+    try:
+        import re2
+    except ImportError:
+        return None
+    options = re2.Options()
+    options.log_errors = False  # (RE2 logs each parse error to stderr: the refusal below says it once)
+    try:
+        return re2.compile(pattern, options)
+    except Exception as e:  # (re2.error, or the binding's own Error for a parse error)
+        text = e.args[0].decode("utf-8", "replace") if e.args and isinstance(e.args[0], bytes) else str(e)
+        _refuse(pattern, f"not valid in RE2 ({text})", hint="check the pattern against RE2's syntax")
+
+
+def compile_re2(pattern, texts: list[str]):
+    """The compiled form of RE2 `pattern` (google-re2's, else Python's `re`: both have `fullmatch`), after
+    checking that it means the same in RE2 and Python on these texts, and, on Python's `re`, that it runs in
+    linear time."""
     if pattern is None:
         raise Unsupported("RegexFullMatch needs a `pattern` attribute")
     pattern = pattern.decode("utf-8") if isinstance(pattern, bytes) else str(pattern)
@@ -162,4 +187,12 @@ def compile_re2(pattern, texts: list[str]) -> re.Pattern:
                              or any(c in t for t in texts for c in _FOLDS_INTO_ASCII)):
         _refuse(pattern, "case-insensitive match of non-ASCII letters (RE2 folds Unicode case: k matches KELVIN "
                 "SIGN, é matches É; Python's ASCII mode folds only ASCII)")
+    fast = _compiled_re2(pattern)
+    if fast is not None:
+        return fast
+    why = why_not_linear(pattern)
+    if why is not None:
+        raise Unsupported(f"RegexFullMatch needs google-re2 (pip install 'xcviz[re2]') for pattern {short(pattern, 40)}: "
+                          f"{why}, which Python's backtracking re may take exponential time on",
+                          hint="google-re2 runs every RE2 pattern in linear time")
     return _compiled(scan.python, pattern)

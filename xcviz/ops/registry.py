@@ -97,12 +97,29 @@ class OpDef:
 
 
 class Registry:
+    """The op table: built once (ops/__init__.py: the family files add their entries, the cost facts go on them),
+    then frozen: `add` and `replace` refuse, and the mappings are read-only."""
+
     def __init__(self) -> None:
         self.ops: dict[str, OpDef] = {}
         self._by_name: dict[str, OpDef] = {}
         self._by_lower: dict[str, OpDef] = {}
+        self.frozen = False
+
+    def freeze(self) -> None:
+        """End of the build: nothing changes the table afterwards."""
+        from types import MappingProxyType
+
+        self.ops, self._by_name, self._by_lower = (MappingProxyType(dict(m)) for m in
+                                                   (self.ops, self._by_name, self._by_lower))
+        self.frozen = True
+
+    def _building(self) -> None:
+        if self.frozen:
+            raise RuntimeError("the op table is built and frozen: declare an op in its family file (xcviz/ops/)")
 
     def add(self, opdef: OpDef) -> None:
+        self._building()
         if opdef.name in self.ops:
             raise ValueError(f"duplicate op {opdef.name}")
         self.ops[opdef.name] = opdef
@@ -130,6 +147,7 @@ class Registry:
         """Change fields of the entry `name` (while the table is built: the cost facts)."""
         import dataclasses
 
+        self._building()
         old = self.ops[name]
         new = dataclasses.replace(old, **fields)
         self.ops[name] = new

@@ -123,7 +123,7 @@ def optional_get_element(xp, a, x):
 
 def sequence_map(xp, a, seq, *extra):
     """ONNX SequenceMap: the body runs once per position; sequence inputs give their element, tensors pass whole."""
-    from .control import _body_inputs, _outer_feeds, _run
+    from .control_body import body_inputs, outer_feeds, run_body
 
     n = int(a.get("_n_inputs", 1 + len(extra)))
     own, outer = [seq, *extra][:n], [seq, *extra][n:]
@@ -135,7 +135,7 @@ def sequence_map(xp, a, seq, *extra):
     results: list[list] = []
     for i in range(length):
         args = [v.items[i] if isinstance(v, Seq) else v for v in own]
-        outs = _run(body, {**_outer_feeds(a, outer), **_body_inputs(body, args)})
+        outs = run_body(body, {**outer_feeds(a, outer), **body_inputs(body, args)})
         for k, v in enumerate(outs):
             if len(results) <= k:
                 results.append([])

@@ -49,7 +49,7 @@ op("string_concat", "StringConcat", infer=infer_string_concat, flops=r.output_fl
    impl=string_concat, **NATIVE, doc="elementwise concatenation of two string tensors (broadcast)")
 op("regex_full_match", "RegexFullMatch", infer=lambda ctx: [TensorType(ctx.shape(0), "bool")], flops=r.input_flops(1),
    min_inputs=1, max_inputs=1, attrs={"pattern": None}, impl=regex_full_match, **NATIVE,
-   doc="whether each string matches the RE2 `pattern` in full (Python re; RE2-only or Python-only syntax refused)")
+   doc="whether each string matches the RE2 `pattern` in full (google-re2, else Python re on linear patterns; syntax one of them lacks refused)")
 
 
 # ---- TfIdfVectorizer ------------------------------------------------------------------------------

@@ -73,7 +73,7 @@ class InferState:
         self.results: list[list[TensorType]] = []
         self.rid = np.full(n, -1, np.int64)
         self.done_const: set[int] = set()
-        self.position = graph.position  # (names are looked up only for ':k' refs and constant values)
+        self.position = graph.lookup()  # (names are looked up only for ':k' refs and constant values)
 
     def type_id(self, t: TensorType) -> int:
         k = self._tid_of.get(id(t))

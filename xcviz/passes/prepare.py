@@ -56,9 +56,10 @@ def _num_outputs(graph: Graph, cols: NodeColumns) -> list[int]:
     odd = np.array([-1] + [n + i for i, v in enumerate(graph.inputs) if ":" in v.name], np.int64)
     other = np.flatnonzero(np.isin(src, odd) | (src < 0)).tolist()
     colon = [r for r in chain(map(refs.__getitem__, other), graph.outputs) if ":" in r]
+    position = graph.lookup()
     for ref in colon:  # output 0 never raises a count above the minimum of 1
         name, k = parse_ref(ref)
-        i = graph.position(name)
+        i = position(name)
         if i is not None and k + 1 > referenced.get(i, 0):
             referenced[i] = k + 1
     fixed_of = {name: -1 if opdef.num_outputs is None else opdef.num_outputs for name, opdef in REGISTRY.ops.items()}

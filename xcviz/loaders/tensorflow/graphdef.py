@@ -3,6 +3,7 @@ from __future__ import annotations
 
 from ...errors import XcvizError
 from ...ir import Graph, Node, TensorType, Value, canonical_dtype
+from ...ops.tf.facts import BOOL_OUT, FIXED_OUT, OUT_DTYPE_ATTR
 from .attrs import attr_value, shape_of
 
 PREFIX = "tf."  # op_type of a node read from TensorFlow: TF names resolve to the TF-signature entries
@@ -10,22 +11,15 @@ BACK_EDGES = "_back_edges"  # Merge inputs from NextIteration: kept as an attrib
 
 # Attributes the loader turns into node fields (or types), not attrs.
 _FIELDS = {"_output_shapes", "_XlaCompile", "_XlaInternalScope"}
-_BOOL_OUT = {"Less", "LessEqual", "Greater", "GreaterEqual", "Equal", "NotEqual", "LogicalAnd", "LogicalOr",
-             "LogicalNot", "IsFinite", "IsNan", "IsInf", "LoopCond", "All", "Any", "VarIsInitializedOp"}
-_OUT_ATTR = {"Shape": "out_type", "Size": "out_type", "Rank": None, "Cast": "DstT", "ArgMax": "output_type",
-             "ArgMin": "output_type", "Range": "Tidx", "StringToNumber": "out_type", "Bitcast": "type",
-             "StatelessRandomUniformV2": "dtype", "StatelessRandomNormalV2": "dtype"}
-_FIXED_OUT = {"StringLength": "int32", "AsString": "string", "StringJoin": "string", "Substr": "string",
-              "Rank": "int32", "VarHandleOp": "resource", "StatelessRandomGetKeyCounter": "uint64"}
 
 
 def _out_dtypes(op: str, attrs: dict, n: int) -> list[str | None]:
-    if op in _BOOL_OUT:
+    if op in BOOL_OUT:
         first = "bool"
-    elif op in _FIXED_OUT:
-        first = _FIXED_OUT[op]
-    elif op in _OUT_ATTR:
-        first = attrs.get(_OUT_ATTR[op]) if _OUT_ATTR[op] else None
+    elif op in FIXED_OUT:
+        first = FIXED_OUT[op]
+    elif op in OUT_DTYPE_ATTR:
+        first = attrs.get(OUT_DTYPE_ATTR[op]) if OUT_DTYPE_ATTR[op] else None
     else:
         first = attrs.get("dtype") if op in ("Const", "Placeholder", "ReadVariableOp", "RandomUniform",
                                               "RandomStandardNormal", "_Arg") and "T" not in attrs else None
