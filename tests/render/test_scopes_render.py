@@ -77,6 +77,11 @@ def test_render_scope_and_depth(run_cli, tmp_path):
     dot = out.read_text()
     check_golden(os.path.join(GOLDEN, "scoped_stack.scope-layers.2.dot"), dot, __file__)
     assert "model/layers.2/act/Relu" in dot and "model/layers.3" not in dot.replace("model/layers.1/Add", "")
+    # a folded copy opens as itself: its own ops, not its block's first copy
+    code, _, err = run_cli("render", STACK, "--scope", "model/layers.3", "--depth", "1", "-o", str(tmp_path / "l3.dot"))
+    assert code == 0, err
+    l3 = (tmp_path / "l3.dot").read_text()
+    assert "fc1\\n1 op" in l3 and "layers.0" not in l3 and "scope model/layers.3" in l3
     code, _, err = run_cli("render", STACK, "--depth", "1", "-o", str(tmp_path / "d1.dot"))
     assert code == 0, err
     assert "×3" not in (tmp_path / "d1.dot").read_text()  # one box: model
