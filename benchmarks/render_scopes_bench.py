@@ -22,6 +22,17 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from generate import generate, to_json  # noqa: E402
 
 
+MODELS = """Models: `scoped_N.json` is `benchmarks/generate.py N` with its nodes named into layers of 50 ops
+(`scoped()` here; 300 and 2,000 different layers, drawn in 20 runs). `llama32.pt2`: `transformers.LlamaForCausalLM`
+(`LlamaConfig(hidden_size=64, intermediate_size=128, num_hidden_layers=32, num_attention_heads=4, vocab_size=256)`,
+input ids [1, 16]) exported with `torch.export` (torch 2.13); its 32 identical decoder layers are one box, ×32.
+`mnv3s_savedmodel`: `tf.keras.applications.MobileNetV3Small(weights=None, input_shape=(224, 224, 3))` saved with
+`tf.saved_model.save` (TensorFlow 2.21 CPU; 1,060 ops, 210 variables). Issue 37 reports its PNG failing after ~70 s
+(graphviz-pure, drawing every op 214,191 pt wide); `render --expand` of it now writes a PNG capped at 16,000 px
+(5 min 18 s wall, 39 s CPU at load 11). Wall times include starting Python and loading the model; the machine's
+2 cores were shared with other work (the load column)."""
+
+
 def scoped(n: int, block: int = 50) -> dict:
     """generate(n) with every node named into a layer of `block` ops: model/blocks.K/<name>."""
     g = generate(n)
@@ -100,6 +111,7 @@ def main() -> None:
         w = r["wall_s"]
         lines.append(f"| {r['model']} | {r['format']} | {w['min']} / {w['median']} / {w['max']} | {r['cpu_s_median']} | "
                      f"{r['picture']} | {', '.join(map(str, r['load_1min']))} | {r['note'][:160]} |")
+    lines += ["", MODELS]
     with open(a.output + ".md", "w") as f:
         f.write("\n".join(lines) + "\n")
 

@@ -77,6 +77,11 @@ def test_render_scope_and_depth(run_cli, tmp_path):
     dot = out.read_text()
     check_golden(os.path.join(GOLDEN, "scoped_stack.scope-layers.2.dot"), dot, __file__)
     assert "model/layers.2/act/Relu" in dot and "model/layers.3" not in dot.replace("model/layers.1/Add", "")
+    # a folded copy opens as itself: its own ops, not its block's first copy
+    code, _, err = run_cli("render", STACK, "--scope", "model/layers.3", "--depth", "1", "-o", str(tmp_path / "l3.dot"))
+    assert code == 0, err
+    l3 = (tmp_path / "l3.dot").read_text()
+    assert "fc1\\n1 op" in l3 and "layers.0" not in l3 and "scope model/layers.3" in l3
     code, _, err = run_cli("render", STACK, "--depth", "1", "-o", str(tmp_path / "d1.dot"))
     assert code == 0, err
     assert "×3" not in (tmp_path / "d1.dot").read_text()  # one box: model
@@ -194,3 +199,16 @@ def test_scope_of_a_tf_function_call_draws_with_its_control_edges(run_cli, tmp_p
     dot = out.read_text()
     inside = [n for n in g.nodes if n.name.startswith("StatefulPartitionedCall/")]
     assert inside and all(n.name in dot for n in inside if n.op not in ("tf.VarHandleOp", "tf.ReadVariableOp", "tf.Const"))
+
+
+def test_explain_and_tables_name_the_scope(run_cli):
+    code, out, err = run_cli("explain", STACK, "model/layers.2/act/Relu", "--json")
+    assert code == 0, err
+    assert json.loads(out)["scope"] == "model/layers.2/act"
+    code, out, err = run_cli("explain", STACK, "model/layers.2/act/Relu")
+    assert code == 0 and "scope: model/layers.2/act" in out
+    code, out, err = run_cli("cluster", STACK)
+    assert code == 0, err
+    clusters, fallback = out.split("Fallback", 1)
+    assert "model/layers.0 model/layers.1 model/layers.2" in clusters   # (cut below their common layer)
+    assert "scope" in fallback and "model/layers.2/act" in fallback

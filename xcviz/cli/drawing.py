@@ -144,20 +144,22 @@ def _scope_plan(graph, clustering, scope: str | None, depth: int | None, collaps
     name = ("scope-" + under.replace("/", ".")) if under else "scopes"
     size = len(tree.descendants(under))
     if depth is None and under and (size <= READABLE or collapse is False):
-        return under, None, name   # one layer, op by op
+        return under, None, name, None   # one layer, op by op
     if tree.flat or not tree.find(under).children:
         if depth is not None:
             err.print(f"note: {under or graph.name} has no layers below it: drawing its ops", markup=False)
-        return under, None, name
+        return under, None, name, None
     from ..ir.scopes import fold_repeats
     from ..render.dot_scopes import MAX_BOXES, auto_depth
     from ..render.params import stored_params
 
     hidden = stored_params(graph, params).nodes if params != "show" else frozenset()
+    folds = None
     if depth is not None:
         d = base + depth
     else:
-        d, boxes = auto_depth(tree, fold_repeats(tree, clustering), under, hidden)
+        folds = fold_repeats(tree, clustering)
+        d, boxes = auto_depth(tree, folds, under, hidden)
         if boxes > MAX_BOXES:
             if under or collapse is not None:
                 raise XcvizError(f"{under or graph.name} has {boxes:,} layers at every depth: too many to draw",
@@ -169,7 +171,7 @@ def _scope_plan(graph, clustering, scope: str | None, depth: int | None, collaps
         err.print(f"note: {size:,} nodes > {READABLE}: drawing {'the top scopes' if not under else 'the layers of ' + under}"
                   f" ({d - base} level{'s' if d - base != 1 else ''} deep, {boxes} boxes; --scope PATH draws one,"
                   " --depth N another depth, --expand every op)", markup=False)
-    return under, d, name + (f".depth{d - base}" if depth is not None else "")
+    return under, d, name + (f".depth{d - base}" if depth is not None else ""), folds
 
 
 def _scope_picture(a, plan, fmt: str, target: str, params: str, collapse: bool | None) -> bytes | str:
@@ -180,7 +182,7 @@ def _scope_picture(a, plan, fmt: str, target: str, params: str, collapse: bool |
     from ..render.params import stored_params
     from ..render.view import final_view
 
-    under, depth, _ = plan
+    under, depth, _, folds = plan
     graph, tree = a.graph, scope_tree(a.graph)
     view = final_view(graph, a.clustering, a.stats)
     if depth is None:
@@ -190,7 +192,8 @@ def _scope_picture(a, plan, fmt: str, target: str, params: str, collapse: bool |
             subview.title += f"\nscope {under}"
         source = build_dot(sub, subview, collapse=bool(collapse), params=params)
     else:
-        source = scope_index_dot(graph, view, tree, fold_repeats(tree, a.clustering), under, depth,
+        folds = fold_repeats(tree, a.clustering) if folds is None else folds
+        source = scope_index_dot(graph, view, tree, folds, under, depth,
                                  stored_params(graph, params))
     check_target(target)
     if fmt == "dot":

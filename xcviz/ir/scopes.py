@@ -260,16 +260,17 @@ class Fold:
         return f"{first} … {last} ×{self.count}"
 
 
-def signature(tree: ScopeTree, scope: Scope, clustering=None) -> tuple:
+def _columns(tree: ScopeTree) -> tuple:
+    nodes = tree.graph_nodes
+    return tuple(nodes.column(f) for f in ("name", "op", "inputs", "outputs"))
+
+
+def signature(tree: ScopeTree, scope: Scope, clustering=None, columns: tuple | None = None) -> tuple:
     """What makes two scopes the same block: per node under it, in model order, its op, its scope relative to
     the block's, where each input comes from (a node of the block by local position, else outside), its output
     types, and its clustering decision (its cluster numbered within the block, or its reason code)."""
-    nodes = tree.graph_nodes
     members = tree.descendants(scope.path)
-    names = nodes.column("name")
-    ops = nodes.column("op")
-    inputs = nodes.column("inputs")
-    outputs = nodes.column("outputs")
+    names, ops, inputs, outputs = columns or _columns(tree)
     local = {names[i]: k for k, i in enumerate(members)}
     cut_at = len(scope.path) + 1 if scope.path else 0
     cluster_of = getattr(clustering, "cluster_of", None)
@@ -296,6 +297,7 @@ def fold_repeats(tree: ScopeTree, clustering=None, min_count: int = 2) -> tuple[
     numbered name (`stem`), the largest set with equal `signature`s, when it has at least `min_count`. The
     folded copies (all but the first of `same`) are not searched again; the first stands for them."""
     folds: list[Fold] = []
+    columns = _columns(tree) if not tree.flat else None
     stack = [tree.root]
     while stack:
         scope = stack.pop()
@@ -308,7 +310,7 @@ def fold_repeats(tree: ScopeTree, clustering=None, min_count: int = 2) -> tuple[
                 continue
             by_sig: dict[tuple, list[str]] = {}
             for m in members:
-                by_sig.setdefault(signature(tree, m, clustering), []).append(m.path)
+                by_sig.setdefault(signature(tree, m, clustering, columns), []).append(m.path)
             best = max(by_sig.values(), key=len)  # (the first of equal size: dicts keep order)
             if len(best) < min_count:
                 continue

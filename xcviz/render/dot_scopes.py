@@ -64,7 +64,7 @@ def auto_depth(tree: ScopeTree, folds: tuple[Fold, ...], under: str = "",
     FEW_BOXES scopes or more (else the deepest); boxes > MAX_BOXES when that depth gives no readable index."""
     first = top_depth(tree, under, hidden)
     got = (first, 0)
-    for d in range(first, max(first, tree.max_depth) + 1):
+    for d in range(first, min(max(first, tree.max_depth), first + 32) + 1):   # (a hostile file nests 10^4 deep)
         sc = scope_cut(tree, folds, under, d, hidden)
         got = (d, count_boxes(sc))
         # (split counted before folding: a stack of 40 identical layers is 40 parts, drawn as one box)

@@ -6,7 +6,7 @@ from dataclasses import dataclass
 
 from ..clustering import Clustering
 from ..ir import Graph
-from ..ir.scopes import Fold, ScopeTree, fold_index, fold_repeats, scope_tree
+from ..ir.scopes import ScopeTree, fold_index, fold_repeats, scope_tree
 
 
 @dataclass(frozen=True, slots=True)
@@ -71,14 +71,3 @@ def scopes_json(graph: Graph, clustering: Clustering) -> dict:
             entry["repeat_of"] = folded[scope.path].representative
         out.append(entry)
     return {"scopes": out}
-
-
-def fold_summary(folds: tuple[Fold, ...]) -> list[str]:
-    """One line per repeated block: `model/layers.0 … layers.31 ×31 (differ: model/layers.5)`."""
-    lines = []
-    for f in folds:
-        line = f"{f.parent + '/' if f.parent else ''}{f.label}"
-        if f.differ:
-            line += " (differ: " + ", ".join(f.differ[:6]) + (f" +{len(f.differ) - 6}" if len(f.differ) > 6 else "") + ")"
-        lines.append(line)
-    return lines
