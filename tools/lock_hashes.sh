@@ -24,7 +24,7 @@ pinned = {line.split("==")[0].lower() for line in open("constraints.txt") if "==
 with open(sys.argv[1], "w") as out:
     out.writelines(r + "\n" for r in reqs if r.split(">")[0].split("<")[0].split("=")[0].strip().lower() not in pinned)
 EOF
-"$uv" pip compile --quiet --no-deps --generate-hashes --python-version 3.11 --no-header --no-annotate --index-url https://pypi.org/simple \
+"$uv" pip compile --quiet --no-deps --generate-hashes --python-version 3.11 --no-header --no-annotate \
   constraints.txt "$build" -o requirements.lock.new
 {
   echo "# constraints.txt's exact versions with their files' sha256 (tools/lock_hashes.sh), and the build requirements."
