@@ -32,7 +32,7 @@ def _compute_stats(graph: Graph, clustering, hw: Hardware) -> Stats:
     nodes = flat.nodes  # each made on request: the model reads the graph's columns
     n = len(nodes)
     sig, reps = cost_keys(graph, flat)
-    key_runs: dict[int, tuple[int, int]] = {}   # Loop/If/Scan keys: (iterations, body ops dispatched)
+    key_runs: dict[int, tuple] = {}   # Loop/If/Scan keys: (iterations, body ops dispatched); LSTM/GRU/RNN: (steps, XLA kernels, native calls)
     key_costs = costs_per_key(graph, flat, reps, key_runs)
 
     cal = hw.calibrated
@@ -60,8 +60,8 @@ def _compute_stats(graph: Graph, clustering, hw: Hardware) -> Stats:
     if cal:   # the body ops a loop runs: the native runtime dispatches each, every iteration (cost.control)
         at = np.flatnonzero(np.isin(sig, list(key_runs))) if key_runs else np.zeros(0, np.int64)
         loops = {j: key_runs[k] for j, k in zip(at.tolist(), sig[at].tolist())}
-        for j, (_, d) in loops.items():
-            time[j] += d * cal.classes["free"].native_overhead
+        for j, r in loops.items():   # (a recurrence says its native calls apart: cost_facts.STEP_COSTS)
+            time[j] += r[-1] * cal.classes["free"].native_overhead
     unknown = np.isnan(time)
     key_flops = [f or 0 for f, _, _ in key_costs]
     flops = exact_ints(key_flops, n)[sig]
@@ -112,7 +112,7 @@ def _compute_stats(graph: Graph, clustering, hw: Hardware) -> Stats:
         fused[known_f] = np.maximum(c_flops[known_f].astype(np.float64) / hw.peak_flops, moved
                                     ) + hw.launch_overhead * kernels[known_f]
     if cal:
-        for j, (_, d) in loops.items():   # and XLA launches the body's kernels every time round its loop
+        for j, (_, d, *_) in loops.items():   # and XLA launches the body's kernels every time round its loop
             c = cluster_of[j]
             if c >= 0:
                 fused[c] += d * cal.classes["elementwise"].xla_launch

@@ -121,12 +121,9 @@ def _settled(xs: list) -> bool:
 
 
 def machine_load(threads: int | None = None) -> dict:
-    """{load_1m, cores, loaded}: loaded when the 1-minute load average is over three quarters of the CPUs this
-    process may use (other work then takes turns with the runs timed); None fields where the OS has no load."""
-    try:
-        cores = len(os.sched_getaffinity(0))
-    except AttributeError:
-        cores = os.cpu_count() or 1
+    """{load_1m, cores, loaded}: loaded when the 1-minute load average (machine-wide) is over three quarters of
+    the machine's CPUs (other work then takes turns with the runs timed); None fields where the OS has no load."""
+    cores = os.cpu_count() or 1
     try:
         load = os.getloadavg()[0]
     except (AttributeError, OSError):
