@@ -27,13 +27,13 @@ RUNTIME_PROFILE = {"tf-frozen": "cpu_tf", "tf-savedmodel": "cpu_tf", "torch": "c
 
 def corpus(tf_python: str | None) -> list[dict]:
     """{model, format, inputs (an .npz or None), python} for every program of the corpus."""
-    out = []
+    onnx, torch, tfs = [], [], []
     for p in sorted(glob.glob(os.path.join(ROOT, "graphs", "*.onnx"))) + \
             sorted(glob.glob(os.path.join(ROOT, "tests", "data", "exports", "*.onnx"))):
         given = p.replace(".onnx", ".inputs.npz")
-        out.append({"model": p, "format": "onnx", "inputs": given if os.path.exists(given) else None})
+        onnx.append({"model": p, "format": "onnx", "inputs": given if os.path.exists(given) else None})
     for p in sorted(glob.glob(os.path.join(ROOT, "tests", "data", "torch_corpus", "*.pt2"))):
-        out.append({"model": p, "format": "torch", "inputs": p.replace(".pt2", ".inputs.npz")})
+        torch.append({"model": p, "format": "torch", "inputs": p.replace(".pt2", ".inputs.npz")})
     if tf_python:
         tf = os.path.join(ROOT, "tests", "data", "tf_keras")
         for io in sorted(glob.glob(os.path.join(tf, "*_io.npz"))):
@@ -42,7 +42,8 @@ def corpus(tf_python: str | None) -> list[dict]:
             saved = os.path.join(tf, f"{name}_savedmodel")
             for path, fmt in ((saved, "tf-savedmodel"), (frozen, "tf-frozen")):
                 if path and os.path.exists(path):
-                    out.append({"model": path, "format": fmt, "inputs": io, "python": tf_python})
+                    tfs.append({"model": path, "format": fmt, "inputs": io, "python": tf_python})
+    out = tfs + torch + onnx   # (the new runtimes first: a run cut short still has them)
     return out
 
 
@@ -60,8 +61,11 @@ def _inputs(entry: dict, tmp: str) -> str | None:
     return path
 
 
+CLOCK: dict = {}   # {"XCVIZ_CLOCK": "cpu"} under --cpu-time: validate times with the process's CPU time
+
+
 def xcviz_json(python: str, args: list[str], timeout: int = 600) -> tuple[dict | None, str | None]:
-    env = {**os.environ, "PYTHONPATH": ROOT, "TF_CPP_MIN_LOG_LEVEL": "3"}
+    env = {**os.environ, "PYTHONPATH": ROOT, "TF_CPP_MIN_LOG_LEVEL": "3", **CLOCK}
     try:
         p = subprocess.run([python, "-m", "xcviz", *args, "--json"], cwd=ROOT, env=env, capture_output=True,
                            text=True, timeout=timeout)
@@ -150,7 +154,7 @@ def summary(rows: list[dict], meta: dict) -> str:
            if any(k.startswith("est_cpu_") for k in r) and r.get("speedup")]
     n = max(len(timed), 1)
     return "\n".join([
-        f"{meta['reruns']} fresh `validate` processes per model, threads {meta['threads']}, wall time; "
+        f"{meta['reruns']} fresh `validate` processes per model, threads {meta['threads']}, {meta['clock']}; "
         f"load average {meta['load_before']} before, {meta['load_after']} after on {meta['cores']} CPUs "
         f"(shared: read the spreads with it); {len(rows)} models, {len(timed)} measured with an estimate.",
         f"- stats' estimate = validate's: {sum(v['stats_eq_validate'] for v in vs)}/{len(vs)}",
@@ -167,6 +171,8 @@ def summary(rows: list[dict], meta: dict) -> str:
 
 def run(args) -> None:
     tf_python = args.tf_python if args.tf_python and os.path.exists(args.tf_python) else None
+    if args.cpu_time:
+        CLOCK["XCVIZ_CLOCK"] = "cpu"
     entries = corpus(tf_python)
     if args.models:
         entries = [e for e in entries if any(m in e["model"] for m in args.models)]
@@ -174,7 +180,7 @@ def run(args) -> None:
         cores = len(os.sched_getaffinity(0))
     except AttributeError:
         cores = os.cpu_count()
-    meta = {"reruns": args.reruns, "threads": args.threads, "load_before": round(os.getloadavg()[0], 2),
+    meta = {"reruns": args.reruns, "threads": args.threads, "clock": "process CPU time" if args.cpu_time else "wall time", "load_before": round(os.getloadavg()[0], 2),
             "cores": cores, "tf_python": tf_python}
     rows = []
     path = args.out + ".json"

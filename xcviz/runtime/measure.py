@@ -12,7 +12,8 @@ import numpy as np
 # The clock timings read: wall time. A benchmark on a shared machine that runs NumPy and XLA on one thread
 # may set time.process_time instead, the CPU time this process used: another job taking the core then no
 # longer stretches a run (benchmarks/cost_accuracy.py does, and says so).
-clock = time.perf_counter
+# XCVIZ_CLOCK=cpu sets it for a whole process (benchmarks/native_corpus.py runs `validate` so on a loaded machine).
+clock = time.process_time if os.environ.get("XCVIZ_CLOCK") == "cpu" else time.perf_counter
 
 
 def median_ms(fn, repeats: int | None, budget_s: float = 0.2) -> float:
