@@ -9,7 +9,7 @@ from ..memory import BIG_GRAPH_NODES, keep_freed_memory
 from ..ops import REGISTRY
 from .boundary import Boundary, Details
 from .hardware import Hardware
-from .classes import CONVS, FRESH_BYTES, LIBRARY_CLASSES, native_time, op_class, xla_scale
+from .classes import CONVS, FRESH_BYTES, LIBRARY_CLASSES, native_time, op_class, xla_class, xla_scale
 from .control import CONTROL
 from .coverage import flops_coverage
 from .fusion import predict_kernels
@@ -105,7 +105,8 @@ def _compute_stats(graph: Graph, clustering, hw: Hardware) -> Stats:
     moved = (c_bin + c_bout + inner_bytes)[known_f].astype(np.float64) / hw.memory_bandwidth
     if cal:
         scale = [node_xla_scale(graph, nodes[j]) for j in reps]
-        fused[known_f] = calibrated_fused(cal, key_names, key_costs, sig, per_node, cluster_of, nc, scale)[known_f] + moved
+        xla_names = [node_xla_class(graph, nodes[j]) for j in reps]   # (a linear resize is a dot in XLA)
+        fused[known_f] = calibrated_fused(cal, xla_names, key_costs, sig, per_node, cluster_of, nc, scale)[known_f] + moved
         if cal.page_fault_bandwidth:
             fused[known_f] += page_faults(cal, wbytes, _union(written, exits, n), cluster_of, nc)[known_f]
     else:
@@ -182,7 +183,17 @@ def node_class(graph: Graph, node) -> str:
 
 def node_xla_scale(graph: Graph, node) -> float:
     """XLA's work per FLOP of a node (cost.classes.xla_scale)."""
-    return xla_scale(node.op, node.attrs, _weight(graph, node)) if node.known else 1.0
+    if not node.known:
+        return 1.0
+    shapes = None
+    if node.op == "resize" and node.inputs and node.inputs[0]:
+        shapes = (graph.tensor_type(node.inputs[0]).shape, graph.tensor_type(node.name).shape)
+    return xla_scale(node.op, node.attrs, _weight(graph, node), shapes)
+
+
+def node_xla_class(graph: Graph, node) -> str:
+    """The op class of a node's XLA numbers (cost.classes.xla_class)."""
+    return xla_class(node.op, node.attrs, _weight(graph, node)) if node.known else "elementwise"
 
 
 def _weight(graph: Graph, node) -> tuple | None:
