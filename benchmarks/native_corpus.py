@@ -3,8 +3,9 @@
 The corpus: the ONNX set (graphs/*.onnx, tests/data/exports/*.onnx) on onnxruntime, the torch corpus
 (tests/data/torch_corpus/*.pt2) on torch eager, and the Keras SavedModels and frozen graphs of the TF corpus
 (tests/data/tf_keras) on TensorFlow, run under the Python that has TensorFlow (--tf-python, /work/venv-tf).
-Per model: `xcviz stats --json` (the estimate a user reads first), then `xcviz validate --json` `--reruns`
-times (each a fresh process: the whole-model speedup, with the interleaved timing's runs and spread), and
+Per model: `xcviz stats --json` (the estimate a user reads first), then validate `--reruns` times (in one
+process, so TF and JAX load once, each run a fresh compile cache: the whole-model speedup, with the
+interleaved timing's runs and spread), and
 the estimate of the runtime's own profile where one ships (`stats --hardware cpu_tf` for TF programs),
 with the load average before each. Reports: stats' estimate = validate's (issue 36: one estimate per
 program), the measured speedup's median and spread over the reruns, and the targets: estimate within 1.5x
@@ -92,25 +93,60 @@ def bench_one(entry: dict, reruns: int, threads: int) -> dict:
         if prof:
             own, _ = xcviz_json(py, ["stats", entry["model"], *extra, "--hardware", prof])
             row[f"est_{prof}"] = ((own or {}).get("stats") or {}).get("speedup_estimate")
-        runs = []
-        for _ in range(reruns):
-            load = os.getloadavg()[0]
-            v, why = xcviz_json(py, ["validate", entry["model"], *extra, "--threads", str(threads)])
-            m = (v or {}).get("model") or {}
-            t = m.get("timing") or {}
-            runs.append({"load_1m": round(load, 2), "speedup": m.get("speedup"), "est": m.get("est_speedup"),
-                         "native_runtime": m.get("native_runtime"), "est_hardware": m.get("est_hardware"),
-                         "est_native": m.get("est_native"), "native_ms": m.get("native_ms"),
-                         "hybrid_ms": m.get("hybrid_ms"), "rounds": t.get("rounds"), "stable": t.get("stable"),
-                         "hybrid_spread": (t.get("hybrid") or {}).get("spread"),
-                         "native_spread": (t.get("native") or {}).get("spread"),
-                         "error": why or (None if m.get("speedup") else m.get("note"))})
+        runs, why = worker_runs(py, entry["model"], given, reruns, threads)
+        row["validate_error"] = why
     sp = [r["speedup"] for r in runs if r["speedup"]]
     row.update(runs=runs, speedup=statistics.median(sp) if sp else None, speedup_min=min(sp) if sp else None,
                speedup_max=max(sp) if sp else None, est_validate=next((r["est"] for r in runs if r["est"]), None),
                native_runtime=next((r["native_runtime"] for r in runs if r["native_runtime"]), None),
                est_native=next((r["est_native"] for r in runs if r["est_native"]), None))
     return row
+
+
+def worker_runs(python: str, model: str, inputs: str | None, reruns: int, threads: int) -> tuple[list, str | None]:
+    """`reruns` validations of the model in one process (`--worker`: JAX and TF imported once), each with a
+    fresh compile cache: [{load_1m, speedup, est, ...}], or why none ran."""
+    env = {**os.environ, "PYTHONPATH": ROOT, "TF_CPP_MIN_LOG_LEVEL": "3", **CLOCK}
+    try:
+        p = subprocess.run([python, os.path.abspath(__file__), "--worker", model, inputs or "-", str(reruns), str(threads)],
+                           cwd=ROOT, env=env, capture_output=True, text=True, timeout=1200)
+    except subprocess.TimeoutExpired:
+        return [], "timed out"
+    try:
+        return json.loads(p.stdout.strip().splitlines()[-1]), None
+    except (json.JSONDecodeError, IndexError):
+        return [], (p.stderr.strip().splitlines() or ["no output"])[-1][:200]
+
+
+def worker(model: str, inputs: str, reruns: int, threads: int) -> None:
+    """validate_graph `reruns` times, as `xcviz validate --threads N --inputs F` runs it; prints the runs as JSON."""
+    from xcviz.runtime.native import apply_threads
+
+    apply_threads(threads)   # before JAX loads
+    import numpy as np
+
+    import xcviz
+    from xcviz.runtime.validate import validate_graph
+
+    given = dict(np.load(inputs)) if inputs != "-" else None
+    runs = []
+    for _ in range(reruns):
+        load = os.getloadavg()[0]
+        try:
+            r = validate_graph(xcviz.load(model), inputs=given, threads=threads)
+            m = r.model.to_json() if r.model is not None else {}
+            why = None
+        except Exception as e:  # noqa: BLE001 - a failing run is a row
+            m, why = {}, f"{e.__class__.__name__}: {e}".splitlines()[0][:200]
+        t = m.get("timing") or {}
+        runs.append({"load_1m": round(load, 2), "speedup": m.get("speedup"), "est": m.get("est_speedup"),
+                     "native_runtime": m.get("native_runtime"), "est_hardware": m.get("est_hardware"),
+                     "est_native": m.get("est_native"), "native_ms": m.get("native_ms"),
+                     "hybrid_ms": m.get("hybrid_ms"), "rounds": t.get("rounds"), "stable": t.get("stable"),
+                     "hybrid_spread": (t.get("hybrid") or {}).get("spread"),
+                     "native_spread": (t.get("native") or {}).get("spread"),
+                     "error": why or (None if m.get("speedup") else m.get("note"))})
+    print(json.dumps(runs))
 
 
 def verdict(r: dict, est_key: str = "est_validate") -> dict:
@@ -154,7 +190,7 @@ def summary(rows: list[dict], meta: dict) -> str:
            if any(k.startswith("est_cpu_") for k in r) and r.get("speedup")]
     n = max(len(timed), 1)
     return "\n".join([
-        f"{meta['reruns']} fresh `validate` processes per model, threads {meta['threads']}, {meta['clock']}; "
+        f"{meta['reruns']} validate runs per model (one process, fresh compile caches), threads {meta['threads']}, {meta['clock']}; "
         f"load average {meta['load_before']} before, {meta['load_after']} after on {meta['cores']} CPUs "
         f"(shared: read the spreads with it); {len(rows)} models, {len(timed)} measured with an estimate.",
         f"- stats' estimate = validate's: {sum(v['stats_eq_validate'] for v in vs)}/{len(vs)}",
@@ -198,5 +234,9 @@ def run(args) -> None:
     with open(md, "w", encoding="utf-8") as f:
         f.write((head + "\n\n" if head else "") + CORPUS_HEADING + "\n\n" + table(rows, meta))
 
+
+if __name__ == "__main__" and len(sys.argv) == 6 and sys.argv[1] == "--worker":
+    sys.path.insert(0, ROOT)
+    worker(sys.argv[2], sys.argv[3], int(sys.argv[4]), int(sys.argv[5]))
 
 CORPUS_HEADING = "## Issue 36: each program on its own runtime (`native_bench.py --corpus`)"

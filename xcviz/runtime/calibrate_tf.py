@@ -16,7 +16,7 @@ import numpy as np
 
 from .onnx_emit import Unmappable
 
-WEIGHT_INPUTS = {"conv2d": (1, 2), "matmul": (1,)}   # the inputs a model holds as constants
+WEIGHT_INPUTS = {"conv": (1, 2), "dot": (1,)}   # per op class: the inputs a model holds as constants
 
 
 def _call(node, tf):
@@ -103,8 +103,10 @@ class TfOps:
 
         nodes = [graph.nodes[i] for i in members]
         consts: dict = {}
+        from ..ops import REGISTRY
+
         for n in nodes:   # weights: constants of the TF graph, in TF's layout
-            for k in WEIGHT_INPUTS.get(n.op, ()):
+            for k in WEIGHT_INPUTS.get(REGISTRY.ops[n.op].cost_class, ()):
                 if k < len(n.inputs) and n.inputs[k] in entries and n.inputs[k] in values:
                     consts[n.inputs[k]] = _weight(n.op, k, np.asarray(values[n.inputs[k]]))
         feeds = [r for r in entries if r not in consts]
