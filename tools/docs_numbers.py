@@ -15,6 +15,8 @@ Two kinds of figure are checked:
 `python tools/docs_numbers.py` reports the figures that moved and exits 1 if any did; `--write` puts the
 fresh figures into the exact blocks and the python comments (timing blocks are left: rerun them on a quiet
 machine and paste by hand); `--only exact` skips the timing blocks; PAGE... limits it to some pages.
+`--prose` lists the paragraphs with a speedup figure (1.87×) that name no benchmark page (benchmarks/...,
+samples/...) and no dated run: figures nothing reruns.
 tests/docs/test_docs_numbers.py runs the exact checks, so a stale deterministic figure fails CI."""
 from __future__ import annotations
 
@@ -184,6 +186,24 @@ def check_python(block: dict) -> tuple[list[str], dict]:
     return problems, fixes
 
 
+FIGURE = re.compile(r"(?<![\w.‹⟨×])\d+(?:\.\d+)?(?:-\d+(?:\.\d+)?)?×(?![\d\w])")   # (not a shape: 64×64)
+SOURCED = re.compile(r"example run|benchmarks/|samples/|\d{4}-\d{2}-\d{2}", re.I)
+
+
+def unsourced(page: str) -> list[str]:
+    """Paragraphs outside the fenced blocks with a speedup figure (1.87×) that name neither a benchmark page
+    (benchmarks/..., samples/...) nor a dated example run: figures no command reruns."""
+    text = open(os.path.join(ROOT, page), encoding="utf-8").read()
+    prose = re.sub(r"^```.*?^```", "", text, flags=re.M | re.S)
+    out = []
+    paras = re.split(r"\n\s*\n", prose)
+    for k, para in enumerate(paras):   # (a table is sourced by the paragraph that introduces it)
+        claim = re.sub(r"`[^`\n]*`", "", para)   # (a figure in code is a format shown, not a claim)
+        if FIGURE.search(claim) and not SOURCED.search(para) and not (k and SOURCED.search(paras[k - 1])):
+            out.append(f"{page}: unsourced figure {FIGURE.search(claim).group(0)} in: {' '.join(para.split())[:120]}")
+    return out
+
+
 def write(page: str, fixes: dict) -> None:
     path = os.path.join(ROOT, page)
     text = open(path, encoding="utf-8").read()
@@ -199,9 +219,14 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--band", type=float, default=4.0, help="tolerance factor for timings [4]")
     ap.add_argument("--only", choices=("exact", "timing", "python"), help="check one kind of block")
     ap.add_argument("--write", action="store_true", help="put the fresh figures into exact blocks and python comments")
+    ap.add_argument("--prose", action="store_true", help="list the prose figures with no benchmark page or dated run")
     a = ap.parse_args(argv)
     problems: list[str] = []
     checked = 0
+    if a.prose:
+        found = [line for page in pages(a.pages or None) for line in unsourced(page)]
+        print("\n".join(found + [f"{len(found)} unsourced paragraph(s)"]))
+        return 1 if found else 0
     for page in pages(a.pages or None):
         fixes: dict = {}
         for b in blocks(page):

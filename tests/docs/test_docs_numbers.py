@@ -51,3 +51,17 @@ def test_a_stale_figure_is_found_and_written(tmp_path, monkeypatch):
 def test_timings_compare_within_the_band():
     assert docs_numbers._close("0.62", "1.2", 4.0) and not docs_numbers._close("0.62", "3.0", 4.0)
     assert not docs_numbers._close("1.32.0", "1.33.0", 4.0)
+
+
+def test_every_prose_speedup_names_its_source():
+    """A speedup figure outside the command blocks names a benchmark page or a dated example run."""
+    found = [line for page in docs_numbers.pages() for line in docs_numbers.unsourced(page)]
+    assert not found, "\n".join(found)
+
+
+def test_a_bare_figure_is_unsourced(tmp_path, monkeypatch):
+    (tmp_path / "docs").mkdir()
+    (tmp_path / "README.md").write_text("XLA is 2.5× faster here.\n\nShapes like W ‹64×64› are not figures.\n",
+                                        encoding="utf-8")
+    monkeypatch.setattr(docs_numbers, "ROOT", str(tmp_path))
+    assert [x.split(" in:")[0] for x in docs_numbers.unsourced("README.md")] == ["README.md: unsourced figure 2.5×"]
