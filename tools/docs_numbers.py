@@ -57,7 +57,7 @@ def blocks(page: str) -> list[dict]:
         kind = marker or ("timing" if cmd.split()[1] in TIMING_COMMANDS else "exact")
         width = max(len(line) for line in body.splitlines())
         out.append({"page": page, "start": m.start(3), "end": m.end(3), "kind": kind, "command": cmd,
-                    "body": body, "width": max(width, 80)})
+                    "body": body, "width": max(width, 80), "before": text[max(0, m.start() - 500):m.start()]})
     return out
 
 
@@ -230,7 +230,11 @@ def main(argv: list[str] | None = None) -> int:
     for page in pages(a.pages or None):
         fixes: dict = {}
         for b in blocks(page):
-            if b["kind"] == "example" or (a.only and b["kind"] != a.only):
+            if b["kind"] == "example":   # not rerun: the text before it says so, with the date
+                if not (re.search(r"example run", b["before"], re.I) and re.search(r"\d{4}-\d{2}-\d{2}", b["before"])):
+                    problems.append(f"{page}: `{b['command']}` is marked example but no 'example run' with a date precedes it")
+                continue
+            if a.only and b["kind"] != a.only:
                 continue
             checked += 1
             found, fix = check_python(b) if b["kind"] == "python" else check_block(b, a.band)

@@ -18,7 +18,8 @@ NEEDS = {"compile-report": "torch"}
 
 def test_the_docs_have_checked_command_blocks():
     assert {b["page"] for b in EXACT} >= {"README.md", "docs/pytorch.md"}
-    assert any(b["kind"] == "timing" for p in docs_numbers.pages() for b in docs_numbers.blocks(p))
+    kinds = {b["kind"] for p in docs_numbers.pages() for b in docs_numbers.blocks(p)}
+    assert {"exact", "example", "python"} <= kinds
 
 
 @pytest.mark.parametrize("k", range(len(EXACT)), ids=[f"{b['page']}:{b['command'].split()[1]}" for b in EXACT])
@@ -65,3 +66,10 @@ def test_a_bare_figure_is_unsourced(tmp_path, monkeypatch):
                                         encoding="utf-8")
     monkeypatch.setattr(docs_numbers, "ROOT", str(tmp_path))
     assert [x.split(" in:")[0] for x in docs_numbers.unsourced("README.md")] == ["README.md: unsourced figure 2.5×"]
+
+
+def test_example_blocks_say_example_run_and_date():
+    for p in docs_numbers.pages():
+        for b in docs_numbers.blocks(p):
+            if b["kind"] == "example":
+                assert "example run" in b["before"] and docs_numbers.re.search(r"\d{4}-\d{2}-\d{2}", b["before"]), b["command"]
