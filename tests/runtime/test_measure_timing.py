@@ -70,3 +70,13 @@ def test_validate_json_has_the_spread_keys(run_cli):
     m = data["model"]["timing"]
     assert {"native", "optimized", "hybrid", "rounds", "stable", "speedup_quartiles"} <= set(m)
     assert m["native"]["median_ms"] == pytest.approx(data["model"]["native_ms"])
+
+
+def test_a_slow_call_gets_one_warm_up_and_a_few_rounds():
+    calls = {"n": 0}
+
+    def slow():
+        calls["n"] += 1
+        time.sleep(0.12)
+    out = interleaved({"slow": slow}, budget_s=0.2)
+    assert out.rounds == measure.FEW_ROUNDS and calls["n"] == 1 + measure.FEW_ROUNDS and out.stable is False

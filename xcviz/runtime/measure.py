@@ -22,6 +22,8 @@ def median_ms(fn, repeats: int | None, budget_s: float = 0.2) -> float:
 
 
 MIN_ROUNDS, MAX_ROUNDS = 7, 400
+FEW_ROUNDS = 3          # the fewest rounds of callables too slow for MIN_ROUNDS within twice the budget
+SLOW_S = 0.1            # a warm-up call this long is not repeated
 MIN_SAMPLE_S = 2e-4     # a call faster than this is timed in loops (timeit's autorange), so the clock's grain is small
 STABLE = 0.02           # the median moved by less than this over the last quarter of the rounds: stable
 WIDE = 0.10             # an interquartile range over 10 % of the median is a wide spread
@@ -80,16 +82,20 @@ class Interleaved(dict):
 
 def interleaved(fns: dict, repeats: int | None = None, budget_s: float = 0.5) -> Interleaved:
     """Time the callables of `fns` interleaved, so a change in the machine's load falls on each alike: a warm-up
-    (two calls each), then rounds of one sample each, a fast callable timed in loops of calls; `repeats`
-    rounds, or (None) at least MIN_ROUNDS and until every median moved by under STABLE over the last quarter
-    of the rounds, or budget_s ended (then stable is False), in the manner of pyperf and timeit's autorange."""
+    (two calls each, one for a call over SLOW_S), then rounds of one sample each, a fast callable timed in loops
+    of calls; `repeats` rounds, or (None) at least MIN_ROUNDS and until every median moved by under STABLE over
+    the last quarter of the rounds, or budget_s ended (then stable is False; FEW_ROUNDS at least, MIN_ROUNDS
+    where they fit in twice the budget), in the manner of pyperf and timeit's autorange."""
     names = list(fns)
     out = Interleaved({n: Timing() for n in names}, budget_s=None if repeats else budget_s)
     for n in names:  # warm-up: compile, caches, first allocations; its time sizes the loops
-        fns[n]()
         t0 = time.perf_counter()
         fns[n]()
         dt = time.perf_counter() - t0
+        if dt < SLOW_S:   # (a second warm-up call, unless one call is a good part of the budget already)
+            t0 = time.perf_counter()
+            fns[n]()
+            dt = time.perf_counter() - t0
         out[n].loops = 1 if repeats or dt >= MIN_SAMPLE_S else min(100, int(MIN_SAMPLE_S / max(dt, 1e-7)) + 1)
     start = time.perf_counter()
     while True:
@@ -108,7 +114,10 @@ def interleaved(fns: dict, repeats: int | None = None, budget_s: float = 0.5) ->
             continue
         if k >= MIN_ROUNDS and all(_settled(out[n].samples) for n in names):
             break
-        if k >= MAX_ROUNDS or time.perf_counter() - start > budget_s:
+        # the budget ends it, but never before FEW_ROUNDS (slow calls) or MIN_ROUNDS when they fit in twice it
+        over = time.perf_counter() - start > budget_s
+        if k >= MAX_ROUNDS or (over and (k >= MIN_ROUNDS or (k >= FEW_ROUNDS and
+                                                             (time.perf_counter() - start) / k * MIN_ROUNDS > 2 * budget_s))):
             out.stable = k >= MIN_ROUNDS and all(_settled(out[n].samples) for n in names)
             break
     return out
