@@ -269,6 +269,28 @@ def _models():
                 return {"y": tf.exp(self.inner(y) * 0.1) * 2.0 + y}
         return JitCall(), {"x": images((3, 4))}
 
+    def shape_chain():
+        # a cluster that reads only the input's shape (Shape -> StridedSlice -> Range -> ... -> Exp), apart from
+        # the one that reads its values; string ops (no XLA kernel) between: XLA folds the first to a constant,
+        # as Grappler does (issue 36: constant clusters claim no speedup)
+        @tf.function(input_signature=[tf.TensorSpec((None, 6), tf.float32, name="x")])
+        def serve(x):
+            n = tf.shape(x)[1]
+            w = tf.exp(tf.cast(tf.range(n), tf.float32) * 0.25 + 1.0) / tf.cast(n, tf.float32)
+            w = tf.strings.to_number(tf.strings.as_string(w, precision=4))
+            y = tf.nn.relu(x * 2.0 + 1.0) * 0.5 - x
+            y = tf.strings.to_number(tf.strings.as_string(y, precision=4))
+            return {"y": tf.tanh(y * w + 0.5) * 3.0}
+        return serve, {"x": images((2, 6))}
+
+    def flatten_dynamic():
+        # saved with its batch dimension unknown (None), as model.export and keras.Input((8, 8, 3)) save it:
+        # Flatten's Reshape target is Pack(Shape(x)[0], -1), a Shape-of-input chain in the cluster (issue 36:
+        # the walk for must-be-constant inputs went through tf.Shape and baked the image into the cluster)
+        m = keras.Sequential([keras.Input((8, 8, 3)), layers.Conv2D(4, 3, activation="relu"),
+                              layers.Flatten(), layers.Dense(5, activation="softmax")])
+        return settle_bn(m), {"image": images((2, 8, 8, 3))}, {"image": (None, 8, 8, 3)}
+
     def application(cls, size: int, **kw):
         def make():
             m = cls(input_shape=(size, size, 3), include_top=True, weights=None, classes=10, **kw)
@@ -290,7 +312,8 @@ def _models():
             "text_bigru": text_bigru, "conv1d": conv1d, "attention_encoder": attention_encoder,
             "while_cond": while_cond, "random_strings": random_strings, "ops_zoo": ops_zoo,
             "layers_zoo": layers_zoo, "math_zoo": math_zoo, "jit_call": jit_call,
-            "switch_case": switch_case}, Functions
+            "switch_case": switch_case, "flatten_dynamic": flatten_dynamic,
+            "shape_chain": shape_chain}, Functions
 
 
 def export(name: str, make, functions_cls, out: str) -> dict:
@@ -300,12 +323,13 @@ def export(name: str, make, functions_cls, out: str) -> dict:
     from tensorflow.python.framework.convert_to_constants import convert_variables_to_constants_v2
 
     keras.backend.clear_session()
-    obj, feeds = make()
+    obj, feeds, *shapes = make()   # (a third item: the signature's shapes where they differ from the feeds')
+    shapes = shapes[0] if shapes else {}
     module = functions_cls()
     if isinstance(obj, keras.Model):
         model = obj
         module.model = model
-        specs = [tf.TensorSpec(v.shape, tf.as_dtype(v.dtype), name=k) for k, v in feeds.items()]
+        specs = [tf.TensorSpec(shapes.get(k, v.shape), tf.as_dtype(v.dtype), name=k) for k, v in feeds.items()]
         (key,) = feeds
         module.serve = tf.function(lambda t: {"output": model(t, training=False)}, input_signature=specs)
     elif isinstance(obj, tf.Module):

@@ -162,10 +162,11 @@ def cluster(graph: Graph, *, strategy: Strategy = "mark", device: Device = "cpu"
 def stats(graph: Graph, clustering: Clustering, *, hardware: str | None = None) -> Stats:
     """Coverage η, boundary bytes D, kernel launches and estimated speedup S of a clustering.
 
-    hardware: a profile name (cpu, gpu, h100, tpu) or a YAML file; None: the clustering device's default."""
-    from .cost import compute_stats, load_hardware
+    hardware: a profile name (cpu, gpu, h100, tpu) or a YAML file; None: the profile measured against the program's
+    native runtime (cost.hardware_for: cpu_torch for a torch program, cpu for ONNX)."""
+    from .cost import compute_stats, hardware_for
 
-    return compute_stats(graph, clustering, load_hardware(hardware, clustering.options.device))
+    return compute_stats(graph, clustering, hardware_for(graph, hardware, clustering.options.device))
 
 
 @_api

@@ -238,7 +238,8 @@ def analysis_fields(a) -> dict:
     return {
         "nodes": st.nodes, "clusters": st.clusters, "cluster_sizes": [len(c) for c in cl.clusters],
         "coverage": _round(st.coverage), "coverage_flops": _round(st.coverage_flops),
-        "est_speedup": _round(st.speedup_estimate, 4), "boundary_bytes": _int(st.boundary_bytes),
+        "est_speedup": _round(st.speedup_estimate, 4), "hardware": st.hardware, "estimate_runtime": st.native,
+        "boundary_bytes": _int(st.boundary_bytes),
         "fallback_ops": dict(sorted(ops.items())), "blocking_ops": dict(sorted(blocking.items())),
         "fallback_reasons": [{"code": c, "op": op, "nodes": n, "reason": example[(c, op)]}
                              for (c, op), n in sorted(reasons.items(), key=lambda t: (-t[1], t[0]))],

@@ -51,7 +51,7 @@ Allow = Annotated[Optional[list[str]], typer.Option("--allow", metavar="OP[,OP..
 Deny = Annotated[Optional[list[str]], typer.Option("--deny", metavar="OP[,OP...]", help="ops to remove from the support set (comma-separated, repeatable)", show_default=False)]
 SupportedOps = Annotated[Optional[str], typer.Option("--supported-ops", metavar="FILE", help="file naming the supported ops (one per line, or a YAML list); replaces the built-in set", show_default=False)]
 AllowUnknown = Annotated[bool, typer.Option("--allow-unknown", help="load ops the registry does not know as opaque fallback nodes")]
-Hardware = Annotated[Optional[str], typer.Option("--hardware", metavar="NAME|FILE", help="hardware profile name (cpu, gpu, h100, tpu) or YAML file [by device]", show_default=False)]
+Hardware = Annotated[Optional[str], typer.Option("--hardware", metavar="NAME|FILE", help="hardware profile name (cpu, gpu, h100, tpu) or YAML file [by device, measured against the program's runtime: cpu_torch for torch programs]", show_default=False)]
 Dims = Annotated[Optional[list[str]], typer.Option("--dim", metavar="NAME=SIZE", help="bind a symbolic dimension of the graph to a positive size (repeatable)", show_default=False)]
 InputsFile = Annotated[Optional[str], typer.Option(
     "--inputs", metavar="FILE.npz", show_default=False,

@@ -20,7 +20,8 @@ def compile_report(target: str = typer.Argument(..., metavar="SCRIPT.py:FACTORY"
                                                              "compile-report.html and compile-report.json)"),
                    mode: str = typer.Option("eager", "--mode", metavar="eager|hybrid",
                                             help="eager: the graphs run as Dynamo gave them; hybrid: clusters "
-                                                 "run under JAX (needs xcviz[jax])"),
+                                                 "run under JAX (needs xcviz[jax]; the model is called under "
+                                                 "torch.no_grad())"),
                    json: Json = False, output: Output = None, *, options: AnalysisOptions) -> None:
     """torch.compile a model with the xcviz backend and show every graph Dynamo captured, every graph break with
     its reason and source line, and each graph's XLA clusters, fallbacks, boundary bytes and estimate.
@@ -35,7 +36,8 @@ def compile_report(target: str = typer.Argument(..., metavar="SCRIPT.py:FACTORY"
         raise XcvizError(f"unknown --mode {mode!r}", hint="--mode eager or --mode hybrid")
     model, args, kwargs, name = load_factory(target)
     be = XcvizBackend(None, mode, options)
-    call_model(model, args, kwargs, be, target)
+    call_model(model, args, kwargs, be, target, no_grad=mode == "hybrid")
+    be.no_grad = mode == "hybrid"
     data = be.report()
     if report:
         be.write(report, title=name)

@@ -146,9 +146,9 @@ class _Clusters:
 
 
 def cost_clustering(graph, cands: Candidates, opts: ClusterOptions) -> Clustering:
-    from ..cost.hardware import load_hardware
+    from ..cost.hardware import hardware_for
 
-    hw = load_hardware(opts.hardware, opts.device)
+    hw = hardware_for(graph, opts.hardware, opts.device)
     nodes = graph.nodes
     n, n_in = len(nodes), len(graph.inputs)
     base = 2 + n_in

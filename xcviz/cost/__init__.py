@@ -18,9 +18,9 @@ keys (one cost per distinct node key), control (Loop/If/Scan: their bodies' cost
 parameters), stats (compute_stats)."""
 from __future__ import annotations
 
-from .hardware import PROFILE_KEYS, Hardware, hardware_names, load_hardware
+from .hardware import PROFILE_KEYS, Hardware, hardware_for, hardware_names, load_hardware, program_runtime
 from .results import OUTPUT, ClusterCost, Edge, LazyList, Stats
 from .stats import compute_stats
 
 __all__ = ["OUTPUT", "PROFILE_KEYS", "ClusterCost", "Edge", "Hardware", "LazyList", "Stats", "compute_stats",
-           "hardware_names", "load_hardware"]
+           "hardware_for", "hardware_names", "load_hardware", "program_runtime"]

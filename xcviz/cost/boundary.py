@@ -218,4 +218,4 @@ class Details:
             parameter_bytes_in=c["parameter_bytes_in"][k], kernels=c["kernels"][k],
             edges_in=len(ein), edges_out=len(eout), flops=c["flops"][k], effective_size=c["effective_size"][k],
             time_unfused=c["time_unfused"][k], time_fused=c["time_fused"][k],
-            speedup_estimate=c["speedup_estimate"][k])
+            speedup_estimate=c["speedup_estimate"][k], constant=c["constant"][k])

@@ -40,6 +40,38 @@ def hardware_names() -> list[str]:
     return sorted(p.name[:-5] for p in resources.files("xcviz.hardware").iterdir() if p.name.endswith(".yaml"))
 
 
+# the runtime a program runs on natively -> the suffix of the built-in profile measured against it (cpu_torch)
+RUNTIME_PROFILE = {"torch": "torch", "tensorflow": "tf"}
+
+
+def program_runtime(graph) -> str:
+    """The runtime the program runs on today, what its estimate is against: torch (eager) for a torch program
+    (.pt2, from_torch, a torch.compile graph: it carries its aten calls), tensorflow for a TensorFlow graph
+    (GraphDef, SavedModel: its ops are tf.*), else onnxruntime (ONNX, xcviz's own YAML/JSON)."""
+    if getattr(graph, "aten_calls", None) is not None:
+        return "torch"
+    nodes = getattr(graph, "nodes", ())
+    if len(nodes) and any(t.startswith("tf.") for t in nodes.column("op_type")):
+        return "tensorflow"
+    return "onnxruntime"
+
+
+def hardware_for(graph, spec: str | None = None, device: str = "cpu", native: str | None = None) -> Hardware:
+    """THE hardware profile of an estimate (every command's: cluster, stats, validate, run, compile-report,
+    census, ...): `spec` (--hardware) when given; else the device's default profile as measured against the
+    program's native runtime (`native`, else program_runtime(graph)): cpu_torch for a torch program, cpu_tf
+    for a TF graph where that profile ships, the device's default (cpu: onnxruntime) otherwise. The profile's
+    `native` says which runtime the estimate is against."""
+    if spec:
+        return load_hardware(spec, device)
+    base = load_hardware(None, device)
+    rt = native or (program_runtime(graph) if graph is not None else None)
+    if rt is None or base.native == rt or rt not in RUNTIME_PROFILE:
+        return base
+    name = f"{base.name}_{RUNTIME_PROFILE[rt]}"
+    return load_hardware(name, device) if name in hardware_names() else base
+
+
 def load_hardware(spec: str | None, device: str = "cpu") -> Hardware:
     """A named profile (cpu, gpu, h100, tpu) or a YAML file with the same keys."""
     spec = spec or DEFAULT_PROFILE.get(device, "cpu")

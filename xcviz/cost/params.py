@@ -10,12 +10,15 @@ from __future__ import annotations
 import numpy as np
 
 from ..ir import Graph
-from ..ops import PARAMETER_SOURCE, REGISTRY, VOLATILE
+from ..ops import PARAMETER_SOURCE, REGISTRY, SHAPE_CONSUMER, TYPE_VALUE, VOLATILE
 from .view import CostView
 
 CONSTANT_OPS = REGISTRY.names(PARAMETER_SOURCE)
-# ops whose result changes from call to call even when their inputs do not
-VOLATILE_OPS = REGISTRY.names(VOLATILE)
+# ops whose result changes from call to call even when their inputs do not (TF's stateful random ops too)
+VOLATILE_OPS = REGISTRY.names(VOLATILE) | frozenset(
+    o.name for o in REGISTRY if o.name.startswith("tf.Random") or o.name in ("tf.Multinomial", "tf.RandomShuffle"))
+# ops that read only their input's shape (Shape, Size, Rank; TF's too): of a static shape, a constant
+SHAPE_ONLY_OPS = REGISTRY.names(TYPE_VALUE) | REGISTRY.names(SHAPE_CONSUMER)
 
 
 def stored_parameters(graph: Graph) -> tuple[frozenset[int], frozenset[int]]:
@@ -51,3 +54,22 @@ def parameter_masks(graph: Graph, flat: CostView) -> tuple[np.ndarray, np.ndarra
         if (new == node).all():
             return inp, node, edge_param
         node = new
+
+
+def constant_clusters(flat: CostView, cluster_of: np.ndarray, nc: int, in_cluster: np.ndarray, param: np.ndarray,
+                      known: np.ndarray, dst_pos: np.ndarray) -> np.ndarray:
+    """Per cluster, whether its values depend on no runtime input: every value it reads from outside is a
+    parameter, or is read only by a shape op (Shape, Size, Rank) and has a static shape, and no member draws
+    random numbers. XLA folds such a cluster when it compiles it, as Grappler, onnxruntime's optimizer and
+    torch.compile fold it natively: it is no work either side runs per call, and no speedup to claim.
+    Per boundary edge: `in_cluster` (its consumer is in a cluster), `param`, `known` (its size is: its shape
+    is static) and `dst_pos` (its consumer)."""
+    if nc == 0:
+        return np.zeros(0, bool)
+    shape_only = np.concatenate((flat.known_mask(SHAPE_ONLY_OPS), [False]))[dst_pos]
+    value_read = in_cluster & ~param & ~(shape_only & known)
+    bad = np.bincount(cluster_of[dst_pos[value_read]], minlength=nc)[:nc] > 0
+    volatile = flat.op_mask(VOLATILE_OPS) & (cluster_of >= 0)
+    if volatile.any():
+        bad |= np.bincount(cluster_of[volatile], minlength=nc)[:nc] > 0
+    return ~bad

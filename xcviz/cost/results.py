@@ -42,6 +42,9 @@ class ClusterCost:
     speedup_estimate: float | None
     parameter_bytes_in: int | None = None   # the part of boundary_bytes_in carried by parameters (resident)
     kernels: int = 1                        # XLA kernels predicted by the fusion model (cost.fusion)
+    # its values depend on no runtime input (params.constant_clusters): it folds to a constant at compile time,
+    # as natively; its speedup is None and it is left out of the model's estimate
+    constant: bool = False
 
 
 @dataclass
@@ -70,6 +73,7 @@ class Stats:
     coverage_flops_max: float | None = None
     handoffs: int = 0   # activation tensors crossing between the runtimes per call (each costs sync_overhead)
     native: str | None = None   # the runtime the estimate's native times are of (Hardware.native)
+    constant_clusters: int = 0  # clusters that fold to a constant (ClusterCost.constant): out of the estimate
     # Read-only lists; compute_stats fills them with LazyList, which builds each object on first access
     clusters_detail: Sequence[ClusterCost] = field(default_factory=list)
     edges: Sequence[Edge] = field(default_factory=list)

@@ -14,7 +14,7 @@ from .control import CONTROL
 from .coverage import flops_coverage
 from .fusion import predict_kernels
 from .keys import control_node_cost, cost_keys, costs_per_key
-from .params import CONSTANT_OPS
+from .params import CONSTANT_OPS, constant_clusters
 from .results import LazyList, Stats
 from .sums import exact_ints, run_totals, seg_total, seq_sums, seq_total
 from .view import CostView
@@ -91,6 +91,13 @@ def _compute_stats(graph: Graph, clustering, hw: Hardware) -> Stats:
     par = edges.param
     c_pin = seg_total(edges.bytes[ins & par], edges.dst_cluster[ins & par], nc)
     c_sync, n_sync = edges.handoffs(nc)
+    # clusters whose values depend on no runtime input fold to constants, natively and under XLA alike: their
+    # members cost nothing on either side, and they claim no speedup (params.constant_clusters)
+    const_c = constant_clusters(flat, cluster_of, nc, ins, par, edges.known, edges.dst_pos)
+    folded = np.concatenate((const_c, [False]))[cluster_of] if const_c.any() else None
+    if folded is not None:
+        n_sync = max(0, n_sync - int(c_sync[const_c].sum()))
+        c_sync = np.where(const_c, 0, c_sync)
     # the per-cluster formulas of before, on arrays (the same IEEE operations in the same order), for the
     # clusters whose boundary bytes are known (NaN for the others)
     # XLA's kernels in each cluster (see fusion): each costs a launch, and each value one kernel writes for
@@ -120,11 +127,16 @@ def _compute_stats(graph: Graph, clustering, hw: Hardware) -> Stats:
     total = fused + hw.sync_overhead * c_sync.astype(np.float64)
     with np.errstate(all="ignore"):  # entries with an unknown part are dropped below
         speedup = c_unfused / total
-    has_speedup = known_f & ~np.isnan(c_unfused) & (total > 0)
+    has_speedup = known_f & ~np.isnan(c_unfused) & (total > 0) & ~const_c
+    if folded is not None:   # folded at compile time: no time in the hybrid run, none natively (below)
+        fused = np.where(const_c, 0.0, fused)
+        known_f = known_f | const_c
+        time = np.where(folded, 0.0, time)
 
     fused_total = (seq_total(fused) if nc else 0.0) if known_f.all() else None
     # A fallback op whose bytes are unknown costs the same before and after: leave it out of both.
     # (Sums in node order, added left to right as ever.)
+    unknown = np.isnan(time)   # (a folded node's is known: none)
     some_unknown = bool(unknown.any())
     before = None if runs_unknown or (some_unknown and (clustered_mask & unknown).any()) else \
         seq_total(time[~unknown] if some_unknown else time)
@@ -158,7 +170,8 @@ def _compute_stats(graph: Graph, clustering, hw: Hardware) -> Stats:
             parameter_bytes_in=np.where(known_in, c_pin, None),
             flops=c_flops, effective_size=sizes - run_totals(zero[members].astype(np.int64), sizes),
             time_unfused=np.where(np.isnan(c_unfused), None, np.where(sizes > 0, c_unfused.astype(object), 0)),
-            time_fused=np.where(known_f, fused, None), kernels=kernels, speedup_estimate=np.where(has_speedup, speedup, None))
+            time_fused=np.where(known_f, fused, None), kernels=kernels, speedup_estimate=np.where(has_speedup, speedup, None),
+            constant=const_c)
         return {key: a.tolist() for key, a in columns.items()}
 
     detail = Details(graph, clustering, edges, numbers)
@@ -173,6 +186,7 @@ def _compute_stats(graph: Graph, clustering, hw: Hardware) -> Stats:
         time_before=before, time_after=after,
         speedup_estimate=before / after if before is not None and after else None,
         clusters=nc, fallback_nodes=fallback, hardware=hw.name, native=getattr(hw, "native", None),
+        constant_clusters=int(const_c.sum()),
         clusters_detail=LazyList(nc, detail.make), edges=LazyList(n_edges, edges.edge))
 
 

@@ -58,6 +58,7 @@ def _element_key(xp, x, idx, axis: int) -> tuple:
 
 
 def gather_elements(xp, a, x, idx):
+    x = xp.asarray(x)   # (a baked constant is NumPy, and NumPy cannot be indexed by a traced index)
     return x[_element_key(xp, x, idx, int(a.get("axis", 0)))]
 
 

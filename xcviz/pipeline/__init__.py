@@ -46,11 +46,12 @@ def analyse(source: str | os.PathLike | Graph, options: AnalysisOptions | None =
     `freeze`: for a process that ends without freeing its objects (the `xcviz` command): right after
     loading, the graph moves out of the cyclic GC's reach, so later full collections do not rescan it.
     A Graph passed in is used as it is: the loading options (dims, inputs) apply to files."""
-    from ..cost import load_hardware
+    from ..cost import hardware_for, load_hardware
 
     options = options or AnalysisOptions()
     say = progress or _silent
-    hardware = load_hardware(options.hardware, options.device)
+    if options.hardware:
+        load_hardware(options.hardware, options.device)  # a bad --hardware is said before the file is read
     if isinstance(source, (str, os.PathLike)):
         say(f"loading {os.fspath(source)}")
         graph = load_graph(os.fspath(source), options)
@@ -60,6 +61,7 @@ def analyse(source: str | os.PathLike | Graph, options: AnalysisOptions | None =
             freeze_for_process()
     else:
         graph = source
+    hardware = hardware_for(graph, options.hardware, options.device)  # follows the program's native runtime
     say(f"clustering {len(graph.nodes):,} nodes")
     clustering = cluster(graph, options.cluster if record else dataclasses.replace(options.cluster, record=False))
     say("cost model")

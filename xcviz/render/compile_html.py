@@ -37,6 +37,11 @@ def _table(head: list[str], rows: list[list[str]]) -> str:
     return "".join(out) + "</table>"
 
 
+def _crossing(g: dict):
+    """Activations handed between the runtimes per call (weights are resident); an older report: every byte."""
+    return g["boundary_bytes_activations"] if "boundary_bytes_activations" in g else g["boundary_bytes"]
+
+
 def _graph(g: dict) -> str:
     head = f"graph {g['index']}" + (f" · compile {_e(g['compile_id'])}" if g.get("compile_id") else "")
     parts = [f'<div class="graph" id="graph-{g["index"]}"><h2>{head}</h2>']
@@ -47,8 +52,9 @@ def _graph(g: dict) -> str:
         return "".join(parts)
     n = len(g["clusters"])
     parts.append(f"<p>{g['nodes']} aten ops · {n} cluster{'' if n == 1 else 's'} · coverage {_e(fmt_pct(g['coverage']))} · "
-                 f'<span class="bytes">{_e(fmt_bytes(g["boundary_bytes"]))}</span> cross boundaries · '
-                 f"est. speedup {_e(fmt_speedup(g['est_speedup']))}</p>")
+                 f'<span class="bytes">{_e(fmt_bytes(_crossing(g)))}</span> cross boundaries'
+                 + (f' (+ {_e(fmt_bytes(g["parameter_bytes"]))} resident parameters)' if g.get("parameter_bytes") else "")
+                 + f" · est. speedup {_e(fmt_speedup(g['est_speedup']))}</p>")
     shapes = [f"{_e(v['name'])}: {_e(v['dtype'])}{_e(v['shape'])}" for v in g.get("inputs", []) if v["kind"] == "input"]
     if shapes:
         parts.append(f'<p class="note">inputs: <code>{", ".join(shapes)}</code></p>')
@@ -61,22 +67,26 @@ def _graph(g: dict) -> str:
     for k, c in enumerate(g["clusters"]):
         ops = " ".join(f"{_e(op)}×{n}" if n > 1 else _e(op) for op, n in c["ops"].items())
         rows.append([f'<span class="swatch" style="background:{cluster_color(k)}"></span>{_e(c["id"])}', ops,
-                     _e(fmt_bytes(c["bytes_in"])), _e(fmt_bytes(c["bytes_out"])), _e(fmt_speedup(c["est_speedup"]))])
+                     _e(fmt_bytes(c.get("activations_in", c["bytes_in"]))), _e(fmt_bytes(c["bytes_out"])),
+                     _e(fmt_bytes(c.get("parameters_in"))),
+                     "folds to a constant" if c.get("constant") else _e(fmt_speedup(c["est_speedup"]))])
     if rows:
-        parts.append(_table(["cluster", "aten ops", "bytes in", "bytes out", "est."], rows))
+        parts.append(_table(["cluster", "aten ops", "activations in", "activations out", "parameters (resident)", "est."], rows))
     rows = [[f'<span class="fallback">{_e(f["op"])}</span>', str(f["count"]), _e(f["reason"])] for f in g["fallback_ops"]]
     if rows:
         parts.append(_table(["fallback op", "n", "reason"], rows))
     xla = g.get("openxla")
     if xla is not None:
         parts.append(f'<p class="note">openxla partitioner: {len(xla["partitions"])} partitions; '
-                     f'{len(xla["support_differs"])} ops where its support differs from xcviz\'s</p>')
-        rows = [[_e(d["op"]), _e(d["node"]), "✓" if d["openxla"] else "✗", "✓" if d["xcviz"] else "✗",
-                 _e(d["openxla_why"] if d["openxla"] else d["xcviz_why"])] for d in xla["support_differs"]]
+                     f'{len(xla.get("support_differs_ops", []))} ops ({len(xla["support_differs"])} calls) where its support differs from xcviz\'s</p>')
+        rows = [[_e(d["op"]), str(d["count"]), _e(" ".join(d["nodes"])), "✓" if d["openxla"] else "✗",
+                 "✓" if d["xcviz"] else "✗", _e(d["openxla_why"] if d["openxla"] else d["xcviz_why"])]
+                for d in xla.get("support_differs_ops", [])]
         if rows:
-            parts.append(_table(["op", "node", "openxla", "xcviz", "why"], rows))
+            parts.append(_table(["op", "n", "nodes", "openxla", "xcviz", "why"], rows))
     hy = g.get("hybrid")
     if hy:
+        parts.append(f'<p class="note">ran: {_e(hy.get("ran", ""))}</p>')
         for note in hy.get("notes", []) + hy.get("errors", []):
             parts.append(f'<p class="note">{_e(note)}</p>')
     parts.append("</div>")
@@ -93,9 +103,10 @@ def compile_page(data: dict, title: str = "torch.compile") -> str:
     """Deterministic: the same report, the same bytes."""
     s = data["summary"]
     summary = _table(["graphs", "breaks", "recompilations", "clusters", "coverage (eager segments native)",
-                      "coverage in graphs", "boundary bytes", "est. speedup (graphs)"],
+                      "coverage in graphs", "bytes crossing (activations)", "resident parameters", "est. speedup (graphs)"],
                      [[str(s["graphs"]), str(s["breaks"]), str(s["recompilations"]), str(s["clusters"]),
-                       _e(fmt_pct(s["coverage"])), _e(fmt_pct(s["coverage_in_graphs"])), _e(fmt_bytes(s["boundary_bytes"])),
+                       _e(fmt_pct(s["coverage"])), _e(fmt_pct(s["coverage_in_graphs"])), _e(fmt_bytes(_crossing(s))),
+                       _e(fmt_bytes(s.get("parameter_bytes"))),
                        _e(fmt_speedup(s["est_speedup"]))]])
     after: dict[int, list[int]] = {}
     for k, b in enumerate(data["breaks"]):

@@ -63,6 +63,7 @@ def _cluster_report(graph: Graph, clustering: Clustering, stats: Stats) -> dict:
         "parameter_bytes_in": c.parameter_bytes_in,
         "flops": c.flops, "effective_size": c.effective_size, "kernels": c.kernels,
         "speedup_estimate": _num(c.speedup_estimate, 4),
+        "constant": c.constant,   # folds to a constant (no runtime input): speedup_estimate null, out of S
     } for c in stats.clusters_detail]
     refused = [{
         "from": names[a.src], "to": names[a.dst], "phase": a.phase, "phase_name": PHASE_NAMES.get(a.phase),
@@ -171,6 +172,7 @@ def stats_dict(s: Stats) -> dict:
         "time_before_s": _num(s.time_before, 9), "time_after_s": _num(s.time_after, 9),
         "speedup_estimate": _num(s.speedup_estimate, 4),
         "clusters": s.clusters, "fallback_nodes": s.fallback_nodes, "hardware": s.hardware,
+        "estimate_runtime": s.native, "constant_clusters": s.constant_clusters,
     }
 
 

@@ -44,7 +44,9 @@ def validate_table(report, width: int = 120):
         rows.append([c.id, c.ops, f"{c.kernels_before}→{_fmt(c.kernels_after, 'd')}", _fmt(c.kernels_predicted, "d"),
                      "-" if temp is None else human_bytes(temp),
                      "cached" if c.cache_hit else _fmt(c.compile_ms, ".0f"), _ms(c.native_ms), _ms(c.xla_ms),
+                     "constant" if getattr(c, "constant", False) else
                      _fmt(c.speedup_measured, ".2f") + ("×" if c.speedup_measured else ""),
+                     "constant" if getattr(c, "constant", False) else
                      _fmt(c.speedup_estimate, ".2f") + ("×" if c.speedup_estimate else ""),
                      _fmt(c.max_rel_error, ".1e"), _status(c)])
         if c.status != "ok" or getattr(c, "undefined", None):  # (an ok cluster says what it left out)

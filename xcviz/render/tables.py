@@ -58,13 +58,24 @@ def clusters_table(graph: Graph, clustering: Clustering, stats: Stats, limit: in
         ops = " ".join(f"{op}×{n}" if n > 1 else op for op, n in c.ops.items())
         t.add_row(Text(c.id, style=f"bold {color}"), Text(_names(c.nodes)), Text(ops),
                   Text(f"{_names(c.entry_points, 4)} → {_names(c.exit_points, 4)}"),
-                  Text(fmt_bytes(c.boundary_bytes_in), style=BOUNDARY), Text(fmt_bytes(c.boundary_bytes_out), style=BOUNDARY),
-                  Text(fmt_speedup(c.speedup_estimate)),
+                  Text(_bytes_in(c), style=BOUNDARY), Text(fmt_bytes(c.boundary_bytes_out), style=BOUNDARY),
+                  Text(FOLDS if getattr(c, "constant", False) else fmt_speedup(c.speedup_estimate)),
                   *((Text(_names(list(dict.fromkeys(m for m in map(modules.__getitem__, clustering.clusters[k]) if m)), 4)),)
                     if modules else ()))
     if limit is not None and len(stats.clusters_detail) > limit:
         t.caption = f"{len(stats.clusters_detail) - limit} more clusters (use --json for all)"
     return t
+
+
+FOLDS = "folds to a constant"   # a cluster whose values depend on no runtime input (ClusterCost.constant)
+
+
+def _bytes_in(c) -> str:
+    """The activations a cluster takes in per call, and apart the parameters it reads where they reside."""
+    p = c.parameter_bytes_in
+    if c.boundary_bytes_in is None or not p:
+        return fmt_bytes(c.boundary_bytes_in)
+    return f"{fmt_bytes(c.boundary_bytes_in - p)} (+ {fmt_bytes(p)} params)"
 
 
 def fallback_table(graph: Graph, clustering: Clustering, limit: int | None = None) -> Table:
@@ -86,6 +97,9 @@ def summary_line(stats: Stats) -> Text:
     s = stats
     text = Text()
     text.append(f"{s.clusters} cluster{'s' if s.clusters != 1 else ''}", style="bold")
+    folded = getattr(s, "constant_clusters", 0)
+    if folded:
+        text.append(f" ({folded} {'folds' if folded == 1 else 'fold'} to a constant, left out of the estimate)")
     text.append(f" · coverage {s.clustered_nodes}/{s.nodes} ops ({fmt_pct(s.coverage)})")
     flops = flops_coverage_text(s)
     if flops:
@@ -169,6 +183,7 @@ def stats_table(graph: Graph, clustering: Clustering, stats: Stats) -> Group:
     rows = [
         ("ops", str(s.nodes)),
         ("clusters", str(s.clusters)),
+        *([("  folding to a constant", f"{s.constant_clusters} (left out of S)")] if getattr(s, "constant_clusters", 0) else []),
         ("clustered ops", f"{s.clustered_nodes}"),
         ("fallback ops", f"{s.fallback_nodes}"),
         ("coverage η (ops)", fmt_pct(s.coverage)),

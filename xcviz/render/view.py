@@ -48,9 +48,10 @@ def final_view(graph: Graph, clustering: Clustering, stats: Stats, title: str | 
     groups = []
     for k, members in enumerate(clustering.clusters):
         detail = stats.clusters_detail[k] if k < len(stats.clusters_detail) else None
-        speed = fmt_speedup(detail.speedup_estimate) if detail else "unknown"
+        speed = "est. unknown" if not detail else "folds to a constant" if getattr(detail, "constant", False) \
+            else "est. " + fmt_speedup(detail.speedup_estimate)
         cid = clustering.cluster_id(k)
-        groups.append(Group(cid, list(members), cluster_color(k), f"{cid} · {ops_word(len(members))} · est. {speed}"))
+        groups.append(Group(cid, list(members), cluster_color(k), f"{cid} · {ops_word(len(members))} · {speed}"))
     n = len(graph.nodes)
     code = [None if clustering.cluster_of[i] >= 0 else (clustering.code[i] or "fallback") for i in range(n)]
     from .bodies_view import bodies_of

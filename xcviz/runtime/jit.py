@@ -17,7 +17,7 @@ import numpy as np
 
 from ..errors import XcvizError
 from ..ir import Graph, format_ref, parse_ref
-from ..ops import REGISTRY, TYPE_VALUE
+from ..ops import REGISTRY, SHAPE_CONSUMER, TYPE_VALUE
 from .node import eval_node
 
 
@@ -112,7 +112,9 @@ def baked_entries(graph: Graph, spec: ClusterSpec) -> set[str]:
     return baked
 
 
-_SHAPE_ONLY = REGISTRY.names(TYPE_VALUE)  # their value is their input's (static) shape, never its values
+# their value is their input's (static) shape, never its values: ONNX's Shape/Size/Rank and TF's (tf.Shape, ...,
+# TF's shape consumers): the walk stops there, or a Flatten's Reshape(x, Pack(Shape(x)[0], -1)) bakes in x itself
+_SHAPE_ONLY = REGISTRY.names(TYPE_VALUE) | REGISTRY.names(SHAPE_CONSUMER)
 
 
 def const_slots(node, opdef) -> list[int]:

@@ -26,6 +26,7 @@ from .partial import PartialRun, Skip, cannot_execute, cluster_inputs, execute_t
 # Skips that are xcviz's own failure (its JAX lowering does not compile or run): validation fails on them and
 # --auto-fallback denies their ops. Other skips (no native reference, inputs impossible to build) are reported.
 FAILURES = ("compile-error", "run-error")
+FOLDS = "folds to a constant: its values depend on no runtime input (XLA folds it, as the native runtime does)"
 CLUSTER_BUDGET_S = 0.5   # seconds of interleaved native/XLA runs per cluster when no --repeats is given
 
 
@@ -55,6 +56,9 @@ class ClusterCheck:
     undefined: int | None = None  # exit elements left out of the comparison: integers cast from non-finite floats
     native_runtime: str | None = None     # what native_ms ran on (numpy where the runtime asked for cannot take it)
     native_note: str | None = None        # why it fell back to numpy
+    # its values depend on no runtime input: it folds to a constant (XLA's, as natively), checked but not timed,
+    # its speedups null (cost.params.constant_clusters)
+    constant: bool = False
     timing: dict | None = None            # measure.Interleaved.to_json: native and xla runs, spread, stable
 
     @property
@@ -123,7 +127,7 @@ def check_clusters(graph, clustering, run: PartialRun, stats, cache, repeats=Non
         detail = stats.clusters_detail[k]
         row = ClusterCheck(cid, detail.nodes, detail.ops, detail.effective_size, None, None, {}, None, False, None,
                            None, None, detail.speedup_estimate, None, None, "skipped",
-                           kernels_predicted=detail.kernels)
+                           kernels_predicted=detail.kernels, constant=detail.constant)
         check_cluster(graph, cluster_spec(graph, members), run, cache, repeats, seed, row, rt)
         rows.append(row)
     if progress:
@@ -186,6 +190,9 @@ def check_cluster(graph, spec, run: PartialRun, cache, repeats, seed: int, row: 
         from .undefined import WHY
 
         row.message = (row.message + "; " if row.message else "") + f"{row.undefined} element(s): {WHY}"
+    if row.constant:   # folded at compile time, as natively: no work per call to time, no speedup to claim
+        row.message = (row.message + "; " if row.message else "") + FOLDS
+        return
 
     timed, row.native_runtime, row.native_note = prepare_or_numpy(rt or NumpyRuntime(), graph, spec.members, spec.entries,
                                                     spec.exits, {**values, **reference})
@@ -218,8 +225,7 @@ def validate_graph(graph, clustering=None, inputs: dict | None = None, seed: int
     runtime (`native`: onnxruntime, numpy, ...; None: the graph's default), then the whole model all-native
     against hybrid (`model`); see ValidationReport."""
     from ..clustering import ClusterOptions, run_clustering
-    from ..cost import compute_stats, load_hardware
-    from ..cost.hardware import hardware_names
+    from ..cost import compute_stats, hardware_for
 
     if clustering is None:
         clustering = run_clustering(graph, options or ClusterOptions())
@@ -228,10 +234,8 @@ def validate_graph(graph, clustering=None, inputs: dict | None = None, seed: int
     graph = bind_dims(graph, feeds.dims)  # (its reports count bytes at the sizes it ran with)
     run = execute_tolerant(graph, feeds)
     load = machine_load()
-    hw = load_hardware(hardware, opts.device)
+    hw = hardware_for(graph, hardware, opts.device, native)  # the program's runtime's profile, as every command's
     rt = resolve(native, graph, threads)
-    if hardware is None and hw.native != rt.name and f"{hw.name}_{rt.name}" in hardware_names():
-        hw = load_hardware(f"{hw.name}_{rt.name}", opts.device)   # the built-in profile measured against rt
     cache = CompileCache()
     denied: list[str] = []
     for rnd in range(1, max_rounds + 1):
@@ -257,13 +261,14 @@ def validate_graph(graph, clustering=None, inputs: dict | None = None, seed: int
     report = ValidationReport(graph.name, rows, cache.stats(), denied, rnd, clustering, cannot_execute(graph),
                               native=describe(rt), dims=dict(graph.dims), load=load)
     if model:
-        report.model = model_times(graph, clustering, rt, run, cache, repeats, stats.speedup_estimate)
+        constant = frozenset(k for k, d in enumerate(stats.clusters_detail) if d.constant)
+        report.model = model_times(graph, clustering, rt, run, cache, repeats, stats.speedup_estimate, constant)
         if report.model is not None:
             report.model.est_hardware, report.model.est_native = hw.name, hw.native
     return report
 
 
-def model_times(graph, clustering, rt, run: PartialRun, cache, repeats, est):
+def model_times(graph, clustering, rt, run: PartialRun, cache, repeats, est, constant: frozenset = frozenset()):
     """The whole model all-native against hybrid (wholemodel), or why it could not run."""
     from .wholemodel import ModelTimes, time_model
 
@@ -271,6 +276,6 @@ def model_times(graph, clustering, rt, run: PartialRun, cache, repeats, est):
         first = next(iter(run.failed.values()))
         return ModelTimes(None, None, None, est, rt.name, why=f"cannot run natively: {first}"[:300])
     try:
-        return time_model(graph, clustering, rt, run.env, cache, repeats, est)[0]
+        return time_model(graph, clustering, rt, run.env, cache, repeats, est, constant)[0]
     except Exception as e:  # noqa: BLE001 - a failing cluster or segment: the per-cluster rows say which
         return ModelTimes(None, None, None, est, rt.name, why=f"{e.__class__.__name__}: {e}".splitlines()[0][:300])

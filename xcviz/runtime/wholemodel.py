@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from ..ir import Graph, format_ref
+from ..ir import Graph, format_ref, parse_ref
 from ..ops.values import Seq
 from .jit import cluster_specs
 from .measure import interleaved, median_ms
@@ -62,19 +62,28 @@ def model_feeds(graph: Graph, env: dict) -> dict:
     return {name: env[name] for name in names if name in env}
 
 
-def native_program(graph: Graph, rt: NativeRuntime, env: dict):
-    """(callable of the graph inputs -> outputs, runtime name, why it fell back) for the whole graph."""
-    members = [i for i, n in enumerate(graph.nodes) if n.op != "placeholder"]
+def native_program(graph: Graph, rt: NativeRuntime, env: dict, folded: frozenset = frozenset()):
+    """(callable of the graph inputs -> outputs, runtime name, why it fell back) for the whole graph; the nodes
+    `folded` (of the clusters that fold to constants) are left out: their values are fed, as constants."""
+    members = [i for i, n in enumerate(graph.nodes) if n.op != "placeholder" and i not in folded]
     spec = cluster_specs(graph, [members])[0]
-    exits = list(graph.outputs)
+    given = {r for r in graph.outputs if graph.position(parse_ref(r)[0]) in folded} if folded else set()
+    exits = [r for r in graph.outputs if r not in given]
     fn, name, why = prepare_or_numpy(rt, graph, members, spec.entries, exits, env)
+    if given:   # outputs of a folded cluster: fed (the caller gives every folded value), not computed
+        run = fn
+
+        def fn(values: dict) -> list:
+            outs = iter(run(values))
+            return [values[r] if r in given else next(outs) for r in graph.outputs]
     return fn, name, why
 
 
 class Hybrid:
     """The hybrid program of a clustering: steps in topological order, clusters compiled by `cache`."""
 
-    def __init__(self, graph: Graph, clustering, rt: NativeRuntime, env: dict, cache) -> None:
+    def __init__(self, graph: Graph, clustering, rt: NativeRuntime, env: dict, cache,
+                 constant: frozenset = frozenset()) -> None:
         from .execute import units
         from .hybrid_bodies import BodyPrograms, bodies_have_clusters, control_ops
         from .measure import resident
@@ -115,6 +124,9 @@ class Hybrid:
                 if why:
                     self.why.append(why)
                 self.steps.append((kind, spec, fn))
+            elif u in constant:   # folded when compiled, as natively: its values are there before any call
+                spec = cluster_spec_of[u]
+                self.steps.append(("constant", spec, [env[r] for r in spec.exits]))
             else:
                 spec = cluster_spec_of[u]
                 try:
@@ -153,6 +165,8 @@ class Hybrid:
                 continue
             if kind == "segment":
                 outs = fn(env)
+            elif kind == "constant":
+                outs = fn
             elif kind == "control":   # every output by its port (the spec's exits are a subset, in its order)
                 for k, v in enumerate(run_control(fn, env, self.bodies)):
                     env[format_ref(fn.name, k)] = v
@@ -166,24 +180,29 @@ class Hybrid:
 
 
 def time_model(graph: Graph, clustering, rt: NativeRuntime, env: dict, cache, repeats: int | None,
-               est_speedup: float | None) -> tuple[ModelTimes, dict]:
-    """(the whole-model times, the outputs of each program run: {'native', 'optimized', 'hybrid'})."""
+               est_speedup: float | None, constant: frozenset = frozenset()) -> tuple[ModelTimes, dict]:
+    """(the whole-model times, the outputs of each program run: {'native', 'optimized', 'hybrid'}). The
+    clusters `constant` (that fold to constants: cost.params.constant_clusters) are left out of every side:
+    their values are given, as a compiler folding them would have them, in the native runs and the hybrid."""
     missing = [r for r in graph.outputs if r not in env]
     if missing:
         return ModelTimes(None, None, None, est_speedup, rt.name,
                           why=f"output {missing[0]!r} cannot be computed natively"), {}
     feeds = model_feeds(graph, env)
+    folded = frozenset(i for k in constant for i in clustering.clusters[k])
+    if folded:
+        feeds.update((r, env[r]) for r in cluster_specs(graph, [sorted(folded)])[0].exits)
     outputs: dict = {}
-    native_fn, native_name, why = native_program(graph, rt, env)
+    native_fn, native_name, why = native_program(graph, rt, env, folded)
     use = runtime_named(rt, native_name)  # hybrid's segments on the runtime all-native ran on
     outputs["native"] = dict(zip(graph.outputs, native_fn(feeds)))
     fns = {"native": lambda: native_fn(feeds)}
     twin = getattr(use, "optimized_twin", None)
     if twin is not None:
-        opt_fn, _, _ = native_program(graph, twin(), env)
+        opt_fn, _, _ = native_program(graph, twin(), env, folded)
         outputs["optimized"] = dict(zip(graph.outputs, opt_fn(feeds)))
         fns["optimized"] = lambda: opt_fn(feeds)
-    hybrid = Hybrid(graph, clustering, use, env, cache)
+    hybrid = Hybrid(graph, clustering, use, env, cache, constant)
     outputs["hybrid"] = {r: np.asarray(v) for r, v in hybrid(feeds).items()}
     fns["hybrid"] = lambda: hybrid(feeds)
     t = interleaved(fns, repeats, MODEL_BUDGET_S)   # all-native, optimized and hybrid in turn

@@ -27,6 +27,7 @@ class XcvizBackend:
         self.entries: list[dict] = []
         self.breaks: list[dict] = []
         self.runners: list[Any] = []
+        self.no_grad = False    # the CLI calls the model under torch.no_grad() in hybrid mode, and says so
 
     def __call__(self, gm, example_inputs):
         from ..pipeline import analyse
@@ -49,12 +50,18 @@ class XcvizBackend:
             entry["mode"] = self.mode
             if self.mode == "hybrid":
                 runner, entry["hybrid"] = self._hybrid(gm, cap, analysis)
-        except XcvizError as e:  # the model still runs as Dynamo gave it; the entry says why it was not analysed
-            entry = {"index": index, "compile_id": compile_id, "error": str(e), "nodes": 0, "clustered": 0,
+        except Exception as e:  # noqa: BLE001 - the model still runs as Dynamo gave it; the entry says why
+            error = str(e) if isinstance(e, XcvizError) else (
+                f"graph_{index}: xcviz could not analyse this graph: {type(e).__name__}: {e}".splitlines()[0][:300]
+                + " (a bug in xcviz: please report it)")
+            runner = gm.forward
+            entry = {"index": index, "compile_id": compile_id, "error": error, "nodes": 0, "clustered": 0,
                      "coverage": 0.0, "clusters": [], "fallback_ops": [], "est_speedup": None,
-                     "boundary_bytes": None, "time_before_s": None, "time_after_s": None,
+                     "boundary_bytes": None, "boundary_bytes_activations": None, "parameter_bytes": None,
+                     "time_before_s": None, "time_after_s": None,
                      "recompile": compile_id.partition("/")[2] not in ("", "0"), "recompile_reason": recompile_reason,
-                     "mode": "eager"}
+                     "mode": "eager", **({"hybrid": {"ran": "torch", "notes": [f"not analysed: {error}"], "errors": [],
+                                                      "calls": {}}} if self.mode == "hybrid" else {})}
         entry["dynamo_ops"] = sum(1 for n in gm.graph.nodes if n.op == "call_function")
         self.entries.append(entry)
         self.runners.append(runner)
@@ -71,16 +78,16 @@ class XcvizBackend:
         if cap.symbolic:
             note = ("symbolic sizes (a dynamic recompilation): hybrid needs the static shapes it clusters at; "
                     "use torch.compile(dynamic=False)")
-            return gm.forward, {"ran": "torch", "notes": [note]}
+            return gm.forward, {"ran": "torch", "notes": [note], "errors": [], "calls": {}}
         run = HybridRunner(cap, analysis.clustering, gm.forward)
-        info = {"ran": "hybrid", "notes": run.plan.notes, "errors": run.errors}  # (errors fill in as it runs)
-        return run, info
+        return run, run.info   # (filled in as it runs: how each call ran, and why a part ran in torch)
 
     def report(self) -> dict:
         from ..render.report_json import SCHEMA_VERSION
         from .entry import summary
 
         return {"schema_version": SCHEMA_VERSION, "kind": "torch.compile", "mode": self.mode,
+                **({"no_grad": True} if self.no_grad else {}),
                 "graphs": self.entries, "breaks": self.breaks, "summary": summary(self.entries, self.breaks)}
 
     def write(self, path: str, title: str = "torch.compile") -> str:

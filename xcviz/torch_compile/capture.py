@@ -32,6 +32,7 @@ class Captured:
     feeds: dict[str, int] = field(default_factory=dict)     # program placeholder -> Dynamo's argument position
     mutated: dict[str, int] = field(default_factory=dict)   # mutated buffer/input (its spec target) -> position
     xname: dict[str, str] = field(default_factory=dict)     # xcviz input name -> program placeholder
+    constants: dict[str, object] = field(default_factory=dict)  # program placeholder -> a lifted constant tensor
 
 
 def source_name(node) -> str:
@@ -174,6 +175,7 @@ def capture(gm, example_inputs, name: str = "graph") -> Captured:
     except Exception as e:  # noqa: BLE001 - torch's own message says what could not be traced
         raise XcvizError(f"{name}: torch.export of Dynamo's graph failed: {type(e).__name__}: {e}".splitlines()[0][:300],
                          hint="the graph runs as Dynamo gave it; report the model to xcviz") from None
+    ep = _functional(ep, name)
     graph = relabel(graph_from_program(ep, None, {}), name=name)
     aten = {}
     for n in ep.graph.nodes:
@@ -183,6 +185,24 @@ def capture(gm, example_inputs, name: str = "graph") -> Captured:
     cap = Captured(ep, prepare(graph, onnx=True), phs, aten, symbolic)
     _wire(cap, user, fqn)
     return cap
+
+
+def _functional(ep, name: str):
+    """The program with its in-place aten calls functionalized (`x += r` -> aten.add plus the readers of x reading
+    the sum; buffer writes become program outputs), as torch.compile's own backends see graphs after
+    aot_autograd's functionalization; the aten ops outside xcviz's table decomposed by torch's default table, as
+    from_torch does; and its dead calls dropped (torch.export keeps the masks HF models build and never use)."""
+    from ..loaders.torch_decompose import decompose_unknown
+
+    try:
+        ep = decompose_unknown(ep)
+    except Exception as e:  # noqa: BLE001 - torch's own message says what could not be functionalized
+        raise XcvizError(f"{name}: functionalizing Dynamo's graph failed: {type(e).__name__}: {e}".splitlines()[0][:300],
+                         hint="the graph runs as Dynamo gave it; report the model to xcviz") from None
+    gm = ep.graph_module
+    if gm.graph.eliminate_dead_code():
+        gm.recompile()
+    return ep
 
 
 def _wire(cap: Captured, user: list[int], fqn: dict[int, str]) -> None:
@@ -202,6 +222,9 @@ def _wire(cap: Captured, user: list[int], fqn: dict[int, str]) -> None:
             i_user += 1
         elif name is not None and spec.target in pos_of:
             cap.feeds[name] = pos_of[spec.target]
+            cap.xname[spec.target if spec.target not in fx_names else name] = name
+        elif kind == "CONSTANT_TENSOR" and name is not None:   # a tensor the program lifted: its own value
+            cap.constants[name] = ep.constants[spec.target]
             cap.xname[spec.target if spec.target not in fx_names else name] = name
     for spec in ep.graph_signature.output_specs:
         if spec.kind.name in ("BUFFER_MUTATION", "PARAMETER_MUTATION") and spec.target in pos_of:

@@ -23,8 +23,11 @@ def graph_entry(index: int, captured, analysis, compile_id: str = "", recompile_
         clusters.append({
             "id": clustering.cluster_id(k), "nodes": names,
             "ops": dict(sorted(Counter(aten.get(n, n) for n in names).items())),
+            # bytes_in counts the weights read too; activations_in is what crosses per call, parameters_in resident
             "bytes_in": cost.boundary_bytes_in, "bytes_out": cost.boundary_bytes_out,
-            "est_speedup": _round(cost.speedup_estimate)})
+            "activations_in": _less(cost.boundary_bytes_in, cost.parameter_bytes_in),
+            "parameters_in": cost.parameter_bytes_in,
+            "est_speedup": _round(cost.speedup_estimate), "constant": cost.constant})
     fallback: dict[tuple[str, str], list[str]] = {}
     for j in calls:
         if clustering.cluster_of[j] < 0:
@@ -45,10 +48,22 @@ def graph_entry(index: int, captured, analysis, compile_id: str = "", recompile_
         "clusters": clusters,
         "fallback_ops": [{"op": op, "count": len(names), "reason": why, "nodes": names}
                          for (op, why), names in sorted(fallback.items())],
-        "boundary_bytes": stats.boundary_bytes, "est_speedup": _round(stats.speedup_estimate),
+        "boundary_bytes": stats.boundary_bytes, "boundary_bytes_activations": stats.boundary_bytes_activations,
+        "parameter_bytes": stats.parameter_bytes, "est_speedup": _round(stats.speedup_estimate),
+        "hardware": stats.hardware, "estimate_runtime": stats.native,
         "time_before_s": stats.time_before, "time_after_s": stats.time_after,
         **({"openxla": openxla} if openxla is not None else {}),
     }
+
+
+def _less(a, b):
+    return None if a is None or b is None else a - b
+
+
+def _sum(graphs: list[dict], key: str):
+    """The analysed graphs' `key` added up, None when one's is unknown (a symbolic size)."""
+    vals = [g.get(key) for g in graphs if not g.get("error")]
+    return None if any(v is None for v in vals) else sum(vals)
 
 
 def _round(x):
@@ -72,5 +87,9 @@ def summary(graphs: list[dict], breaks: list[dict]) -> dict:
         "coverage_in_graphs": _round(clustered / ops) if ops else 0.0,
         "clusters": sum(len(g["clusters"]) for g in graphs),
         "boundary_bytes": sum(g["boundary_bytes"] or 0 for g in graphs),
+        # what crosses per call (activations) apart from the weights the clusters read where they reside
+        "boundary_bytes_activations": _sum(graphs, "boundary_bytes_activations"),
+        "parameter_bytes": _sum(graphs, "parameter_bytes"),
         "est_speedup": _round(sum(before) / sum(after)) if known else None,
+        "ran_hybrid": sum(1 for g in graphs if (g.get("hybrid") or {}).get("ran") == "hybrid"),
     }

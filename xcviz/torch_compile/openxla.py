@@ -5,12 +5,24 @@ from __future__ import annotations
 
 import operator
 
-from .openxla_ops import LOWERED
+from .openxla_ops import FACTORIES, LOWERED
+
+
+def _lowered(base: str, overload: str) -> str | None:
+    """The entry of torch_xla's list that lowers `base.overload`, or None."""
+    for name in (f"{base}.{overload}",) + ((base,) if overload == "default" else ()):
+        if name in LOWERED:
+            return name
+    return None
 
 
 def openxla_supported(target) -> tuple[bool, str]:
-    """(supported, why): lowered by torch_xla (name or name.overload in its list), or CompositeImplicitAutograd
-    (decomposed into other aten ops before XLA sees it, as the backend's aot_autograd does)."""
+    """(supported, why), in the order torch_xla's bridge meets an op: lowered as it is; an in-place op through its
+    functional twin and a view through its `_copy` twin (its functionalization rewrites both); a function that
+    torch runs through its `out=` kernel (`arange` -> `arange.start_out`); a factory torch composes of lowered
+    ops; CompositeImplicitAutograd (decomposed before XLA sees it, as the backend's aot_autograd does); another
+    CompositeExplicitAutograd op (its kernel, registered for every backend, calls other aten ops: batch norm's
+    `_native_batch_norm_legit_no_training` calls `_native_batch_norm_legit`)."""
     if target is operator.getitem:
         return True, "getitem (always with its producer)"
     schema = getattr(target, "_schema", None)
@@ -18,15 +30,25 @@ def openxla_supported(target) -> tuple[bool, str]:
         return False, "not an aten op"
     base = schema.name.split("::")[-1]
     overload = getattr(target, "_overloadname", "default")
-    if (base if overload == "default" else f"{base}.{overload}") in LOWERED or (overload == "default" and base in LOWERED):
+    if _lowered(base, overload):
         return True, "lowered by torch_xla"
-    if base.endswith("_") and base[:-1] in LOWERED | {n.split(".")[0] for n in LOWERED}:
-        return True, "lowered by torch_xla (functionalized in-place op)"
+    if base.endswith("_") and not base.startswith("_") and _lowered(base[:-1], overload):
+        return True, f"lowered by torch_xla as {_lowered(base[:-1], overload)} (functionalized in-place op)"
+    if _lowered(f"{base}_copy", overload):
+        return True, f"lowered by torch_xla as {_lowered(base + '_copy', overload)} (a view, functionalized)"
+    outs = sorted(n for n in LOWERED if n.startswith(base + ".") and n.rpartition(".")[2].endswith("out"))
+    if outs:
+        return True, f"lowered by torch_xla as {outs[0]} (torch runs it through its out= kernel)"
+    if base in FACTORIES:
+        return True, f"a factory torch composes of torch_xla's {FACTORIES[base]}"
     try:
         import torch
 
         if torch._C._dispatch_has_kernel_for_dispatch_key(target.name(), "CompositeImplicitAutograd"):
             return True, "decomposed before XLA (CompositeImplicitAutograd)"
+        if torch._C._dispatch_has_kernel_for_dispatch_key(target.name(), "CompositeExplicitAutograd"):
+            return True, ("a composite torch runs on every backend as the aten ops its kernel calls "
+                          "(CompositeExplicitAutograd)")
     except Exception:  # noqa: BLE001 - an op torch cannot look up: not known to be supported
         pass
     return False, "no torch_xla lowering (runs through its CPU fallback)"
@@ -59,6 +81,13 @@ def compare_openxla(captured, clustering) -> dict:
         if ok != cand:
             differs.append({"node": n.name, "op": captured.aten.get(n.name, n.name), "openxla": ok, "openxla_why": why,
                             "xcviz": cand, "xcviz_why": "candidate" if cand else (clustering.reason[j] or "")})
+    by_op: dict[tuple, dict] = {}
+    for d in differs:   # each op once, with its count and nodes (the table and the page print these)
+        key = (d["op"], d["openxla"], d["openxla_why"], d["xcviz"], d["xcviz_why"])
+        row = by_op.setdefault(key, {"op": d["op"], "count": 0, "openxla": d["openxla"], "openxla_why": d["openxla_why"],
+                                     "xcviz": d["xcviz"], "xcviz_why": d["xcviz_why"], "nodes": []})
+        row["count"] += 1
+        row["nodes"].append(d["node"])
     return {"partitioner": "torch.fx CapabilityBasedPartitioner (allows_single_node_partition=True), torch_xla's support",
             "partitions": [{"id": f"xla_{k}", "nodes": p} for k, p in enumerate(partitions)],
-            "support_differs": differs}
+            "support_differs": differs, "support_differs_ops": sorted(by_op.values(), key=lambda r: r["op"])}

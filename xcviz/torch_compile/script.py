@@ -63,8 +63,9 @@ def load_factory(target: str):
     return model, args, kwargs, getattr(model, "__name__", None) or type(model).__name__
 
 
-def call_model(model, args: tuple, kwargs: dict, backend, target: str) -> None:
-    """One compiled call with Dynamo's caches reset before and after (as torch._dynamo.explain does)."""
+def call_model(model, args: tuple, kwargs: dict, backend, target: str, no_grad: bool = False) -> None:
+    """One compiled call with Dynamo's caches reset before and after (as torch._dynamo.explain does);
+    `no_grad`: under torch.no_grad() (the command computes no gradients, and hybrid runs forward-only)."""
     import contextlib
 
     import torch
@@ -72,7 +73,7 @@ def call_model(model, args: tuple, kwargs: dict, backend, target: str) -> None:
     path = os.path.abspath(target.rpartition(":")[0])
     torch._dynamo.reset()
     try:  # what the model prints goes to stderr: stdout carries the report (--json) alone
-        with contextlib.redirect_stdout(sys.stderr):
+        with contextlib.redirect_stdout(sys.stderr), (torch.no_grad() if no_grad else contextlib.nullcontext()):
             torch.compile(model, backend=backend)(*args, **kwargs)
     except Exception as e:  # noqa: BLE001 - the model failed under torch.compile: its message and the user's line
         raise XcvizError(f"the model raised under torch.compile: {type(e).__name__}: {e}".splitlines()[0][:300],
