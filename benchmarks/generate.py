@@ -19,8 +19,9 @@ UNSUPPORTED = ("random_normal_like", "string_normalizer", "py_func", "print")
 UNARY = ("relu", "gelu", "tanh", "sigmoid", "silu", "exp", "neg", "abs")
 
 
-def generate(n: int, seed: int = 0) -> dict:
-    """A graph mapping with exactly `n` nodes."""
+def generate(n: int, seed: int = 0, scopes: bool = False) -> dict:
+    """A graph mapping with exactly `n` nodes; `scopes`: each node gets a `scope` (stage/block/unit, 10 of
+    each per level, by position), as a model's layers give its nodes."""
     rng = random.Random(seed)
     nodes: list[dict] = []
     cur = "x"
@@ -80,9 +81,18 @@ def generate(n: int, seed: int = 0) -> dict:
         "inputs": [{"name": "x", "shape": ["B", H], "dtype": "float32"},
                    {"name": "w", "shape": [H, H], "dtype": "float32"},
                    {"name": "b", "shape": [H], "dtype": "float32"}],
-        "nodes": nodes[:n],
+        "nodes": _scoped(nodes[:n]) if scopes else nodes[:n],
         "outputs": [nodes[min(n, len(nodes)) - 1]["name"]],
     }
+
+
+def _scoped(nodes: list[dict]) -> list[dict]:
+    """A `scope` per node: stage{s}/block{b}/unit{u}, 10 stages of 10 blocks of 10 units, by position."""
+    n = len(nodes)
+    for i, nd in enumerate(nodes):
+        u = i * 1000 // n
+        nd["scope"] = f"stage{u // 100}/block{u // 10 % 10}/unit{u % 10}"
+    return nodes
 
 
 def _yaml_scalar(v) -> str:
@@ -117,8 +127,8 @@ def to_json(g: dict) -> str:
     return text[:-1] + ', "nodes": [\n' + body + "\n]}\n"
 
 
-def write(n: int, path: str, seed: int = 0) -> str:
-    g = generate(n, seed)
+def write(n: int, path: str, seed: int = 0, scopes: bool = False) -> str:
+    g = generate(n, seed, scopes)
     text = to_json(g) if path.endswith(".json") else to_yaml(g)
     with open(path, "w", encoding="utf-8") as f:
         f.write(text)
@@ -130,8 +140,9 @@ def main() -> None:
     ap.add_argument("nodes", type=int)
     ap.add_argument("-o", "--output", required=True, help="file name ending in .json or .yaml")
     ap.add_argument("--seed", type=int, default=0)
+    ap.add_argument("--scopes", action="store_true", help="a scope per node: stage/block/unit")
     a = ap.parse_args()
-    write(a.nodes, a.output, a.seed)
+    write(a.nodes, a.output, a.seed, a.scopes)
 
 
 if __name__ == "__main__":

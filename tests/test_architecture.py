@@ -22,7 +22,7 @@ LONG_MODULES: dict[str, str] = {}
 # Top-level modules and packages of xcviz/, top layer first. A module may import from its own layer and the
 # layers below it, never from one above. A new top-level name must be placed here.
 LAYERS: list[set[str]] = [
-    {"__init__", "__main__", "cli", "samples"},      # command line, public API
+    {"__init__", "__main__", "cli", "samples", "notebook"},  # command line, public API, notebook display
     {"pipeline", "conformance", "conformance_doc", "torch_compile", "census"},  # load + options + cluster + stats; ONNX node-test runs; the torch.compile backend; census
     {"analysis"},                                    # diff, check, sweep: functions of analyses that return data
     {"render"},                                      # tables, JSON, DOT/SVG, HTML: functions of the results
@@ -33,7 +33,7 @@ LAYERS: list[set[str]] = [
     {"passes", "verify"},
     {"ops"},
     {"ir"},
-    {"errors", "progress", "fileio", "memory", "hardware"},  # no knowledge of graphs
+    {"errors", "progress", "fileio", "memory", "hardware", "htmltable"},  # no knowledge of graphs
 ]
 
 

@@ -8,7 +8,8 @@ Run once by a developer with a Python that has TensorFlow (tests never need it; 
 Every model is random-initialised by its library's own code (keras.applications with `weights=None`, stock
 Keras layers, plain tf.functions); nothing is downloaded. For each model NAME it writes NAME_savedmodel/
 (signature `serving_default`), NAME_frozen.pb (convert_variables_to_constants_v2 of the same function) and
-NAME_frozen.pb.gz when it is over 400 kB, and NAME_io.npz: `in_<signature input name>` arrays and `out_<signature output key>` arrays as TensorFlow
+NAME_frozen.pb.gz when it is over 400 kB, NAME_lowered.pb and NAME_lowered_io.npz (its own run) for the models with control flow (LOWERED),
+and NAME_io.npz: `in_<signature input name>` arrays and `out_<signature output key>` arrays as TensorFlow
 computed them (the frozen graph run in a fresh session, so stateful random ops start their streams at 0).
 index.json lists each model's inputs, outputs, ops and sizes.
 """
@@ -27,6 +28,9 @@ os.environ.setdefault("CUDA_VISIBLE_DEVICES", "")
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 DEFAULT_OUT = os.path.join(ROOT, "tests", "data", "tf_keras")
 GZIP_OVER = 400_000
+# also frozen with convert_variables_to_constants_v2's default lowering (NAME_lowered.pb: Enter/Switch/Merge, and
+# the unused_control_flow_input_N placeholders the lowering leaves): the form most frozen TF2 graphs take
+LOWERED = ("text_lstm", "text_bigru", "while_cond", "switch_case")
 BIG = "--big" in sys.argv  # the larger keras.applications (tens of MB each), never committed
 
 
@@ -291,6 +295,38 @@ def _models():
                               layers.Flatten(), layers.Dense(5, activation="softmax")])
         return settle_bn(m), {"image": images((2, 8, 8, 3))}, {"image": (None, 8, 8, 3)}
 
+    def var_in_function():
+        """A tf.function that creates its variable on its first call (tf.Variable inside the function): the
+        SavedModel's function graph holds the VarHandleOp, whose value is in the variables folder."""
+        class Lazy(tf.Module):
+            def __init__(self):
+                super().__init__()
+                self.w = None
+
+            @tf.function(input_signature=[tf.TensorSpec((2, 3), tf.float32, name="x")])
+            def serve(self, x):
+                if self.w is None:
+                    self.w = tf.Variable(np.round(rng.standard_normal((3, 4)) * 64.0).astype(np.float32) / 64.0)
+                return {"y": tf.tanh(tf.matmul(x, self.w)) * 2.0 + 1.0}
+        return Lazy(), {"x": images((2, 3))}
+
+    def dynamic_conv():
+        """A small conv model with Keras's fully dynamic image input (None, None, None, 3), as
+        keras.applications make it, fed a 1x16x16x3 array: every unknown dimension is its own."""
+        class Dyn(tf.Module):
+            def __init__(self):
+                super().__init__()
+                inp = keras.Input((None, None, 3), name="inputs")
+                x = layers.Conv2D(4, 3, strides=2, padding="same", activation="relu")(inp)
+                x = layers.DepthwiseConv2D(3, padding="same", activation="relu6")(x)
+                x = layers.GlobalAveragePooling2D()(x)
+                self.model = settle_bn(keras.Model(inp, layers.Dense(5, activation="softmax")(x)))
+
+            @tf.function(input_signature=[tf.TensorSpec((None, None, None, 3), tf.float32, name="inputs")])
+            def serve(self, inputs):
+                return {"output": self.model(inputs, training=False)}
+        return Dyn(), {"inputs": images((1, 16, 16, 3))}
+
     def application(cls, size: int, **kw):
         def make():
             m = cls(input_shape=(size, size, 3), include_top=True, weights=None, classes=10, **kw)
@@ -313,7 +349,7 @@ def _models():
             "while_cond": while_cond, "random_strings": random_strings, "ops_zoo": ops_zoo,
             "layers_zoo": layers_zoo, "math_zoo": math_zoo, "jit_call": jit_call,
             "switch_case": switch_case, "flatten_dynamic": flatten_dynamic,
-            "shape_chain": shape_chain}, Functions
+            "shape_chain": shape_chain, "var_in_function": var_in_function, "dynamic_conv": dynamic_conv}, Functions
 
 
 def export(name: str, make, functions_cls, out: str) -> dict:
@@ -348,6 +384,17 @@ def export(name: str, make, functions_cls, out: str) -> dict:
     if len(data) > GZIP_OVER and not BIG:  # a large application is committed gzipped (tests unpack it)
         with open(os.path.join(out, f"{name}_frozen.pb.gz"), "wb") as f:
             f.write(gzip.compress(data, mtime=0))
+    if name in LOWERED:  # frozen for serving as TF does by default: While/If/Case lowered to v1 control flow
+        lowered = convert_variables_to_constants_v2(concrete).graph.as_graph_def()
+        with open(os.path.join(out, f"{name}_lowered.pb"), "wb") as f:
+            f.write(lowered.SerializeToString(deterministic=True))
+        with tf.Graph().as_default() as g:  # its own outputs, from its own run
+            tf.graph_util.import_graph_def(lowered, name="")
+            with tf.compat.v1.Session(graph=g) as sess:
+                vals = sess.run([t.name for t in frozen.outputs],
+                                {t.name: feeds[k] for t, k in zip(frozen.inputs, list(feeds))})
+        np.savez(os.path.join(out, f"{name}_lowered_io.npz"), **{f"in_{k}": v for k, v in feeds.items()},
+                 **{f"out_{k}": _plain(v) for k, v in zip(sorted(concrete.structured_outputs), vals)})
     # TF's outputs: the frozen graph in a fresh session (stateful random streams start at 0, as in a new process)
     out_keys = sorted(concrete.structured_outputs)
     out_tensors = [t.name for t in frozen.outputs]
@@ -373,6 +420,35 @@ def export(name: str, make, functions_cls, out: str) -> dict:
             "frozen_ops": sorted({n.op for n in gd.node} | {n.op for f in gd.library.function for n in f.node_def}),
             "frozen_nodes": len(gd.node), "bytes": sizes,
             "savedmodel_vs_frozen_max_abs": det, "tf_version": tf.__version__, "keras_version": keras.__version__}
+
+
+def export_archive(name: str, out: str) -> dict:
+    """keras_export: a Keras model saved with Model.export() (Keras 3's ExportArchive): its serving function
+    captures handles to variables it names `kernel_1`, ...; the object graph binds them to the model's variables.
+    TF's outputs come from the reloaded SavedModel's signature."""
+    import keras
+    import numpy as np
+    import tensorflow as tf
+    from keras import layers
+
+    keras.backend.clear_session()
+    rng = np.random.default_rng(1)
+    m = keras.Sequential([keras.Input((3,), name="x"), layers.Dense(4), layers.BatchNormalization(),
+                          layers.Dense(2, activation="tanh")])
+    for w in m.weights:
+        w.assign(np.round(rng.standard_normal(w.shape) * 32.0).astype(np.float32) / 64.0 + (1.0 if "variance" in w.path
+                                                                                            else 0.0))
+    sm = os.path.join(out, f"{name}_savedmodel")
+    shutil.rmtree(sm, ignore_errors=True)
+    m.export(sm)
+    feeds = {"x": rng.standard_normal((2, 3)).astype(np.float32)}
+    sig = tf.saved_model.load(sm).signatures["serving_default"]
+    (arg,) = sig.structured_input_signature[1]
+    outputs = {k: v.numpy() for k, v in sig(**{arg: tf.constant(feeds["x"])}).items()}
+    np.savez(os.path.join(out, f"{name}_io.npz"), **{f"in_{arg}": feeds["x"]},
+             **{f"out_{k}": v for k, v in outputs.items()})
+    return {"inputs": {arg: [[2, 3], "float32"]}, "outputs": {k: [list(v.shape), str(v.dtype)] for k, v in outputs.items()},
+            "tf_version": tf.__version__, "keras_version": keras.__version__}
 
 
 def _plain(v):
@@ -402,6 +478,8 @@ def main() -> None:
             continue
         index[name] = export(name, make, functions_cls, args.out)
         print(name, index[name]["frozen_nodes"], "nodes", index[name]["bytes"], file=sys.stderr, flush=True)
+    if not only or "keras_export" in only:
+        index["keras_export"] = export_archive("keras_export", args.out)
     with open(index_path, "w", encoding="utf-8") as f:
         json.dump(dict(sorted(index.items())), f, indent=1, sort_keys=True)
         f.write("\n")

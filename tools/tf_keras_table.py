@@ -46,11 +46,11 @@ def row(name: str, form: str, tmp: str, data: str = DATA) -> dict:
     import xcviz
 
     DATA = data  # noqa: N806 - the folder this row reads
-    with np.load(os.path.join(DATA, f"{name}_io.npz")) as z:
+    with np.load(os.path.join(DATA, f"{name}_lowered_io.npz" if form == "lowered" else f"{name}_io.npz")) as z:
         feeds = {k[3:]: z[k] for k in z.files if k.startswith("in_")}
         ref = {k[4:]: z[k] for k in z.files if k.startswith("out_")}
-    path = os.path.join(DATA, f"{name}_savedmodel" if form == "savedmodel" else f"{name}_frozen.pb")
-    if form == "frozen" and not os.path.exists(path):
+    path = os.path.join(DATA, f"{name}_savedmodel" if form == "savedmodel" else f"{name}_{form}.pb")
+    if form == "frozen" and not os.path.exists(path) and os.path.exists(path + ".gz"):
         with open(path + ".gz", "rb") as f:
             data = gzip.decompress(f.read())
         path = os.path.join(tmp, f"{name}_frozen.pb")
@@ -65,7 +65,7 @@ def row(name: str, form: str, tmp: str, data: str = DATA) -> dict:
     except Exception as e:  # noqa: BLE001 - a table row, not a crash
         return {**out, "load": f"fails: {_short(e)}"}
     out["load"] = f"ok ({len(g.nodes)} nodes)"
-    if form == "frozen" and len(feeds) == 1 and list(feeds) != [v.name for v in g.inputs]:
+    if form != "savedmodel" and len(feeds) == 1 and list(feeds) != [v.name for v in g.inputs]:
         feeds = {g.inputs[0].name: next(iter(feeds.values()))}
     c = xcviz.cluster(g)
     clustered = sum(len(m) for m in c.clusters)
@@ -109,7 +109,11 @@ def main() -> None:
     rows = []
     with tempfile.TemporaryDirectory() as tmp:
         for name in sorted(index):
-            for form in ("savedmodel", "frozen"):
+            for form in ("savedmodel", "frozen", "lowered"):  # lowered: frozen with TF's default lowering
+                if form == "lowered" and not os.path.exists(os.path.join(args.data, f"{name}_lowered.pb")):
+                    continue
+                if form == "frozen" and "frozen_nodes" not in index[name]:  # (a Keras export: no frozen form)
+                    continue
                 rows.append(row(name, form, tmp, args.data))
                 print(json.dumps(rows[-1]), file=sys.stderr, flush=True)
     if args.json:

@@ -8,7 +8,13 @@ from typing import TYPE_CHECKING, Any, Callable, Iterable, Literal, Mapping, Typ
 
 __version__ = "0.1.0"
 __all__ = ["load", "from_torch", "cluster", "stats", "explain", "render", "validate", "run", "calibrate", "diff", "analyse",
-           "AnalysisOptions", "Analysis", "torch_backend", "compile_report", "print_graph", "parse_graph", "XcvizError"]
+           "AnalysisOptions", "Analysis", "torch_backend", "compile_report", "print_graph", "parse_graph", "XcvizError",
+           "show"]
+
+
+def __dir__() -> list[str]:
+    """`dir(xcviz)`: the public API (`__all__`) and the version, not the helpers and submodules."""
+    return sorted([*__all__, "__version__"])
 
 from . import render as _render_package  # noqa: F401  (empty; imported before `def render` below, so that
 # importing xcviz.render.* later finds it loaded and leaves the attribute `xcviz.render` the API function)
@@ -309,6 +315,17 @@ def diff(a: Analysis | Mapping, b: Analysis | Mapping) -> dict:
                          hint="pass xcviz.analyse(path, options) or the dict of `xcviz cluster --json`")
 
     return diff_report(side(a, "a"), side(b, "b"))
+
+
+@_api
+def show(source: str | os.PathLike | Graph | Analysis, *, collapse: bool | None = None, height: int = 820,
+         validate: bool = False, **options: Any) -> Any:
+    """The interactive report, displayed inline in Jupyter and VS Code notebooks (offline: the one-file page in
+    a sandboxed iframe). source: a path, a Graph or an Analysis; options as for `analyse`, flat. The result's
+    `.save(path)` writes the page, `.html` is its text, `.analysis` what it shows."""
+    from .notebook import show as _show
+
+    return _show(source, collapse=collapse, height=height, validate=validate, **options)
 
 
 def print_graph(graph: Graph, clustering: Clustering | None = None) -> str:

@@ -15,7 +15,9 @@ from tests.support.paths import TESTS
 
 DATA = os.path.join(TESTS, "data", "tf_keras")
 INDEX = json.load(open(os.path.join(DATA, "index.json"), encoding="utf-8"))
-SMALL = ["attention_encoder", "conv1d", "jit_call", "layers_zoo", "math_zoo", "ops_zoo", "random_strings", "text_bigru", "text_lstm", "while_cond"]
+SMALL = ["attention_encoder", "conv1d", "dynamic_conv", "jit_call", "layers_zoo", "math_zoo", "ops_zoo", "random_strings",
+         "text_bigru", "text_lstm", "var_in_function", "while_cond"]
+LOWERED = ["switch_case", "text_bigru", "text_lstm", "while_cond"]  # frozen with TF's default lowering (v1 control flow)
 APPLICATIONS = ["mobilenet_v1", "mobilenet_v2"]  # frozen .pb only (gzipped: random weights on a 1/64 grid)
 
 
@@ -185,12 +187,68 @@ def test_jit_compile_call_kept_and_judged_by_its_body():
 def test_case_runs_its_branch(mode):
     """StatelessCase (tf.switch_case) in the SavedModel: the indexed branch, an index out of range the last one
     (lax.switch under JAX when the index is traced). Freezing lowers Case to v1 _SwitchN/Merge, which xcviz
-    refuses in one line."""
+    runs in its frame executor."""
     feeds, ref = io("switch_case")
     graph = xcviz.load(os.path.join(DATA, "switch_case_savedmodel"))
     assert sum(n.op_type == "tf.StatelessCase" for n in graph.nodes) == 2
     assert_equal_to_tf(xcviz.run(graph, feeds, mode=mode), ref)
-    if mode == "native":
-        frozen = xcviz.load(os.path.join(DATA, "switch_case_frozen.pb"))
-        with pytest.raises(XcvizError, match="tf._SwitchN"):
-            xcviz.run(frozen, feeds, mode="native")
+    frozen = xcviz.load(os.path.join(DATA, "switch_case_frozen.pb"))
+    assert any(n.op_type == "tf._SwitchN" for n in frozen.nodes)
+    assert_equal_to_tf(outputs_by_key(frozen, xcviz.run(frozen, feeds, mode=mode), ref, "frozen"), ref)
+    saved = xcviz.load(os.path.join(DATA, "switch_case_savedmodel"))
+    for k in (0, 2, 7, -1):  # every branch, and an index out of range (the last branch), frozen as in the SavedModel
+        ks = dict(feeds, k=np.int32(k))
+        (a,), (b,) = xcviz.run(frozen, ks, mode=mode).values(), xcviz.run(saved, ks, mode=mode).values()
+        np.testing.assert_array_equal(a, b)
+
+
+@pytest.mark.parametrize("name", LOWERED)
+@pytest.mark.parametrize("mode", ["native", "hybrid", "jit"])
+@pytest.mark.filterwarnings("ignore:cluster_.*ran natively")  # jit: a TensorList passing an Identity stays native
+def test_lowered_frozen_graphs_run_equal_to_tensorflow(name, mode):
+    """convert_variables_to_constants_v2 as TF does by default: While/If/Case lowered to v1 control flow (frames,
+    TensorLists in loops) and the unused_control_flow_input_N placeholders the lowering leaves, which nothing reads
+    and have no shape: they get no value and need none."""
+    with np.load(os.path.join(DATA, f"{name}_lowered_io.npz")) as z:
+        feeds = {k[3:]: z[k] for k in z.files if k.startswith("in_")}
+        ref = {k[4:]: z[k] for k in z.files if k.startswith("out_")}
+    graph = xcviz.load(os.path.join(DATA, f"{name}_lowered.pb"))
+    assert {n.op_type for n in graph.nodes} & {"tf.Enter", "tf._SwitchN"}
+    unused = [v.name for v in graph.inputs if v.name.startswith("unused_control_flow_input")]
+    assert unused or name == "switch_case"
+    out = xcviz.run(graph, feeds, mode=mode)
+    assert_equal_to_tf(outputs_by_key(graph, out, ref, "frozen"), ref)
+
+
+@pytest.mark.parametrize("mode", ["native", "hybrid"])
+def test_keras_export_variables_come_from_the_savedmodel(mode):
+    """Model.export(): the serving function captures handles named `dense/kernel_1`, ... that no object is named;
+    the object graph binds them (SavedConcreteFunction.bound_inputs) to the variables the checkpoint holds."""
+    feeds, ref = io("keras_export")
+    graph = xcviz.load(os.path.join(DATA, "keras_export_savedmodel"))
+    handles = [n for n in graph.nodes if n.op_type == "tf.VarHandleOp"]
+    assert handles and all(n.attrs.get("value") is not None for n in handles)
+    assert any(n.attrs["shared_name"].endswith("_1") for n in handles)
+    assert_equal_to_tf(xcviz.run(graph, feeds, mode=mode), ref)
+
+
+def test_each_unknown_dimension_is_its_own(run_cli, tmp_path):
+    """A fully dynamic image input (None, None, None, 3), as keras.applications save it, fed 1x16x16x3: every
+    command takes it (the '?' dims are not one shared symbol)."""
+    feeds, ref = io("dynamic_conv")
+    graph = xcviz.load(os.path.join(DATA, "dynamic_conv_savedmodel"))
+    assert graph.inputs[0].type.shape == ("?", "?", "?", 3)
+    np.savez(tmp_path / "in.npz", **feeds)
+    for form in ("dynamic_conv_savedmodel", "dynamic_conv_frozen.pb"):
+        path = os.path.join(DATA, form)
+        code, out, err = run_cli("run", path, "--inputs", str(tmp_path / "in.npz"), "--repeats", "1",
+                                 "-o", str(tmp_path / "out.npz"))
+        assert code == 0, err
+        with np.load(tmp_path / "out.npz") as z:
+            assert_equal_to_tf(outputs_by_key(xcviz.load(path), {k: z[k] for k in z.files}, ref,
+                                              "savedmodel" if "savedmodel" in form else "frozen"), ref)
+        code, out, err = run_cli("validate", path, "--inputs", str(tmp_path / "in.npz"), "--repeats", "1")
+        assert code == 0, err
+        for cmd in (("cluster",), ("stats",), ("hlo", "--cluster", "0")):
+            code, out, err = run_cli(cmd[0], path, *cmd[1:], "--inputs", str(tmp_path / "in.npz"))
+            assert code == 0, (cmd, err)

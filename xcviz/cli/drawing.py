@@ -39,6 +39,10 @@ def render(graph: GraphArg,
                                                  help="draw several strategies side by side, e.g. greedy,mark"),
            params: ParamsMode = typer.Option(ParamsMode.fold, "--params", case_sensitive=False,
                                              help="parameters (weights, initializers, constants): fold into their consumer's label, show as nodes, or hide"),
+           scope: Optional[str] = typer.Option(None, "--scope", metavar="PATH", show_default=False,
+                                               help="draw one of the model's layers (model/layers.0): its ops, or its sub-layers when it is large"),
+           depth: Optional[int] = typer.Option(None, "--depth", metavar="N", show_default=False, min=1,
+                                               help="draw the layers N levels below the top (or below --scope), one box each"),
            max_frames: int = typer.Option(500, "--max-frames", metavar="N", rich_help_panel=LIMITS, help="refuse --steps/--animate with more frames"),
            *, options: AnalysisOptions) -> None:
     """Draw the clusters, fallback nodes (with reasons) and boundary edges (with bytes) as SVG, PNG or DOT."""
@@ -54,6 +58,19 @@ def render(graph: GraphArg,
     results += [analyse(results[0].graph, options.replace(strategy=st)) for st in strategies[1:]]
     first, err = results[0], console(sys.stderr)
     named_view = "collapsed" if collapse else ""   # chosen, not automatic: the plain name stays the default picture
+    if (scope is not None or depth is not None) and (compare or steps or animate):
+        raise XcvizError("--scope/--depth do not combine with --compare, --steps or --animate",
+                         hint="draw the scope on its own")
+    plan = _scope_plan(first.graph, first.clustering, scope, depth, collapse, err, params.value)
+    if plan == "collapse":
+        collapse, plan = True, None
+    if plan is not None:
+        target = output or default_name(graph, fmt, plan[2])
+        data = _scope_picture(first, plan, fmt, target, params.value, collapse)
+        _say_capped(data, fmt, err)
+        err.print(summary_line(first.stats))
+        emit_file(target, data)
+        return
     if collapse is None:
         collapse = _auto_collapse(len(first.graph.nodes), err)
     if steps or animate:
@@ -63,6 +80,7 @@ def render(graph: GraphArg,
             return
     target = output or default_name(graph, fmt, "compare-" + "-".join(strategies) if compare else named_view)
     data = _picture(results, strategies if compare else None, collapse, fmt, target, params.value)
+    _say_capped(data, fmt, err)
     for a in results:
         err.print(summary_line(a.stats) if not compare else f"{a.clustering.strategy}: " + summary_line(a.stats).plain)
     emit_file(target, data)
@@ -103,6 +121,92 @@ def _auto_collapse(n: int, err) -> bool:
     err.print(f"note: {n:,} nodes > {AUTO_COLLAPSE:,}: drawing each cluster as one node "
               "(use --expand to draw every node)", markup=False)
     return True
+
+
+def _scope_plan(graph, clustering, scope: str | None, depth: int | None, collapse: bool | None, err, params: str = "fold"):
+    """What to draw by the model's layers (ir.scopes): (scope path, absolute depth or None for its ops, view
+    name), or None to draw the whole graph as before. Chosen when --scope or --depth is given, or when the graph
+    has layers and more than READABLE nodes and neither --collapse nor --expand was asked for."""
+    from ..ir.scopes import clean, scope_tree
+    from ..render.dot_scopes import READABLE
+
+    tree = scope_tree(graph)
+    n = len(graph.nodes)
+    if scope is None and depth is None:
+        if collapse is not None or n <= READABLE or tree.flat:
+            return None
+    under = clean(scope or "")
+    if under not in tree:
+        tops = ", ".join(c.path for c in tree.root.children[:6]) or "none: the graph has no layers"
+        raise XcvizError(f"no scope {scope!r} in {graph.name}", hint=f"top scopes: {tops} "
+                         "(`xcviz cluster --json` lists every scope)")
+    base = tree.find(under).depth
+    name = ("scope-" + under.replace("/", ".")) if under else "scopes"
+    size = len(tree.descendants(under))
+    if depth is None and under and (size <= READABLE or collapse is False):
+        return under, None, name   # one layer, op by op
+    if tree.flat or not tree.find(under).children:
+        if depth is not None:
+            err.print(f"note: {under or graph.name} has no layers below it: drawing its ops", markup=False)
+        return under, None, name
+    from ..ir.scopes import fold_repeats
+    from ..render.dot_scopes import MAX_BOXES, auto_depth
+    from ..render.params import stored_params
+
+    hidden = stored_params(graph, params).nodes if params != "show" else frozenset()
+    if depth is not None:
+        d = base + depth
+    else:
+        d, boxes = auto_depth(tree, fold_repeats(tree, clustering), under, hidden)
+        if boxes > MAX_BOXES:
+            if under or collapse is not None:
+                raise XcvizError(f"{under or graph.name} has {boxes:,} layers at every depth: too many to draw",
+                                 hint="name a deeper --scope PATH, or --depth N")
+            err.print(f"note: {size:,} nodes > {READABLE} and its layers make no readable index ({boxes:,} boxes "
+                      "at every depth): drawing each cluster as one node (--depth N or --scope PATH draw layers, "
+                      "--expand every op)", markup=False)
+            return "collapse"
+        err.print(f"note: {size:,} nodes > {READABLE}: drawing {'the top scopes' if not under else 'the layers of ' + under}"
+                  f" ({d - base} level{'s' if d - base != 1 else ''} deep, {boxes} boxes; --scope PATH draws one,"
+                  " --depth N another depth, --expand every op)", markup=False)
+    return under, d, name + (f".depth{d - base}" if depth is not None else "")
+
+
+def _scope_picture(a, plan, fmt: str, target: str, params: str, collapse: bool | None) -> bytes | str:
+    from ..fileio import check_target
+    from ..ir.scopes import fold_repeats, scope_tree
+    from ..render.dot import build_dot
+    from ..render.dot_scopes import restrict, scope_index_dot
+    from ..render.params import stored_params
+    from ..render.view import final_view
+
+    under, depth, _ = plan
+    graph, tree = a.graph, scope_tree(a.graph)
+    view = final_view(graph, a.clustering, a.stats)
+    if depth is None:
+        hidden = stored_params(graph, params).nodes if params != "show" else frozenset()
+        sub, subview = restrict(graph, view, tree.descendants(under), hidden) if under else (graph, view)
+        if under:
+            subview.title += f"\nscope {under}"
+        source = build_dot(sub, subview, collapse=bool(collapse), params=params)
+    else:
+        source = scope_index_dot(graph, view, tree, fold_repeats(tree, a.clustering), under, depth,
+                                 stored_params(graph, params))
+    check_target(target)
+    if fmt == "dot":
+        return source
+    from ..render.layout import layout
+
+    return layout(source, fmt)
+
+
+def _say_capped(data, fmt: str, err) -> None:
+    from ..render.layout import capped
+
+    why = capped(data, fmt) if isinstance(data, bytes) else None
+    if why:
+        err.print(f"note: the picture is too large to read whole: {why} (draw less with --scope PATH or --depth N, "
+                  "or --collapse)", markup=False)
 
 
 def default_name(source: str, ext: str, view: str = "") -> str:

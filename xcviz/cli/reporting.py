@@ -18,7 +18,7 @@ from .running import Native, Threads
 def report(graph: GraphArg, output: Output = None,
            validate: bool = typer.Option(False, "--validate", help="JIT-compile every cluster with JAX and add the measured speedup and error columns"),
            collapse: Optional[bool] = typer.Option(None, "--collapse/--expand", show_default=False,
-                                                   help="open with one box per cluster / every node [collapse above 1,500 nodes]"),
+                                                   help="up to 500 ops: open with one box per cluster / every node; above, the page opens by the model's scopes"),
            native: Native = None, threads: Threads = None, *, options: AnalysisOptions) -> None:
     """Write one HTML file (no network needed) to explore the clusters, fallbacks, node stories and the formation replay."""
     from ..fileio import check_target

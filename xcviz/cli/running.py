@@ -94,9 +94,10 @@ def hlo(graph: GraphArg, cluster: str = typer.Option(..., "--cluster", metavar="
     if ones:   # said once the inputs are made: an error there stays the one line
         console(sys.stderr).print("; bound unbound dimensions to 1: " + ", ".join(f"{d}=1" for d in ones)
                                   + " (use --dim)", markup=False, highlight=False)
-    env = execute(a.graph, feeds, "native", keep_all=True).env
+    spec = cluster_spec(a.graph, a.clustering.clusters[k])
+    env = _cluster_env(a, spec, feeds, seed)
     try:
-        comp, _ = CompileCache().get(a.graph, cluster_spec(a.graph, a.clustering.clusters[k]), env)
+        comp, _ = CompileCache().get(a.graph, spec, env)
     except XcvizError:
         raise
     except Exception as e:  # noqa: BLE001
@@ -108,6 +109,22 @@ def hlo(graph: GraphArg, cluster: str = typer.Option(..., "--cluster", metavar="
         write_atomic(output, text)
     else:
         sys.stdout.write(text if text.endswith("\n") else text + "\n")
+
+
+def _cluster_env(a, spec, feeds: dict, seed: int | None) -> dict:
+    """Every tensor of a native run; for a TF1 graph with frames, the cluster's entries of its last run (seeded
+    ones of their types where it never ran: a branch not taken, a loop of no iteration), as validate takes them."""
+    from ..runtime.execute import execute
+    from ..runtime.frames import has_v1_flow
+
+    if not has_v1_flow(a.graph):
+        return execute(a.graph, feeds, "native", keep_all=True).env
+    from ..runtime.partial import Skip, cluster_inputs, execute_tolerant
+
+    try:
+        return cluster_inputs(a.graph, spec, execute_tolerant(a.graph, feeds, a.clustering), seed or 0)[0]
+    except Skip as e:
+        raise XcvizError(f"no inputs for this cluster: {e}", hint="give --inputs that take its branch or loop") from None
 
 
 def _bound_to_one(graph, given: dict | None) -> list[str]:
@@ -204,6 +221,11 @@ def _timed_run(a, feeds: dict, mode: str, check: bool, repeats: int | None, nati
     g, c, cache = a.graph, a.clustering, CompileCache()
     rt = resolve(native, g, threads)
     note = None
+    from ..runtime.frames import has_v1_flow
+
+    if has_v1_flow(g) and rt.name != "numpy":   # frames and dead tensors: xcviz's executor runs the graph
+        note = f"TF1 control flow runs in xcviz's frame executor: its native parts on NumPy, not {rt.name}"
+        rt = resolve("numpy", g, threads)
     # (a Loop/If/Scan outside the clusters whose bodies hold clusters: the hybrid runs its iterations in xcviz,
     # each body's clusters on XLA and the rest of the body on the native runtime; runtime.hybrid_bodies)
     if mode != "jit" and rt.name != "numpy":

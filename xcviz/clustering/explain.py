@@ -3,6 +3,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from ..ir.scopes import scope_tree
 from .bodies import CONTROL_OPS
 from .result import PHASE_NAMES, Clustering
 
@@ -72,4 +73,11 @@ def story(graph, clustering: Clustering, i: int) -> dict:
         "cluster_nodes": [names[v] for v in clustering.clusters[k]] if k >= 0 else [],
         "reason": clustering.reason[i] if k < 0 else None,
         "reason_code": clustering.code[i] if k < 0 else None,
-    } | ({"module": graph.nodes[i].module} if graph.nodes[i].module else {})  # (PyTorch programs: display only)
+    } | ({"module": graph.nodes[i].module} if graph.nodes[i].module else {}) \
+        | _scope(graph, i)  # (module: PyTorch programs, display only; scope: the model's layer, ir.scopes)
+
+
+def _scope(graph, i: int) -> dict:
+    """{"scope": the node's layer path} where the graph has layers (ir.scopes), else nothing."""
+    tree = scope_tree(graph)
+    return {} if tree.flat else {"scope": tree.scope_of(i)}

@@ -62,12 +62,110 @@ def describe(p: frozenset) -> str:
 
 def deadness(graph, base_op) -> list[frozenset]:
     """One predicate per node of `graph` (nodes in topological order; Merge back edges already set aside).
-    `base_op(node)` is the TF op name."""
+    `base_op(node)` is the TF op name.
+
+    Loops as TF's DeadnessAnalysis::Populate: per root frame (with the frames nested in it), first the optimistic
+    mode (every loop Merge of a frame gets its frame's one symbol); it converges when every Merge then reads as the
+    same AndRecurrence {start,&,step} (step: its back edge's predicate without the symbol). Otherwise the
+    pessimistic mode: each Merge its own symbol, then its own AndRecurrence where the step can be deduced. An
+    AndRecurrence is one symbol; AND-ed with the negation of its step (an Exit: Switch:0 of LoopCond) it is its start."""
+    nodes = graph.nodes
+    ops = [base_op(n) for n in nodes]
+    frame_of, root_of = _frames(graph, ops)
+    loop_merges = [j for j, n in enumerate(nodes) if ops[j] == "Merge" and n.attrs.get("_back_edges")]
+    if not loop_merges:
+        return _evaluate(graph, ops, {}, {})
+    idx = graph.index
+    groups: dict[str, list[int]] = {}
+    for j in loop_merges:
+        groups.setdefault(root_of.get(frame_of[j], frame_of[j]), []).append(j)
+    merge_pred: dict[int, frozenset] = {}
+    recs: dict[str, tuple] = {}
+    rep: dict[str, str] = {}
+    for j in loop_merges:  # optimistic: one symbol per frame, the first Merge's
+        rep.setdefault(frame_of[j], nodes[j].name)
+        merge_pred[j] = _sym(f"{rep[frame_of[j]]}:0")
+    first = _evaluate(graph, ops, merge_pred, recs)
+    final = {}
+    for root, members in groups.items():
+        found = {j: _and_rec(graph, j, first, merge_pred[j], frame_of[j], idx) for j in members}
+        by_frame: dict[str, set] = {}
+        for j, r in found.items():
+            by_frame.setdefault(frame_of[j], set()).add(r)
+        if all(None not in rs and len(rs) == 1 for rs in by_frame.values()):
+            final.update(found)
+            continue
+        pess = {j: _sym(f"{nodes[j].name}:0") for j in members}  # pessimistic: every Merge its own symbol
+        merge_pred.update(pess)
+        again = _evaluate(graph, ops, merge_pred, recs)
+        for j in members:
+            final[j] = _and_rec(graph, j, again, pess[j], frame_of[j], idx)
+    preds_of: dict[int, frozenset] = {}
+    for j in loop_merges:
+        r = final.get(j)
+        if r is None:
+            preds_of[j] = merge_pred[j]
+        else:
+            name, start, step = r
+            recs[name] = (start, step)
+            preds_of[j] = _sym(name)
+    return _evaluate(graph, ops, preds_of, recs)
+
+
+def _sym(name: str) -> frozenset:
+    return frozenset({frozenset({(name, True)})})
+
+
+def _and_rec(graph, j: int, preds: list, symbol: frozenset, frame: str, idx) -> tuple | None:
+    """(name, start, step) of loop Merge j's AndRecurrence, or None when its step cannot be deduced (TF's
+    DeduceStepPredicate: the back edge's predicate is an AND holding the symbol, and nothing else holds it)."""
+    node = graph.nodes[j]
+    (lit,) = next(iter(symbol))
+    backs = [idx.get(b.partition(":")[0]) for b in node.attrs.get("_back_edges", ())]
+    if len(backs) != 1 or backs[0] is None:
+        return None
+    b = preds[backs[0]]
+    if not b or any(lit not in t for t in b) or any((lit[0], not lit[1]) in t for t in b):
+        return None
+    step = _simplify({t - {lit} for t in b})
+    start = frozenset()
+    for r in node.inputs:
+        i = idx.get(r.partition(":")[0]) if r else None
+        start = _or(start, preds[i] if i is not None else TRUE)
+    start = start if node.inputs else TRUE
+    return f"{{{describe(start)},&,{describe(step)}}}<{frame}>", start, step
+
+
+def _frames(graph, ops) -> tuple[list[str], dict[str, str]]:
+    """Each node's frame ("" the root; an Enter is in the frame it enters, an Exit in its parent) and each frame's
+    root frame (the outermost loop around it), as TF's BuildControlFlowInfo."""
+    idx = graph.index
+    frame_of: list[str] = []
+    parent: dict[str, str] = {}
+    for j, node in enumerate(graph.nodes):
+        src = next((idx.get(r.partition(":")[0]) for r in (*node.inputs, *node.control_inputs) if r), None)
+        here = frame_of[src] if src is not None and src < j else ""
+        if ops[j] == "Enter":
+            child = str(node.attrs.get("frame_name", ""))
+            parent.setdefault(child, here)
+            here = child
+        elif ops[j] == "Exit":
+            here = parent.get(here, "")
+        frame_of.append(here)
+    root_of = {}
+    for f in parent:
+        r = f
+        while parent.get(r, "") != "":
+            r = parent[r]
+        root_of[f] = r
+    return frame_of, root_of
+
+
+def _evaluate(graph, ops, merge_pred: dict, recs: dict) -> list[frozenset]:
+    """Every node's predicate, the loop Merges' given."""
     idx = graph.index
     nodes = graph.nodes
     preds: list[frozenset] = [TRUE] * len(nodes)
-    ops = [base_op(n) for n in nodes]
-    enter_pred: dict[str, frozenset] = {}  # frame -> its Enters' predicate
 
     def src(ref: str) -> tuple[int | None, int]:
         name, _, k = ref.partition(":")
@@ -90,48 +188,45 @@ def deadness(graph, base_op) -> list[frozenset]:
                 p = _and(p, frozenset({frozenset({(f"{_canon(pr)}=={k}", True)})}))
             return p
 
-        if op == "Merge":
-            if node.attrs.get("_back_edges"):
-                frame = _frame_symbol(node, nodes, idx)
-                p = frozenset({frozenset({(f"*{frame}", True)})})
-            else:
-                p = frozenset()
-                for i, k in ins:
-                    p = _or(p, pred_of(i, k))
-                p = p if ins else TRUE  # (a Merge ignores the deadness of its control inputs)
-        elif op == "Exit":
-            frame = _frame_symbol(node, nodes, idx)
-            p = enter_pred.get(frame, TRUE)
+        if j in merge_pred:
+            p = merge_pred[j]
+        elif op == "Merge":
+            p = frozenset()
+            for i, k in ins:
+                p = _or(p, pred_of(i, k))
+            p = p if ins else TRUE  # (a Merge ignores the deadness of its control inputs)
         else:
             p = TRUE
             for i, k in ins + ctrl:
                 p = _and(p, pred_of(i, k))
-            if op == "Enter":
-                frame = node.attrs.get("frame_name", "")
-                enter_pred[frame] = _and(enter_pred.get(frame, TRUE), p)
+            if recs and op == "Exit":
+                p = _leave(p, recs)
         if len(p) > _MAX_TERMS:
             p = frozenset({frozenset({(f"*{node.name}", True)})})
         preds[j] = p
     return preds
 
 
+def _leave(p: frozenset, recs: dict) -> frozenset:
+    """{start,&,X} & ~X is start: what leaves a loop whose only step is its condition is live as it entered."""
+    out = frozenset()
+    for t in p:
+        term = frozenset({t})
+        for lit in t:
+            rec = recs.get(lit[0]) if lit[1] else None
+            if rec is None:
+                continue
+            start, step = rec
+            if len(step) == 1:
+                (st,) = step
+                if len(st) == 1:
+                    (x,) = st
+                    if (x[0], not x[1]) in t:
+                        term = _and(frozenset({t - {lit, (x[0], not x[1])}}), start)
+                        break
+        out = _or(out, term)
+    return out
+
+
 def _canon(ref: str) -> str:
     return ref if ":" in ref else ref + ":0"
-
-
-def _frame_symbol(node, nodes, idx) -> str:
-    """The frame a loop node belongs to: the frame_name of the Enter found walking its inputs up."""
-    seen = set()
-    todo = [node]
-    while todo:
-        n = todo.pop()
-        if n.name in seen:
-            continue
-        seen.add(n.name)
-        if n.op_type.endswith(".Enter"):
-            return str(n.attrs.get("frame_name", ""))
-        for r in (*n.inputs, *n.control_inputs, *n.attrs.get("_back_edges", ())):
-            i = idx.get(r.partition(":")[0])
-            if i is not None:
-                todo.append(nodes[i])
-    return node.name

@@ -189,6 +189,8 @@ def dims_from_arrays(graph: Graph, arrays: dict, where: str | None = None) -> di
             raise XcvizError(f"input {v.name!r} has shape {shape} but the graph declares {v.type}", where=where,
                              hint="give arrays of the declared rank")
         for d, n in zip(v.type.shape, shape):
+            if d == "?":  # an unknown dim the file leaves unnamed (TF's -1/None): its own, tied to no other
+                continue
             if isinstance(d, str):
                 if dims.setdefault(d, n) != n:
                     raise XcvizError(f"input {v.name!r}: dimension {d!r} is {n} here but {dims[d]} in an earlier input",

@@ -120,7 +120,8 @@ class Node(msgspec.Struct, frozen=True, gc=False):
     known: bool = True           # False: opaque op unknown to the registry
     note: str | None = None      # loader's reason for an opaque op ("custom op com.x::Y")
     where: str | None = None     # location in the source file, for messages (None: see node_where)
-    module: str | None = None    # display only: the source module path (torch's nn_module_stack), never a scope
+    module: str | None = None    # the source module path (torch's nn_module_stack): shown, and the node's layer
+                                 # (ir.scopes), never an XLA scope
 
     def out(self, k: int = 0) -> TensorType:
         return self.outputs[k] if k < len(self.outputs) else TensorType()

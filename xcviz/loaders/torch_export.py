@@ -137,7 +137,8 @@ def graph_from_program(ep, source: str | None = None, dim_names: dict | None = N
         ns, _, opname = qual.partition("::")
         args = _schema_args(schema, n.args, n.kwargs) if schema is not None else list(n.args)
         call = Call(opname, [arg(a) for a in args], outs, types)
-        # the module path is shown, never used as a scope: in xcviz a scope is an XLA scope, a clustering barrier
+        # the module path: shown, and the node's layer (ir.scopes); never Node.scope, which is also an XLA scope,
+        # a clustering barrier
         stack = n.meta.get("nn_module_stack") or {}
         module = (next(reversed(stack.values()))[0] if stack else "") or None  # the root module's path is ''
         where = f"{source or 'program'}: node {n.name!r} ({ns}.{opname}" + (f" in {module})" if module else ")")

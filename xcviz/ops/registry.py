@@ -27,6 +27,8 @@ CONTROL_FLOW = "control_flow"
 # a While / If / Loop / Scan with bodies: a cluster holding one is kept whatever its size (TF's
 # has_functional_control_flow in MarkForCompilationPass: IsWhileNode() || IsIfNode())
 FUNCTIONAL = "functional_control_flow"
+FRAMES = "frames"                    # TF1 control flow v1 (Enter, Switch, Merge ...): runs in runtime/frames.py only
+LISTS = "lists"                      # makes or reads a TensorList: traced only inside a body that holds the list
 CUSTOM = "custom"
 BODY_CONTROL = "body_control"        # runs graph-valued attributes (ONNX Loop, If, Scan): costed by its bodies
 EXPENSIVE = "expensive"              # an elementwise op XLA's fusion does not duplicate into several consumers
@@ -36,6 +38,8 @@ PARAMETER_SOURCE = "parameter_source"  # its value is a parameter of the model (
 VOLATILE = "volatile"                # a new value on every run (random draws, host I/O): never a parameter
 VALUE_RULE = "value_rule"            # shape inference computes its value when its inputs' values are known
 TYPE_VALUE = "type_value"            # its value follows from its input's type alone (shape, size, rank)
+VARIABLE = "variable"                # a model variable or its read (TF VarHandleOp, ReadVariableOp): a picture
+                                     # draws it as a parameter, never as an op (render.params)
 
 COST_CLASSES = ("dot", "conv", "narrow_conv", "pointwise_conv", "dwconv", "elementwise", "reduce", "window", "norm", "movement", "free")
 FUSION_KINDS = ("loop", "free", "library", "reduce", "two_reductions", "foldable", "broadcast")

@@ -32,10 +32,28 @@ class TensorList:
         return f"TensorList({len(self.items)} items of {self.dtype}{list(self.element_shape or [])})"
 
 
+class TensorArrayRef:
+    """A run-time TensorFlow 1 TensorArray (the resource a TensorArrayV3 handle names): `items` (arrays, or None
+    where never written), the element `dtype` name, `element_shape`, and whether it grows and clears items
+    once read. Unlike a TensorList it is mutable: Write changes the array every holder of the handle sees."""
+
+    __slots__ = ("items", "dtype", "element_shape", "dynamic_size", "clear_after_read", "cleared", "grads")
+
+    def __init__(self, size, dtype, element_shape=None, dynamic_size=False, clear_after_read=True):
+        self.items: list = [None] * size
+        self.dtype, self.element_shape = dtype, element_shape
+        self.dynamic_size, self.clear_after_read = dynamic_size, clear_after_read
+        self.cleared: set = set()
+        self.grads: dict = {}
+
+    def __repr__(self) -> str:
+        return f"TensorArray({len(self.items)} items of {self.dtype})"
+
+
 def as_value(v):
-    """A node's output as the runtime keeps it: sequences, TensorLists and empty optionals as they are, arrays as
-    arrays."""
-    return v if v is None or isinstance(v, (Seq, TensorList)) else np.asarray(v)
+    """A node's output as the runtime keeps it: sequences, TensorLists, TensorArray handles and empty optionals as
+    they are, arrays as arrays."""
+    return v if v is None or isinstance(v, (Seq, TensorList, TensorArrayRef)) else np.asarray(v)
 
 
 def flat_outputs(outputs: dict) -> dict:

@@ -32,6 +32,12 @@ class Analysis:
         (the last step, made when first read: it walks every node)."""
         return compare_reference(self.graph, self.clustering)
 
+    def _repr_html_(self) -> str:
+        """In a notebook: the summary, the largest clusters and the fallback reasons as compact tables."""
+        from ..render.notebook_tables import analysis_html
+
+        return analysis_html(self.graph, self.clustering, self.stats)
+
     def __repr__(self) -> str:  # the fields may hold millions of nodes
         return f"<Analysis of {self.graph.name!r}: {len(self.graph.nodes):,} nodes, {self.stats.clusters} clusters>"
 

@@ -13,6 +13,10 @@ from dataclasses import dataclass
 
 from ..cost.params import stored_parameters
 from ..ir import Graph, parse_ref
+from ..ops import REGISTRY
+from ..ops.registry import VARIABLE
+
+VARIABLE_OPS = REGISTRY.names(VARIABLE)
 
 MODES = ("fold", "show", "hide")
 FOLD_LINES = 3          # parameter lines per node label; more are summed into one "+N params" line
@@ -37,10 +41,33 @@ class StoredParams:
 
 
 def stored_params(graph: Graph, mode: str = "fold") -> StoredParams:
-    """The stored parameters of `graph`; in "show" mode nothing is hidden (the picture before folding)."""
+    """The stored parameters of `graph`, and its variables (variable_nodes); in "show" mode nothing is hidden
+    (the picture before folding)."""
     if mode not in MODES:
         raise ValueError(f"params mode {mode!r} not in {MODES}")
-    return StoredParams(mode, *stored_parameters(graph))
+    inputs, nodes = stored_parameters(graph)
+    variables = variable_nodes(graph)
+    return StoredParams(mode, inputs, nodes | variables if variables else nodes)
+
+
+def variable_nodes(graph: Graph) -> frozenset[int]:
+    """A TF model's variables and their reads (ops of the VARIABLE group: VarHandleOp, and a ReadVariableOp of
+    one): the weights of a SavedModel, drawn as parameters like an ONNX initializer, never as fallback ops."""
+    ops = VARIABLE_OPS
+    if not ops:
+        return frozenset()
+    col = graph.nodes.column("op")
+    if not any(op in ops for op in col):   # (one pass over the ops; most graphs have none)
+        return frozenset()
+    index = graph.index
+    inputs = graph.nodes.column("inputs")
+    found: set[int] = set()
+    for j, op in enumerate(col):  # nodes come in topological order: a handle before its reads
+        if op in ops:
+            srcs = [index.get(parse_ref(r)[0]) for r in inputs[j] if r]
+            if all(k is not None and k in found for k in srcs):
+                found.add(j)
+    return frozenset(found)
 
 
 def is_stored(graph: Graph, ref: str, params: StoredParams, inputs: dict[str, int]) -> bool:
@@ -110,9 +137,21 @@ def folded_lines(graph: Graph, j: int, params: StoredParams, inputs: dict[str, i
 
     refs = [r for r in dict.fromkeys(graph.nodes[j].inputs) if r and is_stored(graph, r, params, inputs)]
     shown = refs if len(refs) <= FOLD_LINES + 1 else refs[:FOLD_LINES]   # never a "+1 params" line
-    lines = [param_line(r, graph.tensor_type(r).bind(graph.dims), param_value(graph, r, inputs)) for r in shown]
+    lines = [param_line(_shown_name(graph, r, inputs), graph.tensor_type(r).bind(graph.dims), param_value(graph, r, inputs))
+             for r in shown]
     if len(refs) > len(shown):
         rest = [graph.tensor_type(r).bind(graph.dims).nbytes() for r in refs[len(shown):]]
         total = None if any(b is None for b in rest) else sum(rest)
         lines.append(f"+{len(rest)} params · {fmt_bytes(total)}")
     return lines
+
+
+def _shown_name(graph: Graph, ref: str, inputs: dict[str, int]) -> str:
+    """The name a parameter is shown by: a variable read's variable (`conv/kernel`, not `.../ReadVariableOp`)."""
+    if ref in inputs or not VARIABLE_OPS:
+        return ref
+    j = graph.index.get(parse_ref(ref)[0])
+    node = graph.nodes[j] if j is not None else None
+    if node is not None and node.op in VARIABLE_OPS and node.inputs and node.inputs[0]:
+        return parse_ref(node.inputs[0])[0]
+    return ref

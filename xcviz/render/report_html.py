@@ -15,10 +15,12 @@ from ..clustering.explain import replay
 from ..clustering.result import PHASE_NAMES
 from ..cost import Stats
 from ..ir import Graph
+from ..ir.scopes import scope_tree
 from .frames import final_text, name_set   # the captions `render --animate` writes, word for word
 from .report_html_data import (COLORS, attempt_rows, cluster_records, drawn_collapsed, drawn_expanded, node_lines,
                                node_records, short, summary)
 from .report_html_layout import dot_text, run_layout
+from .report_html_scopes import compact_records, scope_view
 from .tables import title as default_title
 
 MAX_ATTEMPTS = 200_000      # above: no replay and no in-page explain (the page says to run `xcviz explain`)
@@ -27,6 +29,8 @@ INNER_TOTAL = 3000          # ... up to this many nodes in all (the layout costs
 BIG = 500                   # nodes; bound the layout as render/dot.py does
 TIPS = 12                   # tensor lines in an edge's tooltip
 ASSETS = ("report.css", "graph.js", "report.js")
+SCOPE_ASSETS = ("dagre.min.js", "scopes.js")   # the scope view: the vendored layout library and its drawing
+SCOPE_VIEW = 500            # ops; above, the page opens by the model's scopes and Graphviz lays nothing out
 
 
 def asset(name: str) -> str:
@@ -44,9 +48,11 @@ def report_data(graph: Graph, clustering: Clustering, stats: Stats, *, validatio
     from .collapse import AUTO_COLLAPSE
 
     n = len(graph.nodes)
-    collapse = n > AUTO_COLLAPSE if collapse is None else collapse
     records = node_records(graph, clustering)
     clusters = cluster_records(clustering, stats, validation)
+    if n > SCOPE_VIEW:
+        return _scoped_data(graph, clustering, stats, validation, records, clusters, engine)
+    collapse = n > AUTO_COLLAPSE if collapse is None else collapse
     if collapse:
         items, edges = drawn_collapsed(graph, clustering, records, clusters)
         members = {}
@@ -66,6 +72,27 @@ def report_data(graph: Graph, clustering: Clustering, stats: Stats, *, validatio
         "frames": None if collapse or attempts is None else frames(graph, clustering),
         "inner": inner_layouts(graph, clustering, records, clusters, engine) if collapse else {},
     }
+    tree = scope_tree(graph)
+    if not tree.flat:   # a model with layers: the scope view too, one click away
+        data["scope"] = scope_view(graph, clustering)
+    data["bodies"], data["body_pictures"] = _bodies(graph, clustering, engine)
+    return data
+
+
+def _scoped_data(graph: Graph, clustering: Clustering, stats: Stats, validation, records: list[dict],
+                 clusters: list[dict], engine: str | None) -> dict:
+    """A big graph's page: no whole-graph picture (items and edges empty); the scope view opens it, the page
+    laying out only the scope a user opens."""
+    attempts = attempt_rows(graph, clustering, MAX_ATTEMPTS)
+    data = {
+        "title": default_title(graph, clustering), "summary": summary(graph, clustering, stats) + _measured(validation),
+        "colors": COLORS, "phases": {str(k): v for k, v in sorted(PHASE_NAMES.items())},
+        "min_size": clustering.options.min_size, "collapsed": True, "validated": validation is not None,
+        "nodes": records, "clusters": clusters, "width": 0, "height": 0, "items": [], "edges": [],
+        "attempts": attempts[0] if attempts else None, "reasons": attempts[1] if attempts else [],
+        "frames": None, "inner": {}, "scope": scope_view(graph, clustering), "view": "scopes",
+    }
+    data["node_defaults"] = compact_records(records)
     data["bodies"], data["body_pictures"] = _bodies(graph, clustering, engine)
     return data
 
@@ -181,11 +208,18 @@ def _shift_box(box: list[float], x0: float, y0: float) -> list[float]:
     return _shift(box[:2], x0, y0) + box[2:]
 
 
+def _script(name: str) -> str:
+    """An asset as inline script; the vendored library without its source-map comment (nothing to fetch)."""
+    text = asset(name)
+    return re.sub(r"^//# sourceMappingURL=.*$", "", text, flags=re.M) if name.endswith(".min.js") else text
+
+
 def page(data: dict) -> str:
     """Fill the page template: the data as JSON that cannot close its <script> element early."""
     blob = json.dumps(data, ensure_ascii=False, separators=(",", ":"), allow_nan=False)
     blob = blob.replace("</", "<\\/").replace("<!--", "\\u003c!--")
+    scripts = list(ASSETS[1:]) + (list(SCOPE_ASSETS) if "scope" in data else [])
     fill = {"TITLE": html.escape(short(data["title"], 200)), "STYLE": asset("report.css"), "DATA": blob,
-            "SCRIPT": "\n".join(asset(a) for a in ASSETS[1:])}
+            "SCRIPT": "\n".join(_script(a) for a in scripts)}
     # one pass: a placeholder inside the data (a node named "{{SCRIPT}}") stays text
     return re.sub(r"\{\{([A-Z]+)\}\}", lambda m: fill[m.group(1)], asset("report.html"))

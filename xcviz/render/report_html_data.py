@@ -53,24 +53,59 @@ def summary(graph: Graph, clustering: Clustering, stats: Stats) -> list[list[str
 
 
 def node_records(graph: Graph, clustering: Clustering) -> list[dict]:
-    """One record per op node: what the details panel and the search read."""
+    """One record per op node: what the details panel and the search read. Read from the graph's columns,
+    each distinct type written once: a 100,000-op graph's records take a fraction of a second."""
+    from ..ir import TensorType
+
     dims = graph.dims
     consts = {v.name: v for v in graph.inputs if v.is_param}  # weights (Value.is_param), as pictures and the cost model
+    cols, nodes, n = graph.columns, graph.nodes, len(graph.nodes)
+    src, port, rid = cols.src.tolist(), cols.port.tolist(), cols.rid.tolist()
+    written: dict = {}
+
+    def text(t) -> str:   # by identity: equal types are shared objects, and hashing one costs more
+        got = written.get(id(t))
+        if got is None:
+            got = written[id(t)] = (str(t.bind(dims)), t)   # (the type kept: its id stays its own)
+        return got[0]
+
+    def type_of(s: int, k: int):
+        if s < 0:
+            return TensorType()
+        if s >= n:
+            return graph.inputs[s - n].type
+        outs = cols.results[rid[s]]
+        return outs[k] if k < len(outs) else TensorType()
+
+    params_of: dict = {}
     out = []
-    for i, node in enumerate(graph.nodes):
-        k = clustering.cluster_of[i]
-        params = [param_text(r, consts[r].type.bind(dims)) for r in node.inputs if r in consts]
+    at = 0
+    cluster_of, device, candidate, code, reason = (clustering.cluster_of, clustering.device, clustering.candidate,
+                                                   clustering.code, clustering.reason)
+    for i, (name, op, op_type, refs, outs, attrs) in enumerate(zip(
+            nodes.column("name"), nodes.column("op"), nodes.column("op_type"), nodes.column("inputs"),
+            nodes.column("outputs"), nodes.column("attrs"))):
+        k = cluster_of[i]
+        ins = []
+        for j, r in enumerate(refs):
+            ins.append(f"{r}: {text(type_of(src[at + j], port[at + j]))}" if r else "(absent)")
+        at += len(refs)
+        params = []
+        for r in refs:
+            if r in consts:
+                got = params_of.get(r)
+                if got is None:
+                    got = params_of[r] = param_text(r, consts[r].type.bind(dims))
+                params.append(got)
         rec = {
-            "name": node.name, "op": node.op, "t": node.op_type, "g": k, "d": clustering.device[i],
-            "cand": bool(clustering.candidate[i]),
-            "in": [f"{r}: {graph.tensor_type(r).bind(dims)}" if r else "(absent)" for r in node.inputs],
-            "out": [str(t.bind(dims)) for t in node.outputs],
-            "attrs": [[key, short(node.attrs[key])] for key in sorted(node.attrs)[:MAX_ATTRS]],
+            "name": name, "op": op, "t": op_type, "g": k, "d": device[i], "cand": bool(candidate[i]),
+            "in": ins, "out": [text(t) for t in outs],
+            "attrs": [[key, short(attrs[key])] for key in sorted(attrs)[:MAX_ATTRS]] if attrs else [],
             "params": params,
         }
         if k < 0:
-            rec["c"] = clustering.code[i] or "fallback"
-            rec["r"] = clustering.reason[i] or rec["c"]
+            rec["c"] = code[i] or "fallback"
+            rec["r"] = reason[i] or rec["c"]
         out.append(rec)
     return out
 
@@ -117,7 +152,18 @@ def attempt_rows(graph: Graph, clustering: Clustering, limit: int) -> tuple[list
         return None
     reasons: dict[str, int] = {}
     rows = []
-    for a in clustering.attempts:
+    log = clustering.attempts
+    table = getattr(log, "table", None)
+    if table is not None:   # the compiled pass's log: merges straight from its table, refusals made with their text
+        refused = iter(log.refused())
+        for phase, src, dst, merged, *_ in table.tolist():
+            if merged:
+                rows.append([src, dst, 1, phase, -1, []])
+            else:
+                a = next(refused)
+                rows.append([a.src, a.dst, 0, a.phase, reasons.setdefault(a.reason, len(reasons)), list(a.path)])
+        return rows, list(reasons)
+    for a in log:
         r = -1 if a.reason is None else reasons.setdefault(a.reason, len(reasons))
         rows.append([a.src, a.dst, int(a.merged), a.phase, r, list(a.path)])
     return rows, list(reasons)

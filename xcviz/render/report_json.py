@@ -7,9 +7,11 @@ from ..clustering import Clustering
 from ..clustering.result import PHASE_NAMES
 from ..cost import Stats
 from ..ir import Graph, gc_paused
+from ..ir.scopes import scope_tree
 from . import symbolic_view
 from .bodies_view import bodies_json, bodies_key
 from .json_text import NoFloats, NoFloatsList
+from .scope_view import scopes_json
 
 SCHEMA_VERSION = 1
 # the metrics a diff compares (its "delta" keys), in table order: (stats key, label)
@@ -79,7 +81,7 @@ def _cluster_report(graph: Graph, clustering: Clustering, stats: Stats) -> dict:
         "stats": stats_dict(stats) | symbolic_view.json_keys(graph, clustering, stats),
         "boundary_edges": NoFloatsList(edges) if float_free else edges,
         "merges_refused": refused,
-    } | bodies_key(graph, clustering)
+    } | scopes_json(graph, clustering) | bodies_key(graph, clustering)
 
 
 def _node_table(graph: Graph, clustering: Clustering, names: list, ids: list) -> dict:
@@ -109,6 +111,8 @@ def _node_table(graph: Graph, clustering: Clustering, names: list, ids: list) ->
     else:
         out_json = list(map(outputs, nodes.column("outputs")))
     table = {}
+    tree = scope_tree(graph)
+    paths = None if tree.flat else tree.paths
     for name, op, op_type, out_j, module, k, reason, code, cand, dev in zip(
             names, ops, op_types, out_json, modules, clustering.cluster_of, clustering.reason,
             clustering.code, clustering.candidate, clustering.device):
@@ -124,6 +128,9 @@ def _node_table(graph: Graph, clustering: Clustering, names: list, ids: list) ->
         }
         if module:  # a PyTorch program's module path, for display (only where the loader knows one)
             entry["module"] = module
+    if paths is not None:  # the model's layer (ir.scopes) of every node, "" at the top, where the graph has any
+        for entry, path in zip(table.values(), paths):
+            entry["scope"] = path
     text = (str, type(None))
     float_free = (_types_in(names) <= {str} and _types_in(ids) <= {str} and _types_in(ops) <= set(text)
                   and _types_in(op_types) <= set(text) and _types_in(modules) <= set(text)

@@ -9,6 +9,7 @@ from ..clustering import Clustering
 from ..cost import Stats
 from ..cost.coverage import unknown_text
 from ..ir import Graph
+from ..ir.scopes import cut, scope_tree
 from .ordering import GROUP_ABOVE, cluster_order, grouped_fallback_table
 from .table_layout import Strip, fit, phrases
 from .units import fmt_bytes, fmt_pct, fmt_speedup
@@ -39,6 +40,29 @@ def module_paths(graph: Graph) -> list[str | None]:
     return modules if any(modules) else []
 
 
+def scope_paths(graph: Graph) -> list[str]:
+    """Each node's layer (ir.scopes) where the graph has layers and no module paths (those are shown instead,
+    and a torch program's layers are made from them), else []: the column is then left out."""
+    tree = scope_tree(graph)
+    return [] if tree.flat or module_paths(graph) else tree.paths
+
+
+def _member_paths(paths: list, members: list[int], scoped: bool) -> list[str]:
+    """The distinct module paths of a cluster's members; for layers (`scoped`), cut one level below the
+    members' common layer (`model/layers.0 model/layers.1`, not each of their sub-layers)."""
+    distinct = list(dict.fromkeys(p for p in map(paths.__getitem__, members) if p))
+    if not scoped or len(distinct) < 2:
+        return distinct
+    common = distinct[0].split("/")
+    for p in distinct[1:]:
+        parts = p.split("/")
+        n = 0
+        while n < min(len(common), len(parts)) and common[n] == parts[n]:
+            n += 1
+        common = common[:n]
+    return list(dict.fromkeys(cut(p, len(common) + 1) for p in distinct))
+
+
 def title(graph: Graph, clustering: Clustering) -> str:
     o = clustering.options
     return f"{graph.name}: {o.strategy}, {o.device}, min size {o.min_size}"
@@ -48,7 +72,10 @@ def clusters_table(graph: Graph, clustering: Clustering, stats: Stats, limit: in
                    sort: str | None = None) -> Table:
     t = Table(title=Text(f"Clusters ({title(graph, clustering)})"), title_justify="left", header_style="bold")
     modules = module_paths(graph)
-    for col in ("id", "nodes", "ops", "entry → exit", "bytes in", "bytes out", "est. speedup") + (("modules",) if modules else ()):
+    heading = "modules"
+    if not modules:
+        modules, heading = scope_paths(graph), "scopes"
+    for col in ("id", "nodes", "ops", "entry → exit", "bytes in", "bytes out", "est. speedup") + ((heading,) if modules else ()):
         t.add_column(col, justify="right" if col.startswith(("bytes", "est")) else "left", overflow="fold",
                      no_wrap=col in ("id", "bytes in", "bytes out"))
     order = cluster_order(stats.clusters_detail, sort)
@@ -60,7 +87,7 @@ def clusters_table(graph: Graph, clustering: Clustering, stats: Stats, limit: in
                   Text(f"{_names(c.entry_points, 4)} → {_names(c.exit_points, 4)}"),
                   Text(_bytes_in(c), style=BOUNDARY), Text(fmt_bytes(c.boundary_bytes_out), style=BOUNDARY),
                   Text(FOLDS if getattr(c, "constant", False) else fmt_speedup(c.speedup_estimate)),
-                  *((Text(_names(list(dict.fromkeys(m for m in map(modules.__getitem__, clustering.clusters[k]) if m)), 4)),)
+                  *((Text(_names(_member_paths(modules, clustering.clusters[k], heading == "scopes"), 4)),)
                     if modules else ()))
     if limit is not None and len(stats.clusters_detail) > limit:
         t.caption = f"{len(stats.clusters_detail) - limit} more clusters (use --json for all)"
@@ -82,12 +109,15 @@ def fallback_table(graph: Graph, clustering: Clustering, limit: int | None = Non
     t = Table(title=Text("Fallback (runs natively)"), title_justify="left", header_style="bold")
     rows = [i for i, k in enumerate(clustering.cluster_of) if k < 0]
     modules = any(graph.nodes[i].module for i in rows)
-    for col in ("node", "op", "reason") + (("module",) if modules else ()):
+    scopes = [] if modules else scope_paths(graph)
+    if scopes and not any(scopes[i] for i in rows):
+        scopes = []   # (every fallback at the top: no column)
+    for col in ("node", "op", "reason") + (("module",) if modules else ("scope",) if scopes else ()):
         t.add_column(col, overflow="fold")
     for i in rows if limit is None else rows[:limit]:
         node = graph.nodes[i]
         t.add_row(Text(node.name, style=FALLBACK), Text(node.op_type), Text(clustering.reason[i] or ""),
-                  *((Text(node.module or ""),) if modules else ()))
+                  *((Text(node.module or ""),) if modules else (Text(scopes[i]),) if scopes else ()))
     if limit is not None and len(rows) > limit:
         t.caption = f"{len(rows) - limit} more fallback nodes (use --json for all)"
     return t
@@ -254,6 +284,8 @@ def explain_view(s: dict, full: bool = False) -> Group:
     lines = [head]
     if s.get("module"):
         lines.append(Text(f"  module: {s['module']}"))
+    if s.get("scope") is not None:
+        lines.append(Text(f"  scope: {s['scope'] or '(top level)'}"))
     if s["candidate"]:
         lines.append(Text("  candidate: yes"))
     else:

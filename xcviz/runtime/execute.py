@@ -21,6 +21,7 @@ from .jit import CompileCache, Compiled, baked_entries, cluster_specs
 from ..ops.values import as_value
 from .node import eval_node
 from .missing import preflight
+from .frames import Schedule, has_v1_flow, run_frames
 from .subgraphs import BodyRun, body_caches, bodies_run, run_failures, run_stats  # (importing it installs the runner of Loop / If bodies)
 from . import tf_functions  # noqa: F401,E402  (installs the runner of TF While / If / call bodies)
 
@@ -65,10 +66,12 @@ def units(graph: Graph, cluster_of: list[int], n_clusters: int) -> list[tuple[st
 def jit_clustering(graph: Graph):
     """Every node with a JAX lowering is a candidate, min size 1, `compile: false` ignored."""
     from ..clustering import ClusterOptions, run_clustering
-    from ..ops import REGISTRY
+    from ..ops import LISTS, REGISTRY
 
     g2 = dataclasses.replace(graph, nodes=[msgspec.structs.replace(n, compile=None) for n in graph.nodes])
-    ops = frozenset(o.name for o in REGISTRY if o.jax is not None)
+    # in a graph with frames a TensorList lives between ops of the frame executor: never inside a cluster
+    skip = LISTS if has_v1_flow(graph) else None
+    ops = frozenset(o.name for o in REGISTRY if o.jax is not None and skip not in o.groups)
     return run_clustering(g2, ClusterOptions(strategy="mark", min_cluster_size=1, supported_ops=ops, record=False))
 
 
@@ -86,6 +89,7 @@ class Plan:
     baked: dict[int, frozenset] = field(default_factory=dict)
     bound: dict[int, dict] = field(default_factory=dict)   # cluster -> input signature -> Compiled
     bodies: dict = field(default_factory=dict)   # body Subgraph -> its CompileCache (bodies run per iteration)
+    frames: object | None = None   # a TF1 graph's frames.Schedule (control flow v1), made on its first run
 
 
 def make_plan(graph: Graph, clustering) -> Plan:
@@ -189,7 +193,10 @@ def execute(graph: Graph, feeds: dict[str, np.ndarray], mode: str = "hybrid", cl
     plan = plan_for(graph, mode, clustering if mode == "hybrid" else None, cache, options)
     bodies_before = _body_compile_seconds(plan)
     with bodies_run(_body_run(graph, plan, mode, options)):
-        env = _run_units(graph, feeds, plan, cache, lazy=mode != "jit")
+        if has_v1_flow(graph):  # (jit too falls back, said in `fallbacks`: a TensorList may pass an Identity)
+            env = _run_frames(graph, feeds, plan, cache, lazy=True)
+        else:
+            env = _run_units(graph, feeds, plan, cache, lazy=mode != "jit")
     seconds = time.perf_counter() - t0
     outputs = {graph.output_names.get(ref, ref): env[ref] for ref in graph.outputs}  # the model's own names
     compiled = cache.compile_seconds - compile_before + _body_compile_seconds(plan) - bodies_before
@@ -223,7 +230,8 @@ def _run_units(graph: Graph, feeds: dict, plan: Plan, cache, lazy: bool = True) 
     everywhere, raises instead."""
     env: dict = {}
     for v in graph.inputs:
-        env[v.name] = feeds[v.name]
+        if v.name in feeds:  # (an input nothing reads may have no value)
+            env[v.name] = feeds[v.name]
     nodes = graph.nodes
     for kind, u in plan.units:
         if kind == "node":
@@ -235,30 +243,55 @@ def _run_units(graph: Graph, feeds: dict, plan: Plan, cache, lazy: bool = True) 
             for k, v in enumerate(outs):
                 env[format_ref(node.name, k)] = as_value(v)  # sequences and empty optionals stay as they are
         else:
-            spec = plan.specs[u]
-            sig = None
-            try:
-                sig = _signature(spec, plan.baked[u], env)
-                comp = plan.bound[u].get(sig)
-                if comp is None:
-                    comp, _ = cache.get(graph, spec, env, plan.baked[u])
-                    plan.bound[u][sig] = comp
-                elif isinstance(comp, Compiled):
-                    cache.hit(comp)
-                outs = comp(env, spec) if isinstance(comp, Compiled) else None
-            except Exception as e:  # noqa: BLE001 - TF's lazy compilation: a cluster XLA cannot compile runs natively
-                if not lazy:
-                    raise
-                outs = None
-                comp = cache.failed(graph, plan.clustering.cluster_id(u), e)
-                if sig is not None:
-                    plan.bound[u][sig] = comp
-            if outs is None:
-                _run_natively(nodes, spec, env)
-                continue
-            for r, v in zip(spec.exits, outs):
-                env[r] = v
+            _run_cluster(graph, plan, u, env, cache, lazy)
     return env
+
+
+def _run_cluster(graph: Graph, plan: Plan, u: int, env: dict, cache, lazy: bool) -> None:
+    """Cluster `u` through its bound executable (compiled on a first signature), its exits into `env`; natively
+    when XLA cannot compile it and the run is lazy."""
+    spec = plan.specs[u]
+    sig = None
+    try:
+        sig = _signature(spec, plan.baked[u], env)
+        comp = plan.bound[u].get(sig)
+        if comp is None:
+            comp, _ = cache.get(graph, spec, env, plan.baked[u])
+            plan.bound[u][sig] = comp
+        elif isinstance(comp, Compiled):
+            cache.hit(comp)
+        outs = comp(env, spec) if isinstance(comp, Compiled) else None
+    except Exception as e:  # noqa: BLE001 - TF's lazy compilation: a cluster XLA cannot compile runs natively
+        if not lazy:
+            raise
+        outs = None
+        comp = cache.failed(graph, plan.clustering.cluster_id(u), e)
+        if sig is not None:
+            plan.bound[u][sig] = comp
+    if outs is None:
+        _run_natively(graph.nodes, spec, env)
+        return
+    for r, v in zip(spec.exits, outs):
+        env[r] = v
+
+
+def _run_frames(graph: Graph, feeds: dict, plan: Plan, cache, lazy: bool) -> dict:
+    """A TF1 graph with control flow v1: frames and deadness (runtime/frames.py); clusters run per iteration."""
+    if plan.frames is None:
+        plan.frames = Schedule(graph, plan.units, plan.specs)
+    sched = plan.frames
+
+    def run_unit(uid: int, vals: list) -> dict:
+        kind, u = sched.units[uid]
+        if kind == "node":
+            node = graph.nodes[u]
+            return {format_ref(node.name, k): as_value(v) for k, v in enumerate(eval_node(node, vals))}
+        spec = plan.specs[u]
+        local = dict(zip(spec.entries, vals))
+        _run_cluster(graph, plan, u, local, cache, lazy)
+        return {r: local[r] for r in spec.exits}
+
+    return run_frames(sched, feeds, run_unit)
 
 
 def _run_natively(nodes, spec, env: dict) -> None:

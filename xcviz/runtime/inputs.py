@@ -11,6 +11,9 @@ from ..ops.values import Seq
 # Random inputs are refused beyond this many elements in all (--max-elements): a --dim typo such as
 # seq=100000000 should be one clear error, not a MemoryError after minutes of swapping.
 DEFAULT_MAX_ELEMENTS = 50_000_000
+# An unknown dimension the file does not name (TF's -1 or None, an ONNX dim without dim_param): each one is its own
+# symbol, so inputs never have to agree on it; a named one ("batch", "N") is shared by every input that names it.
+ANONYMOUS = "?"
 
 
 def input_shape(t: TensorType, dims: dict, name: str = "") -> list[int]:
@@ -55,6 +58,8 @@ def _check_given(name: str, t: TensorType, arr: np.ndarray, dims: dict, where: s
             raise XcvizError(f"input {name!r} has shape {_shape_text(arr.shape)} (rank {arr.ndim}), expected rank "
                              f"{len(t.shape)}: {t}", where=where, hint=declared)
         for d, n in zip(t.shape, arr.shape):
+            if d == ANONYMOUS:  # TF's -1 / None, ONNX's unnamed dim: its own, whatever size, tied to nothing
+                continue
             if isinstance(d, str):
                 if dims.setdefault(d, n) != n:
                     raise XcvizError(f"input {name!r}: dimension {d!r} is {n} here but {dims[d]} in an earlier input",
@@ -138,6 +143,8 @@ def bind_inputs(graph: Graph, inputs: dict | None = None, seed: int | None = Non
             feeds[name] = None  # an optional the given inputs leave out is empty
         elif seed is None and inputs and name in (read := read if read is not None else _read_inputs(graph)):
             missing.append(name)
+        elif t.shape is None and name not in (read := read if read is not None else _read_inputs(graph)):
+            continue  # read by nothing and of no known shape (a lowered frozen graph's unused_control_flow_input)
         else:
             dims_here = {**{d: 1 for d in _symbols(t)}, **graph.dims, **dims}
             shape = input_shape(t, dims_here, name)

@@ -2,7 +2,7 @@
 them, and a cluster's entry tensors and native reference (real where computed, else synthetic, seeded)."""
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import numpy as np
 
@@ -18,11 +18,19 @@ from . import subgraphs, tf_functions  # noqa: F401  (install the runners of Loo
 class PartialRun:
     env: dict                   # every tensor that could be computed natively
     failed: dict[str, str]      # node name -> why its outputs are missing (its own error, or an input's)
+    # a TF1 graph with frames: cluster members -> (entry values, exit values) of the cluster's last run
+    clusters: dict = field(default_factory=dict)
 
 
-def execute_tolerant(graph: Graph, feeds: dict) -> PartialRun:
+def execute_tolerant(graph: Graph, feeds: dict, clustering=None) -> PartialRun:
     """Run every node natively in topological order; a node that cannot run leaves its outputs missing and
-    its consumers are skipped with the first cause, so one missing op never stops the rest of the graph."""
+    its consumers are skipped with the first cause, so one missing op never stops the rest of the graph.
+    A TF1 graph with control flow v1 runs in the frame executor, `clustering`'s clusters as units (run
+    natively), each cluster's inputs and outputs of its last run kept (a cluster in a loop runs per iteration)."""
+    from .frames import has_v1_flow
+
+    if has_v1_flow(graph):
+        return _tolerant_frames(graph, feeds, clustering)
     env: dict = dict(feeds)
     failed: dict[str, str] = {}
     for node in graph.nodes:
@@ -43,6 +51,52 @@ def execute_tolerant(graph: Graph, feeds: dict) -> PartialRun:
         for k, v in enumerate(outs):
             env[format_ref(node.name, k)] = as_value(v)
     return PartialRun(env, failed)
+
+
+def _tolerant_frames(graph: Graph, feeds: dict, clustering) -> PartialRun:
+    """The frame executor, natively: up to the first node that fails (frames cannot skip a node and go on)."""
+    from .execute import units
+    from .frames import Schedule, run_frames
+    from .jit import cluster_specs
+
+    n = len(clustering.clusters) if clustering is not None else 0
+    specs = dict(enumerate(cluster_specs(graph, clustering.clusters))) if n else {}
+    sched = Schedule(graph, units(graph, clustering.cluster_of if n else [-1] * len(graph.nodes), n), specs)
+    env: dict = dict(feeds)
+    seen: dict = {}
+
+    def run_unit(uid: int, vals: list) -> dict:
+        kind, u = sched.units[uid]
+        members = specs[u].members if kind == "cluster" else (u,)
+        local = dict(zip(sched.inputs[uid], vals)) if kind == "cluster" else {}
+        for i in members:
+            node = graph.nodes[i]
+            args = vals if kind == "node" else [local[r] if r else None for r in node.inputs]
+            try:
+                outs = eval_node(node, args)
+            except Exception as e:  # noqa: BLE001 - recorded: the run stops here
+                raise _NodeFailed(node.name, _node_error(node, e)) from None
+            local.update({format_ref(node.name, k): as_value(v) for k, v in enumerate(outs)})
+        if kind == "node":
+            return local
+        spec = specs[u]
+        out = {r: local[r] for r in spec.exits}
+        env.update(local)
+        seen[tuple(spec.members)] = ({r: local[r] for r in spec.entries}, out)
+        return out
+
+    failed: dict[str, str] = {}
+    try:
+        run_frames(sched, feeds, run_unit, env=env)
+    except _NodeFailed as e:
+        failed[e.args[0]] = e.args[1]
+    except XcvizError as e:
+        failed[graph.name] = _first_line(e)
+    return PartialRun(env, failed, seen)
+
+
+class _NodeFailed(Exception):
+    """(node name, why): a node of a frame run failed."""
 
 
 def _first_line(e: Exception) -> str:
@@ -87,6 +141,9 @@ def synthetic(graph: Graph, ref: str, rng: np.random.Generator) -> np.ndarray:
 
 def cluster_inputs(graph: Graph, spec, run: PartialRun, seed: int = 0) -> tuple[dict, str, dict]:
     """(entry values, 'real' | 'synthetic', native reference of the exits) for one cluster, or Skip."""
+    last = run.clusters.get(tuple(spec.members))
+    if last is not None:  # a cluster of a TF1 graph with frames: the values of its last run
+        return dict(last[0]), "real", dict(last[1])
     values: dict = {}
     kind = "real"
     rng = np.random.default_rng([seed, len(spec.entries), len(spec.members)])

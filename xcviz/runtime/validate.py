@@ -106,6 +106,21 @@ class ValidationReport:
     def counts(self) -> dict[str, int]:
         return {s: sum(c.status == s for c in self.clusters) for s in ("ok", "mismatch", "skipped", "compile_failed")}
 
+    def _repr_html_(self) -> str:
+        """In a notebook: the status and one row per cluster (measured against estimated, error), compact."""
+        from ..htmltable import pairs, table
+
+        def num(x, fmt="{:.3g}"):
+            return "" if x is None else fmt.format(x)
+
+        head = pairs([("graph", self.graph), ("status", self.status),
+                      ("clusters", ", ".join(f"{n} {s}" for s, n in self.counts().items() if n))],
+                     caption="xcviz validation")
+        rows = [[c.id, len(c.nodes), c.status, num(c.speedup_measured, "{:.2f}×"), num(c.speedup_estimate, "{:.2f}×"),
+                 num(c.max_abs_error), num(c.native_ms), num(c.xla_ms), c.message or ""] for c in self.clusters]
+        return "<div>" + head + table(["cluster", "nodes", "status", "measured", "estimated", "max abs error",
+                                       "native ms", "XLA ms", "message"], rows, numeric={1, 3, 4, 5, 6, 7}) + "</div>"
+
     def to_json(self) -> dict:
         return {"schema_version": 1, "graph": self.graph, "ok": self.ok, "status": self.status, "cache": self.cache,
                 "counts": self.counts(), "auto_fallback": {"denied": self.denied, "rounds": self.rounds},
@@ -232,7 +247,7 @@ def validate_graph(graph, clustering=None, inputs: dict | None = None, seed: int
     opts = clustering.options
     feeds = bind_inputs(graph, inputs, seed, max_elements)
     graph = bind_dims(graph, feeds.dims)  # (its reports count bytes at the sizes it ran with)
-    run = execute_tolerant(graph, feeds)
+    run = execute_tolerant(graph, feeds, clustering)
     load = machine_load()
     hw = hardware_for(graph, hardware, opts.device, native)  # the program's runtime's profile, as every command's
     rt = resolve(native, graph, threads)
@@ -270,8 +285,14 @@ def validate_graph(graph, clustering=None, inputs: dict | None = None, seed: int
 
 def model_times(graph, clustering, rt, run: PartialRun, cache, repeats, est, constant: frozenset = frozenset()):
     """The whole model all-native against hybrid (wholemodel), or why it could not run."""
+    from .frames import has_v1_flow
     from .wholemodel import ModelTimes, time_model
 
+    if has_v1_flow(graph) and not run.failed:  # frames: the frame executor's runs (runtime/frames_timing.py)
+        from .frames_timing import frames_model_times
+
+        return frames_model_times(graph, clustering, {v.name: run.env[v.name] for v in graph.inputs
+                                                      if v.name in run.env}, repeats, est)
     if run.failed:
         first = next(iter(run.failed.values()))
         return ModelTimes(None, None, None, est, rt.name, why=f"cannot run natively: {first}"[:300])

@@ -21,4 +21,23 @@ def compile_report(model, *example_args, report: str | os.PathLike | None = None
         torch._dynamo.reset()
     if report is not None:
         be.write(os.fspath(report), title=getattr(model, "__name__", None) or type(model).__name__)
-    return be.report()
+    return CompileReport(be.report())
+
+
+class CompileReport(dict):
+    """compile_report's result: the report's dict itself (graphs, breaks, summary), shown in a notebook as
+    compact tables (the summary, one row per graph, the breaks)."""
+
+    def _repr_html_(self) -> str:
+        from ..htmltable import pairs, table
+
+        s = self.get("summary", {})
+        head = pairs([(k.replace("_", " "), v) for k, v in s.items()], caption="xcviz torch.compile report")
+        graphs = [[g.get("compile_id", k), g.get("nodes"), g.get("clustered"), len(g.get("clusters", [])),
+                   g.get("boundary_bytes"), g.get("est_speedup")] for k, g in enumerate(self.get("graphs", []))]
+        breaks = [[b.get("after_graph"), b.get("summary", ""), b.get("user_frame", "")] for b in self.get("breaks", [])]
+        out = head + table(["graph", "ops", "clustered", "clusters", "boundary bytes", "est. speedup"], graphs,
+                           numeric={1, 2, 3, 4, 5}, caption="graphs")
+        if breaks:
+            out += table(["after graph", "break", "where"], breaks, numeric={0}, caption="graph breaks")
+        return "<div>" + out + "</div>"

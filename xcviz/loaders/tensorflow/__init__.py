@@ -87,7 +87,7 @@ def load_saved_model(path: str, signature: str | None, max_bytes: int) -> Graph:
     if os.path.isdir(path) and sm.meta_graphs:
         from .bundle import variable_values
 
-        values = variable_values(path, sm.meta_graphs[0].object_graph_def)
+        values = variable_values(path, sm.meta_graphs[0].object_graph_def, sm.meta_graphs[0].graph_def)
         nodes = [msgspec.structs.replace(node, attrs={**node.attrs, "value": values[node.attrs["shared_name"]]})
                  if node.op_type == PREFIX + "VarHandleOp" and node.attrs.get("shared_name") in values else node
                  for node in nodes]

@@ -112,22 +112,47 @@ def _handle(v: bytes) -> tuple[int, int]:
     return off, size
 
 
-def variable_values(saved_model_dir: str, object_graph) -> dict[str, np.ndarray]:
-    """{variable name (VarHandleOp shared_name): value}, through the object graph's paths to its variables."""
+def variable_values(saved_model_dir: str, object_graph, graph_def=None) -> dict[str, np.ndarray]:
+    """{variable name (VarHandleOp shared_name): value}, through the object graph's paths to its variables; and,
+    with the meta graph's `graph_def`, the handles its function calls capture, by the objects the called function
+    binds them to (a variable created inside a tf.function, Keras's export: `kernel_1` is the object `kernel`)."""
     prefix = os.path.join(saved_model_dir, "variables", "variables")
     if not os.path.isfile(prefix + ".index") or not object_graph.nodes:
         return {}
     values = read_bundle(prefix)
     out: dict[str, np.ndarray] = {}
+    by_node: dict[int, np.ndarray] = {}
     seen = {0}
     todo = [(0, "")]
-    while todo:
-        node_id, path = todo.pop()
+    while todo:  # breadth first, as TF names a checkpoint key by an object's shortest path from the root
+        node_id, path = todo.pop(0)
         obj = object_graph.nodes[node_id]
         if obj.HasField("variable") and path + VALUE_SUFFIX in values:
-            out[obj.variable.name] = values[path + VALUE_SUFFIX]
+            out[obj.variable.name] = by_node[node_id] = values[path + VALUE_SUFFIX]
         for child in obj.children:
             if child.node_id not in seen and child.node_id < len(object_graph.nodes):
                 seen.add(child.node_id)
                 todo.append((child.node_id, f"{path}/{child.local_name}" if path else child.local_name))
+    if graph_def is not None:
+        out.update(_captured(graph_def, object_graph, by_node))
+    return out
+
+
+def _captured(graph_def, object_graph, by_node: dict) -> dict[str, np.ndarray]:
+    """{shared_name: value} of the VarHandleOps a call passes as the called function's bound inputs (its last
+    inputs, in the order of SavedConcreteFunction.bound_inputs)."""
+    handles = {n.name: n.attr["shared_name"].s.decode() or n.name for n in graph_def.node if n.op == "VarHandleOp"}
+    out: dict[str, np.ndarray] = {}
+    for n in graph_def.node:
+        if n.op not in ("StatefulPartitionedCall", "PartitionedCall"):
+            continue
+        fn = object_graph.concrete_functions.get(n.attr["f"].func.name)
+        bound = list(fn.bound_inputs) if fn is not None else []
+        data = [r for r in n.input if not r.startswith("^")]
+        if not bound or len(bound) > len(data):
+            continue
+        for ref, node_id in zip(data[len(data) - len(bound):], bound):
+            name = ref.split(":")[0]
+            if name in handles and node_id in by_node:
+                out.setdefault(handles[name], by_node[node_id])
     return out

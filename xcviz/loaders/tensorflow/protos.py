@@ -79,7 +79,9 @@ MESSAGES: dict[str, list[tuple]] = {
                      ("signature_def", 5, "map:string:.SignatureDef", _R),
                      ("object_graph_def", 7, ".SavedObjectGraph", False)],
     # saved_object_graph.proto: enough to name each variable's checkpoint key (its path of children)
-    "SavedObjectGraph": [("nodes", 1, ".SavedObject", _R)],
+    "SavedObjectGraph": [("nodes", 1, ".SavedObject", _R),
+                         ("concrete_functions", 2, "map:string:.SavedConcreteFunction", _R)],
+    "SavedConcreteFunction": [("bound_inputs", 2, "int32", _R)],  # the objects its captured inputs are
     "SavedObject": [("children", 1, ".SavedObject.ObjectReference", _R), ("variable", 7, ".SavedVariable", False)],
     "SavedObject.ObjectReference": [("node_id", 1, "int32", False), ("local_name", 2, "string", False)],
     "SavedVariable": [("dtype", 1, ".DataType", False), ("shape", 2, ".TensorShapeProto", False),

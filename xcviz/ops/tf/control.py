@@ -8,26 +8,54 @@ kernel registry and rules (clustering/tf_rules.py): e.g. ReadVariableOp and Stat
 by TF though xcviz cannot run them."""
 from __future__ import annotations
 
+import numpy as np
+
 from .. import rules as r
+from ...errors import XcvizError
 from ..arrays import Unsupported
-from ..registry import CONTROL_FLOW, SOURCE, op
+from ..registry import CONTROL_FLOW, FRAMES, SOURCE, VARIABLE, op
 from .kernels import xla_devices
 
 NONE = frozenset()
 opaque = dict(devices=NONE, infer=r.from_file, num_outputs=None)
 flow = dict(**opaque, groups=CONTROL_FLOW)
 
-op("tf.Enter", **flow, min_inputs=1, max_inputs=1, reason="v1 control flow: enters a loop frame (no XLA kernel)",
+
+def _in_frames(xp, a, *args):
+    """Frames and deadness are the executor's (runtime/frames.py): a node of these runs only there."""
+    raise Unsupported(f"{a['_op_type']} runs only in xcviz's frame executor (a whole TF1 graph's run)")
+
+
+def _passes(ctx: r.Ctx) -> list:
+    """Enter, Exit, NextIteration, LoopCond and Switch (both outputs) pass input 0's type on where the file
+    gives none."""
+    t = r.TensorType(ctx.shape(0), ctx.dtype(0))
+    return [g if g.shape is not None else t for g in r.from_file(ctx)]
+
+
+def _merges(ctx: r.Ctx) -> list:
+    """A cond's Merge: its inputs' type when they agree; a loop's Merge (back edges): the file's (its value
+    may change shape from one iteration to the next)."""
+    if ctx.attrs.get("_back_edges") or len({(t.shape, t.dtype) for t in ctx.inputs}) != 1:
+        return r.from_file(ctx)
+    return _passes(ctx)
+
+
+v1 = dict(opaque, groups=(CONTROL_FLOW, FRAMES), impl=_in_frames, infer=_passes)
+op("tf.Enter", **v1, min_inputs=1, max_inputs=1, reason="v1 control flow: enters a loop frame (no XLA kernel)",
    doc="TF Enter(data; frame_name, is_constant, parallel_iterations)")
-op("tf.Exit", **flow, min_inputs=1, max_inputs=1, reason="v1 control flow: leaves a loop frame (no XLA kernel)",
+op("tf.Exit", **v1, min_inputs=1, max_inputs=1, reason="v1 control flow: leaves a loop frame (no XLA kernel)",
    doc="TF Exit(data)")
-op("tf.Switch", **flow, min_inputs=2, max_inputs=2, reason="v1 control flow: routes data by a predicate (no XLA kernel)",
+op("tf.Switch", **v1, min_inputs=2, max_inputs=2, reason="v1 control flow: routes data by a predicate (no XLA kernel)",
    doc="TF Switch(data, pred) -> output_false, output_true")
-op("tf.Merge", **flow, reason="v1 control flow: forwards its first live input (no XLA kernel)",
+op("tf._SwitchN", **v1, min_inputs=2, max_inputs=2,
+   reason="v1 control flow: routes data to one of N outputs (a lowered Case; no XLA kernel)",
+   doc="TF _SwitchN(data, output_index; num_outs): output k live when output_index == k (out of range: the last)")
+op("tf.Merge", **dict(v1, infer=_merges), reason="v1 control flow: forwards its first live input (no XLA kernel)",
    doc="TF Merge(inputs...) -> output, value_index; the NextIteration back edge is kept in `_back_edges`")
-op("tf.NextIteration", **flow, min_inputs=1, max_inputs=1, reason="v1 control flow: a loop's back edge (no XLA kernel)",
+op("tf.NextIteration", **v1, min_inputs=1, max_inputs=1, reason="v1 control flow: a loop's back edge (no XLA kernel)",
    doc="TF NextIteration(data)")
-op("tf.LoopCond", **flow, min_inputs=1, max_inputs=1, reason="v1 control flow: a loop's predicate (no XLA kernel)",
+op("tf.LoopCond", **v1, min_inputs=1, max_inputs=1, reason="v1 control flow: a loop's predicate (no XLA kernel)",
    doc="TF LoopCond(input)")
 op("tf._Retval", devices=NONE, infer=r.same, min_inputs=1, max_inputs=1, reason="function result: read by the caller",
    impl=lambda xp, a, x: x, doc="TF _Retval(input; T, index): a function's result (the pass never clusters it)")
@@ -42,10 +70,11 @@ def _var_handle(xp, a):
     return a["value"]
 
 
-op("tf.VarHandleOp", **opaque, groups=SOURCE, max_inputs=0, impl=_var_handle, attrs={"value": None},
+op("tf.VarHandleOp", **opaque, groups=(SOURCE, VARIABLE), max_inputs=0, impl=_var_handle, attrs={"value": None},
    reason="resource handle: xcviz's runs read it as the variable's value (SavedModel variables)",
    doc="TF VarHandleOp(; dtype, shape, shared_name)")
 op("tf.ReadVariableOp", devices=xla_devices("ReadVariableOp"), infer=r.from_file, flops=r.zero_flops, min_inputs=1,
+   groups=VARIABLE,
    max_inputs=1, impl=lambda xp, a, handle: handle,
    doc="TF ReadVariableOp(resource): the variable's value (a handle runs as its value)")
 op("tf.AssignVariableOp", **opaque, min_inputs=2, max_inputs=2, reason=var_reason,
@@ -63,7 +92,18 @@ op("tf.RngReadAndSkip", **opaque, min_inputs=3, max_inputs=3, reason=rng_reason,
    doc="TF RngReadAndSkip(resource, alg, delta)")
 
 check_reason = "runtime check with a host side effect"
-op("tf.Assert", **opaque, min_inputs=1, reason=check_reason, doc="TF Assert(condition, data...)")
+
+
+def _assert(xp, a, condition, *data):
+    """TF's Assert: nothing when the condition holds, else the run fails with the op's data."""
+    if bool(np.all(np.asarray(condition))):
+        return ()
+    shown = "; ".join(np.array2string(np.asarray(d), threshold=a.get("summarize") or 3) for d in data)
+    raise XcvizError(f"assertion failed: {shown}"[:500], hint="TensorFlow's own run fails the same way")
+
+
+op("tf.Assert", **dict(opaque, num_outputs=0), min_inputs=1, reason=check_reason, impl=_assert,
+   attrs={"summarize": 3}, doc="TF Assert(condition, data...; summarize)")
 op("tf.CheckNumerics", **opaque, min_inputs=1, max_inputs=1, reason=check_reason, doc="TF CheckNumerics(tensor; message)")
 
 fused_reason = "Grappler's fused op: xcviz does not compute it"

@@ -10,7 +10,7 @@ import numpy as np
 
 from .. import rules as r
 from ..arrays import Unsupported, np_dtype
-from ..registry import op
+from ..registry import LISTS, op
 from .kernels import xla_devices
 from ..values import TensorList
 
@@ -137,31 +137,31 @@ def _gather(xp, a, handle, indices, element_shape):
 # XLA compiles TensorList ops only inside a compiled While (tf2xla); auto-clustering refuses variant tensors
 # (clustering/tf_filter.py), so these run natively and inside traced bodies
 listed = dict(infer=r.from_file, flops=zero, attrs={"element_dtype": None})
-op("tf.TensorListReserve", **listed, devices=xla_devices("TensorListReserve"), min_inputs=2, max_inputs=2,
+op("tf.TensorListReserve", groups=LISTS, **listed, devices=xla_devices("TensorListReserve"), min_inputs=2, max_inputs=2,
    impl=_reserve, doc="TF TensorListReserve(element_shape, num_elements; element_dtype)")
-op("tf.EmptyTensorList", **listed, devices=xla_devices("EmptyTensorList"), min_inputs=2, max_inputs=2,
+op("tf.EmptyTensorList", groups=LISTS, **listed, devices=xla_devices("EmptyTensorList"), min_inputs=2, max_inputs=2,
    impl=_empty, doc="TF EmptyTensorList(element_shape, max_num_elements; element_dtype)")
-op("tf.TensorListFromTensor", **listed, devices=xla_devices("TensorListFromTensor"), min_inputs=2, max_inputs=2,
+op("tf.TensorListFromTensor", groups=LISTS, **listed, devices=xla_devices("TensorListFromTensor"), min_inputs=2, max_inputs=2,
    impl=_from_tensor, doc="TF TensorListFromTensor(tensor, element_shape): one item per row")
-op("tf.TensorListGetItem", **listed, devices=xla_devices("TensorListGetItem"), min_inputs=3, max_inputs=3,
+op("tf.TensorListGetItem", groups=LISTS, **listed, devices=xla_devices("TensorListGetItem"), min_inputs=3, max_inputs=3,
    impl=_get, doc="TF TensorListGetItem(input_handle, index, element_shape; element_dtype)")
-op("tf.TensorListSetItem", infer=r.from_file, flops=zero, devices=xla_devices("TensorListSetItem"), min_inputs=3,
+op("tf.TensorListSetItem", groups=LISTS, infer=r.from_file, flops=zero, devices=xla_devices("TensorListSetItem"), min_inputs=3,
    max_inputs=3, attrs={"element_dtype": None, "resize_if_index_out_of_bounds": False}, impl=_set,
    doc="TF TensorListSetItem(input_handle, index, item; resize_if_index_out_of_bounds)")
-op("tf.TensorListStack", infer=r.from_file, flops=zero, devices=xla_devices("TensorListStack"), min_inputs=2,
+op("tf.TensorListStack", groups=LISTS, infer=r.from_file, flops=zero, devices=xla_devices("TensorListStack"), min_inputs=2,
    max_inputs=2, attrs={"element_dtype": None, "num_elements": -1}, impl=_stack,
    doc="TF TensorListStack(input_handle, element_shape; element_dtype, num_elements)")
-op("tf.TensorListElementShape", infer=r.from_file, flops=zero, devices=xla_devices("TensorListElementShape"),
+op("tf.TensorListElementShape", groups=LISTS, infer=r.from_file, flops=zero, devices=xla_devices("TensorListElementShape"),
    min_inputs=1, max_inputs=1, attrs={"shape_type": "int32"}, impl=_element_shape,
    doc="TF TensorListElementShape(input_handle; shape_type)")
-op("tf.TensorListLength", infer=r.from_file, flops=zero, devices=xla_devices("TensorListLength"), min_inputs=1,
+op("tf.TensorListLength", groups=LISTS, infer=r.from_file, flops=zero, devices=xla_devices("TensorListLength"), min_inputs=1,
    max_inputs=1, impl=_length, doc="TF TensorListLength(input_handle) -> int32")
-op("tf.TensorListPushBack", **listed, devices=xla_devices("TensorListPushBack"), min_inputs=2, max_inputs=2,
+op("tf.TensorListPushBack", groups=LISTS, **listed, devices=xla_devices("TensorListPushBack"), min_inputs=2, max_inputs=2,
    impl=_push, doc="TF TensorListPushBack(input_handle, tensor; element_dtype)")
-op("tf.TensorListPopBack", **listed, devices=xla_devices("TensorListPopBack"), min_inputs=2, max_inputs=2,
+op("tf.TensorListPopBack", groups=LISTS, **listed, devices=xla_devices("TensorListPopBack"), min_inputs=2, max_inputs=2,
    num_outputs=2, impl=_pop, doc="TF TensorListPopBack(input_handle, element_shape) -> output_handle, tensor")
-op("tf.TensorListResize", infer=r.from_file, flops=zero, devices=xla_devices("TensorListResize"), min_inputs=2,
+op("tf.TensorListResize", groups=LISTS, infer=r.from_file, flops=zero, devices=xla_devices("TensorListResize"), min_inputs=2,
    max_inputs=2, impl=_resize, reason="no XLA kernel for TensorListResize (tf2xla)",
    doc="TF TensorListResize(input_handle, size)")
-op("tf.TensorListGather", **listed, devices=xla_devices("TensorListGather"), min_inputs=3, max_inputs=3,
+op("tf.TensorListGather", groups=LISTS, **listed, devices=xla_devices("TensorListGather"), min_inputs=3, max_inputs=3,
    impl=_gather, doc="TF TensorListGather(input_handle, indices, element_shape; element_dtype)")

@@ -2,6 +2,16 @@
    cluster highlight, collapsed clusters that expand on click, and the formation replay. */
 (function () {
   var D = JSON.parse(document.getElementById("data").textContent);
+  /* a big graph's records leave out what is the common case (report_html_scopes.compact_records) */
+  var TYPES = D.node_defaults ? D.node_defaults.types : null;
+  if (D.node_defaults) D.nodes.forEach(function (n) {
+    for (var key in D.node_defaults) if (n[key] === undefined && key !== "types") n[key] = D.node_defaults[key];
+    if (n.op === undefined) n.op = n.t;
+  });
+  // inputs as [ref, type number] and outputs as type numbers (a big graph's records): the texts, when shown
+  function typed(xs) {
+    return TYPES ? xs.map(function (x) { return typeof x === "number" ? TYPES[x] : typeof x === "string" ? x : x[0] + ": " + TYPES[x[1]]; }) : xs;
+  }
   var $ = function (id) { return document.getElementById(id); };
 
   function h(tag, text, cls) {
@@ -33,48 +43,67 @@
   });
 
   // heads: [label, numeric]; rows: [{cells: [[text, sort value, class?]], click}]
+  // a table is drawn from its data: sorted and filtered there, and only its first TABLE_ROWS matching rows
+  // made (a 100,000-op graph's 8,000 fallbacks would cost the page seconds of layout); "show all" makes the rest
+  var TABLE_ROWS = 500, TABLES = {};
   function table(id, heads, rows) {
     var t = $(id), thead = h("thead"), tr = h("tr"), body = h("tbody");
     heads.forEach(function (hd, c) {
       var th = h("th", hd[0]);
-      th.onclick = function () { sortBy(t, c, hd[1], th); };
+      th.onclick = function () { sortBy(id, c, hd[1], th); };
       tr.appendChild(th);
     });
     thead.appendChild(tr); t.appendChild(thead);
+    t.appendChild(body);
     rows.forEach(function (r) {
+      r.v = r.cells.map(function (cell) { return cell[1] === null || cell[1] === undefined ? "" : String(cell[1]); });
+      r.text = r.cells.map(function (cell) { return cell[0]; }).join(" ").toLowerCase();
+    });
+    TABLES[id] = { heads: heads, rows: rows, body: body, query: "", limit: TABLE_ROWS };
+    fill(id);
+  }
+  function fill(id) {
+    var T = TABLES[id], body = T.body, shown = 0, left = 0;
+    body.innerHTML = "";
+    T.rows.forEach(function (r) {
+      if (T.query && r.text.indexOf(T.query) < 0) return;
+      if (shown >= T.limit) { left++; return; }
+      shown++;
       var row = h("tr");
       r.cells.forEach(function (cell, c) {
-        var td = h("td", cell[0], (heads[c][1] ? "num " : "") + (cell[2] || ""));
-        td.dataset.v = cell[1] === null || cell[1] === undefined ? "" : cell[1];
+        var td = h("td", cell[0], (T.heads[c][1] ? "num " : "") + (cell[2] || ""));
+        td.dataset.v = r.v[c];
         row.appendChild(td);
       });
       row.dataset.key = r.key;
       row.onclick = function () { document.querySelectorAll("tr.sel").forEach(function (x) { x.classList.remove("sel"); });
                                   row.classList.add("sel"); r.click(); };
+      if (r.swatch) { var sw = h("span", null, "swatch"); sw.style.background = r.swatch; row.cells[0].insertBefore(sw, row.cells[0].firstChild); }
       body.appendChild(row);
     });
-    t.appendChild(body);
+    if (left) {
+      var more = h("tr", null, "more"), td = h("td", "\u2026 " + left.toLocaleString("en") + " more rows (filter to narrow) ");
+      td.colSpan = T.heads.length;
+      var all = h("button", "show all");
+      all.type = "button";
+      all.onclick = function (ev) { ev.stopPropagation(); T.limit = Infinity; fill(id); };
+      td.appendChild(all); more.appendChild(td); body.appendChild(more);
+    }
   }
-  function sortBy(t, c, numeric, th) {
-    var desc = th.classList.contains("asc");
+  function sortBy(id, c, numeric, th) {
+    var T = TABLES[id], t = $(id), desc = th.classList.contains("asc");
     t.querySelectorAll("th").forEach(function (x) { x.classList.remove("asc", "desc"); });
     th.classList.add(desc ? "desc" : "asc");
-    var body = t.tBodies[0], rows = Array.prototype.slice.call(body.rows);
-    rows.sort(function (a, b) {
-      var x = a.cells[c].dataset.v, y = b.cells[c].dataset.v, r;
+    T.rows.sort(function (a, b) {
+      var x = a.v[c], y = b.v[c], r;
       if (numeric) r = (x === "" ? -Infinity : +x) - (y === "" ? -Infinity : +y);
       else r = x < y ? -1 : x > y ? 1 : 0;
       return desc ? -r : r;
     });
-    rows.forEach(function (r) { body.appendChild(r); });
+    fill(id);
   }
   document.querySelectorAll("input.filter").forEach(function (inp) {
-    inp.oninput = function () {
-      var q = inp.value.toLowerCase();
-      $(inp.dataset.table).querySelectorAll("tbody tr").forEach(function (tr) {
-        tr.style.display = tr.textContent.toLowerCase().indexOf(q) >= 0 ? "" : "none";
-      });
-    };
+    inp.oninput = function () { TABLES[inp.dataset.table].query = inp.value.toLowerCase(); fill(inp.dataset.table); };
   });
 
   var heads = [["id"], ["nodes", 1], ["ops"], ["FLOPs", 1], ["bytes in", 1], ["bytes out", 1], ["est. speedup", 1]];
@@ -87,12 +116,8 @@
       cells = cells.concat([[v.status, v.status, v.status === "ok" ? "" : "bad"], [fmtX(v.speedup), v.speedup],
                             [fmtNum(v.err), v.err], [fmtNum(v.native_ms), v.native_ms], [fmtNum(v.xla_ms), v.xla_ms]]);
     }
-    return { key: c.id, cells: cells, click: function () { selectCluster(k); } };
+    return { key: c.id, cells: cells, swatch: c.color, click: function () { selectCluster(k); } };
   }));
-  document.querySelectorAll("#clusters tbody tr").forEach(function (tr, k) {
-    var sw = h("span", null, "swatch"); sw.style.background = D.clusters[k].color;
-    tr.cells[0].insertBefore(sw, tr.cells[0].firstChild);
-  });
   var fallback = [];
   D.nodes.forEach(function (n, i) { if (n.g < 0) fallback.push(i); });
   table("fallback", [["node"], ["op"], ["code"], ["reason"], ["device"]], fallback.map(function (i) {
@@ -120,7 +145,10 @@
   var expanded = {};
   function memberIds(k) { return D.clusters[k].members.map(function (i) { return "n" + i; }); }
 
+  function scoped() { return window.XS && XS.active(); }   // the scope view (scopes.js) is showing
+
   function selectCluster(k) {
+    if (scoped()) { XS.revealCluster(k); showCluster(k); return; }
     var ids = new Set(D.collapsed ? ["g" + k] : memberIds(k));
     if (D.collapsed && expanded[k]) memberIds(k).forEach(function (id) { ids.add(id); });
     XC.highlight(ids, function (e) { return ids.has(e.s) || ids.has(e.t); });
@@ -151,13 +179,14 @@
     var n = D.nodes[i], box = $("details");
     XC.clear();
     var id = XC.el["n" + i] ? "n" + i : "g" + n.g;
-    if (XC.el[id]) { XC.el[id].classList.add("sel"); if (!inPicture) XC.center(id); }
+    if (scoped()) { if (!inPicture) XS.reveal(i); }
+    else if (XC.el[id]) { XC.el[id].classList.add("sel"); if (!inPicture) XC.center(id); }
     box.innerHTML = "";
     box.appendChild(h("h3", n.name));
     box.appendChild(h("p", n.t + (n.op !== n.t ? " (" + n.op + ")" : "") + " \u00b7 " + n.d));
     box.appendChild(n.g >= 0 ? h("p", "in " + D.clusters[n.g].id, "ok") : h("p", "fallback [" + n.c + "]: " + n.r, "no"));
-    list(box, "inputs", n["in"]);
-    list(box, "outputs", n.out);
+    list(box, "inputs", typed(n["in"]));
+    list(box, "outputs", typed(n.out));
     list(box, "parameters", n.params);
     /* `_`-prefixed attributes are xcviz's own bookkeeping (_n_inputs, _outer), not the model's */
     list(box, "attributes", n.attrs.filter(function (a) { return String(a[0]).charAt(0) !== "_"; })
@@ -330,20 +359,20 @@
 
   /* ---- toolbar and keys ---- */
   $("search").oninput = function () {
-    var hits = XC.search($("search").value);
+    var hits = scoped() ? XS.search($("search").value) : XC.search($("search").value);
     $("search-count").textContent = $("search").value ? hits.length + " match" + (hits.length === 1 ? "" : "es") : "";
   };
-  $("fit").onclick = XC.fit;
-  $("zoom-in").onclick = function () { XC.zoom(0.8); };
-  $("zoom-out").onclick = function () { XC.zoom(1.25); };
+  $("fit").onclick = function () { if (!scoped()) XC.fit(); };
+  $("zoom-in").onclick = function () { if (!scoped()) XC.zoom(0.8); };
+  $("zoom-out").onclick = function () { if (!scoped()) XC.zoom(1.25); };
   function clearAll() { XC.clear(); $("details").innerHTML = ""; $("search").value = ""; $("search-count").textContent = ""; }
   $("clear").onclick = clearAll;
   document.addEventListener("keydown", function (e) {
     if (e.target.tagName === "INPUT" && e.target.type !== "range") return;
     if (e.key === "Escape") clearAll();
-    else if (e.key === "f") XC.fit();
-    else if (e.key === "+" || e.key === "=") XC.zoom(0.8);
-    else if (e.key === "-") XC.zoom(1.25);
+    else if (e.key === "f") (scoped() ? XS.fit : XC.fit)();
+    else if (e.key === "+" || e.key === "=") (scoped() ? XS.zoom : XC.zoom)(0.8);
+    else if (e.key === "-") (scoped() ? XS.zoom : XC.zoom)(1.25);
     else if (e.key === "ArrowLeft" && F.length) { stop(); showFrame(frame - 1); }
     else if (e.key === "ArrowRight" && F.length) { stop(); showFrame(frame + 1); }
   });
