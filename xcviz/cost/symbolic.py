@@ -179,7 +179,10 @@ def dims_from_arrays(graph: Graph, arrays: dict, where: str | None = None) -> di
     a rank or fixed size that disagrees with the graph, or one name given two sizes, is an error."""
     from ..errors import XcvizError
 
+    from ..ir.symbolic import ANONYMOUS, bind_anonymous
+
     dims: dict[str, int] = {}
+    anonymous: list[int] = []
     for v in graph.inputs:
         arr = arrays.get(v.name)
         if arr is None or v.type.shape is None:
@@ -189,13 +192,13 @@ def dims_from_arrays(graph: Graph, arrays: dict, where: str | None = None) -> di
             raise XcvizError(f"input {v.name!r} has shape {shape} but the graph declares {v.type}", where=where,
                              hint="give arrays of the declared rank")
         for d, n in zip(v.type.shape, shape):
-            if d == "?":  # an unknown dim the file leaves unnamed (TF's -1/None): its own, tied to no other
-                continue
-            if isinstance(d, str):
+            if d == ANONYMOUS:  # an unknown dim the file leaves unnamed (TF's -1/None): its own, tied to no other
+                anonymous.append(n)
+            elif isinstance(d, str):
                 if dims.setdefault(d, n) != n:
                     raise XcvizError(f"input {v.name!r}: dimension {d!r} is {n} here but {dims[d]} in an earlier input",
                                      where=where, hint="give arrays whose shared dimensions agree")
             elif d != n:
                 raise XcvizError(f"input {v.name!r} has shape {shape} but the graph declares {v.type}", where=where,
                                  hint="give arrays of the declared shape")
-    return dims
+    return bind_anonymous(dims, anonymous)

@@ -16,6 +16,18 @@ from typing import Mapping
 _NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_.]*")
 _TERM = re.compile(r"\s*([+-])?\s*([^+-]+)")
 _PLAIN = re.compile(r"[A-Za-z_][A-Za-z0-9_]*\Z")
+# An unknown dimension the file leaves unnamed (TF's -1 / None, an ONNX dim without dim_param).
+ANONYMOUS = "?"
+
+
+def bind_anonymous(dims: dict, sizes: list[int]) -> dict:
+    """`dims` with the unnamed `?` bound when the given inputs agree on it. Each `?` is its own dimension, so
+    inputs never have to agree (a 1x224x224x3 image fits (?, ?, ?, 3)); but when every `?` axis of the given
+    arrays has one size, the graph's own `?`s (what shape inference made from those axes) are bound to it, so
+    static shapes, constant clusters and bytes follow the call. Sizes that differ leave `?` unbound."""
+    if sizes and len(set(sizes)) == 1 and ANONYMOUS not in dims:
+        dims[ANONYMOUS] = sizes[0]
+    return dims
 
 
 class Sym:

@@ -6,14 +6,12 @@ import numpy as np
 from ..errors import XcvizError, did_you_mean
 from ..ir import Graph, TensorType
 from ..ir.containers import OptionalType, SequenceType
+from ..ir.symbolic import ANONYMOUS, bind_anonymous
 from ..ops.values import Seq
 
 # Random inputs are refused beyond this many elements in all (--max-elements): a --dim typo such as
 # seq=100000000 should be one clear error, not a MemoryError after minutes of swapping.
 DEFAULT_MAX_ELEMENTS = 50_000_000
-# An unknown dimension the file does not name (TF's -1 or None, an ONNX dim without dim_param): each one is its own
-# symbol, so inputs never have to agree on it; a named one ("batch", "N") is shared by every input that names it.
-ANONYMOUS = "?"
 
 
 def input_shape(t: TensorType, dims: dict, name: str = "") -> list[int]:
@@ -50,7 +48,8 @@ def _shape_text(shape) -> str:
     return "[" + ",".join(map(str, shape)) + "]"
 
 
-def _check_given(name: str, t: TensorType, arr: np.ndarray, dims: dict, where: str | None) -> np.ndarray:
+def _check_given(name: str, t: TensorType, arr: np.ndarray, dims: dict, where: str | None,
+                 anonymous: list[int]) -> np.ndarray:
     """A given input against its declared type: rank, fixed dims, consistent symbolic dims, dtype."""
     declared = f"the graph declares {name}: {t}"
     if t.shape is not None:
@@ -59,8 +58,8 @@ def _check_given(name: str, t: TensorType, arr: np.ndarray, dims: dict, where: s
                              f"{len(t.shape)}: {t}", where=where, hint=declared)
         for d, n in zip(t.shape, arr.shape):
             if d == ANONYMOUS:  # TF's -1 / None, ONNX's unnamed dim: its own, whatever size, tied to nothing
-                continue
-            if isinstance(d, str):
+                anonymous.append(n)
+            elif isinstance(d, str):
                 if dims.setdefault(d, n) != n:
                     raise XcvizError(f"input {name!r}: dimension {d!r} is {n} here but {dims[d]} in an earlier input",
                                      where=where, hint=f"every input must agree on {d!r}")
@@ -125,10 +124,12 @@ def bind_inputs(graph: Graph, inputs: dict | None = None, seed: int | None = Non
                          hint=did_you_mean(extra[0], known) or "graph inputs: " + ", ".join(sorted(known)))
     dims: dict[str, int] = {}  # bound by these inputs (they win over earlier bindings and --dim)
     feeds: dict[str, np.ndarray] = {}
+    anonymous: list[int] = []  # the sizes given for unnamed `?` axes (ir.symbolic.bind_anonymous)
     for name, t, data in points:
         if name in inputs:
             feeds[name] = container_feed(inputs[name], _is_sequence(t)) if _is_container(t) else \
-                _check_given(name, t, np.asarray(inputs[name]), dims, where)
+                _check_given(name, t, np.asarray(inputs[name]), dims, where, anonymous)
+    bind_anonymous(dims, anonymous)
     rng = np.random.default_rng(0 if seed is None else seed)
     positive = _positive_inputs(graph)
     read = None  # the inputs something reads; one nothing reads (a frozen graph's unused_control_flow_input_1) is optional
