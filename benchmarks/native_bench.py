@@ -12,6 +12,12 @@ model, and the targets of issue 28: native within 1.3x of direct; est within 1.5
 and on the right side of 1 wherever measured is outside [0.8, 1.25].
 
     python3 benchmarks/native_bench.py --threads 1 --hardware cpu --out benchmarks/native_results
+
+`--corpus` (benchmarks/native_corpus.py) instead runs the ONNX set, the torch corpus and the TF corpus each on
+its own runtime through `xcviz stats` and `xcviz validate`, three fresh reruns each, into the same files
+(the JSON's `corpus` key, the page's last section):
+
+    python3 benchmarks/native_bench.py --corpus --tf-python /work/venv-tf/bin/python --out benchmarks/native_results
 """
 from __future__ import annotations
 
@@ -228,7 +234,17 @@ def main() -> None:
     ap.add_argument("--out", default=os.path.join(HERE, "native_results"))
     ap.add_argument("--reestimate", action="store_true",
                     help="no timing: read OUT.json, recompute est. with --hardware, rewrite OUT.json and OUT.md")
+    ap.add_argument("--corpus", action="store_true", help="each program on its own runtime (native_corpus.py)")
+    ap.add_argument("--reruns", type=int, default=3, help="--corpus: fresh validate runs per model")
+    ap.add_argument("--tf-python", default="/work/venv-tf/bin/python",
+                    help="--corpus: a Python with TensorFlow for the TF corpus (skipped when absent)")
     args = ap.parse_args()
+    if args.corpus:
+        sys.path.insert(0, HERE)
+        import native_corpus
+
+        native_corpus.run(args)
+        return
     from xcviz.runtime.native import apply_threads
 
     if args.reestimate:

@@ -78,7 +78,8 @@ def test_every_analysis_command_prints_the_same_estimate(run_cli, tmp_path, fmt)
         text = out + err
         got, hw, vs = _line(text)
         assert (got, hw) == (shown, profile), (cmd, text[-400:])
-        assert vs == {"onnxruntime": "onnxruntime", "torch": "torch"}.get(load_hardware(profile).native), vs
+        assert vs == {"onnxruntime": "onnxruntime", "torch": "torch", "tensorflow": "tensorflow"}.get(
+            load_hardware(profile).native), vs
     # explain's analysis is the same one (its story shows no estimate: it must run)
     code, out, err = run_cli("explain", path, xcviz.load(path).nodes[-1].name, "--json")
     assert code == 0, err

@@ -184,12 +184,15 @@ def test_onnxruntime_hybrid_runs_loop_bodies_with_their_clusters_on_xla(name, de
     assert compiled and sum(compiled) > 0               # and its clusters on XLA
 
 
-@pytest.mark.parametrize("name", ["conv1d", "math_zoo"])
-def test_tensorflow_runs_a_graphdefs_own_nodes(name):
+@pytest.mark.parametrize("name,form", [("conv1d", "frozen.pb"), ("math_zoo", "frozen.pb"), ("conv1d", "savedmodel"),
+                                       ("attention_encoder", "savedmodel")])
+def test_tensorflow_runs_a_graphdefs_own_nodes(name, form):
+    """A GraphDef's NodeDefs, or a SavedModel's signature with its variables as a frozen graph has them, on
+    TensorFlow's executor, equal to TF's own outputs."""
     tf = pytest.importorskip("tensorflow", reason="TensorFlow is optional: the TF native runtime needs it")
     from xcviz.runtime.native import describe, prepare_or_numpy, resolve
 
-    g = xcviz.load(os.path.join(TF_KERAS, f"{name}_frozen.pb"))
+    g = xcviz.load(os.path.join(TF_KERAS, f"{name}_{form}"))
     z = np.load(os.path.join(TF_KERAS, f"{name}_io.npz"))
     feeds, env = _env(g, {k[3:]: z[k] for k in z.files if k.startswith("in_")})
     rt = resolve(None, g, 1)   # a TF GraphDef's default, TensorFlow installed
@@ -205,6 +208,27 @@ def test_tensorflow_runs_a_graphdefs_own_nodes(name):
             assert got.dtype == ref.dtype and np.array_equal(got, ref)
         else:
             np.testing.assert_allclose(got, ref, rtol=1e-4, atol=1e-5)
+
+
+def test_without_tensorflow_a_tf_program_says_what_stood_in(monkeypatch):
+    from xcviz.runtime import native
+
+    real = native._available
+    monkeypatch.setattr(native, "_available", lambda m: False if m == "tensorflow" else real(m))
+    rt = native.resolve(None, xcviz.load(os.path.join(TF_KERAS, "conv1d_savedmodel")), 1)
+    assert rt.name == "onnxruntime" and "TensorFlow is not installed" in rt.note and "pip install tensorflow-cpu" in rt.note
+    assert native.resolve(None, xcviz.load(os.path.join(ROOT, "graphs", "resnet_mini.onnx")), 1).note is None
+
+
+@pytest.mark.slow
+def test_calibrate_against_tensorflow_times_every_class_on_tensorflow(tmp_path):
+    """`calibrate --native tensorflow`: calibrate's programs as TF graphs, each checked against the NumPy
+    reference, none falling back."""
+    pytest.importorskip("tensorflow", reason="TensorFlow is optional")
+    from xcviz.runtime.calibrate import calibrate
+
+    cal = calibrate(64, 4096, 2, native="tensorflow", threads=1)
+    assert cal.native["runtime"] == "tensorflow" and not cal.measured.get("fell_back"), cal.measured.get("fell_back")
 
 
 @pytest.mark.slow

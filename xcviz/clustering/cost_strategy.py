@@ -63,7 +63,7 @@ def _costs(graph, hw):
     if cal:  # the calibrated per-class model of cost.stats (see the module docstring), per key then per node
         from ..cost.classes import native_time
         from ..cost.fusion import K_LIB, op_kinds
-        from ..cost.stats import node_class, node_xla_scale
+        from ..cost.stats import node_class, node_xla_class, node_xla_scale
 
         cls = [cal.classes[node_class(graph, graph.nodes[j])] for j in reps]
         kind, weight = op_kinds([graph.nodes[j].op if graph.nodes[j].known else "" for j in reps], hw.backend)
@@ -71,7 +71,9 @@ def _costs(graph, hw):
         keys = list(zip(cls, roots.tolist(), (k[0] or 0 for k in per_key), (k[1] or 0 for k in per_key)))
         time = np.array([native_time(c, cal, f, b) for c, _, f, b in keys] + [0.0])[:-1][sig]
         scale = [node_xla_scale(graph, graph.nodes[j]) for j in reps]
-        xla = np.array([c.xla_launch * r + f * k / c.xla_flops for (c, r, f, _), k in zip(keys, scale)] + [0.0])[:-1][sig]
+        xcls = [cal.classes[node_xla_class(graph, graph.nodes[j])] for j in reps]   # (a linear resize: a dot)
+        xla = np.array([c.xla_launch * r + f * k / c.xla_flops for (_, r, f, _), k, c in zip(keys, scale, xcls)]
+                       + [0.0])[:-1][sig]
     else:
         time = np.maximum(flops / hw.peak_flops, moved / hw.memory_bandwidth) + hw.launch_overhead
         xla = np.zeros(len(time))

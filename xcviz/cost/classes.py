@@ -68,9 +68,47 @@ def op_class(op: str, attrs: dict | None = None, weight_shape: tuple | None = No
     return c
 
 
-def xla_scale(op: str, attrs: dict | None = None, weight_shape: tuple | None = None) -> float:
+INTERPOLATING = ("linear", "bilinear", "cubic")
+
+
+def xla_class(op: str, attrs: dict | None = None, weight_shape: tuple | None = None) -> str:
+    """The class whose XLA numbers (launch, rate) an op is costed with: its op_class, but a linear or cubic
+    resize is a dot in XLA: xcviz lowers it (ops/resample.py, as tf2xla lowers ResizeBilinear) to one dense
+    interpolation matmul per resized axis, where the native runtime runs a resize kernel of a few FLOPs per
+    output element (a bilinear UNet's upsampling took 3.8 ns per output element in XLA, 2.9 natively)."""
+    if op == "resize" and str((attrs or {}).get("mode", "nearest")) in INTERPOLATING:
+        return "dot"
+    return op_class(op, attrs, weight_shape)
+
+
+def resize_scale(attrs: dict | None, in_shape: tuple | None, out_shape: tuple | None) -> float:
+    """XLA's FLOPs of a linear or cubic resize over the 4 per output element it states: a [n_out, n_in]
+    matmul per resized axis, axis after axis (2 n_in FLOPs per element of the tensor that axis makes)."""
+    if str((attrs or {}).get("mode", "nearest")) not in INTERPOLATING or not in_shape or not out_shape \
+            or len(in_shape) != len(out_shape) or not all(isinstance(d, int) and d > 0 for d in (*in_shape, *out_shape)):
+        return 1.0
+    cur, flops = list(in_shape), 0
+    for ax, (a, b) in enumerate(zip(in_shape, out_shape)):
+        if a == b:
+            continue
+        cur[ax] = b
+        n = 1
+        for d in cur:
+            n *= d
+        flops += 2 * a * n
+    total = 1
+    for d in out_shape:
+        total *= d
+    return max(flops / (4 * total), 1.0) if flops else 1.0
+
+
+def xla_scale(op: str, attrs: dict | None = None, weight_shape: tuple | None = None,
+              shapes: tuple | None = None) -> float:
     """What XLA's kernel of an op works per FLOP the op states: NARROW / output channels for a narrow
-    convolution with fewer (Eigen computes NARROW of them), else 1."""
+    convolution with fewer (Eigen computes NARROW of them); a linear or cubic resize's interpolation matmuls
+    (resize_scale; `shapes`: its input and output shapes); else 1."""
+    if op == "resize" and shapes is not None:
+        return resize_scale(attrs, *shapes)
     if op_class(op, attrs, weight_shape) != "narrow_conv" or weight_shape is None:
         return 1.0
     group = (attrs or {}).get("group")

@@ -183,10 +183,14 @@ def costs_per_key(graph: Graph, flat: CostView, reps: list[int], runs: dict | No
             # an unknown body leaves the node's own bytes (its FLOPs are what is unknown)
             total = total + body_bytes if body_bytes is not None and total is not None else total
         elif opdef is not None and opdef.flops is not None:
+            ctx = Ctx(types, {**opdef.attrs, **attrs}, [], outs, len(outs))
             try:
-                flops = opdef.flops(Ctx(types, {**opdef.attrs, **attrs}, [], outs, len(outs)), outs)
+                flops = opdef.flops(ctx, outs)
+                steps = opdef.steps(ctx, outs) if opdef.steps is not None and runs is not None else None
             except Exception:  # noqa: BLE001 - a cost rule never fails a run; the FLOPs are just unknown
-                flops = None
+                flops = steps = None
+            if steps is not None:   # a recurrence: its steps' kernels and calls (cost_facts.STEP_COSTS)
+                runs[k] = steps
         out.append((flops, total, written))
     return out
 

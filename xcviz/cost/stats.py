@@ -9,7 +9,7 @@ from ..memory import BIG_GRAPH_NODES, keep_freed_memory
 from ..ops import REGISTRY
 from .boundary import Boundary, Details
 from .hardware import Hardware
-from .classes import CONVS, FRESH_BYTES, LIBRARY_CLASSES, native_time, op_class, xla_scale
+from .classes import CONVS, FRESH_BYTES, LIBRARY_CLASSES, native_time, op_class, xla_class, xla_scale
 from .control import CONTROL
 from .coverage import flops_coverage
 from .fusion import predict_kernels
@@ -32,7 +32,7 @@ def _compute_stats(graph: Graph, clustering, hw: Hardware) -> Stats:
     nodes = flat.nodes  # each made on request: the model reads the graph's columns
     n = len(nodes)
     sig, reps = cost_keys(graph, flat)
-    key_runs: dict[int, tuple[int, int]] = {}   # Loop/If/Scan keys: (iterations, body ops dispatched)
+    key_runs: dict[int, tuple] = {}   # Loop/If/Scan keys: (iterations, body ops dispatched); LSTM/GRU/RNN: (steps, XLA kernels, native calls)
     key_costs = costs_per_key(graph, flat, reps, key_runs)
 
     cal = hw.calibrated
@@ -60,8 +60,8 @@ def _compute_stats(graph: Graph, clustering, hw: Hardware) -> Stats:
     if cal:   # the body ops a loop runs: the native runtime dispatches each, every iteration (cost.control)
         at = np.flatnonzero(np.isin(sig, list(key_runs))) if key_runs else np.zeros(0, np.int64)
         loops = {j: key_runs[k] for j, k in zip(at.tolist(), sig[at].tolist())}
-        for j, (_, d) in loops.items():
-            time[j] += d * cal.classes["free"].native_overhead
+        for j, r in loops.items():   # (a recurrence says its native calls apart: cost_facts.STEP_COSTS)
+            time[j] += r[-1] * cal.classes["free"].native_overhead
     unknown = np.isnan(time)
     key_flops = [f or 0 for f, _, _ in key_costs]
     flops = exact_ints(key_flops, n)[sig]
@@ -112,14 +112,15 @@ def _compute_stats(graph: Graph, clustering, hw: Hardware) -> Stats:
     moved = (c_bin + c_bout + inner_bytes)[known_f].astype(np.float64) / hw.memory_bandwidth
     if cal:
         scale = [node_xla_scale(graph, nodes[j]) for j in reps]
-        fused[known_f] = calibrated_fused(cal, key_names, key_costs, sig, per_node, cluster_of, nc, scale)[known_f] + moved
+        xla_names = [node_xla_class(graph, nodes[j]) for j in reps]   # (a linear resize is a dot in XLA)
+        fused[known_f] = calibrated_fused(cal, xla_names, key_costs, sig, per_node, cluster_of, nc, scale)[known_f] + moved
         if cal.page_fault_bandwidth:
             fused[known_f] += page_faults(cal, wbytes, _union(written, exits, n), cluster_of, nc)[known_f]
     else:
         fused[known_f] = np.maximum(c_flops[known_f].astype(np.float64) / hw.peak_flops, moved
                                     ) + hw.launch_overhead * kernels[known_f]
     if cal:
-        for j, (_, d) in loops.items():   # and XLA launches the body's kernels every time round its loop
+        for j, (_, d, *_) in loops.items():   # and XLA launches the body's kernels every time round its loop
             c = cluster_of[j]
             if c >= 0:
                 fused[c] += d * cal.classes["elementwise"].xla_launch
@@ -196,7 +197,17 @@ def node_class(graph: Graph, node) -> str:
 
 def node_xla_scale(graph: Graph, node) -> float:
     """XLA's work per FLOP of a node (cost.classes.xla_scale)."""
-    return xla_scale(node.op, node.attrs, _weight(graph, node)) if node.known else 1.0
+    if not node.known:
+        return 1.0
+    shapes = None
+    if node.op == "resize" and node.inputs and node.inputs[0]:
+        shapes = (graph.tensor_type(node.inputs[0]).shape, graph.tensor_type(node.name).shape)
+    return xla_scale(node.op, node.attrs, _weight(graph, node), shapes)
+
+
+def node_xla_class(graph: Graph, node) -> str:
+    """The op class of a node's XLA numbers (cost.classes.xla_class)."""
+    return xla_class(node.op, node.attrs, _weight(graph, node)) if node.known else "elementwise"
 
 
 def _weight(graph: Graph, node) -> tuple | None:

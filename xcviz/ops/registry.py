@@ -73,6 +73,8 @@ class OpDef:
     cpu_kernels: int = 1                   # XLA:CPU kernels as a fusion root (a softmax 4, a layer norm 5)
     cpu_passes: tuple[int, int, int] | None = None  # XLA:CPU kernels before the output fusion of a normalisation:
                                                     # (short rows, rows tree-split, YNNPACK reductions)
+    steps: Callable | None = None          # a recurrence (LSTM, GRU, RNN): (ctx, outputs) -> (steps, XLA kernels,
+    #                                        native calls) run in all, each paid per step (cost_facts.STEP_COSTS)
 
     @property
     def native(self) -> Callable | None:

@@ -88,6 +88,9 @@ def validate_table(report, width: int = 120):
     whole = model_line(getattr(report, "model", None))
     if whole:
         lines.append(whole)
+    note = report.timing_note() if hasattr(report, "timing_note") else None
+    if note:
+        lines.append(f"note: {note}")
     lines.append("kernels: ops → XLA's (optimized HLO); pred.: the cost model's fusion model. "
                  "max err = max |XLA - NumPy reference| / max |reference|; --json has every op and the absolute error")
     t.caption = Text("\n".join(lines))
@@ -124,6 +127,11 @@ def model_line(model) -> str | None:
     sp, est = model.speedup, model.est_speedup
     text = (f"whole model: native {_ms(model.native_ms)} ms, hybrid {_ms(model.hybrid_ms)} ms → {sp:.2f}× "
             f"measured, {_fmt(est, '.2f')}× estimated")
+    t = getattr(model, "timing", None)
+    if t and t.get("speedup_quartiles", {}).get("p25") is not None:
+        q = t["speedup_quartiles"]
+        text += (f" (medians of {t['rounds']} interleaved runs, per-run speedup {q['p25']:.2f}–{q['p75']:.2f}×"
+                 + ("" if t.get("stable", True) else ", not settled in the time budget") + ")")
     est_native = getattr(model, "est_native", None)
     if est is not None and est_native and est_native != model.runtime:
         text += f" (against {est_native}: the {model.est_hardware} profile's runtime)"

@@ -10,16 +10,18 @@ def frames_model_times(graph: Graph, clustering, feeds: dict, repeats: int | Non
     signature, run in every iteration of their frame), or why it could not run."""
     from .execute import execute
     from .jit import CompileCache
-    from .measure import median_ms
-    from .wholemodel import ModelTimes
+    from .measure import interleaved
+    from .wholemodel import MODEL_BUDGET_S, ModelTimes
 
     try:
         execute(graph, feeds, "native")
-        native_ms = median_ms(lambda: execute(graph, feeds, "native"), repeats)
         cache = CompileCache()
         execute(graph, feeds, "hybrid", clustering, cache)
-        hybrid_ms = median_ms(lambda: execute(graph, feeds, "hybrid", clustering, cache), repeats)
+        t = interleaved({"native": lambda: execute(graph, feeds, "native"),   # in turn, as wholemodel times
+                         "hybrid": lambda: execute(graph, feeds, "hybrid", clustering, cache)}, repeats, MODEL_BUDGET_S)
     except Exception as e:  # noqa: BLE001 - the per-cluster rows say which part failed
         return ModelTimes(None, None, None, est, "numpy", why=f"{e.__class__.__name__}: {e}".splitlines()[0][:300])
-    return ModelTimes(native_ms, None, hybrid_ms, est, "numpy",
-                      why="TF1 control flow: both runs in xcviz's frame executor, native parts on NumPy")
+    times = ModelTimes(t["native"].median_ms, None, t["hybrid"].median_ms, est, "numpy",
+                       why="TF1 control flow: both runs in xcviz's frame executor, native parts on NumPy")
+    times.timing = {**t.to_json(), "speedup_quartiles": t.ratio("native", "hybrid")}
+    return times

@@ -1,8 +1,10 @@
 """Measuring a run: outputs against a reference under dtype-aware tolerances, and median timings."""
 from __future__ import annotations
 
+import os
 import statistics
 import time
+from dataclasses import dataclass, field
 
 import numpy as np
 
@@ -10,24 +12,145 @@ import numpy as np
 # The clock timings read: wall time. A benchmark on a shared machine that runs NumPy and XLA on one thread
 # may set time.process_time instead, the CPU time this process used: another job taking the core then no
 # longer stretches a run (benchmarks/cost_accuracy.py does, and says so).
-clock = time.perf_counter
+# XCVIZ_CLOCK=cpu sets it for a whole process (benchmarks/native_corpus.py runs `validate` so on a loaded machine).
+clock = time.process_time if os.environ.get("XCVIZ_CLOCK") == "cpu" else time.perf_counter
 
 
 def median_ms(fn, repeats: int | None, budget_s: float = 0.2) -> float:
-    """Median milliseconds of `fn()` after one warm-up: `repeats` runs, or (None) up to 50 within ~budget_s."""
-    fn()  # warm-up
-    times = []
+    """Median milliseconds of `fn()` after a warm-up: `repeats` runs, or (None) until stable or ~budget_s."""
+    return interleaved({"fn": fn}, repeats, budget_s)["fn"].median_ms
+
+
+MIN_ROUNDS, MAX_ROUNDS = 7, 400
+FEW_ROUNDS = 3          # the fewest rounds of callables too slow for MIN_ROUNDS within twice the budget
+SLOW_S = 0.1            # a warm-up call this long is not repeated
+MIN_SAMPLE_S = 2e-4     # a call faster than this is timed in loops (timeit's autorange), so the clock's grain is small
+STABLE = 0.02           # the median moved by less than this over the last quarter of the rounds: stable
+WIDE = 0.10             # an interquartile range over 10 % of the median is a wide spread
+
+
+@dataclass
+class Timing:
+    """The per-call times (seconds) of one callable, each a mean over `loops` calls."""
+    samples: list = field(default_factory=list)
+    loops: int = 1
+
+    @property
+    def median_ms(self) -> float:
+        return statistics.median(self.samples) * 1e3
+
+    @property
+    def spread(self) -> float:
+        """The interquartile range over the median: 0.05 is ±2.5 % around it."""
+        q = _quartiles(self.samples)
+        return (q[2] - q[0]) / q[1] if q[1] > 0 else 0.0
+
+    def to_json(self) -> dict:
+        q = _quartiles(self.samples)
+        return {"median_ms": q[1] * 1e3, "runs": len(self.samples), "loops": self.loops,
+                "spread": round(self.spread, 4), "p25_ms": q[0] * 1e3, "p75_ms": q[2] * 1e3,
+                "min_ms": min(self.samples) * 1e3, "max_ms": max(self.samples) * 1e3}
+
+
+def _quartiles(xs) -> tuple[float, float, float]:
+    if len(xs) < 2:
+        return (xs[0], xs[0], xs[0]) if xs else (0.0, 0.0, 0.0)
+    q = statistics.quantiles(xs, n=4, method="inclusive")
+    return q[0], statistics.median(xs), q[2]
+
+
+class Interleaved(dict):
+    """name -> Timing of callables timed in turn (round k: each once, the order reversed every other round),
+    whether the medians settled before the budget ended, and the per-round ratios of the first to the others."""
+
+    def __init__(self, timings: dict, budget_s: float | None) -> None:
+        super().__init__(timings)
+        self.stable, self.rounds, self.budget_s = True, 0, budget_s
+
+    def ratio(self, num: str, den: str) -> dict:
+        """{median, p25, p75} of the per-round ratios num/den (a speedup's spread), and its median of medians."""
+        a, b = self[num].samples, self[den].samples
+        rs = [x / y for x, y in zip(a, b) if y > 0]
+        q = _quartiles(rs) if rs else (None, None, None)
+        return {"p25": q[0], "median": q[1], "p75": q[2]}
+
+    def to_json(self) -> dict:
+        """{name: Timing.to_json, ..., rounds, stable, budget_s, interleaved}."""
+        return {**{n: t.to_json() for n, t in self.items()}, "rounds": self.rounds, "stable": self.stable,
+                "budget_s": self.budget_s, "interleaved": len(self) > 1}
+
+
+def interleaved(fns: dict, repeats: int | None = None, budget_s: float = 0.5) -> Interleaved:
+    """Time the callables of `fns` interleaved, so a change in the machine's load falls on each alike: a warm-up
+    (two calls each, one for a call over SLOW_S), then rounds of one sample each, a fast callable timed in loops
+    of calls; `repeats` rounds, or (None) at least MIN_ROUNDS and until every median moved by under STABLE over
+    the last quarter of the rounds, or budget_s ended (then stable is False; FEW_ROUNDS at least, MIN_ROUNDS
+    where they fit in twice the budget), in the manner of pyperf and timeit's autorange."""
+    names = list(fns)
+    out = Interleaved({n: Timing() for n in names}, budget_s=None if repeats else budget_s)
+    for n in names:  # warm-up: compile, caches, first allocations; its time sizes the loops
+        t0 = time.perf_counter()
+        fns[n]()
+        dt = time.perf_counter() - t0
+        if dt < SLOW_S:   # (a second warm-up call, unless one call is a good part of the budget already)
+            t0 = time.perf_counter()
+            fns[n]()
+            dt = time.perf_counter() - t0
+        out[n].loops = 1 if repeats or dt >= MIN_SAMPLE_S else min(100, int(MIN_SAMPLE_S / max(dt, 1e-7)) + 1)
     start = time.perf_counter()
     while True:
-        t0 = clock()
-        fn()
-        times.append(clock() - t0)
-        n = len(times)
-        if repeats is not None and n >= repeats:
+        order = names if out.rounds % 2 == 0 else names[::-1]
+        for n in order:
+            fn, loops = fns[n], out[n].loops
+            t0 = clock()
+            for _ in range(loops):
+                fn()
+            out[n].samples.append((clock() - t0) / loops)
+        out.rounds += 1
+        k = out.rounds
+        if repeats is not None:
+            if k >= repeats:
+                break
+            continue
+        if k >= MIN_ROUNDS and all(_settled(out[n].samples) for n in names):
             break
-        if repeats is None and (n >= 50 or (n >= 3 and time.perf_counter() - start > budget_s)):
+        # the budget ends it, but never before FEW_ROUNDS (slow calls) or MIN_ROUNDS when they fit in twice it
+        over = time.perf_counter() - start > budget_s
+        if k >= MAX_ROUNDS or (over and (k >= MIN_ROUNDS or (k >= FEW_ROUNDS and
+                                                             (time.perf_counter() - start) / k * MIN_ROUNDS > 2 * budget_s))):
+            out.stable = k >= MIN_ROUNDS and all(_settled(out[n].samples) for n in names)
             break
-    return statistics.median(times) * 1e3
+    return out
+
+
+def _settled(xs: list) -> bool:
+    """The median of all samples within STABLE of the median without the last quarter."""
+    head = xs[: max(1, len(xs) - max(1, len(xs) // 4))]
+    m = statistics.median(xs)
+    return m > 0 and abs(statistics.median(head) - m) / m <= STABLE
+
+
+def machine_load(threads: int | None = None) -> dict:
+    """{load_1m, cores, loaded}: loaded when the 1-minute load average (machine-wide) is over three quarters of
+    the machine's CPUs (other work then takes turns with the runs timed); None fields where the OS has no load."""
+    cores = os.cpu_count() or 1
+    try:
+        load = os.getloadavg()[0]
+    except (AttributeError, OSError):
+        return {"load_1m": None, "cores": cores, "loaded": None}
+    return {"load_1m": round(load, 2), "cores": cores, "loaded": load > 0.75 * cores}
+
+
+def timing_note(load: dict | None, spreads: list) -> str | None:
+    """A line for the tables when the figures are less than solid: the machine loaded, or a spread wide."""
+    parts = []
+    if load and load.get("loaded"):
+        parts.append(f"the machine is loaded (load average {load['load_1m']:.1f} on {load['cores']} CPUs): "
+                     "times are stretched and vary; rerun on a quiet machine")
+    wide = [s for s in spreads if s is not None and s > WIDE]
+    if wide:
+        parts.append(f"wide spread (interquartile range up to {max(wide) * 100:.0f} % of the median)")
+    return "; ".join(parts) or None
 
 
 def compare(got: np.ndarray, ref: np.ndarray, undefined: np.ndarray | None = None) -> dict:

@@ -160,7 +160,7 @@ def resolve(requested: str | None, graph: Graph | None = None, threads: int | No
     """The runtime to time against: `requested`, or the graph's default: torch eager for a torch program (when
     torch is installed), TensorFlow for a TF graph (when TF is installed), else onnxruntime; parts a runtime
     cannot take run on onnxruntime, else on the NumPy reference, said so per part; without a graph (calibrate)
-    torch is calibrate's programs as torch calls (calibrate_torch). torch or tensorflow asked
+    torch and tensorflow are calibrate's programs as their calls (calibrate_torch, calibrate_tf). torch or tensorflow asked
     for a graph they cannot run (not a torch program, not a TF file) is onnxruntime with a note saying so;
     numpy when onnxruntime is absent."""
     if requested is not None and requested not in RUNTIMES:
@@ -179,6 +179,10 @@ def resolve(requested: str | None, graph: Graph | None = None, threads: int | No
         from .calibrate_torch import TorchOps
 
         return TorchOps(n)
+    if requested == "tensorflow" and graph is None:   # calibrate's programs: the ops as TF graphs make them
+        from .calibrate_tf import TfOps
+
+        return TfOps(n)
     if requested in ("tensorflow", None) and graph is not None and _available("tensorflow"):
         from .tf_native import tf_runtime
 
@@ -197,8 +201,26 @@ def resolve(requested: str | None, graph: Graph | None = None, threads: int | No
         rt.note = ("torch eager replays the aten calls of a torch program (.pt2, from_torch) and this graph is not "
                    f"one: {rest}")
     elif requested == "tensorflow":
-        rt.note = f"TensorFlow runs the NodeDefs of a TF GraphDef file and {what}: {rest}"
+        rt.note = f"TensorFlow runs the NodeDefs of a TF GraphDef file or SavedModel and {what}: {rest}"
+    elif requested is None and graph is not None and _stand_in(graph):
+        rt.note = f"{_stand_in(graph)} is not installed, so {rest} stands in ({STAND_IN_HINT[_stand_in(graph)]})"
     return rt
+
+
+STAND_IN_HINT = {"TensorFlow": "pip install tensorflow-cpu to time it on TF's own executor",
+                 "torch": "pip install torch to time it on torch eager"}
+
+
+def _stand_in(graph) -> str | None:
+    """'TensorFlow' or 'torch' when `graph` is a program of that framework and the framework is not installed."""
+    src = getattr(graph, "source", "") or ""
+    tf_file = src.lower().endswith((".pb", ".pbtxt", ".pbtext", ".pb.gz", ".pbtxt.gz")) or (
+        os.path.isdir(src) and os.path.isfile(os.path.join(src, "saved_model.pb")))
+    if tf_file and any(n.op_type.startswith("tf.") for n in graph.nodes) and not _available("tensorflow"):
+        return "TensorFlow"
+    if getattr(graph, "aten_calls", None) and not _available("torch"):
+        return "torch"
+    return None
 
 
 def fallbacks(rt: NativeRuntime) -> list:

@@ -5,8 +5,11 @@ each value it reads fed through a Placeholder, control edges from outside it dro
 (`tf.graph_util.import_graph_def` inside `tf.compat.v1.wrap_function`) and runs it as a pruned concrete
 function with Grappler off (`disable_meta_optimizer`: no fusion, no constant folding; each node its kernel,
 the analogue of onnxruntime with its optimizations off), `threads` intra-op threads, one inter-op.
-SavedModel directories (variables, signatures) are not covered: the caller's runtime there is onnxruntime
-with a note. The file is read by TF's protobuf parser, nothing executed from it but its ops.
+A SavedModel directory is its signature's NodeDefs with the calls inlined, as xcviz loads it
+(loaders.tensorflow.signature_graph); its variables are what a frozen graph makes of them: a VarHandleOp in a
+part is a Const of the variable's value (read from the bundle at load), a ReadVariableOp an Identity, so the
+part runs on TF's kernels without a session's variable store. The file is read by a protobuf parser, nothing
+executed from it but its ops.
 """
 from __future__ import annotations
 
@@ -23,11 +26,51 @@ GRAPHDEF_SUFFIXES = (".pb", ".pbtxt", ".pbtext", ".pb.gz", ".pbtxt.gz")
 def tf_runtime(graph, threads: int):
     """A TfRuntime for a graph loaded from a GraphDef file; None for any other graph."""
     src = graph.source or ""
-    if not src.lower().endswith(GRAPHDEF_SUFFIXES) or not os.path.isfile(src):
-        return None
     if not any(n.op_type.startswith("tf.") for n in graph.nodes):
         return None
-    return TfRuntime(src, threads)
+    if src.lower().endswith(GRAPHDEF_SUFFIXES) and os.path.isfile(src):
+        return TfRuntime(src, threads)
+    if os.path.isdir(src) and os.path.isfile(os.path.join(src, "saved_model.pb")):
+        sig = graph.name.rsplit(":", 1)[1] if ":" in (graph.name or "") else None
+        return TfRuntime(src, threads, signature=sig)
+    return None
+
+
+def _saved_model_graph_def(path: str, signature: str | None):
+    """The GraphDef of a SavedModel's signature as xcviz loads it: its NodeDefs, calls inlined, and the library."""
+    import tensorflow as tf
+
+    from ..loaders.tensorflow import signature_graph
+    from ..loaders.tensorflow.protos import parse_binary
+
+    with open(os.path.join(path, "saved_model.pb"), "rb") as f:
+        sm = parse_binary("SavedModel", f.read())
+    nodes, _, _, _ = signature_graph(sm, signature, path)
+    meta = next((m for m in sm.meta_graphs if "serve" in m.meta_info_def.tags), sm.meta_graphs[0])
+    gd = tf.compat.v1.GraphDef()
+    gd.library.ParseFromString(meta.graph_def.library.SerializeToString())
+    gd.versions.ParseFromString(meta.graph_def.versions.SerializeToString())
+    for nd in nodes:
+        gd.node.add().ParseFromString(nd.SerializeToString())
+    return gd
+
+
+def _as_frozen(copy, node, tf) -> None:
+    """A variable in a part as a frozen graph has it: VarHandleOp -> Const of its value, ReadVariableOp -> Identity."""
+    if copy.op == "VarHandleOp":
+        value = node.attrs.get("value")
+        if value is None:
+            raise Unmappable(f"variable {copy.name!r} has no value (the SavedModel's variables were not read)")
+        dtype = copy.attr["dtype"].type
+        copy.op = "Const"
+        copy.ClearField("attr")
+        copy.attr["dtype"].type = dtype
+        copy.attr["value"].tensor.CopyFrom(tf.make_tensor_proto(np.asarray(value)))
+    elif copy.op == "ReadVariableOp":
+        dtype = copy.attr["dtype"].type
+        copy.op = "Identity"
+        copy.ClearField("attr")
+        copy.attr["T"].type = dtype
 
 
 def _graph_def(path: str):
@@ -54,11 +97,11 @@ class TfRuntime:
     optimized_note = ("TensorFlow's Grappler setting is process-wide: the run keeps it off (op by op), and "
                       "native_optimized_ms is not measured")
 
-    def __init__(self, source: str, threads: int) -> None:
+    def __init__(self, source: str, threads: int, signature: str | None = None) -> None:
         os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")   # (TF's C++ start-up lines are not the user's business)
         import tensorflow as tf
 
-        self.source, self.version, self.threads = source, tf.__version__, threads
+        self.source, self.version, self.threads, self.signature = source, tf.__version__, threads, signature
         try:  # read once by TF's runtime when it starts; after that, what it has (read back below)
             tf.config.threading.set_intra_op_parallelism_threads(threads)
             tf.config.threading.set_inter_op_parallelism_threads(1)
@@ -70,7 +113,8 @@ class TfRuntime:
 
     def node_defs(self):
         if self._gd is None:
-            self._gd = _graph_def(self.source)
+            self._gd = (_saved_model_graph_def(self.source, self.signature) if os.path.isdir(self.source)
+                        else _graph_def(self.source))
         return self._gd
 
     def prepare(self, graph, members, entries, exits, values):
@@ -90,13 +134,14 @@ class TfRuntime:
             ph = sub.node.add(name=f"xcviz_feed_{k}", op="Placeholder")
             ph.attr["dtype"].type = tf.as_dtype(v.dtype).as_datatype_enum
             feed_of[r] = ph.name
-        for name in (graph.nodes[i].name for i in members):
-            nd = by_name.get(name)
+        for node in (graph.nodes[i] for i in members):
+            nd = by_name.get(node.name)
             if nd is None:
-                raise Unmappable(f"node {name!r} is not a NodeDef of {os.path.basename(self.source)}")
+                raise Unmappable(f"node {node.name!r} is not a NodeDef of {os.path.basename(self.source)}")
             copy = sub.node.add()
             copy.CopyFrom(nd)
             copy.device = ""
+            _as_frozen(copy, node, tf)
             del copy.input[:]
             for ref in nd.input:
                 if ref.startswith("^"):

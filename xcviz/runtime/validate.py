@@ -18,7 +18,7 @@ from ..errors import XcvizError
 from ..ir import bind_dims, format_ref
 from .inputs import DEFAULT_MAX_ELEMENTS, bind_inputs
 from .jit import CompileCache, cluster_spec
-from .measure import compare, median_ms, resident
+from .measure import compare, interleaved, machine_load, resident
 from .node import eval_node
 from .native import NumpyRuntime, describe, prepare_or_numpy, resolve
 from .partial import PartialRun, Skip, cannot_execute, cluster_inputs, execute_tolerant
@@ -27,6 +27,7 @@ from .partial import PartialRun, Skip, cannot_execute, cluster_inputs, execute_t
 # --auto-fallback denies their ops. Other skips (no native reference, inputs impossible to build) are reported.
 FAILURES = ("compile-error", "run-error")
 FOLDS = "folds to a constant: its values depend on no runtime input (XLA folds it, as the native runtime does)"
+CLUSTER_BUDGET_S = 0.5   # seconds of interleaved native/XLA runs per cluster when no --repeats is given
 
 
 @dataclass
@@ -58,6 +59,7 @@ class ClusterCheck:
     # its values depend on no runtime input: it folds to a constant (XLA's, as natively), checked but not timed,
     # its speedups null (cost.params.constant_clusters)
     constant: bool = False
+    timing: dict | None = None            # measure.Interleaved.to_json: native and xla runs, spread, stable
 
     @property
     def failed(self) -> bool:
@@ -76,6 +78,7 @@ class ValidationReport:
     native: dict = field(default_factory=dict)          # native.describe: runtime, version, threads, mode
     model: object = None                                # wholemodel.ModelTimes (None: not measured)
     dims: dict = field(default_factory=dict)            # the sizes the run bound (the estimates count bytes at them)
+    load: dict | None = None                            # measure.machine_load when the timing began
 
     @property
     def status(self) -> str:
@@ -89,6 +92,16 @@ class ValidationReport:
     def ok(self) -> bool:
         """Something was checked and nothing failed (never true when nothing could be compared)."""
         return self.status == "ok"
+
+    def timing_note(self) -> str | None:
+        """Said when the times are less than solid: the machine loaded, or a spread wide (measure.timing_note)."""
+        from .measure import timing_note
+
+        spreads = [max(c.timing["native"]["spread"], c.timing["xla"]["spread"]) for c in self.clusters if c.timing]
+        t = getattr(self.model, "timing", None)
+        if t:
+            spreads += [v["spread"] for v in t.values() if isinstance(v, dict) and "spread" in v]
+        return timing_note(self.load, spreads)
 
     def counts(self) -> dict[str, int]:
         return {s: sum(c.status == s for c in self.clusters) for s in ("ok", "mismatch", "skipped", "compile_failed")}
@@ -113,7 +126,7 @@ class ValidationReport:
                 "counts": self.counts(), "auto_fallback": {"denied": self.denied, "rounds": self.rounds},
                 "cannot_execute": [{"op": op, "count": n, "node": first, "why": why}
                                    for op, (n, first, why) in sorted(self.cannot_execute.items())],
-                "native": self.native, "model": self.model.to_json() if self.model is not None else None,
+                "native": self.native, "load": self.load, "timing_note": self.timing_note(), "model": self.model.to_json() if self.model is not None else None,
                 "clusters": [{**dataclasses.asdict(c), "failed": c.failed, "speedup": c.speedup_measured,
                               "est_speedup": c.speedup_estimate} for c in self.clusters]}
 
@@ -198,10 +211,11 @@ def check_cluster(graph, spec, run: PartialRun, cache, repeats, seed: int, row: 
 
     timed, row.native_runtime, row.native_note = prepare_or_numpy(rt or NumpyRuntime(), graph, spec.members, spec.entries,
                                                     spec.exits, {**values, **reference})
-    row.native_ms = median_ms(lambda: timed(values), repeats)
     fed = resident(graph, spec, values)  # parameters stay on the device, as XLA keeps them
-    row.xla_ms = median_ms(lambda: comp(fed, spec), repeats)
+    t = interleaved({"native": lambda: timed(values), "xla": lambda: comp(fed, spec)}, repeats, CLUSTER_BUDGET_S)
+    row.native_ms, row.xla_ms = t["native"].median_ms, t["xla"].median_ms
     row.speedup_measured = row.native_ms / row.xla_ms if row.xla_ms else None
+    row.timing = {**t.to_json(), "speedup_quartiles": t.ratio("native", "xla")}
 
 
 def _undefined(nodes, native, reference: dict) -> dict:
@@ -234,6 +248,7 @@ def validate_graph(graph, clustering=None, inputs: dict | None = None, seed: int
     feeds = bind_inputs(graph, inputs, seed, max_elements)
     graph = bind_dims(graph, feeds.dims)  # (its reports count bytes at the sizes it ran with)
     run = execute_tolerant(graph, feeds, clustering)
+    load = machine_load()
     hw = hardware_for(graph, hardware, opts.device, native)  # the program's runtime's profile, as every command's
     rt = resolve(native, graph, threads)
     cache = CompileCache()
@@ -259,7 +274,7 @@ def validate_graph(graph, clustering=None, inputs: dict | None = None, seed: int
     else:
         raise XcvizError("auto-fallback did not converge", hint=f"denied so far: {', '.join(denied)}")
     report = ValidationReport(graph.name, rows, cache.stats(), denied, rnd, clustering, cannot_execute(graph),
-                              native=describe(rt), dims=dict(graph.dims))
+                              native=describe(rt), dims=dict(graph.dims), load=load)
     if model:
         constant = frozenset(k for k, d in enumerate(stats.clusters_detail) if d.constant)
         report.model = model_times(graph, clustering, rt, run, cache, repeats, stats.speedup_estimate, constant)

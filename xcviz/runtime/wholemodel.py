@@ -16,9 +16,12 @@ import numpy as np
 from ..ir import Graph, format_ref, parse_ref
 from ..ops.values import Seq
 from .jit import cluster_specs
-from .measure import median_ms
+from .measure import interleaved, median_ms
 from .hybrid_bodies import run_control
 from .native import NativeRuntime, prepare_or_numpy, runtime_named
+
+
+MODEL_BUDGET_S = 3.0   # seconds of interleaved whole-model runs (all-native, optimized, hybrid) without --repeats
 
 
 @dataclass
@@ -34,6 +37,7 @@ class ModelTimes:
     optimized_note: str | None = None  # why native_optimized_ms is null (torch: no cheap optimized mode)
     est_hardware: str | None = None    # the profile est_speedup comes from, and the runtime its native numbers
     est_native: str | None = None      # are of (validate fills them in)
+    timing: dict | None = None         # measure.Interleaved.to_json: runs, spread and stability of each
 
     @property
     def speedup(self) -> float | None:
@@ -49,7 +53,7 @@ class ModelTimes:
                 "est_speedup": self.est_speedup, "native_runtime": self.runtime,
                 "fallback_segments": self.segments, "fallback_segments_on": dict(sorted(self.segments_on.items())),
                 "note": self.why, "native_optimized_note": self.optimized_note,
-                "est_hardware": self.est_hardware, "est_native": self.est_native}
+                "est_hardware": self.est_hardware, "est_native": self.est_native, "timing": self.timing}
 
 
 def model_feeds(graph: Graph, env: dict) -> dict:
@@ -191,21 +195,24 @@ def time_model(graph: Graph, clustering, rt: NativeRuntime, env: dict, cache, re
     outputs: dict = {}
     native_fn, native_name, why = native_program(graph, rt, env, folded)
     use = runtime_named(rt, native_name)  # hybrid's segments on the runtime all-native ran on
-    native_ms = median_ms(lambda: native_fn(feeds), repeats)
     outputs["native"] = dict(zip(graph.outputs, native_fn(feeds)))
-    optimized_ms = None
+    fns = {"native": lambda: native_fn(feeds)}
     twin = getattr(use, "optimized_twin", None)
     if twin is not None:
         opt_fn, _, _ = native_program(graph, twin(), env, folded)
-        optimized_ms = median_ms(lambda: opt_fn(feeds), repeats)
         outputs["optimized"] = dict(zip(graph.outputs, opt_fn(feeds)))
+        fns["optimized"] = lambda: opt_fn(feeds)
     hybrid = Hybrid(graph, clustering, use, env, cache, constant)
-    hybrid_ms = median_ms(lambda: hybrid(feeds), repeats)
     outputs["hybrid"] = {r: np.asarray(v) for r, v in hybrid(feeds).items()}
+    fns["hybrid"] = lambda: hybrid(feeds)
+    t = interleaved(fns, repeats, MODEL_BUDGET_S)   # all-native, optimized and hybrid in turn
+    native_ms, hybrid_ms = t["native"].median_ms, t["hybrid"].median_ms
+    optimized_ms = t["optimized"].median_ms if "optimized" in t else None
     on, whys = hybrid.runtimes()
     times = ModelTimes(native_ms, optimized_ms, hybrid_ms, est_speedup, native_name,
                        sum(on.values()), on, why or (whys[0] if whys else None),
                        getattr(use, "optimized_note", None) if twin is None else None)
+    times.timing = {**t.to_json(), "speedup_quartiles": t.ratio("native", "hybrid")}
     return times, outputs
 
 

@@ -1,0 +1,82 @@
+"""Measurements that hold (issue 36): native and XLA runs interleaved, repeated until the medians settle or a
+budget ends, reported with their spread, run count and the machine's load."""
+from __future__ import annotations
+
+import json
+import os
+import time
+
+import pytest
+
+from tests.support.paths import ROOT
+from xcviz.runtime import measure
+from xcviz.runtime.measure import Interleaved, Timing, interleaved, machine_load, timing_note
+
+
+def test_runs_are_interleaved_and_reversed_every_other_round():
+    seen: list[str] = []
+    out = interleaved({"a": lambda: seen.append("a"), "b": lambda: seen.append("b")}, repeats=4)
+    assert out.rounds == 4 and [len(t.samples) for t in out.values()] == [4, 4]
+    # two warm-up calls each, then rounds a b | b a | a b | b a
+    assert seen[4:] == ["a", "b", "b", "a", "a", "b", "b", "a"]
+    assert out["a"].loops == 1   # (--repeats: one call per sample, as asked)
+
+
+def test_fast_calls_are_timed_in_loops_and_a_budget_ends_unsettled_runs(monkeypatch):
+    calls = {"n": 0}
+
+    def fast():
+        calls["n"] += 1
+    out = interleaved({"fast": fast}, budget_s=0.05)
+    assert out["fast"].loops > 1 and out.rounds >= measure.MIN_ROUNDS
+    # a callable whose time keeps growing never settles: the budget ends it, and says so
+    state = {"t": 1e-4}
+
+    def slower():
+        state["t"] *= 1.3
+        time.sleep(state["t"])
+    out = interleaved({"slower": slower}, budget_s=0.3)
+    assert out.stable is False and out.budget_s == 0.3
+
+
+def test_median_spread_and_ratio_quartiles():
+    t = Timing([0.001, 0.002, 0.003, 0.004, 0.005])
+    assert t.median_ms == pytest.approx(3.0)
+    assert t.spread == pytest.approx((0.004 - 0.002) / 0.003)
+    j = t.to_json()
+    assert {"median_ms", "runs", "loops", "spread", "p25_ms", "p75_ms", "min_ms", "max_ms"} <= set(j) and j["runs"] == 5
+    both = Interleaved({"n": Timing([2.0, 4.0, 6.0]), "x": Timing([1.0, 1.0, 2.0])}, None)
+    assert both.ratio("n", "x")["median"] == pytest.approx(3.0)
+    assert both.to_json()["interleaved"] is True
+
+
+def test_load_and_wide_spread_are_said():
+    assert "loaded" in timing_note({"load_1m": 9.0, "cores": 2, "loaded": True}, [])
+    assert "wide spread" in timing_note({"load_1m": 0.1, "cores": 2, "loaded": False}, [0.3])
+    assert timing_note({"load_1m": 0.1, "cores": 2, "loaded": False}, [0.02]) is None
+    load = machine_load()
+    assert load["cores"] == os.cpu_count() and (load["loaded"] is None or isinstance(load["loaded"], bool))
+
+
+@pytest.mark.slow
+def test_validate_json_has_the_spread_keys(run_cli):
+    code, out, _ = run_cli("validate", os.path.join(ROOT, "graphs", "transformer_encoder.onnx"), "--json",
+                           "--threads", "1")
+    data = json.loads(out)
+    assert code == 0 and {"load_1m", "cores", "loaded"} <= set(data["load"]) and "timing_note" in data
+    c = data["clusters"][0]["timing"]
+    assert c["interleaved"] and c["native"]["runs"] == c["xla"]["runs"] == c["rounds"] >= measure.MIN_ROUNDS
+    assert c["native"]["spread"] >= 0 and c["speedup_quartiles"]["p25"] <= c["speedup_quartiles"]["p75"]
+    m = data["model"]["timing"]
+    assert {"native", "optimized", "hybrid", "rounds", "stable", "speedup_quartiles"} <= set(m)
+    assert m["native"]["median_ms"] == pytest.approx(data["model"]["native_ms"])
+
+
+def test_a_slow_call_gets_one_warm_up_and_a_few_rounds():
+    calls = {"n": 0}
+
+    def slow():
+        calls["n"] += 1
+        time.sleep(0.12)
+    out = interleaved({"slow": slow}, budget_s=0.2)
+    assert out.rounds == measure.FEW_ROUNDS and calls["n"] == 1 + measure.FEW_ROUNDS and out.stable is False
