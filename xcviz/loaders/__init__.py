@@ -38,6 +38,32 @@ def read_file(path: str, max_bytes: int) -> bytes:
     return data
 
 
+def read_graph_bytes(path: str, max_bytes: int) -> bytes:
+    """A graph file's bytes, gunzipped when it is gzip (`model.pb.gz`, `graph.json.gz`): the unpacked size is
+    bounded by the same limit as a file's, checked while unpacking (a gzip bomb stops at the limit)."""
+    data = read_file(path, max_bytes)
+    if data[:2] != b"\x1f\x8b":
+        return data
+    import zlib
+
+    unpack = zlib.decompressobj(16 + zlib.MAX_WBITS)
+    try:
+        out = unpack.decompress(data, max_bytes + 1)
+    except zlib.error as e:
+        raise XcvizError(f"not a valid gzip file ({e})", where=path, hint="the file may be truncated") from None
+    if len(out) > max_bytes or unpack.unconsumed_tail:
+        raise XcvizError(f"gzip file unpacks to over the limit of {max_bytes} bytes", where=path,
+                         hint="raise it with --max-file-bytes")
+    if not unpack.eof:
+        raise XcvizError("gzip file ends early", where=path, hint="the file may be truncated")
+    return out
+
+
+def _unzipped_name(path: str) -> str:
+    """The name that says a gzipped file's format: `model.pb.gz` reads as `model.pb`."""
+    return path[:-3] if path.lower().endswith(".gz") else path
+
+
 def read_stream(f, limit: int) -> bytes:
     """Up to `limit` bytes of a stream, read in chunks of 1 MiB (no buffer of the limit's size reserved)."""
     chunks, n = [], 0
@@ -138,10 +164,10 @@ def counted(r: Read, max_nodes: int | None) -> Read:
 
 def _read(path: str, allow_unknown: bool, max_file_bytes: int, max_nodes: int | None, max_depth: int,
           max_alias_expansion: int, max_elements: int | None, trust_pickle: bool = False) -> Read:
-    data = read_file(path, max_file_bytes)
+    data = read_graph_bytes(path, max_file_bytes)
     if not data or data.isspace():  # (no stripped copy of a big file)
         raise XcvizError("file is empty", where=path, hint="a graph needs at least `nodes:`")
-    fmt = detect_format(path, data)
+    fmt = detect_format(_unzipped_name(path), data)
     if fmt == "torch":  # (opaque aten ops keep the loader's reason, as ONNX ones do)
         from .budget import Limits
         from .torch_export import graph_from_program, program_for_graph
@@ -156,7 +182,8 @@ def _read(path: str, allow_unknown: bool, max_file_bytes: int, max_nodes: int | 
     if fmt == "tensorflow":
         from .tensorflow import graph_from_graphdef, read_graphdef
 
-        graph = graph_from_graphdef(read_graphdef(path, data, not data[:1] == b"\x0a" or path.endswith("txt")), path)
+        text = not data[:1] == b"\x0a" or _unzipped_name(path).endswith("txt")
+        graph = graph_from_graphdef(read_graphdef(path, data, text), path)
         return Read(graph, True, False)
     if fmt == "onnx":
         from .onnx_model import graph_from_model, read_onnx_bytes
@@ -171,7 +198,7 @@ def _read(path: str, allow_unknown: bool, max_file_bytes: int, max_nodes: int | 
             del data  # (its memory serves the passes)
 
             def again() -> Read:  # (rare) read again the generic way, which says where in the file
-                return _read_text(read_file(path, max_file_bytes), path, fmt, allow_unknown, max_nodes, max_depth,
+                return _read_text(read_graph_bytes(path, max_file_bytes), path, fmt, allow_unknown, max_nodes, max_depth,
                                   max_alias_expansion)
 
             return Read(scanned[0], allow_unknown, False, scanned[1], again=again)
