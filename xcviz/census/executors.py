@@ -7,8 +7,9 @@ import logging
 from typing import Callable, Iterable
 
 from ..errors import XcvizError
-from .sources import EXTRA_HINT, Task
-from .worker import Settings, census_one, empty_row
+from .libraries import EXTRA_HINT
+from .sources import Task
+from .worker import Settings, census_one, empty_row, unavailable_row
 
 EXECUTORS = ("local", "dask")
 BATCH_PER_JOB = 20      # models per worker before a local pool is replaced (torch.export keeps memory)
@@ -117,6 +118,9 @@ def run(tasks: Iterable[Task], settings: Settings, on_row: Callable[[dict], None
         jobs: int = 1, scheduler: str | None = None, retries: int = 1) -> None:
     tasks = list(tasks)
     check(executor, scheduler)
+    for t in [t for t in tasks if t.unavailable]:   # a source whose library does not import: its row, at once
+        on_row(unavailable_row(t, t.unavailable))
+    tasks = [t for t in tasks if not t.unavailable]
     if not tasks:
         return
     if executor == "local":

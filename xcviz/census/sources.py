@@ -6,10 +6,10 @@ import os
 from dataclasses import dataclass
 
 from ..errors import XcvizError
+from .libraries import EXTRA_HINT, LibraryUnavailable, load
 
 FILE_SUFFIXES = (".onnx", ".yaml", ".yml", ".json", ".xcir", ".pt2", ".pb", ".pbtxt")
 LIBRARIES = ("timm", "hf")
-EXTRA_HINT = "pip install -e '.[census]' (timm, transformers, dask)"
 META_PARAMS = 30_000_000   # timm models above this many parameters stay on the meta device (no 4 GB of random init)
 SEQ = 16                   # tokens in a text model's example input
 
@@ -17,12 +17,14 @@ SEQ = 16                   # tokens in a text model's example input
 @dataclass(frozen=True, order=True)
 class Task:
     """One model of a census: `source` as the user wrote it, `model` its name within (the key of a row),
-    `kind` file | timm | hf and `ref` the path, timm name or transformers model type."""
+    `kind` file | timm | hf and `ref` the path, timm name or transformers model type. `unavailable`: why the
+    source's library does not import (its one row fails with that line, at stage "import"; the others run)."""
 
     source: str
     model: str
     kind: str
     ref: str
+    unavailable: str = ""
 
     @property
     def key(self) -> tuple[str, str]:
@@ -38,7 +40,11 @@ def expand(sources: list[str]) -> list[Task]:
         if sep and lib in LIBRARIES and not os.path.exists(s):
             if not pattern:
                 raise XcvizError(f"{lib}: needs a pattern", where=s, hint=f"write {lib}:resnet*" if lib == "timm" else "write hf:llama")
-            names = timm_names(pattern) if lib == "timm" else hf_names(pattern)
+            try:
+                names = timm_names(pattern) if lib == "timm" else hf_names(pattern)
+            except LibraryUnavailable as e:   # this source's row fails; the other sources run
+                tasks.append(Task(s, pattern, lib, pattern, unavailable=str(e)))
+                continue
             if not names:
                 raise XcvizError(f"no {'timm model' if lib == 'timm' else 'transformers model type'} matches {pattern!r}", where=s,
                                  hint="patterns use shell wildcards: timm:resnet*, hf:*bert*")
@@ -72,23 +78,13 @@ def file_paths(p: str) -> list[tuple[str, str]]:
     raise XcvizError("no such file or folder", where=p, hint=hint)
 
 
-def _import(name: str):
-    import importlib
-
-    try:
-        return importlib.import_module(name)
-    except ImportError as e:
-        raise XcvizError(f"a {name} census needs {name}, which does not import ({e})".splitlines()[0][:200],
-                         hint=EXTRA_HINT) from None
-
-
 def timm_names(pattern: str) -> list[str]:
-    return sorted(_import("timm").list_models(pattern))
+    return sorted(load("timm").list_models(pattern))
 
 
 def hf_model_types() -> list[str]:
     """The transformers model types AutoModel builds (a config alone is not a model)."""
-    _import("transformers")
+    load("transformers")
     from transformers.models.auto.modeling_auto import MODEL_MAPPING_NAMES
 
     return sorted(MODEL_MAPPING_NAMES)
@@ -106,7 +102,7 @@ def build_timm(name: str):
     --validate runs), big ones stay on meta (shapes only: the analysis needs no values)."""
     import torch
 
-    timm = _import("timm")
+    timm = load("timm")
     with torch.device("meta"):
         model = timm.create_model(name, pretrained=False)
     weights = "meta"
@@ -168,7 +164,7 @@ def build_hf(model_type: str):
     initialised by AutoModel.from_config (nothing is downloaded), with example inputs for its main input."""
     import torch
 
-    transformers = _import("transformers")
+    transformers = load("transformers")
     config = transformers.AutoConfig.for_model(model_type)
     shrink(config)
     torch.manual_seed(0)

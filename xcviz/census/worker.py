@@ -9,6 +9,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field
 
 from ..errors import XcvizError
+from .libraries import LibraryUnavailable, import_failure
 from .sources import Task
 
 # the fallback codes that mean "XLA (as configured) does not compile this op"; the others (min-size, cycle,
@@ -72,6 +73,8 @@ def census_one(task: Task, settings: Settings) -> dict:
     _quiet()
     _threads(settings.threads)
     row = empty_row(task)
+    if task.unavailable:
+        return unavailable_row(task, task.unavailable)
     timings: dict[str, float] = {}
     stage = ["load" if task.kind == "file" else "create"]
     t_all = time.perf_counter()
@@ -99,15 +102,25 @@ def census_one(task: Task, settings: Settings) -> dict:
     except ModelTimeout:   # (a failed row holds no half-done analysis: empty_row again)
         row = empty_row(task) | {"status": "timeout", "stage": stage[0],
                                  "error": f"took longer than {settings.timeout_s:g} s (--timeout)"}
+    except LibraryUnavailable as e:
+        row = unavailable_row(task, str(e))
     except XcvizError as e:
         row = empty_row(task) | {"status": "error", "stage": stage[0], "error": _short(str(e))}
     except MemoryError:
         row = empty_row(task) | {"status": "error", "stage": stage[0], "error": "out of memory"}
     except Exception as e:  # noqa: BLE001 - one model's surprise must not stop a census of hundreds
-        row = empty_row(task) | {"status": "error", "stage": stage[0], "error": _short(f"{type(e).__name__}: {e}")}
+        lazy = import_failure(e, task.kind if task.kind in ("timm",) else "transformers") if task.kind != "file" else None
+        row = unavailable_row(task, lazy) if lazy else \
+            empty_row(task) | {"status": "error", "stage": stage[0], "error": _short(f"{type(e).__name__}: {e}")}
     timings["total_s"] = time.perf_counter() - t_all
     row["timings"] = {k: round(v, 3) for k, v in sorted(timings.items())}
     return row
+
+
+def unavailable_row(task: Task, message: str) -> dict:
+    """The row of a model whose library (or one it imports) does not import: stage "import", the one line
+    naming the library and the fix."""
+    return empty_row(task) | {"status": "error", "stage": "import", "error": _short(message)}
 
 
 def empty_row(task: Task) -> dict:

@@ -15,7 +15,7 @@ import numpy as np
 
 from ..ir import Graph, format_ref
 from ..ops.values import Seq
-from .jit import cluster_specs
+from .jit import baked_entries, cluster_specs
 from .measure import median_ms
 from .hybrid_bodies import run_control
 from .native import NativeRuntime, prepare_or_numpy, runtime_named
@@ -123,8 +123,11 @@ class Hybrid:
                     continue
                 fed = resident(graph, spec, {r: env[r] for r in spec.entries})
                 params = {r: v for r, v in fed.items() if v is not env[r]}   # resident on the device
-                self.steps.append((kind, spec, (comp, params)))
-        self.graph = graph
+                # an entry compiled in as a value that is no parameter (a loop body's iteration number reaching
+                # a Slice's start) can change from run to run: the executable is looked up by its value each run
+                varying = sorted(r for r in baked_entries(graph, spec) if r not in params)
+                self.steps.append((kind, spec, (comp, params, varying)))
+        self.graph, self.cache = graph, cache
 
     def runtimes(self) -> tuple[dict, list]:
         """(runtime name -> segments it ran, the reasons parts fell back), the segments of the bodies run so
@@ -154,8 +157,11 @@ class Hybrid:
                     env[format_ref(fn.name, k)] = v
                 continue
             else:
-                comp, params = fn
-                outs = comp({r: params.get(r, env.get(r)) for r in spec.entries}, spec)
+                comp, params, varying = fn
+                given = {r: params.get(r, env.get(r)) for r in spec.entries}
+                if varying:
+                    comp, _ = self.cache.get(self.graph, spec, given)
+                outs = comp(given, spec)
             for r, v in zip(spec.exits, outs):
                 env[r] = v
         return {r: env[r] for r in self.graph.outputs}
