@@ -80,7 +80,7 @@ def census_one(task: Task, settings: Settings) -> dict:
     t_all = time.perf_counter()
     try:
         with time_limit(settings.timeout_s), _silenced():
-            graph, row["weights"], row["params"] = _graph(task, settings, timings, stage)
+            graph, row["weights"], row["params"], row["config"] = _graph(task, settings, timings, stage)
             stage[0] = "analyse"
             t = time.perf_counter()
             analysis = _analyse(task, graph, settings)
@@ -128,7 +128,7 @@ def empty_row(task: Task) -> dict:
             "nodes": None, "coverage": None, "coverage_flops": None, "clusters": None, "cluster_sizes": [],
             "fallback_ops": {}, "blocking_ops": {}, "fallback_reasons": [], "est_speedup": None,
             "boundary_bytes": None, "what_if": {}, "measured_speedup": None, "validation": None,
-            "weights": None, "params": None, "error": None, "timings": {}}
+            "weights": None, "params": None, "config": None, "error": None, "timings": {}}
 
 
 def _short(message: str) -> str:
@@ -191,7 +191,8 @@ def _threads(n: int) -> None:
 
 
 def _graph(task: Task, settings: Settings, timings: dict, stage: list[str]):
-    """(graph, weights kind, parameter count): a file through xcviz's loaders; a library model exported here,
+    """(graph, weights kind, parameter count, config: which of the library's configs was built; see
+    sources.build_hf): a file through xcviz's loaders; a library model exported here,
     in this process, and handed to from_torch as the ExportedProgram (no file, no pickle)."""
     from ..pipeline import AnalysisOptions, load_graph
 
@@ -199,14 +200,14 @@ def _graph(task: Task, settings: Settings, timings: dict, stage: list[str]):
         t = time.perf_counter()
         graph = load_graph(task.ref, AnalysisOptions(**settings.options))
         timings["load_s"] = time.perf_counter() - t
-        return graph, "file", None
+        return graph, "file", None, None
     import torch
 
     from ..loaders.torch_export import from_torch
     from .sources import build_hf, build_timm
 
     t = time.perf_counter()
-    model, args, kwargs, weights = (build_timm if task.kind == "timm" else build_hf)(task.ref)
+    model, args, kwargs, weights, config = (build_timm if task.kind == "timm" else build_hf)(task.ref)
     params = sum(p.numel() for p in model.parameters())
     timings["create_s"] = time.perf_counter() - t
     t = time.perf_counter()
@@ -223,7 +224,7 @@ def _graph(task: Task, settings: Settings, timings: dict, stage: list[str]):
 
     graph = relabel(from_torch(ep, dims=dict(settings.options.get("dims") or {})), name=task.model)
     timings["convert_s"] = time.perf_counter() - t
-    return graph, weights, params
+    return graph, weights, params, config
 
 
 def _analyse(task: Task, graph, settings: Settings):
