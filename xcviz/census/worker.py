@@ -1,8 +1,6 @@
 """One model of a census, in a worker process: build, torch.export in-process, from_torch, analyse, what-if, row."""
 from __future__ import annotations
 
-import ctypes
-import threading
 import time
 from collections import Counter
 from contextlib import contextmanager
@@ -28,41 +26,31 @@ class Settings:
     timeout_s: float | None = None
     threads: int = 1                              # torch and JAX threads per worker
     report_dir: str | None = None                 # write each model's `xcviz report` page here
+    stage_dir: str | None = None                  # where the pool finds the stage of a model it killed (census.pool)
 
 
-class ModelTimeout(BaseException):
-    """Raised inside the task's thread when its time is up (a BaseException: library code that catches
-    Exception must not swallow it)."""
+def stage_file(stage_dir: str, task: Task) -> str:
+    """The file a model's stage is kept in, under the pool's folder."""
+    import hashlib
+    import os
+
+    return os.path.join(stage_dir, hashlib.sha1(repr(task.key).encode()).hexdigest()[:16] + ".stage")
 
 
-@contextmanager
-def time_limit(seconds: float | None):
-    """Raise ModelTimeout in this thread after `seconds`: the exception is delivered at the next Python
-    bytecode (a long native call finishes first), which is what a worker thread of a process pool or of a
-    Dask worker allows (a signal would only reach the main thread)."""
-    if not seconds:
-        yield
-        return
-    ident = ctypes.c_ulong(threading.get_ident())
-    lock = threading.Lock()
-    done = [False]
+class Stage(list):
+    """The stage a model is at (`stage[0]`), also written to `path` as it changes: when the model's process is
+    killed at its timeout (census.pool), the row still says where."""
 
-    def fire() -> None:
-        with lock:
-            if not done[0]:
-                ctypes.pythonapi.PyThreadState_SetAsyncExc(ident, ctypes.py_object(ModelTimeout))
+    def __init__(self, first: str, path: str | None) -> None:
+        super().__init__([None])
+        self.path = path
+        self[0] = first
 
-    timer = threading.Timer(seconds, fire)
-    timer.daemon = True
-    timer.start()
-    try:
-        yield
-    finally:
-        with lock:
-            done[0] = True
-            timer.cancel()
-            # one fired as the block ended may still be pending: withdraw it, it must not hit the caller
-            ctypes.pythonapi.PyThreadState_SetAsyncExc(ident, None)
+    def __setitem__(self, i, value) -> None:
+        super().__setitem__(i, value)
+        if self.path:
+            with open(self.path, "w", encoding="utf-8") as f:
+                f.write(str(value))
 
 
 def census_one(task: Task, settings: Settings) -> dict:
@@ -76,10 +64,11 @@ def census_one(task: Task, settings: Settings) -> dict:
     if task.unavailable:
         return unavailable_row(task, task.unavailable)
     timings: dict[str, float] = {}
-    stage = ["load" if task.kind == "file" else "create"]
+    stage = Stage("load" if task.kind == "file" else "create",
+                  stage_file(settings.stage_dir, task) if settings.stage_dir else None)
     t_all = time.perf_counter()
     try:
-        with time_limit(settings.timeout_s), _silenced():
+        with _silenced():   # (the time limit is the pool's: census.pool kills the process)
             graph, row["weights"], row["params"], row["config"] = _graph(task, settings, timings, stage)
             stage[0] = "analyse"
             t = time.perf_counter()
@@ -99,9 +88,6 @@ def census_one(task: Task, settings: Settings) -> dict:
                 model_report(task, analysis, checks, settings.report_dir)
                 timings["report_s"] = time.perf_counter() - t
         row["status"] = "ok"
-    except ModelTimeout:   # (a failed row holds no half-done analysis: empty_row again)
-        row = empty_row(task) | {"status": "timeout", "stage": stage[0],
-                                 "error": f"took longer than {settings.timeout_s:g} s (--timeout)"}
     except LibraryUnavailable as e:
         row = unavailable_row(task, str(e))
     except XcvizError as e:

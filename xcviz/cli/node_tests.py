@@ -10,6 +10,7 @@ from __future__ import annotations
 import contextlib
 import io
 import os
+import re
 import tempfile
 
 import numpy as np
@@ -60,18 +61,21 @@ def run_case_cli(case, mode: str = "hybrid", native: str | None = None) -> tuple
         # the default native runtime, as a user runs it: a part xcviz hands to onnxruntime is checked too
         argv = ["run", path, "--inputs", feeds, "-o", out, "--mode", mode, "--json", "--debug"]
         argv += ["--native", native] if native else []
+        def said(e: BaseException) -> str:   # the message without this run's temporary folder
+            return str(e).replace(work + os.sep, "")
+
         try:
             with contextlib.redirect_stdout(io.StringIO()), contextlib.redirect_stderr(io.StringIO()):
                 main(argv)
         except Unsupported as e:
-            return "unsupported", str(e)[:160]
+            return "unsupported", said(e)[:160]
         except XcvizError as e:
-            return "fail", f"error: {e}"[:160]
+            return "fail", f"error: {said(e)}"[:160]
         except SystemExit as e:
             if e.code:
                 return "fail", f"error: exit {e.code}"
         except Exception as e:  # noqa: BLE001 - the table records every failure
-            return "fail", f"error: {e.__class__.__name__}: {e}".splitlines()[0][:160]
+            return "fail", f"error: {e.__class__.__name__}: {said(e)}".splitlines()[0][:160]
         try:
             got = read_outputs(out)
         except (ValueError, TypeError, OSError) as e:  # an .npz numpy cannot read back is the command's failure
@@ -116,6 +120,37 @@ def read_outputs(path: str) -> dict:
         return {k: data[k] for k in data.files}
 
 
+def collect_all() -> list:
+    """Every case ONNX's node-test generators make (onnx.backend.test.case.node: the same models and data as the
+    onnx repository's backend/test/data/node folder, which the wheel does not ship): the single-op cases
+    conformance.collect keeps, and also the `_expanded` ones (the op's function body, several nodes) and those of
+    the ai.onnx.ml / preview domains. A case whose model is one op xcviz knows carries its name in `op`; any other
+    carries "*" (the command runs the whole model, or refuses it)."""
+    import warnings
+
+    from onnx.backend.test.case.node import collect_testcases
+
+    from ..conformance import Case
+    from ..ops import REGISTRY
+
+    with warnings.catch_warnings(), np.errstate(all="ignore"):
+        warnings.simplefilter("ignore")
+        raw = collect_testcases(None)
+    raw = [c for c in raw if c.kind == "node"]
+    # an expanded case checks the op it expands (its twin without "_expanded"): Bernoulli's draws, Cast's ranges
+    twin = {c.name: c.model.graph.node[0].op_type for c in raw if len(c.model.graph.node) == 1}
+    cases = []
+    for c in raw:
+        nodes = c.model.graph.node
+        opdef = REGISTRY.get(nodes[0].op_type) if len(nodes) == 1 and nodes[0].domain in ("", "ai.onnx") else None
+        op = opdef.name if opdef is not None else "*"
+        onnx_op = twin.get(c.name) or twin.get(re.sub(r"_expanded(_ver\d+)?", "", c.name), "")
+        for k, (ins, outs) in enumerate(c.data_sets):
+            cases.append(Case(op, c.name + (f"#{k}" if k else ""), c.model.SerializeToString(), list(ins), list(outs),
+                              float(c.rtol), float(c.atol), onnx_op))
+    return sorted(cases, key=lambda c: c.name)
+
+
 def run_suite(cases: list, mode: str = "hybrid", ort: bool = True, progress=None) -> dict:
     """Every case through the command line and, on the same cases, onnxruntime: {'cases': n, 'cli': counts,
     'ort': counts, 'rows': [(name, onnx op, cli verdict, why, ort status), ...] by name}. Counts are of
@@ -125,7 +160,7 @@ def run_suite(cases: list, mode: str = "hybrid", ort: bool = True, progress=None
     counts: dict = {"cli": {}, "ort": {}}
     rows = []
     for case in sorted(cases, key=lambda c: c.name):
-        cli, why = run_case_cli(case, mode) if case.op else ("unsupported", f"no xcviz op {case.onnx_op}")
+        cli, why = run_case_cli(case, mode)
         cli = verdict(cli, why)
         o = run_case_ort(case)[0] if ort else None
         o = "wrong" if o == "fail" else o
@@ -153,7 +188,10 @@ def render_cli(result: dict, ort_version: str | None = None) -> str:
     and the cases onnxruntime passes that xcviz does not."""
     cli, ort = result["cli"], result.get("ort") or {}
     lines = ["", CLI_HEADING, "",
-             f"Every case ({result['cases']}: `xcviz.cli.node_tests.run_suite`), each run as a user runs it: the model "
+             f"Every case of ONNX's backend node tests ({result['cases']}: `xcviz.cli.node_tests.collect_all`, the "
+             "generators in `onnx.backend.test.case.node`, which make the models and data of the onnx repository's "
+             "`backend/test/data/node`; the `_expanded` function bodies and the ai.onnx.ml and preview domains "
+             "included), each run as a user runs it: the model "
              "as an `.onnx` file, its inputs in an `.npz` written by xcviz (bfloat16, float8 and int4 tensors keep "
              "their ml_dtypes names; a sequence as numbered tensors `s[0]`, `s[1]`, ...), `xcviz run model.onnx "
              "--inputs inputs.npz -o outputs.npz` in-process (mode hybrid, the default native runtime: onnxruntime "
@@ -177,4 +215,13 @@ def render_cli(result: dict, ort_version: str | None = None) -> str:
               "| case | xcviz | why | onnxruntime |", "|---|---|---|---|"]
     lines += [f"| {n} | {v} | {' '.join(why.split()).replace('|', '/')[:120]} | {o} |"
               for n, _, v, why, o in rows if v != "pass"]
+    ops = {}
+    for n, op, v, _, o in rows:   # per op (an expanded case counts for the op it expands)
+        c = ops.setdefault(op or "?", {"cases": 0, "xcviz": 0, "ort": 0})
+        c["cases"] += 1
+        c["xcviz"] += v == "pass"
+        c["ort"] += o == "pass"
+    lines += ["", "Ops whose cases `xcviz run` passes fewer of than onnxruntime: "
+              + (", ".join(f"{op} ({c['xcviz']} vs {c['ort']} of {c['cases']})" for op, c in sorted(ops.items())
+                           if c["xcviz"] < c["ort"]) or "none") + "."]
     return "\n".join(lines) + "\n"

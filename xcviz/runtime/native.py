@@ -14,6 +14,7 @@ from typing import Callable, Protocol
 
 from ..errors import XcvizError
 from ..ir import Graph, format_ref
+from ..ops.ort_exactness import ort_inexact
 from .node import eval_node
 from .onnx_emit import Unmappable, subgraph_model
 
@@ -152,24 +153,6 @@ class OnnxRuntime:
 
     def optimized_twin(self) -> "OnnxRuntime":
         return OnnxRuntime(self.threads, optimized=True)
-
-
-# onnxruntime kernels whose numbers fall outside the tolerances of ONNX's own node tests (every case through the
-# command line, docs/make_node_tests.py): a part holding one runs on the NumPy reference, said so per part, so
-# that no run hands back a number the op's definition does not accept
-_FFT = ("leaves float32 roundoff in the bins that are exactly 0 (1e-4 where the spectrum reaches 500; ONNX's tests "
-        "allow 1e-7 there)")
-ORT_INEXACT = {"DFT": _FFT, "STFT": _FFT}
-
-
-def ort_inexact(node) -> str | None:
-    """Why onnxruntime must not run `node` (its result is outside ONNX's tolerance for the op), or None."""
-    op = getattr(node, "op_type", None)
-    if op in ORT_INEXACT:
-        return f"onnxruntime's {op} {ORT_INEXACT[op]}"
-    if op == "Attention" and any(getattr(t, "dtype", None) == "float16" for t in node.outputs):
-        return "onnxruntime's float16 Attention is 5e-4 off ONNX's reference, which its tests allow 1e-7 of"
-    return None
 
 
 def _available(module: str) -> bool:
