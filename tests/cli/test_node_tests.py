@@ -129,3 +129,21 @@ def test_raw_bytes_from_plain_savez_take_the_declared_dtype(tmp_path, run_cli):
                            str(tmp_path / "y.npz"), "--repeats", "1")
     assert code == 0, err
     np.testing.assert_array_equal(np.load(tmp_path / "y.npz")["y"], [1.5, -2.0, 3.25])
+
+
+def test_raw_bytes_of_a_scalar_stay_a_scalar(tmp_path, run_cli):
+    """A 0-d bfloat16 array numpy.savez wrote as raw '|V2' bytes is read back as a scalar, not an array of one
+    (test_range_bfloat16_type_positive_delta_expanded came out (2, 1) instead of (2,))."""
+    import onnx
+    from onnx import TensorProto, helper
+
+    g = helper.make_graph([helper.make_node("Cast", ["x"], ["y"], to=TensorProto.FLOAT)], "g",
+                          [helper.make_tensor_value_info("x", TensorProto.BFLOAT16, None)],
+                          [helper.make_tensor_value_info("y", TensorProto.FLOAT, None)])
+    onnx.save(helper.make_model(g, opset_imports=[helper.make_opsetid("", 17)]), str(tmp_path / "m.onnx"))
+    np.savez(tmp_path / "x.npz", x=np.array(1.5, dtype=ml_dtypes.bfloat16))
+    code, _, err = run_cli("run", str(tmp_path / "m.onnx"), "--inputs", str(tmp_path / "x.npz"), "-o",
+                           str(tmp_path / "y.npz"), "--repeats", "1")
+    assert code == 0, err
+    y = np.load(tmp_path / "y.npz")["y"]
+    assert y.shape == () and y == 1.5
