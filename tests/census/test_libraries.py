@@ -73,3 +73,17 @@ def test_census_beside_a_broken_torchvision_runs_its_other_sources(broken_libs, 
     assert rows["resnet*"]["error"].startswith("torchvision does not import (RuntimeError: " + NMS)
     assert rows["bert"]["status"] == "ok" and rows["bert"]["coverage"] is not None
     assert rows["seed_demo.yaml"]["status"] == "ok"
+
+
+@pytest.mark.slow
+def test_a_config_the_shrinking_breaks_is_built_from_a_safer_one_not_blamed_on_export():
+    """Reformer's axial position embeddings must sum to its hidden size, which the shrunk width breaks: the model
+    is built with its layer counts alone shrunk (checked by running it eagerly), exported and analysed."""
+    pytest.importorskip("transformers")
+    pytest.importorskip("torch")
+    from xcviz.census.sources import Task
+    from xcviz.census.worker import Settings, census_one
+
+    row = census_one(Task("hf:reformer", "reformer", "hf", "reformer"), Settings())
+    assert row["status"] == "ok", row["error"]
+    assert row["config"] == "layers shrunk" and row["coverage"] is not None
