@@ -95,7 +95,8 @@ def census_one(task: Task, settings: Settings) -> dict:
     except MemoryError:
         row = empty_row(task) | {"status": "error", "stage": stage[0], "error": "out of memory"}
     except Exception as e:  # noqa: BLE001 - one model's surprise must not stop a census of hundreds
-        lazy = import_failure(e, task.kind if task.kind in ("timm",) else "transformers") if task.kind != "file" else None
+        # (a library the model's library imports lazily, as transformers imports torchvision for a vision model)
+        lazy = import_failure(e, "timm" if task.kind == "timm" else "transformers") if task.kind != "file" else None
         row = unavailable_row(task, lazy) if lazy else \
             empty_row(task) | {"status": "error", "stage": stage[0], "error": _short(f"{type(e).__name__}: {e}")}
     timings["total_s"] = time.perf_counter() - t_all
