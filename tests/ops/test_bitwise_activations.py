@@ -82,3 +82,33 @@ def test_a_slope_that_does_not_broadcast_to_x_is_refused_not_guessed():
         for mode in ("native", "jit"):
             status, why = run_case(Case("prelu", "bad", model, [x, s], [x], 0.0, 0.0, "PRelu"), mode)
             assert status == "unsupported" and "does not broadcast" in why, (bad, mode, why)
+
+
+def test_swish_alpha_elu_near_zero_and_bfloat16_matmul_match_onnx_reference():
+    """Wrong numbers the whole node suite found through the command line: Swish's alpha (opset 24) ignored, Elu
+    as exp(x) - 1 (no precision left near 0), a bfloat16 MatMul on NumPy handing float32 back."""
+    onnx = pytest.importorskip("onnx")
+    ml_dtypes = pytest.importorskip("ml_dtypes")
+    from onnx import helper
+    from onnx.reference import ReferenceEvaluator
+
+    from xcviz.conformance import Case, run_case
+
+    def check(op, opset, inputs, **attrs):
+        names = [f"x{i}" for i in range(len(inputs))]
+        tp = [helper.np_dtype_to_tensor_dtype(v.dtype) for v in inputs]
+        g = helper.make_graph([helper.make_node(op, names, ["y"], **attrs)], "g",
+                              [helper.make_tensor_value_info(n, t, v.shape) for n, t, v in zip(names, tp, inputs)],
+                              [helper.make_tensor_value_info("y", tp[0], None)])
+        m = helper.make_model(g, opset_imports=[helper.make_opsetid("", opset)])
+        m.ir_version = 10
+        exp = ReferenceEvaluator(m).run(None, dict(zip(names, inputs)))[0]
+        case = Case(op.lower(), op, m.SerializeToString(), list(inputs), [exp], 1e-6, 0.0, op)
+        assert run_case(case, "native") == ("pass", None), op
+        assert run_case(case, "jit") == ("pass", None), op
+
+    x = np.array([[1.0, -2.0, 3.0, 1e-6], [-1e-7, 2.0, -3.0, 0.5]], np.float32)
+    check("Swish", 24, [x], alpha=0.5)
+    check("Elu", 22, [x], alpha=1.0)
+    a = np.array([[1.5, -2.0, 0.25], [3.0, 0.5, -1.0]], dtype=ml_dtypes.bfloat16)
+    check("MatMul", 13, [a, a.T.copy()])

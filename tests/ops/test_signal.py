@@ -112,3 +112,55 @@ def test_shape_rules_say_unknown_for_lengths_known_only_at_run_time():
     assert stft.infer(Ctx([x, i64, TensorType(), i64], dict(stft.attrs), [None, np.array(2), None, None]))[0].shape \
         is None
     assert stft.infer(Ctx([x, i64], dict(stft.attrs), [None, np.array(2)]))[0].shape == (2, 1, 5, 2)
+
+
+def _against_reference(op: str, opset: int, inputs: list, names: list[str], attrs: dict):
+    """xcviz's native run of a one-node model vs onnx.reference on the same inputs (an absent input: name '')."""
+    onnx = pytest.importorskip("onnx")
+    from onnx import helper
+    from onnx.reference import ReferenceEvaluator
+
+    from xcviz.conformance import Case, run_case
+
+    given = [(n, v) for n, v in zip(names, inputs) if n]
+    g = helper.make_graph([helper.make_node(op, names, ["y"], **attrs)], "g",
+                          [helper.make_tensor_value_info(n, helper.np_dtype_to_tensor_dtype(v.dtype), v.shape)
+                           for n, v in given],
+                          [helper.make_tensor_value_info("y", onnx.TensorProto.FLOAT, None)])
+    m = helper.make_model(g, opset_imports=[helper.make_opsetid("", opset)])
+    m.ir_version = 10
+    exp = ReferenceEvaluator(m).run(None, dict(given))[0]
+    return run_case(Case(op.lower(), op, m.SerializeToString(), [v for _, v in given], [exp], 1e-4, 1e-4, op), "native")
+
+
+@pytest.mark.parametrize("opset", [17, 20])
+@pytest.mark.parametrize("inverse,onesided", [(0, 0), (0, 1), (1, 0), (1, 1)])
+@pytest.mark.parametrize("parts", [1, 2])
+def test_dft_matches_onnx_reference_in_both_signatures(opset, inverse, onesided, parts):
+    """Opset 17-19 take the axis as an attribute, opset 20 as an input: forward, inverse, one-sided (rfft / irfft),
+    real and complex signals, the length given or not, each against onnx.reference."""
+    rng = np.random.default_rng(opset + 2 * inverse + onesided + 7 * parts)
+    for axis in (1, 2):
+        for length in (None, 12, 5):
+            x = rng.standard_normal((2, 7, 6, parts)).astype(np.float32)
+            names, inputs, attrs = ["x"], [x], {"inverse": inverse, "onesided": onesided}
+            n = np.array(length or 0, np.int64)
+            if opset == 17:
+                attrs["axis"] = axis
+                if length is not None:
+                    names, inputs = ["x", "n"], [x, n]
+            else:
+                names, inputs = ["x", "n" if length is not None else "", "a"], [x, n, np.array(axis, np.int64)]
+            assert _against_reference("DFT", opset, inputs, names, attrs) == ("pass", None), (axis, length)
+
+
+@pytest.mark.parametrize("onesided", [0, 1])
+@pytest.mark.parametrize("parts", [1, 2])
+def test_stft_matches_onnx_reference_with_and_without_window(onesided, parts):
+    rng = np.random.default_rng(3 * onesided + parts)
+    x = rng.standard_normal((2, 30, parts)).astype(np.float32)
+    step = np.array(3, np.int64)
+    window = (0.5 - 0.5 * np.cos(2 * np.pi * np.arange(8) / 8)).astype(np.float32)
+    for names, inputs in ((["x", "s", "w"], [x, step, window]), (["x", "s", "w", "l"], [x, step, window, np.array(8, np.int64)]),
+                          (["x", "s", "", "l"], [x, step, None, np.array(6, np.int64)])):
+        assert _against_reference("STFT", 17, inputs, names, {"onesided": onesided}) == ("pass", None), names

@@ -1,5 +1,6 @@
-"""Where a census's tasks run: a local process pool, or a Dask distributed cluster (its futures, retries and
-as_completed do the scheduling and the collection)."""
+"""Where a census's tasks run: a local process pool (census.pool, on pebble), or a Dask distributed cluster (its
+futures, retries and as_completed do the scheduling and the collection; with --timeout each model runs in a
+process of its own that is killed when the time is up)."""
 from __future__ import annotations
 
 import contextlib
@@ -7,52 +8,12 @@ import logging
 from typing import Callable, Iterable
 
 from ..errors import XcvizError
-from .sources import EXTRA_HINT, Task
-from .worker import Settings, census_one, empty_row
+from .libraries import EXTRA_HINT
+from .sources import Task
+from .pool import census_timed, crashed_row, run_local
+from .worker import Settings, unavailable_row
 
 EXECUTORS = ("local", "dask")
-BATCH_PER_JOB = 20      # models per worker before a local pool is replaced (torch.export keeps memory)
-
-
-def crashed_row(task: Task, message: str) -> dict:
-    """A model whose worker died under it (killed, out of memory, a crash in native code): run again on resume."""
-    return empty_row(task) | {"status": "crashed", "stage": "worker", "error": message[:400]}
-
-
-def run_local(tasks: list[Task], settings: Settings, jobs: int, on_row: Callable[[dict], None]) -> None:
-    """Pools of `jobs` worker processes (spawned: the parent's torch threads must not be forked), a new pool
-    for each batch of BATCH_PER_JOB * jobs models so that what torch.export keeps goes back to the system
-    (Python 3.11's max_tasks_per_child can hang the pool when a worker retires). A worker that dies breaks
-    its pool: the models it had in flight are written as crashed and a new pool goes on."""
-    import multiprocessing
-    from concurrent.futures import ProcessPoolExecutor, as_completed
-    from concurrent.futures.process import BrokenProcessPool
-
-    left = list(tasks)
-    while left:
-        batch = left[:BATCH_PER_JOB * jobs]
-        pool = ProcessPoolExecutor(max_workers=max(1, min(jobs, len(batch))), mp_context=multiprocessing.get_context("spawn"))
-        # wait for the workers only when the batch ended normally: not when one died (its pool is broken)
-        # nor when the census is interrupted (Ctrl-C must not wait for the models in flight)
-        wait = False
-        try:
-            futures = {pool.submit(census_one, t, settings): t for t in batch}
-            broken = False
-            for f in as_completed(futures):
-                t = futures[f]
-                try:
-                    row = f.result()
-                except BrokenProcessPool:
-                    row = crashed_row(t, "the worker process died while this model (or another in flight) ran")
-                    broken = True
-                on_row(row)
-                left.remove(t)
-            wait = not broken
-        finally:
-            if not wait:   # no orphans: a worker busy with a model would outlive an interrupted census
-                for proc in list((getattr(pool, "_processes", None) or {}).values()):
-                    proc.terminate()   # (3.11 has no public terminate_workers; its pool keeps them here)
-            pool.shutdown(wait=wait, cancel_futures=True)
 
 
 def run_dask(tasks: list[Task], settings: Settings, jobs: int, on_row: Callable[[dict], None],
@@ -73,8 +34,12 @@ def run_dask(tasks: list[Task], settings: Settings, jobs: int, on_row: Callable[
                 raise XcvizError(f"cannot reach the Dask scheduler ({e})"[:300], where=scheduler,
                                  hint="start one with `dask scheduler`, or leave out --scheduler for a LocalCluster") from None
         else:
-            cluster = LocalCluster(n_workers=jobs, threads_per_worker=1, processes=True, dashboard_address=None,
-                                   silence_logs=logging.ERROR)
+            import dask
+
+            # not daemonic: a worker may start the process a model with --timeout runs in (pool.census_timed)
+            with dask.config.set({"distributed.worker.daemon": False}):
+                cluster = LocalCluster(n_workers=jobs, threads_per_worker=1, processes=True, dashboard_address=None,
+                                       silence_logs=logging.ERROR)
             client = Client(cluster)
         import uuid
 
@@ -86,7 +51,7 @@ def run_dask(tasks: list[Task], settings: Settings, jobs: int, on_row: Callable[
         plugin = f"xcviz-census-no-profiler-{run_id}"
         try:
             client.register_plugin(NoProfiler(), name=plugin)
-            futures = client.map(census_one, tasks, settings=settings, pure=False, retries=retries,
+            futures = client.map(census_timed, tasks, settings=settings, pure=False, retries=retries,
                                  key=[f"census-{run_id}-{i}" for i in range(len(tasks))])
             where = {f.key: t for f, t in zip(futures, tasks)}
             for f in as_completed(futures):
@@ -117,6 +82,9 @@ def run(tasks: Iterable[Task], settings: Settings, on_row: Callable[[dict], None
         jobs: int = 1, scheduler: str | None = None, retries: int = 1) -> None:
     tasks = list(tasks)
     check(executor, scheduler)
+    for t in [t for t in tasks if t.unavailable]:   # a source whose library does not import: its row, at once
+        on_row(unavailable_row(t, t.unavailable))
+    tasks = [t for t in tasks if not t.unavailable]
     if not tasks:
         return
     if executor == "local":

@@ -6,10 +6,10 @@ import os
 from dataclasses import dataclass
 
 from ..errors import XcvizError
+from .libraries import EXTRA_HINT, LibraryUnavailable, import_failure, load
 
 FILE_SUFFIXES = (".onnx", ".yaml", ".yml", ".json", ".xcir", ".pt2", ".pb", ".pbtxt")
 LIBRARIES = ("timm", "hf")
-EXTRA_HINT = "pip install -e '.[census]' (timm, transformers, dask)"
 META_PARAMS = 30_000_000   # timm models above this many parameters stay on the meta device (no 4 GB of random init)
 SEQ = 16                   # tokens in a text model's example input
 
@@ -17,12 +17,14 @@ SEQ = 16                   # tokens in a text model's example input
 @dataclass(frozen=True, order=True)
 class Task:
     """One model of a census: `source` as the user wrote it, `model` its name within (the key of a row),
-    `kind` file | timm | hf and `ref` the path, timm name or transformers model type."""
+    `kind` file | timm | hf and `ref` the path, timm name or transformers model type. `unavailable`: why the
+    source's library does not import (its one row fails with that line, at stage "import"; the others run)."""
 
     source: str
     model: str
     kind: str
     ref: str
+    unavailable: str = ""
 
     @property
     def key(self) -> tuple[str, str]:
@@ -38,7 +40,11 @@ def expand(sources: list[str]) -> list[Task]:
         if sep and lib in LIBRARIES and not os.path.exists(s):
             if not pattern:
                 raise XcvizError(f"{lib}: needs a pattern", where=s, hint=f"write {lib}:resnet*" if lib == "timm" else "write hf:llama")
-            names = timm_names(pattern) if lib == "timm" else hf_names(pattern)
+            try:
+                names = timm_names(pattern) if lib == "timm" else hf_names(pattern)
+            except LibraryUnavailable as e:   # this source's row fails; the other sources run
+                tasks.append(Task(s, pattern, lib, pattern, unavailable=str(e)))
+                continue
             if not names:
                 raise XcvizError(f"no {'timm model' if lib == 'timm' else 'transformers model type'} matches {pattern!r}", where=s,
                                  hint="patterns use shell wildcards: timm:resnet*, hf:*bert*")
@@ -72,23 +78,13 @@ def file_paths(p: str) -> list[tuple[str, str]]:
     raise XcvizError("no such file or folder", where=p, hint=hint)
 
 
-def _import(name: str):
-    import importlib
-
-    try:
-        return importlib.import_module(name)
-    except ImportError as e:
-        raise XcvizError(f"a {name} census needs {name}, which does not import ({e})".splitlines()[0][:200],
-                         hint=EXTRA_HINT) from None
-
-
 def timm_names(pattern: str) -> list[str]:
-    return sorted(_import("timm").list_models(pattern))
+    return sorted(load("timm").list_models(pattern))
 
 
 def hf_model_types() -> list[str]:
     """The transformers model types AutoModel builds (a config alone is not a model)."""
-    _import("transformers")
+    load("transformers")
     from transformers.models.auto.modeling_auto import MODEL_MAPPING_NAMES
 
     return sorted(MODEL_MAPPING_NAMES)
@@ -100,13 +96,13 @@ def hf_names(pattern: str) -> list[str]:
 
 # ---- building one library model (in the worker) -----------------------------------------------------------
 def build_timm(name: str):
-    """(module, example args, kwargs, weights) for a timm model, random-initialised from timm's own config.
+    """(module, example args, kwargs, weights, config) for a timm model, random-initialised from timm's own config.
 
     Built on the meta device first; small models are built again with real random weights (what
     --validate runs), big ones stay on meta (shapes only: the analysis needs no values)."""
     import torch
 
-    timm = _import("timm")
+    timm = load("timm")
     with torch.device("meta"):
         model = timm.create_model(name, pretrained=False)
     weights = "meta"
@@ -119,7 +115,7 @@ def build_timm(name: str):
     device = "meta" if weights == "meta" else "cpu"
     torch.manual_seed(0)
     x = torch.randn((1, *shape), device=device) if device == "cpu" else torch.empty((1, *shape), device="meta")
-    return model.eval(), (x,), {}, weights
+    return model.eval(), (x,), {}, weights, "default"
 
 
 # sizes a transformers config is shrunk to (every attribute the config has among these names)
@@ -134,15 +130,16 @@ HF_SIZES = {"hidden_size": 64, "d_model": 64, "n_embd": 64, "dim": 64, "embed_di
             "qk_rope_head_dim": 8, "qk_nope_head_dim": 8, "v_head_dim": 16, "rotary_dim": 8}
 
 
-def shrink(config, depth: int = 0) -> None:
-    """Few layers and small widths, in place, and in every sub-config (a multimodal model's text and vision
-    parts): the architecture is kept, its size is not (a 7B config would allocate 28 GB)."""
+def shrink(config, depth: int = 0, widths: bool = True) -> None:
+    """Few layers and (with `widths`) small widths, in place, and in every sub-config (a multimodal model's text
+    and vision parts): the architecture is kept, its size is not (a 7B config would allocate 28 GB). A config
+    that refuses a value (Funnel's num_hidden_layers) raises: build_hf then tries the next candidate."""
     from transformers import PretrainedConfig
 
     for k in HF_LAYERS:
         if isinstance(getattr(config, k, None), int) and not isinstance(getattr(config, k), bool):
             setattr(config, k, min(getattr(config, k), 2))
-    for k, v in HF_SIZES.items():
+    for k, v in HF_SIZES.items() if widths else ():
         if k == "hidden_size" and isinstance(getattr(config, "hidden_sizes", None), list):
             continue   # a staged model (ConvNeXt, ResNet) derives it from hidden_sizes: the two must agree
         old = getattr(config, k, None)
@@ -153,27 +150,66 @@ def shrink(config, depth: int = 0) -> None:
         v = getattr(config, k, None)  # a token id past the shrunk vocabulary would fail the embedding
         if isinstance(vocab, int) and isinstance(v, int) and v >= vocab:
             setattr(config, k, vocab - 1)
-    for k in ("use_cache", "output_attentions", "output_hidden_states"):
-        if hasattr(config, k):
-            setattr(config, k, False)
+    quiet(config)
     if depth < 2:
         for k in sorted(vars(config)):
             v = getattr(config, k)
             if isinstance(v, PretrainedConfig):
-                shrink(v, depth + 1)
+                shrink(v, depth + 1, widths)
+
+
+def quiet(config) -> None:
+    """No cache, attentions or hidden states among the outputs: the model's main computation alone."""
+    for k in ("use_cache", "output_attentions", "output_hidden_states"):
+        if hasattr(config, k):
+            setattr(config, k, False)
+
+
+# the configs build_hf tries, in order: shrunk, layers shrunk (widths as the library sets them), the library's
+# own default (when it is small enough to build with real weights)
+HF_CONFIGS = ("shrunk", "layers shrunk", "default")
+HF_DEFAULT_PARAMS = 400_000_000
 
 
 def build_hf(model_type: str):
-    """(module, args, kwargs, weights): transformers' default config for the type, shrunk, randomly
-    initialised by AutoModel.from_config (nothing is downloaded), with example inputs for its main input."""
+    """(module, args, kwargs, weights, config): transformers' config for the type, randomly initialised by
+    AutoModel.from_config (nothing is downloaded), with example inputs for its main input. The config is the
+    first of HF_CONFIGS whose model builds and runs its example inputs eagerly, so that a config the shrinking
+    broke (ConvNeXt's stages, Swin's windows, Reformer's axial embeddings, Funnel's blocks) is never blamed on
+    torch.export; when none does, the default config's failure is the error (stage create)."""
+    import copy
+
     import torch
 
-    transformers = _import("transformers")
-    config = transformers.AutoConfig.for_model(model_type)
-    shrink(config)
-    torch.manual_seed(0)
-    model = transformers.AutoModel.from_config(config).eval()
-    return model, (), hf_inputs(model, config), "random"
+    transformers = load("transformers")
+    default = transformers.AutoConfig.for_model(model_type)
+    failures: list[str] = []
+    for how in HF_CONFIGS:
+        config = copy.deepcopy(default)
+        try:
+            if how == "default":
+                quiet(config)
+                with torch.device("meta"):
+                    size = sum(p.numel() for p in transformers.AutoModel.from_config(config).parameters())
+                if size > HF_DEFAULT_PARAMS:
+                    failures.append(f"default: {size / 1e6:.0f} M parameters, too many to build with weights")
+                    continue
+            else:
+                shrink(config, widths=how == "shrunk")
+            torch.manual_seed(0)
+            model = transformers.AutoModel.from_config(config).eval()
+            kwargs = hf_inputs(model, config)
+            with torch.no_grad():
+                model(**kwargs)
+        except XcvizError:
+            raise
+        except Exception as e:  # noqa: BLE001 - a config this architecture does not accept: the next one
+            if import_failure(e, "transformers"):
+                raise LibraryUnavailable(import_failure(e, "transformers")) from None
+            failures.append(f"{how}: {type(e).__name__}: {(str(e).strip().splitlines() or [''])[0][:160]}")
+            continue
+        return model, (), kwargs, "random", how
+    raise XcvizError(f"no config of {model_type} builds and runs ({'; '.join(failures)})"[:400])
 
 
 def hf_inputs(model, config) -> dict:

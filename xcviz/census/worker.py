@@ -1,14 +1,13 @@
 """One model of a census, in a worker process: build, torch.export in-process, from_torch, analyse, what-if, row."""
 from __future__ import annotations
 
-import ctypes
-import threading
 import time
 from collections import Counter
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 
 from ..errors import XcvizError
+from .libraries import LibraryUnavailable, import_failure
 from .sources import Task
 
 # the fallback codes that mean "XLA (as configured) does not compile this op"; the others (min-size, cycle,
@@ -27,41 +26,31 @@ class Settings:
     timeout_s: float | None = None
     threads: int = 1                              # torch and JAX threads per worker
     report_dir: str | None = None                 # write each model's `xcviz report` page here
+    stage_dir: str | None = None                  # where the pool finds the stage of a model it killed (census.pool)
 
 
-class ModelTimeout(BaseException):
-    """Raised inside the task's thread when its time is up (a BaseException: library code that catches
-    Exception must not swallow it)."""
+def stage_file(stage_dir: str, task: Task) -> str:
+    """The file a model's stage is kept in, under the pool's folder."""
+    import hashlib
+    import os
+
+    return os.path.join(stage_dir, hashlib.sha1(repr(task.key).encode()).hexdigest()[:16] + ".stage")
 
 
-@contextmanager
-def time_limit(seconds: float | None):
-    """Raise ModelTimeout in this thread after `seconds`: the exception is delivered at the next Python
-    bytecode (a long native call finishes first), which is what a worker thread of a process pool or of a
-    Dask worker allows (a signal would only reach the main thread)."""
-    if not seconds:
-        yield
-        return
-    ident = ctypes.c_ulong(threading.get_ident())
-    lock = threading.Lock()
-    done = [False]
+class Stage(list):
+    """The stage a model is at (`stage[0]`), also written to `path` as it changes: when the model's process is
+    killed at its timeout (census.pool), the row still says where."""
 
-    def fire() -> None:
-        with lock:
-            if not done[0]:
-                ctypes.pythonapi.PyThreadState_SetAsyncExc(ident, ctypes.py_object(ModelTimeout))
+    def __init__(self, first: str, path: str | None) -> None:
+        super().__init__([None])
+        self.path = path
+        self[0] = first
 
-    timer = threading.Timer(seconds, fire)
-    timer.daemon = True
-    timer.start()
-    try:
-        yield
-    finally:
-        with lock:
-            done[0] = True
-            timer.cancel()
-            # one fired as the block ended may still be pending: withdraw it, it must not hit the caller
-            ctypes.pythonapi.PyThreadState_SetAsyncExc(ident, None)
+    def __setitem__(self, i, value) -> None:
+        super().__setitem__(i, value)
+        if self.path:
+            with open(self.path, "w", encoding="utf-8") as f:
+                f.write(str(value))
 
 
 def census_one(task: Task, settings: Settings) -> dict:
@@ -72,12 +61,15 @@ def census_one(task: Task, settings: Settings) -> dict:
     _quiet()
     _threads(settings.threads)
     row = empty_row(task)
+    if task.unavailable:
+        return unavailable_row(task, task.unavailable)
     timings: dict[str, float] = {}
-    stage = ["load" if task.kind == "file" else "create"]
+    stage = Stage("load" if task.kind == "file" else "create",
+                  stage_file(settings.stage_dir, task) if settings.stage_dir else None)
     t_all = time.perf_counter()
     try:
-        with time_limit(settings.timeout_s), _silenced():
-            graph, row["weights"], row["params"] = _graph(task, settings, timings, stage)
+        with _silenced():   # (the time limit is the pool's: census.pool kills the process)
+            graph, row["weights"], row["params"], row["config"] = _graph(task, settings, timings, stage)
             stage[0] = "analyse"
             t = time.perf_counter()
             analysis = _analyse(task, graph, settings)
@@ -96,18 +88,26 @@ def census_one(task: Task, settings: Settings) -> dict:
                 model_report(task, analysis, checks, settings.report_dir)
                 timings["report_s"] = time.perf_counter() - t
         row["status"] = "ok"
-    except ModelTimeout:   # (a failed row holds no half-done analysis: empty_row again)
-        row = empty_row(task) | {"status": "timeout", "stage": stage[0],
-                                 "error": f"took longer than {settings.timeout_s:g} s (--timeout)"}
+    except LibraryUnavailable as e:
+        row = unavailable_row(task, str(e))
     except XcvizError as e:
         row = empty_row(task) | {"status": "error", "stage": stage[0], "error": _short(str(e))}
     except MemoryError:
         row = empty_row(task) | {"status": "error", "stage": stage[0], "error": "out of memory"}
     except Exception as e:  # noqa: BLE001 - one model's surprise must not stop a census of hundreds
-        row = empty_row(task) | {"status": "error", "stage": stage[0], "error": _short(f"{type(e).__name__}: {e}")}
+        # (a library the model's library imports lazily, as transformers imports torchvision for a vision model)
+        lazy = import_failure(e, "timm" if task.kind == "timm" else "transformers") if task.kind != "file" else None
+        row = unavailable_row(task, lazy) if lazy else \
+            empty_row(task) | {"status": "error", "stage": stage[0], "error": _short(f"{type(e).__name__}: {e}")}
     timings["total_s"] = time.perf_counter() - t_all
     row["timings"] = {k: round(v, 3) for k, v in sorted(timings.items())}
     return row
+
+
+def unavailable_row(task: Task, message: str) -> dict:
+    """The row of a model whose library (or one it imports) does not import: stage "import", the one line
+    naming the library and the fix."""
+    return empty_row(task) | {"status": "error", "stage": "import", "error": _short(message)}
 
 
 def empty_row(task: Task) -> dict:
@@ -115,7 +115,7 @@ def empty_row(task: Task) -> dict:
             "nodes": None, "coverage": None, "coverage_flops": None, "clusters": None, "cluster_sizes": [],
             "fallback_ops": {}, "blocking_ops": {}, "fallback_reasons": [], "est_speedup": None,
             "boundary_bytes": None, "what_if": {}, "measured_speedup": None, "validation": None,
-            "weights": None, "params": None, "error": None, "timings": {}}
+            "weights": None, "params": None, "config": None, "error": None, "timings": {}}
 
 
 def _short(message: str) -> str:
@@ -178,7 +178,8 @@ def _threads(n: int) -> None:
 
 
 def _graph(task: Task, settings: Settings, timings: dict, stage: list[str]):
-    """(graph, weights kind, parameter count): a file through xcviz's loaders; a library model exported here,
+    """(graph, weights kind, parameter count, config: which of the library's configs was built; see
+    sources.build_hf): a file through xcviz's loaders; a library model exported here,
     in this process, and handed to from_torch as the ExportedProgram (no file, no pickle)."""
     from ..pipeline import AnalysisOptions, load_graph
 
@@ -186,14 +187,14 @@ def _graph(task: Task, settings: Settings, timings: dict, stage: list[str]):
         t = time.perf_counter()
         graph = load_graph(task.ref, AnalysisOptions(**settings.options))
         timings["load_s"] = time.perf_counter() - t
-        return graph, "file", None
+        return graph, "file", None, None
     import torch
 
     from ..loaders.torch_export import from_torch
     from .sources import build_hf, build_timm
 
     t = time.perf_counter()
-    model, args, kwargs, weights = (build_timm if task.kind == "timm" else build_hf)(task.ref)
+    model, args, kwargs, weights, config = (build_timm if task.kind == "timm" else build_hf)(task.ref)
     params = sum(p.numel() for p in model.parameters())
     timings["create_s"] = time.perf_counter() - t
     t = time.perf_counter()
@@ -210,7 +211,7 @@ def _graph(task: Task, settings: Settings, timings: dict, stage: list[str]):
 
     graph = relabel(from_torch(ep, dims=dict(settings.options.get("dims") or {})), name=task.model)
     timings["convert_s"] = time.perf_counter() - t
-    return graph, weights, params
+    return graph, weights, params, config
 
 
 def _analyse(task: Task, graph, settings: Settings):

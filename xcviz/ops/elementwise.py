@@ -76,12 +76,14 @@ op("softplus", "Softplus", **unary, flops=r.output_flops(4), impl=lambda xp, a, 
 op("leaky_relu", "LeakyRelu", **unary, attrs={"alpha": 0.01}, flops=r.output_flops(2),
    impl=lambda xp, a, x: xp.where(x < 0, x * lit(x, a.get("alpha", 0.01)), x))
 op("elu", "Elu", **unary, attrs={"alpha": 1.0}, flops=r.output_flops(4),
-   impl=lambda xp, a, x: xp.where(x < 0, lit(x, a.get("alpha", 1.0)) * (xp.exp(x) - lit(x, 1)), x))
+   impl=lambda xp, a, x: xp.where(x < 0, lit(x, a.get("alpha", 1.0)) * xp.expm1(x), x))  # expm1: exact near 0
 op("hard_sigmoid", "HardSigmoid", **unary, attrs={"alpha": 0.2, "beta": 0.5}, flops=r.output_flops(3),
    impl=lambda xp, a, x: xp.clip(x * lit(x, a.get("alpha", 0.2)) + lit(x, a.get("beta", 0.5)), lit(x, 0), lit(x, 1)))
 op("hard_swish", "HardSwish", **unary, flops=r.output_flops(4),
    impl=lambda xp, a, x: x * xp.clip(x / lit(x, 6) + lit(x, 0.5), lit(x, 0), lit(x, 1)))
-op("silu", "Swish", "swish", **unary, flops=r.output_flops(5), impl=lambda xp, a, x: x * _sigmoid(xp, x))
+op("silu", "Swish", "swish", **unary, flops=r.output_flops(5), attrs={"alpha": 1.0},
+   impl=lambda xp, a, x: x * _sigmoid(xp, x if float(a.get("alpha", 1.0)) == 1.0 else x * float(a["alpha"])),
+   doc="x * sigmoid(alpha x): torch's SiLU (alpha 1) and ONNX's Swish (opset 24, attribute alpha)")
 op("tan", "Tan", **unary, flops=r.output_flops(4), impl=lambda xp, a, x: xp.tan(x))
 op("asin", "Asin", **unary, flops=r.output_flops(4), impl=lambda xp, a, x: xp.arcsin(x))
 op("acos", "Acos", **unary, flops=r.output_flops(4), impl=lambda xp, a, x: xp.arccos(x))

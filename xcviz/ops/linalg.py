@@ -60,7 +60,9 @@ def matmul(xp, a, x, y):
         x = _swap(x)
     if a.get("transpose_b") or a.get("adj_y"):
         y = _swap(y)
-    return xp.matmul(x, y)
+    out = xp.matmul(x, y)
+    # NumPy multiplies bfloat16 (ml_dtypes) in float32 and hands float32 back: the product keeps its operands' type
+    return out.astype(x.dtype) if x.dtype == y.dtype and out.dtype != x.dtype else out
 
 
 op("matmul", "MatMul", "BatchMatMul", "BatchMatMulV2", infer=infer_matmul, flops=matmul_flops,

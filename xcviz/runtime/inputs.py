@@ -91,7 +91,7 @@ def _typed_bytes(name: str, t: TensorType, arr: np.ndarray, where: str | None) -
     if want is None or want.itemsize != arr.dtype.itemsize:
         raise XcvizError(f"input {name!r} holds raw {arr.dtype.itemsize}-byte values, expected {t.dtype}", where=where,
                          hint="save it with ml_dtypes imported and xcviz's dtype (numpy.savez keeps the name then)")
-    return np.ascontiguousarray(arr).view(want)
+    return arr.copy(order="C").view(want)   # (np.ascontiguousarray would make a scalar an array of one)
 
 
 class Feeds(dict):

@@ -14,6 +14,7 @@ from typing import Callable, Protocol
 
 from ..errors import XcvizError
 from ..ir import Graph, format_ref
+from ..ops.ort_exactness import ort_inexact
 from .node import eval_node
 from .onnx_emit import Unmappable, subgraph_model
 
@@ -133,6 +134,10 @@ class OnnxRuntime:
     def prepare(self, graph, members, entries, exits, values):
         import onnxruntime as ort
 
+        for i in members:
+            why = ort_inexact(graph.nodes[i])
+            if why:
+                raise Unmappable(why)
         model, feeds, outs = subgraph_model(graph, members, entries, exits, values)
         try:
             sess = ort.InferenceSession(model.SerializeToString(), self.session_options(),

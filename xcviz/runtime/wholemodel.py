@@ -15,7 +15,7 @@ import numpy as np
 
 from ..ir import Graph, format_ref, parse_ref
 from ..ops.values import Seq
-from .jit import cluster_specs
+from .jit import baked_entries, cluster_specs
 from .measure import interleaved, median_ms
 from .hybrid_bodies import run_control
 from .native import NativeRuntime, prepare_or_numpy, runtime_named
@@ -139,8 +139,12 @@ class Hybrid:
                     continue
                 fed = resident(graph, spec, {r: env[r] for r in spec.entries})
                 params = {r: v for r, v in fed.items() if v is not env[r]}   # resident on the device
-                self.steps.append((kind, spec, (comp, params)))
-        self.graph = graph
+                # an entry compiled in as a value that is no parameter (a loop body's iteration number reaching
+                # a Slice's start) can change from run to run: the executable is looked up by its value each run
+                varying = sorted(r for r in baked_entries(graph, spec) if r not in params)
+                host = {r: env[r] for r in params} if varying else {}   # the key's values: NumPy, not the device's
+                self.steps.append((kind, spec, (comp, params, varying, host)))
+        self.graph, self.cache = graph, cache
 
     def runtimes(self) -> tuple[dict, list]:
         """(runtime name -> segments it ran, the reasons parts fell back), the segments of the bodies run so
@@ -172,11 +176,18 @@ class Hybrid:
                     env[format_ref(fn.name, k)] = v
                 continue
             else:
-                comp, params = fn
+                comp, params, varying, host = fn
+                if varying:
+                    comp, _ = self.cache.get(self.graph, spec, {r: _host(host.get(r, env.get(r))) for r in spec.entries})
                 outs = comp({r: params.get(r, env.get(r)) for r in spec.entries}, spec)
             for r, v in zip(spec.exits, outs):
                 env[r] = v
         return {r: env[r] for r in self.graph.outputs}
+
+
+def _host(v):
+    """A value as the compile cache keys it: a device array (an earlier cluster's output) copied to NumPy."""
+    return v if isinstance(v, (np.ndarray, np.generic)) or not hasattr(v, "__array__") else np.asarray(v)
 
 
 def time_model(graph: Graph, clustering, rt: NativeRuntime, env: dict, cache, repeats: int | None,
