@@ -45,7 +45,8 @@ def sample() -> list[tuple[str, list[str]]]:
     paths += sorted(glob.glob(d("tests", "data", "tf_keras", "*_lowered.pb")))
     out = [(p, []) for p in paths]
     # with their inputs bound (--inputs): static shapes, so the times are numbers rather than unknown
-    out += [(p, ["--inputs", p[:-len(".onnx")] + ".inputs.npz"]) for p in sorted(glob.glob(d("tests", "data", "exports", "*.onnx")))]
+    exports = sorted(glob.glob(d("tests", "data", "exports", "*.onnx")))
+    out += [(p, ["--inputs", p[:-len(".onnx")] + ".inputs.npz"]) for p in exports]
     out.append((d("tests", "data", "tf_keras", "shape_chain_savedmodel"), []))
     return out
 
