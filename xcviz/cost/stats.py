@@ -11,6 +11,7 @@
 The model decides only how seconds are put on work (steps 2, 6, 7); every count is the same for both."""
 from __future__ import annotations
 
+import functools
 from dataclasses import dataclass
 
 import numpy as np
@@ -36,6 +37,7 @@ __all__ = ["compute_stats", "cost_model"]
 
 
 def compute_stats(graph: Graph, clustering, hw: Hardware) -> Stats:
+    """The estimate of a clustering of a graph on a hardware profile."""
     if len(graph.nodes) >= BIG_GRAPH_NODES:   # (xcviz.memory)
         keep_freed_memory()
     with gc_paused():
@@ -63,79 +65,37 @@ def _compute_stats(graph: Graph, clustering, hw: Hardware) -> Stats:
     flat = CostView(graph)
     nodes = flat.nodes  # each made on request: the model reads the graph's columns
     n = len(nodes)
+    # 1-2. each node's FLOPs and bytes, and its native time under the profile's model
     costs, runs_unknown = node_costs(graph, flat)
     model = cost_model(hw, graph, nodes, costs.representatives)
-    time = model.node_times(costs)
+    node_time = model.node_times(costs)
     key_flops = [f or 0 for f, _, _ in costs.key_costs]   # FLOPs an op cannot state count as 0
     flops = exact_ints(key_flops, n)[costs.key_of]
     python_flops = not all(type(f) is int for f in key_flops)  # floats: add them in the order sum() did
-
     cluster_of, members, sizes = clustering.arrays()
     nc = len(sizes)  # (clustering.clusters, 10^6 members as lists, is made only where a cluster's details are read)
-    in_cluster = cluster_of >= 0
-    if python_flops:
-        flops_list = flops.tolist()
-        cluster_flops = np.array([sum([flops_list[v] for v in m]) for m in clustering.clusters] + [None], object)[:-1]
-    else:
-        cluster_flops = run_totals(flops[members], sizes)
-    unfused = seq_sums(time[members], sizes)   # over each cluster's members, in the clustering's order
-
+    cluster_flops = per_cluster_flops(flops, python_flops, clustering, members, sizes)
+    # 3. what crosses each cluster's boundary
     edges = Boundary(graph, flat, cluster_of)
     io = cluster_io(edges, nc)
-    handoffs, n_handoffs = edges.handoffs(nc)
-    # clusters whose values depend on no runtime input fold to constants, natively and under XLA alike: their
-    # members cost nothing on either side, and they claim no speedup (params.constant_clusters)
+    # 4. the clusters that fold to constants, and the hand-offs left
     constant = constant_clusters(flat, cluster_of, nc, io.into, edges.param, edges.known, edges.dst_pos)
-    folded_nodes = np.concatenate((constant, [False]))[cluster_of] if constant.any() else None
-    if folded_nodes is not None:
-        n_handoffs = max(0, n_handoffs - int(handoffs[constant].sum()))
-        handoffs = np.where(constant, 0, handoffs)
-
+    handoffs, n_handoffs = live_handoffs(edges, constant)
+    # 5. XLA's kernels per cluster, and the bytes they move
     work = xla_work(graph, flat, edges, io, costs, cluster_of, cluster_flops, (members, sizes), hw)
-    fused = model.fused_times(costs, work)
-    total = fused + hw.sync_overhead * handoffs.astype(np.float64)
-    with np.errstate(all="ignore"):  # entries with an unknown part are dropped below
-        speedup = unfused / total
-    has_speedup = work.known & ~np.isnan(unfused) & (total > 0) & ~constant
-    known_fused = work.known
-    if folded_nodes is not None:   # folded at compile time: no time in the hybrid run, none natively
-        fused = np.where(constant, 0.0, fused)
-        known_fused = known_fused | constant
-        time = np.where(folded_nodes, 0.0, time)
-
-    before, after = model_times(time, fused, known_fused, in_cluster, runs_unknown, hw.sync_overhead * n_handoffs)
+    # 6. per cluster: its time under XLA, natively, and the speedup
+    est = cluster_estimate(model, costs, work, node_time, (members, sizes), handoffs, constant, hw.sync_overhead)
+    # 7. the whole model, natively and in the hybrid run
+    in_cluster = cluster_of >= 0
+    before, after = model_times(est.node_time, est.fused, est.known, in_cluster, runs_unknown,
+                                hw.sync_overhead * n_handoffs)
     before, after = model.whole_model(before, after, bool((~in_cluster).any()))
-
+    # 8. the totals, and the Stats (each cluster's details made when read)
     clustered = int(in_cluster.sum())
     fallback = n - clustered
-    if python_flops:
-        flops_list = flops.tolist()
-        total_flops = sum(flops_list)
-        clustered_flops = sum([f for f, c in zip(flops_list, clustering.cluster_of) if c >= 0])
-    else:   # (the clusters' sums: exact integers)
-        total_flops, clustered_flops = int(flops.sum()), int(cluster_flops.sum())
-    param = edges.param
-    boundary_bytes = int(edges.bytes.sum()) if edges.known.all() else None  # exact integers, any order
-    param_bytes = int(edges.bytes[param].sum()) if edges.known[param].all() else None
-    if boundary_bytes is not None:  # (the rest of the total: no pass over the activation edges)
-        activation_bytes = boundary_bytes - param_bytes
-    else:
-        activation_bytes = int(edges.bytes[~param].sum()) if edges.known[~param].all() else None
-
-    def columns() -> dict[str, list]:
-        """The per-cluster numbers of ClusterCost, as lists (made when a cluster's details are first read)."""
-        reps = costs.representatives
-        zero = np.array([_zero_op(nodes[j].op, nodes[j].known) for j in reps], bool)[costs.key_of]
-        cols = dict(
-            boundary_bytes_in=np.where(io.known_in, io.bytes_in, None),
-            boundary_bytes_out=np.where(io.known_out, io.bytes_out, None),
-            parameter_bytes_in=np.where(io.known_in, io.parameter_bytes_in, None),
-            flops=cluster_flops, effective_size=sizes - run_totals(zero[members].astype(np.int64), sizes),
-            time_unfused=np.where(np.isnan(unfused), None, np.where(sizes > 0, unfused.astype(object), 0)),
-            time_fused=np.where(known_fused, fused, None), kernels=work.kernels,
-            speedup_estimate=np.where(has_speedup, speedup, None), constant=constant)
-        return {key: a.tolist() for key, a in cols.items()}
-
+    total_flops, clustered_flops = flop_totals(flops, python_flops, clustering, cluster_flops)
+    boundary_bytes, param_bytes, activation_bytes = byte_totals(edges)
+    columns = functools.partial(cluster_columns, nodes, costs, io, work, est, cluster_flops, (members, sizes), constant)
     unknown_flops = np.array([f is None for f, _, _ in costs.key_costs] + [False], bool)[:-1][costs.key_of]
     return Stats(
         nodes=n, clustered_nodes=clustered, coverage=clustered / n if n else 0.0,
@@ -168,6 +128,15 @@ def node_costs(graph: Graph, flat: CostView) -> tuple[NodeCosts, bool]:
     return NodeCosts(key_of, reps, key_costs, loops), runs_unknown
 
 
+def per_cluster_flops(flops: np.ndarray, python_flops: bool, clustering, members: np.ndarray, sizes: np.ndarray
+                      ) -> np.ndarray:
+    """Per cluster, its members' FLOPs: exact integers, or floats added in member order as sum() adds them."""
+    if python_flops:
+        flops_list = flops.tolist()
+        return np.array([sum([flops_list[v] for v in m]) for m in clustering.clusters] + [None], object)[:-1]
+    return run_totals(flops[members], sizes)
+
+
 def cluster_io(edges: Boundary, nc: int) -> ClusterIO:
     """Per cluster, the bytes of its boundary edges in and out, and whether they are known."""
     into, out_of = edges.dst_cluster >= 0, edges.src_cluster >= 0
@@ -179,6 +148,16 @@ def cluster_io(edges: Boundary, nc: int) -> ClusterIO:
         bytes_in=seg_total(edges.bytes[into], edges.dst_cluster[into], nc),
         bytes_out=seg_total(edges.bytes[out_of], edges.src_cluster[out_of], nc),
         parameter_bytes_in=seg_total(edges.bytes[par], edges.dst_cluster[par], nc))
+
+
+def live_handoffs(edges: Boundary, constant: np.ndarray) -> tuple[np.ndarray, int]:
+    """The activation hand-offs per cluster and in all (Boundary.handoffs), less those of the constant
+    clusters: folded at compile time, they hand nothing over per call."""
+    handoffs, n_handoffs = edges.handoffs(len(constant))
+    if constant.any():
+        n_handoffs = max(0, n_handoffs - int(handoffs[constant].sum()))
+        handoffs = np.where(constant, 0, handoffs)
+    return handoffs, n_handoffs
 
 
 def xla_work(graph: Graph, flat: CostView, edges: Boundary, io: ClusterIO, costs: NodeCosts, cluster_of: np.ndarray,
@@ -196,6 +175,38 @@ def xla_work(graph: Graph, flat: CostView, edges: Boundary, io: ClusterIO, costs
     return ClusterWork(cluster_of, known, cluster_flops, bytes_time, kernels, per_node, written, exits, wbytes)
 
 
+@dataclass(frozen=True)
+class ClusterEstimate:
+    """Per cluster, its time natively and under XLA; and per node its native time, a folded node's 0."""
+    unfused: np.ndarray         # native time, its members' added in member order (NaN: unknown)
+    fused: np.ndarray           # XLA's time for one call (a constant cluster's: 0)
+    known: np.ndarray           # whether `fused` is known
+    speedup: np.ndarray         # unfused / (fused + hand-offs)
+    has_speedup: np.ndarray     # whether `speedup` is claimed (known, positive, not a constant cluster)
+    node_time: np.ndarray
+
+
+def cluster_estimate(model: CostModel, costs: NodeCosts, work: ClusterWork, node_time: np.ndarray,
+                     runs: tuple[np.ndarray, np.ndarray], handoffs: np.ndarray, constant: np.ndarray,
+                     sync_overhead: float) -> ClusterEstimate:
+    """Each cluster's time natively and under XLA (the model's), with its hand-offs, and its speedup. Clusters
+    whose values depend on no runtime input fold to constants, natively and under XLA alike: their members
+    cost nothing on either side, and they claim no speedup (params.constant_clusters)."""
+    members, sizes = runs
+    unfused = seq_sums(node_time[members], sizes)
+    fused = model.fused_times(costs, work)
+    total = fused + sync_overhead * handoffs.astype(np.float64)
+    with np.errstate(all="ignore"):  # entries with an unknown part are not claimed (has_speedup)
+        speedup = unfused / total
+    has_speedup = work.known & ~np.isnan(unfused) & (total > 0) & ~constant
+    known = work.known
+    if constant.any():   # folded at compile time: no time in the hybrid run, none natively
+        fused = np.where(constant, 0.0, fused)
+        known = known | constant
+        node_time = np.where(np.concatenate((constant, [False]))[work.cluster_of], 0.0, node_time)
+    return ClusterEstimate(unfused, fused, known, speedup, has_speedup, node_time)
+
+
 def model_times(time: np.ndarray, fused: np.ndarray, known_fused: np.ndarray, in_cluster: np.ndarray,
                 runs_unknown: bool, sync: float) -> tuple[float | None, float | None]:
     """The model's time natively (every node's) and in the hybrid run (the clusters', the fallback's and the
@@ -211,6 +222,42 @@ def model_times(time: np.ndarray, fused: np.ndarray, known_fused: np.ndarray, in
     if fused_total is not None and fallback_time is not None:
         after = fused_total + fallback_time + sync
     return before, after
+
+
+def flop_totals(flops: np.ndarray, python_flops: bool, clustering, cluster_flops: np.ndarray) -> tuple:
+    """The FLOPs of every node, and of the clustered ones."""
+    if python_flops:
+        flops_list = flops.tolist()
+        return sum(flops_list), sum([f for f, c in zip(flops_list, clustering.cluster_of) if c >= 0])
+    return int(flops.sum()), int(cluster_flops.sum())   # (the clusters' sums: exact integers)
+
+
+def byte_totals(edges: Boundary) -> tuple[int | None, int | None, int | None]:
+    """The boundary bytes D: in all, of parameters (resident), of activations (handed over per call); None
+    where an edge's size is unknown. Exact integers, any order."""
+    param = edges.param
+    boundary_bytes = int(edges.bytes.sum()) if edges.known.all() else None
+    param_bytes = int(edges.bytes[param].sum()) if edges.known[param].all() else None
+    if boundary_bytes is not None:  # (the rest of the total: no pass over the activation edges)
+        return boundary_bytes, param_bytes, boundary_bytes - param_bytes
+    return boundary_bytes, param_bytes, int(edges.bytes[~param].sum()) if edges.known[~param].all() else None
+
+
+def cluster_columns(nodes, costs: NodeCosts, io: ClusterIO, work: ClusterWork, est: ClusterEstimate,
+                    cluster_flops: np.ndarray, runs: tuple[np.ndarray, np.ndarray], constant: np.ndarray
+                    ) -> dict[str, list]:
+    """The per-cluster numbers of ClusterCost, as lists (made when a cluster's details are first read)."""
+    members, sizes = runs
+    zero = np.array([_zero_op(nodes[j].op, nodes[j].known) for j in costs.representatives], bool)[costs.key_of]
+    columns = dict(
+        boundary_bytes_in=np.where(io.known_in, io.bytes_in, None),
+        boundary_bytes_out=np.where(io.known_out, io.bytes_out, None),
+        parameter_bytes_in=np.where(io.known_in, io.parameter_bytes_in, None),
+        flops=cluster_flops, effective_size=sizes - run_totals(zero[members].astype(np.int64), sizes),
+        time_unfused=np.where(np.isnan(est.unfused), None, np.where(sizes > 0, est.unfused.astype(object), 0)),
+        time_fused=np.where(est.known, est.fused, None), kernels=work.kernels,
+        speedup_estimate=np.where(est.has_speedup, est.speedup, None), constant=constant)
+    return {key: a.tolist() for key, a in columns.items()}
 
 
 def written_bytes(key_costs: list[tuple], key_of: np.ndarray) -> np.ndarray:
