@@ -8,8 +8,8 @@ import yaml
 from xcviz.ir import bind_dims
 from xcviz.clustering import ClusterOptions, run_clustering
 from xcviz.cost import compute_stats, hardware_names, load_hardware
+from xcviz.cost.calibrated import node_class
 from xcviz.cost.classes import CLASS_KEYS, CLASSES, op_class
-from xcviz.cost.stats import node_class
 from xcviz.errors import XcvizError
 from xcviz.pipeline import load_file as load
 from tests.support.paths import ROOT

@@ -9,7 +9,7 @@ from xcviz import parse_graph
 from xcviz.clustering import ClusterOptions, run_clustering
 from xcviz.cost import compute_stats, load_hardware
 from xcviz.cost.classes import CLASSES, NARROW, op_class, xla_scale
-from xcviz.cost.stats import node_class
+from xcviz.cost.calibrated import node_class
 from xcviz.pipeline import load_file as load
 
 from tests.cost.test_classes import numbers, profile as _profile

@@ -60,10 +60,10 @@ def _costs(graph, hw):
     flops = np.array([k[0] or 0 for k in per_key], np.float64)[sig]  # (FLOPs, bytes moved, bytes written)
     moved = np.array([k[1] or 0 for k in per_key], np.float64)[sig]
     cal = hw.calibrated
-    if cal:  # the calibrated per-class model of cost.stats (see the module docstring), per key then per node
+    if cal:  # the calibrated per-class model of cost.calibrated (see the module docstring), per key then per node
+        from ..cost.calibrated import node_class, node_xla_class, node_xla_scale
         from ..cost.classes import native_time
         from ..cost.fusion import K_LIB, op_kinds
-        from ..cost.stats import node_class, node_xla_class, node_xla_scale
 
         cls = [cal.classes[node_class(graph, graph.nodes[j])] for j in reps]
         kind, weight = op_kinds([graph.nodes[j].op if graph.nodes[j].known else "" for j in reps], hw.backend)

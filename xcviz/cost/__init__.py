@@ -15,7 +15,8 @@ same to the bit), and the ClusterCost and Edge objects only when read.
 Modules: hardware (profiles), results (what is returned), view (the graph's columns as costed edges),
 keys (one cost per distinct node key), control (Loop/If/Scan: their bodies' cost times their trips), sums
 (how numbers are added), boundary (edges and cluster details), params (which values are resident
-parameters), stats (compute_stats)."""
+parameters, which clusters are constant), model (the interface of a time model), roofline and calibrated
+(the two models), stats (compute_stats, as named steps)."""
 from __future__ import annotations
 
 from .hardware import PROFILE_KEYS, Hardware, hardware_for, hardware_names, load_hardware, program_runtime

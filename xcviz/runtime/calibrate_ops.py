@@ -135,7 +135,7 @@ def cost_of(graph, xla: bool = False) -> tuple[float, int]:
     """(FLOPs, bytes moved) of a graph's nodes, as the cost model counts them (`xla`: the FLOPs as XLA's
     kernels work them, cost.classes.xla_scale)."""
     from ..cost.keys import cost_keys, costs_per_key
-    from ..cost.stats import node_xla_scale
+    from ..cost.calibrated import node_xla_scale
     from ..cost.view import CostView
 
     flat = CostView(graph)

@@ -1,0 +1,125 @@
+"""The calibrated cost model (cost.model's interface): the per-op-class numbers `xcviz calibrate` measures
+(cost.classes), used where a profile has them.
+
+Natively, op by op: each op's class costs a fixed overhead, a FLOP rate and the native bandwidth
+(classes.native_time); a constant costs nothing (the runtime holds it from the start); a loop's body ops are
+each dispatched every iteration. Under XLA, per cluster: the call, a launch per kernel (a library call's
+layout copies as loop kernels), each member's FLOPs at its class's XLA rate, its bytes at the bandwidth, the
+page faults of large fresh buffers, and a loop body's kernels launched every time round. A runtime with
+sessions (onnxruntime) adds one call per model natively, and one in the hybrid run when anything falls back."""
+from __future__ import annotations
+
+import numpy as np
+
+from ..ir import Graph
+from .classes import CONVS, FRESH_BYTES, LIBRARY_CLASSES, Calibrated, native_time, op_class, xla_class, xla_scale
+from .model import ClusterWork, NodeCosts, per_node
+from .params import CONSTANT_OPS
+
+
+class CalibratedModel:
+    def __init__(self, cal: Calibrated, graph: Graph, nodes, representatives: list[int]):
+        self.cal, self.graph, self.nodes = cal, graph, nodes
+        self.representatives = representatives
+        self.key_names = [node_class(graph, nodes[j]) for j in representatives]   # per key, its op class
+        self.key_class = [cal.classes[c] for c in self.key_names]
+        # a constant is a tensor the native runtime holds from the start (onnxruntime makes it an
+        # initializer), not an op it runs
+        self.held = [nodes[j].known and nodes[j].op in CONSTANT_OPS for j in representatives]
+
+    def op_time(self, k: int, flops, nbytes) -> float | None:
+        """The native runtime's time for one op of key k: its fixed cost, its rate, the bytes it moves."""
+        if nbytes is None:
+            return None
+        return 0.0 if self.held[k] else native_time(self.key_class[k], self.cal, flops or 0, nbytes)
+
+    def node_times(self, costs: NodeCosts) -> np.ndarray:
+        time = per_node([self.op_time(k, f, b) for k, (f, b, _) in enumerate(costs.key_costs)], costs.key_of)
+        dispatch = self.cal.classes["free"].native_overhead
+        for j, runs in costs.loops.items():   # the body ops a loop runs, every iteration (cost.control); a
+            time[j] += runs[-1] * dispatch   # recurrence says its native calls apart (cost_facts.STEP_COSTS)
+        return time
+
+    def fused_times(self, costs: NodeCosts, work: ClusterWork) -> np.ndarray:
+        cal, known, nc = self.cal, work.known, work.count
+        scale = [node_xla_scale(self.graph, self.nodes[j]) for j in self.representatives]
+        fused = np.full(nc, np.nan)
+        xla_names = [node_xla_class(self.graph, self.nodes[j]) for j in self.representatives]  # (a linear resize: a dot)
+        fused[known] = xla_compute(cal, xla_names, costs.key_costs, costs.key_of, work.kernels_per_node,
+                                   work.cluster_of, nc, scale)[known] + work.bytes_time
+        if cal.page_fault_bandwidth:
+            fresh = _union(work.written, work.exits, len(work.cluster_of))
+            fused[known] += page_faults(cal, work.written_bytes, fresh, work.cluster_of, nc)[known]
+        launch = cal.classes["elementwise"].xla_launch
+        for j, (_, ops, *_) in costs.loops.items():   # XLA launches the body's kernels every time round its loop
+            c = work.cluster_of[j]
+            if c >= 0:
+                fused[c] += ops * launch
+        return fused
+
+    def whole_model(self, before, after, any_fallback):
+        session = self.cal.session_overhead
+        if session and before is not None:
+            # one call for the whole model natively, one per fallback segment in the hybrid run (counted as
+            # one: the segments are not known here)
+            before += session
+            after = None if after is None else after + session * any_fallback
+        return before, after
+
+
+def node_class(graph: Graph, node) -> str:
+    """The op class (cost.classes) a node is costed with."""
+    return op_class(node.op, node.attrs, _weight(graph, node)) if node.known else "elementwise"
+
+
+def node_xla_scale(graph: Graph, node) -> float:
+    """XLA's work per FLOP of a node (cost.classes.xla_scale)."""
+    if not node.known:
+        return 1.0
+    shapes = None
+    if node.op == "resize" and node.inputs and node.inputs[0]:
+        shapes = (graph.tensor_type(node.inputs[0]).shape, graph.tensor_type(node.name).shape)
+    return xla_scale(node.op, node.attrs, _weight(graph, node), shapes)
+
+
+def node_xla_class(graph: Graph, node) -> str:
+    """The op class of a node's XLA numbers (cost.classes.xla_class)."""
+    return xla_class(node.op, node.attrs, _weight(graph, node)) if node.known else "elementwise"
+
+
+def _weight(graph: Graph, node) -> tuple | None:
+    return graph.tensor_type(node.inputs[1]).shape if node.op in CONVS and len(node.inputs) > 1 and node.inputs[1] \
+        else None
+
+
+def xla_compute(cal: Calibrated, key_names: list[str], key_costs: list[tuple], key_of: np.ndarray,
+                kernels_per_node: np.ndarray, cluster_of: np.ndarray, nc: int, key_scale: list[float]) -> np.ndarray:
+    """Per cluster, XLA's time less its bytes: the call, a launch per kernel (a convolution's or a dot's layout
+    copies as loop kernels) and each member's FLOPs at its class's rate (cost.classes)."""
+    loop = cal.classes["elementwise"].xla_launch
+    key_class = [cal.classes[c] for c in key_names]
+    launch_k = np.array([c.xla_launch for c in key_class] + [0.0])[:-1][key_of]
+    library_k = np.array([c in LIBRARY_CLASSES for c in key_names] + [False])[:-1][key_of]
+    compute_k = np.array([(f or 0) * k / c.xla_flops for c, (f, _, _), k in zip(key_class, key_costs, key_scale)]
+                         + [0.0])[:-1][key_of]
+    launch = np.where(kernels_per_node > 0, launch_k + np.where(library_k, (kernels_per_node - 1) * loop, 0.0), 0.0)
+    inside = cluster_of >= 0
+    per_cluster = np.bincount(cluster_of[inside], weights=(launch + compute_k)[inside], minlength=nc)
+    return cal.call_overhead + per_cluster
+
+
+def page_faults(cal: Calibrated, written_bytes: np.ndarray, written: np.ndarray, cluster_of: np.ndarray,
+                nc: int) -> np.ndarray:
+    """Per cluster, the page faults of the values XLA writes per call (`written`: member positions) that are
+    larger than FRESH_BYTES: the allocator maps each fresh on every call (cost.classes)."""
+    size = written_bytes[written].astype(np.float64)
+    big = size > FRESH_BYTES
+    return np.bincount(cluster_of[written[big]], weights=size[big], minlength=nc) / cal.page_fault_bandwidth
+
+
+def _union(a: np.ndarray, b: np.ndarray, n: int) -> np.ndarray:
+    """The sorted distinct positions in a and b (np.union1d hashes, far slower on many values)."""
+    mask = np.zeros(n, bool)
+    mask[a] = True
+    mask[b] = True
+    return np.flatnonzero(mask)
