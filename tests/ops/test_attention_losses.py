@@ -27,6 +27,9 @@ def _reference(op_type, inputs, n_out, opset, **attrs):
 def _check(op_type, inputs, n_out, opset=25, **attrs):
     import jax
 
+    from xcviz.ops.arrays import jnp
+
+    jnp()  # 64-bit types on before jit reads the int64 inputs, as xcviz's runtime has them (else order-dependent)
     want = _reference(op_type, inputs, n_out, opset, **attrs)
     opdef = REGISTRY.get(op_type)
     a = {**opdef.attrs, **attrs, "_num_outputs": n_out}
