@@ -60,7 +60,7 @@ def _compute_stats(graph: Graph, clustering, hw: Hardware) -> Stats:
     if cal:   # the body ops a loop runs: the native runtime dispatches each, every iteration (cost.control)
         at = np.flatnonzero(np.isin(sig, list(key_runs))) if key_runs else np.zeros(0, np.int64)
         loops = {j: key_runs[k] for j, k in zip(at.tolist(), sig[at].tolist())}
-        for j, r in loops.items():   # (a recurrence says its native calls apart: cost_facts.STEP_COSTS)
+        for j, r in loops.items():   # (a recurrence says its native calls apart: the entry's `steps` fact)
             time[j] += r[-1] * cal.classes["free"].native_overhead
     unknown = np.isnan(time)
     key_flops = [f or 0 for f, _, _ in key_costs]

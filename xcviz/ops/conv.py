@@ -9,8 +9,11 @@ import numpy as np
 from ..ir import Dim, TensorType
 from . import rules as r
 from .arrays import lit, present
-from .registry import REDUCTION, op
+from .registry import MEAN, REDUCTION, STRIDED_WINDOW, Entries, plus_groups
 from .rules import Ctx, ShapeError, fmt, numel
+
+OPS = Entries()  # this family's entries, in order (xcviz.ops.build_registry puts them in the table)
+op = OPS.op
 
 
 # ---- window arithmetic: once over symbolic shapes (rules), once over concrete ones (implementations)
@@ -146,7 +149,8 @@ def conv_jax(xp, a, x, w, b=None):
 
 op("conv2d", "Conv", "Conv2D", "conv", "convolution", infer=infer_conv, flops=conv_flops, min_inputs=2, max_inputs=3,
    attrs={"strides": None, "pads": None, "dilations": None, "group": 1, "auto_pad": "NOTSET"},
-   doc="N-d convolution, NCHW input and OIHW weight (ONNX Conv semantics)", impl=conv, jax_impl=conv_jax)
+   doc="N-d convolution, NCHW input and OIHW weight (ONNX Conv semantics)", impl=conv, jax_impl=conv_jax,
+   cost_class="conv", fusion="library")
 
 
 # ---- transposed convolution: a stride-1 conv over the input dilated by the strides ----------------------
@@ -239,7 +243,7 @@ op("conv_transpose", "ConvTranspose", infer=infer_conv_transpose,
           "output_padding": None, "output_shape": None},
    doc="N-d transposed convolution, NCHW input and (C, M/group, k...) weight: groups, output_padding, "
        "output_shape, auto_pad, dilations, strides (tf2xla: Conv2DBackpropInput, Conv3DBackpropInputV2)",
-   impl=conv_transpose, jax_impl=conv_transpose_jax)
+   impl=conv_transpose, jax_impl=conv_transpose_jax, cost_class="conv", fusion="library")
 
 
 # ---- pooling -------------------------------------------------------------------------------------
@@ -333,10 +337,11 @@ def avgpool(xp, a, x):
 
 op("maxpool", "MaxPool", "pool", "max_pool", "max_pool2d", infer=infer_pool, flops=pool_flops, min_inputs=1,
    max_inputs=1, num_outputs=None, attrs={"kernel_shape": None, "strides": None, "pads": None, "ceil_mode": 0},
-   doc="max pooling; `pool` (the seed's name) defaults to a 2x2 window with stride 2", impl=maxpool)
+   doc="max pooling; `pool` (the seed's name) defaults to a 2x2 window with stride 2", impl=maxpool,
+   cost_class="window", fusion="reduce", groups=STRIDED_WINDOW)
 op("avgpool", "AveragePool", "AvgPool", "avg_pool", infer=infer_pool, flops=pool_flops, min_inputs=1, max_inputs=1,
    attrs={"kernel_shape": None, "strides": None, "pads": None, "ceil_mode": 0, "count_include_pad": 0},
-   impl=avgpool)
+   impl=avgpool, cost_class="window", fusion="reduce", groups=STRIDED_WINDOW)
 
 
 # ---- global pooling ------------------------------------------------------------------------------
@@ -356,5 +361,5 @@ def global_pool(kind):
 
 
 gpool = dict(infer=infer_global_pool, flops=r.input_flops(1), min_inputs=1, max_inputs=1, groups=REDUCTION)
-op("global_avgpool", "GlobalAveragePool", **gpool, impl=global_pool("avg"))
-op("global_maxpool", "GlobalMaxPool", **gpool, impl=global_pool("max"))
+op("global_avgpool", "GlobalAveragePool", **plus_groups(gpool, MEAN), impl=global_pool("avg"), cost_class="reduce", fusion="reduce")
+op("global_maxpool", "GlobalMaxPool", **gpool, impl=global_pool("max"), cost_class="reduce", fusion="reduce")

@@ -5,8 +5,11 @@ import numpy as np
 
 from ..ir import TensorType
 from .arrays import Unsupported, present
-from .registry import op
+from .registry import Entries
 from .rules import Ctx, numel
+
+OPS = Entries()  # this family's entries, in order (xcviz.ops.build_registry puts them in the table)
+op = OPS.op
 
 
 def _text(v, default: str) -> str:

@@ -14,9 +14,12 @@ from ...ir import TensorType
 from .. import conv as onnx_conv
 from .. import rules as r
 from ..arrays import Unsupported
-from ..registry import op
+from ..registry import Entries
 from ..rules import Ctx, ShapeError
 from .kernels import xla_devices
+
+OPS = Entries()  # this family's entries, in order (xcviz.ops.build_registry puts them in the table)
+op = OPS.op
 
 
 def _mm_shape(a, b, ta: bool, tb: bool):
