@@ -361,5 +361,6 @@ def global_pool(kind):
 
 
 gpool = dict(infer=infer_global_pool, flops=r.input_flops(1), min_inputs=1, max_inputs=1, groups=REDUCTION)
-op("global_avgpool", "GlobalAveragePool", **plus_groups(gpool, MEAN), impl=global_pool("avg"), cost_class="reduce", fusion="reduce")
+op("global_avgpool", "GlobalAveragePool", **plus_groups(gpool, MEAN), impl=global_pool("avg"), cost_class="reduce",
+   fusion="reduce")
 op("global_maxpool", "GlobalMaxPool", **gpool, impl=global_pool("max"), cost_class="reduce", fusion="reduce")

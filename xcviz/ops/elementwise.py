@@ -58,16 +58,21 @@ unary = dict(groups=E, infer=r.same, min_inputs=1, max_inputs=1)
 op("relu", "Relu", **unary, flops=r.output_flops(1), doc="max(x, 0)", impl=lambda xp, a, x: xp.maximum(x, lit(x, 0)))
 op("relu6", "Relu6", **unary, flops=r.output_flops(2),
    impl=lambda xp, a, x: xp.minimum(xp.maximum(x, lit(x, 0)), lit(x, 6)))
-op("gelu", "Gelu", **plus_groups(unary, EXPENSIVE), attrs={"approximate": "none"}, flops=r.output_flops(8), doc="Gaussian error linear unit",
+op("gelu", "Gelu", **plus_groups(unary, EXPENSIVE), attrs={"approximate": "none"}, flops=r.output_flops(8),
+   doc="Gaussian error linear unit",
    impl=gelu)
-op("sigmoid", "Sigmoid", **plus_groups(unary, EXPENSIVE), flops=r.output_flops(4), impl=lambda xp, a, x: _sigmoid(xp, x))
+op("sigmoid", "Sigmoid", **plus_groups(unary, EXPENSIVE), flops=r.output_flops(4),
+   impl=lambda xp, a, x: _sigmoid(xp, x))
 op("tanh", "Tanh", **plus_groups(unary, EXPENSIVE), flops=r.output_flops(4), impl=lambda xp, a, x: xp.tanh(x))
 op("exp", "Exp", **plus_groups(unary, EXPENSIVE), flops=r.output_flops(4), impl=lambda xp, a, x: xp.exp(x))
-op("log", "Log", **plus_groups(unary, EXPENSIVE), flops=r.output_flops(4), positive_inputs=(0,), impl=lambda xp, a, x: xp.log(x))
-op("sqrt", "Sqrt", **plus_groups(unary, EXPENSIVE), flops=r.output_flops(2), positive_inputs=(0,), impl=lambda xp, a, x: xp.sqrt(x))
+op("log", "Log", **plus_groups(unary, EXPENSIVE), flops=r.output_flops(4), positive_inputs=(0,),
+   impl=lambda xp, a, x: xp.log(x))
+op("sqrt", "Sqrt", **plus_groups(unary, EXPENSIVE), flops=r.output_flops(2), positive_inputs=(0,),
+   impl=lambda xp, a, x: xp.sqrt(x))
 op("rsqrt", "Rsqrt", **plus_groups(unary, EXPENSIVE), flops=r.output_flops(2), positive_inputs=(0,),
    impl=lambda xp, a, x: lit(x, 1) / xp.sqrt(x))
-op("reciprocal", "Reciprocal", "Inv", **plus_groups(unary, EXPENSIVE), flops=r.output_flops(1), impl=lambda xp, a, x: lit(x, 1) / x)
+op("reciprocal", "Reciprocal", "Inv", **plus_groups(unary, EXPENSIVE), flops=r.output_flops(1),
+   impl=lambda xp, a, x: lit(x, 1) / x)
 op("neg", "Neg", **plus_groups(unary, VALUE_RULE), flops=r.output_flops(1), impl=lambda xp, a, x: -x)
 op("abs", "Abs", **plus_groups(unary, VALUE_RULE), flops=r.output_flops(1), impl=lambda xp, a, x: xp.abs(x))
 op("erf", "Erf", **plus_groups(unary, EXPENSIVE), flops=r.output_flops(8), impl=lambda xp, a, x: _erf(xp, x))
@@ -75,7 +80,8 @@ op("floor", "Floor", **plus_groups(unary, VALUE_RULE), flops=r.output_flops(1), 
 op("ceil", "Ceil", **plus_groups(unary, VALUE_RULE), flops=r.output_flops(1), impl=lambda xp, a, x: xp.ceil(x))
 op("sin", "Sin", **plus_groups(unary, EXPENSIVE), flops=r.output_flops(4), impl=lambda xp, a, x: xp.sin(x))
 op("cos", "Cos", **plus_groups(unary, EXPENSIVE), flops=r.output_flops(4), impl=lambda xp, a, x: xp.cos(x))
-op("softplus", "Softplus", **plus_groups(unary, EXPENSIVE), flops=r.output_flops(4), impl=lambda xp, a, x: xp.log(xp.exp(x) + lit(x, 1)))
+op("softplus", "Softplus", **plus_groups(unary, EXPENSIVE), flops=r.output_flops(4),
+   impl=lambda xp, a, x: xp.log(xp.exp(x) + lit(x, 1)))
 op("leaky_relu", "LeakyRelu", **unary, attrs={"alpha": 0.01}, flops=r.output_flops(2),
    impl=lambda xp, a, x: xp.where(x < 0, x * lit(x, a.get("alpha", 0.01)), x))
 op("elu", "Elu", **unary, attrs={"alpha": 1.0}, flops=r.output_flops(4),
@@ -108,7 +114,8 @@ op("is_nan", "IsNaN", "IsNan", groups=E, infer=lambda ctx: [TensorType(ctx.shape
 op("is_inf", "IsInf", groups=E, infer=lambda ctx: [TensorType(ctx.shape(0), "bool")], min_inputs=1,
    max_inputs=1, attrs={"detect_negative": 1, "detect_positive": 1}, flops=r.output_flops(1),
    impl=lambda xp, a, x: (xp.isposinf(x) & bool(a["detect_positive"])) | (xp.isneginf(x) & bool(a["detect_negative"])))
-op("not", "Not", "LogicalNot", **plus_groups(unary, VALUE_RULE), flops=r.output_flops(1), impl=lambda xp, a, x: xp.logical_not(x))
+op("not", "Not", "LogicalNot", **plus_groups(unary, VALUE_RULE), flops=r.output_flops(1),
+   impl=lambda xp, a, x: xp.logical_not(x))
 
 
 def clip(xp, a, x, lo=None, hi=None):
@@ -225,7 +232,8 @@ op("min", "Min", "Minimum", **plus_groups(many, VALUE_RULE), impl=variadic("mini
 op("sum", "Sum", "AddN", **many, doc="elementwise sum of any number of inputs", impl=variadic("add"))
 op("mean", "Mean", **many, doc="elementwise mean of any number of inputs (ONNX Mean)",
    impl=lambda xp, a, *xs: (variadic("add")(xp, a, *xs) / len(xs)).astype(xs[0].dtype))
-op("mod", "Mod", "FloorMod", **plus_groups(binary, VALUE_RULE), attrs={"fmod": 0}, impl=lambda xp, a, x, y: mod(xp, a, x, y),
+op("mod", "Mod", "FloorMod", **plus_groups(binary, VALUE_RULE), attrs={"fmod": 0},
+   impl=lambda xp, a, x, y: mod(xp, a, x, y),
    doc="fmod=0: the sign of the divisor, fmod=1: of the dividend (tf2xla: FloorMod, TruncateMod)")
 op("squared_difference", "SquaredDifference", **binary, impl=lambda xp, a, x, y: (x - y) * (x - y))
 op("bias_add", "BiasAdd", groups=E, infer=r.same, min_inputs=2, max_inputs=2, flops=r.output_flops(1),

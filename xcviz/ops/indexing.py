@@ -36,7 +36,8 @@ def gather(xp, a, x, idx):
     return xp.take(x, idx, axis=axis, mode="clip")
 
 
-op("gather", "Gather", "GatherV2", **plus_groups(layout, VALUE_RULE), infer=infer_gather, min_inputs=2, max_inputs=2, attrs={"axis": 0},
+op("gather", "Gather", "GatherV2", **plus_groups(layout, VALUE_RULE), infer=infer_gather, min_inputs=2, max_inputs=2,
+   attrs={"axis": 0},
    impl=gather, cost_class="movement")
 
 

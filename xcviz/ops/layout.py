@@ -90,7 +90,8 @@ def flatten(xp, a, x):
     return x.reshape(int(np.prod(x.shape[:axis], dtype=np.int64)), int(np.prod(x.shape[axis:], dtype=np.int64)))
 
 
-op("flatten", "Flatten", **plus_groups(layout, VALUE_RULE), infer=infer_flatten, min_inputs=1, max_inputs=1, attrs={"axis": 1}, impl=flatten,
+op("flatten", "Flatten", **plus_groups(layout, VALUE_RULE), infer=infer_flatten, min_inputs=1, max_inputs=1,
+   attrs={"axis": 1}, impl=flatten,
    cost_class="free", fusion="free")
 
 
@@ -114,7 +115,8 @@ def transpose(xp, a, x, perm=None):
     return xp.transpose(x, [int(v) for v in p])
 
 
-op("transpose", "Transpose", **plus_groups(layout, VALUE_RULE), infer=infer_transpose, min_inputs=1, max_inputs=2, attrs={"perm": None},
+op("transpose", "Transpose", **plus_groups(layout, VALUE_RULE), infer=infer_transpose, min_inputs=1, max_inputs=2,
+   attrs={"perm": None},
    static_inputs=(1,), impl=transpose, cost_class="movement", fusion="foldable")
 
 
@@ -174,9 +176,11 @@ def unsqueeze(xp, a, x, axes=None):
     return x.reshape(_insert_ones(x.shape, sorted(t % rank for t in ax), rank))
 
 
-op("squeeze", "Squeeze", **plus_groups(layout, VALUE_RULE), infer=infer_squeeze, min_inputs=1, max_inputs=2, attrs={"axes": None},
+op("squeeze", "Squeeze", **plus_groups(layout, VALUE_RULE), infer=infer_squeeze, min_inputs=1, max_inputs=2,
+   attrs={"axes": None},
    static_inputs=(1,), impl=squeeze, cost_class="free", fusion="free")
-op("unsqueeze", "Unsqueeze", "ExpandDims", **plus_groups(layout, VALUE_RULE), infer=infer_unsqueeze, min_inputs=1, max_inputs=2,
+op("unsqueeze", "Unsqueeze", "ExpandDims", **plus_groups(layout, VALUE_RULE), infer=infer_unsqueeze, min_inputs=1,
+   max_inputs=2,
    attrs={"axes": None}, static_inputs=(1,), impl=unsqueeze, cost_class="free", fusion="free")
 
 
@@ -201,7 +205,8 @@ def infer_concat(ctx: Ctx) -> list[TensorType]:
     return [TensorType(tuple(out), dtype)]
 
 
-op("concat", "Concat", "ConcatV2", **plus_groups(layout, VALUE_RULE), infer=infer_concat, min_inputs=1, attrs={"axis": 0},
+op("concat", "Concat", "ConcatV2", **plus_groups(layout, VALUE_RULE), infer=infer_concat, min_inputs=1,
+   attrs={"axis": 0},
    impl=lambda xp, a, *xs: xp.concatenate(xs, axis=int(a.get("axis", 0))), cost_class="movement")
 
 
@@ -225,11 +230,13 @@ def infer_tile(ctx: Ctx) -> list[TensorType]:
     return [TensorType(tuple(d * int(n) if isinstance(d, int) else d for d, n in zip(x, reps.reshape(-1))), ctx.dtype(0))]
 
 
-op("expand", "Expand", "BroadcastTo", **plus_groups(layout, VALUE_RULE), infer=infer_expand, min_inputs=2, max_inputs=2, static_inputs=(1,),
+op("expand", "Expand", "BroadcastTo", **plus_groups(layout, VALUE_RULE), infer=infer_expand, min_inputs=2,
+   max_inputs=2, static_inputs=(1,),
    impl=expand, cost_class="movement")
 op("tile", "Tile", **plus_groups(layout, VALUE_RULE), infer=infer_tile, min_inputs=2, max_inputs=2, static_inputs=(1,),
    impl=lambda xp, a, x, reps: xp.tile(x, tuple(ints(reps, "Tile repeats"))), cost_class="movement")
-op("identity", "Identity", "Snapshot", "StopGradient", groups=(LAYOUT, ZERO_SIZE, VALUE_RULE), infer=r.same, flops=r.zero_flops,
+op("identity", "Identity", "Snapshot", "StopGradient", groups=(LAYOUT, ZERO_SIZE, VALUE_RULE), infer=r.same,
+   flops=r.zero_flops,
    min_inputs=1, max_inputs=1, doc="counts 0 toward a cluster's effective size, as in TF", impl=lambda xp, a, x: x,
    cost_class="free", fusion="free")
 

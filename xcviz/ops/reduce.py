@@ -73,7 +73,8 @@ red = dict(groups=REDUCTION, infer=infer_reduce, min_inputs=1, max_inputs=2, att
            static_inputs=(1,))
 op("reduce_mean", "ReduceMean", flops=r.input_flops(1), **plus_groups(red, MEAN), impl=reducer("mean"),
    cost_class="reduce", fusion="reduce")
-op("reduce_sum", "ReduceSum", flops=r.input_flops(1), **plus_groups(red, VALUE_RULE), impl=reducer("sum"), cost_class="reduce", fusion="reduce")
+op("reduce_sum", "ReduceSum", flops=r.input_flops(1), **plus_groups(red, VALUE_RULE), impl=reducer("sum"),
+   cost_class="reduce", fusion="reduce")
 op("reduce_max", "ReduceMax", flops=r.input_flops(1), **red, impl=reducer("max"), cost_class="reduce", fusion="reduce")
 op("reduce_min", "ReduceMin", flops=r.input_flops(1), **red, impl=reducer("min"), cost_class="reduce", fusion="reduce")
 op("reduce_prod", "ReduceProd", "Prod", flops=r.input_flops(1), **plus_groups(red, VALUE_RULE), impl=reducer("prod"),

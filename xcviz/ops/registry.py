@@ -211,6 +211,7 @@ class Entries(list):
 
 
 def plus_groups(base: dict, *groups: str) -> dict:
-    """A family's shared fields (`unary`, `binary` ...) with more groups for one entry: `**plus_groups(unary, EXPENSIVE)`."""
+    """A family's shared fields (`unary`, `binary` ...) with more groups for one entry:
+    `op("exp", **plus_groups(unary, EXPENSIVE), ...)`."""
     have = base.get("groups", ())
     return {**base, "groups": (*([have] if isinstance(have, str) else have), *groups)}

@@ -6,7 +6,9 @@ import numpy as np
 from ..ir import TensorType
 from . import rules as r
 from .arrays import Unsupported, is_np, np_dtype, static
-from .registry import NOOP, PARAMETER_SOURCE, SHAPE_CONSUMER, SOURCE, TYPE_VALUE, VALUE_RULE, ZERO_SIZE, Entries, plus_groups
+from .registry import (
+    NOOP, PARAMETER_SOURCE, SHAPE_CONSUMER, SOURCE, TYPE_VALUE, VALUE_RULE, ZERO_SIZE, Entries, plus_groups,
+)
 from .rules import Ctx
 
 OPS = Entries()  # this family's entries, in order (xcviz.ops.build_registry puts them in the table)
@@ -43,7 +45,8 @@ def const(xp, a):
     raise Unsupported("Constant without a value")
 
 
-op("const", "Constant", "Const", groups=(SOURCE, ZERO_SIZE, PARAMETER_SOURCE), infer=infer_constant, flops=zero, max_inputs=0,
+op("const", "Constant", "Const", groups=(SOURCE, ZERO_SIZE, PARAMETER_SOURCE), infer=infer_constant, flops=zero,
+   max_inputs=0,
    attrs={"value": None, "dtype": None}, folds=True, impl=const,
    doc="a constant tensor; counts 0 toward effective cluster size", cost_class="free", fusion="free")
 op("placeholder", "Placeholder", "_Arg", "tf._Arg", groups=SOURCE, devices=NONE, max_inputs=0,
@@ -69,11 +72,13 @@ def scalar_int(ctx: Ctx) -> list[TensorType]:
 
 
 query = dict(groups=SHAPE_CONSUMER, flops=zero, min_inputs=1, max_inputs=1)
-op("shape", "Shape", **plus_groups(query, TYPE_VALUE), infer=infer_shape_of, folds=True, impl=shape, cost_class="free", fusion="free")
+op("shape", "Shape", **plus_groups(query, TYPE_VALUE), infer=infer_shape_of, folds=True, impl=shape, cost_class="free",
+   fusion="free")
 op("size", "Size", **plus_groups(query, TYPE_VALUE), infer=scalar_int,
    impl=lambda xp, a, x: np.asarray(int(np.prod(x.shape, dtype=np.int64)), dtype=np.int64),
    cost_class="free", fusion="free")
-op("rank", "Rank", **plus_groups(query, TYPE_VALUE), infer=scalar_int, impl=lambda xp, a, x: np.asarray(x.ndim, dtype=np.int64),
+op("rank", "Rank", **plus_groups(query, TYPE_VALUE), infer=scalar_int,
+   impl=lambda xp, a, x: np.asarray(x.ndim, dtype=np.int64),
    cost_class="free", fusion="free")
 op("noop", "NoOp", groups=NOOP, infer=lambda ctx: [], num_outputs=0, flops=zero, doc="ordering only",
    impl=lambda xp, a, *xs: (), cost_class="free", fusion="free")
