@@ -1,7 +1,7 @@
 """The op table: each family file declares its ops in its OPS (one entry per op, every fact on it: see
 registry.OpDef); build_registry puts them in one table, in the order of FAMILIES, and freezes it."""
 from . import (
-    activations, attention, bitwise, control, conv, conv_causal_deform, elementwise, fallback, indexing, layout,
+    activations, attention, bitwise, causal_conv, control, conv, deform_conv, elementwise, fallback, indexing, layout,
     linalg, linear_attention, losses, norm, pooling, quant, random, reduce, resample, rnn, sampling, scatter,
     sequence, signal, source, strings,
 )
@@ -28,7 +28,7 @@ FAMILIES = (
     control, conv, elementwise, attention, losses, fallback, indexing, layout, linalg, norm, quant, reduce, resample,
     rnn, scatter, sequence, source,
     tf_control, tf_math, tf_nn, tf_ops, tf_shape,
-    activations, bitwise, pooling, sampling, conv_causal_deform, linear_attention, random, signal, strings,
+    activations, bitwise, pooling, sampling, causal_conv, deform_conv, linear_attention, random, signal, strings,
     tf_array, tf_conv, tf_elementwise, tf_functional, tf_lists, tf_random, tf_strings, tf_tensor_arrays,
     torch_grad, torch_index, torch_math, torch_nn,
     aten, aten_rnn,
