@@ -57,3 +57,18 @@ def test_groups_are_a_typed_enum_printed_as_their_strings():
     assert ops.ELEMENTWISE is Group.ELEMENTWISE and Group.ELEMENTWISE == "elementwise"
     assert json.dumps(sorted(REGISTRY.get("Exp").groups)) == '["elementwise", "expensive"]'
     assert f"{Group.BODY_CONTROL}" == "body_control"
+
+
+def test_the_docs_example_entry_is_the_real_one():
+    """docs/development.md shows adding an op with an entry from the code: it is there verbatim, and that entry's
+    facts are the table's."""
+    import re
+    from pathlib import Path
+
+    root = Path(__file__).resolve().parents[2]
+    docs = (root / "docs" / "development.md").read_text(encoding="utf-8")
+    example = re.search(r"\*\*Adding an op\*\*.*?```python\n(.*?)```", docs, re.S).group(1)
+    assert example in (root / "xcviz" / "ops" / "norm.py").read_text(encoding="utf-8")
+    softmax = REGISTRY.get("Softmax")
+    assert (softmax.cost_class, softmax.fusion, softmax.cpu_kernels, softmax.cpu_passes) == (
+        "norm", "two_reductions", 4, (3, 5, 3)) and Group.REDUCTION in softmax.groups
