@@ -16,6 +16,7 @@ from .xla_support import verdict_fields
 DEVICES = ("cpu", "gpu", "tpu")
 ALL = frozenset(DEVICES)
 
+
 class Group(StrEnum):
     """Behaviour groups: passes ask "is it in the set", never match op names. The values are the strings JSON and
     text print."""
@@ -173,7 +174,7 @@ class Registry:
             )
         return op
 
-    def names(self, group: str | None = None, **facts) -> frozenset[str]:
+    def names(self, group: Group | str | None = None, **facts) -> frozenset[str]:
         """The canonical names of the entries in `group` and with every field in `facts` equal to its value:
         how code outside ops/ asks which ops a rule applies to."""
         return frozenset(o.name for o in self.ops.values()
