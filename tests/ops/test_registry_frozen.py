@@ -72,3 +72,25 @@ def test_the_docs_example_entry_is_the_real_one():
     softmax = REGISTRY.get("Softmax")
     assert (softmax.cost_class, softmax.fusion, softmax.cpu_kernels, softmax.cpu_passes) == (
         "norm", "two_reductions", 4, (3, 5, 3)) and Group.REDUCTION in softmax.groups
+
+
+def test_every_declared_entry_is_in_the_table():
+    """A family file whose OPS is missing from FAMILIES (or that declares with registry.op, which adds to no list)
+    would lose its entries silently: every `op("name", ...)` written under xcviz/ops/ is in the table."""
+    import ast
+    from pathlib import Path
+
+    root = Path(ops.__file__).parent
+    declared = set()
+    for path in root.rglob("*.py"):
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if isinstance(node, ast.Call) and isinstance(node.func, (ast.Name, ast.Attribute)) and \
+                    getattr(node.func, "id", getattr(node.func, "attr", None)) == "op" and node.args and \
+                    isinstance(node.args[0], ast.Constant) and isinstance(node.args[0].value, str):
+                declared.add((path.relative_to(root).as_posix(), node.args[0].value))
+    assert len(declared) > 300
+    missing = sorted((f, n) for f, n in declared if n not in REGISTRY.ops and not f.startswith("registry"))
+    assert not missing, f"declared but not in the table (add the module to xcviz.ops.FAMILIES): {missing}"
+    assert {m.__name__ for m in ops.FAMILIES} >= {
+        f"xcviz.ops.{p.relative_to(root).with_suffix('').as_posix().replace('/', '.')}".removesuffix(".__init__")
+        for p in root.rglob("*.py") if p.name != "registry.py" and "\nOPS = Entries()" in p.read_text(encoding="utf-8")}
