@@ -1,5 +1,5 @@
 """A recurrence (LSTM, GRU, RNN) pays per step: XLA's While loop launches its body's kernels every step and the
-native runtime calls its GEMM and gate loops every step (ops/cost_facts.STEP_COSTS)."""
+native runtime calls its GEMM and gate loops every step (the `steps` fact of each entry, ops/rnn.py)."""
 from __future__ import annotations
 
 import os
@@ -12,7 +12,7 @@ from tests.support.paths import ROOT
 from xcviz.cost import compute_stats, load_hardware
 from xcviz.ir import bind_dims
 from xcviz.ops import REGISTRY
-from xcviz.ops.cost_facts import STEP_COSTS
+from xcviz.ops.rnn import RecurrenceSteps
 
 TAGGER = os.path.join(ROOT, "tests", "data", "exports", "tagger_torchscript.onnx")   # bidirectional LSTM, then a GRU
 
@@ -24,15 +24,16 @@ def _stats(seq: int):
 
 def test_every_recurrence_has_a_step_rule():
     for op in ("lstm", "gru", "rnn"):
-        assert REGISTRY.ops[op].steps is not None and op in STEP_COSTS
+        assert isinstance(REGISTRY.ops[op].steps, RecurrenceSteps)
 
 
 def test_each_step_costs_its_kernels_and_calls():
     cal = load_hardware("cpu", "cpu").calibrated
     a, b = _stats(8), _stats(64)
     steps = 56 * 2, 56   # 56 more steps: the LSTM's two directions, the GRU's one
-    launches = steps[0] * STEP_COSTS["lstm"][0] + steps[1] * STEP_COSTS["gru"][0]
-    calls = steps[0] * STEP_COSTS["lstm"][1] + steps[1] * STEP_COSTS["gru"][1]
+    lstm, gru = REGISTRY.ops["lstm"].steps, REGISTRY.ops["gru"].steps
+    launches = steps[0] * lstm.kernels + steps[1] * gru.kernels
+    calls = steps[0] * lstm.calls + steps[1] * gru.calls
     grew = b.clusters_detail[0].time_fused - a.clusters_detail[0].time_fused
     assert grew >= launches * cal.classes["elementwise"].xla_launch
     grew_native = b.time_before - a.time_before

@@ -37,7 +37,7 @@ class CalibratedModel:
         time = per_node([self.op_time(k, f, b) for k, (f, b, _) in enumerate(costs.key_costs)], costs.key_of)
         dispatch = self.cal.classes["free"].native_overhead
         for j, runs in costs.loops.items():   # the body ops a loop runs, every iteration (cost.control); a
-            time[j] += runs[-1] * dispatch   # recurrence says its native calls apart (cost_facts.STEP_COSTS)
+            time[j] += runs[-1] * dispatch   # recurrence says its native calls apart (its entry's `steps` fact)
         return time
 
     def fused_times(self, costs: NodeCosts, work: ClusterWork) -> np.ndarray:

@@ -189,7 +189,7 @@ def costs_per_key(graph: Graph, flat: CostView, reps: list[int], runs: dict | No
                 steps = opdef.steps(ctx, outs) if opdef.steps is not None and runs is not None else None
             except Exception:  # noqa: BLE001 - a cost rule never fails a run; the FLOPs are just unknown
                 flops = steps = None
-            if steps is not None:   # a recurrence: its steps' kernels and calls (cost_facts.STEP_COSTS)
+            if steps is not None:   # a recurrence: its steps' kernels and calls (the entry's `steps` fact)
                 runs[k] = steps
         out.append((flops, total, written))
     return out

@@ -6,8 +6,11 @@ import numpy as np
 from ..ir import TensorType
 from . import rules as r
 from .arrays import Unsupported, is_np, np_dtype
-from .registry import ELEMENTWISE, op
+from .registry import ELEMENTWISE, Entries
 from .rules import Ctx
+
+OPS = Entries()  # this family's entries, in order (xcviz.ops.build_registry puts them in the table)
+op = OPS.op
 
 E = ELEMENTWISE
 

@@ -12,8 +12,11 @@ import numpy as np
 
 from .arrays import Unsupported, present
 from .control_body import Subgraph, body_inputs, outer_feeds, run_body, scan_opset, set_runner  # noqa: F401
-from .registry import CONTROL_FLOW, FUNCTIONAL, op
+from .registry import BODY_CONTROL, CONTROL_FLOW, FUNCTIONAL, Entries, plus_groups
 from .values import as_value
+
+OPS = Entries()  # this family's entries, in order (xcviz.ops.build_registry puts them in the table)
+op = OPS.op
 
 
 def loop(xp, a, *args):
@@ -174,11 +177,13 @@ def infer_control(ctx) -> list:
 # XLA compiles these as one While / Conditional when their bodies compile (clustering/bodies.py decides per
 # node, as TF's IsCompilableWhile/If do); their FLOPs are the body's, which the cost model does not unroll.
 cf = dict(groups=(CONTROL_FLOW, FUNCTIONAL), num_outputs=None, flops=lambda ctx, outs: None)
-op("loop", "Loop", **cf, infer=infer_control, impl=loop, jax_impl=_lowering("loop"), static_inputs=(0, 1),
+op("loop", "Loop", **plus_groups(cf, BODY_CONTROL), infer=infer_control, impl=loop, jax_impl=_lowering("loop"),
+   static_inputs=(0, 1),
    doc="ONNX Loop: natively one iteration at a time; under XLA a While (lax.while_loop), or lax.scan when it "
        "stacks scan outputs (constant trip count)")
-op("if", "If", **cf, infer=infer_control, min_inputs=1, impl=if_, jax_impl=_lowering("if_"),
+op("if", "If", **plus_groups(cf, BODY_CONTROL), infer=infer_control, min_inputs=1, impl=if_, jax_impl=_lowering("if_"),
    doc="ONNX If: natively the branch its condition picks; under XLA a Conditional (lax.cond)")
-op("scan", "Scan", **cf, min_inputs=1, impl=scan, jax_impl=_lowering("scan"), attrs={"num_scan_inputs": 0},
+op("scan", "Scan", **plus_groups(cf, BODY_CONTROL), min_inputs=1, impl=scan, jax_impl=_lowering("scan"),
+   attrs={"num_scan_inputs": 0},
    doc="ONNX Scan: states through the body, inputs sliced and outputs stacked along their axes (opset 8: batched, "
        "with sequence_lens); under XLA lax.scan")

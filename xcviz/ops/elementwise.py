@@ -9,7 +9,10 @@ from ..ir import TensorType
 from . import rules as r
 from .arrays import Unsupported, is_np, lit, np_dtype, present
 from .e8m0 import to_e8m0
-from .registry import ELEMENTWISE, op
+from .registry import ELEMENTWISE, EXPENSIVE, VALUE_RULE, Entries, plus_groups
+
+OPS = Entries()  # this family's entries, in order (xcviz.ops.build_registry puts them in the table)
+op = OPS.op
 
 E = ELEMENTWISE
 
@@ -55,24 +58,30 @@ unary = dict(groups=E, infer=r.same, min_inputs=1, max_inputs=1)
 op("relu", "Relu", **unary, flops=r.output_flops(1), doc="max(x, 0)", impl=lambda xp, a, x: xp.maximum(x, lit(x, 0)))
 op("relu6", "Relu6", **unary, flops=r.output_flops(2),
    impl=lambda xp, a, x: xp.minimum(xp.maximum(x, lit(x, 0)), lit(x, 6)))
-op("gelu", "Gelu", **unary, attrs={"approximate": "none"}, flops=r.output_flops(8), doc="Gaussian error linear unit",
+op("gelu", "Gelu", **plus_groups(unary, EXPENSIVE), attrs={"approximate": "none"}, flops=r.output_flops(8),
+   doc="Gaussian error linear unit",
    impl=gelu)
-op("sigmoid", "Sigmoid", **unary, flops=r.output_flops(4), impl=lambda xp, a, x: _sigmoid(xp, x))
-op("tanh", "Tanh", **unary, flops=r.output_flops(4), impl=lambda xp, a, x: xp.tanh(x))
-op("exp", "Exp", **unary, flops=r.output_flops(4), impl=lambda xp, a, x: xp.exp(x))
-op("log", "Log", **unary, flops=r.output_flops(4), positive_inputs=(0,), impl=lambda xp, a, x: xp.log(x))
-op("sqrt", "Sqrt", **unary, flops=r.output_flops(2), positive_inputs=(0,), impl=lambda xp, a, x: xp.sqrt(x))
-op("rsqrt", "Rsqrt", **unary, flops=r.output_flops(2), positive_inputs=(0,),
+op("sigmoid", "Sigmoid", **plus_groups(unary, EXPENSIVE), flops=r.output_flops(4),
+   impl=lambda xp, a, x: _sigmoid(xp, x))
+op("tanh", "Tanh", **plus_groups(unary, EXPENSIVE), flops=r.output_flops(4), impl=lambda xp, a, x: xp.tanh(x))
+op("exp", "Exp", **plus_groups(unary, EXPENSIVE), flops=r.output_flops(4), impl=lambda xp, a, x: xp.exp(x))
+op("log", "Log", **plus_groups(unary, EXPENSIVE), flops=r.output_flops(4), positive_inputs=(0,),
+   impl=lambda xp, a, x: xp.log(x))
+op("sqrt", "Sqrt", **plus_groups(unary, EXPENSIVE), flops=r.output_flops(2), positive_inputs=(0,),
+   impl=lambda xp, a, x: xp.sqrt(x))
+op("rsqrt", "Rsqrt", **plus_groups(unary, EXPENSIVE), flops=r.output_flops(2), positive_inputs=(0,),
    impl=lambda xp, a, x: lit(x, 1) / xp.sqrt(x))
-op("reciprocal", "Reciprocal", "Inv", **unary, flops=r.output_flops(1), impl=lambda xp, a, x: lit(x, 1) / x)
-op("neg", "Neg", **unary, flops=r.output_flops(1), impl=lambda xp, a, x: -x)
-op("abs", "Abs", **unary, flops=r.output_flops(1), impl=lambda xp, a, x: xp.abs(x))
-op("erf", "Erf", **unary, flops=r.output_flops(8), impl=lambda xp, a, x: _erf(xp, x))
-op("floor", "Floor", **unary, flops=r.output_flops(1), impl=lambda xp, a, x: xp.floor(x))
-op("ceil", "Ceil", **unary, flops=r.output_flops(1), impl=lambda xp, a, x: xp.ceil(x))
-op("sin", "Sin", **unary, flops=r.output_flops(4), impl=lambda xp, a, x: xp.sin(x))
-op("cos", "Cos", **unary, flops=r.output_flops(4), impl=lambda xp, a, x: xp.cos(x))
-op("softplus", "Softplus", **unary, flops=r.output_flops(4), impl=lambda xp, a, x: xp.log(xp.exp(x) + lit(x, 1)))
+op("reciprocal", "Reciprocal", "Inv", **plus_groups(unary, EXPENSIVE), flops=r.output_flops(1),
+   impl=lambda xp, a, x: lit(x, 1) / x)
+op("neg", "Neg", **plus_groups(unary, VALUE_RULE), flops=r.output_flops(1), impl=lambda xp, a, x: -x)
+op("abs", "Abs", **plus_groups(unary, VALUE_RULE), flops=r.output_flops(1), impl=lambda xp, a, x: xp.abs(x))
+op("erf", "Erf", **plus_groups(unary, EXPENSIVE), flops=r.output_flops(8), impl=lambda xp, a, x: _erf(xp, x))
+op("floor", "Floor", **plus_groups(unary, VALUE_RULE), flops=r.output_flops(1), impl=lambda xp, a, x: xp.floor(x))
+op("ceil", "Ceil", **plus_groups(unary, VALUE_RULE), flops=r.output_flops(1), impl=lambda xp, a, x: xp.ceil(x))
+op("sin", "Sin", **plus_groups(unary, EXPENSIVE), flops=r.output_flops(4), impl=lambda xp, a, x: xp.sin(x))
+op("cos", "Cos", **plus_groups(unary, EXPENSIVE), flops=r.output_flops(4), impl=lambda xp, a, x: xp.cos(x))
+op("softplus", "Softplus", **plus_groups(unary, EXPENSIVE), flops=r.output_flops(4),
+   impl=lambda xp, a, x: xp.log(xp.exp(x) + lit(x, 1)))
 op("leaky_relu", "LeakyRelu", **unary, attrs={"alpha": 0.01}, flops=r.output_flops(2),
    impl=lambda xp, a, x: xp.where(x < 0, x * lit(x, a.get("alpha", 0.01)), x))
 op("elu", "Elu", **unary, attrs={"alpha": 1.0}, flops=r.output_flops(4),
@@ -85,11 +94,11 @@ op("silu", "Swish", "swish", **unary, flops=r.output_flops(5), attrs={"alpha": 1
    impl=lambda xp, a, x: x * _sigmoid(xp, x if float(a.get("alpha", 1.0)) == 1.0 else x * float(a["alpha"])),
    doc="x * sigmoid(alpha x): torch's SiLU (alpha 1) and ONNX's Swish (opset 24, attribute alpha)")
 op("tan", "Tan", **unary, flops=r.output_flops(4), impl=lambda xp, a, x: xp.tan(x))
-op("asin", "Asin", **unary, flops=r.output_flops(4), impl=lambda xp, a, x: xp.arcsin(x))
-op("acos", "Acos", **unary, flops=r.output_flops(4), impl=lambda xp, a, x: xp.arccos(x))
-op("atan", "Atan", **unary, flops=r.output_flops(4), impl=lambda xp, a, x: xp.arctan(x))
-op("sinh", "Sinh", **unary, flops=r.output_flops(4), impl=lambda xp, a, x: xp.sinh(x))
-op("cosh", "Cosh", **unary, flops=r.output_flops(4), impl=lambda xp, a, x: xp.cosh(x))
+op("asin", "Asin", **plus_groups(unary, EXPENSIVE), flops=r.output_flops(4), impl=lambda xp, a, x: xp.arcsin(x))
+op("acos", "Acos", **plus_groups(unary, EXPENSIVE), flops=r.output_flops(4), impl=lambda xp, a, x: xp.arccos(x))
+op("atan", "Atan", **plus_groups(unary, EXPENSIVE), flops=r.output_flops(4), impl=lambda xp, a, x: xp.arctan(x))
+op("sinh", "Sinh", **plus_groups(unary, EXPENSIVE), flops=r.output_flops(4), impl=lambda xp, a, x: xp.sinh(x))
+op("cosh", "Cosh", **plus_groups(unary, EXPENSIVE), flops=r.output_flops(4), impl=lambda xp, a, x: xp.cosh(x))
 op("asinh", "Asinh", **unary, flops=r.output_flops(4), impl=lambda xp, a, x: xp.arcsinh(x))
 op("acosh", "Acosh", **unary, flops=r.output_flops(4), impl=lambda xp, a, x: xp.arccosh(x))
 op("atanh", "Atanh", **unary, flops=r.output_flops(4), impl=lambda xp, a, x: xp.arctanh(x))
@@ -107,7 +116,8 @@ op("is_nan", "IsNaN", "IsNan", groups=E, infer=lambda ctx: [TensorType(ctx.shape
 op("is_inf", "IsInf", groups=E, infer=lambda ctx: [TensorType(ctx.shape(0), "bool")], min_inputs=1,
    max_inputs=1, attrs={"detect_negative": 1, "detect_positive": 1}, flops=r.output_flops(1),
    impl=lambda xp, a, x: (xp.isposinf(x) & bool(a["detect_positive"])) | (xp.isneginf(x) & bool(a["detect_negative"])))
-op("not", "Not", "LogicalNot", **unary, flops=r.output_flops(1), impl=lambda xp, a, x: xp.logical_not(x))
+op("not", "Not", "LogicalNot", **plus_groups(unary, VALUE_RULE), flops=r.output_flops(1),
+   impl=lambda xp, a, x: xp.logical_not(x))
 
 
 def clip(xp, a, x, lo=None, hi=None):
@@ -163,7 +173,7 @@ def cast(xp, a, x):
     return x.astype(dt)
 
 
-op("cast", "Cast", groups=E, infer=infer_cast, min_inputs=1, max_inputs=1, flops=r.zero_flops, impl=cast)
+op("cast", "Cast", groups=(E, VALUE_RULE), infer=infer_cast, min_inputs=1, max_inputs=1, flops=r.zero_flops, impl=cast)
 
 
 # ---- binary and variadic, with broadcasting ------------------------------------------------------
@@ -214,17 +224,18 @@ def bias_add(xp, a, x, b):
 
 binary = dict(groups=E, infer=broadcast_all, min_inputs=2, max_inputs=2, flops=r.output_flops(1))
 many = dict(groups=E, infer=broadcast_all, min_inputs=1, flops=r.output_flops(1))
-op("add", "Add", "AddV2", **binary, impl=lambda xp, a, x, y: x + y)
-op("sub", "Sub", **binary, impl=lambda xp, a, x, y: x - y)
-op("mul", "Mul", **binary, impl=lambda xp, a, x, y: x * y)
-op("div", "Div", "RealDiv", **binary, impl=div)
-op("pow", "Pow", **binary, impl=power)
-op("max", "Max", "Maximum", **many, impl=variadic("maximum"))
-op("min", "Min", "Minimum", **many, impl=variadic("minimum"))
+op("add", "Add", "AddV2", **plus_groups(binary, VALUE_RULE), impl=lambda xp, a, x, y: x + y)
+op("sub", "Sub", **plus_groups(binary, VALUE_RULE), impl=lambda xp, a, x, y: x - y)
+op("mul", "Mul", **plus_groups(binary, VALUE_RULE), impl=lambda xp, a, x, y: x * y)
+op("div", "Div", "RealDiv", **plus_groups(binary, EXPENSIVE, VALUE_RULE), impl=div)
+op("pow", "Pow", **plus_groups(binary, EXPENSIVE), impl=power)
+op("max", "Max", "Maximum", **plus_groups(many, VALUE_RULE), impl=variadic("maximum"))
+op("min", "Min", "Minimum", **plus_groups(many, VALUE_RULE), impl=variadic("minimum"))
 op("sum", "Sum", "AddN", **many, doc="elementwise sum of any number of inputs", impl=variadic("add"))
 op("mean", "Mean", **many, doc="elementwise mean of any number of inputs (ONNX Mean)",
    impl=lambda xp, a, *xs: (variadic("add")(xp, a, *xs) / len(xs)).astype(xs[0].dtype))
-op("mod", "Mod", "FloorMod", **binary, attrs={"fmod": 0}, impl=lambda xp, a, x, y: mod(xp, a, x, y),
+op("mod", "Mod", "FloorMod", **plus_groups(binary, VALUE_RULE), attrs={"fmod": 0},
+   impl=lambda xp, a, x, y: mod(xp, a, x, y),
    doc="fmod=0: the sign of the divisor, fmod=1: of the dividend (tf2xla: FloorMod, TruncateMod)")
 op("squared_difference", "SquaredDifference", **binary, impl=lambda xp, a, x, y: (x - y) * (x - y))
 op("bias_add", "BiasAdd", groups=E, infer=r.same, min_inputs=2, max_inputs=2, flops=r.output_flops(1),
@@ -248,16 +259,16 @@ def infer_where(ctx: r.Ctx) -> list[TensorType]:
 
 
 cmp = dict(groups=E, infer=compare, min_inputs=2, max_inputs=2, flops=r.output_flops(1))
-op("equal", "Equal", **cmp, impl=lambda xp, a, x, y: _no_strings(xp, x) or xp.equal(x, y))
-op("less", "Less", **cmp, impl=lambda xp, a, x, y: xp.less(x, y))
-op("greater", "Greater", **cmp, impl=lambda xp, a, x, y: xp.greater(x, y))
+op("equal", "Equal", **plus_groups(cmp, VALUE_RULE), impl=lambda xp, a, x, y: _no_strings(xp, x) or xp.equal(x, y))
+op("less", "Less", **plus_groups(cmp, VALUE_RULE), impl=lambda xp, a, x, y: xp.less(x, y))
+op("greater", "Greater", **plus_groups(cmp, VALUE_RULE), impl=lambda xp, a, x, y: xp.greater(x, y))
 op("less_equal", "LessOrEqual", "LessEqual", **cmp, impl=lambda xp, a, x, y: xp.less_equal(x, y))
 op("greater_equal", "GreaterOrEqual", "GreaterEqual", **cmp, impl=lambda xp, a, x, y: xp.greater_equal(x, y))
 op("xor", "Xor", **cmp, doc="(tf2xla: LogicalAnd, LogicalOr, LogicalNot; tf.math.logical_xor composes them)",
    impl=lambda xp, a, x, y: xp.logical_xor(x, y))
-op("and", "And", "LogicalAnd", **cmp, impl=lambda xp, a, x, y: xp.logical_and(x, y))
-op("or", "Or", "LogicalOr", **cmp, impl=lambda xp, a, x, y: xp.logical_or(x, y))
-op("where", "Where", "Select", "SelectV2", groups=E, infer=infer_where, min_inputs=3, max_inputs=3,
+op("and", "And", "LogicalAnd", **plus_groups(cmp, VALUE_RULE), impl=lambda xp, a, x, y: xp.logical_and(x, y))
+op("or", "Or", "LogicalOr", **plus_groups(cmp, VALUE_RULE), impl=lambda xp, a, x, y: xp.logical_or(x, y))
+op("where", "Where", "Select", "SelectV2", groups=(E, VALUE_RULE), infer=infer_where, min_inputs=3, max_inputs=3,
    flops=r.output_flops(1), doc="select(cond, x, y) with broadcasting",
    impl=lambda xp, a, c, x, y: xp.where(c.astype(bool), x, y))
 

@@ -16,8 +16,11 @@ import numpy as np
 from ..ir import TensorType
 from . import rules as r
 from .arrays import Unsupported, ints, np_dtype, present
-from .registry import CUSTOM, op
+from .registry import CUSTOM, VOLATILE, Entries, plus_groups
 from .rules import Ctx
+
+OPS = Entries()  # this family's entries, in order (xcviz.ops.build_registry puts them in the table)
+op = OPS.op
 
 NONE = frozenset()
 native_only = dict(devices=NONE, jax_ok=False)
@@ -205,13 +208,15 @@ op("unique", "Unique", **native_only, num_outputs=None, min_inputs=1, max_inputs
    reason="data-dependent output shape (excluded from auto-clustering, as in TF)")
 
 stateful = dict(native_only, reason="stateful random op")
-op("random_normal", "RandomNormal", "RandomStandardNormal", **stateful, max_inputs=0,
+op("random_normal", "RandomNormal", "RandomStandardNormal", **plus_groups(stateful, VOLATILE), max_inputs=0,
    attrs={"shape": None, "dtype": "float32"}, impl=random("normal"))
-op("random_uniform", "RandomUniform", **stateful, max_inputs=0, attrs={"shape": None, "dtype": "float32"},
+op("random_uniform", "RandomUniform", **plus_groups(stateful, VOLATILE), max_inputs=0,
+   attrs={"shape": None, "dtype": "float32"},
    impl=random("uniform"))
-op("random_normal_like", "RandomNormalLike", **stateful, infer=r.same, min_inputs=1, max_inputs=1,
+op("random_normal_like", "RandomNormalLike", **plus_groups(stateful, VOLATILE), infer=r.same, min_inputs=1,
+   max_inputs=1,
    impl=random("normal", like=True))
-op("multinomial", "Multinomial", **stateful, min_inputs=1, max_inputs=1, impl=multinomial)
+op("multinomial", "Multinomial", **plus_groups(stateful, VOLATILE), min_inputs=1, max_inputs=1, impl=multinomial)
 
 strings = dict(native_only, reason="string op (XLA has no string type)")
 op("string_normalizer", "StringNormalizer", **strings, min_inputs=1, max_inputs=1, impl=string_normalizer,
@@ -219,10 +224,12 @@ op("string_normalizer", "StringNormalizer", **strings, min_inputs=1, max_inputs=
 op("string_split", "StringSplit", "StringSplitV2", **strings, num_outputs=None, min_inputs=1, max_inputs=2,
    impl=string_split,
    doc="ONNX StringSplit: each string split by `delimiter` (whitespace by default), padded with ''; the counts")
-op("py_func", "PyFunc", "EagerPyFunc", "python_callback", **native_only, num_outputs=None, impl=py_func_stand_in,
+op("py_func", "PyFunc", "EagerPyFunc", "python_callback", **plus_groups(native_only, VOLATILE), num_outputs=None,
+   impl=py_func_stand_in,
    reason="Python callback: runs in the host interpreter, opaque to XLA")
 op("assert", "Assert", "CheckNumerics", **native_only, num_outputs=None, infer=passthrough,
    reason="Assert/CheckNumerics are not auto-clustered (as in TF)", impl=checked_passthrough,
    doc="passes its inputs through after checking them")
-op("print", "Print", "PrintV2", **native_only, reason="host side effect", num_outputs=None, infer=passthrough,
+op("print", "Print", "PrintV2", **plus_groups(native_only, VOLATILE), reason="host side effect", num_outputs=None,
+   infer=passthrough,
    impl=checked_passthrough)

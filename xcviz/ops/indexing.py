@@ -6,8 +6,11 @@ import numpy as np
 from ..ir import TensorType
 from . import rules as r
 from .arrays import Unsupported, ints, is_np, present
-from .registry import LAYOUT, op
+from .registry import LAYOUT, VALUE_RULE, Entries, plus_groups
 from .rules import Ctx, ShapeError, norm_axis
+
+OPS = Entries()  # this family's entries, in order (xcviz.ops.build_registry puts them in the table)
+op = OPS.op
 
 layout = dict(groups=LAYOUT, flops=r.zero_flops)
 
@@ -33,8 +36,9 @@ def gather(xp, a, x, idx):
     return xp.take(x, idx, axis=axis, mode="clip")
 
 
-op("gather", "Gather", "GatherV2", **layout, infer=infer_gather, min_inputs=2, max_inputs=2, attrs={"axis": 0},
-   impl=gather)
+op("gather", "Gather", "GatherV2", **plus_groups(layout, VALUE_RULE), infer=infer_gather, min_inputs=2, max_inputs=2,
+   attrs={"axis": 0},
+   impl=gather, cost_class="movement")
 
 
 # ---- slice ---------------------------------------------------------------------------------------
@@ -71,8 +75,9 @@ def slice_(xp, a, x, starts=None, ends=None, axes=None, steps=None):
     return x[tuple(idx)]
 
 
-op("slice", "Slice", "StridedSlice", **layout, infer=infer_slice, min_inputs=1, max_inputs=5,
-   static_inputs=(1, 2, 3, 4), impl=slice_, doc="starts, ends, axes, steps as constant inputs (ONNX opset >= 10)")
+op("slice", "Slice", "StridedSlice", **plus_groups(layout, VALUE_RULE), infer=infer_slice, min_inputs=1, max_inputs=5,
+   static_inputs=(1, 2, 3, 4), impl=slice_, doc="starts, ends, axes, steps as constant inputs (ONNX opset >= 10)",
+   cost_class="movement")
 
 
 # ---- split ---------------------------------------------------------------------------------------
@@ -117,7 +122,7 @@ def split(xp, a, x, sizes=None):
 
 
 op("split", "Split", "SplitV", **layout, infer=infer_split, min_inputs=1, max_inputs=2, num_outputs=None,
-   attrs={"axis": 0, "split": None}, static_inputs=(1,), impl=split)
+   attrs={"axis": 0, "split": None}, static_inputs=(1,), impl=split, cost_class="movement")
 
 
 # ---- pad -----------------------------------------------------------------------------------------
@@ -163,7 +168,7 @@ def pad(xp, a, x, pads=None, value=None, axes=None):
 
 
 op("pad", "Pad", "PadV2", **layout, infer=infer_pad, min_inputs=1, max_inputs=4,
-   attrs={"mode": "constant", "pads": None}, static_inputs=(1, 3), impl=pad)
+   attrs={"mode": "constant", "pads": None}, static_inputs=(1, 3), impl=pad, cost_class="movement")
 
 
 NONE = frozenset()

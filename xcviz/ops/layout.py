@@ -6,8 +6,11 @@ import numpy as np
 from ..ir import TensorType
 from . import rules as r
 from .arrays import ints, present, static
-from .registry import LAYOUT, ZERO_SIZE, op
+from .registry import LAYOUT, VALUE_RULE, ZERO_SIZE, Entries, plus_groups
 from .rules import Ctx, ShapeError, fmt, norm_axis, numel
+
+OPS = Entries()  # this family's entries, in order (xcviz.ops.build_registry puts them in the table)
+op = OPS.op
 
 layout = dict(groups=LAYOUT, flops=r.zero_flops)
 
@@ -66,9 +69,9 @@ def reshape(xp, a, x, shape=None):
     return x.reshape(tuple(int(t) for t in target))
 
 
-op("reshape", "Reshape", **layout, infer=infer_reshape, min_inputs=1, max_inputs=2,
+op("reshape", "Reshape", **plus_groups(layout, VALUE_RULE), infer=infer_reshape, min_inputs=1, max_inputs=2,
    attrs={"shape": None, "allowzero": 0}, static_inputs=(1,), impl=reshape,
-   doc="target shape from attr `shape` or a constant second input")
+   doc="target shape from attr `shape` or a constant second input", cost_class="free", fusion="free")
 
 
 def infer_flatten(ctx: Ctx) -> list[TensorType]:
@@ -87,7 +90,9 @@ def flatten(xp, a, x):
     return x.reshape(int(np.prod(x.shape[:axis], dtype=np.int64)), int(np.prod(x.shape[axis:], dtype=np.int64)))
 
 
-op("flatten", "Flatten", **layout, infer=infer_flatten, min_inputs=1, max_inputs=1, attrs={"axis": 1}, impl=flatten)
+op("flatten", "Flatten", **plus_groups(layout, VALUE_RULE), infer=infer_flatten, min_inputs=1, max_inputs=1,
+   attrs={"axis": 1}, impl=flatten,
+   cost_class="free", fusion="free")
 
 
 # ---- transpose -----------------------------------------------------------------------------------
@@ -110,8 +115,9 @@ def transpose(xp, a, x, perm=None):
     return xp.transpose(x, [int(v) for v in p])
 
 
-op("transpose", "Transpose", **layout, infer=infer_transpose, min_inputs=1, max_inputs=2, attrs={"perm": None},
-   static_inputs=(1,), impl=transpose)
+op("transpose", "Transpose", **plus_groups(layout, VALUE_RULE), infer=infer_transpose, min_inputs=1, max_inputs=2,
+   attrs={"perm": None},
+   static_inputs=(1,), impl=transpose, cost_class="movement", fusion="foldable")
 
 
 # ---- squeeze and unsqueeze: axes from the attribute or a constant second input --------------------
@@ -170,10 +176,12 @@ def unsqueeze(xp, a, x, axes=None):
     return x.reshape(_insert_ones(x.shape, sorted(t % rank for t in ax), rank))
 
 
-op("squeeze", "Squeeze", **layout, infer=infer_squeeze, min_inputs=1, max_inputs=2, attrs={"axes": None},
-   static_inputs=(1,), impl=squeeze)
-op("unsqueeze", "Unsqueeze", "ExpandDims", **layout, infer=infer_unsqueeze, min_inputs=1, max_inputs=2,
-   attrs={"axes": None}, static_inputs=(1,), impl=unsqueeze)
+op("squeeze", "Squeeze", **plus_groups(layout, VALUE_RULE), infer=infer_squeeze, min_inputs=1, max_inputs=2,
+   attrs={"axes": None},
+   static_inputs=(1,), impl=squeeze, cost_class="free", fusion="free")
+op("unsqueeze", "Unsqueeze", "ExpandDims", **plus_groups(layout, VALUE_RULE), infer=infer_unsqueeze, min_inputs=1,
+   max_inputs=2,
+   attrs={"axes": None}, static_inputs=(1,), impl=unsqueeze, cost_class="free", fusion="free")
 
 
 # ---- concat --------------------------------------------------------------------------------------
@@ -197,8 +205,9 @@ def infer_concat(ctx: Ctx) -> list[TensorType]:
     return [TensorType(tuple(out), dtype)]
 
 
-op("concat", "Concat", "ConcatV2", **layout, infer=infer_concat, min_inputs=1, attrs={"axis": 0},
-   impl=lambda xp, a, *xs: xp.concatenate(xs, axis=int(a.get("axis", 0))))
+op("concat", "Concat", "ConcatV2", **plus_groups(layout, VALUE_RULE), infer=infer_concat, min_inputs=1,
+   attrs={"axis": 0},
+   impl=lambda xp, a, *xs: xp.concatenate(xs, axis=int(a.get("axis", 0))), cost_class="movement")
 
 
 # ---- expand and tile -----------------------------------------------------------------------------
@@ -221,12 +230,15 @@ def infer_tile(ctx: Ctx) -> list[TensorType]:
     return [TensorType(tuple(d * int(n) if isinstance(d, int) else d for d, n in zip(x, reps.reshape(-1))), ctx.dtype(0))]
 
 
-op("expand", "Expand", "BroadcastTo", **layout, infer=infer_expand, min_inputs=2, max_inputs=2, static_inputs=(1,),
-   impl=expand)
-op("tile", "Tile", **layout, infer=infer_tile, min_inputs=2, max_inputs=2, static_inputs=(1,),
-   impl=lambda xp, a, x, reps: xp.tile(x, tuple(ints(reps, "Tile repeats"))))
-op("identity", "Identity", "Snapshot", "StopGradient", groups=(LAYOUT, ZERO_SIZE), infer=r.same, flops=r.zero_flops,
-   min_inputs=1, max_inputs=1, doc="counts 0 toward a cluster's effective size, as in TF", impl=lambda xp, a, x: x)
+op("expand", "Expand", "BroadcastTo", **plus_groups(layout, VALUE_RULE), infer=infer_expand, min_inputs=2,
+   max_inputs=2, static_inputs=(1,),
+   impl=expand, cost_class="movement")
+op("tile", "Tile", **plus_groups(layout, VALUE_RULE), infer=infer_tile, min_inputs=2, max_inputs=2, static_inputs=(1,),
+   impl=lambda xp, a, x, reps: xp.tile(x, tuple(ints(reps, "Tile repeats"))), cost_class="movement")
+op("identity", "Identity", "Snapshot", "StopGradient", groups=(LAYOUT, ZERO_SIZE, VALUE_RULE), infer=r.same,
+   flops=r.zero_flops,
+   min_inputs=1, max_inputs=1, doc="counts 0 toward a cluster's effective size, as in TF", impl=lambda xp, a, x: x,
+   cost_class="free", fusion="free")
 
 
 # ---- trilu: a band mask over the last two axes -------------------------------------------------------
@@ -240,4 +252,4 @@ def trilu(xp, a, x, k=None):
 op("trilu", "Trilu", groups=LAYOUT, infer=r.same, flops=r.zero_flops, min_inputs=1,
    max_inputs=2, attrs={"upper": 1}, static_inputs=(1,), impl=trilu,
    doc="upper (j - i >= k) or lower (j - i <= k) triangle of the last two axes; k a constant "
-       "(tf2xla: MatrixBandPart; its num_lower/num_upper band is the triangle for a constant k)")
+       "(tf2xla: MatrixBandPart; its num_lower/num_upper band is the triangle for a constant k)", cost_class="movement")

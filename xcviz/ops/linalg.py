@@ -8,8 +8,11 @@ import numpy as np
 from ..ir import Shape, TensorType
 from . import rules as r
 from .arrays import Unsupported, lit, present
-from .registry import op
+from .registry import Entries
 from .rules import Ctx, ShapeError, fmt, numel
+
+OPS = Entries()  # this family's entries, in order (xcviz.ops.build_registry puts them in the table)
+op = OPS.op
 
 
 # ---- matmul --------------------------------------------------------------------------------------
@@ -67,7 +70,7 @@ def matmul(xp, a, x, y):
 
 op("matmul", "MatMul", "BatchMatMul", "BatchMatMulV2", infer=infer_matmul, flops=matmul_flops,
    min_inputs=2, max_inputs=2, attrs={"transpose_a": False, "transpose_b": False},
-   doc="NumPy matmul semantics with broadcasting batch dims", impl=matmul)
+   doc="NumPy matmul semantics with broadcasting batch dims", impl=matmul, cost_class="dot", fusion="library")
 
 
 # ---- gemm ----------------------------------------------------------------------------------------
@@ -110,7 +113,8 @@ def gemm(xp, a, x, y, c=None):
 
 
 op("gemm", "Gemm", "dense", "linear", infer=infer_gemm, flops=gemm_flops, min_inputs=2, max_inputs=3,
-   attrs={"alpha": 1.0, "beta": 1.0, "transA": 0, "transB": 0}, doc="alpha * A' @ B' + beta * C", impl=gemm)
+   attrs={"alpha": 1.0, "beta": 1.0, "transA": 0, "transB": 0}, doc="alpha * A' @ B' + beta * C", impl=gemm,
+   cost_class="dot", fusion="library")
 
 
 # ---- einsum --------------------------------------------------------------------------------------
@@ -149,7 +153,8 @@ def einsum(xp, a, *xs):
     return xp.einsum(str(a.get("equation", "")).replace(" ", ""), *xs)
 
 
-op("einsum", "Einsum", infer=infer_einsum, flops=einsum_flops, min_inputs=1, attrs={"equation": ""}, impl=einsum)
+op("einsum", "Einsum", infer=infer_einsum, flops=einsum_flops, min_inputs=1, attrs={"equation": ""}, impl=einsum,
+   cost_class="dot", fusion="library")
 
 
 # ---- Det ---------------------------------------------------------------------------------------------

@@ -6,8 +6,11 @@ import numpy as np
 from ..ir import TensorType
 from . import rules as r
 from .arrays import Unsupported, lit, present, static
-from .registry import REDUCTION, op
+from .registry import REDUCTION, Entries
 from .rules import Ctx
+
+OPS = Entries()  # this family's entries, in order (xcviz.ops.build_registry puts them in the table)
+op = OPS.op
 
 
 def infer_first_like_input(ctx: Ctx) -> list[TensorType]:
@@ -36,7 +39,7 @@ def batchnorm(xp, a, x, scale, bias, mean, var):
 op("batchnorm", "BatchNormalization", "FusedBatchNorm", "FusedBatchNormV3", "batch_norm",
    infer=infer_first_like_input, flops=r.input_flops(4), min_inputs=5, max_inputs=5, num_outputs=None,
    attrs={"epsilon": 1e-5}, positive_inputs=(4,), impl=batchnorm,
-   doc="inference-mode batch normalization: scale, bias, mean, var inputs")
+   doc="inference-mode batch normalization: scale, bias, mean, var inputs", cost_class="norm")
 
 
 def layernorm(xp, a, x, scale=None, bias=None):
@@ -57,7 +60,7 @@ def layernorm(xp, a, x, scale=None, bias=None):
 
 op("layernorm", "LayerNormalization", "layer_norm", infer=infer_first_like_input, flops=r.input_flops(8),
    min_inputs=1, max_inputs=3, num_outputs=None, attrs={"axis": -1, "epsilon": 1e-5}, groups=REDUCTION,
-   impl=layernorm)
+   impl=layernorm, cost_class="norm", fusion="two_reductions", cpu_kernels=5, cpu_passes=(2, 5, 4))
 
 
 def instancenorm(xp, a, x, scale, bias):
@@ -70,7 +73,8 @@ def instancenorm(xp, a, x, scale, bias):
 
 
 op("instancenorm", "InstanceNormalization", infer=r.same, flops=r.input_flops(8), min_inputs=3, max_inputs=3,
-   attrs={"epsilon": 1e-5}, groups=REDUCTION, impl=instancenorm)
+   attrs={"epsilon": 1e-5}, groups=REDUCTION, impl=instancenorm,
+   cost_class="norm", fusion="two_reductions", cpu_kernels=5, cpu_passes=(2, 5, 4))
 
 
 def _norm_axes(a, x) -> tuple[int, ...]:
@@ -101,13 +105,13 @@ def hardmax(xp, a, x):
 legacy = "; ONNX opset < 13 (loader sets coerce_2d): over the input flattened to 2-D at axis (default 1)"
 op("softmax", "Softmax", infer=r.same, flops=r.input_flops(5), min_inputs=1, max_inputs=1,
    attrs={"axis": -1, "coerce_2d": 0}, groups=REDUCTION, impl=lambda xp, a, x: softmax(xp, a, x),
-   doc="along axis" + legacy)
+   doc="along axis" + legacy, cost_class="norm", fusion="two_reductions", cpu_kernels=4, cpu_passes=(3, 5, 3))
 op("log_softmax", "LogSoftmax", infer=r.same, flops=r.input_flops(6), min_inputs=1, max_inputs=1,
    attrs={"axis": -1, "coerce_2d": 0}, groups=REDUCTION, impl=lambda xp, a, x: softmax(xp, a, x, log=True),
-   doc="along axis" + legacy)
+   doc="along axis" + legacy, cost_class="norm", fusion="two_reductions", cpu_kernels=4, cpu_passes=(3, 5, 3))
 op("hardmax", "Hardmax", infer=r.same, flops=r.input_flops(2), min_inputs=1, max_inputs=1,
    attrs={"axis": -1, "coerce_2d": 0}, groups=REDUCTION, impl=hardmax,
-   doc="one-hot of the first maximum (tf2xla: ArgMax + OneHot)" + legacy)
+   doc="one-hot of the first maximum (tf2xla: ArgMax + OneHot)" + legacy, cost_class="reduce", fusion="reduce")
 
 
 def dropout(xp, a, x, ratio=None, training=None):
@@ -125,7 +129,8 @@ def infer_dropout(ctx: Ctx) -> list[TensorType]:
 
 
 op("dropout", "Dropout", infer=infer_dropout, flops=r.zero_flops, min_inputs=1, max_inputs=3,
-   num_outputs=None, static_inputs=(1, 2), impl=dropout, doc="inference-mode dropout: identity")
+   num_outputs=None, static_inputs=(1, 2), impl=dropout, doc="inference-mode dropout: identity",
+   cost_class="free", fusion="free")
 
 
 def lrn(xp, a, x):
@@ -143,7 +148,7 @@ def lrn(xp, a, x):
 
 op("lrn", "LRN", infer=r.same, flops=r.input_flops(8), min_inputs=1, max_inputs=1,
    attrs={"size": 5, "alpha": 1e-4, "beta": 0.75, "bias": 1.0}, groups=REDUCTION, impl=lrn,
-   doc="local response normalisation across channels, NCHW (tf2xla: LRN)")
+   doc="local response normalisation across channels, NCHW (tf2xla: LRN)", cost_class="window", fusion="reduce")
 
 
 # ---- normalisations ------------------------------------------------------------------------------

@@ -1,4 +1,5 @@
-"""Pooling beyond conv.py's: LpPool, and the windowed scatters MaxUnpool and Col2Im."""
+"""Pooling (NCHW, ONNX padding rules): max, average, global and Lp windows, and the windowed scatters that
+undo them (MaxUnpool, Col2Im)."""
 from __future__ import annotations
 
 import itertools
@@ -9,11 +10,134 @@ import numpy as np
 from ..ir import TensorType
 from . import rules as r
 from .arrays import Unsupported, ints, is_np, lit, present
-from .conv import infer_pool, pool_flops, pool_kernel, window_geometry, window_slices
-from .registry import LAYOUT, op
-from .rules import Ctx, numel
+from .registry import LAYOUT, MEAN, REDUCTION, STRIDED_WINDOW, Entries, plus_groups
+from .rules import Ctx, ShapeError, fmt, numel
+from .windows import spatial_out, window_geometry, window_slices
+
+OPS = Entries()  # this family's entries, in order (xcviz.ops.build_registry puts them in the table)
+op = OPS.op
 
 layout = dict(groups=LAYOUT, flops=r.zero_flops)
+
+
+# ---- max and average pooling -------------------------------------------------------------------------------------
+def infer_pool(ctx: Ctx) -> list[TensorType]:
+    x = ctx.shape(0)
+    if x is None:
+        return [TensorType(None, ctx.dtype(0))]
+    if len(x) < 3:
+        raise ShapeError(f"pooling needs an NCHW input, got {fmt(x)}")
+    kernel = list(ctx.attrs.get("kernel_shape") or [2] * (len(x) - 2))
+    attrs = dict(ctx.attrs)
+    if not attrs.get("strides"):
+        attrs["strides"] = list(kernel) if ctx.attrs.get("kernel_shape") is None else [1] * len(kernel)
+    c2 = Ctx(ctx.inputs, attrs)
+    shape = (x[0], x[1], *spatial_out(c2, kernel))
+    return [TensorType(shape, ctx.dtype(0)), TensorType(shape, "int64")][:max(ctx.num_outputs, 1)]
+
+
+def pool_flops(ctx: Ctx, out: list[TensorType]) -> int | None:
+    n = numel(out[0].shape)
+    kernel = ctx.attrs.get("kernel_shape") or [2, 2]
+    return None if n is None else n * math.prod(kernel)
+
+
+def pool_kernel(a, x):
+    nsp = x.ndim - 2
+    kernel = [int(k) for k in (a.get("kernel_shape") or [2] * nsp)]
+    attrs = dict(a)
+    if not attrs.get("strides"):
+        attrs["strides"] = list(kernel) if a.get("kernel_shape") is None else [1] * nsp
+    return kernel, attrs
+
+
+def _flat_positions(shape, column_major: bool) -> np.ndarray:
+    """ONNX MaxPool Indices: each element's flat position, the spatial part row- or column-major (storage_order)."""
+    sp = tuple(shape[2:])
+    plane = int(np.prod(sp))
+    local = np.arange(plane, dtype=np.int64).reshape(sp)
+    if column_major:
+        local = np.arange(plane, dtype=np.int64).reshape(sp[::-1]).transpose(tuple(range(len(sp)))[::-1])
+    return np.arange(shape[0] * shape[1], dtype=np.int64).reshape(shape[:2] + (1,) * len(sp)) * plane + local
+
+
+def maxpool(xp, a, x):
+    kernel, attrs = pool_kernel(a, x)
+    strides, dil, begin, end, out = window_geometry(attrs, list(x.shape[2:]), kernel, bool(a.get("ceil_mode")))
+    extra = [max((out[i] - 1) * strides[i] + dil[i] * (kernel[i] - 1) + 1 - (x.shape[2 + i] + begin[i] + end[i]), 0)
+             for i in range(len(kernel))]
+    low = -np.inf if np.dtype(x.dtype).kind == "f" else np.iinfo(x.dtype).min
+    xpad = xp.pad(x, [(0, 0), (0, 0)] + [(begin[i], end[i] + extra[i]) for i in range(len(kernel))],
+                  constant_values=lit(x, low))
+    want_indices = int(a.get("_num_outputs", 1)) > 1
+    if want_indices:  # ONNX Indices: flat position in the (unpadded) input; static, built in NumPy
+        flat = np.pad(_flat_positions(tuple(x.shape), bool(int(a.get("storage_order", 0)))),
+                      [(0, 0), (0, 0)] + [(begin[i], end[i] + extra[i]) for i in range(len(kernel))],
+                      constant_values=-1)
+    acc = idx = None
+    for off in np.ndindex(*kernel):
+        sl = (slice(None),) * 2 + window_slices(off, strides, dil, out)
+        v = xpad[sl]
+        if want_indices:
+            pos = flat[sl]
+            idx = pos if acc is None else xp.where(v > acc, pos, idx)
+        acc = v if acc is None else xp.maximum(acc, v)
+    return (acc, idx) if want_indices else acc
+
+
+def avgpool(xp, a, x):
+    kernel, attrs = pool_kernel(a, x)
+    strides, dil, begin, end, out = window_geometry(attrs, list(x.shape[2:]), kernel, bool(a.get("ceil_mode")))
+    nsp = len(kernel)
+    extra = [max((out[i] - 1) * strides[i] + dil[i] * (kernel[i] - 1) + 1 - (x.shape[2 + i] + begin[i] + end[i]), 0)
+             for i in range(nsp)]
+    pad = [(0, 0), (0, 0)] + [(begin[i], end[i] + extra[i]) for i in range(nsp)]
+    xpad = xp.pad(x, pad)
+    # counts are static: computed in NumPy from the shapes alone
+    ones = np.ones(x.shape[2:], dtype=np.float64)
+    if int(a.get("count_include_pad", 0)):
+        ones = np.pad(ones, [(begin[i], end[i]) for i in range(nsp)], constant_values=1.0)
+        cnt_pad = np.pad(ones, [(0, extra[i]) for i in range(nsp)])
+    else:
+        cnt_pad = np.pad(ones, [(begin[i], end[i] + extra[i]) for i in range(nsp)])
+    acc, cnt = None, 0.0
+    for off in np.ndindex(*kernel):
+        sl = window_slices(off, strides, dil, out)
+        v = xpad[(slice(None),) * 2 + sl]
+        acc = v if acc is None else acc + v
+        cnt = cnt + cnt_pad[sl]
+    return (acc / np.maximum(cnt, 1.0).astype(x.dtype)).astype(x.dtype)
+
+
+op("maxpool", "MaxPool", "pool", "max_pool", "max_pool2d", infer=infer_pool, flops=pool_flops, min_inputs=1,
+   max_inputs=1, num_outputs=None, attrs={"kernel_shape": None, "strides": None, "pads": None, "ceil_mode": 0},
+   doc="max pooling; `pool` (the seed's name) defaults to a 2x2 window with stride 2", impl=maxpool,
+   cost_class="window", fusion="reduce", groups=STRIDED_WINDOW)
+op("avgpool", "AveragePool", "AvgPool", "avg_pool", infer=infer_pool, flops=pool_flops, min_inputs=1, max_inputs=1,
+   attrs={"kernel_shape": None, "strides": None, "pads": None, "ceil_mode": 0, "count_include_pad": 0},
+   impl=avgpool, cost_class="window", fusion="reduce", groups=STRIDED_WINDOW)
+
+
+# ---- global pooling ------------------------------------------------------------------------------
+def infer_global_pool(ctx: Ctx) -> list[TensorType]:
+    x = ctx.shape(0)
+    if x is None:
+        return [TensorType(None, ctx.dtype(0))]
+    return [TensorType((*x[:2], *([1] * (len(x) - 2))), ctx.dtype(0))]
+
+
+def global_pool(kind):
+    def fn(xp, a, x):
+        axes = tuple(range(2, x.ndim))
+        return (xp.mean if kind == "avg" else xp.max)(x, axis=axes, keepdims=True).astype(x.dtype)
+    fn.__name__ = f"global_{kind}pool"
+    return fn
+
+
+gpool = dict(infer=infer_global_pool, flops=r.input_flops(1), min_inputs=1, max_inputs=1, groups=REDUCTION)
+op("global_avgpool", "GlobalAveragePool", **plus_groups(gpool, MEAN), impl=global_pool("avg"), cost_class="reduce",
+   fusion="reduce")
+op("global_maxpool", "GlobalMaxPool", **gpool, impl=global_pool("max"), cost_class="reduce", fusion="reduce")
 
 
 # ---- lp_pool -------------------------------------------------------------------------------------

@@ -14,8 +14,11 @@ from . import rules as r
 from .arrays import Unsupported, is_np, np_dtype, present
 from .conv import conv, conv_flops, conv_jax, infer_conv
 from .linalg import matmul_flops, matmul_shape
-from .registry import op
+from .registry import Entries
 from .rules import Ctx
+
+OPS = Entries()  # this family's entries, in order (xcviz.ops.build_registry puts them in the table)
+op = OPS.op
 
 
 def _small_float(dt: np.dtype) -> bool:
@@ -217,14 +220,16 @@ op("dynamic_quantize_linear", "DynamicQuantizeLinear", infer=infer_dynamic_quant
    num_outputs=3, min_inputs=1, max_inputs=1, impl=dynamic_quantize_linear,
    doc="uint8 quantization with scale and zero point from the tensor's range (tf2xla: Min, Max, Round, Cast)")
 op("matmul_integer", "MatMulInteger", infer=infer_int_matmul((0, 1), None), flops=integer_matmul_flops, min_inputs=2,
-   max_inputs=4, impl=matmul_integer, doc="(A - a_zp) @ (B - b_zp) in int32 (tf2xla: MatMul, Cast, Sub)")
+   max_inputs=4, impl=matmul_integer, doc="(A - a_zp) @ (B - b_zp) in int32 (tf2xla: MatMul, Cast, Sub)",
+   cost_class="dot")
 op("conv_integer", "ConvInteger", infer=infer_int_conv((0, 1), None), flops=integer_conv_flops, min_inputs=2,
    max_inputs=4, attrs=CONV_ATTRS, impl=conv_integer,
-   doc="convolution of (x - x_zp) and (w - w_zp) in int32 (tf2xla: Conv2D, Cast, Sub)")
+   doc="convolution of (x - x_zp) and (w - w_zp) in int32 (tf2xla: Conv2D, Cast, Sub)", cost_class="conv")
 op("qlinear_matmul", "QLinearMatMul", infer=infer_int_matmul((0, 3), 7),
    flops=picked_flops(matmul_flops, (0, 3)), min_inputs=8, max_inputs=8, impl=qlinear_matmul,
-   doc="integer matmul requantized to y's scale and zero point (tf2xla: MatMul, Round, ClipByValue, Cast)")
+   doc="integer matmul requantized to y's scale and zero point (tf2xla: MatMul, Round, ClipByValue, Cast)",
+   cost_class="dot")
 op("qlinear_conv", "QLinearConv", infer=infer_int_conv((0, 3), 7), flops=picked_flops(conv_flops, (0, 3)),
    min_inputs=8, max_inputs=9, attrs=CONV_ATTRS, impl=qlinear_conv,
    doc="integer convolution (+ int32 bias) requantized to y's scale and zero point "
-       "(tf2xla: Conv2D, Round, ClipByValue, Cast)")
+       "(tf2xla: Conv2D, Round, ClipByValue, Cast)", cost_class="conv")

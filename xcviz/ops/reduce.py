@@ -6,8 +6,11 @@ import numpy as np
 from ..ir import TensorType
 from . import rules as r
 from .arrays import Unsupported, ints, is_np, lit, present, static
-from .registry import REDUCTION, op
+from .registry import MEAN, REDUCTION, VALUE_RULE, Entries, plus_groups
 from .rules import Ctx, norm_axis
+
+OPS = Entries()  # this family's entries, in order (xcviz.ops.build_registry puts them in the table)
+op = OPS.op
 
 
 # ---- reduce_* ------------------------------------------------------------------------------------
@@ -68,11 +71,14 @@ def reducer(name):
 
 red = dict(groups=REDUCTION, infer=infer_reduce, min_inputs=1, max_inputs=2, attrs={"axes": None, "keepdims": 1},
            static_inputs=(1,))
-op("reduce_mean", "ReduceMean", flops=r.input_flops(1), **red, impl=reducer("mean"))
-op("reduce_sum", "ReduceSum", flops=r.input_flops(1), **red, impl=reducer("sum"))
-op("reduce_max", "ReduceMax", flops=r.input_flops(1), **red, impl=reducer("max"))
-op("reduce_min", "ReduceMin", flops=r.input_flops(1), **red, impl=reducer("min"))
-op("reduce_prod", "ReduceProd", "Prod", flops=r.input_flops(1), **red, impl=reducer("prod"))
+op("reduce_mean", "ReduceMean", flops=r.input_flops(1), **plus_groups(red, MEAN), impl=reducer("mean"),
+   cost_class="reduce", fusion="reduce")
+op("reduce_sum", "ReduceSum", flops=r.input_flops(1), **plus_groups(red, VALUE_RULE), impl=reducer("sum"),
+   cost_class="reduce", fusion="reduce")
+op("reduce_max", "ReduceMax", flops=r.input_flops(1), **red, impl=reducer("max"), cost_class="reduce", fusion="reduce")
+op("reduce_min", "ReduceMin", flops=r.input_flops(1), **red, impl=reducer("min"), cost_class="reduce", fusion="reduce")
+op("reduce_prod", "ReduceProd", "Prod", flops=r.input_flops(1), **plus_groups(red, VALUE_RULE), impl=reducer("prod"),
+   cost_class="reduce", fusion="reduce")
 
 
 # ---- argmax / argmin -----------------------------------------------------------------------------
@@ -103,8 +109,8 @@ def arg_reduce(kind):
 
 arg = dict(groups=REDUCTION, infer=infer_arg_reduce, flops=r.input_flops(1), min_inputs=1, max_inputs=1,
            attrs={"axis": 0, "keepdims": 1})
-op("argmax", "ArgMax", **arg, impl=arg_reduce("max"))
-op("argmin", "ArgMin", **arg, impl=arg_reduce("min"))
+op("argmax", "ArgMax", **arg, impl=arg_reduce("max"), cost_class="reduce", fusion="reduce")
+op("argmin", "ArgMin", **arg, impl=arg_reduce("min"), cost_class="reduce", fusion="reduce")
 
 
 # ---- cumsum --------------------------------------------------------------------------------------
@@ -121,7 +127,7 @@ def cumsum(xp, a, x, axis):
 
 
 op("cumsum", "CumSum", "Cumsum", infer=r.same, flops=r.input_flops(1), min_inputs=2, max_inputs=2,
-   attrs={"exclusive": 0, "reverse": 0}, static_inputs=(1,), impl=cumsum)
+   attrs={"exclusive": 0, "reverse": 0}, static_inputs=(1,), impl=cumsum, cost_class="reduce", fusion="reduce")
 
 
 # ---- topk ----------------------------------------------------------------------------------------
@@ -154,7 +160,8 @@ def topk(xp, a, x, k=None):
 
 op("topk", "TopK", "TopKV2", infer=infer_topk, flops=r.input_flops(4), min_inputs=1, max_inputs=2, num_outputs=2,
    attrs={"axis": -1, "largest": 1, "sorted": 1}, static_inputs=(1,), impl=topk,
-   doc="k must be a constant (attribute or constant input); XLA sorts with a static k")
+   doc="k must be a constant (attribute or constant input); XLA sorts with a static k",
+   cost_class="reduce", fusion="reduce")
 
 
 # ---- reduce_* built from an elementwise step, a sum and a final step -------------------------------

@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from enum import StrEnum
 from functools import partial
 from typing import Callable, Iterable
 
@@ -15,31 +16,59 @@ from .xla_support import verdict_fields
 DEVICES = ("cpu", "gpu", "tpu")
 ALL = frozenset(DEVICES)
 
-# Behaviour groups: passes ask "is it in the set", never match op names.
-ELEMENTWISE = "elementwise"
-REDUCTION = "reduction"
-LAYOUT = "layout"
-SOURCE = "source"            # produces a tensor from nothing (const, placeholder)
-SHAPE_CONSUMER = "shape_consumer"  # reads only the shape of its input (TF phase 0)
-ZERO_SIZE = "zero_size"      # counts 0 toward a cluster's effective size (Const, Identity)
-NOOP = "noop"
-CONTROL_FLOW = "control_flow"
-# a While / If / Loop / Scan with bodies: a cluster holding one is kept whatever its size (TF's
-# has_functional_control_flow in MarkForCompilationPass: IsWhileNode() || IsIfNode())
-FUNCTIONAL = "functional_control_flow"
-FRAMES = "frames"                    # TF1 control flow v1 (Enter, Switch, Merge ...): runs in runtime/frames.py only
-LISTS = "lists"                      # makes or reads a TensorList: traced only inside a body that holds the list
-CUSTOM = "custom"
-BODY_CONTROL = "body_control"        # runs graph-valued attributes (ONNX Loop, If, Scan): costed by its bodies
-EXPENSIVE = "expensive"              # an elementwise op XLA's fusion does not duplicate into several consumers
-STRIDED_WINDOW = "strided_window"    # a pooling window XLA:CPU writes as pad + strided slices (loop fusions)
-MEAN = "mean"                        # a reduction that divides by its element count
-PARAMETER_SOURCE = "parameter_source"  # its value is a parameter of the model (a constant tensor)
-VOLATILE = "volatile"                # a new value on every run (random draws, host I/O): never a parameter
-VALUE_RULE = "value_rule"            # shape inference computes its value when its inputs' values are known
-TYPE_VALUE = "type_value"            # its value follows from its input's type alone (shape, size, rank)
-VARIABLE = "variable"                # a model variable or its read (TF VarHandleOp, ReadVariableOp): a picture
-                                     # draws it as a parameter, never as an op (render.params)
+
+class Group(StrEnum):
+    """Behaviour groups: passes ask "is it in the set", never match op names. The values are the strings JSON and
+    text print."""
+
+    ELEMENTWISE = "elementwise"
+    REDUCTION = "reduction"
+    LAYOUT = "layout"
+    SOURCE = "source"                  # produces a tensor from nothing (const, placeholder)
+    SHAPE_CONSUMER = "shape_consumer"  # reads only the shape of its input (TF phase 0)
+    ZERO_SIZE = "zero_size"            # counts 0 toward a cluster's effective size (Const, Identity)
+    NOOP = "noop"
+    CONTROL_FLOW = "control_flow"
+    # a While / If / Loop / Scan with bodies: a cluster holding one is kept whatever its size (TF's
+    # has_functional_control_flow in MarkForCompilationPass: IsWhileNode() || IsIfNode())
+    FUNCTIONAL = "functional_control_flow"
+    FRAMES = "frames"                  # TF1 control flow v1 (Enter, Switch, Merge ...): runs in runtime/frames.py only
+    LISTS = "lists"                    # makes or reads a TensorList: traced only inside a body that holds the list
+    CUSTOM = "custom"
+    BODY_CONTROL = "body_control"      # runs graph-valued attributes (ONNX Loop, If, Scan): costed by its bodies
+    EXPENSIVE = "expensive"            # an elementwise op XLA's fusion does not duplicate into several consumers
+    STRIDED_WINDOW = "strided_window"  # a pooling window XLA:CPU writes as pad + strided slices (loop fusions)
+    MEAN = "mean"                      # a reduction that divides by its element count
+    PARAMETER_SOURCE = "parameter_source"  # its value is a parameter of the model (a constant tensor)
+    VOLATILE = "volatile"              # a new value on every run (random draws, host I/O): never a parameter
+    VALUE_RULE = "value_rule"          # shape inference computes its value when its inputs' values are known
+    TYPE_VALUE = "type_value"          # its value follows from its input's type alone (shape, size, rank)
+    VARIABLE = "variable"              # a model variable or its read (TF VarHandleOp, ReadVariableOp): a picture
+    #                                    draws it as a parameter, never as an op (render.params)
+
+
+# the members under their short names, as the family files and passes import them
+ELEMENTWISE = Group.ELEMENTWISE
+REDUCTION = Group.REDUCTION
+LAYOUT = Group.LAYOUT
+SOURCE = Group.SOURCE
+SHAPE_CONSUMER = Group.SHAPE_CONSUMER
+ZERO_SIZE = Group.ZERO_SIZE
+NOOP = Group.NOOP
+CONTROL_FLOW = Group.CONTROL_FLOW
+FUNCTIONAL = Group.FUNCTIONAL
+FRAMES = Group.FRAMES
+LISTS = Group.LISTS
+CUSTOM = Group.CUSTOM
+BODY_CONTROL = Group.BODY_CONTROL
+EXPENSIVE = Group.EXPENSIVE
+STRIDED_WINDOW = Group.STRIDED_WINDOW
+MEAN = Group.MEAN
+PARAMETER_SOURCE = Group.PARAMETER_SOURCE
+VOLATILE = Group.VOLATILE
+VALUE_RULE = Group.VALUE_RULE
+TYPE_VALUE = Group.TYPE_VALUE
+VARIABLE = Group.VARIABLE
 
 COST_CLASSES = ("dot", "conv", "narrow_conv", "pointwise_conv", "dwconv", "elementwise", "reduce", "window", "norm", "movement", "free")
 FUSION_KINDS = ("loop", "free", "library", "reduce", "two_reductions", "foldable", "broadcast")
@@ -49,7 +78,7 @@ FUSION_KINDS = ("loop", "free", "library", "reduce", "two_reductions", "foldable
 class OpDef:
     name: str
     aliases: tuple[str, ...] = ()
-    groups: frozenset[str] = frozenset()
+    groups: frozenset[Group] = frozenset()
     devices: frozenset[str] = ALL          # devices on which XLA compiles it
     reason: str | None = None              # why XLA cannot compile it (when devices is empty)
     device_reasons: tuple[tuple[str, str], ...] = ()  # (device, why XLA cannot compile it there), per other device
@@ -67,14 +96,14 @@ class OpDef:
     static_inputs: tuple[int, ...] = ()    # inputs that decide output shapes: compile-time constants under XLA
     positive_inputs: tuple[int, ...] = ()  # inputs that must be positive when synthesised (variances, logs)
     folds: bool = False                    # shape inference records its output as a constant (shape, const)
-    # the cost model's facts (ops/cost_facts.py sets them for the ops that are not the defaults)
+    # the cost model's facts, declared with the entry where they are not the defaults
     cost_class: str = "elementwise"        # whose calibrated native and XLA timings it is costed with
     fusion: str = "loop"                   # how XLA's fusion treats it (FUSION_KINDS): a loop fusion by default
     cpu_kernels: int = 1                   # XLA:CPU kernels as a fusion root (a softmax 4, a layer norm 5)
     cpu_passes: tuple[int, int, int] | None = None  # XLA:CPU kernels before the output fusion of a normalisation:
                                                     # (short rows, rows tree-split, YNNPACK reductions)
     steps: Callable | None = None          # a recurrence (LSTM, GRU, RNN): (ctx, outputs) -> (steps, XLA kernels,
-    #                                        native calls) run in all, each paid per step (cost_facts.STEP_COSTS)
+    #                                        native calls) run in all, each paid per step (rnn.recurrence_steps)
 
     @property
     def native(self) -> Callable | None:
@@ -99,8 +128,8 @@ class OpDef:
 
 
 class Registry:
-    """The op table: built once (ops/__init__.py: the family files add their entries, the cost facts go on them),
-    then frozen: `add` and `replace` refuse, and the mappings are read-only."""
+    """The op table: built once (ops/__init__.build_registry adds every family file's entries, in a fixed order),
+    then frozen: `add` refuses, and the mappings are read-only."""
 
     def __init__(self) -> None:
         self.ops: dict[str, OpDef] = {}
@@ -145,20 +174,7 @@ class Registry:
             )
         return op
 
-    def replace(self, name: str, **fields) -> None:
-        """Change fields of the entry `name` (while the table is built: the cost facts)."""
-        import dataclasses
-
-        self._building()
-        old = self.ops[name]
-        new = dataclasses.replace(old, **fields)
-        self.ops[name] = new
-        for table in (self._by_name, self._by_lower):
-            for key, value in table.items():
-                if value is old:
-                    table[key] = new
-
-    def names(self, group: str | None = None, **facts) -> frozenset[str]:
+    def names(self, group: Group | str | None = None, **facts) -> frozenset[str]:
         """The canonical names of the entries in `group` and with every field in `facts` equal to its value:
         how code outside ops/ asks which ops a rule applies to."""
         return frozenset(o.name for o in self.ops.values()
@@ -171,17 +187,32 @@ class Registry:
         return len(self.ops)
 
 
-REGISTRY = Registry()
-
-
 def _lowered(fn: Callable, attrs: dict, *inputs):
     return fn(jnp(), attrs, *inputs)
 
 
 def op(name: str, *aliases: str, **kw) -> OpDef:
-    """Declare one entry and add it to the registry."""
+    """One entry, with every fact about the op (see OpDef); a family file lists its entries in its OPS."""
     groups = kw.pop("groups", ())
     kw = verdict_fields(name, kw)
-    opdef = OpDef(name, tuple(aliases), frozenset([groups] if isinstance(groups, str) else groups), **kw)
-    REGISTRY.add(opdef)
-    return opdef
+    if kw.get("cost_class", "elementwise") not in COST_CLASSES or kw.get("fusion", "loop") not in FUSION_KINDS:
+        raise ValueError(f"op {name}: cost_class must be one of {COST_CLASSES}, fusion one of {FUSION_KINDS}")
+    return OpDef(name, tuple(aliases), frozenset(Group(g) for g in ([groups] if isinstance(groups, str) else groups)),
+                 **kw)
+
+
+class Entries(list):
+    """A family file's entries, in the order it declares them: `OPS = Entries()`, then `op = OPS.op`.
+    Declaring adds to this list only; ops/__init__.build_registry puts every family's OPS in the table."""
+
+    def op(self, name: str, *aliases: str, **kw) -> OpDef:
+        entry = op(name, *aliases, **kw)
+        self.append(entry)
+        return entry
+
+
+def plus_groups(base: dict, *groups: str) -> dict:
+    """A family's shared fields (`unary`, `binary` ...) with more groups for one entry:
+    `op("exp", **plus_groups(unary, EXPENSIVE), ...)`."""
+    have = base.get("groups", ())
+    return {**base, "groups": (*([have] if isinstance(have, str) else have), *groups)}

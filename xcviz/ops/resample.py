@@ -8,8 +8,11 @@ import numpy as np
 from ..ir import TensorType
 from . import rules as r
 from .arrays import Unsupported, ints, lit, present, static
-from .registry import op
+from .registry import Entries
 from .rules import Ctx, norm_axis
+
+OPS = Entries()  # this family's entries, in order (xcviz.ops.build_registry puts them in the table)
+op = OPS.op
 
 
 # ---- resize --------------------------------------------------------------------------------------
@@ -183,7 +186,7 @@ op("resize", "Resize", "Upsample", "upsample", infer=infer_resize, flops=r.outpu
    max_inputs=4, attrs={"mode": "nearest"}, static_inputs=(1, 2, 3), impl=resize,
    doc="nearest / linear / cubic resize by scales or sizes: every coordinate_transformation_mode, antialias, "
        "exclude_outside, keep_aspect_ratio_policy, tf_crop_and_resize (tf2xla: ResizeNearestNeighbor, "
-       "ResizeBilinear; cubic and antialias as a constant interpolation matrix, MatMul)")
+       "ResizeBilinear; cubic and antialias as a constant interpolation matrix, MatMul)", cost_class="window")
 
 
 # ---- depth_to_space ------------------------------------------------------------------------------

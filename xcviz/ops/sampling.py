@@ -8,8 +8,11 @@ import numpy as np
 
 from ..ir import TensorType
 from .arrays import Unsupported, ints, is_np
-from .registry import op
+from .registry import Entries
 from .rules import Ctx, numel
+
+OPS = Entries()  # this family's entries, in order (xcviz.ops.build_registry puts them in the table)
+op = OPS.op
 
 
 # ---- affine_grid: theta (N, k, k+1) applied to the normalised [-1, 1] grid of size (N, C, *S) ----------------

@@ -8,8 +8,11 @@ import numpy as np
 from ..ir import TensorType
 from . import rules as r
 from .arrays import Unsupported, is_np, static
-from .registry import LAYOUT, op
+from .registry import LAYOUT, Entries
 from .rules import Ctx, ShapeError, norm_axis, numel
+
+OPS = Entries()  # this family's entries, in order (xcviz.ops.build_registry puts them in the table)
+op = OPS.op
 
 REDUCTIONS = ("none", "add", "mul", "max", "min")
 
@@ -68,12 +71,13 @@ def scatter_elements(xp, a, x, idx, upd):
 
 op("gather_elements", "GatherElements", groups=LAYOUT, infer=infer_gather_elements, flops=r.zero_flops,
    min_inputs=2, max_inputs=2, attrs={"axis": 0}, impl=gather_elements,
-   doc="out[i][j][k] = x[idx[i][j][k]][j][k] along axis (tf2xla: GatherNd over index grids; torch.gather)")
+   doc="out[i][j][k] = x[idx[i][j][k]][j][k] along axis (tf2xla: GatherNd over index grids; torch.gather)",
+   cost_class="movement")
 op("scatter_elements", "ScatterElements", "Scatter", groups=LAYOUT, infer=r.same, flops=scatter_flops,
    min_inputs=3, max_inputs=3, attrs={"axis": 0, "reduction": "none"}, impl=scatter_elements,
    doc="x with updates written at idx along axis; reduction none/add/mul/max/min "
        "(tf2xla: TensorScatterUpdate, TensorScatterAdd, TensorScatterMax, TensorScatterMin; mul: an XLA "
-       "scatter with a multiply combiner)")
+       "scatter with a multiply combiner)", cost_class="movement")
 
 
 # ---- gather_nd / scatter_nd: index tuples in the last index axis ----------------------------------------
@@ -105,12 +109,13 @@ def scatter_nd(xp, a, x, idx, upd):
 
 
 op("gather_nd", "GatherND", "GatherNd", groups=LAYOUT, infer=infer_gather_nd, flops=r.zero_flops, min_inputs=2,
-   max_inputs=2, attrs={"batch_dims": 0}, impl=gather_nd, doc="slices of x at index tuples (tf2xla: GatherNd)")
+   max_inputs=2, attrs={"batch_dims": 0}, impl=gather_nd, doc="slices of x at index tuples (tf2xla: GatherNd)",
+   cost_class="movement")
 op("scatter_nd", "ScatterND", "TensorScatterUpdate", groups=LAYOUT, infer=r.same, flops=scatter_flops,
    min_inputs=3, max_inputs=3, attrs={"reduction": "none"}, impl=scatter_nd,
    doc="x with updates written at index tuples; reduction none/add/mul/max/min "
        "(tf2xla: TensorScatterUpdate, TensorScatterAdd, TensorScatterMax, TensorScatterMin; mul: an XLA "
-       "scatter with a multiply combiner)")
+       "scatter with a multiply combiner)", cost_class="movement")
 
 
 # ---- one_hot: depth is an input VALUE that decides the output shape -------------------------------------
@@ -134,4 +139,4 @@ def one_hot(xp, a, idx, depth, values):
 
 op("one_hot", "OneHot", groups=LAYOUT, infer=infer_one_hot, flops=r.zero_flops, min_inputs=3, max_inputs=3,
    attrs={"axis": -1}, static_inputs=(1,), impl=one_hot,
-   doc="values[1] where the index hits, values[0] elsewhere; depth a constant (tf2xla: OneHot)")
+   doc="values[1] where the index hits, values[0] elsewhere; depth a constant (tf2xla: OneHot)", cost_class="movement")

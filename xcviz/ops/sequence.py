@@ -14,10 +14,13 @@ import numpy as np
 from ..ir import TensorType
 from ..ir.containers import OptionalType, SequenceType
 from .arrays import Unsupported, ints, np_dtype, present
-from .registry import op
+from .registry import Entries
 from .xla_support import OPTIONAL_WHY, SEQUENCE_WHY as WHY
 from .values import Seq
 from .rules import Ctx, from_file
+
+OPS = Entries()  # this family's entries, in order (xcviz.ops.build_registry puts them in the table)
+op = OPS.op
 
 native = dict(devices=frozenset(), jax_ok=False)
 

@@ -6,8 +6,13 @@ import numpy as np
 from ..ir import TensorType
 from . import rules as r
 from .arrays import Unsupported, is_np, np_dtype, static
-from .registry import NOOP, SHAPE_CONSUMER, SOURCE, ZERO_SIZE, op
+from .registry import (
+    NOOP, PARAMETER_SOURCE, SHAPE_CONSUMER, SOURCE, TYPE_VALUE, VALUE_RULE, ZERO_SIZE, Entries, plus_groups,
+)
 from .rules import Ctx
+
+OPS = Entries()  # this family's entries, in order (xcviz.ops.build_registry puts them in the table)
+op = OPS.op
 
 NONE = frozenset()
 zero = r.zero_flops
@@ -40,9 +45,10 @@ def const(xp, a):
     raise Unsupported("Constant without a value")
 
 
-op("const", "Constant", "Const", groups=(SOURCE, ZERO_SIZE), infer=infer_constant, flops=zero, max_inputs=0,
+op("const", "Constant", "Const", groups=(SOURCE, ZERO_SIZE, PARAMETER_SOURCE), infer=infer_constant, flops=zero,
+   max_inputs=0,
    attrs={"value": None, "dtype": None}, folds=True, impl=const,
-   doc="a constant tensor; counts 0 toward effective cluster size")
+   doc="a constant tensor; counts 0 toward effective cluster size", cost_class="free", fusion="free")
 op("placeholder", "Placeholder", "_Arg", "tf._Arg", groups=SOURCE, devices=NONE, max_inputs=0,
    reason="graph argument (like TF's _Arg): fed from outside", flops=zero)
 
@@ -66,12 +72,16 @@ def scalar_int(ctx: Ctx) -> list[TensorType]:
 
 
 query = dict(groups=SHAPE_CONSUMER, flops=zero, min_inputs=1, max_inputs=1)
-op("shape", "Shape", **query, infer=infer_shape_of, folds=True, impl=shape)
-op("size", "Size", **query, infer=scalar_int,
-   impl=lambda xp, a, x: np.asarray(int(np.prod(x.shape, dtype=np.int64)), dtype=np.int64))
-op("rank", "Rank", **query, infer=scalar_int, impl=lambda xp, a, x: np.asarray(x.ndim, dtype=np.int64))
+op("shape", "Shape", **plus_groups(query, TYPE_VALUE), infer=infer_shape_of, folds=True, impl=shape, cost_class="free",
+   fusion="free")
+op("size", "Size", **plus_groups(query, TYPE_VALUE), infer=scalar_int,
+   impl=lambda xp, a, x: np.asarray(int(np.prod(x.shape, dtype=np.int64)), dtype=np.int64),
+   cost_class="free", fusion="free")
+op("rank", "Rank", **plus_groups(query, TYPE_VALUE), infer=scalar_int,
+   impl=lambda xp, a, x: np.asarray(x.ndim, dtype=np.int64),
+   cost_class="free", fusion="free")
 op("noop", "NoOp", groups=NOOP, infer=lambda ctx: [], num_outputs=0, flops=zero, doc="ordering only",
-   impl=lambda xp, a, *xs: ())
+   impl=lambda xp, a, *xs: (), cost_class="free", fusion="free")
 
 
 # ---- value-shaped sources: the output's shape is an input's VALUE, a compile-time constant under XLA --------
@@ -99,7 +109,8 @@ def constant_of_shape(xp, a, dims):
 
 op("constant_of_shape", "ConstantOfShape", infer=infer_constant_of_shape, flops=zero, min_inputs=1,
    max_inputs=1, attrs={"value": None}, static_inputs=(0,), impl=constant_of_shape,
-   doc="a tensor of `value` (default float32 0) shaped by its input's value (tf2xla: Fill, shape a constant)")
+   doc="a tensor of `value` (default float32 0) shaped by its input's value (tf2xla: Fill, shape a constant)",
+   fusion="broadcast", groups=VALUE_RULE)
 
 
 def _range_len(start, limit, delta) -> int:
@@ -127,7 +138,7 @@ def range_(xp, a, start, limit, delta):
 
 op("range", "Range", infer=infer_range, flops=r.output_flops(1), min_inputs=3,
    max_inputs=3, static_inputs=(0, 1, 2), impl=range_,
-   doc="start + i * delta for i < ceil((limit - start) / delta) (tf2xla: Range, bounds constants)")
+   doc="start + i * delta for i < ceil((limit - start) / delta) (tf2xla: Range, bounds constants)", groups=VALUE_RULE)
 
 
 # ---- EyeLike -------------------------------------------------------------------------------------

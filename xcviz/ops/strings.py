@@ -7,8 +7,11 @@ from ..ir import TensorType
 from . import rules as r
 from .arrays import Unsupported, is_np
 from .regex_re2 import compile_re2
-from .registry import op
+from .registry import Entries
 from .rules import Ctx
+
+OPS = Entries()  # this family's entries, in order (xcviz.ops.build_registry puts them in the table)
+op = OPS.op
 
 NATIVE = dict(devices=frozenset(), jax_ok=False)
 

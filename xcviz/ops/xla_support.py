@@ -78,8 +78,8 @@ TF_EQUIV: dict[str, str] = {
     "nll_loss": "GatherV2 Neg Mul SelectV2 Sum RealDiv",
     "softmax_cross_entropy_loss": "LogSoftmax GatherV2 Neg Mul SelectV2 Sum RealDiv",
     "attention": "BatchMatMulV2 Mul Tanh SelectV2 AddV2 Max Exp Sum RealDiv ConcatV2 Transpose Reshape",
-    # ops/conv_causal_deform.py: the causal conv is a depthwise conv over the state-padded input; DeformConv gathers its
-    # bilinear taps and contracts them with the weights
+    # the causal conv (ops/causal_conv.py) is a depthwise conv over the state-padded input; DeformConv
+    # (ops/deform_conv.py) gathers its bilinear taps and contracts them with the weights
     "causal_conv_with_state": "ConcatV2 DepthwiseConv2dNative StridedSlice Sigmoid Mul",
     "deform_conv": "Floor GatherNd Mul AddV2 SelectV2 Einsum Reshape",
     # ops/linear_attention.py: the token recurrence is one While (lax.scan) over einsums on the carried state

@@ -5,9 +5,12 @@ from __future__ import annotations
 from ...ir import TensorType
 from ..arrays import Unsupported
 from . import Call, NotMapped, Ref, Spec, aten
-from ..registry import op
+from ..registry import Entries
 from ..rnn import SCAN, recurrent
 from ..rules import Ctx, from_file
+
+OPS = Entries()  # this family's entries, in order (xcviz.ops.build_registry puts them in the table)
+op = OPS.op
 
 # PyTorch's gate blocks -> ONNX's: LSTM i,f,g,o -> i,o,f,c; GRU r,z,n -> z,r,h (n is ONNX's
 # linear_before_reset h: r multiplies W_hn h + b_hn, as linear_before_reset=1 does)

@@ -7,8 +7,11 @@ import numpy as np
 from ...ir import TensorType
 from .. import rules as r
 from ..arrays import Unsupported, is_np
-from ..registry import LAYOUT, op
+from ..registry import LAYOUT, Entries
 from ..rules import Ctx
+
+OPS = Entries()  # this family's entries, in order (xcviz.ops.build_registry puts them in the table)
+op = OPS.op
 
 
 def _key(a, x, indices) -> tuple:

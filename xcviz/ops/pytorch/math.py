@@ -7,8 +7,11 @@ import numpy as np
 from ...ir import TensorType
 from .. import rules as r
 from ..arrays import is_np, lit, present
-from ..registry import ELEMENTWISE, REDUCTION, op
+from ..registry import ELEMENTWISE, REDUCTION, Entries
 from ..rules import Ctx
+
+OPS = Entries()  # this family's entries, in order (xcviz.ops.build_registry puts them in the table)
+op = OPS.op
 
 E = ELEMENTWISE
 unary = dict(groups=E, infer=r.same, min_inputs=1, max_inputs=1)

@@ -10,8 +10,11 @@ import numpy as np
 from ...ir import TensorType
 from .. import rules as r
 from ..arrays import Unsupported, is_np, lit, present
-from ..registry import REDUCTION, op
+from ..registry import REDUCTION, Entries
 from ..rules import Ctx
+
+OPS = Entries()  # this family's entries, in order (xcviz.ops.build_registry puts them in the table)
+op = OPS.op
 
 
 # ---- normalization with saved statistics -----------------------------------------------------------------

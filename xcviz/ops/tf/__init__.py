@@ -1,2 +1,2 @@
-"""TensorFlow's ops under their TF names, and its XLA kernel registry (tf2xla); xcviz.ops imports the modules in
-registration order."""
+"""TensorFlow's ops under their TF names, and its XLA kernel registry (tf2xla); each module lists its entries in its
+OPS; xcviz.ops.build_registry puts them in the table."""

@@ -13,8 +13,11 @@ import numpy as np
 from .. import rules as r
 from ...errors import XcvizError
 from ..arrays import Unsupported
-from ..registry import CONTROL_FLOW, FRAMES, SOURCE, VARIABLE, op
+from ..registry import CONTROL_FLOW, FRAMES, SOURCE, VARIABLE, Entries
 from .kernels import xla_devices
+
+OPS = Entries()  # this family's entries, in order (xcviz.ops.build_registry puts them in the table)
+op = OPS.op
 
 NONE = frozenset()
 opaque = dict(devices=NONE, infer=r.from_file, num_outputs=None)

@@ -13,11 +13,14 @@ from ...ir import TensorType
 from .. import conv as onnx_conv
 from .. import rules as r
 from ..arrays import ints
-from ..registry import op
+from ..registry import Entries
 from ..resample import resize
 from .kernels import xla_devices
 from .nn import from_nchw, layout_of, onnx_conv_attrs, to_nchw
 from .nn import pool_type as _nn_pool_type
+
+OPS = Entries()  # this family's entries, in order (xcviz.ops.build_registry puts them in the table)
+op = OPS.op
 
 
 def _pool_type(ctx) -> list[TensorType]:

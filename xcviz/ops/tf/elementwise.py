@@ -11,8 +11,11 @@ import numpy as np
 from ...ir import TensorType
 from .. import rules as r
 from ..arrays import is_np, lit
-from ..registry import ELEMENTWISE, op
+from ..registry import ELEMENTWISE, Entries
 from .kernels import xla_devices
+
+OPS = Entries()  # this family's entries, in order (xcviz.ops.build_registry puts them in the table)
+op = OPS.op
 
 SELU_ALPHA, SELU_SCALE = 1.6732632423543772848170429916717, 1.0507009873554804934193349852946
 

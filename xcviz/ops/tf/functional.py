@@ -14,10 +14,13 @@ from typing import Callable
 import numpy as np
 
 from ..arrays import Unsupported
-from ..registry import CONTROL_FLOW, FUNCTIONAL, op
+from ..registry import CONTROL_FLOW, FUNCTIONAL, Entries
 from ..rules import from_file
 from .kernels import xla_devices
 from ..values import TensorList
+
+OPS = Entries()  # this family's entries, in order (xcviz.ops.build_registry puts them in the table)
+op = OPS.op
 
 
 class TFFunction(str):

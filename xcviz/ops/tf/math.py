@@ -10,9 +10,12 @@ import numpy as np
 from ...ir import TensorType
 from .. import rules as r
 from ..arrays import ints, is_np, lit, np_dtype
-from ..registry import ELEMENTWISE, REDUCTION, op
+from ..registry import ELEMENTWISE, REDUCTION, Entries
 from ..rules import Ctx
 from .kernels import xla_devices
+
+OPS = Entries()  # this family's entries, in order (xcviz.ops.build_registry puts them in the table)
+op = OPS.op
 
 
 def _binary_type(ctx: Ctx) -> list[TensorType]:
@@ -164,11 +167,13 @@ def _reducer(name: str):
 
 reduce = dict(groups=REDUCTION, infer=_reduce_type, flops=r.input_flops(1), min_inputs=2, max_inputs=2,
               attrs={"keep_dims": False}, static_inputs=(1,))
-op("tf.Mean", **reduce, **dev("Mean"), impl=_reducer("Mean"), doc="TF Mean(input, axis; keep_dims)")
-op("tf.Sum", **reduce, **dev("Sum"), impl=_reducer("Sum"), doc="TF Sum(input, axis; keep_dims)")
-op("tf.Max", **reduce, **dev("Max"), impl=_reducer("Max"), doc="TF Max(input, axis; keep_dims)")
-op("tf.Prod", **reduce, **dev("Prod"), impl=_reducer("Prod"), doc="TF Prod(input, axis; keep_dims)")
-op("tf.All", **reduce, **dev("All"), impl=_reducer("All"), doc="TF All(input, axis; keep_dims)")
+op("tf.Mean", **reduce, **dev("Mean"), impl=_reducer("Mean"), doc="TF Mean(input, axis; keep_dims)",
+   cost_class="reduce")
+op("tf.Sum", **reduce, **dev("Sum"), impl=_reducer("Sum"), doc="TF Sum(input, axis; keep_dims)", cost_class="reduce")
+op("tf.Max", **reduce, **dev("Max"), impl=_reducer("Max"), doc="TF Max(input, axis; keep_dims)", cost_class="reduce")
+op("tf.Prod", **reduce, **dev("Prod"), impl=_reducer("Prod"), doc="TF Prod(input, axis; keep_dims)",
+   cost_class="reduce")
+op("tf.All", **reduce, **dev("All"), impl=_reducer("All"), doc="TF All(input, axis; keep_dims)", cost_class="reduce")
 op("tf.Min", **reduce, **dev("Min"), impl=_reducer("Min"), doc="TF Min(input, axis; keep_dims)")
 op("tf.Any", **reduce, **dev("Any"), impl=_reducer("Any"), doc="TF Any(input, axis; keep_dims)")
 

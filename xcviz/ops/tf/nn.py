@@ -14,9 +14,13 @@ from ...ir import TensorType
 from .. import conv as onnx_conv
 from .. import rules as r
 from ..arrays import Unsupported
-from ..registry import op
+from ..registry import Entries
 from ..rules import Ctx, ShapeError
+from ..windows import window_geometry
 from .kernels import xla_devices
+
+OPS = Entries()  # this family's entries, in order (xcviz.ops.build_registry puts them in the table)
+op = OPS.op
 
 
 def _mm_shape(a, b, ta: bool, tb: bool):
@@ -133,7 +137,7 @@ def _conv_type(ctx: Ctx) -> list[TensorType]:
         return [TensorType(None, ctx.dtype(0))]
     a = onnx_conv_attrs(ctx.attrs)
     hw = list(x[1:3] if fmt == "NHWC" else x[2:4])
-    _, _, _, _, out = onnx_conv.window_geometry(a, hw, list(w[:2]))
+    _, _, _, _, out = window_geometry(a, hw, list(w[:2]))
     shape = (x[0], *out, w[3]) if fmt == "NHWC" else (x[0], w[3], *out)
     return [TensorType(shape, ctx.dtype(0))]
 
@@ -210,7 +214,7 @@ def pool_type(ctx: Ctx) -> list[TensorType]:
         return [TensorType(None, ctx.dtype(0))]
     a = onnx_conv_attrs(ctx.attrs, "ksize")
     hw = list(x[1:3] if fmt == "NHWC" else x[2:4])
-    _, _, _, _, out = onnx_conv.window_geometry(a, hw, a["kernel_shape"])
+    _, _, _, _, out = window_geometry(a, hw, a["kernel_shape"])
     shape = (x[0], *out, x[3]) if fmt == "NHWC" else (x[0], x[1], *out)
     return [TensorType(shape, ctx.dtype(0))]
 

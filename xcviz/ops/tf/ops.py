@@ -13,9 +13,12 @@ import numpy as np
 from ...ir import TensorType
 from .. import rules as r
 from ..arrays import np_dtype
-from ..registry import NOOP, SHAPE_CONSUMER, SOURCE, ZERO_SIZE, op
+from ..registry import NOOP, SHAPE_CONSUMER, SOURCE, ZERO_SIZE, Entries
 from ..rules import Ctx
 from .kernels import xla_devices
+
+OPS = Entries()  # this family's entries, in order (xcviz.ops.build_registry puts them in the table)
+op = OPS.op
 
 zero = r.zero_flops
 

@@ -11,9 +11,12 @@ import numpy as np
 from ...ir import TensorType
 from .. import rules as r
 from ..arrays import Unsupported, ints, static
-from ..registry import LAYOUT, op
+from ..registry import LAYOUT, Entries
 from ..rules import Ctx
 from .kernels import xla_devices
+
+OPS = Entries()  # this family's entries, in order (xcviz.ops.build_registry puts them in the table)
+op = OPS.op
 
 zero = r.zero_flops
 
@@ -101,34 +104,38 @@ def _strided_slice(xp, a, x, begin, end, strides):
 
 layout = dict(groups=LAYOUT, flops=zero)
 op("tf.Reshape", **layout, devices=xla_devices("Reshape"), min_inputs=2, max_inputs=2, static_inputs=(1,),
-   infer=lambda ctx: run_type(ctx, _reshape, (1,)), impl=_reshape, doc="TF Reshape(tensor, shape)")
+   infer=lambda ctx: run_type(ctx, _reshape, (1,)), impl=_reshape, doc="TF Reshape(tensor, shape)", cost_class="free")
 op("tf.Transpose", **layout, devices=xla_devices("Transpose"), min_inputs=2, max_inputs=2, static_inputs=(1,),
-   infer=lambda ctx: run_type(ctx, _transpose, (1,)), impl=_transpose, doc="TF Transpose(x, perm)")
+   infer=lambda ctx: run_type(ctx, _transpose, (1,)), impl=_transpose, doc="TF Transpose(x, perm)",
+   cost_class="movement")
 op("tf.ConcatV2", **layout, devices=xla_devices("ConcatV2"), min_inputs=2, attrs={"N": None},
    infer=lambda ctx: run_type(ctx, _concat, (len(ctx.inputs) - 1,)), impl=_concat,
-   doc="TF ConcatV2(values..., axis): the axis is the last input")
+   doc="TF ConcatV2(values..., axis): the axis is the last input", cost_class="movement")
 op("tf.Pack", **layout, devices=xla_devices("Pack"), min_inputs=1, attrs={"axis": 0, "N": None},
-   infer=lambda ctx: run_type(ctx, _pack, ()), impl=_pack, doc="TF Pack(values...; axis)")
+   infer=lambda ctx: run_type(ctx, _pack, ()), impl=_pack, doc="TF Pack(values...; axis)", cost_class="movement")
 op("tf.Unpack", **layout, devices=xla_devices("Unpack"), min_inputs=1, max_inputs=1, num_outputs=None,
    attrs={"axis": 0, "num": None}, infer=lambda ctx: run_type(ctx, _unpack, ()), impl=_unpack,
-   doc="TF Unpack(value; num, axis): `num` outputs")
+   doc="TF Unpack(value; num, axis): `num` outputs", cost_class="movement")
 op("tf.Split", **layout, devices=xla_devices("Split"), min_inputs=2, max_inputs=2, num_outputs=None,
    static_inputs=(0,), attrs={"num_split": 1}, infer=lambda ctx: run_type(ctx, _split, (0,)), impl=_split,
-   doc="TF Split(axis, value; num_split): the axis comes first")
+   doc="TF Split(axis, value; num_split): the axis comes first", cost_class="movement")
 op("tf.SplitV", **layout, devices=xla_devices("SplitV"), min_inputs=3, max_inputs=3, num_outputs=None,
    static_inputs=(1, 2), attrs={"num_split": 1}, infer=lambda ctx: run_type(ctx, _split_v, (1, 2)),
-   impl=_split_v, doc="TF SplitV(value, size_splits, axis)")
+   impl=_split_v, doc="TF SplitV(value, size_splits, axis)", cost_class="movement")
 op("tf.Squeeze", **layout, devices=xla_devices("Squeeze"), min_inputs=1, max_inputs=1, attrs={"squeeze_dims": None},
-   infer=lambda ctx: run_type(ctx, _squeeze, ()), impl=_squeeze, doc="TF Squeeze(input; squeeze_dims)")
+   infer=lambda ctx: run_type(ctx, _squeeze, ()), impl=_squeeze, doc="TF Squeeze(input; squeeze_dims)",
+   cost_class="free")
 op("tf.ExpandDims", **layout, devices=xla_devices("ExpandDims"), min_inputs=2, max_inputs=2, static_inputs=(1,),
-   infer=lambda ctx: run_type(ctx, _expand_dims, (1,)), impl=_expand_dims, doc="TF ExpandDims(input, axis)")
+   infer=lambda ctx: run_type(ctx, _expand_dims, (1,)), impl=_expand_dims, doc="TF ExpandDims(input, axis)",
+   cost_class="free")
 op("tf.StridedSlice", **layout, devices=xla_devices("StridedSlice"), min_inputs=4, max_inputs=4,
    static_inputs=(1, 2, 3), attrs={"begin_mask": 0, "end_mask": 0, "ellipsis_mask": 0, "new_axis_mask": 0,
                                    "shrink_axis_mask": 0},
    infer=lambda ctx: run_type(ctx, _strided_slice, (1, 2, 3)), impl=_strided_slice,
-   doc="TF StridedSlice(input, begin, end, strides; begin/end/ellipsis/new_axis/shrink_axis masks)")
+   doc="TF StridedSlice(input, begin, end, strides; begin/end/ellipsis/new_axis/shrink_axis masks)",
+   cost_class="movement")
 op("tf.StopGradient", **layout, devices=xla_devices("StopGradient"), min_inputs=1, max_inputs=1, infer=r.same,
-   impl=lambda xp, a, x: x, doc="TF StopGradient(input): identity in inference")
+   impl=lambda xp, a, x: x, doc="TF StopGradient(input): identity in inference", cost_class="free")
 
 
 def _range(xp, a, start, limit, delta):

@@ -8,7 +8,10 @@ import numpy as np
 
 from ...ir import TensorType
 from ..arrays import Unsupported, np_dtype
-from ..registry import op
+from ..registry import Entries
+
+OPS = Entries()  # this family's entries, in order (xcviz.ops.build_registry puts them in the table)
+op = OPS.op
 
 NONE = frozenset()
 REASON = "string op: XLA has no string type"
