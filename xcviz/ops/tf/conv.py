@@ -11,6 +11,7 @@ import numpy as np
 
 from ...ir import TensorType
 from .. import conv as onnx_conv
+from .. import pooling
 from .. import rules as r
 from ..arrays import ints
 from ..registry import Entries
@@ -30,7 +31,7 @@ def _pool_type(ctx) -> list[TensorType]:
 def _avgpool(xp, a, x):
     fmt = layout_of(a)
     attrs = {**onnx_conv_attrs(a, "ksize"), "count_include_pad": 0}
-    return from_nchw(xp, onnx_conv.avgpool(xp, attrs, to_nchw(xp, x, fmt)), fmt)
+    return from_nchw(xp, pooling.avgpool(xp, attrs, to_nchw(xp, x, fmt)), fmt)
 
 
 op("tf.AvgPool", devices=xla_devices("AvgPool"), infer=_pool_type, flops=r.output_flops(1), min_inputs=1,

@@ -12,6 +12,7 @@ import numpy as np
 
 from ...ir import TensorType
 from .. import conv as onnx_conv
+from .. import pooling
 from .. import rules as r
 from ..arrays import Unsupported
 from ..registry import Entries
@@ -221,7 +222,7 @@ def pool_type(ctx: Ctx) -> list[TensorType]:
 
 def _maxpool(xp, a, x):
     fmt = layout_of(a)
-    return from_nchw(xp, onnx_conv.maxpool(xp, onnx_conv_attrs(a, "ksize"), to_nchw(xp, x, fmt)), fmt)
+    return from_nchw(xp, pooling.maxpool(xp, onnx_conv_attrs(a, "ksize"), to_nchw(xp, x, fmt)), fmt)
 
 
 op("tf.MaxPool", devices=xla_devices("MaxPool"), infer=pool_type, flops=r.output_flops(1), min_inputs=1,

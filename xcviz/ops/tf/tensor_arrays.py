@@ -13,7 +13,6 @@ from .. import rules as r
 from ..arrays import Unsupported, np_dtype
 from ..registry import Entries
 from ..values import TensorArrayRef
-from .kernels import xla_devices
 
 OPS = Entries()  # this family's entries, in order (xcviz.ops.build_registry puts them in the table)
 op = OPS.op
@@ -155,29 +154,33 @@ def _grad(xp, a, handle, flow_in):
     return ta.grads[key], FLOW
 
 
-arr = dict(infer=r.from_file, flops=zero, jax_ok=False)  # a mutable resource: never traced
-op("tf.TensorArrayV3", **arr, devices=xla_devices("TensorArrayV3"), min_inputs=1, max_inputs=1, num_outputs=2,
+# A mutable resource xcviz never traces: TF's XLA kernels for these (tf2xla) serve only a While compiled as a
+# whole, and auto-clustering refuses them, so xcviz claims no device for them (a claim would need a lowering).
+NATIVE = frozenset()
+arr = dict(infer=r.from_file, flops=zero, jax_ok=False,
+           reason="TensorArray op: TF's auto-clustering refuses it (allow_tensor_array_ops = false); XLA compiles "
+                  "TensorArrays only inside a While compiled as a whole, and xcviz runs them natively")
+op("tf.TensorArrayV3", **arr, devices=NATIVE, min_inputs=1, max_inputs=1, num_outputs=2,
    impl=_new, attrs={"dtype": None, "element_shape": None, "dynamic_size": False, "clear_after_read": True},
-   reason="TensorArray op: TF's auto-clustering refuses it (allow_tensor_array_ops = false)",
    doc="TF TensorArrayV3(size; dtype, element_shape, dynamic_size, clear_after_read) -> handle, flow")
-op("tf.TensorArrayWriteV3", **arr, devices=xla_devices("TensorArrayWriteV3"), min_inputs=4, max_inputs=4,
+op("tf.TensorArrayWriteV3", **arr, devices=NATIVE, min_inputs=4, max_inputs=4,
    impl=_write, doc="TF TensorArrayWriteV3(handle, index, value, flow_in) -> flow_out")
-op("tf.TensorArrayReadV3", **arr, devices=xla_devices("TensorArrayReadV3"), min_inputs=3, max_inputs=3,
+op("tf.TensorArrayReadV3", **arr, devices=NATIVE, min_inputs=3, max_inputs=3,
    impl=_read, attrs={"dtype": None}, doc="TF TensorArrayReadV3(handle, index, flow_in; dtype)")
-op("tf.TensorArrayGatherV3", **arr, devices=xla_devices("TensorArrayGatherV3"), min_inputs=3, max_inputs=3,
+op("tf.TensorArrayGatherV3", **arr, devices=NATIVE, min_inputs=3, max_inputs=3,
    impl=_gather, attrs={"dtype": None, "element_shape": None},
    doc="TF TensorArrayGatherV3(handle, indices, flow_in; dtype, element_shape)")
-op("tf.TensorArrayScatterV3", **arr, devices=xla_devices("TensorArrayScatterV3"), min_inputs=4, max_inputs=4,
+op("tf.TensorArrayScatterV3", **arr, devices=NATIVE, min_inputs=4, max_inputs=4,
    impl=_scatter, doc="TF TensorArrayScatterV3(handle, indices, value, flow_in) -> flow_out")
-op("tf.TensorArraySizeV3", **arr, devices=xla_devices("TensorArraySizeV3"), min_inputs=2, max_inputs=2,
+op("tf.TensorArraySizeV3", **arr, devices=NATIVE, min_inputs=2, max_inputs=2,
    impl=_size, doc="TF TensorArraySizeV3(handle, flow_in) -> int32")
-op("tf.TensorArrayCloseV3", **arr, devices=xla_devices("TensorArrayCloseV3"), min_inputs=1, max_inputs=1,
+op("tf.TensorArrayCloseV3", **arr, devices=NATIVE, min_inputs=1, max_inputs=1,
    num_outputs=0, impl=_close, doc="TF TensorArrayCloseV3(handle)")
-op("tf.TensorArrayConcatV3", **arr, devices=xla_devices("TensorArrayConcatV3"), min_inputs=2, max_inputs=2,
+op("tf.TensorArrayConcatV3", **arr, devices=NATIVE, min_inputs=2, max_inputs=2,
    num_outputs=2, impl=_concat, attrs={"dtype": None, "element_shape_except0": None},
    doc="TF TensorArrayConcatV3(handle, flow_in) -> value, lengths")
-op("tf.TensorArraySplitV3", **arr, devices=xla_devices("TensorArraySplitV3"), min_inputs=4, max_inputs=4,
+op("tf.TensorArraySplitV3", **arr, devices=NATIVE, min_inputs=4, max_inputs=4,
    impl=_split, doc="TF TensorArraySplitV3(handle, value, lengths, flow_in) -> flow_out")
-op("tf.TensorArrayGradV3", **arr, devices=xla_devices("TensorArrayGradV3"), min_inputs=2, max_inputs=2,
+op("tf.TensorArrayGradV3", **arr, devices=NATIVE, min_inputs=2, max_inputs=2,
    num_outputs=2, impl=_grad, attrs={"source": ""},
    doc="TF TensorArrayGradV3(handle, flow_in; source) -> grad_handle, flow_out")
