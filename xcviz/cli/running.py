@@ -11,7 +11,7 @@ from ..pipeline import AnalysisOptions
 from .base import GraphArg, Json, Output, analyse, analysis_command
 from .helpfmt import LIMITS, complete_from
 from .output import LazyProgress, console, emit_json, emit_renderable, wants_json
-from ..loaders.npz import read_npz  # noqa: F401  (here since the commands were first written; tests import it)
+from ..loaders.npz import read_npz
 
 Inputs = Annotated[Optional[str], typer.Option("--inputs", metavar="FILE.npz", help="an .npz file with one array per graph input (by name)", show_default=False)]
 Seed = Annotated[int, typer.Option("--seed", metavar="N", help="seed for random inputs not given in --inputs")]
