@@ -137,3 +137,31 @@ def test_xcviz_run_names_the_failing_node_in_its_one_line(tmp_path, run_cli):
     lines = [ln for ln in err.splitlines() if ln.strip()]
     assert code == 1 and out == "" and len(lines) == 1 and "Traceback" not in err, (code, err)
     assert "while executing node 'shape_it' (Reshape): ValueError: cannot reshape array of size 6" in lines[0]
+
+
+def test_the_hybrid_program_releases_each_entry_after_its_last_step():
+    import os
+
+    from xcviz.runtime.inputs import bind_inputs
+    from xcviz.runtime.jit import CompileCache
+    from xcviz.runtime.native import OnnxRuntime
+    from xcviz.runtime.wholemodel import Hybrid
+    from tests.support.paths import GRAPHS
+
+    g = xcviz.load(os.path.join(GRAPHS, "detector_mini.onnx"))   # clusters and an onnxruntime segment
+    c = xcviz.cluster(g)
+    feeds = bind_inputs(g, None, 0)
+    env = execute(g, feeds, "native", keep_all=True).env
+    h = Hybrid(g, c, OnnxRuntime(1), env, CompileCache())
+    last = {}
+    for p, (kind, spec, _) in enumerate(h.steps):
+        for r in (spec.entries if kind in ("segment", "control", "cluster") else ()):
+            last[r] = p
+    released = [r for refs in h.release for r in refs]
+    assert len(released) == len(set(released)) and not set(released) & set(g.outputs)
+    assert {r: p for p, refs in enumerate(h.release) for r in refs} == \
+        {r: p for r, p in last.items() if r not in g.outputs}
+    assert len(h.steps) >= 2 and released
+    out = h(feeds)
+    for r in g.outputs:
+        np.testing.assert_allclose(out[r], env[r], rtol=1e-5, atol=1e-5)
