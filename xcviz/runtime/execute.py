@@ -37,6 +37,7 @@ class RunResult:
     cache: dict = field(default_factory=dict)
     env: dict | None = None              # every tensor (keep_all=True), for validation; else each is freed after its last use
     fallbacks: list = field(default_factory=list)  # clusters XLA could not compile, run natively: {cluster, graph, error}
+    by_ref: dict = field(default_factory=dict)   # the outputs by the graph's refs (a body's results, in its order)
 
 
 def units(graph: Graph, cluster_of: list[int], n_clusters: int) -> list[tuple[str, int]]:
@@ -230,7 +231,7 @@ def execute(graph: Graph, feeds: dict[str, np.ndarray], mode: str = "hybrid", cl
     outputs = {graph.output_names.get(ref, ref): env[ref] for ref in graph.outputs}  # the model's own names
     compiled = cache.compile_seconds - compile_before + _body_compile_seconds(plan) - bodies_before
     return RunResult(outputs, mode, seconds, compiled, run_stats(cache), env if keep_all else None,
-                     run_failures(cache)[failed_before:])
+                     run_failures(cache)[failed_before:], {ref: env[ref] for ref in graph.outputs})
 
 
 def _body_run(graph: Graph, plan: Plan, mode: str, options) -> BodyRun | None:
