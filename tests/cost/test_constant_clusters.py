@@ -45,7 +45,7 @@ def test_the_shape_of_input_chain_is_a_constant_cluster_once_the_shape_is_known(
 def test_a_constant_cluster_is_left_out_of_the_estimate(inputs):
     from xcviz.cost import compute_stats, hardware_for
     from xcviz.runtime.inputs import bind_inputs
-    from xcviz.runtime.npz import read_npz
+    from xcviz.loaders.npz import read_npz
 
     a = xcviz.analyse(SHAPE_CHAIN)
     feeds = bind_inputs(a.graph, read_npz(inputs), 0)

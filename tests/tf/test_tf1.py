@@ -148,3 +148,19 @@ def test_hlo_of_a_cluster_in_a_loop_body(run_cli, tmp_path):
                              "--inputs", str(tmp_path / "in.npz"))
     assert code == 0, err
     assert "HloModule" in out and "f32[3,3]" in out
+
+
+def test_the_frame_executor_keeps_only_the_outputs_unless_asked():
+    """Values in flight live in the executor's queue until read: the run's env holds the graph's outputs alone
+    (equal to TF's), keep_all every live value, as before."""
+    from xcviz.runtime import execute as execute_mod
+
+    feeds, ref = io("while_loop")
+    g = load(os.path.join(DATA, "while_loop.pb"))
+    full = execute(g, feeds, "native", keep_all=True)
+    assert_equal_to_tf(full.outputs, ref)
+    plan = execute_mod.plan_for(g, "native", None, execute_mod.graph_cache(g))
+    lean = execute_mod._run_frames(g, feeds, plan, execute_mod.graph_cache(g), lazy=True)
+    assert set(lean) == set(g.outputs) and len(full.env) > 3 * len(lean)
+    for r in g.outputs:
+        np.testing.assert_array_equal(lean[r], full.env[r])

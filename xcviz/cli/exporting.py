@@ -44,7 +44,7 @@ def export(graph: GraphArg,
         if validate:
             from ..runtime.validate import validate_graph
 
-            from ..runtime.npz import read_npz
+            from ..loaders.npz import read_npz
 
             validation = validate_graph(a.graph, clustering=a.clustering, inputs=read_npz(options.inputs))  # (--inputs: the arrays too)
         from ..loaders.budget import Limits

@@ -41,7 +41,7 @@ def report(graph: GraphArg, output: Output = None,
 
         progress = LazyProgress("compiling")
         try:
-            from ..runtime.npz import read_npz
+            from ..loaders.npz import read_npz
 
             # with --inputs the clusters run on those arrays, as `validate --inputs` runs them
             checks = validate_graph(a.graph, clustering=a.clustering, hardware=options.hardware, progress=progress,

@@ -11,7 +11,7 @@ from ..pipeline import AnalysisOptions
 from .base import GraphArg, Json, Output, analyse, analysis_command
 from .helpfmt import LIMITS, complete_from
 from .output import LazyProgress, console, emit_json, emit_renderable, wants_json
-from ..runtime.npz import read_npz  # noqa: F401  (here since the commands were first written; tests import it)
+from ..loaders.npz import read_npz
 
 Inputs = Annotated[Optional[str], typer.Option("--inputs", metavar="FILE.npz", help="an .npz file with one array per graph input (by name)", show_default=False)]
 Seed = Annotated[int, typer.Option("--seed", metavar="N", help="seed for random inputs not given in --inputs")]
@@ -171,6 +171,7 @@ def run(graph: GraphArg, inputs: Inputs = None, output: Output = None,
     """Execute the whole graph (outputs to -o FILE.npz), report end-to-end time; --check compares with xcviz's NumPy reference."""
     from ..runtime.execute import bind_inputs
     from ..runtime.native import apply_threads
+    from ..runtime.timed import timed_run
 
     check_native(native)
     threads, _ = apply_threads(threads)  # before JAX loads
@@ -185,8 +186,8 @@ def run(graph: GraphArg, inputs: Inputs = None, output: Output = None,
     a = analyse(graph, options)
     given = read_npz(inputs)
     _warn_dataless(a.graph, given)
-    result, arrays, failed = _timed_run(a, bind_inputs(a.graph, given, seed, max_elements), mode, check, repeats,
-                                        native, threads)
+    result, arrays, failed = timed_run(a.graph, a.clustering, bind_inputs(a.graph, given, seed, max_elements), mode,
+                                       check, repeats, native, threads, warn=_warn_fallbacks)
     if output:
         from ..fileio import write_npz
 
@@ -205,72 +206,9 @@ def run(graph: GraphArg, inputs: Inputs = None, output: Output = None,
         raise XcvizError(f"{mode} outputs differ from native: {failed[0]}", code=1)
 
 
-def _timed_run(a, feeds: dict, mode: str, check: bool, repeats: int | None, native: str | None = None,
-               threads: int | None = None) -> tuple[dict, dict, list[str]]:
-    """Run the graph once (compiling), then `repeats` timed runs: (the run's report data, the first run's
-    output arrays, one line per output that differs from xcviz's NumPy reference when `check`). native and
-    hybrid run their native parts on the native runtime (onnxruntime unless --native says otherwise)."""
-    from ..runtime.execute import execute
-    from ..runtime.jit import CompileCache
-    from ..runtime.measure import compare, median_ms
-    from ..runtime.native import describe, resolve
-    from ..runtime.subgraphs import run_stats
-    from ..ops.values import flat_outputs
-    from ..render.report_json import run_outputs
-
-    g, c, cache = a.graph, a.clustering, CompileCache()
-    rt = resolve(native, g, threads)
-    note = None
-    from ..runtime.frames import has_v1_flow
-
-    if has_v1_flow(g) and rt.name != "numpy":   # frames and dead tensors: xcviz's executor runs the graph
-        note = f"TF1 control flow runs in xcviz's frame executor: its native parts on NumPy, not {rt.name}"
-        rt = resolve("numpy", g, threads)
-    # (a Loop/If/Scan outside the clusters whose bodies hold clusters: the hybrid runs its iterations in xcviz,
-    # each body's clusters on XLA and the rest of the body on the native runtime; runtime.hybrid_bodies)
-    if mode != "jit" and rt.name != "numpy":
-        from ..runtime.wholemodel import run_on
-
-        r = run_on(g, c, feeds, mode, rt, cache, repeats)
-        _warn_fallbacks(r["fallbacks"])
-        native = execute(g, feeds, "native", keep_all=True) if check else None
-        ref = native.outputs if native is not None else r["outputs"]
-        arrays, ref = flat_outputs(r["outputs"]), flat_outputs(ref)
-        undefined = _undefined_outputs(g, native.env) if native is not None else {}
-        outputs, failed = run_outputs(arrays, ref if check else None, compare, undefined)
-        result = {"mode": mode, "native": {**describe(rt), "ran_on": r["runtime"]}, "first_run_ms": r["first_run_ms"],
-                  "median_ms": r["median_ms"], "compile_ms": r["compile_ms"], "cache": r["cache"],
-                  "fallback_segments": r["fallback_segments"], "fallback_segments_on": r["fallback_segments_on"],
-                  "note": r["note"], "outputs": outputs, "fallbacks": r["fallbacks"]}
-        return result, arrays, failed
-    first = execute(g, feeds, mode, c, cache)
-    _warn_fallbacks(first.fallbacks)
-    ms = median_ms(lambda: execute(g, feeds, mode, c, cache), repeats)
-    native = execute(g, feeds, "native", keep_all=True) if check and mode != "native" else None
-    ref = native.outputs if native is not None else first.outputs
-    arrays, ref = flat_outputs(first.outputs), flat_outputs(ref)  # a sequence output as numbered tensors
-    undefined = _undefined_outputs(g, native.env) if native is not None else {}
-    outputs, failed = run_outputs(arrays, ref if check else None, compare, undefined)
-    result = {"mode": mode, "native": {**describe(rt), "ran_on": rt.name if mode != "jit" else None},
-              "first_run_ms": first.seconds * 1e3, "median_ms": ms,
-              "compile_ms": first.compile_seconds * 1e3, "cache": run_stats(cache), "outputs": outputs,
-              "fallbacks": first.fallbacks, **({"note": note} if note else {})}
-    return result, arrays, failed
-
-
 def _warn_fallbacks(fallbacks: list) -> None:
     """The run went on: each cluster XLA could not compile ran natively, said on stderr."""
     from ..runtime.execute import fallback_line
 
     for f in fallbacks:
         console(sys.stderr).print(f"warning: {fallback_line(f)}", markup=False, style="yellow")
-
-
-def _undefined_outputs(graph, env: dict) -> dict:
-    """Output name -> mask of the elements no implementation defines (runtime.undefined), where there are any."""
-    if not any(n.op == "cast" for n in graph.nodes):
-        return {}
-    from ..runtime.undefined import undefined_masks
-
-    masks = undefined_masks(graph.nodes, env)
-    return {graph.output_names.get(r, r): masks[r] for r in graph.outputs if r in masks}

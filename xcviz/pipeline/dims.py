@@ -26,7 +26,7 @@ def bind_input_arrays(graph: Graph, path: str) -> tuple[Graph, dict[str, int]]:
     --dim, as in `validate`), the bindings). Arrays are only read for their shapes here."""
     from ..cost.symbolic import dims_from_arrays
     from ..ir import bind_dims
-    from ..runtime.npz import read_npz
+    from ..loaders.npz import read_npz
 
     dims = dims_from_arrays(graph, read_npz(path), path)
     return bind_dims(graph, dims), dims

@@ -211,25 +211,6 @@ def _jsonable(attrs: dict) -> dict:
     return {k: v for k, v in attrs.items() if v is None or isinstance(v, (int, float, str, bool, list))}
 
 
-def run_outputs(outputs: dict, reference: dict | None, compare, undefined: dict | None = None) -> tuple[dict, list[str]]:
-    """`run`'s per-output summary (shape, dtype, min/max/mean; `check` against `reference` when given,
-    with compare(actual, expected[, undefined mask]) -> {"ok", "why", ...}; `undefined`: output name -> mask of
-    the elements left out), and one line per mismatching output."""
-    summary, failed = {}, []
-    for name, arr in outputs.items():
-        info = {"shape": list(arr.shape), "dtype": str(arr.dtype)}
-        if arr.size and arr.dtype.kind in "fiub":
-            info.update(min=float(arr.min()), max=float(arr.max()), mean=float(arr.astype("float64").mean()))
-        if reference is not None:
-            cmp = compare(arr, reference[name], undefined[name]) if name in (undefined or {}) else \
-                compare(arr, reference[name])
-            info["check"] = cmp
-            if not cmp["ok"]:
-                failed.append(f"{name}: {cmp['why']}")
-        summary[name] = info
-    return summary, failed
-
-
 def clean(data):
     """JSON has no NaN/Inf: non-finite floats become None (shown as unknown)."""
     if isinstance(data, float):

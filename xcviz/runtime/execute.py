@@ -19,7 +19,7 @@ from ..ir import Graph, format_ref, parse_ref, topo_order
 from .inputs import bind_inputs
 from .jit import CompileCache, Compiled, baked_entries, cluster_specs
 from ..ops.values import as_value
-from .node import eval_node
+from .node import run_node
 from .missing import preflight
 from .frames import Schedule, has_v1_flow, run_frames
 from .subgraphs import BodyRun, body_caches, bodies_run, run_failures, run_stats  # (importing it installs the runner of Loop / If bodies)
@@ -35,8 +35,9 @@ class RunResult:
     seconds: float                       # wall time of this run (compiles included when they happened)
     compile_seconds: float = 0.0
     cache: dict = field(default_factory=dict)
-    env: dict | None = None              # every tensor (keep_all=True), for validation
+    env: dict | None = None              # every tensor (keep_all=True), for validation; else each is freed after its last use
     fallbacks: list = field(default_factory=list)  # clusters XLA could not compile, run natively: {cluster, graph, error}
+    by_ref: dict = field(default_factory=dict)   # the outputs by the graph's refs (a body's results, in its order)
 
 
 def units(graph: Graph, cluster_of: list[int], n_clusters: int) -> list[tuple[str, int]]:
@@ -90,6 +91,35 @@ class Plan:
     bound: dict[int, dict] = field(default_factory=dict)   # cluster -> input signature -> Compiled
     bodies: dict = field(default_factory=dict)   # body Subgraph -> its CompileCache (bodies run per iteration)
     frames: object | None = None   # a TF1 graph's frames.Schedule (control flow v1), made on its first run
+    lifetimes: "Lifetimes | None" = None   # when each value is read for the last time, made on the first run
+
+
+@dataclass(frozen=True)
+class Lifetimes:
+    """When a run may free each value, as torch.fx's Interpreter does: `release[p]`, the refs that unit p reads
+    for the last time (freed once it ran); `read`, every ref some unit reads or the graph returns (a value outside
+    it, e.g. an output nobody uses, is never stored). The graph's outputs are never released."""
+
+    release: tuple[tuple[str, ...], ...]
+    read: frozenset
+
+
+def lifetimes(graph: Graph, units: list, specs: dict) -> Lifetimes:
+    """Each ref's last reader among the units in order (a cluster reads its members' inputs: its entries, and the
+    values its members pass each other when it runs natively)."""
+    last: dict[str, int] = {}
+    nodes = graph.nodes
+    for p, (kind, u) in enumerate(units):
+        for i in (specs[u].members if kind == "cluster" else (u,)):
+            for r in nodes[i].inputs:
+                if r:
+                    last[r] = p
+    kept = set(graph.outputs)
+    release: list[list[str]] = [[] for _ in units]
+    for r, p in last.items():
+        if r not in kept:
+            release[p].append(r)
+    return Lifetimes(tuple(map(tuple, release)), frozenset(last) | kept)
 
 
 def make_plan(graph: Graph, clustering) -> Plan:
@@ -194,14 +224,14 @@ def execute(graph: Graph, feeds: dict[str, np.ndarray], mode: str = "hybrid", cl
     bodies_before = _body_compile_seconds(plan)
     with bodies_run(_body_run(graph, plan, mode, options)):
         if has_v1_flow(graph):  # (jit too falls back, said in `fallbacks`: a TensorList may pass an Identity)
-            env = _run_frames(graph, feeds, plan, cache, lazy=True)
+            env = _run_frames(graph, feeds, plan, cache, lazy=True, keep_all=keep_all)
         else:
-            env = _run_units(graph, feeds, plan, cache, lazy=mode != "jit")
+            env = _run_units(graph, feeds, plan, cache, lazy=mode != "jit", keep_all=keep_all)
     seconds = time.perf_counter() - t0
     outputs = {graph.output_names.get(ref, ref): env[ref] for ref in graph.outputs}  # the model's own names
     compiled = cache.compile_seconds - compile_before + _body_compile_seconds(plan) - bodies_before
     return RunResult(outputs, mode, seconds, compiled, run_stats(cache), env if keep_all else None,
-                     run_failures(cache)[failed_before:])
+                     run_failures(cache)[failed_before:], {ref: env[ref] for ref in graph.outputs})
 
 
 def _body_run(graph: Graph, plan: Plan, mode: str, options) -> BodyRun | None:
@@ -224,32 +254,41 @@ def _body_compile_seconds(plan: Plan) -> float:
     return sum(c.compile_seconds for c in body_caches(plan.bodies)) if plan.bodies else 0.0
 
 
-def _run_units(graph: Graph, feeds: dict, plan: Plan, cache, lazy: bool = True) -> dict:
-    """Every tensor of one run: lone nodes natively, clusters through their bound executables. `lazy` (a hybrid
-    run): a cluster XLA cannot compile runs natively, as TF's lazy compilation; a jit run, which asks for XLA
-    everywhere, raises instead."""
+def _run_units(graph: Graph, feeds: dict, plan: Plan, cache, lazy: bool = True, keep_all: bool = False) -> dict:
+    """The graph's outputs (every tensor with `keep_all`): lone nodes natively, clusters through their bound
+    executables, each value freed after its last reader ran (Plan.lifetimes). `lazy` (a hybrid run): a cluster XLA
+    cannot compile runs natively, as TF's lazy compilation; a jit run, which asks for XLA everywhere, raises."""
+    if plan.lifetimes is None:
+        plan.lifetimes = lifetimes(graph, plan.units, plan.specs)
+    release, read = plan.lifetimes.release, (None if keep_all else plan.lifetimes.read)
     env: dict = {}
     for v in graph.inputs:
         if v.name in feeds:  # (an input nothing reads may have no value)
             env[v.name] = feeds[v.name]
     nodes = graph.nodes
-    for kind, u in plan.units:
+    for p, (kind, u) in enumerate(plan.units):
         if kind == "node":
             node = nodes[u]
             if node.op == "placeholder":
                 env[node.name] = feeds[node.name]
-                continue
-            outs = eval_node(node, [env[r] if r else None for r in node.inputs])
-            for k, v in enumerate(outs):
-                env[format_ref(node.name, k)] = as_value(v)  # sequences and empty optionals stay as they are
+            else:
+                outs = run_node(node, [env[r] if r else None for r in node.inputs])
+                for k, v in enumerate(outs):
+                    ref = format_ref(node.name, k)
+                    if read is None or ref in read:
+                        env[ref] = as_value(v)  # sequences and empty optionals stay as they are
+                del outs
         else:
-            _run_cluster(graph, plan, u, env, cache, lazy)
+            _run_cluster(graph, plan, u, env, cache, lazy, read)
+        if read is not None:
+            for r in release[p]:
+                env.pop(r, None)
     return env
 
 
-def _run_cluster(graph: Graph, plan: Plan, u: int, env: dict, cache, lazy: bool) -> None:
+def _run_cluster(graph: Graph, plan: Plan, u: int, env: dict, cache, lazy: bool, read: frozenset | None = None) -> None:
     """Cluster `u` through its bound executable (compiled on a first signature), its exits into `env`; natively
-    when XLA cannot compile it and the run is lazy."""
+    when XLA cannot compile it and the run is lazy (storing only the values in `read`, when given)."""
     spec = plan.specs[u]
     sig = None
     try:
@@ -269,14 +308,15 @@ def _run_cluster(graph: Graph, plan: Plan, u: int, env: dict, cache, lazy: bool)
         if sig is not None:
             plan.bound[u][sig] = comp
     if outs is None:
-        _run_natively(graph.nodes, spec, env)
+        _run_natively(graph.nodes, spec, env, read)
         return
     for r, v in zip(spec.exits, outs):
         env[r] = v
 
 
-def _run_frames(graph: Graph, feeds: dict, plan: Plan, cache, lazy: bool) -> dict:
-    """A TF1 graph with control flow v1: frames and deadness (runtime/frames.py); clusters run per iteration."""
+def _run_frames(graph: Graph, feeds: dict, plan: Plan, cache, lazy: bool, keep_all: bool = False) -> dict:
+    """A TF1 graph with control flow v1: frames and deadness (runtime/frames.py); clusters run per iteration. A
+    value lives while a unit still waits for it; the env keeps only the graph's outputs unless `keep_all`."""
     if plan.frames is None:
         plan.frames = Schedule(graph, plan.units, plan.specs)
     sched = plan.frames
@@ -285,21 +325,25 @@ def _run_frames(graph: Graph, feeds: dict, plan: Plan, cache, lazy: bool) -> dic
         kind, u = sched.units[uid]
         if kind == "node":
             node = graph.nodes[u]
-            return {format_ref(node.name, k): as_value(v) for k, v in enumerate(eval_node(node, vals))}
+            return {format_ref(node.name, k): as_value(v) for k, v in enumerate(run_node(node, vals))}
         spec = plan.specs[u]
         local = dict(zip(spec.entries, vals))
         _run_cluster(graph, plan, u, local, cache, lazy)
         return {r: local[r] for r in spec.exits}
 
-    return run_frames(sched, feeds, run_unit)
+    outputs = frozenset(graph.outputs) | {format_ref(*parse_ref(r)) for r in graph.outputs}
+    return run_frames(sched, feeds, run_unit, keep=None if keep_all else outputs)
 
 
-def _run_natively(nodes, spec, env: dict) -> None:
-    """A cluster's members one by one with their native implementations (the fallback of a failed compile)."""
+def _run_natively(nodes, spec, env: dict, read: frozenset | None = None) -> None:
+    """A cluster's members one by one with their native implementations (the fallback of a failed compile); only
+    the values in `read` are stored, when given."""
     for i in spec.members:
         node = nodes[i]
-        for k, v in enumerate(eval_node(node, [env[r] if r else None for r in node.inputs])):
-            env[format_ref(node.name, k)] = as_value(v)
+        for k, v in enumerate(run_node(node, [env[r] if r else None for r in node.inputs])):
+            ref = format_ref(node.name, k)
+            if read is None or ref in read:
+                env[ref] = as_value(v)
 
 
 def run_graph(graph: Graph, inputs: dict | None = None, mode: str = "hybrid", clustering=None, seed: int | None = None,

@@ -113,12 +113,18 @@ class _Frame:
         self.depth = depth
 
 
-def run_frames(sched: Schedule, feeds: dict, run_unit, max_steps: int = 50_000_000, env: dict | None = None) -> dict:
+def run_frames(sched: Schedule, feeds: dict, run_unit, max_steps: int = 50_000_000, env: dict | None = None,
+               keep: frozenset | None = None) -> dict:
     """Every live value of one run, by ref (a value made in a loop: its last iteration's), into `env` when given
-    (what was computed stays there when a node fails). `run_unit(uid, inputs) -> {ref: value}` runs a node or a
+    (what was computed stays there when a node fails); with `keep`, only those refs (the graph's outputs: every
+    other value lives only while a unit waits for it). `run_unit(uid, inputs) -> {ref: value}` runs a node or a
     cluster on the values of its input refs."""
     g = sched.graph
     env = {} if env is None else env
+
+    def store(r: str, v) -> None:
+        if keep is None or r in keep:
+            env[r] = v
     pending: dict = {}
     merges: dict = {}
     frames: dict = {}
@@ -178,7 +184,7 @@ def run_frames(sched: Schedule, feeds: dict, run_unit, max_steps: int = 50_000_0
     def send(uid: int, tag, outs: dict, dead: bool) -> None:
         for r, v in outs.items():
             if v is not DEAD:
-                env[r] = v
+                store(r, v)
             for cu, slot in sched.consumers.get(r, ()):
                 deliver(cu, slot, tag, v)
         for cu in sched.control_out[uid]:
@@ -190,7 +196,7 @@ def run_frames(sched: Schedule, feeds: dict, run_unit, max_steps: int = 50_000_0
         return {format_ref(node.name, k): value for k in range(max(len(node.outputs), 1))}
 
     for r in sched.fed:
-        env[r] = feeds[r]
+        store(r, feeds[r])
         for cu, slot in sched.consumers.get(r, ()):
             deliver(cu, slot, ROOT, feeds[r])
     for uid in sched.sources:
@@ -210,7 +216,7 @@ def run_frames(sched: Schedule, feeds: dict, run_unit, max_steps: int = 50_000_0
                     send(uid, tag, {name: DEAD, f"{name}:1": DEAD}, True)
                 else:
                     _, v, slot = vals
-                    env[name] = v
+                    store(name, v)
                     send(uid, tag, {name: v, f"{name}:1": np.int32(slot)}, False)
                 continue
             if op == "tf.Enter":
@@ -222,7 +228,7 @@ def run_frames(sched: Schedule, feeds: dict, run_unit, max_steps: int = 50_000_0
                 v = DEAD if dead else vals[0]
                 if node.attrs.get("is_constant"):
                     if not dead:
-                        env[node.name] = v
+                        store(node.name, v)
                     for cu, slot in sched.consumers.get(node.name, ()):
                         f.consts.append((cu, slot, v))
                         for it in sorted(f.iters):
@@ -242,7 +248,7 @@ def run_frames(sched: Schedule, feeds: dict, run_unit, max_steps: int = 50_000_0
                     frame(fk).exits_dead.add(uid)
                 else:
                     frame(fk).exits_live.add(uid)
-                    env[g.nodes[u].name] = vals[0]
+                    store(g.nodes[u].name, vals[0])
                     send(uid, fk[0], {g.nodes[u].name: vals[0]}, False)
                 continue
             if op == "tf.NextIteration":
@@ -272,8 +278,7 @@ def run_frames(sched: Schedule, feeds: dict, run_unit, max_steps: int = 50_000_0
                 outs = outs_of(uid, vals[0])
             else:
                 outs = run_unit(uid, vals)
-            env.update(outs)
-            send(uid, tag, outs, False)
+            send(uid, tag, outs, False)   # (send stores them)
         if not _resolve_dead_exits(sched, frames, send):
             break
     missing = [r for r in g.outputs if r not in env]

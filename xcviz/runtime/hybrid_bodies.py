@@ -41,9 +41,11 @@ def _signature(feeds: dict) -> tuple:
     return tuple((k, getattr(v, "shape", None), getattr(v, "dtype", type(v))) for k, v in sorted(feeds.items()))
 
 
-class _Env:
-    def __init__(self, env: dict) -> None:
-        self.env = env
+class _Outputs:
+    """What subgraphs.BodyRun.execute returns: the body's outputs by ref (as execute's RunResult.by_ref)."""
+
+    def __init__(self, by_ref: dict) -> None:
+        self.by_ref = by_ref
 
 
 class BodyPrograms:
@@ -62,7 +64,7 @@ class BodyPrograms:
 
         return BodyRun(self.options, self.caches, self.execute)
 
-    def execute(self, g, feeds: dict, mode: str, clustering, cache, keep_all: bool = True, options=None):
+    def execute(self, g, feeds: dict, mode: str, clustering, cache, keep_all: bool = False, options=None):
         from .execute import execute, plan_for
 
         key = (id(g), _signature(feeds))
@@ -79,7 +81,7 @@ class BodyPrograms:
             self.programs[key] = (g, h)   # (holding g keeps its id its own)
         else:
             h = h[1]
-        return _Env(h(feeds))
+        return _Outputs(h(feeds))
 
 
 def run_control(node, env: dict, programs: BodyPrograms) -> list:

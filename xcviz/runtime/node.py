@@ -30,6 +30,30 @@ def eval_node(node, args: list, use_jax: bool = False) -> list:
     return [out]
 
 
+class NodeFailed(Exception):
+    """A node's implementation raised something other than an XcvizError (a bug, or a case it does not state):
+    the node that was executing and its op, the original exception chained as the cause."""
+
+    def __init__(self, node: str, op_type: str, cause: BaseException) -> None:
+        super().__init__(f"while executing node {node!r} ({op_type}): {cause.__class__.__name__}: {cause}")
+        self.node, self.op_type = node, op_type
+
+
+def run_node(node, args: list) -> list:
+    """eval_node natively, a failure naming the node: an XcvizError keeps its message (eval_node gives it the node
+    as `where`), any other exception is raised again as NodeFailed, chained. MemoryError and RecursionError pass
+    as they are (callers act on their type), with the node in a note."""
+    try:
+        return eval_node(node, args)
+    except (XcvizError, NodeFailed):
+        raise
+    except (MemoryError, RecursionError) as e:
+        e.add_note(f"while executing node {node.name!r} ({node.op_type})")
+        raise
+    except Exception as e:  # noqa: BLE001 - wrapped with the node's name, the cause chained
+        raise NodeFailed(node.name, node.op_type, e) from e
+
+
 def run_graph_nodes(graph, env: dict, use_jax: bool = False) -> list:
     """Every node of a (body or function) graph in order on `env` (its inputs already there); its outputs. A
     native run keeps each value as a runtime value (sequences, empty optionals); under JAX they stay tracers."""
@@ -38,7 +62,8 @@ def run_graph_nodes(graph, env: dict, use_jax: bool = False) -> list:
 
     keep = as_value if not use_jax else (lambda x: x)
     for node in graph.nodes:
-        outs = eval_node(node, [env[r] if r else None for r in node.inputs], use_jax=use_jax)
+        args = [env[r] if r else None for r in node.inputs]
+        outs = eval_node(node, args, use_jax=True) if use_jax else run_node(node, args)
         for k, val in enumerate(outs):
             env[format_ref(node.name, k)] = keep(val)
     return [env[r] for r in graph.outputs]

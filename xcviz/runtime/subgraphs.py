@@ -101,8 +101,8 @@ def _run_compiled(sub: Subgraph, g, feeds: dict, run: BodyRun) -> list:
     if cache is None:
         cache = run.caches[sub] = CompileCache()
     full = {v.name: feeds[v.name] if v.name in feeds else np.asarray(v.data) for v in g.inputs}
-    env = run.execute(g, full, "hybrid", run.clusterings.get(sub), cache, keep_all=True, options=run.options).env
-    return [env[r] for r in g.outputs]  # by reference: one tensor may be two outputs
+    out = run.execute(g, full, "hybrid", run.clusterings.get(sub), cache, keep_all=False, options=run.options).by_ref
+    return [out[r] for r in g.outputs]  # by reference: one tensor may be two outputs
 
 
 set_runner(run_subgraph)

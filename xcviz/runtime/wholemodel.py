@@ -145,6 +145,7 @@ class Hybrid:
                 host = {r: env[r] for r in params} if varying else {}   # the key's values: NumPy, not the device's
                 self.steps.append((kind, spec, (comp, params, varying, host)))
         self.graph, self.cache = graph, cache
+        self.release = _releases(graph, self.steps)
 
     def runtimes(self) -> tuple[dict, list]:
         """(runtime name -> segments it ran, the reasons parts fell back), the segments of the bodies run so
@@ -162,8 +163,9 @@ class Hybrid:
         return out
 
     def __call__(self, feeds: dict) -> dict:
+        """The graph's outputs; each value leaves the env once the last step reading it ran (self.release)."""
         env = dict(feeds)
-        for kind, spec, fn in self.steps:
+        for step, (kind, spec, fn) in enumerate(self.steps):
             if kind == "feed":
                 env[spec] = feeds[spec]
                 continue
@@ -172,22 +174,38 @@ class Hybrid:
             elif kind == "constant":
                 outs = fn
             elif kind == "control":   # every output by its port (the spec's exits are a subset, in its order)
-                for k, v in enumerate(run_control(fn, env, self.bodies)):
-                    env[format_ref(fn.name, k)] = v
-                continue
+                outs = run_control(fn, env, self.bodies)
             else:
                 comp, params, varying, host = fn
                 if varying:
                     comp, _ = self.cache.get(self.graph, spec, {r: _host(host.get(r, env.get(r))) for r in spec.entries})
                 outs = comp({r: params.get(r, env.get(r)) for r in spec.entries}, spec)
-            for r, v in zip(spec.exits, outs):
+            exits = spec.exits if kind != "control" else [format_ref(fn.name, k) for k in range(len(outs))]
+            for r, v in zip(exits, outs):
                 env[r] = v
+            for r in self.release[step]:
+                env.pop(r, None)
         return {r: env[r] for r in self.graph.outputs}
 
 
 def _host(v):
     """A value as the compile cache keys it: a device array (an earlier cluster's output) copied to NumPy."""
     return v if isinstance(v, (np.ndarray, np.generic)) or not hasattr(v, "__array__") else np.asarray(v)
+
+
+def _releases(graph: Graph, steps: list) -> list[tuple]:
+    """Per step, the refs it reads for the last time (a feed reads none); the graph's outputs are never released."""
+    last: dict[str, int] = {}
+    for p, (kind, spec, _) in enumerate(steps):
+        if kind in ("segment", "control", "cluster"):
+            for r in spec.entries:
+                last[r] = p
+    release: list[list] = [[] for _ in steps]
+    kept = set(graph.outputs)
+    for r, p in last.items():
+        if r not in kept:
+            release[p].append(r)
+    return [tuple(refs) for refs in release]
 
 
 def time_model(graph: Graph, clustering, rt: NativeRuntime, env: dict, cache, repeats: int | None,
