@@ -277,3 +277,25 @@ def test_ref_columns_read_as_lists():
     assert list(refs) == ["x", "a", "a:1", "b", ""] and refs[-1] == "" and refs[2] == "a:1" and refs[1:3] == ["a", "a:1"]
     per_node = NodeRefs(refs, np.array([0, 2, 2, 5], np.int64))
     assert list(per_node) == [("x", "a"), (), ("a:1", "b", "")] and per_node[-1] == ("a:1", "b", "") and len(per_node) == 3
+
+
+def test_bytes_let_go_before_a_late_refusal_are_read_again(monkeypatch):
+    """The scanner empties the caller's box once it has read all it needs from the bytes (their memory serves
+    the rest of the load); a refusal after that (a key repeated inside attributes, found with the names) has the
+    caller read the file again, and the generic way gives its usual error."""
+    import ratios
+    from generate import to_json
+
+    text = to_json(ratios.typed(300, seed=1)).replace('"attrs": {', '"attrs": {"axis": 1, "axis": 2, ', 1)
+    path, boxes = write(text), []
+    real = json_scanned.read
+
+    def spy(box, *a, **k):
+        r = real(box, *a, **k)
+        boxes.append((r, list(box)))
+        return r
+
+    monkeypatch.setattr(json_scanned, "read", spy)
+    got = outcome(path)
+    assert boxes == [(None, [])]  # refused after letting the bytes go
+    assert got[0] == "error" and "duplicate key" in got[1]

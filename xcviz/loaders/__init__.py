@@ -193,15 +193,16 @@ def _read(path: str, allow_unknown: bool, max_file_bytes: int, max_nodes: int | 
     if fmt == "json" and b"\\" not in data:  # (escapes: the scanner reads each string as its bytes)
         from . import json_scanned
 
-        scanned = json_scanned.read(data, path, max_nodes, max_depth)
+        box = [data]  # (json_scanned.read lets the bytes go once read: their memory serves the rest of the load)
+        del data
+        scanned = json_scanned.read(box, path, max_nodes, max_depth)
         if scanned is not None:
-            del data  # (its memory serves the passes)
-
             def again() -> Read:  # (rare) read again the generic way, which says where in the file
                 return _read_text(read_graph_bytes(path, max_file_bytes), path, fmt, allow_unknown, max_nodes, max_depth,
                                   max_alias_expansion)
 
             return Read(scanned[0], allow_unknown, False, scanned[1], again=again)
+        data = box[0] if box else read_graph_bytes(path, max_file_bytes)  # (bad input found after the bytes went)
     return _read_text(data, path, fmt, allow_unknown, max_nodes, max_depth, max_alias_expansion)
 
 

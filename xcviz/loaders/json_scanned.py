@@ -23,7 +23,7 @@ from ..passes.columns import Gathered, attr_codes
 from ..ir.nodes import NodeRefs, Nodes, RefColumn
 from .json_types import DECODER, DTYPES, NO_ATTRS, check_attrs, declared_from_codes, nested_where
 from .parse import parsed_keys
-from .schema import GRAPH_KEYS, graph_header, graph_tail
+from .schema import GRAPH_KEYS, graph_header, graph_tail, plain_attrs
 
 try:
     from . import json_join as jj
@@ -39,8 +39,12 @@ _COMPILE = [None, None, False, True]  # json_scan's compile states: absent, null
 _BLANKS = b" \t\r\n"
 
 
-def read(data: bytes, source: str, max_nodes: int | None, max_depth: int) -> tuple | None:
-    """(graph, what the reader gathered: passes.columns.Gathered) from a JSON file's bytes (holding no backslash), or None."""
+def read(box: list, source: str, max_nodes: int | None, max_depth: int) -> tuple | None:
+    """(graph, what the reader gathered: passes.columns.Gathered) from a JSON file's bytes (holding no backslash),
+    or None. `box` is [the bytes], the caller's only hold on them: the read empties it once it has taken from
+    them all it needs, so their memory serves what follows; a None after that (bad input, which the generic
+    way reports) leaves `box` empty and the caller reads the file again."""
+    data = box[0]
     nmax = data.count(b'"name"')  # (at least the number of nodes: the scanner's arrays are this long)
     if not data.isascii():
         try:
@@ -48,9 +52,10 @@ def read(data: bytes, source: str, max_nodes: int | None, max_depth: int) -> tup
         except UnicodeDecodeError:
             return None
     buf = np.frombuffer(data, np.uint8)
-    status, a, b, n, name_se, codes, compile_, in_off, refs, rare, counts, starts = js.scan(buf, nmax)
-    if status:
+    scan = list(js.scan(buf, nmax))  # status, a, b, n, name_se, codes, compile_, in_off, refs, rare, counts, starts
+    if scan[0]:
         return None
+    a, b, n = scan[1:4]
     try:
         top = _top(data[:a] + b"[]" + data[b:])
         if top is None:
@@ -59,9 +64,10 @@ def read(data: bytes, source: str, max_nodes: int | None, max_depth: int) -> tup
         name, inputs = graph_header(top, source, max_nodes)
         del top["nodes"]
         outputs, dims = graph_tail(top, source)
-        return _graph(data, buf, n, name_se, codes, compile_, in_off, refs[:2 * counts[1]],
-                      rare[:4 * counts[2]].reshape(-1, 4), int(counts[0]), starts, name, inputs, outputs, dims,
-                      source, max_depth)
+        # (this frame keeps no array of the scan's: _graph lets each go once used; 10^6 nodes: ~160 MB)
+        work = [box, buf, scan]
+        del data, buf, scan
+        return _graph(work, n, name, inputs, outputs, dims, source, max_depth)
     except XcvizError:  # the generic way finds the same error, and says it the usual way
         return None
 
@@ -78,8 +84,13 @@ def _top(cut: bytes) -> dict | None:
     return top
 
 
-def _graph(data, buf, n, name_se, codes, compile_, in_off, refs, rare, attr_keys, starts, name, inputs,
-           outputs, dims, source, max_depth):
+def _graph(work, n, name, inputs, outputs, dims, source, max_depth):
+    box, buf, scan = work
+    work.clear()
+    name_se, codes, compile_, in_off, refs, rare, counts, starts = scan[4:]
+    del scan[:]
+    refs, rare, attr_keys = refs[:2 * counts[1]], rare[:4 * counts[2]].reshape(-1, 4), int(counts[0])
+    data = box[0]
     status, fs, fe, count = jj.intern(buf, starts, codes, n)
     if status:
         return None
@@ -92,7 +103,6 @@ def _graph(data, buf, n, name_se, codes, compile_, in_off, refs, rare, attr_keys
                                             in_se, refs)
     if status:  # a repeated name, or a clash of names: the usual checks say which
         return None
-    names = blob.tobytes().decode("utf-8").split("\n")
     del name_se
 
     def values(t: int) -> list[str]:
@@ -112,7 +122,7 @@ def _graph(data, buf, n, name_se, codes, compile_, in_off, refs, rare, attr_keys
             continue
         spans = list(map(data.__getitem__, map(slice, sel[:, 2].tolist(), sel[:, 3].tolist())))
         try:
-            vals = dec.decode(b"[" + b",".join(spans) + b"]")
+            vals = _shared(spans, dec) if f == 4 else dec.decode(b"[" + b",".join(spans) + b"]")
         except (msgspec.MsgspecError, RecursionError):
             return None
         at = sel[:, 0].tolist()
@@ -123,15 +133,21 @@ def _graph(data, buf, n, name_se, codes, compile_, in_off, refs, rare, attr_keys
         else:
             ctl = [()] * n
             list(map(ctl.__setitem__, at, vals))
-    acodes, nested, keys = check_attrs(attrs, with_attrs, names, source, max_depth, acodes)
-    if keys != attr_keys:  # a key repeated inside attributes (a dict keeps one)
-        return None
     device, scope = (None if count[t] == 0 else list(map(([None] + values(t)).__getitem__, (codes[t, :n] + 1).tolist()))
                      for t in (js.T_DEVICE, js.T_SCOPE))
     compiles = None if compile_[:n].max(initial=0) < 2 else list(map(_COMPILE.__getitem__, compile_[:n].tolist()))
     # references: positions; the text only of those that name no node or input ('' and 'name:k' ones)
     odd = {k: data[s:e].decode("utf-8") for k, s, e in
            zip(*(x.tolist() for x in (np.flatnonzero(src < 0),) + tuple(refs.reshape(-1, 2)[src < 0].T)))}
+    field_codes = _field_codes(codes, compile_, n, values)
+    op_codes = (codes[js.T_OP, :n].astype(np.int64), op_of)
+    # nothing more is read from the file's bytes: their memory (as big as the file) serves the names and passes
+    del values, data, buf, refs, rare, codes
+    box.clear()
+    names = blob.tobytes().decode("utf-8").split("\n")
+    acodes, nested, keys = check_attrs(attrs, with_attrs, names, source, max_depth, acodes)
+    if keys != attr_keys:  # a key repeated inside attributes (a dict keeps one)
+        return None
     flat_refs = RefColumn(names, [v.name for v in inputs], src, odd)
     nodes = Nodes(n, {"name": names, "op": ops, "op_type": ops, "inputs": NodeRefs(flat_refs, in_off[:n + 1]),
                         "control_inputs": ctl, "attrs": attrs, "device": device, "compile": compiles, "scope": scope,
@@ -140,8 +156,7 @@ def _graph(data, buf, n, name_se, codes, compile_, in_off, refs, rare, attr_keys
     graph = Graph(name=name, inputs=inputs, nodes=nodes, outputs=outputs, source=source, dims=dims)
     lens = np.diff(in_off[:n + 1])
     return graph, Gathered(flat_refs, src, lens, ops, None, attrs, declared[0], ctl if ctl else [()] * n,
-                           acodes, declared[1:3], proven=True, op_codes=(codes[js.T_OP, :n].astype(np.int64), op_of),
-                           field_codes=_field_codes(codes, compile_, n, values))
+                           acodes, declared[1:3], proven=True, op_codes=op_codes, field_codes=field_codes)
 
 
 def _field_codes(codes, compile_, n: int, values) -> dict:
@@ -163,6 +178,20 @@ class _Finder:
     def __call__(self, name: str) -> int | None:
         k = jj.find(self.slots, self.blob, self.off, np.frombuffer(name.encode("utf-8", "surrogatepass"), np.uint8))
         return None if k < 0 else int(k)
+
+
+def _shared(spans: list, dec) -> list:
+    """The attribute dicts of these spans: each distinct spelling decoded once and its dict shared by the nodes
+    that spell it so, where it holds only plain values (10^6 typed nodes: ~100k dicts of 7 spellings, ~19 MB
+    and their decode); one holding a list or mapping is decoded per node (nothing mutable is shared)."""
+    at = dict.fromkeys(spans)
+    uniq = list(at)
+    at.update(zip(uniq, dec.decode(b"[" + b",".join(uniq) + b"]")))
+    vals = list(map(at.__getitem__, spans))
+    own = [j for j, v in enumerate(vals) if not plain_attrs(v)] if not all(map(plain_attrs, at.values())) else []
+    if own:
+        list(map(vals.__setitem__, own, dec.decode(b"[" + b",".join(map(spans.__getitem__, own)) + b"]")))
+    return vals
 
 
 def _attr_codes(spans: list, vals: list, at: list, n: int) -> tuple:

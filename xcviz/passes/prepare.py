@@ -63,7 +63,11 @@ def _num_outputs(graph: Graph, cols: NodeColumns) -> list[int]:
         if i is not None and k + 1 > referenced.get(i, 0):
             referenced[i] = k + 1
     fixed_of = {name: -1 if opdef.num_outputs is None else opdef.num_outputs for name, opdef in REGISTRY.ops.items()}
-    counts = np.fromiter(map(fixed_of.get, cols.op, repeat(-1)), np.int64, n)  # -1: not fixed (or unknown op)
+    coded = cols.field_codes.get("op")  # (resolve_ops' codes of the op column: one look-up per distinct op)
+    if coded is not None:
+        counts = np.array([fixed_of.get(t, -1) for t in coded[1]], np.int64)[coded[0]]
+    else:
+        counts = np.fromiter(map(fixed_of.get, cols.op, repeat(-1)), np.int64, n)  # -1: not fixed (or unknown op)
     if False in cols.known:  # an opaque op may share a name with a registry op
         counts[~np.array(cols.known, np.bool_)] = -1
     free = np.flatnonzero(counts < 0)

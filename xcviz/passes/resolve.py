@@ -25,7 +25,11 @@ def resolve_ops(graph: Graph, allow_unknown: bool, onnx: bool, cols: NodeColumns
     if coded is not None:
         lens = cols.lens_array
         wide = int(lens.max(initial=0)) + 1
-        pairs = np.unique(coded[0] * wide + lens).tolist()
+        key = coded[0] * wide + lens
+        top = int(key.max(initial=0)) + 1
+        # (the distinct keys, ascending: counted in one pass where they are dense, as 10^6 nodes' are;
+        # numpy 2's hashing np.unique took ~0.03-0.08 s there)
+        pairs = (np.flatnonzero(np.bincount(key, minlength=top)) if top <= 4 * len(key) + 1024 else np.unique(key)).tolist()
         op_arity = [(coded[1][p // wide], p % wide) for p in pairs]
     else:
         op_arity = set(zip(op_types, cols.lens))
