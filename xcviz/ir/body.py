@@ -45,8 +45,8 @@ class Body:
     def __str__(self) -> str:
         return self.label
 
-    def __repr__(self) -> str:
-        return f"Body({self.label!r})"
+    def __repr__(self) -> str:  # as the label's (messages and the report quote an attribute by its repr)
+        return repr(self.label)
 
     def __eq__(self, other) -> bool:
         return isinstance(other, Body) and other.label == self.label
