@@ -21,8 +21,8 @@ BODY_ATTRS = ("body", "then_branch", "else_branch")
 
 
 def node_bodies(node) -> list[tuple[str, object]]:
-    """(attribute, ir.Body) of each body the node keeps, in a fixed order."""
-    return [(k, node.attrs[k]) for k in BODY_ATTRS if isinstance(node.attrs.get(k), Body)]
+    """(attribute, ir.Body) of each body the node keeps (Body.kept), in a fixed order."""
+    return [(k, v) for k in BODY_ATTRS for v in (node.attrs.get(k),) if isinstance(v, Body) and v.kept]
 
 
 def body_graph(sub):

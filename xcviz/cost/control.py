@@ -92,7 +92,7 @@ def _times(cost: tuple, n: int) -> tuple:
 
 def _body(sub, formal: list, outer: dict, dims: dict, graph_cost) -> tuple:
     """(FLOPs, bytes, why unknown, runs) of one run of body `sub` with its inputs of types `formal`."""
-    if not isinstance(sub, Body):
+    if not isinstance(sub, Body) or not sub.kept:
         return None, None, "its body was not kept", None
     return graph_cost(typed_body(sub, formal, outer, dims))
 

@@ -54,6 +54,12 @@ class Body:
     def __hash__(self) -> int:
         return hash(("body", self.label))
 
+    @property
+    def kept(self) -> bool:
+        """Whether the loader built the body (or tried, and kept its error); a body read back from text names
+        the body only, as a node read without its subgraph would."""
+        return self.graph is not None or self.error is not None
+
     def body(self):
         """The body's Graph; the loader's error when it did not load."""
         if self.graph is None:

@@ -21,7 +21,7 @@ def runner(a):
 def run_body(a, body, feeds: dict, use_jax: bool = False) -> list:
     """Run `body` on `feeds` (its inputs and outer-scope names) with the runner in the op's attributes `a`;
     with use_jax the body's nodes run their JAX lowerings on traced values (inside lax.while_loop, ...)."""
-    if not isinstance(body, Body) or (body.graph is None and body.error is None):
+    if not isinstance(body, Body) or not body.kept:
         raise Unsupported("the body of this node was not kept (load the model with xcviz's ONNX loader)")
     return runner(a).run(body, feeds, use_jax)
 
