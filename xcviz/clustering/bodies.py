@@ -3,7 +3,7 @@
 TensorFlow does the same with functional While/If (compilability_check_util.cc, IsCompilableWhile/If):
 the node is a single candidate, compilable only when every op of its cond/body (or then/else) functions
 is, recursively; XLA lowers it to one While/Conditional. Here the bodies are the Graphs the loader built
-once (ops.control.Subgraph.graph); the clustering pass clusters them with its own options, recursively, and
+once (ir.Body.graph); the clustering pass clusters them with its own options, recursively, and
 its result carries them (`Clustering.bodies`), for cost, runtime and renderers to read.
 """
 from __future__ import annotations
@@ -12,6 +12,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from ..ir import Body
 from ..ops import BODY_CONTROL, REGISTRY
 from .options import Candidates, ClusterOptions, find_candidates, normalize_device
 
@@ -20,10 +21,8 @@ BODY_ATTRS = ("body", "then_branch", "else_branch")
 
 
 def node_bodies(node) -> list[tuple[str, object]]:
-    """(attribute, Subgraph) of each body the node keeps, in a fixed order."""
-    from ..ops.control import Subgraph
-
-    return [(k, node.attrs[k]) for k in BODY_ATTRS if isinstance(node.attrs.get(k), Subgraph)]
+    """(attribute, ir.Body) of each body the node keeps (Body.kept), in a fixed order."""
+    return [(k, v) for k in BODY_ATTRS for v in (node.attrs.get(k),) if isinstance(v, Body) and v.kept]
 
 
 def body_graph(sub):

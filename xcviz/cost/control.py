@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..ir import Graph, TensorType
+from ..ir import Body, Graph, TensorType
 from ..ops import BODY_CONTROL, REGISTRY
 
 CONTROL = REGISTRY.names(BODY_CONTROL)
@@ -92,9 +92,7 @@ def _times(cost: tuple, n: int) -> tuple:
 
 def _body(sub, formal: list, outer: dict, dims: dict, graph_cost) -> tuple:
     """(FLOPs, bytes, why unknown, runs) of one run of body `sub` with its inputs of types `formal`."""
-    from ..ops.control_body import Subgraph
-
-    if not isinstance(sub, Subgraph):
+    if not isinstance(sub, Body) or not sub.kept:
         return None, None, "its body was not kept", None
     return graph_cost(typed_body(sub, formal, outer, dims))
 

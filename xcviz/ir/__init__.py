@@ -4,6 +4,7 @@ types.py holds the values (TensorType, Value, Node), nodes.py the one node seque
 Graph; columns.py the integer columns clustering and costs read."""
 from __future__ import annotations
 
+from .body import Body  # noqa: F401
 from .collector import freeze_for_process, gc_paused  # noqa: F401
 from .columns import plain_positions, positions_by_name  # noqa: F401
 from .graph import FrozenDict, Graph, bind_dims, derived, relabel, seeded, topo_order  # noqa: F401

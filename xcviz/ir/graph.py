@@ -5,6 +5,7 @@ import functools
 from dataclasses import dataclass, field, replace
 from typing import Callable, Mapping, Sequence
 
+from .body import Body
 from .columns import GraphColumns
 from .nodes import FIND_MAX, Nodes
 from .types import FrozenDict, Node, TensorType, Value, parse_ref
@@ -56,6 +57,12 @@ class Graph:
         clustering and costs read: the passes' own, or made from the nodes on first use."""
         return GraphColumns.of(self)
 
+    @functools.cached_property
+    def run_state(self) -> dict:
+        """What the runtime keeps for this graph object between runs (runtime.execute.graph_cache: its default
+        CompileCache); never handed to another graph (not derived data: `seeded` / `derived` leave it)."""
+        return {}
+
     # -- lookups ---------------------------------------------------------
     def position(self, name: str) -> int | None:
         """The position of the node of this name, or None. Changes nothing: the name index when it is made,
@@ -90,14 +97,13 @@ class Graph:
     @property
     def bodies(self) -> dict[tuple[str, str], "Graph"]:
         """The control-flow bodies the loader built once, by (node name, attribute): a body attribute
-        (ops.control.Subgraph) carries its Graph; one that did not load is absent; a body's own are its
+        (ir.body.Body) carries its Graph; one that did not load is absent; a body's own are its
         `.bodies`. Walks the nodes: ask clustering.bodies.has_control_flow first on a big graph."""
         out: dict[tuple[str, str], Graph] = {}
         for node in self.nodes:
             for k, v in node.attrs.items():
-                body = getattr(v, "graph", None) if isinstance(v, str) else None
-                if isinstance(body, Graph):
-                    out[(node.name, k)] = body
+                if isinstance(v, Body) and isinstance(v.graph, Graph):
+                    out[(node.name, k)] = v.graph
         return out
 
     def tensor_type(self, ref: str) -> TensorType:

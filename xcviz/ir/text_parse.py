@@ -4,7 +4,7 @@ Syntax errors raise XcvizError at `file:line:col` with a hint. The graph it retu
 (ops, references, shapes): loaders.xcir sends it through the loaders' verification like any other format."""
 from __future__ import annotations
 
-from . import Graph, Node, TensorType, Value, canonical_dtype
+from . import Body, Graph, Node, TensorType, Value, canonical_dtype
 from .containers import container_type
 from .text_lex import Tokens
 from .text_print import SHORT_DTYPES
@@ -110,6 +110,8 @@ class _Parser(Tokens):
                 return _WORDS[t]
             if t == "dense" and self.peek("<"):
                 return self.dense()
+            if t == "body" and self.peek("<"):
+                return self.body()
             self.i -= 1
             raise self.error(f"unexpected word {t!r} in a value", hint='strings are quoted: "text"; constants are none, true, false, inf, nan')
         if t == "[":
@@ -198,6 +200,17 @@ class _Parser(Tokens):
                 raise self.error(f"bad constant: {e}"[:200], hint="values must fit the dtype") from None
         self.take(">", what="'>' closing dense<...>")
         return arr
+
+    def body(self) -> Body:
+        """body<"LABEL">: a control-flow body by its label; its graph stays with the model file."""
+        self.take("<", what="'<' opening body<...>")
+        k, t, _ = self.toks[self.i]
+        if k != "str":
+            raise self.error("a body is written as its quoted label", hint='body<"<subgraph body #0123456789>">')
+        self.i += 1
+        label = self.string(t)
+        self.take(">", what="'>' closing body<...>")
+        return Body(label)
 
     # -- the graph --------------------------------------------------------------
     def graph(self) -> Graph:

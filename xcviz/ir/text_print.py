@@ -20,6 +20,7 @@ import re
 from typing import Callable
 
 from . import DTYPE_SIZES, TensorType
+from .body import Body
 from .containers import container_text
 
 BARE_NAME = re.compile(r"[A-Za-z0-9_./-]+")
@@ -127,8 +128,10 @@ def value_text(v, what: str = "attribute") -> str:
         return str(v)
     if t is float:
         return repr(v)  # 'inf', '-inf' and 'nan' read back as floats too
-    if t is str or isinstance(v, str):  # a str subclass (a kept control-flow body) prints as its text
+    if t is str or isinstance(v, str):  # a str subclass (a TF function attribute) prints as its text
         return quote(str(v))
+    if t is Body:  # a control-flow body: its label (the graph it carries is the loader's)
+        return f"body<{quote(v.label)}>"
     if t is list:
         return "[" + ", ".join(value_text(x, what) for x in v) + "]"
     if t is tuple:

@@ -7,7 +7,7 @@ from typing import Any
 from msgspec.structs import replace as replace_struct
 
 from ..errors import XcvizError
-from ..ir import Graph, Node, TensorType, Value, canonical_dtype
+from ..ir import Body, Graph, Node, TensorType, Value, canonical_dtype
 from ..ir.containers import OptionalType, SequenceType
 
 STANDARD_DOMAINS = ("", "ai.onnx", "ai.onnx.ml")
@@ -81,13 +81,11 @@ def _attr(a, opset: tuple = (), bodies: dict | None = None) -> Any:
 
 
 def _subgraph(g, opset: tuple, bodies: dict):
-    """A body attribute kept whole (ops.control.Subgraph), its Graph built here, once: every later reader
+    """A body attribute kept whole (ir.Body), its Graph built here, once: every later reader
     (clustering, cost, runtime, renderers) takes `.graph`. A body that does not build keeps the error, which
     clustering gives as its node's reason and a run raises. `bodies`: this load's bodies by their bytes, so
     that equal bodies (an exporter's many identical If branches) are built once and shared."""
     import hashlib
-
-    from ..ops.control import Subgraph
 
     data = g.SerializeToString()
     if data in bodies:
@@ -101,8 +99,7 @@ def _subgraph(g, opset: tuple, bodies: dict):
         graph, declared = _body_graph(g, opset, outer, bodies)
     except Exception as e:  # noqa: BLE001 - a body that does not load is its node's reason, not a failed load
         error = e
-    bodies[data] = Subgraph(label, data, opset, outer, inputs=inputs, output_types=_output_types(g), graph=graph,
-                            error=error, declared=declared)
+    bodies[data] = Body(label, graph, opset, inputs, _output_types(g), outer, declared or {}, data, error)
     return bodies[data]
 
 

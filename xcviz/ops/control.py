@@ -1,17 +1,18 @@
 """Control flow (ONNX Loop, If and Scan): the bodies are kept as subgraph attributes and run natively by interpretation.
 
-A body attribute is a `Subgraph`: a string ('<subgraph NAME #hash>', so printing, JSON and attribute
-interning treat it as a value, and equal strings mean equal bodies) that also carries the body as a Graph,
-built once by the loader (`.graph`), the model's opsets and its outer-scope names. The loader appends those
-outer-scope tensors to the node's inputs, so the dependency is an edge of the graph like any other. Running a
-body needs the executor, a layer above this one: the runtime installs the runner (`set_runner`).
+A body attribute is an `ir.Body`: a value of the IR that reads as its label ('<subgraph NAME #hash>'; equal
+labels mean equal bodies) and carries the body as a Graph, built once by the loader (`.graph`), the model's
+opsets and its outer-scope names. The loader appends those outer-scope tensors to the node's inputs, so the
+dependency is an edge of the graph like any other. Running a body needs the executor, a layer above this one:
+the runtime passes its runner down in the op's attributes (control_body.run_body).
 """
 from __future__ import annotations
 
 import numpy as np
 
 from .arrays import Unsupported, present
-from .control_body import Subgraph, body_inputs, outer_feeds, run_body, scan_opset, set_runner  # noqa: F401
+from ..ir import Body
+from .control_body import body_inputs, outer_feeds, run_body, scan_opset
 from .registry import BODY_CONTROL, CONTROL_FLOW, FUNCTIONAL, Entries, plus_groups
 from .values import as_value
 
@@ -31,7 +32,7 @@ def loop(xp, a, *args):
     i = 0
     while (trips is None or i < trips) and cond:
         feeds = {**feeds_outer, **body_inputs(body, [np.array(i, np.int64), np.array(cond), *state])}
-        outs = run_body(body, feeds)
+        outs = run_body(a, body, feeds)
         cond = bool(np.asarray(outs[0]).reshape(-1)[0])
         state = [as_value(v) for v in outs[1:1 + len(state)]]
         for k, v in enumerate(outs[1 + len(state):]):
@@ -50,7 +51,7 @@ def loop(xp, a, *args):
 
 def if_(xp, a, cond, *outer):
     branch = a.get("then_branch") if bool(np.asarray(cond).reshape(-1)[0]) else a.get("else_branch")
-    outs = run_body(branch, outer_feeds(a, outer))
+    outs = run_body(a, branch, outer_feeds(a, outer))
     return tuple(outs) if len(outs) != 1 else outs[0]
 
 
@@ -72,7 +73,7 @@ def scan(xp, a, *args):
     scans: list[list] = []
     for t in range(steps):
         slices = [np.take(x, steps - 1 - t if d else t, axis=ax % x.ndim) for x, ax, d in zip(xs, in_axes, in_dirs)]
-        outs = run_body(body, {**feeds_outer, **body_inputs(body, [*states, *slices])})
+        outs = run_body(a, body, {**feeds_outer, **body_inputs(body, [*states, *slices])})
         states = [np.asarray(v) for v in outs[:n]]
         for k, v in enumerate(outs[n:]):
             if len(scans) <= k:
@@ -102,7 +103,7 @@ def scan8(a, own: list, feeds_outer: dict):
         rows: list[list] = []
         for t in range(int(lens[b])):
             slices = [x[b, int(lens[b]) - 1 - t if d else t] for x, d in zip(xs, dirs)]
-            outs = run_body(body, {**feeds_outer, **body_inputs(body, [*st, *slices])})
+            outs = run_body(a, body, {**feeds_outer, **body_inputs(body, [*st, *slices])})
             st = [np.asarray(v) for v in outs[:n]]
             for k, v in enumerate(outs[n:]):
                 if len(rows) <= k:
@@ -137,7 +138,7 @@ def _lowering(name: str):
 
 def _declared(body) -> list:
     """The body's declared output types (TensorType; unknown where it gives none), read by the loader."""
-    return list(body.output_types) if isinstance(body, Subgraph) else []
+    return list(body.output_types) if isinstance(body, Body) else []
 
 
 def _full(t) -> bool:

@@ -59,7 +59,7 @@ def _unrolled(xp, a, own: list, n: int, outer_args, why: Exception):
     scans: list[list] = []
     i = 0
     while i < trips and cond:
-        outs = run_body(body, {**outer, **dict(zip(names, [np.array(i, np.int64), np.array(cond), *state]))}, True)
+        outs = run_body(a, body, {**outer, **dict(zip(names, [np.array(i, np.int64), np.array(cond), *state]))}, True)
         if not _concrete(outs[0]):
             raise why
         cond = bool(np.asarray(outs[0]).reshape(-1)[0])
@@ -87,7 +87,7 @@ def _loop(xp, a, *args):
     n_scan = int(a.get("_num_outputs", len(state))) - len(state)
 
     def step(i, cond, st):
-        outs = run_body(body, {**outer, **dict(zip(names, [i, cond, *st]))}, True)
+        outs = run_body(a, body, {**outer, **dict(zip(names, [i, cond, *st]))}, True)
         new = [_fixed(xp, v, s, f"loop-carried value {names[2 + k]!r}") for k, (v, s) in
                enumerate(zip(outs[1:1 + len(st)], st))]
         return outs[0], new, list(outs[1 + len(st):])
@@ -135,11 +135,11 @@ def if_(xp, a, cond, *outer_args):
     feeds = outer_feeds(a, outer_args)
     then_b, else_b = a.get("then_branch"), a.get("else_branch")
     if _concrete(cond):  # decided at trace time: only the branch taken is traced
-        outs = run_body(then_b if bool(np.asarray(cond).reshape(-1)[0]) else else_b, feeds, True)
+        outs = run_body(a, then_b if bool(np.asarray(cond).reshape(-1)[0]) else else_b, feeds, True)
         return tuple(outs) if len(outs) != 1 else outs[0]
 
     def branch(b):
-        return lambda: tuple(xp.asarray(v) for v in run_body(b, feeds, True))
+        return lambda: tuple(xp.asarray(v) for v in run_body(a, b, feeds, True))
     st, se = jax.eval_shape(branch(then_b)), jax.eval_shape(branch(else_b))
     for k, (x, y) in enumerate(zip(st, se)):
         if x.shape != y.shape or x.dtype != y.dtype:
@@ -149,14 +149,14 @@ def if_(xp, a, cond, *outer_args):
     return tuple(outs) if len(outs) != 1 else outs[0]
 
 
-def _scan_steps(xp, body, outer: dict, states: list, xs: list, n: int):
+def _scan_steps(xp, a, body, outer: dict, states: list, xs: list, n: int):
     """lax.scan of the body over xs (already time-major): (final states, stacked scan outputs)."""
     from jax import lax
 
     names = input_names(body)
 
     def f(st, sl):
-        outs = run_body(body, {**outer, **dict(zip(names, [*st, *sl]))}, True)
+        outs = run_body(a, body, {**outer, **dict(zip(names, [*st, *sl]))}, True)
         new = [_fixed(xp, v, s, f"scan state {names[k]!r}") for k, (v, s) in enumerate(zip(outs[:n], st))]
         return tuple(new), tuple(xp.asarray(v) for v in outs[n:])
 
@@ -179,7 +179,7 @@ def scan(xp, a, *args):
         x = xp.asarray(x)
         x = xp.moveaxis(x, ax % x.ndim, 0)
         xs.append(x[::-1] if d else x)
-    final, ys = _scan_steps(xp, body, outer, own[:n], xs, n)
+    final, ys = _scan_steps(xp, a, body, outer, own[:n], xs, n)
     out_axes = list(a.get("scan_output_axes") or [0] * len(ys))
     out_dirs = list(a.get("scan_output_directions") or [0] * len(ys))
     stacked = []
@@ -206,7 +206,7 @@ def _scan8(xp, a, own: list, outer: dict):
     for b in range(batch):
         length = int(lens[b])
         seq = [x[b, :length][::-1] if d else x[b, :length] for x, d in zip(xs, dirs)]
-        fin, ys = _scan_steps(xp, a.get("body"), outer, [xp.asarray(s)[b] for s in rest[:n]], seq, n)
+        fin, ys = _scan_steps(xp, a, a.get("body"), outer, [xp.asarray(s)[b] for s in rest[:n]], seq, n)
         finals.append(fin)
         outs.append([xp.pad(y, [(0, steps - length)] + [(0, 0)] * (y.ndim - 1)) for y in ys])
     out = [xp.stack([f[k] for f in finals]) for k in range(n)] + \

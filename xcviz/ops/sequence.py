@@ -138,7 +138,7 @@ def sequence_map(xp, a, seq, *extra):
     results: list[list] = []
     for i in range(length):
         args = [v.items[i] if isinstance(v, Seq) else v for v in own]
-        outs = run_body(body, {**outer_feeds(a, outer), **body_inputs(body, args)})
+        outs = run_body(a, body, {**outer_feeds(a, outer), **body_inputs(body, args)})
         for k, v in enumerate(outs):
             if len(results) <= k:
                 results.append([])

@@ -22,8 +22,7 @@ from ..ops.values import as_value
 from .node import run_node
 from .missing import preflight
 from .frames import Schedule, has_v1_flow, run_frames
-from .subgraphs import BodyRun, body_caches, bodies_run, run_failures, run_stats  # (importing it installs the runner of Loop / If bodies)
-from . import tf_functions  # noqa: F401,E402  (installs the runner of TF While / If / call bodies)
+from .subgraphs import BodyRun, body_caches, bodies_run, run_failures, run_stats
 
 MODES = ("hybrid", "native", "jit")
 
@@ -89,7 +88,7 @@ class Plan:
     specs: dict[int, object] = field(default_factory=dict)
     baked: dict[int, frozenset] = field(default_factory=dict)
     bound: dict[int, dict] = field(default_factory=dict)   # cluster -> input signature -> Compiled
-    bodies: dict = field(default_factory=dict)   # body Subgraph -> its CompileCache (bodies run per iteration)
+    bodies: dict = field(default_factory=dict)   # body (ir.Body) -> its CompileCache (bodies run per iteration)
     frames: object | None = None   # a TF1 graph's frames.Schedule (control flow v1), made on its first run
     lifetimes: "Lifetimes | None" = None   # when each value is read for the last time, made on the first run
 
@@ -188,26 +187,24 @@ def plan_for(graph: Graph, mode: str, clustering, cache, options=None) -> Plan:
     return plan
 
 
-# Default caches for callers that pass none (the Python API): one per graph object, a few graphs kept.
-_GRAPH_CACHES: dict[int, tuple] = {}
-_GRAPHS_KEPT = 4
+# Default caches for callers that pass none (the Python API): one per graph object, kept on the graph itself
+# (Graph.run_state, as its index is), so it lives as long as the graph and a new graph never sees a stale one.
+_GENERATION = [0]   # bumped by clear_caches: a cache made before it is not handed out again
 
 
 def graph_cache(graph: Graph):
     """The default CompileCache of this graph object (its plans and executables survive between runs; a
     Graph never changes, and a changed one is a new object with a cache of its own)."""
-    entry = _GRAPH_CACHES.pop(id(graph), None)
-    if entry is None or entry[0] is not graph:
-        entry = (graph, CompileCache())   # holding the graph keeps its id from being reused
-    _GRAPH_CACHES[id(graph)] = entry
-    while len(_GRAPH_CACHES) > _GRAPHS_KEPT:
-        _GRAPH_CACHES.pop(next(iter(_GRAPH_CACHES)))
+    state = graph.run_state
+    entry = state.get("compile_cache")
+    if entry is None or entry[0] != _GENERATION[0]:
+        entry = state["compile_cache"] = (_GENERATION[0], CompileCache())
     return entry[1]
 
 
 def clear_caches() -> None:
     """Drop every default per-graph cache (plans and compiled executables)."""
-    _GRAPH_CACHES.clear()
+    _GENERATION[0] += 1
 
 
 def execute(graph: Graph, feeds: dict[str, np.ndarray], mode: str = "hybrid", clustering=None, cache=None,
@@ -247,7 +244,7 @@ def _body_run(graph: Graph, plan: Plan, mode: str, options) -> BodyRun | None:
             j = graph.index.get(b.node)
             if j is not None and b.attr in graph.nodes[j].attrs:
                 clusterings.setdefault(graph.nodes[j].attrs[b.attr], b.clustering)
-    return BodyRun(options, plan.bodies, execute, clusterings)
+    return BodyRun(options, plan.bodies, execute, clusterings, new_cache=CompileCache)
 
 
 def _body_compile_seconds(plan: Plan) -> float:

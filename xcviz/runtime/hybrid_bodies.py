@@ -55,14 +55,15 @@ class BodyPrograms:
     def __init__(self, rt, options, program) -> None:
         self.rt, self.options, self.program = rt, options, program   # program: wholemodel.Hybrid
         self.programs: dict = {}
-        self.caches: dict = {}                 # body Subgraph -> CompileCache (subgraphs.BodyRun.caches)
+        self.caches: dict = {}                 # body (ir.Body) -> CompileCache (subgraphs.BodyRun.caches)
         self.segments_on: dict[str, int] = {}  # runtime name -> body segments it ran (each program counted once)
         self.why: list[str] = []
 
     def body_run(self):
+        from .jit import CompileCache
         from .subgraphs import BodyRun
 
-        return BodyRun(self.options, self.caches, self.execute)
+        return BodyRun(self.options, self.caches, self.execute, new_cache=CompileCache)
 
     def execute(self, g, feeds: dict, mode: str, clustering, cache, keep_all: bool = False, options=None):
         from .execute import execute, plan_for

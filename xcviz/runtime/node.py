@@ -1,9 +1,11 @@
-"""Run one node: its op's NumPy implementation, or its JAX lowering while a cluster is being traced."""
+"""Run one node: its op's NumPy implementation, or its JAX lowering while a cluster is being traced; and the
+bodies its control flow runs (BodyRunner: handed to the op in its attributes, an explicit call back here)."""
 from __future__ import annotations
 
 import numpy as np
 
 from ..errors import XcvizError
+from ..ir.body import BODY_RUNNER
 
 
 def eval_node(node, args: list, use_jax: bool = False) -> list:
@@ -18,7 +20,8 @@ def eval_node(node, args: list, use_jax: bool = False) -> list:
     fn = opdef.native if (not use_jax or concrete) else opdef.jax
     if fn is None:
         raise Unsupported(f"{node.op_type} has no JAX lowering", where=f"node {node.name!r}")
-    attrs = {**opdef.attrs, **node.attrs, "_op_type": node.op_type, "_num_outputs": len(node.outputs)}
+    attrs = {**opdef.attrs, **node.attrs, "_op_type": node.op_type, "_num_outputs": len(node.outputs),
+             BODY_RUNNER: BODIES}
     try:
         with np.errstate(all="ignore"):  # IEEE semantics (exp overflow -> inf) are the reference, not warnings
             out = fn(attrs, *args)
@@ -67,3 +70,46 @@ def run_graph_nodes(graph, env: dict, use_jax: bool = False) -> list:
         for k, val in enumerate(outs):
             env[format_ref(node.name, k)] = keep(val)
     return [env[r] for r in graph.outputs]
+
+
+def run_subgraph(sub, feeds: dict, use_jax: bool = False) -> list:
+    """Run a body (ir.Body) on `feeds` (its inputs and outer-scope names); its outputs in order. With use_jax
+    the values may be tracers (inside lax.while_loop / scan / cond) and each node runs its JAX lowering. Under
+    a hybrid run, a body its node could not take into a cluster runs its own clusters compiled."""
+    from .subgraphs import body_graph, current_body_run, run_compiled
+
+    g = body_graph(sub)
+    run = None if use_jax else current_body_run()
+    if run is not None:
+        return run_compiled(sub, g, feeds, run)
+    env: dict = {}
+    for v in g.inputs:
+        env[v.name] = feeds[v.name] if v.name in feeds else np.asarray(v.data)
+    return run_graph_nodes(g, env, use_jax)
+
+
+def run_function(fn, args: list, use_jax: bool = False) -> list:
+    """Run a TF library function (ops.tf.functional.TFFunction) on its arguments; its results in signature
+    order. With use_jax the values may be tracers and each node runs its JAX lowering (concrete ones fold)."""
+    from .tf_functions import function_graph
+
+    g = function_graph(fn)
+    if len(args) != len(g.inputs):
+        from ..ops.arrays import Unsupported
+
+        raise Unsupported(f"function {str(fn)!r} takes {len(g.inputs)} arguments, the call gives {len(args)}")
+    env: dict = {v.name: a for v, a in zip(g.inputs, args)}
+    return run_graph_nodes(g, env, use_jax)
+
+
+class BodyRunner:
+    """What the runtime hands an op that runs bodies (ops.control_body.BODY_RUNNER in its attributes):
+    `run(body, feeds, use_jax)` for an ONNX body, `call(fn, args, use_jax)` for a TF library function."""
+
+    __slots__ = ()
+
+    run = staticmethod(run_subgraph)
+    call = staticmethod(run_function)
+
+
+BODIES = BodyRunner()

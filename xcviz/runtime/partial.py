@@ -11,7 +11,6 @@ from ..ir import Graph, format_ref, parse_ref
 from .missing import cannot_execute, missing_text, preflight  # noqa: F401  (re-exported for callers)
 from ..ops.values import as_value
 from .node import eval_node
-from . import subgraphs, tf_functions  # noqa: F401  (install the runners of Loop / If and TF function bodies)
 
 
 @dataclass

@@ -3,16 +3,16 @@ from __future__ import annotations
 
 import contextlib
 import contextvars
+import weakref
 from dataclasses import dataclass, field
 from typing import Callable
 
 import numpy as np
 
-from ..ops.control import Subgraph, set_runner
+from ..ir import Body
 from .missing import preflight
-from .node import run_graph_nodes
 
-_CHECKED: set[str] = set()
+_CHECKED: weakref.WeakSet = weakref.WeakSet()  # bodies preflighted already (each once)
 
 
 @dataclass(frozen=True)
@@ -20,12 +20,14 @@ class BodyRun:
     """How a hybrid run executes the bodies of control-flow nodes that run natively: the clustering options of
     its bodies, one CompileCache per body (held by the caller's plan), the executor (execute.execute, handed
     down: this module sits below it) and each body's clustering, as the clustering pass made it
-    (Clustering.bodies, by Subgraph)."""
+    (Clustering.bodies, by Body); `new_cache` makes a body's CompileCache (runtime.jit's, handed down:
+    this module sits below it)."""
 
     options: object
     caches: dict
     execute: Callable
     clusterings: dict = field(default_factory=dict)
+    new_cache: Callable | None = None
 
 
 # Set by execute for the duration of one run (a context, not a global: nested and concurrent runs keep theirs);
@@ -70,7 +72,12 @@ def run_failures(cache) -> list[dict]:
     return out
 
 
-def body_graph(sub: Subgraph):
+def current_body_run() -> BodyRun | None:
+    """How bodies run in the run now in progress (None: natively, node by node)."""
+    return _BODY_RUN.get()
+
+
+def body_graph(sub: Body):
     """The body's Graph (the loader's), refused at once (one line) when it holds ops xcviz cannot run."""
     g = sub.body()
     if sub not in _CHECKED:
@@ -79,30 +86,12 @@ def body_graph(sub: Subgraph):
     return g
 
 
-def run_subgraph(sub: Subgraph, feeds: dict, use_jax: bool = False) -> list:
-    """Run a body on `feeds` (its inputs and outer-scope names); its outputs in order. With use_jax the
-    values may be tracers (inside lax.while_loop / scan / cond) and each node runs its JAX lowering. Under a
-    hybrid run, a body its node could not take into a cluster runs its own clusters compiled."""
-    g = body_graph(sub)
-    run = None if use_jax else _BODY_RUN.get()
-    if run is not None:
-        return _run_compiled(sub, g, feeds, run)
-    env: dict = {}
-    for v in g.inputs:
-        env[v.name] = feeds[v.name] if v.name in feeds else np.asarray(v.data)
-    return run_graph_nodes(g, env, use_jax)
-
-
-def _run_compiled(sub: Subgraph, g, feeds: dict, run: BodyRun) -> list:
-    # one cache per body: each new input shape (a growing token tensor) compiles once, repeats are hits
-    from .jit import CompileCache
-
+def run_compiled(sub: Body, g, feeds: dict, run: BodyRun) -> list:
+    """A body under a hybrid run: its own clusters compiled, one CompileCache per body (each new input shape,
+    a growing token tensor, compiles once; repeats are hits)."""
     cache = run.caches.get(sub)
     if cache is None:
-        cache = run.caches[sub] = CompileCache()
+        cache = run.caches[sub] = run.new_cache()
     full = {v.name: feeds[v.name] if v.name in feeds else np.asarray(v.data) for v in g.inputs}
     out = run.execute(g, full, "hybrid", run.clusterings.get(sub), cache, keep_all=False, options=run.options).by_ref
     return [out[r] for r in g.outputs]  # by reference: one tensor may be two outputs
-
-
-set_runner(run_subgraph)

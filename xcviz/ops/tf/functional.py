@@ -3,17 +3,16 @@
 
 A body attribute is a `TFFunction`: the function's name (a string, so printing, JSON and interning read it as
 the name) that also carries the FunctionDef and the library it may call into. Running one needs the loader
-and the executor, layers above this one: the runtime installs the runner (`set_tf_runner`). Under JAX a
+and the executor, layers above this one: the runtime passes its runner down in the op's attributes (`call`). Under JAX a
 While whose condition is concrete at every step (Keras RNNs: a counter against a static length) is unrolled,
 so TensorLists stay Python structures; otherwise it is a lax.while_loop over array carries. An If on a
 traced predicate is a lax.cond."""
 from __future__ import annotations
 
-from typing import Callable
-
 import numpy as np
 
 from ..arrays import Unsupported
+from ..control_body import BODY_RUNNER
 from ..registry import CONTROL_FLOW, FUNCTIONAL, Entries
 from ..rules import from_file
 from .kernels import xla_devices
@@ -38,22 +37,19 @@ class TFFunction(str):
         return s
 
 
-_RUNNER: list[Callable] = []
 MAX_UNROLL = 10_000  # iterations a traced While may unroll (a Keras RNN: one per time step)
 MAX_ITERATIONS = 10_000_000
 
 
-def set_tf_runner(fn: Callable) -> None:
-    """fn(TFFunction, args: list, use_jax: bool) -> list of outputs (installed by the runtime)."""
-    _RUNNER[:] = [fn]
-
-
-def call(fn, args: list, use_jax: bool = False) -> list:
+def call(a, fn, args: list, use_jax: bool = False) -> list:
+    """Run library function `fn` with the runtime's runner, which the op finds in its attributes `a`
+    (ops.control_body.BODY_RUNNER: nothing is installed at import)."""
     if not isinstance(fn, TFFunction):
         raise Unsupported(f"function {fn!r} is not in the graph's library (load the GraphDef with its library)")
-    if not _RUNNER:
+    r = a.get(BODY_RUNNER)
+    if r is None:
         raise Unsupported("TF functions run only under xcviz's runtime")
-    return list(_RUNNER[0](fn, list(args), use_jax))
+    return list(r.call(fn, list(args), use_jax))
 
 
 def _concrete(v) -> bool:
@@ -76,10 +72,10 @@ def _while(xp, a, *args):
     cond, body = a.get("cond"), a.get("body")
     state = list(args)
     for _ in range(MAX_ITERATIONS):
-        (pred,) = call(cond, state)[:1]
+        (pred,) = call(a, cond, state)[:1]
         if not to_bool(pred):
             return _out(state)
-        state = call(body, state)
+        state = call(a, body, state)
     raise Unsupported(f"While ran {MAX_ITERATIONS} iterations without its condition turning false")
 
 
@@ -87,16 +83,16 @@ def _while_jax(xp, a, *args):
     cond, body = a.get("cond"), a.get("body")
     state = list(args)
     for _ in range(MAX_UNROLL):
-        (pred,) = call(cond, state, True)[:1]
+        (pred,) = call(a, cond, state, True)[:1]
         if not _concrete(pred):
-            return _while_loop(cond, body, state)
+            return _while_loop(a, cond, body, state)
         if not to_bool(pred):
             return _out(state)
-        state = call(body, state, True)
-    return _while_loop(cond, body, state)
+        state = call(a, body, state, True)
+    return _while_loop(a, cond, body, state)
 
 
-def _while_loop(cond, body, state: list):
+def _while_loop(a, cond, body, state: list):
     import jax.numpy as jnp
     from jax import lax
 
@@ -106,12 +102,12 @@ def _while_loop(cond, body, state: list):
     init = tuple(jnp.asarray(v) for v in state)
 
     def c(carry):
-        (pred,) = call(cond, list(carry), True)[:1]
+        (pred,) = call(a, cond, list(carry), True)[:1]
         p = jnp.asarray(pred)
         return p.astype(bool) if p.ndim == 0 else p.size > 0
 
     def b(carry):
-        new = call(body, list(carry), True)
+        new = call(a, body, list(carry), True)
         out = []
         for old, v in zip(carry, new):
             v = jnp.asarray(v)
@@ -126,21 +122,21 @@ def _while_loop(cond, body, state: list):
 
 def _if(xp, a, pred, *args):
     branch = a.get("then_branch") if to_bool(pred) else a.get("else_branch")
-    return _out(call(branch, list(args)))
+    return _out(call(a, branch, list(args)))
 
 
 def _if_jax(xp, a, pred, *args):
     if _concrete(pred):
         branch = a.get("then_branch") if to_bool(pred) else a.get("else_branch")
-        return _out(call(branch, list(args), True))
+        return _out(call(a, branch, list(args), True))
     import jax.numpy as jnp
     from jax import lax
 
     p = jnp.asarray(pred)
     p = p.astype(bool) if p.ndim == 0 else jnp.asarray(p.size > 0)
     then_b, else_b = a.get("then_branch"), a.get("else_branch")
-    outs = lax.cond(p, lambda ops: tuple(jnp.asarray(v) for v in call(then_b, list(ops), True)),
-                    lambda ops: tuple(jnp.asarray(v) for v in call(else_b, list(ops), True)), tuple(args))
+    outs = lax.cond(p, lambda ops: tuple(jnp.asarray(v) for v in call(a, then_b, list(ops), True)),
+                    lambda ops: tuple(jnp.asarray(v) for v in call(a, else_b, list(ops), True)), tuple(args))
     return _out(list(outs))
 
 
@@ -154,28 +150,28 @@ def _branch(a, index) -> object:
 
 
 def _case(xp, a, index, *args):
-    return _out(call(_branch(a, index), list(args)))
+    return _out(call(a, _branch(a, index), list(args)))
 
 
 def _case_jax(xp, a, index, *args):
     if _concrete(index):
-        return _out(call(_branch(a, index), list(args), True))
+        return _out(call(a, _branch(a, index), list(args), True))
     import jax.numpy as jnp
     from jax import lax
 
     branches = list(a.get("branches") or [])
     i = jnp.asarray(index).astype(jnp.int32)
     i = jnp.where((i < 0) | (i >= len(branches)), len(branches) - 1, i)
-    fns = [lambda ops, b=b: tuple(jnp.asarray(v) for v in call(b, list(ops), True)) for b in branches]
+    fns = [lambda ops, b=b: tuple(jnp.asarray(v) for v in call(a, b, list(ops), True)) for b in branches]
     return _out(list(lax.switch(i, fns, tuple(args))))
 
 
 def _call(xp, a, *args):
-    return _out(call(a.get("f"), list(args)))
+    return _out(call(a, a.get("f"), list(args)))
 
 
 def _call_jax(xp, a, *args):
-    return _out(call(a.get("f"), list(args), True))
+    return _out(call(a, a.get("f"), list(args), True))
 
 
 def _body_flops(ctx, outs):
