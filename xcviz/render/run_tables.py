@@ -127,14 +127,14 @@ def model_line(model) -> str | None:
     sp, est = model.speedup, model.est_speedup
     text = (f"whole model: native {_ms(model.native_ms)} ms, hybrid {_ms(model.hybrid_ms)} ms → {sp:.2f}× "
             f"measured, {_fmt(est, '.2f')}× estimated")
+    est_native = getattr(model, "est_native", None)
+    if est is not None and est_native and est_native != model.runtime:   # (said next to the estimate it qualifies)
+        text += f" (against {est_native}: the {model.est_hardware} profile's runtime)"
     t = getattr(model, "timing", None)
     if t and t.get("speedup_quartiles", {}).get("p25") is not None:
         q = t["speedup_quartiles"]
         text += (f" (medians of {t['rounds']} interleaved runs, per-run speedup {q['p25']:.2f}–{q['p75']:.2f}×"
                  + ("" if t.get("stable", True) else ", not settled in the time budget") + ")")
-    est_native = getattr(model, "est_native", None)
-    if est is not None and est_native and est_native != model.runtime:
-        text += f" (against {est_native}: the {model.est_hardware} profile's runtime)"
     if model.native_optimized_ms is not None:
         text += (f"; {model.runtime} optimized {_ms(model.native_optimized_ms)} ms → "
                  f"{model.speedup_vs_optimized:.2f}× vs optimized")
