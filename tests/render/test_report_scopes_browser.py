@@ -8,24 +8,13 @@ import sys
 
 import pytest
 
-from tests.render.test_report_browser import ARGS, CHROMIUM, sync_api   # (skips the module without them)
+from tests.render.test_report_browser import browser, sync_api  # noqa: F401 (the fixture; skips the module without them)
 from tests.support.paths import GRAPHS, ROOT
 
 pytestmark = pytest.mark.slow
 
 LLAMA = os.path.join(ROOT, "tests", "data", "llama", "llama32.pt2")
 LEGIBLE_PX = 9
-
-
-@pytest.fixture(scope="module")
-def browser():
-    import shutil
-
-    with sync_api.sync_playwright() as p:
-        b = p.chromium.launch(executable_path=CHROMIUM if os.path.exists(CHROMIUM) else shutil.which("chromium"),
-                              args=ARGS)
-        yield b
-        b.close()
 
 
 def _write(tmp_path, source, name, **opts):
