@@ -13,7 +13,6 @@ executed from it but its ops.
 """
 from __future__ import annotations
 
-import gzip
 import os
 
 import numpy as np
@@ -77,10 +76,9 @@ def _graph_def(path: str):
     import tensorflow as tf
     from google.protobuf import text_format
 
-    with open(path, "rb") as f:
-        data = f.read()
-    if data[:2] == b"\x1f\x8b":
-        data = gzip.decompress(data)
+    from ..loaders import DEFAULT_MAX_FILE_BYTES, read_graph_bytes
+
+    data = read_graph_bytes(path, DEFAULT_MAX_FILE_BYTES)   # (gunzipped within the loader's bound, as xcviz read it)
     gd = tf.compat.v1.GraphDef()
     if path.lower().removesuffix(".gz").endswith(("txt", "text")):
         text_format.Parse(data.decode("utf-8", "replace"), gd)
