@@ -52,7 +52,7 @@ def test_notebook_runs_and_its_output_opens_in_chromium(tmp_path):
     nbformat = pytest.importorskip("nbformat", reason="pip install -e '.[browser]'")
     nbclient = pytest.importorskip("nbclient", reason="pip install -e '.[browser]'")
     pytest.importorskip("ipykernel", reason="pip install -e '.[browser]'")
-    from tests.render.test_report_browser import ARGS, CHROMIUM, sync_api
+    from tests.support.browser import chromium
 
     nb = nbformat.read(NOTEBOOK, as_version=4)
     nbclient.NotebookClient(nb, timeout=300, kernel_name="python3", resources={"metadata": {"path": ROOT}}).execute()
@@ -67,8 +67,7 @@ def test_notebook_runs_and_its_output_opens_in_chromium(tmp_path):
     page_path = tmp_path / "notebook.html"
     page_path.write_text("<!DOCTYPE html><html><head><meta charset='utf-8'></head><body>" + table["text/html"] +
                          report["text/html"] + "</body></html>", encoding="utf-8")
-    with sync_api.sync_playwright() as p:
-        b = p.chromium.launch(executable_path=CHROMIUM, args=ARGS)
+    with chromium() as b:
         page = b.new_page(viewport={"width": 1400, "height": 1200})
         problems = []
         page.on("console", lambda m: m.type in ("error", "warning") and problems.append(f"console {m.type}: {m.text}"))
@@ -84,7 +83,6 @@ def test_notebook_runs_and_its_output_opens_in_chromium(tmp_path):
         frame.locator("#search").fill("layers.2/act")    # search opens the scopes around the node
         assert frame.locator("#search-count").inner_text() == "1 match"
         assert frame.locator("#scopes .s-item.match").count() == 1
-        b.close()
     assert problems == []
 
 

@@ -4,30 +4,15 @@ Enable with `apt-get install -y chromium` and `pip install -e '.[browser]'` (nev
 system Chromium is used). Without them the tests skip and say so."""
 import base64
 import os
-import shutil
 
 import pytest
 
+from tests.support.browser import require
 from tests.support.paths import GRAPHS
 
 pytestmark = pytest.mark.slow  # (the fast tier is `pytest`; this runs with `pytest -m slow`)
 
-CHROMIUM = "/usr/bin/chromium"
-ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking"]
-ENABLE = "apt-get install -y chromium && pip install -e '.[browser]'"
-
-sync_api = pytest.importorskip("playwright.sync_api", reason=f"playwright is not installed: {ENABLE}")
-if not (os.path.exists(CHROMIUM) or shutil.which("chromium")):
-    pytest.skip(f"no Chromium at {CHROMIUM}: {ENABLE}", allow_module_level=True)
-
-
-@pytest.fixture(scope="module")
-def browser():
-    with sync_api.sync_playwright() as p:
-        b = p.chromium.launch(executable_path=CHROMIUM if os.path.exists(CHROMIUM) else shutil.which("chromium"),
-                              args=ARGS)
-        yield b
-        b.close()
+require()  # skips the module, saying how to enable it, without Playwright or Chromium
 
 
 def _report(tmp_path, name, **opts):

@@ -8,10 +8,11 @@ import sys
 
 import pytest
 
-from tests.render.test_report_browser import browser, sync_api  # noqa: F401 (the fixture; skips the module without them)
+from tests.support.browser import require
 from tests.support.paths import GRAPHS, ROOT
 
 pytestmark = pytest.mark.slow
+require()  # skips the module without Playwright or Chromium (the `browser` fixture is in conftest.py)
 
 LLAMA = os.path.join(ROOT, "tests", "data", "llama", "llama32.pt2")
 LEGIBLE_PX = 9
