@@ -18,7 +18,7 @@ import numpy as np
 
 from ..ir import Graph, gc_paused
 from ..memory import BIG_GRAPH_NODES, keep_freed_memory
-from ..ops import REGISTRY
+from ..ops import NOOP, REGISTRY, VARIABLE
 from .boundary import Boundary, Details
 from .calibrated import CalibratedModel
 from .control import CONTROL
@@ -61,6 +61,9 @@ class ClusterIO:
     parameter_bytes_in: np.ndarray   # parameters: read inside the kernel (bandwidth), no hand-off per call
 
 
+RESIDENT_OPS = REGISTRY.names(VARIABLE) | REGISTRY.names(NOOP)   # fallback ops that run no kernel per call
+
+
 def _compute_stats(graph: Graph, clustering, hw: Hardware) -> Stats:
     flat = CostView(graph)
     nodes = flat.nodes  # each made on request: the model reads the graph's columns
@@ -89,7 +92,10 @@ def _compute_stats(graph: Graph, clustering, hw: Hardware) -> Stats:
     in_cluster = cluster_of >= 0
     before, after = model_times(est.node_time, est.fused, est.known, in_cluster, runs_unknown,
                                 hw.sync_overhead * n_handoffs)
-    before, after = model.whole_model(before, after, bool((~in_cluster).any()))
+    # a fallback node that needs no native call per run (a parameter, a variable's handle or read, a NoOp)
+    # leaves the hybrid run without a native session
+    runs_native = ~in_cluster & ~edges.p_node & ~flat.known_mask(RESIDENT_OPS)
+    before, after = model.whole_model(before, after, bool(runs_native.any()))
     # 8. the totals, and the Stats (each cluster's details made when read)
     clustered = int(in_cluster.sum())
     fallback = n - clustered

@@ -81,6 +81,17 @@ MID_CHAINS = {
                     "f32[1,16,32,32]"),
 }
 SESSION_1, SESSION_CHAIN = ("session", "small"), ("session chain", "small")   # a native runtime's call, timed with the small ops
+# On a session runtime every native number is a slope: what one more op costs inside one session. A session
+# call is tens of microseconds (onnxruntime) to ~0.4 ms (TensorFlow's function call) and varies by more than
+# a small op costs, so no number is a session's time less an estimate of its call. Small ops: a chain of LONG
+# against a chain of one (TensorFlow: 1/8/64/256 tanh steps measured 430/414/496/610 us: 8 steps are inside
+# the call's noise, 64 are not). Mid-sized ops (and the bandwidth's large add): COPIES of the op reading one
+# input in one session against one copy (the runtimes run op by op, optimizers off: no copy is merged away).
+LONG, COPIES = 64, 8
+WEIGHTED = ("dot", "conv", "narrow_conv", "pointwise_conv", "dwconv")   # classes whose ops read weights
+# a reduction's small step on a session runtime: its chain step (a reduction and the elementwise loop that
+# reads it) less the elementwise step, for the reduction alone
+REDUCE_STEP = "%y: f32[16,1] = reduce_mean(%a: f32[16,64]) {axes=[1], keepdims=1}"
 # native bandwidth: a large add (reads two arrays, writes one)
 STREAM = "%y: f32[1048576] = add(%a: f32[1048576], %b: f32[1048576])"
 
@@ -94,9 +105,10 @@ def sources() -> dict[str, str]:
     out = {}
     for c, (small, mid) in PROGRAMS.items():
         text = "native " + " and ".join(shape(p) for p in (small, mid) if p)
-        if c in NATIVE_CHAINS:
-            text += f" (on a session runtime the small one is a step of {CHAIN} x " \
-                    f"{shape(NATIVE_CHAINS[c][1].format(x='%a', y='%y'))} chained)"
+        if c in NATIVE_CHAINS or c == "reduce":
+            step_ = shape(REDUCE_STEP) if c == "reduce" else shape(NATIVE_CHAINS[c][1].format(x='%a', y='%y'))
+            text += f" (on a session runtime: one more {step_} of a chain of {LONG}" + \
+                    (f", one more of {COPIES} copies of the larger" if mid is not None else "") + ")"
         if mid is not None:
             text += "; XLA " + " and ".join(
                 f"{CHAIN} x {shape(chains[c][1].splitlines()[0].format(x='%a', y='%y'))} chained"
@@ -106,8 +118,10 @@ def sources() -> dict[str, str]:
     return out
 
 
-def program(line: str):
-    """A one-node graph from `%y: T = op(%a: T, ...) {attrs}`."""
+def program(line: str, copies: int = 1, own_weights: bool = False):
+    """A one-node graph from `%y: T = op(%a: T, ...) {attrs}` (`copies` > 1: that many copies of the node, each
+    reading the same inputs, all returned; `own_weights`: each copy with weights (the inputs after the first)
+    of its own: TensorFlow's graph optimizer merges two convolutions of one input and one constant filter)."""
     from ..loaders.xcir import parse_graph
 
     head, rest = line.split(" = ", 1)
@@ -115,7 +129,18 @@ def program(line: str):
     args, attrs = args.rsplit(")", 1)
     params = ", ".join(a.strip() for a in args.split(", "))
     refs = ", ".join(a.split(":")[0].strip() for a in args.split(", "))
-    return parse_graph(f"graph calib({params}) {{\n  {head} = {op}({refs}){attrs}\n  return %y\n}}")
+    if copies == 1:
+        return parse_graph(f"graph calib({params}) {{\n  {head} = {op}({refs}){attrs}\n  return %y\n}}")
+    typ = head.split(": ", 1)[1]
+    if own_weights:
+        first, *weights = [a.strip() for a in args.split(", ")]
+        params = ", ".join([first] + [w.replace(":", f"_{i}:", 1) for i in range(copies) for w in weights])
+        own = [", ".join([first.split(":")[0]] + [w.split(":")[0] + f"_{i}" for w in weights]) for i in range(copies)]
+    else:
+        own = [refs] * copies
+    body = "\n".join(f"  %y{i}: {typ} = {op}({own[i]}){attrs}" for i in range(copies))
+    outs = ", ".join(f"%y{i}" for i in range(copies))
+    return parse_graph(f"graph copies({params}) {{\n{body}\n  return {outs}\n}}")
 
 
 def chain_program(cls: str, k: int, chains: dict = CHAINS):
@@ -159,8 +184,18 @@ class Timer:
         self.kernels: dict = {}
 
     def inputs(self, graph) -> dict:
+        """Seeded normal activations, and weights scaled by 1/sqrt(fan-in), so a chain of 64 convolutions keeps
+        its values near 1 (unscaled, they overflow to inf within 20 steps, and a runtime's result that differs
+        from the reference's is not timed)."""
         rng = np.random.default_rng(0)
-        return {v.name: rng.standard_normal(v.type.shape).astype(np.float32) for v in graph.inputs}
+        out = {}
+        for k, v in enumerate(graph.inputs):
+            a = rng.standard_normal(v.type.shape).astype(np.float32)
+            shape = v.type.shape
+            if k and len(shape) >= 2:
+                a /= np.float32(np.sqrt(shape[0] if len(shape) == 2 else np.prod(shape[1:])))
+            out[v.name] = a
+        return out
 
     def native(self, key, graph) -> None:
         """The graph on the native runtime `rt` (one session, as a model's ops run inside one), or op by op
@@ -220,9 +255,9 @@ class Timer:
 
 def measure_classes(repeats: int, xla_bandwidth: float, step: Callable[[str], None], rt=None) -> dict:
     """The calibrated part of a profile: per class numbers, native bandwidth, call overhead, sync overhead
-    (`xla_bandwidth`: bytes/s inside XLA's kernels, measured before). With a native runtime `rt` (onnxruntime)
-    its kernels are timed, one session per program; what a session call costs on top of its ops (measured
-    as a chain of 1 tanh against a chain of CHAIN) is taken off each, since a model pays it once, not per op."""
+    (`xla_bandwidth`: bytes/s inside XLA's kernels, measured before). With a native session runtime `rt`
+    (onnxruntime, TensorFlow) its kernels are timed inside sessions, and each number is a slope (LONG, COPIES:
+    what one more op costs in a session), since a model pays the session's call once, not per op."""
     t = Timer(repeats, rt)
     graphs = {}
     for c, (small, mid) in PROGRAMS.items():
@@ -244,39 +279,60 @@ def measure_classes(repeats: int, xla_bandwidth: float, step: Callable[[str], No
     graphs["stream"] = program(STREAM)
     t.native("stream", graphs["stream"])
     tiny = program("%y: f32[4] = add(%a: f32[4], %b: f32[4])")
-    if rt is not None and rt.name != "numpy":
-        # among the small programs (interleaved with them): timed beside the large ones a call looks several
-        # times dearer than it is in a model's run of small clusters
+    session = rt is not None and rt.name != "numpy"
+    if session:   # slopes (LONG, COPIES): the small ones among the small programs, interleaved with them
         t.native(SESSION_1, chain_program("elementwise", 1))
-        t.native(SESSION_CHAIN, chain_program("elementwise", CHAIN))
+        t.native(SESSION_CHAIN, chain_program("elementwise", LONG))
         for c in NATIVE_CHAINS:
             graphs[c, "native step"] = chain_program(c, 1, NATIVE_CHAINS)
             t.native((c, "small", 1), graphs[c, "native step"])
-            t.native((c, "small", CHAIN), chain_program(c, CHAIN, NATIVE_CHAINS))
+            t.native((c, "small", LONG), chain_program(c, LONG, NATIVE_CHAINS))
+        t.native(("reduce", "small", 1), chain_program("reduce", 1))
+        t.native(("reduce", "small", LONG), chain_program("reduce", LONG))
+        for c, (_, mid) in PROGRAMS.items():
+            if mid is not None:
+                t.native((c, "mid", COPIES), program(mid, COPIES, own_weights=c in WEIGHTED))
+        t.native(("stream", "mid", COPIES), program(STREAM, COPIES))
     t.xla("tiny", tiny)
     t.xla("tiny handed in", tiny, resident=False)
     step("timing, interleaved")
     m = t.run()
     step("fitting")
-    if SESSION_1 in m:   # the session call, once per model: not part of any op's cost
-        per_op = max(m[SESSION_CHAIN] - m[SESSION_1], 0.0) / (CHAIN - 1)
-        if per_op <= 0:   # noise hid one more op: the chain's time per op, an upper bound, rather than nothing
-            per_op = m[SESSION_CHAIN] / CHAIN
-        session = max(m[SESSION_1] - per_op, 0.0)
-        timed_native = [k for k in t.calls if k not in t.kernels and k not in (SESSION_1, SESSION_CHAIN)]
-        m = {k: v - session if k in timed_native else v for k, v in m.items()}
-        m = {k: max(v, 1e-8) for k, v in m.items()}
-        for c in NATIVE_CHAINS:   # the small op: one more step of its chain
-            step_s = (m[c, "small", CHAIN] - m[c, "small", 1]) / (CHAIN - 1)
-            if step_s > 0:
-                m[c, "small"], graphs[c, "small"] = step_s, graphs[c, "native step"]
+    if session:
+        m, call, per_op = session_slopes(m, graphs)
     out = fit(m, graphs, xla_bandwidth)
-    if SESSION_1 in m:
-        out["native_session_overhead"] = session
+    if session:
+        out["native_session_overhead"] = call
         for row in out["classes"].values():   # every op pays the runtime's dispatch: one more op of a chain
             row["native_overhead"] = max(row["native_overhead"], per_op)
     out["fell_back"] = t.fell_back
     return out
+
+
+def session_slopes(m: dict, graphs: dict) -> tuple[dict, float, float]:
+    """(the medians with each native program's time replaced by what one more such op costs inside a session,
+    the session's call, the runtime's dispatch per op): see LONG. A slope that noise made zero or negative
+    falls back to the dispatch (a small op) or to the program's time less the call (a mid-sized one)."""
+    per_op = (m[SESSION_CHAIN] - m[SESSION_1]) / (LONG - 1)
+    if per_op <= 0:   # noise hid 63 more ops: the chain's time per op, an upper bound, rather than nothing
+        per_op = m[SESSION_CHAIN] / LONG
+    call = max(m[SESSION_1] - per_op, 0.0)
+    m = dict(m)
+    for c in list(NATIVE_CHAINS) + ["reduce"]:   # the small op: one more step of its chain
+        step_s = (m[c, "small", LONG] - m[c, "small", 1]) / (LONG - 1)
+        if c == "reduce":   # its step is a reduction and an elementwise loop
+            step_s -= m["elementwise", "small"]
+            graphs[c, "small"] = program(REDUCE_STEP)
+        else:
+            graphs[c, "small"] = graphs[c, "native step"]
+        m[c, "small"] = step_s if step_s > 0 else per_op
+    for c, (_, mid) in PROGRAMS.items():
+        if mid is not None:
+            step_s = (m[c, "mid", COPIES] - m[c, "mid"]) / (COPIES - 1)
+            m[c, "mid"] = step_s if step_s > 0 else max(m[c, "mid"] - call, 1e-8)
+    step_s = (m["stream", "mid", COPIES] - m["stream"]) / (COPIES - 1)
+    m["stream"] = step_s if step_s > 0 else max(m["stream"] - call, 1e-8)
+    return m, call, per_op
 
 
 def fit(m: dict, graphs: dict, xla_bandwidth: float) -> dict:

@@ -1,13 +1,18 @@
 """`calibrate --native tensorflow`: calibrate's op programs (runtime.calibrate_ops) as TensorFlow graphs.
 
 A TF GraphDef or SavedModel runs its own NodeDefs on TF's executor (runtime.tf_native: a pruned function per
-part, Grappler off); calibrate's programs are xcviz graphs of a dozen ops, so each part is traced here into
-a tf.function of the TF ops a model's op of the class makes (matmul to MatMul, conv2d to Conv2D or
-DepthwiseConv2dNative, ...) and run the same way: its concrete function called with the activations
-converted per call (as tf_native feeds a part), its weights constants of the graph (as a frozen graph or a
-SavedModel's variables have them), Grappler off. Layout: calibrate's tensors are NCHW, and TF's CPU kernels
-(oneDNN) take NCHW, so no transposes are added. Each part is checked against the NumPy reference before it is
-timed (native.prepare_or_numpy), so a mapping that computed something else falls back, not timed."""
+part, Grappler off); calibrate's programs are xcviz graphs of a dozen ops, so each part is built here as a TF
+graph of the TF ops a model's op of the class makes (matmul to MatMul, conv2d to Conv2D or
+DepthwiseConv2dNative, ...) and run the same way: a Placeholder per activation, wrapped and pruned into a
+function (tf.compat.v1.wrap_function, as tf_native runs a model's part: the same call, whose cost is the
+session overhead the profile records), the activations converted per call, its weights constants of the
+graph (as a frozen graph or a SavedModel's variables have them), Grappler off. Layout: calibrate's tensors are NCHW; a TF model (Keras) is
+channels-last, and TF's CPU kernels are not the same in the two layouts (a depthwise convolution in NCHW costs
+several times its NHWC self, and more at 16 channels than at 64), so each part runs channels-last: its 4-D
+activations are fed as NHWC (the transpose is the feed's copy, paid once per call whatever the part holds, so
+calibrate's slopes cancel it) and its 4-D results read back through a transposed view. Each part is checked
+against the NumPy reference before it is timed (native.prepare_or_numpy), so a mapping that computed
+something else falls back, not timed."""
 from __future__ import annotations
 
 import os
@@ -28,21 +33,21 @@ def _call(node, tf):
         return tf.linalg.matmul
     if op == "conv2d":
         p, group = list(a.get("pads") or [0, 0, 0, 0]), int(a.get("group") or 1)
-        pad = [[0, 0], [0, 0], [p[0], p[2]], [p[1], p[3]]]
+        pad = [[0, 0], [p[0], p[2]], [p[1], p[3]], [0, 0]]
         if group == 1:
             def conv(x, w, b=None):
-                y = tf.nn.conv2d(x, w, 1, pad, data_format="NCHW")
-                return y if b is None else tf.nn.bias_add(y, b, data_format="NCHW")
+                y = tf.nn.conv2d(x, w, 1, pad, data_format="NHWC")
+                return y if b is None else tf.nn.bias_add(y, b, data_format="NHWC")
             return conv
 
         def dw(x, w, b=None):
             if w.shape[2] != group:
                 raise Unmappable(f"grouped convolution of {group} groups (TF has depthwise only)")
-            y = tf.nn.depthwise_conv2d(x, w, [1, 1, 1, 1], pad, data_format="NCHW")
-            return y if b is None else tf.nn.bias_add(y, b, data_format="NCHW")
+            y = tf.nn.depthwise_conv2d(x, w, [1, 1, 1, 1], pad, data_format="NHWC")
+            return y if b is None else tf.nn.bias_add(y, b, data_format="NHWC")
         return dw
     if op == "global_avgpool":
-        return lambda x: tf.math.reduce_mean(x, axis=[2, 3], keepdims=True)
+        return lambda x: tf.math.reduce_mean(x, axis=[1, 2], keepdims=True)
     if op == "maxpool":
         k = list(a["kernel_shape"])
         s = list(a.get("strides") or [1] * len(k))
@@ -51,13 +56,15 @@ def _call(node, tf):
         def pool(x):
             if any(p):   # TF pads only as SAME does: the padding must be that
                 same = []
-                for d, n in enumerate(x.shape[2:]):
+                for d, n in enumerate(x.shape[1:3]):
                     total = max((-(-n // s[d]) - 1) * s[d] + k[d] - n, 0)
                     same.append((total // 2, total - total // 2))
                 if [b for b, _ in same] + [e for _, e in same] != p:
                     raise Unmappable("max pooling padded otherwise than TF's SAME")
-            return tf.nn.max_pool2d(x, k, s, "SAME" if any(p) else "VALID", data_format="NCHW")
+            return tf.nn.max_pool2d(x, k, s, "SAME" if any(p) else "VALID", data_format="NHWC")
         return pool
+    if node.outputs and node.outputs[0].shape is not None and len(node.outputs[0].shape) == 4:
+        raise Unmappable(f"calibrate runs 4-D tensors channels-last, and has no such form of {op!r}")
     if op == "softmax":
         axis = int(a.get("axis", -1))
         return lambda x: tf.nn.softmax(x, axis)
@@ -111,22 +118,37 @@ class TfOps:
                     consts[n.inputs[k]] = _weight(n.op, k, np.asarray(values[n.inputs[k]]))
         feeds = [r for r in entries if r not in consts]
         steps = [(n.name, _call(n, tf), list(n.inputs)) for n in nodes]
-        specs = [tf.TensorSpec(np.asarray(values[r]).shape, tf.as_dtype(np.asarray(values[r]).dtype)) for r in feeds]
+        specs = [tf.TensorSpec(_nhwc(np.asarray(values[r])).shape, tf.as_dtype(np.asarray(values[r]).dtype))
+                 for r in feeds]
 
-        def body(*args):
+        held = {}
+
+        def body():   # the program as a TF graph: a Placeholder per activation, a Const per weight
             local = {r: tf.constant(v) for r, v in consts.items()}
-            local.update(zip(feeds, args))
+            for k, (r, spec) in enumerate(zip(feeds, specs)):
+                local[r] = held[r] = tf.compat.v1.placeholder(spec.dtype, spec.shape, name=f"xcviz_feed_{k}")
             for name, fn, ins in steps:
                 local[name] = fn(*(local[r] for r in ins if r))
-            return [local[r] for r in exits]
-        try:
-            fn = tf.function(body).get_concrete_function(*specs)
+            held.update({f"out:{r}": local[r] for r in exits})
+        try:   # run as tf_native runs a model's part (wrap_function, then prune): the same call and its cost
+            wrapped = tf.compat.v1.wrap_function(body, [])
+            g = wrapped.graph
+            fn = wrapped.prune([g.get_tensor_by_name(held[r].name) for r in feeds],
+                               [g.get_tensor_by_name(held[f"out:{r}"].name) for r in exits])
         except Unmappable:
             raise
         except Exception as e:  # noqa: BLE001 - TF refusing a program is a fallback
             raise Unmappable(f"TensorFlow refused it: {str(e).splitlines()[0][:200]}") from None
 
         def run(feed: dict) -> list:
-            outs = fn(*[tf.constant(feed[r]) for r in feeds])
-            return [o.numpy() for o in outs]
+            outs = fn(*[tf.constant(_nhwc(feed[r])) for r in feeds])
+            return [_nchw(o.numpy()) for o in (outs if isinstance(outs, (list, tuple)) else [outs])]
         return run
+
+
+def _nhwc(x: np.ndarray) -> np.ndarray:
+    return np.transpose(x, (0, 2, 3, 1)) if x.ndim == 4 else x
+
+
+def _nchw(x: np.ndarray) -> np.ndarray:
+    return np.transpose(x, (0, 3, 1, 2)) if x.ndim == 4 else x
