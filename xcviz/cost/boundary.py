@@ -89,7 +89,10 @@ class Boundary:
     def dst_pos(self) -> np.ndarray:
         """Per boundary edge, its consumer (-1 for a graph output), made on first use (the details read it)."""
         if self._dst_pos is None:
-            self._dst_pos = _taken(self.flat.dst, self.e, [-1] * len(self.outputs), np.int64)
+            # (node j's edges start at edge_start[j]: an edge's consumer is the last node starting at or before
+            # it, found for the boundary edges only; no per-edge array of every consumer is made and kept)
+            self._dst_pos = np.concatenate((np.searchsorted(self.flat.edge_start, self.e, "right") - 1,
+                                            np.full(len(self.outputs), -1, np.int64)), dtype=np.int64)
         return self._dst_pos
 
     def handoffs(self, nc: int) -> tuple[np.ndarray, int]:
@@ -127,7 +130,7 @@ class Boundary:
         (made on first use, at C speed: reading numpy scalars or refs one by one is slow)."""
         if self._cols is None:
             flat, e = self.flat, self.e
-            dst = flat.dst[e]
+            dst = self.dst_pos[:len(e)]
             slot = ((e if flat.ref is None else flat.ref[e]) - flat.in_start[dst]).tolist()
             dst = dst.tolist()
             refs = list(map(getitem, map(flat.columns.column("inputs").__getitem__, dst), slot))

@@ -75,6 +75,8 @@ def _compute_stats(graph: Graph, clustering, hw: Hardware) -> Stats:
     cluster_of, members, sizes = clustering.arrays()
     nc = len(sizes)  # (clustering.clusters, 10^6 members as lists, is made only where a cluster's details are read)
     cluster_flops = per_cluster_flops(flops, python_flops, clustering, members, sizes)
+    total_flops, clustered_flops = flop_totals(flops, python_flops, clustering, cluster_flops)
+    del flops   # (per node: let go before the boundary's and the kernels' arrays are made)
     # 3. what crosses each cluster's boundary
     edges = Boundary(graph, flat, cluster_of)
     io = cluster_io(edges, nc)
@@ -93,7 +95,6 @@ def _compute_stats(graph: Graph, clustering, hw: Hardware) -> Stats:
     # 8. the totals, and the Stats (each cluster's details made when read)
     clustered = int(in_cluster.sum())
     fallback = n - clustered
-    total_flops, clustered_flops = flop_totals(flops, python_flops, clustering, cluster_flops)
     boundary_bytes, param_bytes, activation_bytes = byte_totals(edges)
     columns = functools.partial(cluster_columns, nodes, costs, io, work, est, cluster_flops, (members, sizes), constant)
     unknown_flops = np.array([f is None for f, _, _ in costs.key_costs] + [False], bool)[:-1][costs.key_of]
