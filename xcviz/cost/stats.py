@@ -65,10 +65,9 @@ def _compute_stats(graph: Graph, clustering, hw: Hardware) -> Stats:
     flat = CostView(graph)
     nodes = flat.nodes  # each made on request: the model reads the graph's columns
     n = len(nodes)
-    # 1-2. each node's FLOPs and bytes, and its native time under the profile's model
+    # 1-2. each node's FLOPs and bytes, and the profile's model (its native times: step 6)
     costs, runs_unknown = node_costs(graph, flat)
     model = cost_model(hw, graph, nodes, costs.representatives)
-    node_time = model.node_times(costs)
     key_flops = [f or 0 for f, _, _ in costs.key_costs]   # FLOPs an op cannot state count as 0
     flops = exact_ints(key_flops, n)[costs.key_of]
     python_flops = not all(type(f) is int for f in key_flops)  # floats: add them in the order sum() did
@@ -85,8 +84,10 @@ def _compute_stats(graph: Graph, clustering, hw: Hardware) -> Stats:
     handoffs, n_handoffs = live_handoffs(edges, constant)
     # 5. XLA's kernels per cluster, and the bytes they move
     work = xla_work(graph, flat, edges, io, costs, cluster_of, cluster_flops, (members, sizes), hw)
-    # 6. per cluster: its time under XLA, natively, and the speedup
-    est = cluster_estimate(model, costs, work, node_time, (members, sizes), handoffs, constant, hw.sync_overhead)
+    # 6. per cluster: its time under XLA, natively, and the speedup (the nodes' native times made only now: one
+    # per-node array fewer alive while the boundary's and the kernels' are made)
+    est = cluster_estimate(model, costs, work, model.node_times(costs), (members, sizes), handoffs, constant,
+                           hw.sync_overhead)
     # 7. the whole model, natively and in the hybrid run
     in_cluster = cluster_of >= 0
     before, after = model_times(est.node_time, est.fused, est.known, in_cluster, runs_unknown,
