@@ -108,14 +108,22 @@ class Boundary:
         # each tensor as one number (producer then output; graph inputs first), joined with the consumer's
         # cluster: the producer's is the tensor's own, so distinct (tensor, to) pairs are the crossings
         lo, ports = int(src.min()), int(port.max()) + 1
-        v = (src - lo) * ports + port
         span = (int(src.max()) - lo + 1) * ports
+        v = src   # (src is this call's own copy: the keys are made in it, in place, with no temporaries)
+        v -= lo
+        v *= ports
+        v += port
         if span * (nc + 1) >= _KEY_LIMIT:  # (too many for one int64: rows of keys)
             for side in (cd, cs):
                 into = side >= 0
                 per += np.bincount(side[into][_first(v[into], side[into])], minlength=nc)
             return per, int(_first(v, cs, cd).sum())
-        pairs = _distinct(v * (nc + 1) + (cd + 1))
+        v *= nc + 1
+        v += cd
+        v += 1
+        v.sort()   # (then its distinct values: _distinct without its copy)
+        pairs = v[np.concatenate(([True], v[1:] != v[:-1]))]
+        del v, src
         to = pairs % (nc + 1) - 1
         per += np.bincount(to[to >= 0], minlength=nc)   # the tensors each cluster takes in
         tensor = pairs // (nc + 1)
