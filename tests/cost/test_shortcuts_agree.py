@@ -1,5 +1,6 @@
 """The cost model's shortcuts give what the plain rule gives: attribute keys per distinct dict (and per loader
-code), hand-offs from one sort of (tensor, cluster) keys, parameters by runs of edges, reductions per group."""
+code), hand-offs from one sort of (tensor, cluster) keys, parameters by runs of edges, reductions per group,
+sums a block of nodes at a time, boundary consumers by the nodes' edge starts."""
 import glob
 import math
 import os
@@ -126,3 +127,66 @@ def test_same_stats_without_the_loaders_attribute_codes(path):
     assert CostView(g).attr_codes is None
     b = compute_stats(g, c, hw)
     assert repr(a) == repr(b)
+
+
+def _stats_fields(s) -> list:
+    """Every number of a Stats, each cluster's details and each boundary edge included."""
+    return [repr(getattr(s, f)) for f in s.__dataclass_fields__ if f not in ("clusters_detail", "edges")] + \
+        [repr(list(s.clusters_detail)), repr(list(s.edges))]
+
+
+@pytest.mark.parametrize("path", GRAPHS, ids=os.path.basename)
+def test_blocks_of_nodes_change_nothing(path, monkeypatch):
+    """XLA's per-cluster compute time and the FLOP sums go a block of nodes at a time (a 10^6-node graph has 16
+    blocks, these graphs one): with blocks of 3 nodes every number, detail and edge is the same, to the bit."""
+    from xcviz.cost import calibrated, stats
+    g, c, _, _ = _analysed(path)
+    hw = load_hardware(None, "cpu")
+    assert hw.calibrated is not None   # (the calibrated model: xla_compute runs)
+    whole = _stats_fields(compute_stats(g, c, hw))
+    monkeypatch.setattr(calibrated, "_BLOCK", 3)
+    monkeypatch.setattr(stats, "_BLOCK", 3)
+    assert _stats_fields(compute_stats(g, c, hw)) == whole
+
+
+def test_xla_compute_adds_as_bincount_did():
+    """The per-cluster sums, a block of nodes at a time, equal np.bincount's over every node (the form before
+    the blocks) bit for bit: the same additions in node order. Random keys, kernels and clusters."""
+    from xcviz.cost import calibrated
+    from xcviz.cost.classes import LIBRARY_CLASSES
+    cal = load_hardware(None, "cpu").calibrated
+    rng = np.random.default_rng(3)
+    names = sorted(cal.classes)
+    key_names = [names[k % len(names)] for k in range(40)]
+    key_costs = [(None if k % 7 == 0 else int(rng.integers(0, 10**9)), 0, 0) for k in range(40)]
+    key_scale = rng.uniform(0.5, 2.0, 40).tolist()
+    n, nc = 10_000, 300
+    key_of = rng.integers(0, 40, n)
+    kernels = rng.integers(0, 4, n).astype(np.int32)
+    cluster_of = np.where(rng.random(n) < 0.2, -1, rng.integers(0, nc, n))
+    # the form before the blocks
+    loop = cal.classes["elementwise"].xla_launch
+    key_class = [cal.classes[c] for c in key_names]
+    launch_k = np.array([c.xla_launch for c in key_class])[key_of]
+    library_k = np.array([c in LIBRARY_CLASSES for c in key_names])[key_of]
+    compute_k = np.array([(f or 0) * k / c.xla_flops for c, (f, _, _), k in zip(key_class, key_costs, key_scale)])[key_of]
+    launch = np.where(kernels > 0, launch_k + np.where(library_k, (kernels - 1) * loop, 0.0), 0.0)
+    inside = cluster_of >= 0
+    want = cal.call_overhead + np.bincount(cluster_of[inside], weights=(launch + compute_k)[inside], minlength=nc)
+    for block in (1 << 16, 1000, 7):
+        calibrated._BLOCK, saved = block, calibrated._BLOCK
+        try:
+            got = calibrated.xla_compute(cal, key_names, key_costs, key_of, kernels, cluster_of, nc, key_scale)
+        finally:
+            calibrated._BLOCK = saved
+        assert got.tobytes() == want.tobytes()
+
+
+@pytest.mark.parametrize("path", GRAPHS, ids=os.path.basename)
+def test_boundary_consumers_by_edge_starts(path):
+    """Each boundary edge's consumer, found by the nodes' edge starts, is the node whose run of edges holds
+    it (CostView.dst: a node per edge, nodes without inputs skipped)."""
+    g, _, flat, cluster_of = _analysed(path)
+    edges = Boundary(g, flat, cluster_of)
+    assert np.array_equal(edges.dst_pos[:len(edges.e)], flat.dst[edges.e])
+    assert (edges.dst_pos[len(edges.e):] == -1).all()

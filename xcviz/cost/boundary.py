@@ -89,7 +89,10 @@ class Boundary:
     def dst_pos(self) -> np.ndarray:
         """Per boundary edge, its consumer (-1 for a graph output), made on first use (the details read it)."""
         if self._dst_pos is None:
-            self._dst_pos = _taken(self.flat.dst, self.e, [-1] * len(self.outputs), np.int64)
+            # (node j's edges start at edge_start[j]: an edge's consumer is the last node starting at or before
+            # it, found for the boundary edges only; no per-edge array of every consumer is made and kept)
+            self._dst_pos = np.concatenate((np.searchsorted(self.flat.edge_start, self.e, "right") - 1,
+                                            np.full(len(self.outputs), -1, np.int64)), dtype=np.int64)
         return self._dst_pos
 
     def handoffs(self, nc: int) -> tuple[np.ndarray, int]:
@@ -105,14 +108,22 @@ class Boundary:
         # each tensor as one number (producer then output; graph inputs first), joined with the consumer's
         # cluster: the producer's is the tensor's own, so distinct (tensor, to) pairs are the crossings
         lo, ports = int(src.min()), int(port.max()) + 1
-        v = (src - lo) * ports + port
         span = (int(src.max()) - lo + 1) * ports
+        v = src   # (src is this call's own copy: the keys are made in it, in place, with no temporaries)
+        v -= lo
+        v *= ports
+        v += port
         if span * (nc + 1) >= _KEY_LIMIT:  # (too many for one int64: rows of keys)
             for side in (cd, cs):
                 into = side >= 0
                 per += np.bincount(side[into][_first(v[into], side[into])], minlength=nc)
             return per, int(_first(v, cs, cd).sum())
-        pairs = _distinct(v * (nc + 1) + (cd + 1))
+        v *= nc + 1
+        v += cd
+        v += 1
+        v.sort()   # (then its distinct values: _distinct without its copy)
+        pairs = v[np.concatenate(([True], v[1:] != v[:-1]))]
+        del v, src
         to = pairs % (nc + 1) - 1
         per += np.bincount(to[to >= 0], minlength=nc)   # the tensors each cluster takes in
         tensor = pairs // (nc + 1)
@@ -127,7 +138,7 @@ class Boundary:
         (made on first use, at C speed: reading numpy scalars or refs one by one is slow)."""
         if self._cols is None:
             flat, e = self.flat, self.e
-            dst = flat.dst[e]
+            dst = self.dst_pos[:len(e)]
             slot = ((e if flat.ref is None else flat.ref[e]) - flat.in_start[dst]).tolist()
             dst = dst.tolist()
             refs = list(map(getitem, map(flat.columns.column("inputs").__getitem__, dst), slot))

@@ -59,15 +59,16 @@ def node_kernels(flat: CostView, cluster_of: np.ndarray, exits: np.ndarray, para
     (`inner`: per edge, whether both ends are in one cluster, if known)."""
     n = len(cluster_of)
     kinds, weights = op_kinds(flat.op_names, device)
-    kind, weight = kinds[flat.op], weights[flat.op]
+    kind = kinds[flat.op]
     if not flat.all_known:
         kind = np.where(flat.known, kind, K_LOOP)
-    if device == "cpu":
-        per_node, written = cpu_node_kernels(flat, cluster_of, exits, param_edge, kind, weight, dims or {}, inner)
+    if device == "cpu":   # (the weights per op code: the CPU rules read them at the reductions only)
+        per_node, written = cpu_node_kernels(flat, cluster_of, exits, param_edge, kind, weights, dims or {}, inner)
         windows = flat.known_mask(WINDOWS)
         if windows.any():
             kind = np.where(windows, K_LOOP, kind)
         return _cse_broadcasts(flat, cluster_of, per_node, written), written, kind
+    weight = weights[flat.op]
     src, dst = flat.src, flat.dst
     srcn = flat.src_nodes()
     if inner is None:

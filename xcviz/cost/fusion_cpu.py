@@ -93,14 +93,15 @@ def _reduction_rule(op: str, attrs: dict, shape, weight: int) -> tuple[bool, int
     return tree, int(long), True, False  # the last step fuses into the reader: only a tree split's first step
 
 
-def _reductions(flat: CostView, red: np.ndarray, weight: np.ndarray, dims) -> tuple[np.ndarray, ...]:
+def _reductions(flat: CostView, red: np.ndarray, weights: np.ndarray, dims) -> tuple[np.ndarray, ...]:
     """_reduction_rule for each reduction at positions `red`, as arrays: the rule runs once per distinct
     (op, first input type) whose shape is not static (it then reads no attribute), else once per attribute
-    dict object among them and once per equal values of the attributes it reads."""
+    dict object among them and once per equal values of the attributes it reads (`weights`: per op code)."""
     starts, arity = flat.edge_start[red], flat.arity[red]
     tid = np.where(arity > 0, flat.tid_of[np.minimum(starts, max(len(flat.tid_of) - 1, 0))] if len(flat.tid_of)
                    else -1, -1)
     op = flat.op[red].astype(np.int64)
+    weight = weights[op]   # (per reduction)
     group, m = group_ids([(op, len(flat.op_names)), (tid + 1, len(flat.types) + 2)], len(red))
     bound: dict = {}
     rules: dict = {}
@@ -109,7 +110,7 @@ def _reductions(flat: CostView, red: np.ndarray, weight: np.ndarray, dims) -> tu
         t, name = int(tid[r]), flat.op_names[op[r]]
         shape = _bound(flat, t, dims, bound) if t >= 0 else None
         static = bool(shape) and all(isinstance(d, int) for d in shape)
-        out.append(None if static else _reduction_rule(name, {}, shape, int(weight[red[r]])))
+        out.append(None if static else _reduction_rule(name, {}, shape, int(weight[r])))
     per = np.array([o is None for o in out] + [False], bool)[:-1][group]   # static: by attributes, below
     res = [np.array([(o or (0, 0, 0, 0))[i] for o in out] + [0], dt)[:-1][group]
            for i, dt in enumerate((bool, np.int64, bool, bool))]
@@ -133,7 +134,7 @@ def _reductions(flat: CostView, red: np.ndarray, weight: np.ndarray, dims) -> tu
             except Exception:  # noqa: BLE001 - an odd value: this dict's rule of its own
                 key = (name, t, id(a))
             if key not in rules:
-                rules[key] = _reduction_rule(name, a, _bound(flat, t, dims, bound), int(weight[red[at[r]]]))
+                rules[key] = _reduction_rule(name, a, _bound(flat, t, dims, bound), int(weight[at[r]]))
             decided.append(rules[key])
         for i, dt in enumerate((bool, np.int64, bool, bool)):
             res[i][at] = np.array([o[i] for o in decided], dt)[sub]
@@ -148,11 +149,12 @@ def _firsts(group: np.ndarray, m: int) -> np.ndarray:
 
 
 def cpu_node_kernels(flat: CostView, cluster_of: np.ndarray, exits: np.ndarray, param_edge: np.ndarray,
-                     kind: np.ndarray, weight: np.ndarray, dims, inner: np.ndarray | None = None
+                     kind: np.ndarray, weights: np.ndarray, dims, inner: np.ndarray | None = None
                      ) -> tuple[np.ndarray, np.ndarray]:
-    """Per node: the CPU kernels it accounts for, and whether its value is written to memory (`dims`: the
-    bound symbolic dimensions, which decide the reductions' splits; `inner`: per edge, whether both ends are
-    in one cluster, if known). Rules that only some ops take part in (convolutions, poolings, Gemms) run on
+    """Per node: the CPU kernels it accounts for (int32: a handful each), and whether its value is written to
+    memory (`weights`: per op code, its kernels as a fusion root, op_kinds; `dims`: the bound symbolic
+    dimensions, which decide the reductions' splits; `inner`: per edge, whether both ends are in one cluster,
+    if known). Rules that only some ops take part in (convolutions, poolings, Gemms) run on
     the edges of those ops only, and not at all in a graph without them."""
     n = len(cluster_of)
     exit_ = np.zeros(n, bool)
@@ -168,13 +170,13 @@ def cpu_node_kernels(flat: CostView, cluster_of: np.ndarray, exits: np.ndarray, 
     if any_window:
         kind = np.where(is_window, K_LOOP, kind)
     lib = kind == K_LIB
-    per_node = lib.astype(np.int64)
+    per_node = lib.astype(np.int32)
 
     # reductions and multi-pass roots: their kernels before the output fusion
     out_loop = (kind == K_LOOP) & clustered
     red = np.flatnonzero((kind == K_REDUCE) & clustered)
     tree = np.zeros(n, bool)
-    r_tree, r_kernels, r_loop, r_ynn = _reductions(flat, red, weight, dims)
+    r_tree, r_kernels, r_loop, r_ynn = _reductions(flat, red, weights, dims)
     tree[red] = r_tree
     per_node[red] = r_kernels
     out_loop[red] = r_loop
