@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from ..cost.params import VOLATILE_OPS
 from ..ir import Graph, format_ref, parse_ref
 from ..ops.values import Seq
 from .jit import baked_entries, cluster_specs
@@ -119,6 +120,11 @@ class Hybrid:
                 self.steps.append((kind, cluster_specs(graph, [[u]])[0], graph.nodes[u]))
             elif kind == "segment":
                 spec = next(seg_specs)
+                if not spec.entries and not any(graph.nodes[i].op in VOLATILE_OPS for i in spec.members):
+                    # it reads nothing a call feeds (variables' handles and reads, constants, NoOps): its values
+                    # are there before any call, resident as the clusters' parameters are (no native call per run)
+                    self.steps.append(("constant", spec, [env[r] for r in spec.exits]))
+                    continue
                 fn, name, why = prepare_or_numpy(rt, graph, spec.members, spec.entries, spec.exits, env)
                 self.segments_on[name] = self.segments_on.get(name, 0) + 1
                 if why:
