@@ -16,6 +16,7 @@ import numpy as np
 
 from ..errors import XcvizError
 from ..ir import Graph, format_ref, parse_ref, topo_order
+from .identity import Same
 from .inputs import bind_inputs
 from .jit import CompileCache, Compiled, baked_entries, cluster_specs
 from ..ops.values import as_value
@@ -165,12 +166,12 @@ def plan_for(graph: Graph, mode: str, clustering, cache, options=None) -> Plan:
     elif mode == "jit":
         key = ("jit",)
     elif clustering is not None:
-        key = ("hybrid", "clustering", id(clustering))   # the plan holds the clustering: the id stays its own
+        key = ("hybrid", "clustering", Same(clustering))   # the clustering itself (not its id: see identity.Same)
     else:
         key = ("hybrid", "options", options)
     plans = cache.plans
     plan = plans.get(key)
-    if plan is not None and (key[-2:-1] != ("clustering",) or plan.clustering is clustering):
+    if plan is not None:
         plans[key] = plans.pop(key)  # most recently used last
         return plan
     preflight(graph)  # every op it cannot execute, in one line, before anything runs
