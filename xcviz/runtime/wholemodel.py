@@ -158,7 +158,7 @@ class Hybrid:
     def body_caches(self) -> list:
         """The CompileCaches of the bodies run so far (one per body, nested bodies' included)."""
         out = list(self.bodies.caches.values())
-        for _, h in list(self.bodies.programs.values()):
+        for h in list(self.bodies.programs.values()):
             out += [c for c in h.body_caches() if all(c is not o for o in out)]
         return out
 
