@@ -104,9 +104,10 @@ class Lifetimes:
     read: frozenset
 
 
-def lifetimes(graph: Graph, units: list, specs: dict) -> Lifetimes:
+def lifetimes(graph: Graph, units: list, specs: dict, keep=None) -> Lifetimes:
     """Each ref's last reader among the units in order (a cluster reads its members' inputs: its entries, and the
-    values its members pass each other when it runs natively)."""
+    values its members pass each other when it runs natively). `keep`: the refs never released (the graph's
+    outputs unless given: a part of the graph run alone, native.NumpyRuntime, keeps its exits)."""
     last: dict[str, int] = {}
     nodes = graph.nodes
     for p, (kind, u) in enumerate(units):
@@ -114,7 +115,7 @@ def lifetimes(graph: Graph, units: list, specs: dict) -> Lifetimes:
             for r in nodes[i].inputs:
                 if r:
                     last[r] = p
-    kept = set(graph.outputs)
+    kept = set(graph.outputs if keep is None else keep)
     release: list[list[str]] = [[] for _ in units]
     for r, p in last.items():
         if r not in kept:
