@@ -104,19 +104,26 @@ class Lifetimes:
     read: frozenset
 
 
-def lifetimes(graph: Graph, units: list, specs: dict, keep=None) -> Lifetimes:
+def lifetimes(graph: Graph, units: list, specs: dict) -> Lifetimes:
     """Each ref's last reader among the units in order (a cluster reads its members' inputs: its entries, and the
-    values its members pass each other when it runs natively). `keep`: the refs never released (the graph's
-    outputs unless given: a part of the graph run alone, native.NumpyRuntime, keeps its exits)."""
-    last: dict[str, int] = {}
+    values its members pass each other when it runs natively); the graph's outputs are kept."""
     nodes = graph.nodes
-    for p, (kind, u) in enumerate(units):
-        for i in (specs[u].members if kind == "cluster" else (u,)):
-            for r in nodes[i].inputs:
-                if r:
-                    last[r] = p
-    kept = set(graph.outputs if keep is None else keep)
-    release: list[list[str]] = [[] for _ in units]
+    reads = [[r for i in (specs[u].members if kind == "cluster" else (u,)) for r in nodes[i].inputs]
+             for kind, u in units]
+    return last_reads(reads, graph.outputs)
+
+
+def last_reads(reads: list, keep) -> Lifetimes:
+    """The Lifetimes of a run of steps in order, `reads[p]` the refs step p reads ('' an absent input), `keep`
+    the refs never released: each other ref is released by the last step that reads it. (Every run that frees
+    values computes them here: execute's units, native.NumpyRuntime's nodes, wholemodel.Hybrid's steps.)"""
+    last: dict[str, int] = {}
+    for p, refs in enumerate(reads):
+        for r in refs:
+            if r:
+                last[r] = p
+    kept = set(keep)
+    release: list[list[str]] = [[] for _ in reads]
     for r, p in last.items():
         if r not in kept:
             release[p].append(r)

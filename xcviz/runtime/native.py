@@ -95,10 +95,10 @@ class NumpyRuntime:
     def prepare(self, graph, members, entries, exits, values):
         """Each value is freed after its last reader ran, and one no member reads is never stored (the
         lifetimes execute's runs use, runtime.execute.Lifetimes); the exits are kept."""
-        from .execute import lifetimes
+        from .execute import last_reads
 
         nodes = [graph.nodes[i] for i in members]
-        life = lifetimes(graph, [("node", i) for i in members], {}, keep=exits)
+        life = last_reads([node.inputs for node in nodes], exits)
         steps, read = list(zip(nodes, life.release)), life.read
 
         def run(feed: dict) -> list:
