@@ -194,10 +194,7 @@ def test_layer_order_examples(low, high):
 
 # Op knowledge lives in the op table (OpDef fields and groups); outside ops/ code asks the registry
 # (`REGISTRY.names(fusion="free")`). These modules keep tables keyed by op names for a stated reason.
-OP_NAME_TABLES = {
-    "passes/sym_rules.py": "the symbolic-shape pass's rule functions, which ops/ cannot import (layers)",
-    "passes/values.py": "the value pass's rule functions, which ops/ cannot import (layers)",
-}
+OP_NAME_TABLES: dict[str, str] = {}
 
 
 def _op_name_tables() -> dict[str, list[int]]:

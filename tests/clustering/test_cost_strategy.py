@@ -130,3 +130,28 @@ def test_a_merge_that_does_not_pay_is_refused_with_its_time(tmp_path):
     assert refused[0].reason == "not profitable: ΔT = −10.0 µs"
     b = g.index["b"]
     assert c.code[b] == "unprofitable" and c.reason[b].startswith("unprofitable (est. 0.")
+
+
+@pytest.mark.parametrize("hardware", ["cpu", "cpu_torch", "gpu"])   # calibrated (two profiles), roofline
+def test_each_op_is_costed_by_the_cost_model_stats_uses(hardware):
+    """One home for the per-op formulas: the strategy's native time of each node is the one `stats` gives it
+    (cost.stats: the profile's model), constants apart (stats knows the runtime holds them: they cost it 0)."""
+    import numpy as np
+
+    import xcviz
+    from xcviz.clustering.cost_strategy import _costs
+    from xcviz.cost import load_hardware
+    from xcviz.cost.stats import cost_model, node_costs
+    from xcviz.cost.view import CostView
+
+    g = xcviz.load(os.path.join(GRAPHS, "transformer_block.yaml"))
+    hw = load_hardware(hardware)
+    flat = CostView(g)
+    costs, _ = node_costs(g, flat)
+    model = cost_model(hw, g, flat.nodes, costs.representatives)
+    stats_time = model.node_times(costs)
+    strategy_time = np.array(_costs(g, hw)[0])
+    held = np.array([n.op in ("const", "constant") for n in g.nodes])
+    assert len(strategy_time) == len(g.nodes) > 10 and not np.isnan(stats_time).any()
+    np.testing.assert_array_equal(strategy_time[~held], stats_time[~held])
+    assert (stats_time > 0).all() or hw.calibrated   # (roofline: every op pays its launch)

@@ -176,7 +176,9 @@ def test_xla_compute_adds_as_bincount_did():
     for block in (1 << 16, 1000, 7):
         calibrated._BLOCK, saved = block, calibrated._BLOCK
         try:
-            got = calibrated.xla_compute(cal, key_names, key_costs, key_of, kernels, cluster_of, nc, key_scale)
+            xla_keys = ([c.xla_launch for c in key_class], [c in LIBRARY_CLASSES for c in key_names],
+                        [(f or 0) * k / c.xla_flops for c, (f, _, _), k in zip(key_class, key_costs, key_scale)])
+            got = calibrated.xla_compute(cal, xla_keys, key_of, kernels, cluster_of, nc)
         finally:
             calibrated._BLOCK = saved
         assert got.tobytes() == want.tobytes()

@@ -97,6 +97,7 @@ def test_a_hybrid_run_runs_the_body_with_the_clustering_the_pass_made(builds):
     [b] = c.bodies
     pytest.importorskip("jax", reason="a hybrid run compiles the body's clusters: pip install -e '.[jax]'")
     from xcviz.runtime.execute import execute
+    from xcviz.runtime.identity import Same
     from xcviz.runtime.inputs import bind_inputs
     from xcviz.runtime.jit import CompileCache
 
@@ -109,7 +110,7 @@ def test_a_hybrid_run_runs_the_body_with_the_clustering_the_pass_made(builds):
     # the Loop ran natively, its body hybrid per iteration with the clustering the pass made for it
     [plan] = cache.plans.values()
     [body_cache] = plan.bodies.values()
-    assert [key for key in body_cache.plans] == [("hybrid", "clustering", id(b.clustering))]
+    assert [key for key in body_cache.plans] == [("hybrid", "clustering", Same(b.clustering))]
     assert seen == loaded
 
 

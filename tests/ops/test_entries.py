@@ -149,3 +149,18 @@ def test_the_op_table_imports_no_jax():
     code = "import sys, xcviz.ops; print(sorted(m for m in ('jax', 'onnx', 'scipy') if m in sys.modules))"
     r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=ROOT)
     assert r.returncode == 0 and r.stdout.strip() == "[]", r.stderr
+
+
+def test_the_symbolic_rules_are_on_the_entries():
+    """The shape rules for symbolic shape values (sym_infer) and the value rules on symbolic entries (sym_value)
+    are fields of the entries the shape and value passes read; each on an op whose value the value pass computes."""
+    from xcviz.ir.symbolic import Sym
+    from xcviz.ops import VALUE_RULE
+
+    assert {o.name for o in OPS if o.sym_infer} == {"reshape", "expand", "tile", "constant_of_shape", "range", "slice"}
+    assert {o.name for o in OPS if o.sym_value} == {"cast", "div", "min", "max", "equal", "less", "greater", "abs"}
+    assert all(VALUE_RULE in o.groups for o in OPS if o.sym_infer or o.sym_value)
+    batch = np.array([Sym.of("batch") * 6, Sym.of(7)], object)
+    got = REGISTRY.get("Div").sym_value({}, batch, np.array([Sym.of(3)], object))
+    assert list(got) == [Sym.of("batch") * 2, Sym.of(2)]   # integer division, truncated as ONNX's Div on ints
+    assert list(REGISTRY.get("Min").sym_value({}, batch, np.array([Sym.of(2**31 - 1)], object))) == list(batch)

@@ -165,3 +165,47 @@ def test_the_hybrid_program_releases_each_entry_after_its_last_step():
     out = h(feeds)
     for r in g.outputs:
         np.testing.assert_allclose(out[r], env[r], rtol=1e-5, atol=1e-5)
+
+
+def test_the_numpy_runtime_frees_each_value_after_its_last_reader(tmp_path):
+    """The NumPy fallback runtime (native.NumpyRuntime, what a part runs on when no production runtime takes it)
+    frees as execute does: a deep chain of 1 MiB tensors peaks at a few of them, not at every one."""
+    from xcviz.runtime.native import NumpyRuntime
+
+    depth = 24
+    g = _chain(tmp_path, depth, shape=(1, 4, 256, 256))   # f32: 1 MiB per value
+    members = list(range(len(g.nodes)))
+    x = np.linspace(-1, 1, 4 * 256 * 256, dtype=np.float32).reshape(1, 4, 256, 256)
+    run = NumpyRuntime(1).prepare(g, members, ["x"], [f"n{depth - 1}", "n5"], {})
+    tracemalloc.start()
+    try:
+        out, n5 = run({"x": x})
+        _, peak = tracemalloc.get_traced_memory()
+    finally:
+        tracemalloc.stop()
+    want = execute(g, {"x": x}, "native", keep_all=True).env
+    np.testing.assert_array_equal(out, want[f"n{depth - 1}"])
+    np.testing.assert_array_equal(n5, want["n5"])   # an exit read by later nodes is kept for the caller
+    mib = 1 << 20
+    assert peak < 6 * mib, f"traced peak {peak / mib:.1f} MiB: intermediates are kept ({depth} of 1 MiB)"
+
+
+def test_the_numpy_runtime_drops_a_value_once_read(tmp_path, monkeypatch):
+    from xcviz.runtime import native
+
+    g = _chain(tmp_path, 5, shape=(2, 8))
+    made: dict[str, weakref.ref] = {}
+    alive_at: dict[str, set] = {}
+    real = native.eval_node
+
+    def spy(node, args):  # the real eval_node; records which earlier results are alive when each node starts
+        alive_at[node.name] = {n for n, r in made.items() if r() is not None}
+        outs = real(node, args)
+        made[node.name] = weakref.ref(outs[0])
+        return outs
+
+    monkeypatch.setattr(native, "eval_node", spy)
+    run = native.NumpyRuntime(1).prepare(g, list(range(5)), ["x"], ["n4"], {})
+    [out] = run({"x": np.linspace(-1, 1, 16, dtype=np.float32).reshape(2, 8)})
+    assert [alive_at[f"n{i}"] for i in range(1, 5)] == [{"n0"}, {"n1"}, {"n2"}, {"n3"}]
+    assert made["n4"]() is out

@@ -9,7 +9,7 @@ import pytest
 torch = pytest.importorskip("torch", reason="needs the torch extra: pip install -e '.[torch]'")
 import xcviz  # noqa: E402
 from xcviz.ops import REGISTRY  # noqa: E402
-from xcviz.ops.aten import ADAPTERS, TARGETS  # noqa: E402
+from xcviz.ops.aten.adapters import ADAPTERS, TARGETS  # noqa: E402
 from xcviz.ops.aten.core import SIZE_QUERIES  # noqa: E402
 
 from tests.support.aten_recipes import PATTERNS, RANDOM, RECIPES, Fn  # noqa: E402

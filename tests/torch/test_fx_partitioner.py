@@ -90,7 +90,7 @@ def test_compare_fx_command(tmp_path, run_cli):
 
 def test_ops_aten_lists_the_table(run_cli):
     from xcviz.ops import REGISTRY
-    from xcviz.ops.aten import ADAPTERS, TARGETS
+    from xcviz.ops.aten.adapters import ADAPTERS, TARGETS
 
     code, out, err = run_cli("ops", "--aten", "--json")
     assert code == 0, err

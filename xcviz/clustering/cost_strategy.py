@@ -14,11 +14,13 @@ result is deterministic. A merge with dT < 0 is refused ("not profitable: dT = -
 neither side is worth compiling yet, merges: a bigger cluster may pay), and at the end a
 cluster whose estimated speedup sum T_op / T(C) is <= 1 is dropped ("unprofitable (est. 0.58×)") instead of
 the minimum-size rule (an explicit --min-cluster-size still applies). Unbound symbolic dims count as 1.
-With a calibrated profile (`xcviz calibrate`, cost.classes) T_op and F(C) are the calibrated ones that
-`stats` uses: T_op = native overhead + FLOPs / native rate + bytes / native bandwidth per op class, and
-F(C) = call overhead + sum over members of (FLOPs / XLA's rate, and XLA's launch for each kernel the op
-roots in the fusion model of `stats`: library calls and reductions) + one loop kernel + D(C) / bandwidth +
-sync * |boundary(C)| (elementwise ops and data movement fuse into those kernels).
+T_op is the cost model's own (cost.stats.cost_model: its key_times, the formula `stats` costs each op with;
+the strategy does not repeat it). With a calibrated profile (`xcviz calibrate`, cost.classes) T_op and F(C)
+are the calibrated ones that `stats` uses (CalibratedModel.key_times and xla_keys): T_op = native overhead +
+FLOPs / native rate + bytes / native bandwidth per op class, and F(C) = call overhead + sum over members of
+(FLOPs / XLA's rate, and XLA's launch for each kernel the op roots in the fusion model of `stats`: library
+calls and reductions) + one loop kernel + D(C) / bandwidth + sync * |boundary(C)| (elementwise ops and data
+movement fuse into those kernels).
 Every decision is an Attempt (phase 3, "cost"), so explain, --steps, --animate and --compare work as for mark.
 """
 from __future__ import annotations
@@ -38,9 +40,12 @@ SOURCE, SINK = 0, 1
 
 
 def _costs(graph, hw):
-    """Per node: roofline time and FLOPs; per data edge: producer (-1 - i: graph input i), consumer, bytes;
-    and (producer, bytes) per graph output a node produces."""
+    """Per node: its native time under the profile's cost model (cost.stats.cost_model, as `stats` costs it),
+    FLOPs, and (calibrated) XLA's launches and compute for it; per data edge: producer (-1 - i: graph input i),
+    consumer, bytes; and (producer, bytes) per graph output a node produces."""
     from ..cost.keys import cost_keys, costs_per_key
+    from ..cost.model import per_node
+    from ..cost.stats import cost_model
     from ..cost.symbolic import free_dims
     from ..cost.view import CostView, inputs_negative
     from ..passes.values import may_have_value
@@ -58,24 +63,17 @@ def _costs(graph, hw):
         if j is not None:
             outs.append((j, graph.nodes[j].out(k).bind(graph.dims).nbytes() or 0))
     flops = np.array([k[0] or 0 for k in per_key], np.float64)[sig]  # (FLOPs, bytes moved, bytes written)
-    moved = np.array([k[1] or 0 for k in per_key], np.float64)[sig]
-    cal = hw.calibrated
-    if cal:  # the calibrated per-class model of cost.calibrated (see the module docstring), per key then per node
-        from ..cost.calibrated import node_class, node_xla_class, node_xla_scale
-        from ..cost.classes import native_time
+    # each op's native time is the cost model's own (the ordering needs numbers: unknown bytes count as 0)
+    model = cost_model(hw, graph, graph.nodes, reps)
+    time = per_node(model.key_times([(f, b or 0, w) for f, b, w in per_key]), sig)
+    if hw.calibrated:  # XLA's side per node, from the model's per-key numbers (see the module docstring)
         from ..cost.fusion import K_LIB, op_kinds
 
-        cls = [cal.classes[node_class(graph, graph.nodes[j])] for j in reps]
         kind, weight = op_kinds([graph.nodes[j].op if graph.nodes[j].known else "" for j in reps], hw.backend)
         roots = np.where(kind >= K_LIB, weight, 0)   # kernels each roots; loop ops fuse into them (cost.fusion)
-        keys = list(zip(cls, roots.tolist(), (k[0] or 0 for k in per_key), (k[1] or 0 for k in per_key)))
-        time = np.array([native_time(c, cal, f, b) for c, _, f, b in keys] + [0.0])[:-1][sig]
-        scale = [node_xla_scale(graph, graph.nodes[j]) for j in reps]
-        xcls = [cal.classes[node_xla_class(graph, graph.nodes[j])] for j in reps]   # (a linear resize: a dot)
-        xla = np.array([c.xla_launch * r + f * k / c.xla_flops for (_, r, f, _), k, c in zip(keys, scale, xcls)]
-                       + [0.0])[:-1][sig]
+        launch, _, compute = model.xla_keys(per_key)
+        xla = np.array([a * r + c for a, r, c in zip(launch, roots.tolist(), compute)] + [0.0])[:-1][sig]
     else:
-        time = np.maximum(flops / hw.peak_flops, moved / hw.memory_bandwidth) + hw.launch_overhead
         xla = np.zeros(len(time))
     edge_bytes = np.array(nbytes, np.int64)[flat.tid_of] if len(flat.tid_of) else np.zeros(0, np.int64)
     edge_shape = np.array(shapes, bool)[flat.tid_of] if len(flat.tid_of) else np.zeros(0, bool)

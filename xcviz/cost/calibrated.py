@@ -29,26 +29,36 @@ class CalibratedModel:
         # initializer), not an op it runs
         self.held = [nodes[j].known and nodes[j].op in CONSTANT_OPS for j in representatives]
 
-    def op_time(self, k: int, flops, nbytes) -> float | None:
-        """The native runtime's time for one op of key k: its fixed cost, its rate, the bytes it moves."""
-        if nbytes is None:
-            return None
-        return 0.0 if self.held[k] else native_time(self.key_class[k], self.cal, flops or 0, nbytes)
+    def key_times(self, key_costs: list[tuple]) -> list[float | None]:
+        """Per key, one op's native time by its class: its fixed cost, its rate, the bytes it moves (None: bytes
+        unknown). A constant too: node_times, not this, says the runtime holds it."""
+        cal, key_class = self.cal, self.key_class
+        return [None if b is None else native_time(key_class[k], cal, f or 0, b)
+                for k, (f, b, _) in enumerate(key_costs)]
 
     def node_times(self, costs: NodeCosts) -> np.ndarray:
-        time = per_node([self.op_time(k, f, b) for k, (f, b, _) in enumerate(costs.key_costs)], costs.key_of)
+        times = [0.0 if t is not None and held else t for t, held in zip(self.key_times(costs.key_costs), self.held)]
+        time = per_node(times, costs.key_of)
         dispatch = self.cal.classes["free"].native_overhead
         for j, runs in costs.loops.items():   # the body ops a loop runs, every iteration (cost.control); a
             time[j] += runs[-1] * dispatch   # recurrence says its native calls apart (its entry's `steps` fact)
         return time
 
+    def xla_keys(self, key_costs: list[tuple]) -> tuple[list[float], list[bool], list[float]]:
+        """Per key, under XLA: the launch of one kernel of its XLA class, whether that class is a library call
+        (its layout copies are loop kernels), and its FLOPs' time at the class's XLA rate (times XLA's work per
+        FLOP, node_xla_scale). What fused_times sums per cluster, and the cost strategy per candidate cluster."""
+        names = [node_xla_class(self.graph, self.nodes[j]) for j in self.representatives]  # (a linear resize: a dot)
+        scale = [node_xla_scale(self.graph, self.nodes[j]) for j in self.representatives]
+        classes = [self.cal.classes[c] for c in names]
+        return ([c.xla_launch for c in classes], [c in LIBRARY_CLASSES for c in names],
+                [(f or 0) * k / c.xla_flops for c, (f, _, _), k in zip(classes, key_costs, scale)])
+
     def fused_times(self, costs: NodeCosts, work: ClusterWork) -> np.ndarray:
         cal, known, nc = self.cal, work.known, work.count
-        scale = [node_xla_scale(self.graph, self.nodes[j]) for j in self.representatives]
         fused = np.full(nc, np.nan)
-        xla_names = [node_xla_class(self.graph, self.nodes[j]) for j in self.representatives]  # (a linear resize: a dot)
-        fused[known] = xla_compute(cal, xla_names, costs.key_costs, costs.key_of, work.kernels_per_node,
-                                   work.cluster_of, nc, scale)[known] + work.bytes_time
+        fused[known] = xla_compute(cal, self.xla_keys(costs.key_costs), costs.key_of, work.kernels_per_node,
+                                   work.cluster_of, nc)[known] + work.bytes_time
         if cal.page_fault_bandwidth:
             fresh = _union(work.written, work.exits, len(work.cluster_of))
             fused[known] += page_faults(cal, work.written_bytes, fresh, work.cluster_of, nc)[known]
@@ -94,16 +104,15 @@ def _weight(graph: Graph, node) -> tuple | None:
         else None
 
 
-def xla_compute(cal: Calibrated, key_names: list[str], key_costs: list[tuple], key_of: np.ndarray,
-                kernels_per_node: np.ndarray, cluster_of: np.ndarray, nc: int, key_scale: list[float]) -> np.ndarray:
+def xla_compute(cal: Calibrated, xla_keys: tuple, key_of: np.ndarray, kernels_per_node: np.ndarray,
+                cluster_of: np.ndarray, nc: int) -> np.ndarray:
     """Per cluster, XLA's time less its bytes: the call, a launch per kernel (a convolution's or a dot's layout
-    copies as loop kernels) and each member's FLOPs at its class's rate (cost.classes)."""
+    copies as loop kernels) and each member's FLOPs at its class's rate (`xla_keys`: CalibratedModel.xla_keys)."""
     loop = cal.classes["elementwise"].xla_launch
-    key_class = [cal.classes[c] for c in key_names]
-    launch_k = np.array([c.xla_launch for c in key_class] + [0.0])[:-1]       # per key
-    library_k = np.array([c in LIBRARY_CLASSES for c in key_names] + [False])[:-1]
-    compute_k = np.array([(f or 0) * k / c.xla_flops for c, (f, _, _), k in zip(key_class, key_costs, key_scale)]
-                         + [0.0])[:-1]
+    launch, library, compute = xla_keys
+    launch_k = np.array(launch + [0.0])[:-1]       # per key
+    library_k = np.array(library + [False])[:-1]
+    compute_k = np.array(compute + [0.0])[:-1]
     per_cluster = np.zeros(nc)
     # each member's time, added to its cluster's in node order as np.bincount(weights=) adds them; a block of
     # nodes at a time, so no per-node float array of the whole graph is made (10^6 nodes: ~40 MB less at the
@@ -114,9 +123,9 @@ def xla_compute(cal: Calibrated, key_names: list[str], key_costs: list[tuple], k
         if not len(inside):
             continue
         key, kernels = key_of[a:a + _BLOCK][inside], kernels_per_node[a:a + _BLOCK][inside]
-        launch = np.where(kernels > 0, launch_k[key] + np.where(library_k[key], (kernels - 1) * loop, 0.0), 0.0)
-        launch += compute_k[key]
-        np.add.at(per_cluster, cluster[inside], launch)
+        step = np.where(kernels > 0, launch_k[key] + np.where(library_k[key], (kernels - 1) * loop, 0.0), 0.0)
+        step += compute_k[key]
+        np.add.at(per_cluster, cluster[inside], step)
     return cal.call_overhead + per_cluster
 
 

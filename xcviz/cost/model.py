@@ -45,6 +45,10 @@ class ClusterWork:
 class CostModel(Protocol):
     """A way to put seconds on the work compute_stats counts."""
 
+    def key_times(self, key_costs: list[tuple]) -> list[float | None]:
+        """Per key (NodeCosts.key_costs), one op's time by the model's formula (None: unknown); node_times adds
+        what the runtime does around it. The cost strategy orders its merges by these."""
+
     def node_times(self, costs: NodeCosts) -> np.ndarray:
         """Per node, its time run natively op by op (NaN: unknown)."""
 

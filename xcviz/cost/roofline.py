@@ -15,15 +15,13 @@ class RooflineModel:
     def __init__(self, hw: Hardware):
         self.hw = hw
 
-    def op_time(self, flops, nbytes) -> float | None:
-        """One op's time: bound by its FLOPs or its bytes, plus a launch (None: bytes unknown)."""
-        if nbytes is None:
-            return None
-        hw = self.hw
-        return max((flops or 0) / hw.peak_flops, nbytes / hw.memory_bandwidth) + hw.launch_overhead
+    def key_times(self, key_costs: list[tuple]) -> list[float | None]:
+        """Per key, one op's time: bound by its FLOPs or its bytes, plus a launch (None: bytes unknown)."""
+        peak, bandwidth, launch = self.hw.peak_flops, self.hw.memory_bandwidth, self.hw.launch_overhead
+        return [None if b is None else max((f or 0) / peak, b / bandwidth) + launch for f, b, _ in key_costs]
 
     def node_times(self, costs: NodeCosts) -> np.ndarray:
-        return per_node([self.op_time(f, b) for f, b, _ in costs.key_costs], costs.key_of)
+        return per_node(self.key_times(costs.key_costs), costs.key_of)
 
     def fused_times(self, costs: NodeCosts, work: ClusterWork) -> np.ndarray:
         hw, known = self.hw, work.known

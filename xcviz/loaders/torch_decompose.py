@@ -7,7 +7,7 @@ from ..ir import Node
 
 def _unknown(ep) -> set:
     """The aten overloads of the program outside xcviz's op table."""
-    from ..ops.aten import ADAPTERS
+    from ..ops.aten.adapters import ADAPTERS
 
     out = set()
     for n in ep.graph.nodes:
@@ -27,7 +27,7 @@ def decompose_unknown(ep):
     table = torch.export.default_decompositions()
     if not mutating and not any(o in table for o in unknown):
         return ep  # (in-place writes: run_decompositions functionalizes them into scatters, whatever the table)
-    from ..ops.aten import ADAPTERS
+    from ..ops.aten.adapters import ADAPTERS
 
     for o in list(table.keys()):
         if o not in unknown and o.name().split("::")[-1].split(".")[0] in ADAPTERS:
@@ -56,7 +56,7 @@ def decompose_graph(graph) -> None:
     from torch._subclasses.fake_tensor import FakeTensorMode
     from torch.fx.experimental.proxy_tensor import make_fx
 
-    from ..ops.aten import ADAPTERS
+    from ..ops.aten.adapters import ADAPTERS
 
     targets = [n for n in graph.nodes if n.op == "call_function" and isinstance(n.target, torch._ops.OpOverload)
                and n.target.namespace == "aten" and n.target._schema.name[6:] not in ADAPTERS]

@@ -54,7 +54,8 @@ def graph_from_program(ep, source: str | None = None, dim_names: dict | None = N
     import numpy as np
     import torch
 
-    from ..ops.aten import Call, Const, NotMapped, Ref, translate
+    from ..ops.aten import Call, Const, NotMapped, Ref
+    from ..ops.aten.adapters import translate
     from .torch_decompose import decompose_graph, functionalize_graph, live_nodes, why_undecomposed
 
     names = dim_names or {}

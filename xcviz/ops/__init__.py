@@ -7,8 +7,6 @@ from . import (
 )
 from . import aten
 from .aten import rnn as aten_rnn
-# the aten adapter table (aten.ADAPTERS, `xcviz ops --aten`), not the op table: its rows are these modules' @aten
-from .aten import core as aten_core, grad as aten_grad, layout as aten_layout, table as aten_table  # noqa: F401
 from .pytorch import grad as torch_grad, index as torch_index, math as torch_math, nn as torch_nn
 from .tf import (
     array as tf_array, control as tf_control, conv as tf_conv, elementwise as tf_elementwise,

@@ -6,7 +6,7 @@ import math
 import numpy as np
 
 from ..ir import TensorType
-from . import rules as r
+from . import rules as r, sym_values as symv
 from .arrays import Unsupported, is_np, lit, np_dtype, present
 from .e8m0 import to_e8m0
 from .registry import ELEMENTWISE, EXPENSIVE, VALUE_RULE, Entries, plus_groups
@@ -74,7 +74,8 @@ op("rsqrt", "Rsqrt", **plus_groups(unary, EXPENSIVE), flops=r.output_flops(2), p
 op("reciprocal", "Reciprocal", "Inv", **plus_groups(unary, EXPENSIVE), flops=r.output_flops(1),
    impl=lambda xp, a, x: lit(x, 1) / x)
 op("neg", "Neg", **plus_groups(unary, VALUE_RULE), flops=r.output_flops(1), impl=lambda xp, a, x: -x)
-op("abs", "Abs", **plus_groups(unary, VALUE_RULE), flops=r.output_flops(1), impl=lambda xp, a, x: xp.abs(x))
+op("abs", "Abs", **plus_groups(unary, VALUE_RULE), flops=r.output_flops(1), impl=lambda xp, a, x: xp.abs(x),
+   sym_value=symv.absolute)
 op("erf", "Erf", **plus_groups(unary, EXPENSIVE), flops=r.output_flops(8), impl=lambda xp, a, x: _erf(xp, x))
 op("floor", "Floor", **plus_groups(unary, VALUE_RULE), flops=r.output_flops(1), impl=lambda xp, a, x: xp.floor(x))
 op("ceil", "Ceil", **plus_groups(unary, VALUE_RULE), flops=r.output_flops(1), impl=lambda xp, a, x: xp.ceil(x))
@@ -173,7 +174,8 @@ def cast(xp, a, x):
     return x.astype(dt)
 
 
-op("cast", "Cast", groups=(E, VALUE_RULE), infer=infer_cast, min_inputs=1, max_inputs=1, flops=r.zero_flops, impl=cast)
+op("cast", "Cast", groups=(E, VALUE_RULE), infer=infer_cast, min_inputs=1, max_inputs=1, flops=r.zero_flops, impl=cast,
+   sym_value=symv.cast)
 
 
 # ---- binary and variadic, with broadcasting ------------------------------------------------------
@@ -227,10 +229,10 @@ many = dict(groups=E, infer=broadcast_all, min_inputs=1, flops=r.output_flops(1)
 op("add", "Add", "AddV2", **plus_groups(binary, VALUE_RULE), impl=lambda xp, a, x, y: x + y)
 op("sub", "Sub", **plus_groups(binary, VALUE_RULE), impl=lambda xp, a, x, y: x - y)
 op("mul", "Mul", **plus_groups(binary, VALUE_RULE), impl=lambda xp, a, x, y: x * y)
-op("div", "Div", "RealDiv", **plus_groups(binary, EXPENSIVE, VALUE_RULE), impl=div)
+op("div", "Div", "RealDiv", **plus_groups(binary, EXPENSIVE, VALUE_RULE), impl=div, sym_value=symv.div)
 op("pow", "Pow", **plus_groups(binary, EXPENSIVE), impl=power)
-op("max", "Max", "Maximum", **plus_groups(many, VALUE_RULE), impl=variadic("maximum"))
-op("min", "Min", "Minimum", **plus_groups(many, VALUE_RULE), impl=variadic("minimum"))
+op("max", "Max", "Maximum", **plus_groups(many, VALUE_RULE), impl=variadic("maximum"), sym_value=symv.maximum)
+op("min", "Min", "Minimum", **plus_groups(many, VALUE_RULE), impl=variadic("minimum"), sym_value=symv.minimum)
 op("sum", "Sum", "AddN", **many, doc="elementwise sum of any number of inputs", impl=variadic("add"))
 op("mean", "Mean", **many, doc="elementwise mean of any number of inputs (ONNX Mean)",
    impl=lambda xp, a, *xs: (variadic("add")(xp, a, *xs) / len(xs)).astype(xs[0].dtype))
@@ -259,9 +261,11 @@ def infer_where(ctx: r.Ctx) -> list[TensorType]:
 
 
 cmp = dict(groups=E, infer=compare, min_inputs=2, max_inputs=2, flops=r.output_flops(1))
-op("equal", "Equal", **plus_groups(cmp, VALUE_RULE), impl=lambda xp, a, x, y: _no_strings(xp, x) or xp.equal(x, y))
-op("less", "Less", **plus_groups(cmp, VALUE_RULE), impl=lambda xp, a, x, y: xp.less(x, y))
-op("greater", "Greater", **plus_groups(cmp, VALUE_RULE), impl=lambda xp, a, x, y: xp.greater(x, y))
+op("equal", "Equal", **plus_groups(cmp, VALUE_RULE), impl=lambda xp, a, x, y: _no_strings(xp, x) or xp.equal(x, y),
+   sym_value=symv.equal)
+op("less", "Less", **plus_groups(cmp, VALUE_RULE), impl=lambda xp, a, x, y: xp.less(x, y), sym_value=symv.less)
+op("greater", "Greater", **plus_groups(cmp, VALUE_RULE), impl=lambda xp, a, x, y: xp.greater(x, y),
+   sym_value=symv.greater)
 op("less_equal", "LessOrEqual", "LessEqual", **cmp, impl=lambda xp, a, x, y: xp.less_equal(x, y))
 op("greater_equal", "GreaterOrEqual", "GreaterEqual", **cmp, impl=lambda xp, a, x, y: xp.greater_equal(x, y))
 op("xor", "Xor", **cmp, doc="(tf2xla: LogicalAnd, LogicalOr, LogicalNot; tf.math.logical_xor composes them)",

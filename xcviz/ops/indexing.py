@@ -4,7 +4,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..ir import TensorType
-from . import rules as r
+from . import rules as r, sym_shapes as sym
 from .arrays import Unsupported, ints, is_np, present
 from .registry import LAYOUT, VALUE_RULE, Entries, plus_groups
 from .rules import Ctx, ShapeError, norm_axis
@@ -75,9 +75,9 @@ def slice_(xp, a, x, starts=None, ends=None, axes=None, steps=None):
     return x[tuple(idx)]
 
 
-op("slice", "Slice", "StridedSlice", **plus_groups(layout, VALUE_RULE), infer=infer_slice, min_inputs=1, max_inputs=5,
-   static_inputs=(1, 2, 3, 4), impl=slice_, doc="starts, ends, axes, steps as constant inputs (ONNX opset >= 10)",
-   cost_class="movement")
+op("slice", "Slice", "StridedSlice", **plus_groups(layout, VALUE_RULE), infer=infer_slice, sym_infer=sym.slice_,
+   min_inputs=1, max_inputs=5, static_inputs=(1, 2, 3, 4), impl=slice_,
+   doc="starts, ends, axes, steps as constant inputs (ONNX opset >= 10)", cost_class="movement")
 
 
 # ---- split ---------------------------------------------------------------------------------------

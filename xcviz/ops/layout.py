@@ -4,7 +4,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..ir import TensorType
-from . import rules as r
+from . import rules as r, sym_shapes as sym
 from .arrays import ints, present, static
 from .registry import LAYOUT, VALUE_RULE, ZERO_SIZE, Entries, plus_groups
 from .rules import Ctx, ShapeError, fmt, norm_axis, numel
@@ -69,7 +69,8 @@ def reshape(xp, a, x, shape=None):
     return x.reshape(tuple(int(t) for t in target))
 
 
-op("reshape", "Reshape", **plus_groups(layout, VALUE_RULE), infer=infer_reshape, min_inputs=1, max_inputs=2,
+op("reshape", "Reshape", **plus_groups(layout, VALUE_RULE), infer=infer_reshape, sym_infer=sym.reshape,
+   min_inputs=1, max_inputs=2,
    attrs={"shape": None, "allowzero": 0}, static_inputs=(1,), impl=reshape,
    doc="target shape from attr `shape` or a constant second input", cost_class="free", fusion="free")
 
@@ -230,10 +231,11 @@ def infer_tile(ctx: Ctx) -> list[TensorType]:
     return [TensorType(tuple(d * int(n) if isinstance(d, int) else d for d, n in zip(x, reps.reshape(-1))), ctx.dtype(0))]
 
 
-op("expand", "Expand", "BroadcastTo", **plus_groups(layout, VALUE_RULE), infer=infer_expand, min_inputs=2,
-   max_inputs=2, static_inputs=(1,),
+op("expand", "Expand", "BroadcastTo", **plus_groups(layout, VALUE_RULE), infer=infer_expand, sym_infer=sym.expand,
+   min_inputs=2, max_inputs=2, static_inputs=(1,),
    impl=expand, cost_class="movement")
-op("tile", "Tile", **plus_groups(layout, VALUE_RULE), infer=infer_tile, min_inputs=2, max_inputs=2, static_inputs=(1,),
+op("tile", "Tile", **plus_groups(layout, VALUE_RULE), infer=infer_tile, sym_infer=sym.tile, min_inputs=2, max_inputs=2,
+   static_inputs=(1,),
    impl=lambda xp, a, x, reps: xp.tile(x, tuple(ints(reps, "Tile repeats"))), cost_class="movement")
 op("identity", "Identity", "Snapshot", "StopGradient", groups=(LAYOUT, ZERO_SIZE, VALUE_RULE), infer=r.same,
    flops=r.zero_flops,

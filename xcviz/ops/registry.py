@@ -96,6 +96,11 @@ class OpDef:
     static_inputs: tuple[int, ...] = ()    # inputs that decide output shapes: compile-time constants under XLA
     positive_inputs: tuple[int, ...] = ()  # inputs that must be positive when synthesised (variances, logs)
     folds: bool = False                    # shape inference records its output as a constant (shape, const)
+    # symbolic values (ir.symbolic), for the ops whose integer rules cannot take them
+    sym_infer: Callable[[Ctx], list | None] | None = None  # shape rule when a shape input holds symbolic entries
+    #                                        (ops.sym_shapes; None from it: `infer` decides)
+    sym_value: Callable | None = None      # value rule fn(attrs, *inputs) on Sym entries, where `native` on them is
+    #                                        not exact (ops.sym_values); None: `native`
     # the cost model's facts, declared with the entry where they are not the defaults
     cost_class: str = "elementwise"        # whose calibrated native and XLA timings it is costed with
     fusion: str = "loop"                   # how XLA's fusion treats it (FUSION_KINDS): a loop fusion by default

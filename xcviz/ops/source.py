@@ -4,7 +4,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..ir import TensorType
-from . import rules as r
+from . import rules as r, sym_shapes as sym
 from .arrays import Unsupported, is_np, np_dtype, static
 from .registry import (
     NOOP, PARAMETER_SOURCE, SHAPE_CONSUMER, SOURCE, TYPE_VALUE, VALUE_RULE, ZERO_SIZE, Entries, plus_groups,
@@ -107,8 +107,8 @@ def constant_of_shape(xp, a, dims):
     return np.full(shape, v[0], dtype=v.dtype)  # static shape and value: a constant under XLA
 
 
-op("constant_of_shape", "ConstantOfShape", infer=infer_constant_of_shape, flops=zero, min_inputs=1,
-   max_inputs=1, attrs={"value": None}, static_inputs=(0,), impl=constant_of_shape,
+op("constant_of_shape", "ConstantOfShape", infer=infer_constant_of_shape, sym_infer=sym.constant_of_shape, flops=zero,
+   min_inputs=1,    max_inputs=1, attrs={"value": None}, static_inputs=(0,), impl=constant_of_shape,
    doc="a tensor of `value` (default float32 0) shaped by its input's value (tf2xla: Fill, shape a constant)",
    fusion="broadcast", groups=VALUE_RULE)
 
@@ -136,7 +136,7 @@ def range_(xp, a, start, limit, delta):
     return (s + np.arange(n, dtype=np.float64) * d.astype(np.float64)).astype(s.dtype)
 
 
-op("range", "Range", infer=infer_range, flops=r.output_flops(1), min_inputs=3,
+op("range", "Range", infer=infer_range, sym_infer=sym.range_, flops=r.output_flops(1), min_inputs=3,
    max_inputs=3, static_inputs=(0, 1, 2), impl=range_,
    doc="start + i * delta for i < ceil((limit - start) / delta) (tf2xla: Range, bounds constants)", groups=VALUE_RULE)
 

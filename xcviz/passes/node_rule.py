@@ -9,7 +9,6 @@ from ..errors import XcvizError
 from ..ir import DTYPE_SIZES, Node, TensorType, node_where
 from ..ops import REGISTRY, SHAPE_CONSUMER, SOURCE
 from ..ops.rules import Ctx, ShapeError, fmt
-from .sym_rules import RULES as SYM_RULES
 from .values import TYPE_VALUE_OPS, type_value
 
 # ops whose values later rules may read (reshape targets, ...): their results are remembered as constants
@@ -23,7 +22,7 @@ def apply_rule(node: Node, opdef, types: list[TensorType], cvals: list, n_out: i
     given = list(node.outputs) + [TensorType()] * (n_out - len(node.outputs))
     ctx = Ctx(types, {**opdef.attrs, **node.attrs}, cvals, given, n_out)
     try:
-        sym = SYM_RULES.get(opdef.name)
+        sym = opdef.sym_infer
         inferred = sym(ctx) if sym is not None and any(v is not None for v in cvals) else None
         if inferred is None:
             inferred = opdef.infer(ctx)

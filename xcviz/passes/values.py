@@ -6,7 +6,8 @@ input it reads has one and the result is small (MAX_ELEMENTS): then the rules th
 Expand, Slice, ConstantOfShape, Range, Tile) give exact shapes. Symbolic dimensions stay symbolic: a value
 is an int64 array, or an object array whose entries are ints and canonical expression strings
 (xcviz.ir.symbolic), computed with the op's own NumPy reference on Sym entries where that is exact, and
-with the rules below where it is not (casts, integer division, comparisons, min/max).
+with the op's own value rule where it is not (OpDef.sym_value: casts, integer division, comparisons,
+min/max; ops.sym_values).
 """
 from __future__ import annotations
 
@@ -15,19 +16,14 @@ import numpy as np
 from ..ir import TensorType
 from ..ir.symbolic import Sym
 from ..ops import REGISTRY, TYPE_VALUE, VALUE_RULE
-from ..ops.arrays import Unsupported
+from ..ops.sym_values import is_symbolic
 
 MAX_ELEMENTS = 64  # values kept per tensor: shape vectors and indices, never weights
-BIG = 2**31 - 1    # an "until the end" bound as exporters write it (INT_MAX, INT64_MAX)
 
 # ops whose value follows from their inputs' values (the registry's names)
 VALUE_OPS = REGISTRY.names(VALUE_RULE)
 # ops whose value follows from their input's type alone
 TYPE_VALUE_OPS = REGISTRY.names(TYPE_VALUE)
-
-
-def is_symbolic(v) -> bool:
-    return isinstance(v, np.ndarray) and v.dtype == object
 
 
 def to_sym(v: np.ndarray) -> np.ndarray:
@@ -79,71 +75,6 @@ def type_value(op: str, attrs: dict, t: TensorType) -> np.ndarray | None:
     return from_sym(np.array(total, object))
 
 
-def _compare(a: Sym, b: Sym, op: str) -> bool | None:
-    """a op b for sizes, when the difference decides it whatever the bindings (names are >= 1)."""
-    d = a - b
-    if d.is_const:
-        c = d.const
-        return {"equal": c == 0, "less": c < 0, "greater": c > 0}[op]
-    lo = d.min_value() if all(c > 0 for m, c in d.terms.items() if m) else None
-    if lo is not None and lo > 0:
-        return {"equal": False, "less": False, "greater": True}[op]
-    nd = -d
-    lo = nd.min_value() if all(c > 0 for m, c in nd.terms.items() if m) else None
-    if lo is not None and lo > 0:
-        return {"equal": False, "less": True, "greater": False}[op]
-    return None
-
-
-def _pick(a: Sym, b: Sym, op: str) -> Sym | None:
-    """min/max of two sizes, when one is an 'until the end' bound or their difference decides it."""
-    for x, y in ((a, b), (b, a)):
-        if x.is_const and x.const >= BIG:
-            return y if op == "min" else x
-    less = _compare(a, b, "less")
-    if less is None:
-        return None if a != b else a
-    return (a if less else b) if op == "min" else (b if less else a)
-
-
-def _elementwise(fn, *xs):
-    shape = np.broadcast_shapes(*(x.shape for x in xs))
-    bs = [np.broadcast_to(x, shape).reshape(-1).tolist() for x in xs]
-    out = np.empty(len(bs[0]) if bs else 0, object)
-    for k, args in enumerate(zip(*bs)):
-        r = fn(*map(Sym.of, args))
-        if r is None:
-            raise Unsupported("not decided symbolically")
-        out[k] = r
-    return out.reshape(shape)
-
-
-def _sym_div(x: Sym, y: Sym):
-    if x.is_const and y.is_const and y.const:
-        return Sym.of(int(np.trunc(x.const / y.const)))
-    return x.exact_div(y)
-
-
-SYM_RULES = {
-    "cast": lambda a, x: x,  # shape values stay integers whatever the cast (to float only for a division)
-    "div": lambda a, x, y: _elementwise(_sym_div, x, y),
-    "min": lambda a, *xs: _reduce_pick(xs, "min"),
-    "max": lambda a, *xs: _reduce_pick(xs, "max"),
-    "equal": lambda a, x, y: _elementwise(lambda p, q: _compare(p, q, "equal"), x, y),
-    "less": lambda a, x, y: _elementwise(lambda p, q: _compare(p, q, "less"), x, y),
-    "greater": lambda a, x, y: _elementwise(lambda p, q: _compare(p, q, "greater"), x, y),
-    "abs": lambda a, x: _elementwise(lambda p: p if p.min_value() >= 0 and all(
-        c > 0 for m, c in p.terms.items() if m) else (Sym.of(abs(p.const)) if p.is_const else None), x),
-}
-
-
-def _reduce_pick(xs, op):
-    out = xs[0]
-    for y in xs[1:]:
-        out = _elementwise(lambda p, q: _pick(p, q, op), out, y)
-    return out
-
-
 def may_have_value(t: TensorType) -> bool:
     """Values are kept for small integer tensors only (bool masks for Where): shape vectors, never weights."""
     if t.dtype is None or t.dtype[:3] not in ("int", "uin", "boo"):
@@ -171,7 +102,7 @@ def node_value(opdef, attrs: dict, types: list[TensorType], cvals: list, refs: l
         with np.errstate(all="ignore"):
             if any(is_symbolic(v) for v in args):
                 args = [to_sym(v) if v is not None and v.dtype == object else v for v in args]
-                rule = SYM_RULES.get(name)
+                rule = opdef.sym_value
                 return from_sym(rule(attrs, *args) if rule is not None else opdef.native(attrs, *args))
             if opdef.native is None:
                 return None

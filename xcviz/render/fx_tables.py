@@ -11,7 +11,7 @@ from .tables import FALLBACK
 
 def aten_rows(registry, devices) -> list[dict]:
     """One row per aten op of the table: the registry op it becomes and where XLA compiles that."""
-    from ..ops.aten import TARGETS
+    from ..ops.aten.adapters import TARGETS
 
     rows = []
     for name in sorted(TARGETS):

@@ -16,6 +16,7 @@ import numpy as np
 
 from ..errors import XcvizError
 from ..ir import Graph, format_ref, parse_ref, topo_order
+from .identity import Same
 from .inputs import bind_inputs
 from .jit import CompileCache, Compiled, baked_entries, cluster_specs
 from ..ops.values import as_value
@@ -105,16 +106,24 @@ class Lifetimes:
 
 def lifetimes(graph: Graph, units: list, specs: dict) -> Lifetimes:
     """Each ref's last reader among the units in order (a cluster reads its members' inputs: its entries, and the
-    values its members pass each other when it runs natively)."""
-    last: dict[str, int] = {}
+    values its members pass each other when it runs natively); the graph's outputs are kept."""
     nodes = graph.nodes
-    for p, (kind, u) in enumerate(units):
-        for i in (specs[u].members if kind == "cluster" else (u,)):
-            for r in nodes[i].inputs:
-                if r:
-                    last[r] = p
-    kept = set(graph.outputs)
-    release: list[list[str]] = [[] for _ in units]
+    reads = [[r for i in (specs[u].members if kind == "cluster" else (u,)) for r in nodes[i].inputs]
+             for kind, u in units]
+    return last_reads(reads, graph.outputs)
+
+
+def last_reads(reads: list, keep) -> Lifetimes:
+    """The Lifetimes of a run of steps in order, `reads[p]` the refs step p reads ('' an absent input), `keep`
+    the refs never released: each other ref is released by the last step that reads it. (Every run that frees
+    values computes them here: execute's units, native.NumpyRuntime's nodes, wholemodel.Hybrid's steps.)"""
+    last: dict[str, int] = {}
+    for p, refs in enumerate(reads):
+        for r in refs:
+            if r:
+                last[r] = p
+    kept = set(keep)
+    release: list[list[str]] = [[] for _ in reads]
     for r, p in last.items():
         if r not in kept:
             release[p].append(r)
@@ -165,12 +174,12 @@ def plan_for(graph: Graph, mode: str, clustering, cache, options=None) -> Plan:
     elif mode == "jit":
         key = ("jit",)
     elif clustering is not None:
-        key = ("hybrid", "clustering", id(clustering))   # the plan holds the clustering: the id stays its own
+        key = ("hybrid", "clustering", Same(clustering))   # the clustering itself (not its id: see identity.Same)
     else:
         key = ("hybrid", "options", options)
     plans = cache.plans
     plan = plans.get(key)
-    if plan is not None and (key[-2:-1] != ("clustering",) or plan.clustering is clustering):
+    if plan is not None:
         plans[key] = plans.pop(key)  # most recently used last
         return plan
     preflight(graph)  # every op it cannot execute, in one line, before anything runs

@@ -67,8 +67,9 @@ class BodyPrograms:
 
     def execute(self, g, feeds: dict, mode: str, clustering, cache, keep_all: bool = False, options=None):
         from .execute import execute, plan_for
+        from .identity import Same
 
-        key = (id(g), _signature(feeds))
+        key = (Same(g), _signature(feeds))   # the body's graph itself (not its id: see identity.Same)
         h = self.programs.get(key)
         if h is None:
             plan = plan_for(g, "hybrid", None, cache, options or self.options)
@@ -79,9 +80,7 @@ class BodyPrograms:
             self.why += h.why
             if len(self.programs) >= _KEPT:
                 self.programs.pop(next(iter(self.programs)))
-            self.programs[key] = (g, h)   # (holding g keeps its id its own)
-        else:
-            h = h[1]
+            self.programs[key] = h
         return _Outputs(h(feeds))
 
 

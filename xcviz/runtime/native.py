@@ -93,13 +93,23 @@ class NumpyRuntime:
         self.version, self.threads = np.__version__, threads or default_threads()
 
     def prepare(self, graph, members, entries, exits, values):
+        """Each value is freed after its last reader ran, and one no member reads is never stored (the
+        lifetimes execute's runs use, runtime.execute.Lifetimes); the exits are kept."""
+        from .execute import last_reads
+
         nodes = [graph.nodes[i] for i in members]
+        life = last_reads([node.inputs for node in nodes], exits)
+        steps, read = list(zip(nodes, life.release)), life.read
 
         def run(feed: dict) -> list:
             local = {r: feed[r] for r in entries}
-            for node in nodes:
+            for node, done in steps:
                 for j, v in enumerate(eval_node(node, [local[r] if r else None for r in node.inputs])):
-                    local[format_ref(node.name, j)] = v
+                    ref = format_ref(node.name, j)
+                    if ref in read:
+                        local[ref] = v
+                for r in done:
+                    local.pop(r, None)
             return [local[r] for r in exits]
         return run
 

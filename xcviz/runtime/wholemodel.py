@@ -19,6 +19,7 @@ from ..ops.values import Seq
 from .jit import baked_entries, cluster_specs
 from .measure import interleaved, median_ms
 from .hybrid_bodies import run_control
+from .execute import last_reads
 from .native import NativeRuntime, prepare_or_numpy, runtime_named
 
 
@@ -151,7 +152,9 @@ class Hybrid:
                 host = {r: env[r] for r in params} if varying else {}   # the key's values: NumPy, not the device's
                 self.steps.append((kind, spec, (comp, params, varying, host)))
         self.graph, self.cache = graph, cache
-        self.release = _releases(graph, self.steps)
+        # per step, the refs it reads for the last time (a feed, a constant read none; the outputs stay)
+        self.release = last_reads([spec.entries if kind in ("segment", "control", "cluster") else ()
+                                   for kind, spec, _ in self.steps], graph.outputs).release
 
     def runtimes(self) -> tuple[dict, list]:
         """(runtime name -> segments it ran, the reasons parts fell back), the segments of the bodies run so
@@ -164,7 +167,7 @@ class Hybrid:
     def body_caches(self) -> list:
         """The CompileCaches of the bodies run so far (one per body, nested bodies' included)."""
         out = list(self.bodies.caches.values())
-        for _, h in list(self.bodies.programs.values()):
+        for h in list(self.bodies.programs.values()):
             out += [c for c in h.body_caches() if all(c is not o for o in out)]
         return out
 
@@ -197,21 +200,6 @@ class Hybrid:
 def _host(v):
     """A value as the compile cache keys it: a device array (an earlier cluster's output) copied to NumPy."""
     return v if isinstance(v, (np.ndarray, np.generic)) or not hasattr(v, "__array__") else np.asarray(v)
-
-
-def _releases(graph: Graph, steps: list) -> list[tuple]:
-    """Per step, the refs it reads for the last time (a feed reads none); the graph's outputs are never released."""
-    last: dict[str, int] = {}
-    for p, (kind, spec, _) in enumerate(steps):
-        if kind in ("segment", "control", "cluster"):
-            for r in spec.entries:
-                last[r] = p
-    release: list[list] = [[] for _ in steps]
-    kept = set(graph.outputs)
-    for r, p in last.items():
-        if r not in kept:
-            release[p].append(r)
-    return [tuple(refs) for refs in release]
 
 
 def time_model(graph: Graph, clustering, rt: NativeRuntime, env: dict, cache, repeats: int | None,

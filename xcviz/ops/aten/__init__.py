@@ -1,6 +1,7 @@
-"""The aten op table's frame: the adapters' vocabulary (Ref, Const, Call, Spec, NotMapped), the table and
-`translate`, and the entries only PyTorch programs need (linear over any rank, scaled-dot-product
-attention, nonzero as torch returns it). The adapters live in aten/table.py and aten/layout.py."""
+"""The aten op table's frame: the adapters' vocabulary (Ref, Const, Call, Spec, NotMapped, and Adapters, how a
+module declares its adapters), and the entries only PyTorch programs need (linear over any rank,
+scaled-dot-product attention, nonzero as torch returns it). The adapters live in aten/table.py, layout.py,
+core.py, grad.py and rnn.py; aten/adapters.py builds the table of them (build_adapters) and `translate`s."""
 from __future__ import annotations
 
 import math
@@ -80,24 +81,21 @@ class NotMapped(Exception):
     """The call's arguments are outside what the mapping covers; the node loads opaque with this reason."""
 
 
-# ---- the table: aten name -> adapter (filled by aten_table and aten_layout) ----------------------------
-ADAPTERS: dict[str, Callable[[Call], Spec]] = {}
-TARGETS: dict[str, str] = {}  # aten name -> registry op, for `xcviz ops --aten`
+# ---- declaring adapters: each module lists its own; aten/adapters.build_adapters makes the one table -------
+class Adapters:
+    """One module's adapters, in the order it declares them (as Entries holds a family's ops): a module writes
+    `ADAPTED = Adapters()`, `aten = ADAPTED.aten`, then `@aten("name", "name_", target="op")` on each adapter.
+    Declaring touches no table: the table is built by one explicit function (aten.adapters.build_adapters)."""
 
+    def __init__(self) -> None:
+        self.rows: list[tuple[tuple[str, ...], str, Callable[[Call], Spec]]] = []
 
-def aten(*names: str, target: str):
-    def register(fn):
-        for n in names:
-            ADAPTERS[n] = fn
-            TARGETS[n] = target
-        return fn
-    return register
-
-
-def translate(call: Call) -> Spec:
-    """The registry op, inputs and attrs for one aten call; KeyError when the op is not in the table,
-    NotMapped when its arguments are outside what the mapping covers."""
-    return ADAPTERS[call.name](call)
+    def aten(self, *names: str, target: str):
+        """Declare `fn` the adapter of the aten ops `names`, each becoming the registry op `target`."""
+        def declare(fn: Callable[[Call], Spec]):
+            self.rows.append((names, target, fn))
+            return fn
+        return declare
 
 
 def i64_const(v) -> Const:

@@ -5,9 +5,12 @@ from __future__ import annotations
 
 import numpy as np
 
-from . import Call, Const, NotMapped, Ref, Spec, i64_const, target_shape, static_ints, aten
+from . import Adapters, Call, Const, NotMapped, Ref, Spec, i64_const, target_shape, static_ints
 from .layout import filled_spec, pad_spec
 from .table import binary_spec
+
+ADAPTED = Adapters()  # this module's aten adapters, in order (aten.adapters.build_adapters puts them in the table)
+aten = ADAPTED.aten
 
 # sizes and scalars read out of tensors: not tensor ops, the loader keeps them as symbolic sizes
 SIZE_QUERIES = frozenset({"sym_size", "sym_numel", "sym_stride", "sym_storage_offset", "_local_scalar_dense"})

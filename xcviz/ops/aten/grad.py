@@ -2,7 +2,10 @@
 pytorch/grad.py with the forward op's geometry as attributes."""
 from __future__ import annotations
 
-from . import Call, NotMapped, Spec, static_ints, aten
+from . import Adapters, Call, NotMapped, Spec, static_ints
+
+ADAPTED = Adapters()  # this module's aten adapters, in order (aten.adapters.build_adapters puts them in the table)
+aten = ADAPTED.aten
 
 
 def _full(v, n: int, default) -> list[int]:

@@ -4,7 +4,10 @@ from __future__ import annotations
 
 import numpy as np
 
-from . import Call, Const, NotMapped, Spec, i64_const, target_shape, static_ints, aten
+from . import Adapters, Call, Const, NotMapped, Spec, i64_const, target_shape, static_ints
+
+ADAPTED = Adapters()  # this module's aten adapters, in order (aten.adapters.build_adapters puts them in the table)
+aten = ADAPTED.aten
 
 
 @aten("view", "_unsafe_view", "reshape", "flatten", "unflatten", "view_copy", target="reshape")

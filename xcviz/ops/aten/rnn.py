@@ -4,10 +4,13 @@ from __future__ import annotations
 
 from ...ir import TensorType
 from ..arrays import Unsupported
-from . import Call, NotMapped, Ref, Spec, aten
+from . import Adapters, Call, NotMapped, Ref, Spec
 from ..registry import Entries
 from ..rnn import SCAN, recurrent
 from ..rules import Ctx, from_file
+
+ADAPTED = Adapters()  # this module's aten adapters, in order (aten.adapters.build_adapters puts them in the table)
+aten = ADAPTED.aten
 
 OPS = Entries()  # this family's entries, in order (xcviz.ops.build_registry puts them in the table)
 op = OPS.op

@@ -1,8 +1,11 @@
 """The aten op table's elementwise, linear-algebra, convolution, normalization and reduction adapters: each
-aten op -> one registry entry, with its arguments in the entry's conventions (see aten.translate)."""
+aten op -> one registry entry, with its arguments in the entry's conventions (see aten.adapters.translate)."""
 from __future__ import annotations
 
-from . import Call, NotMapped, Ref, Spec, i64_const, aten
+from . import Adapters, Call, NotMapped, Ref, Spec, i64_const
+
+ADAPTED = Adapters()  # this module's aten adapters, in order (aten.adapters.build_adapters puts them in the table)
+aten = ADAPTED.aten
 
 # ---- elementwise -----------------------------------------------------------------------------------------
 _UNARY = {

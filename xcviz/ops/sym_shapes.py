@@ -1,9 +1,10 @@
 """Shape rules for symbolic values: Reshape, Expand, Slice, ConstantOfShape, Range and Tile whose shape
 inputs (or data shapes) hold symbolic dimensions, as expressions (xcviz.ir.symbolic).
 
-The op registry's rules handle integer values; exported models feed these ops values computed from
-Shape(x) (see values.py), so `batch`, `seq` and expressions of them flow in. Each rule here returns the
-output types, or None to leave the node to the registry's rule. Slices assume what exporters mean: a
+Each is its op's OpDef.sym_infer (on the op's entry in its family file), which the shape pass
+(passes.node_rule) tries before the op's `infer`, the rule for integer values. Exported models feed these ops
+values computed from Shape(x) (passes.values), so `batch`, `seq` and expressions of them flow in. Each rule
+returns the output types, or None to leave the node to the op's `infer`. Slices assume what exporters mean: a
 symbolic bound lies within its dimension (x[:, :seq] of a [1, 512] buffer is seq long, not min(seq, 512)).
 """
 from __future__ import annotations
@@ -12,9 +13,9 @@ import numpy as np
 
 from ..ir import TensorType
 from ..ir.symbolic import Sym
-from ..ops import rules as r
-from ..ops.rules import Ctx, ShapeError
-from .values import BIG, is_symbolic
+from . import rules as r
+from .rules import Ctx, ShapeError
+from .sym_values import BIG, is_symbolic
 
 
 def _dims(v) -> list[Sym] | None:
@@ -119,7 +120,3 @@ def slice_(ctx: Ctx) -> list[TensorType] | None:
             return None
         out[a] = n.to_dim()
     return [TensorType(tuple(out), ctx.dtype(0))]
-
-
-RULES = {"reshape": reshape, "expand": expand, "tile": tile, "constant_of_shape": constant_of_shape,
-         "range": range_, "slice": slice_}
