@@ -12,6 +12,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..ir import Graph
+from ..ops import REGISTRY
 from .classes import CONVS, FRESH_BYTES, LIBRARY_CLASSES, Calibrated, native_time, op_class, xla_class, xla_scale
 from .model import ClusterWork, NodeCosts, per_node
 from .params import CONSTANT_OPS
@@ -100,8 +101,12 @@ def node_xla_class(graph: Graph, node) -> str:
 
 
 def _weight(graph: Graph, node) -> tuple | None:
-    return graph.tensor_type(node.inputs[1]).shape if node.op in CONVS and len(node.inputs) > 1 and node.inputs[1] \
-        else None
+    """A convolution's filter shape in ONNX's order (out, in, spatial...), whatever its op's own (OpDef.filter_axes)."""
+    if node.op not in CONVS or len(node.inputs) < 2 or not node.inputs[1]:
+        return None
+    shape = graph.tensor_type(node.inputs[1]).shape
+    axes = REGISTRY.ops[node.op].filter_axes
+    return tuple(shape[k] for k in axes) if axes and shape is not None and len(shape) == len(axes) else shape
 
 
 def xla_compute(cal: Calibrated, xla_keys: tuple, key_of: np.ndarray, kernels_per_node: np.ndarray,

@@ -107,6 +107,8 @@ class OpDef:
     cpu_kernels: int = 1                   # XLA:CPU kernels as a fusion root (a softmax 4, a layer norm 5)
     cpu_passes: tuple[int, int, int] | None = None  # XLA:CPU kernels before the output fusion of a normalisation:
                                                     # (short rows, rows tree-split, YNNPACK reductions)
+    filter_axes: tuple[int, ...] | None = None  # a convolution's filter axes in ONNX's order (out, in, spatial...)
+                                                # where its own differ (TF's HWIO: (3, 2, 0, 1))
     steps: Callable | None = None          # a recurrence (LSTM, GRU, RNN): (ctx, outputs) -> (steps, XLA kernels,
     #                                        native calls) run in all, each paid per step (rnn.recurrence_steps)
 

@@ -36,6 +36,7 @@ def _avgpool(xp, a, x):
 
 op("tf.AvgPool", devices=xla_devices("AvgPool"), infer=_pool_type, flops=r.output_flops(1), min_inputs=1,
    max_inputs=1, attrs={"ksize": None, "strides": None, "padding": "VALID", "data_format": "NHWC"}, impl=_avgpool,
+   cost_class="window",
    doc="TF AvgPool(value; ksize, strides, padding, data_format): SAME padding is not counted")
 
 
@@ -83,6 +84,7 @@ op("tf.Conv2DBackpropInput", devices=xla_devices("Conv2DBackpropInput"), infer=_
    min_inputs=3, max_inputs=3, static_inputs=(0,),
    attrs={"strides": None, "padding": "VALID", "explicit_paddings": None, "dilations": None, "data_format": "NHWC"},
    impl=_backprop_input, jax_impl=lambda xp, a, s, w, dy: _backprop_input(xp, a, s, w, dy, onnx_conv.conv_transpose_jax),
+   cost_class="conv", fusion="library", filter_axes=(3, 2, 0, 1),
    doc="TF Conv2DBackpropInput(input_sizes, filter, out_backprop; strides, padding, dilations): Keras "
        "Conv2DTranspose, filter HWIO of the forward convolution")
 

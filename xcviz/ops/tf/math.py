@@ -137,9 +137,11 @@ def _log_softmax(xp, a, x):
     return z - xp.log(xp.sum(xp.exp(z), axis=-1, keepdims=True))
 
 
-op("tf.LogSoftmax", **unary, **dev("LogSoftmax"), flops=r.input_flops(5), impl=_log_softmax,
+norm = dict(cost_class="norm", fusion="two_reductions", cpu_kernels=4, cpu_passes=(3, 5, 3))   # as ONNX's Softmax
+op("tf.LogSoftmax", **unary, **dev("LogSoftmax"), flops=r.input_flops(5), impl=_log_softmax, **norm,
    doc="TF LogSoftmax(logits), last axis")
-op("tf.Softmax", **unary, **dev("Softmax"), flops=r.input_flops(5), impl=_softmax, doc="TF Softmax(logits), last axis")
+op("tf.Softmax", **unary, **dev("Softmax"), flops=r.input_flops(5), impl=_softmax, **norm,
+   doc="TF Softmax(logits), last axis")
 
 
 # ---- reductions: Op(input, axis; keep_dims) -------------------------------------------------------------

@@ -64,7 +64,8 @@ def _matmul(xp, a, x, y):
     return xp.matmul(x, y)
 
 
-mm = dict(infer=_matmul_type, flops=_matmul_flops, min_inputs=2, max_inputs=2, impl=_matmul)
+mm = dict(infer=_matmul_type, flops=_matmul_flops, min_inputs=2, max_inputs=2, impl=_matmul, cost_class="dot",
+          fusion="library")
 op("tf.MatMul", **mm, devices=xla_devices("MatMul"), attrs={"transpose_a": False, "transpose_b": False},
    doc="TF MatMul(a, b; transpose_a, transpose_b)")
 op("tf.BatchMatMulV2", **mm, devices=xla_devices("BatchMatMulV2"), attrs={"adj_x": False, "adj_y": False},
@@ -93,6 +94,7 @@ def _einsum_flops(ctx: Ctx, out: list[TensorType]) -> int | None:
 
 op("tf.Einsum", devices=xla_devices("Einsum"), infer=_einsum_type, flops=_einsum_flops, min_inputs=1,
    attrs={"equation": ""}, impl=lambda xp, a, *xs: xp.einsum(str(a.get("equation", "")).replace(" ", ""), *xs),
+   cost_class="dot", fusion="library",
    doc="TF Einsum(inputs...; equation)")
 
 
@@ -169,7 +171,7 @@ def _conv2d_jax(xp, a, x, w):
 
 op("tf.Conv2D", devices=xla_devices("Conv2D"), infer=_conv_type, flops=_conv_flops, min_inputs=2, max_inputs=2,
    attrs={"strides": None, "padding": "VALID", "explicit_paddings": None, "dilations": None, "data_format": "NHWC"},
-   impl=_conv2d, jax_impl=_conv2d_jax,
+   impl=_conv2d, jax_impl=_conv2d_jax, cost_class="conv", fusion="library", filter_axes=(3, 2, 0, 1),
    doc="TF Conv2D(input, filter; strides, padding SAME|VALID|EXPLICIT, dilations, data_format), HWIO filter")
 
 
@@ -204,6 +206,7 @@ op("tf.DepthwiseConv2dNative", devices=xla_devices("DepthwiseConv2dNative"), inf
    flops=_depthwise_flops, min_inputs=2, max_inputs=2,
    attrs={"strides": None, "padding": "VALID", "explicit_paddings": None, "dilations": None, "data_format": "NHWC"},
    impl=_depthwise, jax_impl=lambda xp, a, x, w: _depthwise(xp, a, x, w, onnx_conv.conv_jax),
+   cost_class="dwconv", fusion="library",
    doc="TF DepthwiseConv2dNative(input, filter; strides, padding, dilations, data_format), filter [H, W, C, M] "
        "-> C*M channels, channel c*M+m from input channel c")
 
@@ -227,6 +230,7 @@ def _maxpool(xp, a, x):
 
 op("tf.MaxPool", devices=xla_devices("MaxPool"), infer=pool_type, flops=r.output_flops(1), min_inputs=1,
    max_inputs=1, attrs={"ksize": None, "strides": None, "padding": "VALID", "data_format": "NHWC"}, impl=_maxpool,
+   cost_class="window",
    doc="TF MaxPool(input; ksize, strides, padding, data_format)")
 
 
