@@ -1,29 +1,85 @@
 """The IR's values: dtypes, tensor types, tensor references, graph inputs (Value) and nodes (Node), all read-only (FrozenDict: a read-only mapping)."""
 from __future__ import annotations
 
+import operator
 from dataclasses import dataclass, field
 from typing import Mapping
 
 import msgspec
+import numpy as np
 
 from .symbolic import eval_dim
 
 
+def _refuse(self, *args, **kwargs):
+    raise TypeError("the IR is read-only: make a new node or graph (msgspec.structs.replace, ir.bind_dims, "
+                    "dataclasses.replace)")
+
+
 class FrozenDict(dict):
     """A read-only mapping (a node's attributes, a graph's dims and output names): a dict to every reader (JSON
-    encoders, `dict(...)`, `**`), refusing every change. A changed node or graph is a new one
+    encoders, `dict(...)`, `**`), refusing every change. Read-only all the way down: a list, dict or numpy
+    array it is given as a value is taken read-only (`frozen`). A changed node or graph is a new one
     (msgspec.structs.replace with `attrs={**node.attrs, k: v}`; ir.bind_dims, dataclasses.replace)."""
 
     __slots__ = ()
 
-    def _refuse(self, *args, **kwargs):
-        raise TypeError("the IR is read-only: make a new node or graph (msgspec.structs.replace, ir.bind_dims, "
-                        "dataclasses.replace)")
+    def __init__(self, *args, **kwargs) -> None:
+        dict.__init__(self, *args, **kwargs)
+        changed = [(k, frozen(v)) for k, v in dict.items(self) if type(v) not in _FROZEN]
+        for k, v in changed:
+            dict.__setitem__(self, k, v)
 
+    _refuse = _refuse
     __setitem__ = __delitem__ = __ior__ = update = pop = popitem = clear = setdefault = _refuse  # type: ignore
 
     def __reduce__(self):
         return FrozenDict, (dict(self),)
+
+
+class FrozenList(list):
+    """A read-only list (an attribute's list value: pads, perm, axes): a list to every reader (equality with
+    lists, JSON, `isinstance(v, list)`, the text IR's `[...]`), refusing every change; its items are taken
+    read-only as FrozenDict's values are. A list, not a tuple: the text IR writes tuples as `(...)`."""
+
+    __slots__ = ()
+
+    def __init__(self, items=()) -> None:
+        list.__init__(self, map(frozen, items))
+
+    _refuse = _refuse
+    __setitem__ = __delitem__ = __iadd__ = __imul__ = append = extend = insert = pop = remove = clear = sort = \
+        reverse = _refuse  # type: ignore
+
+    def __reduce__(self):
+        return FrozenList, (list(self),)
+
+
+# values that are read-only as they are (a FrozenList or FrozenDict is read-only all the way down)
+_FROZEN = frozenset({str, int, float, bool, type(None), bytes, complex, FrozenList, FrozenDict})
+
+
+def frozen(value):
+    """The value read-only all the way down: a list as a FrozenList, a dict as a FrozenDict, a tuple's items
+    frozen, a writable numpy array as a read-only view of it (the caller's array stays theirs, writable);
+    anything else (numbers, strings, IR values such as ir.body.Body) as it is."""
+    t = type(value)
+    if t in _FROZEN:
+        return value
+    if t is list:
+        return FrozenList(value)
+    if t is dict:
+        return FrozenDict(value)
+    if t is tuple:
+        items = tuple(map(frozen, value))
+        return value if all(map(operator.is_, items, value)) else items
+    if isinstance(value, np.ndarray):
+        if not value.flags.writeable:
+            return value
+        view = value.view()
+        view.flags.writeable = False
+        return view
+    return value
 
 
 NO_ATTRS = FrozenDict()  # the one empty attribute mapping every node without attributes shares
@@ -136,7 +192,7 @@ class Node(msgspec.Struct, frozen=True, gc=False):
     op_type: str                 # the op name as written in the source file
     inputs: tuple[str, ...] = ()  # tensor refs: "node", "node:k", or a graph input name
     control_inputs: tuple[str, ...] = ()
-    attrs: FrozenDict = NO_ATTRS  # read-only (a dict given is taken as a FrozenDict)
+    attrs: FrozenDict = NO_ATTRS  # read-only all the way down (a dict given is taken as a FrozenDict: ir.types.frozen)
     device: str | None = None
     compile: bool | None = None
     scope: str | None = None
