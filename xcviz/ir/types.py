@@ -74,12 +74,22 @@ def frozen(value):
         items = tuple(map(frozen, value))
         return value if all(map(operator.is_, items, value)) else items
     if isinstance(value, np.ndarray):
-        if not value.flags.writeable:
-            return value
-        view = value.view()
-        view.flags.writeable = False
-        return view
+        return value if not value.flags.writeable else _read_only_view(value)
     return value
+
+
+def _read_only_view(a: np.ndarray) -> np.ndarray:
+    """A read-only view of the array's data. Through a read-only memoryview where the buffer protocol allows
+    (a C-contiguous ndarray of a buffer dtype): then not even `flags.writeable = True` makes it writable;
+    else (bfloat16, object, strided) a view flagged read-only, which every ordinary write refuses."""
+    if type(a) is np.ndarray and a.flags.c_contiguous and not a.dtype.hasobject:
+        try:
+            return np.frombuffer(memoryview(a).toreadonly().cast("B"), a.dtype).reshape(a.shape)
+        except (ValueError, TypeError, BufferError):  # (a dtype the buffer protocol cannot name)
+            pass
+    view = a.view()
+    view.flags.writeable = False
+    return view
 
 
 NO_ATTRS = FrozenDict()  # the one empty attribute mapping every node without attributes shares
