@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import operator
 from dataclasses import dataclass, field
-from typing import Mapping
+from typing import Mapping, NamedTuple
 
 import msgspec
 import numpy as np
@@ -162,14 +162,29 @@ class TensorType:
         return f"{dt}[{','.join(str(d) for d in self.shape)}]"
 
 
-def parse_ref(ref: str) -> tuple[str, int]:
-    """'node' -> ('node', 0); 'node:2' -> ('node', 2). Names may contain ':' if not followed by digits."""
+class Ref(NamedTuple):
+    """A tensor reference, parsed: output `index` of node `node` (a graph input: its name, output 0). A node's
+    `inputs` keep the text (the serialized form, as ONNX's do); the graph parses them once (Graph.input_refs,
+    Graph.output_refs, Graph.input_sources) and `parse_ref` is the one parser."""
+
+    node: str
+    index: int = 0
+
+    def __str__(self) -> str:
+        return format_ref(self.node, self.index)
+
+
+def parse_ref(ref: str) -> Ref:
+    """'node' -> Ref('node', 0); 'node:2' -> Ref('node', 2). Names may contain ':' if not followed by digits."""
     if ":" not in ref:  # the common case, and the hot one on big graphs
-        return ref, 0
+        return _new_ref(Ref, (ref, 0))
     head, sep, tail = ref.rpartition(":")
     if sep and head and tail.isdigit():
-        return head, int(tail)
-    return ref, 0
+        return _new_ref(Ref, (head, int(tail)))
+    return _new_ref(Ref, (ref, 0))
+
+
+_new_ref = tuple.__new__  # (Ref's own __new__ is Python code: tuple's, in C, makes the same Ref)
 
 
 def format_ref(name: str, index: int) -> str:
