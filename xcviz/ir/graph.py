@@ -141,8 +141,9 @@ class Graph:
     def producer(self, ref: str) -> int | None:
         """The position of the node whose output `ref` names (a reference given from outside a node: a
         graph output, a user's); None for a graph input, an absent or an unknown reference. For a node's
-        own inputs read `input_sources` (parsed once)."""
-        return self.position(parse_ref(ref).node) if ref else None
+        own inputs read `input_sources` (parsed once). Reads the name index (made on first use: a caller
+        asks for many)."""
+        return self.index.get(parse_ref(ref).node) if ref else None
 
     def tensor_type(self, ref: str) -> TensorType:
         name, k = parse_ref(ref)
