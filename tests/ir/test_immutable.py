@@ -173,3 +173,34 @@ def test_a_lookup_changes_nothing(tmp_path):
     assert not hasattr(g.nodes, "finds_left")  # (no budget kept on the nodes: Graph.lookup's is the caller's own)
     look = g.lookup()
     assert [look(name) for name in names] == list(range(len(names)))
+
+
+def test_deep_and_shared_values_freeze_without_recursion():
+    """A hostile file's attribute nested a thousand levels (allowed with --max-depth) is made read-only by a
+    walk, not recursion; a list held twice is frozen once; a list holding itself is refused."""
+    deep = 0
+    for _ in range(5000):
+        deep = [deep]
+    got = Node("a", "relu", "Relu", attrs={"deep": deep}).attrs["deep"]
+    for _ in range(4999):
+        assert type(got) is FrozenList
+        got = got[0]
+    assert got == [0]
+    twice = [1, 2]
+    held = Node("b", "relu", "Relu", attrs={"x": [twice, {"y": twice}]}).attrs["x"]
+    assert held[0] is held[1]["y"] and type(held[0]) is FrozenList
+    loop: list = []
+    loop.append(loop)
+    with pytest.raises(ValueError, match="holds itself"):
+        Node("c", "relu", "Relu", attrs={"x": loop})
+
+
+def test_a_deeply_nested_attribute_loads_under_a_raised_depth_limit(tmp_path):
+    deep = 0
+    for _ in range(900):
+        deep = [deep]
+    doc = {"name": "g", "inputs": [{"name": "x", "shape": [2], "dtype": "float32"}],
+           "nodes": [{"name": "a", "op": "relu", "inputs": ["x"], "attrs": {"deep": deep}}], "outputs": ["a"]}
+    (tmp_path / "g.json").write_text(json.dumps(doc), encoding="utf-8")
+    g = xcviz.load(str(tmp_path / "g.json"), max_depth=1000)
+    assert type(g.nodes[0].attrs["deep"]) is FrozenList

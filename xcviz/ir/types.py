@@ -62,20 +62,54 @@ _FROZEN = frozenset({str, int, float, bool, type(None), bytes, complex, FrozenLi
 def frozen(value):
     """The value read-only all the way down: a list as a FrozenList, a dict as a FrozenDict, a tuple's items
     frozen, a writable numpy array as a read-only view of it (the caller's array stays theirs, writable);
-    anything else (numbers, strings, IR values such as ir.body.Body) as it is."""
+    anything else (numbers, strings, IR values such as ir.body.Body) as it is. Lists and dicts are copied,
+    never changed; nesting of any depth is walked without recursion (a hostile file's 1000 levels)."""
     t = type(value)
     if t in _FROZEN:
         return value
-    if t is list:
-        return FrozenList(value)
-    if t is dict:
-        return FrozenDict(value)
-    if t is tuple:
-        items = tuple(map(frozen, value))
-        return value if all(map(operator.is_, items, value)) else items
+    if t in _CONTAINERS:
+        return _frozen_tree(value)
     if isinstance(value, np.ndarray):
         return value if not value.flags.writeable else _read_only_view(value)
     return value
+
+
+_CONTAINERS = frozenset({list, dict, tuple})
+
+
+def _frozen_tree(root):
+    """frozen() of a list, dict or tuple: every container under it found first (a stack, not recursion),
+    then each made read-only after the ones it holds. A container held twice is frozen once (and shared)."""
+    order, seen, stack = [], set(), [root]
+    while stack:
+        c = stack.pop()
+        if id(c) in seen:
+            continue
+        seen.add(id(c))
+        order.append(c)
+        stack.extend(x for x in (c.values() if type(c) is dict else c) if type(x) in _CONTAINERS)
+    done: dict[int, object] = {}
+
+    def leaf(x):
+        if type(x) not in _CONTAINERS:
+            return frozen(x)
+        if id(x) not in done:
+            raise ValueError("an attribute value holds itself")
+        return done[id(x)]
+
+    for c in reversed(order):  # (children before their parents)
+        t = type(c)
+        if t is dict:
+            new = dict.__new__(FrozenDict)
+            dict.__init__(new, zip(c, map(leaf, c.values())))
+        elif t is list:
+            new = list.__new__(FrozenList)
+            list.__init__(new, map(leaf, c))
+        else:
+            items = tuple(map(leaf, c))
+            new = c if all(map(operator.is_, items, c)) else items
+        done[id(c)] = new
+    return done[id(root)]
 
 
 def _read_only_view(a: np.ndarray) -> np.ndarray:
