@@ -189,8 +189,11 @@ def test_deep_and_shared_values_freeze_without_recursion():
     twice = [1, 2]
     held = Node("b", "relu", "Relu", attrs={"x": [twice, {"y": twice}]}).attrs["x"]
     assert held[0] is held[1]["y"] and type(held[0]) is FrozenList
+    inner = [3]
+    dag = Node("d", "relu", "Relu", attrs={"x": [[inner], [inner], (inner,)]}).attrs["x"]  # (met again later)
+    assert dag == [[[3]], [[3]], ([3],)] and dag[0][0] is dag[1][0] is dag[2][0]
     loop: list = []
-    loop.append(loop)
+    loop.append({"again": [loop]})
     with pytest.raises(ValueError, match="holds itself"):
         Node("c", "relu", "Relu", attrs={"x": loop})
 

@@ -78,37 +78,37 @@ _CONTAINERS = frozenset({list, dict, tuple})
 
 
 def _frozen_tree(root):
-    """frozen() of a list, dict or tuple: every container under it found first (a stack, not recursion),
-    then each made read-only after the ones it holds. A container held twice is frozen once (and shared)."""
-    order, seen, stack = [], set(), [root]
-    while stack:
-        c = stack.pop()
-        if id(c) in seen:
-            continue
-        seen.add(id(c))
-        order.append(c)
-        stack.extend(x for x in (c.values() if type(c) is dict else c) if type(x) in _CONTAINERS)
+    """frozen() of a list, dict or tuple, depth first with a stack (not recursion): each container made
+    read-only once the ones it holds are. A container held twice is frozen once (and shared); one that
+    holds itself is refused."""
     done: dict[int, object] = {}
-
-    def leaf(x):
-        if type(x) not in _CONTAINERS:
-            return frozen(x)
-        if id(x) not in done:
-            raise ValueError("an attribute value holds itself")
-        return done[id(x)]
-
-    for c in reversed(order):  # (children before their parents)
+    path: set[int] = set()  # the containers being frozen: the one on top of the stack and those holding it
+    stack = [(root, False)]
+    while stack:
+        c, ready = stack.pop()
+        key = id(c)
+        if key in done:
+            continue
+        items = c.values() if type(c) is dict else c
+        if not ready:
+            if key in path:
+                raise ValueError("an attribute value holds itself")
+            path.add(key)
+            stack.append((c, True))
+            stack.extend((x, False) for x in items if type(x) in _CONTAINERS and id(x) not in done)
+            continue
+        vals = [done[id(x)] if type(x) in _CONTAINERS else frozen(x) for x in items]
         t = type(c)
         if t is dict:
             new = dict.__new__(FrozenDict)
-            dict.__init__(new, zip(c, map(leaf, c.values())))
+            dict.__init__(new, zip(c, vals))
         elif t is list:
             new = list.__new__(FrozenList)
-            list.__init__(new, map(leaf, c))
+            list.__init__(new, vals)
         else:
-            items = tuple(map(leaf, c))
-            new = c if all(map(operator.is_, items, c)) else items
-        done[id(c)] = new
+            new = c if all(map(operator.is_, vals, c)) else tuple(vals)
+        done[key] = new
+        path.discard(key)
     return done[id(root)]
 
 
