@@ -67,6 +67,10 @@ def frozen(value):
     t = type(value)
     if t in _FROZEN:
         return value
+    if t is list and all(type(x) in _FROZEN for x in value):  # (the common case: pads, perm, axes)
+        flat = list.__new__(FrozenList)
+        list.__init__(flat, value)
+        return flat
     if t in _CONTAINERS:
         return _frozen_tree(value)
     if isinstance(value, np.ndarray):
