@@ -111,10 +111,9 @@ def _outputs_found(graph: Graph, counts: list[int]) -> bool:
     names = graph.nodes.column("name")
     last = len(names) - 1
     rev = None
-    for ref in graph.outputs:
+    for ref, (name, k) in zip(graph.outputs, graph.output_refs):
         if ref in inputs:
             continue
-        name, k = parse_ref(ref)
         if rev is None:
             rev = names[::-1]
         try:
@@ -181,10 +180,9 @@ def _check_node_refs(graph: Graph, counts: list[int], input_names: set[str]) -> 
 
 def _check_graph_outputs(graph: Graph, counts: list[int], input_names: set[str]) -> None:
     idx = graph.index
-    for ref in graph.outputs:
+    for ref, (name, k) in zip(graph.outputs, graph.output_refs):
         if ref in input_names:
             continue
-        name, k = parse_ref(ref)
         i = idx.get(name)
         if i is None or k >= counts[i]:
             raise XcvizError(f"graph output {ref!r} does not exist", where=graph.source,

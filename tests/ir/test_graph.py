@@ -58,3 +58,28 @@ def test_relabel_shares_the_nodes_and_refuses_what_is_not_a_label():
     assert r.nodes is g.nodes and r.columns is columns and g.source != "<stdin>"
     with pytest.raises(TypeError):
         relabel(g, nodes=[])
+
+
+def test_references_are_parsed_once_into_typed_refs():
+    """A node's inputs keep their text; the graph reads them as ir.Ref from the columns it parsed once
+    (a name holding ':' that is not 'name:k' stays a name), and parse_ref is the one parser."""
+    from xcviz.ir import Graph, Node, Ref, TensorType, Value, parse_ref
+
+    t = TensorType((2,), "float32")
+    g = Graph("g", [Value("x", t), Value("w:a", t)], [
+        Node("split", "split", "Split", ["x"], outputs=[t, t]),
+        Node("odd:name", "add", "Add", ["split:1", "w:a"], outputs=[t]),
+        Node("y", "add", "Add", ["odd:name", "", "split"], outputs=[t]),
+    ], ["y", "split:1"])
+    assert parse_ref("split:1") == Ref("split", 1) and type(parse_ref("a")) is Ref
+    assert parse_ref("odd:name") == Ref("odd:name", 0) and str(Ref("split", 1)) == "split:1" and str(Ref("y")) == "y"
+    name, k = parse_ref("split:1")  # (a tuple: unpacks as before)
+    assert (name, k) == ("split", 1)
+    assert g.nodes[1].inputs == ("split:1", "w:a")  # (the text, as the file gave it)
+    assert g.input_refs(1) == (Ref("split", 1), Ref("w:a", 0))
+    assert g.input_refs(2) == (Ref("odd:name", 0), None, Ref("split", 0))
+    assert g.input_sources(1) == (0, 3 + 1) and g.input_sources(2) == (1, -1, 0)  # (n + i: graph input i)
+    assert g.output_refs == (Ref("y", 0), Ref("split", 1)) and all(type(r) is Ref for r in g.output_refs)
+    assert [g.producer(r) for r in ("split:1", "odd:name", "x", "", "nope")] == [0, 1, None, None, None]
+    with pytest.raises(AttributeError):
+        g.output_refs[0].node = "z"

@@ -29,7 +29,7 @@ import heapq
 
 import numpy as np
 
-from ..ir import bind_dims, parse_ref
+from ..ir import bind_dims
 from ..ops import REGISTRY, ZERO_SIZE
 from .cycles import GraphCycles
 from .options import Candidates, ClusterOptions
@@ -57,8 +57,7 @@ def _costs(graph, hw):
     nbytes = [t.bind(graph.dims).nbytes() or 0 for t in flat.types]
     shapes = [may_have_value(t.bind(graph.dims)) for t in flat.types]
     outs = []  # (producer position, bytes) of each graph output a node produces
-    for r in graph.outputs:
-        name, k = parse_ref(r)
+    for name, k in graph.output_refs:
         j = graph.position(name)
         if j is not None:
             outs.append((j, graph.nodes[j].out(k).bind(graph.dims).nbytes() or 0))

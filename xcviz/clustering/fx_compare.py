@@ -143,12 +143,10 @@ def _split_groups(graph, parts, fx_of, xla_of, clusters) -> list[Difference]:
 
 
 def _users(graph) -> dict[str, list[str]]:
-    from ..ir import parse_ref
-
     users: dict[str, list[str]] = {}
-    for n in graph.nodes:
-        for ref in n.inputs:
-            users.setdefault(parse_ref(ref)[0], []).append(n.name)
+    for j, n in enumerate(graph.nodes):
+        for ref in graph.input_refs(j):
+            users.setdefault(ref.node if ref is not None else "", []).append(n.name)
     return users
 
 

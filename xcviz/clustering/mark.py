@@ -10,7 +10,6 @@ from __future__ import annotations
 import numpy as np
 
 from ..errors import XcvizError
-from ..ir import parse_ref
 from ..ops import NOOP, REGISTRY, SHAPE_CONSUMER, ZERO_SIZE
 from .attempts import AttemptLog
 from .deferred import Deferred
@@ -27,21 +26,17 @@ def edges_in_order(graph, base: int) -> tuple[np.ndarray, np.ndarray, bool]:
     control = pos.column("control_inputs", keep=False)
     if control.count(()) == len(control):  # (identity first: one shared empty tuple is cheap to count)
         return pos.src, pos.lens, True  # the common case: the graph's integer edges, made ids by the kernel
-    input_id = {v.name: 2 + i for i, v in enumerate(graph.inputs)}
     idx = graph.index
+    n = len(pos.lens)
     srcl: list[int] = []
-    lens = np.zeros(len(pos.lens), np.int64)
+    lens = np.zeros(n, np.int64)
     sa = srcl.append
-    for j, node in enumerate(graph.nodes):
+    for j, ctl in enumerate(control):
         k = len(srcl)
-        for ref in node.inputs:
-            if not ref:
-                continue
-            s = input_id.get(ref)
-            if s is None:
-                s = base + (idx[ref] if ":" not in ref else idx[parse_ref(ref)[0]])
-            sa(s)
-        for ref in node.control_inputs:
+        for s in graph.input_sources(j):  # (a node's position, n + i for graph input i, -1 absent)
+            if s >= 0:
+                sa(base + s if s < n else 2 + s - n)
+        for ref in ctl:
             sa(base + idx[ref])
         lens[j] = len(srcl) - k
     return np.array(srcl, np.int64), lens, False

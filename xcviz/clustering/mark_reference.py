@@ -5,7 +5,6 @@ identical clusters and attempt records."""
 from __future__ import annotations
 
 from ..errors import XcvizError
-from ..ir import parse_ref
 from ..ops import NOOP, REGISTRY, SHAPE_CONSUMER, ZERO_SIZE
 from .cycles import GraphCycles
 from .options import ClusterOptions, Candidates
@@ -161,16 +160,13 @@ def _insert_edges(graph, gc, base: int, has_out: list) -> None:
     n = len(graph.nodes)
     nodes = graph.nodes
     idx = graph.index
-    input_id = {v.name: 2 + i for i, v in enumerate(graph.inputs)}
     has_in = [False] * (base + n)
     for j, node in enumerate(nodes):
         dst = base + j
-        for ref in node.inputs:
-            if not ref:
+        for s in graph.input_sources(j):  # (a node's position, n + i for graph input i, -1 absent)
+            if s < 0:
                 continue
-            src = input_id.get(ref)
-            if src is None:
-                src = base + idx[parse_ref(ref)[0]]
+            src = base + s if s < n else 2 + s - n
             gc.insert_edge(src, dst)
             has_out[src] = has_in[dst] = True
         for ref in node.control_inputs:

@@ -7,7 +7,7 @@ from operator import getitem
 
 import numpy as np
 
-from ..ir import Graph, parse_ref
+from ..ir import Graph
 from .params import parameter_masks
 from .results import OUTPUT, ClusterCost, Edge
 from .sums import exact_ints
@@ -45,10 +45,9 @@ class Boundary:
         out_src: list[int] = []
         out_port: list[int] = []
         in_names = {v.name for v in graph.inputs}
-        for r in graph.outputs:  # read as before: an input name first, then 'name:k'
+        for r, (name, k) in zip(graph.outputs, graph.output_refs):  # an input name first, then 'name:k'
             if r in in_names:
                 continue  # a graph input is in no cluster
-            name, k = parse_ref(r)
             i = graph.position(name)
             if i is None:  # (the loader checked every output names a node or an input)
                 raise KeyError(name)

@@ -5,10 +5,12 @@ import functools
 from dataclasses import dataclass, field, replace
 from typing import Callable, Mapping, Sequence
 
+import numpy as np
+
 from .body import Body
 from .columns import GraphColumns
 from .nodes import FIND_MAX, Nodes
-from .types import FrozenDict, Node, TensorType, Value, parse_ref
+from .types import FrozenDict, Node, Ref, TensorType, Value, parse_ref
 
 
 @dataclass(frozen=True, eq=True)
@@ -105,6 +107,43 @@ class Graph:
                 if isinstance(v, Body) and isinstance(v.graph, Graph):
                     out[(node.name, k)] = v.graph
         return out
+
+    # -- references, parsed once -------------------------------------------
+    def input_sources(self, j: int) -> tuple[int, ...]:
+        """Where node j's data inputs come from, in order, as the columns hold them (every reference of the
+        graph parsed once, on first use): a node's position, len(nodes) + i for graph input i, -1 for an
+        absent input. Which output of it: `input_refs`."""
+        off = self._input_offsets
+        return tuple(self.columns.src[off[j]:off[j + 1]].tolist())
+
+    def input_refs(self, j: int) -> tuple[Ref | None, ...]:
+        """Node j's data inputs as Refs (None for an absent one), from the columns: parsed once per graph."""
+        cols, off = self.columns, self._input_offsets
+        lo, hi = off[j], off[j + 1]
+        names, n = cols.column("name"), len(self.nodes)
+        return tuple(None if s < 0 else Ref(names[s], k) if s < n else Ref(self.inputs[s - n].name, 0)
+                     for s, k in zip(cols.src[lo:hi].tolist(), cols.port[lo:hi].tolist()))
+
+    @functools.cached_property
+    def _input_offsets(self):
+        """Node j's references are columns.src[off[j]:off[j + 1]] (made from the columns' lens, once: an
+        int64 array, 8 bytes a node)."""
+        lens = self.columns.lens
+        off = np.zeros(len(lens) + 1, np.int64)
+        np.cumsum(lens, out=off[1:])
+        return off
+
+    @functools.cached_property
+    def output_refs(self) -> tuple[Ref, ...]:
+        """The graph's outputs as Refs, parsed once."""
+        return tuple(map(parse_ref, self.outputs))
+
+    def producer(self, ref: str) -> int | None:
+        """The position of the node whose output `ref` names (a reference given from outside a node: a
+        graph output, a user's); None for a graph input, an absent or an unknown reference. For a node's
+        own inputs read `input_sources` (parsed once). Reads the name index (made on first use: a caller
+        asks for many)."""
+        return self.index.get(parse_ref(ref).node) if ref else None
 
     def tensor_type(self, ref: str) -> TensorType:
         name, k = parse_ref(ref)

@@ -261,8 +261,11 @@ class Fold:
 
 
 def _columns(tree: ScopeTree) -> tuple:
+    """(names, ops, inputs, outputs, parsed): the node columns `signature` reads; `parsed[i]`, node i's
+    inputs as Refs, is filled on first use (a node is in the signature of each scope above it: its
+    references are parsed once, not once per scope)."""
     nodes = tree.graph_nodes
-    return tuple(nodes.column(f) for f in ("name", "op", "inputs", "outputs"))
+    return (*(nodes.column(f) for f in ("name", "op", "inputs", "outputs")), [None] * len(nodes))
 
 
 def signature(tree: ScopeTree, scope: Scope, clustering=None, columns: tuple | None = None) -> tuple:
@@ -270,7 +273,7 @@ def signature(tree: ScopeTree, scope: Scope, clustering=None, columns: tuple | N
     the block's, where each input comes from (a node of the block by local position, else outside), its output
     types, and its clustering decision (its cluster numbered within the block, or its reason code)."""
     members = tree.descendants(scope.path)
-    names, ops, inputs, outputs = columns or _columns(tree)
+    names, ops, inputs, outputs, parsed = columns or _columns(tree)
     local = {names[i]: k for k, i in enumerate(members)}
     cut_at = len(scope.path) + 1 if scope.path else 0
     cluster_of = getattr(clustering, "cluster_of", None)
@@ -278,10 +281,10 @@ def signature(tree: ScopeTree, scope: Scope, clustering=None, columns: tuple | N
     renumber: dict[int, int] = {}
     out = []
     for i in members:
-        wires = []
-        for ref in inputs[i]:
-            name, port = parse_ref(ref)
-            wires.append((local.get(name, -1), port))
+        refs = parsed[i]
+        if refs is None:
+            refs = parsed[i] = tuple(map(parse_ref, inputs[i]))
+        wires = [(local.get(name, -1), port) for name, port in refs]
         if cluster_of is None:
             decision = None
         elif cluster_of[i] >= 0:

@@ -5,6 +5,7 @@ Syntax errors raise XcvizError at `file:line:col` with a hint. The graph it retu
 from __future__ import annotations
 
 from . import Body, Graph, Node, TensorType, Value, canonical_dtype
+from .function import TFFunction
 from .containers import container_type
 from .text_lex import Tokens
 from .text_print import SHORT_DTYPES
@@ -112,6 +113,8 @@ class _Parser(Tokens):
                 return self.dense()
             if t == "body" and self.peek("<"):
                 return self.body()
+            if t == "function" and self.peek("<"):
+                return self.function()
             self.i -= 1
             raise self.error(f"unexpected word {t!r} in a value", hint='strings are quoted: "text"; constants are none, true, false, inf, nan')
         if t == "[":
@@ -211,6 +214,17 @@ class _Parser(Tokens):
         label = self.string(t)
         self.take(">", what="'>' closing body<...>")
         return Body(label)
+
+    def function(self) -> TFFunction:
+        """function<"NAME">: a TF library function by its name; its FunctionDef stays with the model file."""
+        self.take("<", what="'<' opening function<...>")
+        k, t, _ = self.toks[self.i]
+        if k != "str":
+            raise self.error("a function is written as its quoted name", hint='function<"while_body_12">')
+        self.i += 1
+        name = self.string(t)
+        self.take(">", what="'>' closing function<...>")
+        return TFFunction(name)
 
     # -- the graph --------------------------------------------------------------
     def graph(self) -> Graph:

@@ -22,6 +22,8 @@ from typing import Callable
 from . import DTYPE_SIZES, TensorType
 from .body import Body
 from .containers import container_text
+from .function import TFFunction
+from .types import FrozenDict, FrozenList
 
 BARE_NAME = re.compile(r"[A-Za-z0-9_./-]+")
 WORD = re.compile(r"[A-Za-z_][A-Za-z0-9_.]*")
@@ -118,7 +120,8 @@ def types_text(outputs, memo: dict) -> str:
 
 def value_text(v, what: str = "attribute") -> str:
     """An attribute value: none, true/false, ints, floats (repr: exact), strings, lists, (tuples,),
-    {key=value} mappings, and numpy arrays as dense<...>."""
+    {key=value} mappings, numpy arrays as dense<...>, control-flow bodies as body<"LABEL"> and TF library
+    functions as function<"NAME">."""
     if v is None:
         return "none"
     t = type(v)
@@ -128,15 +131,17 @@ def value_text(v, what: str = "attribute") -> str:
         return str(v)
     if t is float:
         return repr(v)  # 'inf', '-inf' and 'nan' read back as floats too
-    if t is str or isinstance(v, str):  # a str subclass (a TF function attribute) prints as its text
+    if t is str or isinstance(v, str):  # (a str subclass, numpy's str_: as its text)
         return quote(str(v))
     if t is Body:  # a control-flow body: its label (the graph it carries is the loader's)
         return f"body<{quote(v.label)}>"
-    if t is list:
+    if t is TFFunction:  # a TF library function: its name (the FunctionDef it carries is the loader's)
+        return f"function<{quote(v.name)}>"
+    if t is list or t is FrozenList:
         return "[" + ", ".join(value_text(x, what) for x in v) + "]"
     if t is tuple:
         return "(" + ", ".join(value_text(x, what) for x in v) + ("," if len(v) == 1 else "") + ")"
-    if t is dict:
+    if t is dict or t is FrozenDict:
         parts = []
         for k, x in v.items():
             if type(k) is not str:

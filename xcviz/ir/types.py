@@ -1,29 +1,133 @@
 """The IR's values: dtypes, tensor types, tensor references, graph inputs (Value) and nodes (Node), all read-only (FrozenDict: a read-only mapping)."""
 from __future__ import annotations
 
+import operator
 from dataclasses import dataclass, field
-from typing import Mapping
+from typing import Mapping, NamedTuple
 
 import msgspec
+import numpy as np
 
 from .symbolic import eval_dim
 
 
+def _refuse(self, *args, **kwargs):
+    raise TypeError("the IR is read-only: make a new node or graph (msgspec.structs.replace, ir.bind_dims, "
+                    "dataclasses.replace)")
+
+
 class FrozenDict(dict):
     """A read-only mapping (a node's attributes, a graph's dims and output names): a dict to every reader (JSON
-    encoders, `dict(...)`, `**`), refusing every change. A changed node or graph is a new one
+    encoders, `dict(...)`, `**`), refusing every change. Read-only all the way down: a list, dict or numpy
+    array it is given as a value is taken read-only (`frozen`). A changed node or graph is a new one
     (msgspec.structs.replace with `attrs={**node.attrs, k: v}`; ir.bind_dims, dataclasses.replace)."""
 
     __slots__ = ()
 
-    def _refuse(self, *args, **kwargs):
-        raise TypeError("the IR is read-only: make a new node or graph (msgspec.structs.replace, ir.bind_dims, "
-                        "dataclasses.replace)")
+    def __init__(self, *args, **kwargs) -> None:
+        dict.__init__(self, *args, **kwargs)
+        changed = [(k, frozen(v)) for k, v in dict.items(self) if type(v) not in _FROZEN]
+        for k, v in changed:
+            dict.__setitem__(self, k, v)
 
+    _refuse = _refuse
     __setitem__ = __delitem__ = __ior__ = update = pop = popitem = clear = setdefault = _refuse  # type: ignore
 
     def __reduce__(self):
         return FrozenDict, (dict(self),)
+
+
+class FrozenList(list):
+    """A read-only list (an attribute's list value: pads, perm, axes): a list to every reader (equality with
+    lists, JSON, `isinstance(v, list)`, the text IR's `[...]`), refusing every change; its items are taken
+    read-only as FrozenDict's values are. A list, not a tuple: the text IR writes tuples as `(...)`."""
+
+    __slots__ = ()
+
+    def __init__(self, items=()) -> None:
+        list.__init__(self, map(frozen, items))
+
+    _refuse = _refuse
+    __setitem__ = __delitem__ = __iadd__ = __imul__ = append = extend = insert = pop = remove = clear = sort = \
+        reverse = _refuse  # type: ignore
+
+    def __reduce__(self):
+        return FrozenList, (list(self),)
+
+
+# values that are read-only as they are (a FrozenList or FrozenDict is read-only all the way down)
+_FROZEN = frozenset({str, int, float, bool, type(None), bytes, complex, FrozenList, FrozenDict})
+
+
+def frozen(value):
+    """The value read-only all the way down: a list as a FrozenList, a dict as a FrozenDict, a tuple's items
+    frozen, a writable numpy array as a read-only view of it (the caller's array stays theirs, writable);
+    anything else (numbers, strings, IR values such as ir.body.Body) as it is. Lists and dicts are copied,
+    never changed; nesting of any depth is walked without recursion (a hostile file's 1000 levels)."""
+    t = type(value)
+    if t in _FROZEN:
+        return value
+    if t is list and all(type(x) in _FROZEN for x in value):  # (the common case: pads, perm, axes)
+        flat = list.__new__(FrozenList)
+        list.__init__(flat, value)
+        return flat
+    if t in _CONTAINERS:
+        return _frozen_tree(value)
+    if isinstance(value, np.ndarray):
+        return value if not value.flags.writeable else _read_only_view(value)
+    return value
+
+
+_CONTAINERS = frozenset({list, dict, tuple})
+
+
+def _frozen_tree(root):
+    """frozen() of a list, dict or tuple, depth first with a stack (not recursion): each container made
+    read-only once the ones it holds are. A container held twice is frozen once (and shared); one that
+    holds itself is refused."""
+    done: dict[int, object] = {}
+    path: set[int] = set()  # the containers being frozen: the one on top of the stack and those holding it
+    stack = [(root, False)]
+    while stack:
+        c, ready = stack.pop()
+        key = id(c)
+        if key in done:
+            continue
+        items = c.values() if type(c) is dict else c
+        if not ready:
+            if key in path:
+                raise ValueError("an attribute value holds itself")
+            path.add(key)
+            stack.append((c, True))
+            stack.extend((x, False) for x in items if type(x) in _CONTAINERS and id(x) not in done)
+            continue
+        vals = [done[id(x)] if type(x) in _CONTAINERS else frozen(x) for x in items]
+        t = type(c)
+        if t is dict:
+            new = dict.__new__(FrozenDict)
+            dict.__init__(new, zip(c, vals))
+        elif t is list:
+            new = list.__new__(FrozenList)
+            list.__init__(new, vals)
+        else:
+            new = c if all(map(operator.is_, vals, c)) else tuple(vals)
+        done[key] = new
+        path.discard(key)
+    return done[id(root)]
+
+
+def _read_only_view(a: np.ndarray) -> np.ndarray:
+    """A read-only view of the array's data. Through a read-only memoryview where the buffer protocol allows
+    (a C-contiguous ndarray of a buffer dtype): then not even `flags.writeable = True` makes it writable;
+    else (bfloat16, object, strided) a view flagged read-only, which every ordinary write refuses."""
+    if type(a) is np.ndarray and a.flags.c_contiguous and not a.dtype.hasobject:
+        try:
+            return np.frombuffer(memoryview(a).toreadonly().cast("B"), a.dtype).reshape(a.shape)
+        except (ValueError, TypeError, BufferError):  # (a dtype the buffer protocol cannot name)
+            pass
+    view = a.view()
+    view.flags.writeable = False
+    return view
 
 
 NO_ATTRS = FrozenDict()  # the one empty attribute mapping every node without attributes shares
@@ -96,14 +200,29 @@ class TensorType:
         return f"{dt}[{','.join(str(d) for d in self.shape)}]"
 
 
-def parse_ref(ref: str) -> tuple[str, int]:
-    """'node' -> ('node', 0); 'node:2' -> ('node', 2). Names may contain ':' if not followed by digits."""
+class Ref(NamedTuple):
+    """A tensor reference, parsed: output `index` of node `node` (a graph input: its name, output 0). A node's
+    `inputs` keep the text (the serialized form, as ONNX's do); the graph parses them once (Graph.input_refs,
+    Graph.output_refs, Graph.input_sources) and `parse_ref` is the one parser."""
+
+    node: str
+    index: int = 0
+
+    def __str__(self) -> str:
+        return format_ref(self.node, self.index)
+
+
+def parse_ref(ref: str) -> Ref:
+    """'node' -> Ref('node', 0); 'node:2' -> Ref('node', 2). Names may contain ':' if not followed by digits."""
     if ":" not in ref:  # the common case, and the hot one on big graphs
-        return ref, 0
+        return _new_ref(Ref, (ref, 0))
     head, sep, tail = ref.rpartition(":")
     if sep and head and tail.isdigit():
-        return head, int(tail)
-    return ref, 0
+        return _new_ref(Ref, (head, int(tail)))
+    return _new_ref(Ref, (ref, 0))
+
+
+_new_ref = tuple.__new__  # (Ref's own __new__ is Python code: tuple's, in C, makes the same Ref)
 
 
 def format_ref(name: str, index: int) -> str:
@@ -136,7 +255,7 @@ class Node(msgspec.Struct, frozen=True, gc=False):
     op_type: str                 # the op name as written in the source file
     inputs: tuple[str, ...] = ()  # tensor refs: "node", "node:k", or a graph input name
     control_inputs: tuple[str, ...] = ()
-    attrs: FrozenDict = NO_ATTRS  # read-only (a dict given is taken as a FrozenDict)
+    attrs: FrozenDict = NO_ATTRS  # read-only all the way down (a dict given is taken as a FrozenDict: ir.types.frozen)
     device: str | None = None
     compile: bool | None = None
     scope: str | None = None

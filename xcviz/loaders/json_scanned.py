@@ -18,7 +18,7 @@ import numpy as np
 from msgspec import UNSET
 
 from ..errors import XcvizError
-from ..ir import Graph
+from ..ir import FrozenDict, Graph
 from ..passes.columns import Gathered, attr_codes
 from ..ir.nodes import NodeRefs, Nodes, RefColumn
 from .json_types import DECODER, DTYPES, NO_ATTRS, check_attrs, declared_from_codes, nested_where
@@ -186,7 +186,8 @@ def _shared(spans: list, dec) -> list:
     and their decode); one holding a list or mapping is decoded per node (nothing mutable is shared)."""
     at = dict.fromkeys(spans)
     uniq = list(at)
-    at.update(zip(uniq, dec.decode(b"[" + b",".join(uniq) + b"]")))
+    # (read-only, as a node's view holds them: the views share each spelling's one FrozenDict, not a copy each)
+    at.update(zip(uniq, map(FrozenDict, dec.decode(b"[" + b",".join(uniq) + b"]"))))
     vals = list(map(at.__getitem__, spans))
     own = [j for j, v in enumerate(vals) if not plain_attrs(v)] if not all(map(plain_attrs, at.values())) else []
     if own:

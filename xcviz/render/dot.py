@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import re
 
-from ..ir import Graph, parse_ref
+from ..ir import Graph
 from .collapse import draw_collapsed
 from .dot_parts import (FALLBACK_FILL, IO_FILL, QUIET, add_inputs_outputs, draw_node, edge_text, penwidth,
                         html_title, tensor_source, text, text_width, tint)
@@ -53,7 +53,7 @@ def cluster_title(sub, graph: Graph, grp, prefix: str, k: int, params: StoredPar
         node = graph.nodes[i]
         if params.hidden_node(i):
             continue
-        fed = any(graph.index.get(parse_ref(r)[0]) in members for r in node.inputs
+        fed = any(s in members for r, s in zip(node.inputs, graph.input_sources(i))
                   if r and r not in inputs and not is_stored(graph, r, params, inputs))
         if not fed:
             sub.edge(node_id, f"{prefix}n{i}", style="invis", tooltip=text(grp.label), **{"class": "xc_title_edge"})

@@ -6,7 +6,7 @@ from __future__ import annotations
 import math
 import re
 
-from ..ir import Graph, TensorType, parse_ref
+from ..ir import Graph, TensorType
 from .params import StoredParams
 from .tables import FALLBACK
 from .units import fmt_bytes
@@ -146,7 +146,7 @@ def tensor_source(graph: Graph, ref: str, inputs: dict[str, int]) -> tuple[int, 
     """(kind, position): kind 0 = graph input, 1 = node."""
     if ref in inputs:
         return 0, inputs[ref]
-    return 1, graph.index[parse_ref(ref)[0]]
+    return 1, graph.producer(ref)
 
 
 def draw_node(sub, graph: Graph, view: View, i: int, prefix: str = "", folded: list[str] | None = None) -> None:

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from ..ir import Graph, Value, parse_ref
+from ..ir import Graph, Value
 from ..ir.scopes import SEP, Fold, ScopeTree, cut, fold_index, parent_of
 from .dot_parts import QUIET, draw_node, edge_text, penwidth, text
 from .params import StoredParams, is_stored
@@ -211,7 +211,7 @@ def _common(paths: list[str], under: str) -> str:
 
 def _edges(g, graph: Graph, view: View, sc: ScopeCut, ids: dict[str, str], params: StoredParams) -> None:
     inputs = {v.name: k for k, v in enumerate(graph.inputs)}
-    index = graph.index
+    n = len(graph.nodes)
 
     def end(i: int) -> tuple[str, int]:
         if not sc.inside[i]:
@@ -224,14 +224,13 @@ def _edges(g, graph: Graph, view: View, sc: ScopeCut, ids: dict[str, str], param
         if not sc.inside[j] or params.hidden_node(j) or sc.box[j] == "":
             continue
         dst, dk = end(j)
-        for ref in node.inputs:
+        for ref, pos in zip(node.inputs, graph.input_sources(j)):
             if not ref or (params.mode != "show" and is_stored(graph, ref, params, inputs)):
                 continue
             if ref in inputs:
                 src, sk = "inputs", -1
             else:
-                pos = index.get(parse_ref(ref)[0])
-                if pos is None:
+                if not 0 <= pos < n:
                     continue
                 if sc.box[pos] == "":
                     continue
@@ -241,8 +240,8 @@ def _edges(g, graph: Graph, view: View, sc: ScopeCut, ids: dict[str, str], param
             entry = data.setdefault((src, dst), [{}, False])
             entry[0][ref] = None
             entry[1] |= sk != dk and (sk >= 0 or dk >= 0)
-    for k, ref in enumerate(graph.outputs):
-        pos = index.get(parse_ref(ref)[0])
+    for ref, parsed in zip(graph.outputs, graph.output_refs):
+        pos = graph.position(parsed.node)
         if pos is not None and sc.inside[pos] and sc.box[pos] != "":
             src, _ = end(pos)
             data.setdefault((src, "outputs"), [{}, False])[0][ref] = None
@@ -277,13 +276,11 @@ def restrict(graph: Graph, view: View, nodes: tuple[int, ...], params: frozenset
     """The part of the picture made of `nodes` (in model order), with the parameter nodes (`params`: constants,
     variables) that feed them: what they read from elsewhere becomes inputs of its own (weights stay weights),
     the clusters keep their ids and colours, cut to these nodes."""
-    index = graph.index
     keep = set(nodes)
     todo = list(nodes)
     while todo and params:
-        for ref in graph.nodes[todo.pop()].inputs:
-            k = index.get(parse_ref(ref)[0]) if ref else None
-            if k is not None and k in params and k not in keep:
+        for k in graph.input_sources(todo.pop()):
+            if k in params and k not in keep:
                 keep.add(k)
                 todo.append(k)
     nodes = tuple(sorted(keep))
@@ -291,8 +288,8 @@ def restrict(graph: Graph, view: View, nodes: tuple[int, ...], params: frozenset
     given = {v.name: v for v in graph.inputs}
     inputs: dict[str, Value] = {}
     for i in nodes:
-        for ref in graph.nodes[i].inputs:
-            if not ref or parse_ref(ref)[0] in names or ref in inputs:
+        for ref, parsed in zip(graph.nodes[i].inputs, graph.input_refs(i)):
+            if not ref or parsed.node in names or ref in inputs:
                 continue
             inputs[ref] = given.get(ref) or Value(ref, graph.tensor_type(ref))
     sub_nodes = [graph.nodes[i] for i in nodes]
@@ -301,8 +298,8 @@ def restrict(graph: Graph, view: View, nodes: tuple[int, ...], params: frozenset
 
         sub_nodes = [msgspec.structs.replace(n, control_inputs=tuple(c for c in n.control_inputs if c in names))
                      if any(c not in names for c in n.control_inputs) else n for n in sub_nodes]
-    outputs = [r for r in graph.outputs if parse_ref(r)[0] in names]
-    used_outside = {parse_ref(r)[0] for j, nd in enumerate(graph.nodes) if j not in keep for r in nd.inputs if r}
+    outputs = [r for r, parsed in zip(graph.outputs, graph.output_refs) if parsed.node in names]
+    used_outside = {r.node for j in range(len(graph.nodes)) if j not in keep for r in graph.input_refs(j) if r}
     outputs += [nd.name for nd in sub_nodes if nd.name in used_outside and nd.name not in outputs]
     sub = Graph(graph.name, tuple(inputs.values()), sub_nodes, tuple(outputs), graph.source, graph.dims)
     new_of = {i: k for k, i in enumerate(nodes)}

@@ -11,7 +11,6 @@ import json
 import os
 
 from ..fileio import write_atomic
-from ..ir import parse_ref
 from .model_explorer_ids import me_node_ids
 from .names import file_stem
 from .params import is_stored, stored_params
@@ -41,10 +40,9 @@ def activation_boundary_bytes(graph, clustering) -> dict[int, int]:
     inputs = {v.name: k for k, v in enumerate(graph.inputs)}
     sent: dict[int, dict[str, int]] = {}
     for j, node in enumerate(graph.nodes):
-        for ref in node.inputs:
+        for ref, p in zip(node.inputs, graph.input_sources(j)):
             if not ref or ref in inputs or is_stored(graph, ref, params, inputs):
                 continue
-            p = graph.index[parse_ref(ref)[0]]
             a, b = clustering.cluster_of[p], clustering.cluster_of[j]
             if a != b and (a >= 0 or b >= 0):
                 sent.setdefault(p, {})[ref] = graph.tensor_type(ref).bind(graph.dims).nbytes() or 0

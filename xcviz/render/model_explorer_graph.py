@@ -6,7 +6,6 @@ overlay labelled with shape and bytes. Node ids are xcviz's node names, so the n
 model_explorer.py apply to this file unchanged."""
 from __future__ import annotations
 
-from ..ir import parse_ref
 from .dot_parts import FALLBACK_FILL
 from .params import is_stored, param_line, param_value, stored_params
 from .tables import BOUNDARY, FALLBACK, cluster_color
@@ -24,12 +23,11 @@ def graph_json(analysis) -> dict:
     dims = graph.dims
     nodes, boundary = [], []
 
-    def source(ref: str) -> tuple[str, str, int]:
-        """(node id, output id, cluster) of the tensor `ref`."""
+    def source(ref: str, parsed) -> tuple[str, str, int]:
+        """(node id, output id, cluster) of the tensor `ref` (parsed: its ir.Ref)."""
         if ref in inputs:
             return f"input:{ref}", "0", -1
-        name, out = parse_ref(ref)
-        return name, str(out), clustering.cluster_of[graph.index[name]]
+        return parsed.node, str(parsed.index), clustering.cluster_of[graph.position(parsed.node)]
 
     for k, v in enumerate(graph.inputs):
         if k not in params.inputs:
@@ -44,13 +42,13 @@ def graph_json(analysis) -> dict:
         else:
             attrs += [_kv("fallback", clustering.code[j] or "fallback"), _kv("reason", clustering.reason[j] or "")]
         edges = []
-        for pos, ref in enumerate(node.inputs):
+        for pos, (ref, parsed) in enumerate(zip(node.inputs, graph.input_refs(j))):
             if not ref:
                 continue
             if is_stored(graph, ref, params, inputs) and ref in inputs:
                 attrs.append(_kv(f"param {pos}", param_line(ref, graph.tensor_type(ref).bind(dims), param_value(graph, ref, inputs))))
                 continue
-            src, out, sk = source(ref)
+            src, out, sk = source(ref, parsed)
             edges.append({"sourceNodeId": src, "sourceNodeOutputId": out, "targetNodeInputId": str(pos)})
             if sk != k and (sk >= 0 or k >= 0):
                 t = graph.tensor_type(ref).bind(dims)
@@ -66,8 +64,8 @@ def graph_json(analysis) -> dict:
         if k < 0:
             entry["style"] = {"backgroundColor": FALLBACK_FILL, "borderColor": FALLBACK, "hoveredBorderColor": FALLBACK}
         nodes.append(entry)
-    for o, ref in enumerate(graph.outputs):
-        src, out, sk = source(ref)
+    for o, (ref, parsed) in enumerate(zip(graph.outputs, graph.output_refs)):
+        src, out, sk = source(ref, parsed)
         if sk >= 0:   # leaving a cluster for the caller crosses a boundary too (the stats count it)
             t = graph.tensor_type(ref).bind(dims)
             boundary.append({"sourceNodeId": src, "targetNodeId": f"output:{o}", "label": f"{t} · {fmt_bytes(t.nbytes())}"})

@@ -12,7 +12,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from ..cost.params import stored_parameters
-from ..ir import Graph, parse_ref
+from ..ir import Graph
 from ..ops import REGISTRY
 from ..ops.registry import VARIABLE
 
@@ -59,13 +59,11 @@ def variable_nodes(graph: Graph) -> frozenset[int]:
     col = graph.nodes.column("op")
     if not any(op in ops for op in col):   # (one pass over the ops; most graphs have none)
         return frozenset()
-    index = graph.index
-    inputs = graph.nodes.column("inputs")
     found: set[int] = set()
     for j, op in enumerate(col):  # nodes come in topological order: a handle before its reads
         if op in ops:
-            srcs = [index.get(parse_ref(r)[0]) for r in inputs[j] if r]
-            if all(k is not None and k in found for k in srcs):
+            srcs = [s for s in graph.input_sources(j) if s >= 0]
+            if all(k in found for k in srcs):
                 found.add(j)
     return frozenset(found)
 
@@ -76,7 +74,7 @@ def is_stored(graph: Graph, ref: str, params: StoredParams, inputs: dict[str, in
         return False
     if ref in inputs:
         return inputs[ref] in params.inputs
-    j = graph.index.get(parse_ref(ref)[0])
+    j = graph.producer(ref)
     return j is not None and j in params.nodes
 
 
@@ -125,7 +123,7 @@ def param_value(graph: Graph, ref: str, inputs: dict[str, int]):
     """The known value of parameter `ref`: a graph input's data or a const node's `value` attribute."""
     if ref in inputs:
         return graph.inputs[inputs[ref]].data
-    j = graph.index.get(parse_ref(ref)[0])
+    j = graph.producer(ref)
     return graph.nodes[j].attrs.get("value") if j is not None else None
 
 
@@ -150,8 +148,8 @@ def _shown_name(graph: Graph, ref: str, inputs: dict[str, int]) -> str:
     """The name a parameter is shown by: a variable read's variable (`conv/kernel`, not `.../ReadVariableOp`)."""
     if ref in inputs or not VARIABLE_OPS:
         return ref
-    j = graph.index.get(parse_ref(ref)[0])
+    j = graph.producer(ref)
     node = graph.nodes[j] if j is not None else None
     if node is not None and node.op in VARIABLE_OPS and node.inputs and node.inputs[0]:
-        return parse_ref(node.inputs[0])[0]
+        return graph.input_refs(j)[0].node
     return ref

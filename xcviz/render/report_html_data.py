@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from ..clustering import Clustering
 from ..cost import Stats
-from ..ir import Graph, parse_ref
+from ..ir import Graph
 from .tables import BOUNDARY, CLUSTER_COLORS, FALLBACK, cluster_color
 from .units import fmt_bytes, fmt_pct, fmt_speedup
 
@@ -207,7 +207,7 @@ def drawn_expanded(graph: Graph, clustering: Clustering, records: list[dict]):
                 src = f"{src}_{dst}"
                 copies.append((src, label[inputs[ref]], "box"))
         else:
-            p = graph.index[parse_ref(ref)[0]]
+            p = graph.producer(ref)
             src, src_group = f"n{p}", group[p]
         t = graph.tensor_type(ref).bind(dims)
         kind = "b" if src_group != dst_group and (src_group >= 0 or dst_group >= 0) else "i" if src_group >= 0 else "p"

@@ -15,7 +15,7 @@ import msgspec
 import numpy as np
 
 from ..errors import XcvizError
-from ..ir import Graph, format_ref, parse_ref, topo_order
+from ..ir import Graph, format_ref, topo_order
 from .identity import Same
 from .inputs import bind_inputs
 from .jit import CompileCache, Compiled, baked_entries, cluster_specs
@@ -49,10 +49,10 @@ def units(graph: Graph, cluster_of: list[int], n_clusters: int) -> list[tuple[st
     present = sorted(set(unit_of))
     pos = {u: p for p, u in enumerate(present)}
     preds: list[set[int]] = [set() for _ in present]
-    idx = graph.index
+    idx, n = graph.index, len(graph.nodes)
     for j, node in enumerate(graph.nodes):
-        for ref in (*node.inputs, *node.control_inputs):
-            i = idx.get(parse_ref(ref)[0]) if ref else None
+        srcs = [s for s in graph.input_sources(j) if 0 <= s < n]  # (the data inputs' producers, parsed once)
+        for i in (*srcs, *map(idx.get, node.control_inputs)):
             if i is not None and unit_of[i] != unit_of[j]:
                 preds[pos[unit_of[j]]].add(pos[unit_of[i]])
     order = topo_order(len(present), [sorted(p) for p in preds])
@@ -337,7 +337,7 @@ def _run_frames(graph: Graph, feeds: dict, plan: Plan, cache, lazy: bool, keep_a
         _run_cluster(graph, plan, u, local, cache, lazy)
         return {r: local[r] for r in spec.exits}
 
-    outputs = frozenset(graph.outputs) | {format_ref(*parse_ref(r)) for r in graph.outputs}
+    outputs = frozenset(graph.outputs) | {str(r) for r in graph.output_refs}
     return run_frames(sched, feeds, run_unit, keep=None if keep_all else outputs)
 
 

@@ -32,8 +32,8 @@ def cluster_spec(graph: Graph, members: list[int]) -> ClusterSpec:
     inside = {graph.nodes[i].name for i in members}
     entries: list[str] = []
     for i in members:
-        for ref in graph.nodes[i].inputs:
-            if ref and parse_ref(ref)[0] not in inside and ref not in entries:
+        for ref, parsed in zip(graph.nodes[i].inputs, graph.input_refs(i)):
+            if ref and parsed.node not in inside and ref not in entries:
                 entries.append(ref)
     member_set = set(members)
     used_outside = set(graph.outputs)
@@ -55,16 +55,16 @@ def cluster_specs(graph: Graph, clusters: list[list[int]]) -> list[ClusterSpec]:
     entries: list[list[str]] = [[] for _ in clusters]
     seen: list[set[str]] = [set() for _ in clusters]
     exported: list[set[str]] = [set() for _ in clusters]
-    for r in graph.outputs:
-        k = owner.get(idx.get(parse_ref(r)[0], -1))
+    for r, parsed in zip(graph.outputs, graph.output_refs):
+        k = owner.get(idx.get(parsed.node, -1))
         if k is not None:
             exported[k].add(r)
     for j, node in enumerate(graph.nodes):
         kj = owner.get(j)
-        for ref in node.inputs:
+        for ref, src in zip(node.inputs, graph.input_sources(j)):
             if not ref:
                 continue
-            ki = owner.get(idx.get(parse_ref(ref)[0], -1))
+            ki = owner.get(src)
             if ki is not None and ki != kj:
                 exported[ki].add(ref)
             if kj is not None and ki != kj and ref not in seen[kj]:
@@ -105,7 +105,7 @@ def baked_entries(graph: Graph, spec: ClusterSpec) -> set[str]:
         if ref in entries:
             baked.add(ref)
             continue
-        i = local.get(parse_ref(ref)[0])
+        i = local.get(parse_ref(ref).node)
         if i is None or graph.nodes[i].op in _SHAPE_ONLY:
             continue
         todo.extend(r for r in graph.nodes[i].inputs if r)
@@ -156,7 +156,7 @@ def _body_const_inputs(sub) -> frozenset[str]:
         if ref in names:
             found.add(ref)
             continue
-        i = g.index.get(parse_ref(ref)[0])
+        i = g.index.get(parse_ref(ref).node)
         if i is not None and g.nodes[i].op not in _SHAPE_ONLY:
             todo.extend(r for r in g.nodes[i].inputs if r)
     if len(_BODY_CONSTS) > 256:
@@ -192,20 +192,19 @@ def structural_key(graph: Graph, spec: ClusterSpec, values: dict, baked: set[str
     for i in spec.members:
         n = graph.nodes[i]
         wires = []
-        for r in n.inputs:
+        for r, parsed in zip(n.inputs, graph.input_refs(i)):
             if not r:
                 wires.append(None)
             elif r in entry_pos:
                 wires.append(("in", entry_pos[r]))
             else:
-                name, k = parse_ref(r)
-                wires.append(("node", local[name], k))
+                wires.append(("node", local[parsed.node], parsed.index))
         attrs = tuple(sorted((k, _hash(np.asarray(v)) if isinstance(v, np.ndarray) else repr(v))
                              for k, v in n.attrs.items()))
         parts.append((n.op, n.op_type, attrs, tuple(wires), len(n.outputs)))
     sig = tuple((tuple(np.shape(values[r])), str(np.asarray(values[r]).dtype) if r in baked else str(values[r].dtype),
                  _hash(np.asarray(values[r])) if r in baked else None) for r in spec.entries)
-    exits = tuple((local[parse_ref(r)[0]], parse_ref(r)[1]) for r in spec.exits)
+    exits = tuple((local[r.node], r.index) for r in map(parse_ref, spec.exits))
     return tuple(parts), sig, exits
 
 

@@ -208,7 +208,7 @@ def resident(graph, spec, values: dict) -> dict:
                 memo[name] = name in inputs and inputs[name].is_param
                 continue
             node = nodes[index[name]]
-            preds = [parse_ref(r)[0] for r in node.inputs if r]
+            preds = [r.node for r in graph.input_refs(index[name]) if r]
             todo = [p for p in preds if p not in memo]
             if todo:
                 stack.extend(todo)

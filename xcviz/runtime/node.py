@@ -89,7 +89,7 @@ def run_subgraph(sub, feeds: dict, use_jax: bool = False) -> list:
 
 
 def run_function(fn, args: list, use_jax: bool = False) -> list:
-    """Run a TF library function (ops.tf.functional.TFFunction) on its arguments; its results in signature
+    """Run a TF library function (ir.TFFunction) on its arguments; its results in signature
     order. With use_jax the values may be tracers and each node runs its JAX lowering (concrete ones fold)."""
     from .tf_functions import function_graph
 
@@ -97,7 +97,7 @@ def run_function(fn, args: list, use_jax: bool = False) -> list:
     if len(args) != len(g.inputs):
         from ..ops.arrays import Unsupported
 
-        raise Unsupported(f"function {str(fn)!r} takes {len(g.inputs)} arguments, the call gives {len(args)}")
+        raise Unsupported(f"function {fn.name!r} takes {len(g.inputs)} arguments, the call gives {len(args)}")
     env: dict = {v.name: a for v, a in zip(g.inputs, args)}
     return run_graph_nodes(g, env, use_jax)
 

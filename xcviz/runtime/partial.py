@@ -7,7 +7,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from ..errors import XcvizError
-from ..ir import Graph, format_ref, parse_ref
+from ..ir import Graph, format_ref
 from .missing import cannot_execute, missing_text, preflight  # noqa: F401  (re-exported for callers)
 from ..ops.values import as_value
 from .node import eval_node
@@ -32,15 +32,15 @@ def execute_tolerant(graph: Graph, feeds: dict, clustering=None) -> PartialRun:
         return _tolerant_frames(graph, feeds, clustering)
     env: dict = dict(feeds)
     failed: dict[str, str] = {}
-    for node in graph.nodes:
+    for j, node in enumerate(graph.nodes):
         if node.op == "placeholder":
             if node.name in feeds:
                 env[node.name] = feeds[node.name]
             continue
-        absent = [r for r in node.inputs if r and r not in env]
+        absent = [k for k, r in enumerate(node.inputs) if r and r not in env]
         if absent:
-            up = parse_ref(absent[0])[0]
-            failed[node.name] = failed.get(up, f"input {absent[0]!r} is missing")
+            up = graph.input_refs(j)[absent[0]].node
+            failed[node.name] = failed.get(up, f"input {node.inputs[absent[0]]!r} is missing")
             continue
         try:
             outs = eval_node(node, [env[r] if r else None for r in node.inputs])

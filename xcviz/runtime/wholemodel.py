@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from ..cost.params import VOLATILE_OPS
-from ..ir import Graph, format_ref, parse_ref
+from ..ir import Graph, format_ref
 from ..ops.values import Seq
 from .jit import baked_entries, cluster_specs
 from .measure import interleaved, median_ms
@@ -69,7 +69,8 @@ def native_program(graph: Graph, rt: NativeRuntime, env: dict, folded: frozenset
     `folded` (of the clusters that fold to constants) are left out: their values are fed, as constants."""
     members = [i for i, n in enumerate(graph.nodes) if n.op != "placeholder" and i not in folded]
     spec = cluster_specs(graph, [members])[0]
-    given = {r for r in graph.outputs if graph.position(parse_ref(r)[0]) in folded} if folded else set()
+    given = {r for r, parsed in zip(graph.outputs, graph.output_refs) if graph.position(parsed.node) in folded} \
+        if folded else set()
     exits = [r for r in graph.outputs if r not in given]
     fn, name, why = prepare_or_numpy(rt, graph, members, spec.entries, exits, env)
     if given:   # outputs of a folded cluster: fed (the caller gives every folded value), not computed

@@ -147,7 +147,7 @@ def inline(node_def, fdef, inputs: list[str], new_node) -> tuple[list, list[str]
 
 def function_graph(fdef, library: dict, source: str):
     """A FunctionDef as a finalized Graph: its arguments are the graph inputs (in signature order), its
-    results the outputs; function-valued attributes inside it carry the library (ops.tf.functional.TFFunction)."""
+    results the outputs; function-valued attributes inside it carry the library (ir.TFFunction)."""
     from ...passes.prepare import prepare
     from .attrs import dtype_name
     from .graphdef import nodes_to_graph
@@ -180,18 +180,19 @@ def function_graph(fdef, library: dict, source: str):
 
 
 def wrap_functions(graph, library: dict):
-    """The graph with function-valued attributes (body, cond, then/else branches, f) as TFFunctions that
-    carry the library."""
-    from ...ops.tf.functional import TFFunction
+    """The graph with function-valued attributes (body, cond, then/else branches, f), which the GraphDef reader
+    gives as names, as ir.TFFunction values that carry the library (one FrozenDict they share)."""
+    from ...ir import FrozenDict, TFFunction
 
+    shared = FrozenDict(library)
     nodes = []
     for node in graph.nodes:
         new = {}
         for k in FUNC_ATTRS:
             v = node.attrs.get(k)
-            if isinstance(v, str) and v in library and not isinstance(v, TFFunction):
-                new[k] = TFFunction(v, library[v], library)
-            elif isinstance(v, list) and v and all(isinstance(f, str) and f in library for f in v):
-                new[k] = [f if isinstance(f, TFFunction) else TFFunction(f, library[f], library) for f in v]
+            if type(v) is str and v in library:
+                new[k] = TFFunction(v, library[v], shared)
+            elif isinstance(v, list) and v and all(type(f) is str and f in library for f in v):
+                new[k] = [TFFunction(f, library[f], shared) for f in v]
         nodes.append(msgspec.structs.replace(node, attrs={**node.attrs, **new}) if new else node)
     return replace(graph, nodes=nodes)

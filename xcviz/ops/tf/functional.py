@@ -1,8 +1,8 @@
 """TensorFlow's functional control flow and calls (`While`, `StatelessWhile`, `If`, `StatelessIf`, `Case`,
 `StatelessCase`, `PartitionedCall`, `StatefulPartitionedCall`): their bodies are functions of the GraphDef's library, run natively and traced.
 
-A body attribute is a `TFFunction`: the function's name (a string, so printing, JSON and interning read it as
-the name) that also carries the FunctionDef and the library it may call into. Running one needs the loader
+A body attribute is an ir.TFFunction: a typed IR value naming the function, carrying its FunctionDef and the
+library it may call into (the text IR writes it `function<"NAME">`). Running one needs the loader
 and the executor, layers above this one: the runtime passes its runner down in the op's attributes (`call`). Under JAX a
 While whose condition is concrete at every step (Keras RNNs: a counter against a static length) is unrolled,
 so TensorLists stay Python structures; otherwise it is a lax.while_loop over array carries. An If on a
@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from ...ir.function import TFFunction
 from ..arrays import Unsupported
 from ..control_body import BODY_RUNNER
 from ..registry import CONTROL_FLOW, FUNCTIONAL, Entries
@@ -22,21 +23,6 @@ OPS = Entries()  # this family's entries, in order (xcviz.ops.build_registry put
 op = OPS.op
 
 
-class TFFunction(str):
-    """A library function named by a node attribute: reads as its name; `.fdef` its FunctionDef, `.library`
-    {name: FunctionDef} of the GraphDef it came from (for the calls inside it), `.graph` the function as a
-    Graph once the runtime first runs it (runtime.tf_functions: clustering reads only its op list)."""
-
-    fdef: object
-    library: dict
-    graph: object
-
-    def __new__(cls, name: str, fdef, library: dict):
-        s = super().__new__(cls, name)
-        s.fdef, s.library, s.graph = fdef, library, None
-        return s
-
-
 MAX_UNROLL = 10_000  # iterations a traced While may unroll (a Keras RNN: one per time step)
 MAX_ITERATIONS = 10_000_000
 
@@ -44,7 +30,7 @@ MAX_ITERATIONS = 10_000_000
 def call(a, fn, args: list, use_jax: bool = False) -> list:
     """Run library function `fn` with the runtime's runner, which the op finds in its attributes `a`
     (ops.control_body.BODY_RUNNER: nothing is installed at import)."""
-    if not isinstance(fn, TFFunction):
+    if not isinstance(fn, TFFunction) or not fn.kept:
         raise Unsupported(f"function {fn!r} is not in the graph's library (load the GraphDef with its library)")
     r = a.get(BODY_RUNNER)
     if r is None:
