@@ -121,5 +121,13 @@ def slice_(ctx: Ctx) -> list[TensorType] | None:
     return [TensorType(tuple(out), ctx.dtype(0))]
 
 
+def fill(ctx: Ctx) -> list[TensorType] | None:
+    """TF Fill(dims, value): ConstantOfShape with the value input's dtype."""
+    out = constant_of_shape(ctx)
+    return None if out is None else [TensorType(out[0].shape, ctx.dtype(1))]
+
+
 RULES = {"reshape": reshape, "expand": expand, "tile": tile, "constant_of_shape": constant_of_shape,
-         "range": range_, "slice": slice_}
+         "range": range_, "slice": slice_,
+         # TF's ops (ops/tf) whose signatures are these (tf.Reshape's 0 is a size: its allowzero default is 1)
+         "tf.Reshape": reshape, "tf.BroadcastTo": expand, "tf.Tile": tile, "tf.Fill": fill, "tf.Range": range_}

@@ -64,10 +64,12 @@ def from_sym(v) -> np.ndarray | None:
 
 
 def type_value(op: str, attrs: dict, t: TensorType) -> np.ndarray | None:
-    """Shape (with its start/end), Size and Rank of a tensor of type t, as far as the type tells."""
+    """Shape (with its start/end), Size and Rank of a tensor of type t, as far as the type tells (TF's
+    tf.Shape/tf.Size/tf.Rank the same). An unnamed `?` dim is a name here too (ir.symbolic.ANONYMOUS)."""
     if t.shape is None:
         return None
     dims = list(t.shape)
+    op = op.removeprefix("tf.").lower()
     if op == "shape":
         dims = dims[slice(attrs.get("start"), attrs.get("end"))]
         return from_sym(np.array([Sym.of(d) for d in dims] + [None], object)[:-1]) if dims else np.zeros(0, np.int64)
@@ -124,6 +126,12 @@ def _sym_div(x: Sym, y: Sym):
     return x.exact_div(y)
 
 
+def _sym_floor_div(x: Sym, y: Sym):
+    if x.is_const and y.is_const and y.const:
+        return Sym.of(x.const // y.const)
+    return x.exact_div(y)  # (exact: the floor is the quotient)
+
+
 SYM_RULES = {
     "cast": lambda a, x: x,  # shape values stay integers whatever the cast (to float only for a division)
     "div": lambda a, x, y: _elementwise(_sym_div, x, y),
@@ -135,6 +143,12 @@ SYM_RULES = {
     "abs": lambda a, x: _elementwise(lambda p: p if p.min_value() >= 0 and all(
         c > 0 for m, c in p.terms.items() if m) else (Sym.of(abs(p.const)) if p.is_const else None), x),
 }
+
+
+# TF's ops under their TF names (ops/tf): the same rules
+SYM_RULES.update({"tf.Cast": SYM_RULES["cast"], "tf.Maximum": SYM_RULES["max"], "tf.Minimum": SYM_RULES["min"],
+                  "tf.Equal": SYM_RULES["equal"], "tf.Less": SYM_RULES["less"], "tf.Greater": SYM_RULES["greater"],
+                  "tf.Abs": SYM_RULES["abs"], "tf.FloorDiv": lambda a, x, y: _elementwise(_sym_floor_div, x, y)})
 
 
 def _reduce_pick(xs, op):
@@ -165,7 +179,7 @@ def node_value(opdef, attrs: dict, types: list[TensorType], cvals: list, refs: l
     if any(v is None and ref for v, ref in zip(cvals, refs)):
         return None
     args = [None if v is None else np.asarray(v) for v in cvals]
-    if name == "range" and any(is_symbolic(v) for v in args):
+    if name in ("range", "tf.Range") and any(is_symbolic(v) for v in args):
         return None  # a symbolic number of entries: its shape says it, no value
     try:
         with np.errstate(all="ignore"):
