@@ -32,10 +32,21 @@ class TFFunction(str):
     library: dict
     graph: object
 
-    def __new__(cls, name: str, fdef, library: dict):
+    def __new__(cls, name: str, fdef, library: dict, typer=None):
         s = super().__new__(cls, name)
         s.fdef, s.library, s.graph = fdef, library, None
+        s.typer, s.typed = typer, {}
         return s
+
+    def output_types(self, arg_types: list) -> list | None:
+        """Its outputs' types when called with inputs of these types: the loader's `typer` (the body's shape
+        inference, loaders.tensorflow.functions.call_types), once per input types; None without one."""
+        if self.typer is None:
+            return None
+        key = tuple(arg_types)
+        if key not in self.typed:
+            self.typed[key] = self.typer(self, list(arg_types))
+        return self.typed[key]
 
 
 MAX_UNROLL = 10_000  # iterations a traced While may unroll (a Keras RNN: one per time step)
@@ -182,8 +193,14 @@ def _body_flops(ctx, outs):
 
 def _flow_type(ctx) -> list:
     """The file's types, completed from the node's own `output_shapes` and `T`/`Tout` (While, If: TF writes
-    them on the node); a list handle (variant) or resource stays unknown."""
+    them on the node; a list handle (variant) or resource stays unknown), or for a call the file gives no types,
+    its function's body's (TFFunction.output_types)."""
     out = list(from_file(ctx))
+    f = ctx.attrs.get("f")
+    if isinstance(f, TFFunction) and all(t.shape is None for t in out):  # a call: its body's types
+        body = f.output_types(list(ctx.inputs))
+        if body and len(body) >= len(out):
+            return list(body[:max(len(out), ctx.num_outputs)])
     shapes, types = ctx.attrs.get("output_shapes"), ctx.attrs.get("T") or ctx.attrs.get("Tout")
     if not isinstance(shapes, list) or not isinstance(types, list):
         return out

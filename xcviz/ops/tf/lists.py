@@ -150,7 +150,8 @@ def _known_shape(ctx, slot: int) -> tuple | None:
 def _typed(kind: str):
     """The tensors a list op returns, from its element_shape input and element_dtype (the list handles stay
     the file's: a variant): GetItem's item, PopBack's item (output 1), Gather's [len(indices), ...], Stack's
-    [num_elements, ...] (num_elements given), Length's int32 scalar."""
+    [num_elements, ...] (num_elements given), Length's int32 scalar; the element_dtype where the file gives
+    a shape alone (a SavedModel's _output_shapes)."""
     def infer(ctx) -> list[TensorType]:
         out = list(r.from_file(ctx))
         out += [TensorType()] * (max(ctx.num_outputs, 1) - len(out))
@@ -168,8 +169,9 @@ def _typed(kind: str):
         elif kind == "stack":
             n, s = int(ctx.attrs.get("num_elements", -1)), _known_shape(ctx, 1)
             shape = None if s is None or n < 0 else (n, *s)
-        if shape is not None and k < len(out) and out[k].shape is None:
-            out[k] = TensorType(tuple(shape), dt)
+        if k < len(out) and (shape is not None or kind != "length"):
+            have = out[k]  # (the file's shape where the rule has none; the dtype is the element's)
+            out[k] = TensorType(tuple(shape) if shape is not None else have.shape, have.dtype or dt)
         return out
     return infer
 
