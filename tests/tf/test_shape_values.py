@@ -122,3 +122,44 @@ def test_unnamed_dim_in_expressions():
     assert (Sym.of("?") * Sym.of("?") * 3).exact_div("?") == Sym.of("?") * 3
     assert eval_dim("144*?", {"?": 2}) == 288
     assert parse("N?") == Sym.name("N?")  # a file's odd name stays one name
+
+
+def test_keras_lstm_output_through_its_tensor_list():
+    """Keras LSTM (return_sequences=False): TensorListStack(while:3, [2,16]; num_elements=1) is [1,2,16] and the
+    Dense on its last step [2,3]; the While's own outputs come from its output_shapes (a list handle stays
+    unknown); the SavedModel's stack, declared [1,2,16] without a dtype, takes the element dtype."""
+    t = _types("text_lstm_frozen.pb")
+    assert t["functional_1/lstm_1/TensorArrayV2Stack/TensorListStack"] == [(1, 2, 16)]
+    assert t["functional_1/dense_1/Softmax"] == [(2, 3)]
+    assert t["functional_1/lstm_1/while"][:3] == [(), (), ()] and t["functional_1/lstm_1/while"][3] is None
+    graph = xcviz.load(os.path.join(DATA, "text_lstm_savedmodel"))
+    (stack,) = [n for n in graph.nodes if n.op_type == "tf.TensorListStack"]
+    assert stack.outputs[0] == TensorType((1, 2, 16), "float32")
+
+
+def test_call_without_declared_types_takes_its_body_types():
+    """A frozen graph's jit_compile function stays a StatefulPartitionedCall with no _output_shapes: its outputs
+    are its body's, inferred from the caller's input types."""
+    assert _types("jit_call_frozen.pb")["StatefulPartitionedCall"] == [(3, 4)]
+    assert _types("layers_zoo_frozen.pb")["functional_1/conv2d_1_2/StatefulPartitionedCall"] == [(2, 16, 16, 6)]
+
+
+def test_conv_on_unnamed_spatial_dims():
+    """A (?, ?, ?, 3) image: a stride-2 SAME conv's spatial sizes are names of their own (`?'`, never the
+    unnamed `?`), the global pooling after it [?,4] and the Dense [?,5]."""
+    t = _types("dynamic_conv_frozen.pb")
+    assert t["functional_1/conv2d_1/convolution"] == [("?", "?'", "?'", 4)]
+    assert t["functional_1/global_average_pooling2d_1/Mean"] == [("?", 4)]
+    assert t["functional_1/dense_1/Softmax"] == [("?", 5)]
+
+
+@pytest.mark.parametrize("name", ["dynamic_conv", "jit_call", "layers_zoo", "text_lstm", "text_bigru"])
+def test_stats_estimates_more_frozen_graphs(name, run_cli, tmp_path):
+    """`stats --inputs` gives a numeric estimate and bytes on the frozen Keras graphs that had none (issue 36):
+    dynamic_conv's (?,?,?,3) input fed 1x16x16x3 is specialised axis by axis (the `?`s differ, so none binds)."""
+    feeds, _ = _feeds(name, tmp_path)
+    code, out, err = run_cli("stats", os.path.join(DATA, f"{name}_frozen.pb"), "--inputs", feeds, "--json")
+    assert code == 0, err
+    s = json.loads(out)["stats"]
+    assert isinstance(s["speedup_estimate"], float) and s["speedup_estimate"] > 0
+    assert isinstance(s["boundary_bytes"], int) and s["boundary_bytes"] > 0
