@@ -163,3 +163,16 @@ def test_stats_estimates_more_frozen_graphs(name, run_cli, tmp_path):
     s = json.loads(out)["stats"]
     assert isinstance(s["speedup_estimate"], float) and s["speedup_estimate"] > 0
     assert isinstance(s["boundary_bytes"], int) and s["boundary_bytes"] > 0
+
+
+def test_a_split_of_a_symbolic_axis_is_unknown_not_an_error():
+    """tf.Split of a `?` axis: the size the rule tries (no real tensor's) does not divide; the rule says unknown
+    (a load never fails on it)."""
+    ctx = _ctx([TensorType((), "int32"), TensorType(("?", 4), "float32")], [np.array(0, np.int32), None],
+               {"num_split": 2}, "tf.Split")
+    ctx.num_outputs = 2
+    assert [t.shape for t in REGISTRY.ops["tf.Split"].infer(ctx)] == [None, None]
+    ctx = _ctx([TensorType((), "int32"), TensorType(("?", 4), "float32")], [np.array(1, np.int32), None],
+               {"num_split": 2}, "tf.Split")
+    ctx.num_outputs = 2
+    assert [t.shape for t in REGISTRY.ops["tf.Split"].infer(ctx)] == [("?", 2), ("?", 2)]

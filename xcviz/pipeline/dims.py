@@ -55,9 +55,9 @@ def _specialize_anonymous(graph: Graph, arrays: Mapping, dims: Mapping[str, int]
         inputs.append(v)
     if not changed:
         return graph
-    from ..passes.prepare import prepare
+    from ..passes.prepare import reinfer
 
-    return prepare(replace(graph, inputs=inputs), allow_unknown=True, dims=dict(graph.dims))
+    return reinfer(replace(graph, inputs=inputs))
 
 
 def _names(types_) -> set[str]:

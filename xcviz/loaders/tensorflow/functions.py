@@ -193,7 +193,7 @@ def call_types(fn, arg_types: list) -> list | None:
 
     try:
         body = function_graph(fn.fdef, fn.library, f"function {str(fn)!r}", arg_types)
-    except XcvizError:
+    except (XcvizError, ValueError, TypeError, KeyError, IndexError):  # (a body read here only for its types)
         return None
     by_name = {n.name: n for n in body.nodes}
     types = {v.name: v.type for v in body.inputs}
