@@ -157,8 +157,11 @@ def test_the_symbolic_rules_are_on_the_entries():
     from xcviz.ir.symbolic import Sym
     from xcviz.ops import VALUE_RULE
 
-    assert {o.name for o in OPS if o.sym_infer} == {"reshape", "expand", "tile", "constant_of_shape", "range", "slice"}
-    assert {o.name for o in OPS if o.sym_value} == {"cast", "div", "min", "max", "equal", "less", "greater", "abs"}
+    assert {o.name for o in OPS if o.sym_infer} == {"reshape", "expand", "tile", "constant_of_shape", "range", "slice",
+                                                     "tf.Reshape", "tf.BroadcastTo", "tf.Tile", "tf.Fill", "tf.Range"}
+    assert {o.name for o in OPS if o.sym_value} == {"cast", "div", "min", "max", "equal", "less", "greater", "abs",
+                                                     "tf.Cast", "tf.FloorDiv", "tf.Minimum", "tf.Maximum", "tf.Equal",
+                                                     "tf.Less", "tf.Greater", "tf.Abs"}
     assert all(VALUE_RULE in o.groups for o in OPS if o.sym_infer or o.sym_value)
     batch = np.array([Sym.of("batch") * 6, Sym.of(7)], object)
     got = REGISTRY.get("Div").sym_value({}, batch, np.array([Sym.of(3)], object))

@@ -44,6 +44,10 @@ def validate(graph: GraphArg, inputs: Inputs = None, seed: Seed = 0, auto_fallba
     check_native(native)
     threads, _ = apply_threads(threads)  # before JAX loads: XLA reads its thread count once
 
+    if inputs is not None and options.load.inputs is None:  # the arrays bind the graph's dims as in `stats --inputs`
+        import dataclasses
+
+        options = dataclasses.replace(options, load=dataclasses.replace(options.load, inputs=inputs))
     a = analyse(graph, options)
     json = wants_json(json, output)  # after loading: writing over the input file is the error to give
     given = read_npz(inputs)

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import functools
 from dataclasses import dataclass, field
-from typing import Mapping
+from typing import Callable, Mapping
 
 from .types import FrozenDict
 
@@ -22,6 +22,9 @@ class TFFunction:
     name: str
     fdef: object = None
     library: Mapping = field(default_factory=FrozenDict)
+    # the loader's shape inference of a call (loaders.tensorflow.functions.call_types: fn(function, arg types)
+    # -> output types or None), for a call the file gives no types; not part of the value
+    typer: Callable | None = field(default=None, repr=False)
 
     def __post_init__(self) -> None:
         if type(self.library) is not FrozenDict:  # (the loader hands one FrozenDict to all its functions)
@@ -31,6 +34,21 @@ class TFFunction:
     def kept(self) -> bool:
         """Whether the loader gave the function's definition (one read back from text names it only)."""
         return self.fdef is not None
+
+    def output_types(self, arg_types: list) -> list | None:
+        """Its outputs' types when called with inputs of these types (the loader's `typer`, once per input
+        types); None without one."""
+        if self.typer is None:
+            return None
+        key = tuple(arg_types)
+        if key not in self.typed:
+            self.typed[key] = self.typer(self, list(arg_types))
+        return self.typed[key]
+
+    @functools.cached_property
+    def typed(self) -> dict:
+        """output_types' answers by input types (a cache, not part of the value)."""
+        return {}
 
     @functools.cached_property
     def run_state(self) -> dict:

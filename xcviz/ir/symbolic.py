@@ -13,7 +13,7 @@ import re
 from functools import lru_cache
 from typing import Mapping
 
-_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_.]*")
+_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_.]*|\?")  # (`?`: the unnamed dim, ANONYMOUS, in expressions: `144*?`)
 _TERM = re.compile(r"\s*([+-])?\s*([^+-]+)")
 _PLAIN = re.compile(r"[A-Za-z_][A-Za-z0-9_]*\Z")
 # An unknown dimension the file leaves unnamed (TF's -1 / None, an ONNX dim without dim_param).

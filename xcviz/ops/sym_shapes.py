@@ -120,3 +120,10 @@ def slice_(ctx: Ctx) -> list[TensorType] | None:
             return None
         out[a] = n.to_dim()
     return [TensorType(tuple(out), ctx.dtype(0))]
+
+
+def fill(ctx: Ctx) -> list[TensorType] | None:
+    """TF Fill(dims, value): ConstantOfShape with the value input's dtype."""
+    out = constant_of_shape(ctx)
+    return None if out is None else [TensorType(out[0].shape, ctx.dtype(1))]
+

@@ -77,6 +77,16 @@ def div(a, x, y):
     return _elementwise(_sym_div, x, y)
 
 
+def _sym_floor_div(x: Sym, y: Sym):
+    if x.is_const and y.is_const and y.const:
+        return Sym.of(x.const // y.const)
+    return x.exact_div(y)  # (exact: the floor is the quotient)
+
+
+def floor_div(a, x, y):
+    return _elementwise(_sym_floor_div, x, y)
+
+
 def minimum(a, *xs):
     return _reduce_pick(xs, "min")
 

@@ -41,6 +41,19 @@ def prepare(graph: Graph, *, allow_unknown: bool = False, onnx: bool = False,
     return graph
 
 
+def reinfer(graph: Graph, max_elements: int | None = None) -> Graph:
+    """A prepared graph's shapes inferred again, after its inputs' types changed (--inputs fixing the sizes of
+    unnamed `?` axes): its ops are resolved and its nodes in order already; the types its nodes hold count as
+    declared ones, which the new inferred sizes refine."""
+    cols = NodeColumns(graph)
+    counts = _num_outputs(graph, cols)
+    rid, results = infer_shapes(graph, counts, cols)
+    graph = _with_nodes(graph, graph.nodes.replaced(outputs=(rid, results)))
+    graph = seeded(graph, columns=GraphColumns.of(graph, cols, (rid, results)))
+    check_elements(graph, max_elements, rid, results)
+    return graph
+
+
 def _with_nodes(graph: Graph, nodes: Nodes) -> Graph:
     """The graph with these nodes, of the same names in the same order (so its name index holds)."""
     return seeded(replace(graph, nodes=nodes), index=derived(graph).get("index"))

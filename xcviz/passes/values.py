@@ -60,10 +60,12 @@ def from_sym(v) -> np.ndarray | None:
 
 
 def type_value(op: str, attrs: dict, t: TensorType) -> np.ndarray | None:
-    """Shape (with its start/end), Size and Rank of a tensor of type t, as far as the type tells."""
+    """Shape (with its start/end), Size and Rank of a tensor of type t, as far as the type tells (TF's
+    tf.Shape/tf.Size/tf.Rank the same). An unnamed `?` dim is a name here too (ir.symbolic.ANONYMOUS)."""
     if t.shape is None:
         return None
     dims = list(t.shape)
+    op = op.removeprefix("tf.").lower()
     if op == "shape":
         dims = dims[slice(attrs.get("start"), attrs.get("end"))]
         return from_sym(np.array([Sym.of(d) for d in dims] + [None], object)[:-1]) if dims else np.zeros(0, np.int64)
@@ -96,7 +98,7 @@ def node_value(opdef, attrs: dict, types: list[TensorType], cvals: list, refs: l
     if any(v is None and ref for v, ref in zip(cvals, refs)):
         return None
     args = [None if v is None else np.asarray(v) for v in cvals]
-    if name == "range" and any(is_symbolic(v) for v in args):
+    if name in ("range", "tf.Range") and any(is_symbolic(v) for v in args):
         return None  # a symbolic number of entries: its shape says it, no value
     try:
         with np.errstate(all="ignore"):

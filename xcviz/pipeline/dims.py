@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import re
+from dataclasses import replace
 from typing import TYPE_CHECKING, Mapping
 
 from ..errors import XcvizError
@@ -28,8 +29,35 @@ def bind_input_arrays(graph: Graph, path: str) -> tuple[Graph, dict[str, int]]:
     from ..ir import bind_dims
     from ..loaders.npz import read_npz
 
-    dims = dims_from_arrays(graph, read_npz(path), path)
-    return bind_dims(graph, dims), dims
+    arrays = read_npz(path)
+    dims = dims_from_arrays(graph, arrays, path)
+    return bind_dims(_specialize_anonymous(graph, arrays, dims), dims), dims
+
+
+def _specialize_anonymous(graph: Graph, arrays: Mapping, dims: Mapping[str, int]) -> Graph:
+    """The graph with each unnamed `?` axis of a given input at the array's size and its shapes inferred
+    again, when those sizes differ (a 1x16x16x3 image into (?, ?, ?, 3)): each `?` is its own dimension, so
+    ir.symbolic.bind_anonymous binds none of them then, and every shape made from them (a conv's `?'`) would
+    stay unknown. When they agree, `?` is bound as a label like any name (bind_dims)."""
+    import numpy as np
+
+    from ..ir.symbolic import ANONYMOUS
+
+    if ANONYMOUS in dims:
+        return graph
+    inputs, changed = [], False
+    for v in graph.inputs:
+        arr, shape = arrays.get(v.name), v.type.shape
+        if arr is not None and shape is not None and ANONYMOUS in shape and len(np.shape(arr)) == len(shape):
+            v = replace(v, type=replace(v.type, shape=tuple(int(n) if d == ANONYMOUS else d
+                                                            for d, n in zip(shape, np.shape(arr)))))
+            changed = True
+        inputs.append(v)
+    if not changed:
+        return graph
+    from ..passes.prepare import reinfer
+
+    return reinfer(replace(graph, inputs=inputs))
 
 
 def _names(types_) -> set[str]:

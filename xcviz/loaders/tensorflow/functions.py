@@ -145,9 +145,10 @@ def inline(node_def, fdef, inputs: list[str], new_node) -> tuple[list, list[str]
     return out, rets
 
 
-def function_graph(fdef, library: dict, source: str):
+def function_graph(fdef, library: dict, source: str, arg_types: list | None = None):
     """A FunctionDef as a finalized Graph: its arguments are the graph inputs (in signature order), its
-    results the outputs; function-valued attributes inside it carry the library (ir.TFFunction)."""
+    results the outputs; function-valued attributes inside it carry the library (ir.TFFunction).
+    `arg_types`: a caller's input types, over the argument shapes the FunctionDef records (known ones only)."""
     from ...passes.prepare import prepare
     from .attrs import dtype_name
     from .graphdef import nodes_to_graph
@@ -176,7 +177,33 @@ def function_graph(fdef, library: dict, source: str):
     graph = nodes_to_graph(nodes, fdef.signature.name, source, outputs=rets)
     order = list(args)
     graph = replace(graph, inputs=sorted(graph.inputs, key=lambda v: order.index(v.name)))
+    if arg_types is not None and len(arg_types) == len(graph.inputs):
+        graph = replace(graph, inputs=[replace(v, type=t) if t.shape is not None and (v.type.dtype is None or t.dtype
+                                                                                   == v.type.dtype) else v
+                                       for v, t in zip(graph.inputs, arg_types)])
     return prepare(wrap_functions(graph, library), allow_unknown=True)
+
+
+def call_types(fn, arg_types: list) -> list | None:
+    """The output types of calling library function `fn` (a TFFunction) with inputs of these types: its body's
+    shape inference (ops.tf.functional reads them for a call the file gives no types; None when the body
+    cannot be read)."""
+    from ...errors import XcvizError
+    from ...ir import TensorType, parse_ref
+
+    try:
+        body = function_graph(fn.fdef, fn.library, f"function {str(fn)!r}", arg_types)
+    except (XcvizError, ValueError, TypeError, KeyError, IndexError):  # (a body read here only for its types)
+        return None
+    by_name = {n.name: n for n in body.nodes}
+    types = {v.name: v.type for v in body.inputs}
+    out = []
+    for ref in body.outputs:
+        name, k = parse_ref(ref)
+        node = by_name.get(name)
+        out.append(types.get(ref, TensorType()) if node is None else
+                   (node.outputs[k] if k < len(node.outputs) else TensorType()))
+    return out
 
 
 def wrap_functions(graph, library: dict):
@@ -191,8 +218,8 @@ def wrap_functions(graph, library: dict):
         for k in FUNC_ATTRS:
             v = node.attrs.get(k)
             if type(v) is str and v in library:
-                new[k] = TFFunction(v, library[v], shared)
+                new[k] = TFFunction(v, library[v], shared, call_types)
             elif isinstance(v, list) and v and all(type(f) is str and f in library for f in v):
-                new[k] = [TFFunction(f, library[f], shared) for f in v]
+                new[k] = [TFFunction(f, library[f], shared, call_types) for f in v]
         nodes.append(msgspec.structs.replace(node, attrs={**node.attrs, **new}) if new else node)
     return replace(graph, nodes=nodes)

@@ -8,9 +8,9 @@ from __future__ import annotations
 
 import numpy as np
 
-from .. import rules as r
+from .. import rules as r, sym_shapes as sym
 from ..arrays import Unsupported, ints, static
-from ..registry import LAYOUT, Entries
+from ..registry import LAYOUT, VALUE_RULE, Entries, plus_groups
 from .kernels import xla_devices
 from .shape import run_type
 
@@ -73,7 +73,7 @@ def _gather(xp, a, params, indices, axis):
     return xp.reshape(out, tuple(lead) + tuple(out.shape[1:]))
 
 
-op("tf.GatherV2", devices=xla_devices("GatherV2"), min_inputs=3, max_inputs=3, static_inputs=(2,),
+op("tf.GatherV2", groups=VALUE_RULE, devices=xla_devices("GatherV2"), min_inputs=3, max_inputs=3, static_inputs=(2,),
    attrs={"batch_dims": 0}, flops=zero, impl=_gather, infer=lambda ctx: _gather_type(ctx),
    doc="TF GatherV2(params, indices, axis; batch_dims): Keras Embedding is GatherV2(table, ids, 0)")
 
@@ -199,12 +199,13 @@ def _typed(fn, slots: tuple[int, ...], dtype_of=None):
 
 
 layout = dict(groups=LAYOUT, flops=zero)
-op("tf.Tile", **layout, devices=xla_devices("Tile"), min_inputs=2, max_inputs=2, static_inputs=(1,), impl=_tile,
-   infer=_typed(_tile, (1,)), doc="TF Tile(input, multiples)")
-op("tf.Fill", **layout, devices=xla_devices("Fill"), min_inputs=2, max_inputs=2, static_inputs=(0,), impl=_fill,
-   infer=_typed(_fill, (0,), lambda ctx: ctx.dtype(1)), doc="TF Fill(dims, value)")
-op("tf.BroadcastTo", **layout, devices=xla_devices("BroadcastTo"), min_inputs=2, max_inputs=2, static_inputs=(1,),
-   impl=_broadcast_to, infer=_typed(_broadcast_to, (1,)), doc="TF BroadcastTo(input, shape)")
+valued = plus_groups(layout, VALUE_RULE)  # shape inference computes their values (passes/values.py)
+op("tf.Tile", **valued, devices=xla_devices("Tile"), min_inputs=2, max_inputs=2, static_inputs=(1,), impl=_tile,
+   infer=_typed(_tile, (1,)), sym_infer=sym.tile, doc="TF Tile(input, multiples)")
+op("tf.Fill", **valued, devices=xla_devices("Fill"), min_inputs=2, max_inputs=2, static_inputs=(0,), impl=_fill,
+   infer=_typed(_fill, (0,), lambda ctx: ctx.dtype(1)), sym_infer=sym.fill, doc="TF Fill(dims, value)")
+op("tf.BroadcastTo", **valued, devices=xla_devices("BroadcastTo"), min_inputs=2, max_inputs=2, static_inputs=(1,),
+   impl=_broadcast_to, infer=_typed(_broadcast_to, (1,)), sym_infer=sym.expand, doc="TF BroadcastTo(input, shape)")
 op("tf.OneHot", devices=xla_devices("OneHot"), min_inputs=4, max_inputs=4, static_inputs=(1,), flops=zero,
    attrs={"axis": -1}, impl=_one_hot, infer=_typed(_one_hot, (1,), lambda ctx: ctx.dtype(2)),
    doc="TF OneHot(indices, depth, on_value, off_value; axis)")

@@ -9,9 +9,9 @@ from __future__ import annotations
 import numpy as np
 
 from ...ir import TensorType
-from .. import rules as r
+from .. import rules as r, sym_values as symv
 from ..arrays import is_np, lit
-from ..registry import ELEMENTWISE, Entries
+from ..registry import ELEMENTWISE, VALUE_RULE, Entries, plus_groups
 from .kernels import xla_devices
 
 OPS = Entries()  # this family's entries, in order (xcviz.ops.build_registry puts them in the table)
@@ -81,7 +81,8 @@ def _div_no_nan(xp, a, x, y):
 
 
 op("tf.Div", **binary, **dev("Div"), impl=_div, doc="TF Div(x, y): integers round toward zero")
-op("tf.FloorDiv", **binary, **dev("FloorDiv"), impl=_floor_div, doc="TF FloorDiv(x, y): toward -inf")
+op("tf.FloorDiv", **plus_groups(binary, VALUE_RULE), **dev("FloorDiv"), impl=_floor_div, sym_value=symv.floor_div,
+   doc="TF FloorDiv(x, y): toward -inf")
 op("tf.FloorMod", **binary, **dev("FloorMod"), impl=_floor_mod, doc="TF FloorMod(x, y): the divisor's sign")
 op("tf.TruncateDiv", **binary, **dev("TruncateDiv"), impl=_truncate_div, doc="TF TruncateDiv(x, y): toward zero")
 op("tf.TruncateMod", **binary, **dev("TruncateMod"), impl=_trunc_mod, doc="TF TruncateMod(x, y): the dividend's sign")
@@ -89,7 +90,8 @@ op("tf.DivNoNan", **binary, **dev("DivNoNan"), impl=_div_no_nan, doc="TF DivNoNa
 op("tf.Atan2", **binary, **dev("Atan2"), impl=lambda xp, a, y, x: xp.arctan2(y, x), doc="TF Atan2(y, x)")
 op("tf.LogicalOr", **compare, **dev("LogicalOr"), impl=lambda xp, a, x, y: xp.logical_or(x, y),
    doc="TF LogicalOr(x, y)")
-op("tf.Equal", **compare, **dev("Equal"), impl=lambda xp, a, x, y: x == y, doc="TF Equal(x, y) -> bool")
+op("tf.Equal", **plus_groups(compare, VALUE_RULE), **dev("Equal"), impl=lambda xp, a, x, y: x == y, sym_value=symv.equal,
+   doc="TF Equal(x, y) -> bool")
 op("tf.NotEqual", **compare, **dev("NotEqual"), impl=lambda xp, a, x, y: x != y, doc="TF NotEqual(x, y) -> bool")
 op("tf.LessEqual", **compare, **dev("LessEqual"), impl=lambda xp, a, x, y: x <= y, doc="TF LessEqual(x, y) -> bool")
 

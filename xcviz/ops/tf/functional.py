@@ -12,6 +12,7 @@ from __future__ import annotations
 import numpy as np
 
 from ...ir.function import TFFunction
+from ...ir import TensorType
 from ..arrays import Unsupported
 from ..control_body import BODY_RUNNER
 from ..registry import CONTROL_FLOW, FUNCTIONAL, Entries
@@ -165,7 +166,27 @@ def _body_flops(ctx, outs):
     return None
 
 
-flow = dict(groups=CONTROL_FLOW, infer=from_file, flops=_body_flops, num_outputs=None)
+def _flow_type(ctx) -> list:
+    """The file's types, completed from the node's own `output_shapes` and `T`/`Tout` (While, If: TF writes
+    them on the node; a list handle (variant) or resource stays unknown), or for a call the file gives no types,
+    its function's body's (TFFunction.output_types)."""
+    out = list(from_file(ctx))
+    f = ctx.attrs.get("f")
+    if isinstance(f, TFFunction) and all(t.shape is None for t in out):  # a call: its body's types
+        body = f.output_types(list(ctx.inputs))
+        if body and len(body) >= len(out):
+            return list(body[:max(len(out), ctx.num_outputs)])
+    shapes, types = ctx.attrs.get("output_shapes"), ctx.attrs.get("T") or ctx.attrs.get("Tout")
+    if not isinstance(shapes, list) or not isinstance(types, list):
+        return out
+    for k, t in enumerate(out):
+        if t.shape is None and k < min(len(shapes), len(types)) and isinstance(shapes[k], tuple) \
+                and isinstance(types[k], str) and types[k] not in ("variant", "resource"):
+            out[k] = TensorType(shapes[k], types[k])
+    return out
+
+
+flow = dict(groups=CONTROL_FLOW, infer=_flow_type, flops=_body_flops, num_outputs=None)
 # While and If keep their cluster whatever its size (TF's has_functional_control_flow); Case and calls do not
 loops = dict(flow, groups=(CONTROL_FLOW, FUNCTIONAL))
 op("tf.While", **loops, devices=xla_devices("While"), attrs={"cond": None, "body": None}, impl=_while,

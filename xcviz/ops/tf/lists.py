@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from ...ir import TensorType
 from .. import rules as r
 from ..arrays import Unsupported, np_dtype
 from ..registry import LISTS, Entries
@@ -137,6 +138,44 @@ def _gather(xp, a, handle, indices, element_shape):
     return xp.stack([_get(xp, a, lst, i) for i in np.asarray(indices).reshape(-1)])
 
 
+def _known_shape(ctx, slot: int) -> tuple | None:
+    """A constant element_shape input with every dim known, else None (a -1 stays unknown: no `?` made up)."""
+    c = ctx.const(slot)
+    if c is None or np.asarray(c).dtype == object:
+        return None
+    s = _shape(c)
+    return None if s is None or None in s else s
+
+
+def _typed(kind: str):
+    """The tensors a list op returns, from its element_shape input and element_dtype (the list handles stay
+    the file's: a variant): GetItem's item, PopBack's item (output 1), Gather's [len(indices), ...], Stack's
+    [num_elements, ...] (num_elements given), Length's int32 scalar; the element_dtype where the file gives
+    a shape alone (a SavedModel's _output_shapes)."""
+    def infer(ctx) -> list[TensorType]:
+        out = list(r.from_file(ctx))
+        out += [TensorType()] * (max(ctx.num_outputs, 1) - len(out))
+        dt = ctx.attrs.get("element_dtype")
+        k, shape = 0, None
+        if kind == "length":
+            shape, dt = (), "int32"
+        elif kind == "get":
+            shape = _known_shape(ctx, 2)
+        elif kind == "pop":
+            k, shape = 1, _known_shape(ctx, 1)
+        elif kind == "gather":
+            s, idx = _known_shape(ctx, 2), ctx.shape(1)
+            shape = None if s is None or idx is None else (*idx, *s)
+        elif kind == "stack":
+            n, s = int(ctx.attrs.get("num_elements", -1)), _known_shape(ctx, 1)
+            shape = None if s is None or n < 0 else (n, *s)
+        if k < len(out) and (shape is not None or kind != "length"):
+            have = out[k]  # (the file's shape where the rule has none; the dtype is the element's)
+            out[k] = TensorType(tuple(shape) if shape is not None else have.shape, have.dtype or dt)
+        return out
+    return infer
+
+
 # XLA compiles TensorList ops only inside a compiled While (tf2xla); auto-clustering refuses variant tensors
 # (clustering/tf_filter.py), so these run natively and inside traced bodies
 listed = dict(infer=r.from_file, flops=zero, attrs={"element_dtype": None})
@@ -146,25 +185,25 @@ op("tf.EmptyTensorList", groups=LISTS, **listed, devices=xla_devices("EmptyTenso
    impl=_empty, doc="TF EmptyTensorList(element_shape, max_num_elements; element_dtype)")
 op("tf.TensorListFromTensor", groups=LISTS, **listed, devices=xla_devices("TensorListFromTensor"), min_inputs=2, max_inputs=2,
    impl=_from_tensor, doc="TF TensorListFromTensor(tensor, element_shape): one item per row")
-op("tf.TensorListGetItem", groups=LISTS, **listed, devices=xla_devices("TensorListGetItem"), min_inputs=3, max_inputs=3,
+op("tf.TensorListGetItem", groups=LISTS, **{**listed, "infer": _typed("get")}, devices=xla_devices("TensorListGetItem"), min_inputs=3, max_inputs=3,
    impl=_get, doc="TF TensorListGetItem(input_handle, index, element_shape; element_dtype)")
 op("tf.TensorListSetItem", groups=LISTS, infer=r.from_file, flops=zero, devices=xla_devices("TensorListSetItem"), min_inputs=3,
    max_inputs=3, attrs={"element_dtype": None, "resize_if_index_out_of_bounds": False}, impl=_set,
    doc="TF TensorListSetItem(input_handle, index, item; resize_if_index_out_of_bounds)")
-op("tf.TensorListStack", groups=LISTS, infer=r.from_file, flops=zero, devices=xla_devices("TensorListStack"), min_inputs=2,
+op("tf.TensorListStack", groups=LISTS, infer=_typed("stack"), flops=zero, devices=xla_devices("TensorListStack"), min_inputs=2,
    max_inputs=2, attrs={"element_dtype": None, "num_elements": -1}, impl=_stack,
    doc="TF TensorListStack(input_handle, element_shape; element_dtype, num_elements)")
 op("tf.TensorListElementShape", groups=LISTS, infer=r.from_file, flops=zero, devices=xla_devices("TensorListElementShape"),
    min_inputs=1, max_inputs=1, attrs={"shape_type": "int32"}, impl=_element_shape,
    doc="TF TensorListElementShape(input_handle; shape_type)")
-op("tf.TensorListLength", groups=LISTS, infer=r.from_file, flops=zero, devices=xla_devices("TensorListLength"), min_inputs=1,
+op("tf.TensorListLength", groups=LISTS, infer=_typed("length"), flops=zero, devices=xla_devices("TensorListLength"), min_inputs=1,
    max_inputs=1, impl=_length, doc="TF TensorListLength(input_handle) -> int32")
 op("tf.TensorListPushBack", groups=LISTS, **listed, devices=xla_devices("TensorListPushBack"), min_inputs=2, max_inputs=2,
    impl=_push, doc="TF TensorListPushBack(input_handle, tensor; element_dtype)")
-op("tf.TensorListPopBack", groups=LISTS, **listed, devices=xla_devices("TensorListPopBack"), min_inputs=2, max_inputs=2,
+op("tf.TensorListPopBack", groups=LISTS, **{**listed, "infer": _typed("pop")}, devices=xla_devices("TensorListPopBack"), min_inputs=2, max_inputs=2,
    num_outputs=2, impl=_pop, doc="TF TensorListPopBack(input_handle, element_shape) -> output_handle, tensor")
 op("tf.TensorListResize", groups=LISTS, infer=r.from_file, flops=zero, devices=xla_devices("TensorListResize"), min_inputs=2,
    max_inputs=2, impl=_resize, reason="no XLA kernel for TensorListResize (tf2xla)",
    doc="TF TensorListResize(input_handle, size)")
-op("tf.TensorListGather", groups=LISTS, **listed, devices=xla_devices("TensorListGather"), min_inputs=3, max_inputs=3,
+op("tf.TensorListGather", groups=LISTS, **{**listed, "infer": _typed("gather")}, devices=xla_devices("TensorListGather"), min_inputs=3, max_inputs=3,
    impl=_gather, doc="TF TensorListGather(input_handle, indices, element_shape; element_dtype)")

@@ -8,9 +8,9 @@ from __future__ import annotations
 import numpy as np
 
 from ...ir import TensorType
-from .. import rules as r
+from .. import rules as r, sym_values as symv
 from ..arrays import ints, is_np, lit, np_dtype
-from ..registry import ELEMENTWISE, REDUCTION, Entries
+from ..registry import ELEMENTWISE, REDUCTION, VALUE_RULE, Entries, plus_groups
 from ..rules import Ctx
 from .kernels import xla_devices
 
@@ -35,17 +35,21 @@ def dev(name: str) -> dict:
     return {"devices": xla_devices(name)}
 
 
-op("tf.AddV2", **binary, **dev("AddV2"), impl=lambda xp, a, x, y: x + y, doc="TF AddV2(x, y), broadcasting")
-op("tf.Sub", **binary, **dev("Sub"), impl=lambda xp, a, x, y: x - y, doc="TF Sub(x, y)")
-op("tf.Mul", **binary, **dev("Mul"), impl=lambda xp, a, x, y: x * y, doc="TF Mul(x, y)")
+op("tf.AddV2", **plus_groups(binary, VALUE_RULE), **dev("AddV2"), impl=lambda xp, a, x, y: x + y, doc="TF AddV2(x, y), broadcasting")
+op("tf.Sub", **plus_groups(binary, VALUE_RULE), **dev("Sub"), impl=lambda xp, a, x, y: x - y, doc="TF Sub(x, y)")
+op("tf.Mul", **plus_groups(binary, VALUE_RULE), **dev("Mul"), impl=lambda xp, a, x, y: x * y, doc="TF Mul(x, y)")
 op("tf.RealDiv", **binary, **dev("RealDiv"), impl=lambda xp, a, x, y: x / y, doc="TF RealDiv(x, y)")
-op("tf.Maximum", **binary, **dev("Maximum"), impl=lambda xp, a, x, y: xp.maximum(x, y), doc="TF Maximum(x, y)")
-op("tf.Minimum", **binary, **dev("Minimum"), impl=lambda xp, a, x, y: xp.minimum(x, y), doc="TF Minimum(x, y)")
+op("tf.Maximum", **plus_groups(binary, VALUE_RULE), **dev("Maximum"), impl=lambda xp, a, x, y: xp.maximum(x, y),
+   sym_value=symv.maximum, doc="TF Maximum(x, y)")
+op("tf.Minimum", **plus_groups(binary, VALUE_RULE), **dev("Minimum"), impl=lambda xp, a, x, y: xp.minimum(x, y),
+   sym_value=symv.minimum, doc="TF Minimum(x, y)")
 op("tf.Pow", **binary, **dev("Pow"), impl=lambda xp, a, x, y: xp.power(x, y), doc="TF Pow(x, y)")
 op("tf.SquaredDifference", **binary, **dev("SquaredDifference"), impl=lambda xp, a, x, y: (x - y) * (x - y),
    doc="TF SquaredDifference(x, y) = (x - y)^2")
-op("tf.Less", **compare, **dev("Less"), impl=lambda xp, a, x, y: x < y, doc="TF Less(x, y) -> bool")
-op("tf.Greater", **compare, **dev("Greater"), impl=lambda xp, a, x, y: x > y, doc="TF Greater(x, y) -> bool")
+op("tf.Less", **plus_groups(compare, VALUE_RULE), **dev("Less"), impl=lambda xp, a, x, y: x < y, sym_value=symv.less,
+   doc="TF Less(x, y) -> bool")
+op("tf.Greater", **plus_groups(compare, VALUE_RULE), **dev("Greater"), impl=lambda xp, a, x, y: x > y, sym_value=symv.greater,
+   doc="TF Greater(x, y) -> bool")
 op("tf.GreaterEqual", **compare, **dev("GreaterEqual"), impl=lambda xp, a, x, y: x >= y, doc="TF GreaterEqual(x, y)")
 op("tf.LogicalAnd", **compare, **dev("LogicalAnd"), impl=lambda xp, a, x, y: xp.logical_and(x, y),
    doc="TF LogicalAnd(x, y)")
@@ -54,7 +58,8 @@ op("tf.Relu", **unary, **dev("Relu"), flops=r.output_flops(1), impl=lambda xp, a
    doc="TF Relu(features)")
 op("tf.Relu6", **unary, **dev("Relu6"), flops=r.output_flops(2),
    impl=lambda xp, a, x: xp.minimum(xp.maximum(x, lit(x, 0)), lit(x, 6)), doc="TF Relu6(features) = min(max(x, 0), 6)")
-op("tf.Abs", **unary, **dev("Abs"), flops=r.output_flops(1), impl=lambda xp, a, x: xp.abs(x), doc="TF Abs(x)")
+op("tf.Abs", **plus_groups(unary, VALUE_RULE), **dev("Abs"), flops=r.output_flops(1), impl=lambda xp, a, x: xp.abs(x), sym_value=symv.absolute,
+   doc="TF Abs(x)")
 op("tf.Tanh", **unary, **dev("Tanh"), flops=r.output_flops(4), impl=lambda xp, a, x: xp.tanh(x), doc="TF Tanh(x)")
 op("tf.Sigmoid", **unary, **dev("Sigmoid"), flops=r.output_flops(4),
    impl=lambda xp, a, x: lit(x, 1) / (lit(x, 1) + xp.exp(-x)), doc="TF Sigmoid(x)")
@@ -86,8 +91,8 @@ def _cast_type(ctx: Ctx) -> list[TensorType]:
     return [TensorType(ctx.shape(0), ctx.attrs.get("DstT"))]
 
 
-op("tf.Cast", groups=ELEMENTWISE, **dev("Cast"), infer=_cast_type, flops=r.zero_flops, min_inputs=1, max_inputs=1,
-   attrs={"DstT": None}, impl=lambda xp, a, x: x.astype(np_dtype(a["DstT"])), doc="TF Cast(x; DstT)")
+op("tf.Cast", groups=(ELEMENTWISE, VALUE_RULE), **dev("Cast"), infer=_cast_type, flops=r.zero_flops, min_inputs=1, max_inputs=1,
+   attrs={"DstT": None}, impl=lambda xp, a, x: x.astype(np_dtype(a["DstT"])), sym_value=symv.cast, doc="TF Cast(x; DstT)")
 
 
 def _select_type(ctx: Ctx) -> list[TensorType]:
@@ -171,11 +176,11 @@ reduce = dict(groups=REDUCTION, infer=_reduce_type, flops=r.input_flops(1), min_
               attrs={"keep_dims": False}, static_inputs=(1,))
 op("tf.Mean", **reduce, **dev("Mean"), impl=_reducer("Mean"), doc="TF Mean(input, axis; keep_dims)",
    cost_class="reduce")
-op("tf.Sum", **reduce, **dev("Sum"), impl=_reducer("Sum"), doc="TF Sum(input, axis; keep_dims)", cost_class="reduce")
-op("tf.Max", **reduce, **dev("Max"), impl=_reducer("Max"), doc="TF Max(input, axis; keep_dims)", cost_class="reduce")
-op("tf.Prod", **reduce, **dev("Prod"), impl=_reducer("Prod"), doc="TF Prod(input, axis; keep_dims)",
+op("tf.Sum", **plus_groups(reduce, VALUE_RULE), **dev("Sum"), impl=_reducer("Sum"), doc="TF Sum(input, axis; keep_dims)", cost_class="reduce")
+op("tf.Max", **plus_groups(reduce, VALUE_RULE), **dev("Max"), impl=_reducer("Max"), doc="TF Max(input, axis; keep_dims)", cost_class="reduce")
+op("tf.Prod", **plus_groups(reduce, VALUE_RULE), **dev("Prod"), impl=_reducer("Prod"), doc="TF Prod(input, axis; keep_dims)",
    cost_class="reduce")
 op("tf.All", **reduce, **dev("All"), impl=_reducer("All"), doc="TF All(input, axis; keep_dims)", cost_class="reduce")
-op("tf.Min", **reduce, **dev("Min"), impl=_reducer("Min"), doc="TF Min(input, axis; keep_dims)")
+op("tf.Min", **plus_groups(reduce, VALUE_RULE), **dev("Min"), impl=_reducer("Min"), doc="TF Min(input, axis; keep_dims)")
 op("tf.Any", **reduce, **dev("Any"), impl=_reducer("Any"), doc="TF Any(input, axis; keep_dims)")
 

@@ -11,6 +11,7 @@ import math
 import numpy as np
 
 from ...ir import TensorType
+from ...ir.symbolic import Sym
 from .. import conv as onnx_conv
 from .. import pooling
 from .. import rules as r
@@ -133,14 +134,37 @@ def from_nchw(xp, y, fmt):
     return xp.transpose(y, (0, 2, 3, 1)) if fmt == "NHWC" else y
 
 
+def _spatial(a: dict, hw: list, kernel: list) -> list:
+    """window_geometry's output sizes over NHWC/NCHW's spatial sizes `hw`. A symbolic size at stride 1 gives an
+    expression of it (SAME: the size; VALID/EXPLICIT: size + pads - (k-1)*dilation); at another stride a name
+    of its own (`size'`, as ONNX's rules make): never the unnamed `?`."""
+    if all(isinstance(d, int) for d in hw):
+        return window_geometry(a, hw, kernel)[4]
+    n = len(hw)
+    pads = a.get("pads") or [0] * (2 * n)
+    out = []
+    for i, size in enumerate(hw):
+        one = {"strides": [a["strides"][i]], "dilations": [a["dilations"][i]], "pads": [pads[i], pads[i + n]],
+               **({"auto_pad": a["auto_pad"]} if "auto_pad" in a else {})}
+        if isinstance(size, int):
+            out.append(window_geometry(one, [size], [kernel[i]])[4][0])
+        elif a["strides"][i] != 1:
+            out.append(f"{size}'")
+        elif "auto_pad" in a:
+            out.append(size)
+        else:
+            out.append((Sym.of(size) + pads[i] + pads[i + n] - a["dilations"][i] * (kernel[i] - 1)).to_dim())
+    return out
+
+
 def _conv_type(ctx: Ctx) -> list[TensorType]:
     x, w = ctx.shape(0), ctx.shape(1)
     fmt = layout_of(ctx.attrs)
-    if x is None or w is None or len(x) != 4 or len(w) != 4 or any(isinstance(d, str) for d in (*x[1:], *w)):
+    if x is None or w is None or len(x) != 4 or len(w) != 4 or any(isinstance(d, str) for d in w):
         return [TensorType(None, ctx.dtype(0))]
     a = onnx_conv_attrs(ctx.attrs)
     hw = list(x[1:3] if fmt == "NHWC" else x[2:4])
-    _, _, _, _, out = window_geometry(a, hw, list(w[:2]))
+    out = _spatial(a, hw, list(w[:2]))
     shape = (x[0], *out, w[3]) if fmt == "NHWC" else (x[0], w[3], *out)
     return [TensorType(shape, ctx.dtype(0))]
 
@@ -214,11 +238,11 @@ op("tf.DepthwiseConv2dNative", devices=xla_devices("DepthwiseConv2dNative"), inf
 def pool_type(ctx: Ctx) -> list[TensorType]:
     x = ctx.shape(0)
     fmt = layout_of(ctx.attrs)
-    if x is None or len(x) != 4 or any(isinstance(d, str) for d in x[1:]):
+    if x is None or len(x) != 4:
         return [TensorType(None, ctx.dtype(0))]
     a = onnx_conv_attrs(ctx.attrs, "ksize")
     hw = list(x[1:3] if fmt == "NHWC" else x[2:4])
-    _, _, _, _, out = window_geometry(a, hw, a["kernel_shape"])
+    out = _spatial(a, hw, a["kernel_shape"])
     shape = (x[0], *out, x[3]) if fmt == "NHWC" else (x[0], x[1], *out)
     return [TensorType(shape, ctx.dtype(0))]
 

@@ -13,7 +13,7 @@ import numpy as np
 from ...ir import TensorType
 from .. import rules as r
 from ..arrays import np_dtype
-from ..registry import NOOP, SHAPE_CONSUMER, SOURCE, ZERO_SIZE, Entries
+from ..registry import NOOP, SHAPE_CONSUMER, SOURCE, TYPE_VALUE, VALUE_RULE, ZERO_SIZE, Entries
 from ..rules import Ctx
 from .kernels import xla_devices
 
@@ -39,7 +39,7 @@ def _infer_const(ctx: Ctx) -> list[TensorType]:
 op("tf.Const", groups=(SOURCE, ZERO_SIZE), devices=xla_devices("Const"), infer=_infer_const, flops=zero,
    max_inputs=0, attrs={"value": None, "dtype": None}, folds=True, impl=_const,
    doc="TF Const: its `value` tensor; counts 0 toward a cluster's effective size")
-op("tf.Identity", groups=ZERO_SIZE, devices=xla_devices("Identity"), infer=r.same, flops=zero, min_inputs=1,
+op("tf.Identity", groups=(ZERO_SIZE, VALUE_RULE), devices=xla_devices("Identity"), infer=r.same, flops=zero, min_inputs=1,
    max_inputs=1, impl=lambda xp, a, x: x, doc="TF Identity: removed when clustered, so it counts 0 toward the size")
 
 
@@ -47,15 +47,15 @@ def _shape_type(ctx: Ctx, n: int | None) -> list[TensorType]:
     return [TensorType((n,) if n is not None else None, ctx.attrs.get("out_type") or "int32")]
 
 
-op("tf.Shape", groups=SHAPE_CONSUMER, devices=xla_devices("Shape"), flops=zero, min_inputs=1, max_inputs=1,
+op("tf.Shape", groups=(SHAPE_CONSUMER, TYPE_VALUE), devices=xla_devices("Shape"), flops=zero, min_inputs=1, max_inputs=1,
    attrs={"out_type": "int32"}, infer=lambda ctx: _shape_type(ctx, ctx.rank(0)), folds=True,
    impl=lambda xp, a, x: np.asarray(x.shape, dtype=np_dtype(a.get("out_type") or "int32")),
    doc="TF Shape(input; out_type): reads only its input's shape, never seeds a cluster")
-op("tf.Size", groups=SHAPE_CONSUMER, devices=xla_devices("Size"), flops=zero, min_inputs=1, max_inputs=1,
+op("tf.Size", groups=(SHAPE_CONSUMER, TYPE_VALUE), devices=xla_devices("Size"), flops=zero, min_inputs=1, max_inputs=1,
    attrs={"out_type": "int32"}, infer=lambda ctx: [TensorType((), ctx.attrs.get("out_type") or "int32")],
    impl=lambda xp, a, x: np.asarray(x.size, dtype=np_dtype(a.get("out_type") or "int32")),
    doc="TF Size(input; out_type)")
-op("tf.Rank", groups=SHAPE_CONSUMER, devices=xla_devices("Rank"), flops=zero, min_inputs=1, max_inputs=1,
+op("tf.Rank", groups=(SHAPE_CONSUMER, TYPE_VALUE), devices=xla_devices("Rank"), flops=zero, min_inputs=1, max_inputs=1,
    infer=lambda ctx: [TensorType((), "int32")], impl=lambda xp, a, x: np.asarray(x.ndim, dtype=np.int32),
    doc="TF Rank(input)")
 op("tf.NoOp", groups=NOOP, devices=xla_devices("NoOp"), infer=lambda ctx: [], num_outputs=0, flops=zero,
