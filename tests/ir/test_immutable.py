@@ -21,11 +21,12 @@ from tests.support.paths import ROOT
 def _graph() -> Graph:
     t = TensorType(["batch", 4], "float32")  # (a list given: taken as a tuple)
     x = Value("x", t)
+    w = Value("w", TensorType((2, 2), "float32"), np.ones((2, 2), np.float32))   # a weight with its values
     a = Node("a", "relu", "Relu", ["x"], outputs=[t], attrs={
         "alpha": 0.5, "perm": [1, 0], "pads": [[0, 1], [1, 0]], "spec": {"mode": "x", "axes": [0, 1]},
         "pair": (1, [2, 3]), "value": np.arange(4, dtype=np.float32).reshape(2, 2)})
     b = Node("b", "neg", "Neg", ("a",), outputs=(t,))
-    return Graph("g", [x], [a, b], ["b"], dims={"batch": 2}, output_names={"b": "y"})
+    return Graph("g", [x, w], [a, b], ["b"], dims={"batch": 2}, output_names={"b": "y"})
 
 
 NODE = _graph().nodes[0]
@@ -72,6 +73,8 @@ MUTATIONS = {
     "type.shape = ...": lambda g, n: setattr(n.outputs[0], "shape", (1,)),
     "type.shape[0] = d": lambda g, n: n.outputs[0].shape.__setitem__(0, 1),
     "value.name = ...": lambda g, n: setattr(g.inputs[0], "name", "q"),
+    "weight data[i] = v": lambda g, n: g.inputs[1].data.__setitem__((0, 0), 5.0),
+    "weight data.fill": lambda g, n: g.inputs[1].data.fill(0.0),
     "graph.name = ...": lambda g, n: setattr(g, "name", "h"),
     "graph.nodes = ...": lambda g, n: setattr(g, "nodes", []),
     "graph.inputs.append": lambda g, n: g.inputs.append(Value("q")),

@@ -240,6 +240,10 @@ class Value:
     # An input with `data` is a parameter too. Not part of equality: the text form does not carry it.
     param: bool = field(default=False, compare=False)
 
+    def __post_init__(self) -> None:  # (a weight's values are read-only too: a view, the caller's array stays theirs)
+        if type(self.data) is np.ndarray and self.data.flags.writeable:
+            object.__setattr__(self, "data", _read_only_view(self.data))
+
     @property
     def is_param(self) -> bool:
         return self.param or self.data is not None
