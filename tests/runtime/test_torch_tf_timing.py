@@ -185,10 +185,12 @@ def test_onnxruntime_hybrid_runs_loop_bodies_with_their_clusters_on_xla(name, de
 
 
 @pytest.mark.parametrize("name,form", [("conv1d", "frozen.pb"), ("math_zoo", "frozen.pb"), ("conv1d", "savedmodel"),
-                                       ("attention_encoder", "savedmodel")])
+                                       ("attention_encoder", "savedmodel"), ("jit_call", "savedmodel"),
+                                       ("text_lstm", "savedmodel"), ("layers_zoo", "savedmodel")])
 def test_tensorflow_runs_a_graphdefs_own_nodes(name, form):
-    """A GraphDef's NodeDefs, or a SavedModel's signature with its variables as a frozen graph has them, on
-    TensorFlow's executor, equal to TF's own outputs."""
+    """A GraphDef's NodeDefs, or a SavedModel's signature with its variables in TF's resource manager (a
+    jit_compile call, a While and a Keras layer's call take the handles themselves), on TensorFlow's executor,
+    equal to TF's own outputs."""
     tf = pytest.importorskip("tensorflow", reason="TensorFlow is optional: the TF native runtime needs it")
     from xcviz.runtime.native import describe, prepare_or_numpy, resolve
 
@@ -208,6 +210,21 @@ def test_tensorflow_runs_a_graphdefs_own_nodes(name, form):
             assert got.dtype == ref.dtype and np.array_equal(got, ref)
         else:
             np.testing.assert_allclose(got, ref, rtol=1e-4, atol=1e-5)
+
+
+def test_a_savedmodels_hybrid_segments_read_their_variables_on_tensorflow():
+    """Every part of a SavedModel's hybrid run, the ones whose calls and loops read a variable clustered or
+    resident elsewhere included, runs on TensorFlow; none stands in on NumPy."""
+    pytest.importorskip("tensorflow", reason="TensorFlow is optional: the TF native runtime needs it")
+    from xcviz.runtime.validate import validate_graph
+
+    for name in ("layers_zoo", "text_lstm"):
+        z = np.load(os.path.join(TF_KERAS, f"{name}_io.npz"))
+        r = validate_graph(xcviz.load(os.path.join(TF_KERAS, f"{name}_savedmodel")),
+                           inputs={k[3:]: z[k] for k in z.files if k.startswith("in_")}, threads=1, repeats=3)
+        m = r.model.to_json()
+        assert m["native_runtime"] == "tensorflow" and m["note"] is None, (name, m["note"])
+        assert set(m["fallback_segments_on"]) == {"tensorflow"}, (name, m["fallback_segments_on"])
 
 
 def test_without_tensorflow_a_tf_program_says_what_stood_in(monkeypatch):

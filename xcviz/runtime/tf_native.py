@@ -13,6 +13,7 @@ executed from it but its ops.
 """
 from __future__ import annotations
 
+import itertools
 import os
 
 import numpy as np
@@ -54,22 +55,36 @@ def _saved_model_graph_def(path: str, signature: str | None):
     return gd
 
 
+def _variable_value(copy, node):
+    value = node.attrs.get("value")
+    if value is None:
+        raise Unmappable(f"variable {copy.name!r} has no value (the SavedModel's variables were not read)")
+    return np.asarray(value)
+
+
 def _as_frozen(copy, node, tf) -> None:
-    """A variable in a part as a frozen graph has it: VarHandleOp -> Const of its value, ReadVariableOp -> Identity."""
-    if copy.op == "VarHandleOp":
-        value = node.attrs.get("value")
-        if value is None:
-            raise Unmappable(f"variable {copy.name!r} has no value (the SavedModel's variables were not read)")
-        dtype = copy.attr["dtype"].type
-        copy.op = "Const"
-        copy.ClearField("attr")
-        copy.attr["dtype"].type = dtype
-        copy.attr["value"].tensor.CopyFrom(tf.make_tensor_proto(np.asarray(value)))
-    elif copy.op == "ReadVariableOp":
-        dtype = copy.attr["dtype"].type
-        copy.op = "Identity"
-        copy.ClearField("attr")
-        copy.attr["T"].type = dtype
+    """A variable in a part as a frozen graph has it: VarHandleOp -> Const of its value."""
+    dtype = copy.attr["dtype"].type
+    value = _variable_value(copy, node)
+    copy.op = "Const"
+    copy.ClearField("attr")
+    copy.attr["dtype"].type = dtype
+    copy.attr["value"].tensor.CopyFrom(tf.make_tensor_proto(value))
+
+
+def _read_as_identity(copy) -> None:
+    """A ReadVariableOp whose variable's value is fed or a Const: an Identity of it."""
+    dtype = copy.attr["dtype"].type
+    copy.op = "Identity"
+    copy.ClearField("attr")
+    copy.attr["T"].type = dtype
+
+
+def _node_of(ref: str) -> str:
+    return ref.lstrip("^").split(":", 1)[0]
+
+
+_VARIABLES = itertools.count()   # (each runtime's variables get shared names of their own in TF's resource manager)
 
 
 def _graph_def(path: str):
@@ -108,12 +123,36 @@ class TfRuntime:
         self.threads_seen = tf.config.threading.get_intra_op_parallelism_threads() or None
         tf.config.optimizer.set_experimental_options({"disable_meta_optimizer": True})
         self._gd = None
+        self._variables: dict = {}   # variable node -> its shared name, assigned once
 
     def node_defs(self):
         if self._gd is None:
             self._gd = (_saved_model_graph_def(self.source, self.signature) if os.path.isdir(self.source)
                         else _graph_def(self.source))
         return self._gd
+
+    def _variable(self, copy, node) -> str:
+        """The shared name of a SavedModel variable in TF's resource manager, its value assigned on first use: a
+        part keeps its variables as resources where a call, a loop or a gather takes the handle itself."""
+        name = self._variables.get(node.name)
+        if name is None:
+            import tensorflow as tf
+
+            name = f"xcviz_{next(_VARIABLES)}/{node.name}"
+            init = tf.compat.v1.GraphDef()
+            handle = init.node.add(name="v", op="VarHandleOp")
+            for k in ("dtype", "shape"):
+                handle.attr[k].CopyFrom(copy.attr[k])
+            handle.attr["shared_name"].s = name.encode()
+            value = init.node.add(name="value", op="Const")
+            value.attr["dtype"].type = copy.attr["dtype"].type
+            value.attr["value"].tensor.CopyFrom(tf.make_tensor_proto(_variable_value(copy, node)))
+            assign = init.node.add(name="assign", op="AssignVariableOp", input=["v", "value"])
+            assign.attr["dtype"].type = copy.attr["dtype"].type
+            wrapped = tf.compat.v1.wrap_function(lambda: tf.graph_util.import_graph_def(init, name=""), [])
+            wrapped.prune([], [wrapped.graph.get_operation_by_name("assign")])()
+            self._variables[node.name] = name
+        return name
 
     def prepare(self, graph, members, entries, exits, values):
         import tensorflow as tf
@@ -124,14 +163,30 @@ class TfRuntime:
         sub = tf.compat.v1.GraphDef()
         sub.library.CopyFrom(gd.library)
         sub.versions.CopyFrom(gd.versions)
-        feed_of = {}
+        feed_of, variables = {}, []
         for k, r in enumerate(entries):
+            at = graph.position(_node_of(r))
+            producer = graph.nodes[at] if at is not None else None
+            if producer is not None and producer.op_type == "tf.VarHandleOp" and r in by_name:
+                variables.append(producer)   # (a variable the part reads: its own handle, not a fed value)
+                continue
             v = np.asarray(values[r])
             if v.dtype == object:
                 raise Unmappable(f"{r!r} is not a plain tensor")
             ph = sub.node.add(name=f"xcviz_feed_{k}", op="Placeholder")
             ph.attr["dtype"].type = tf.as_dtype(v.dtype).as_datatype_enum
+            ph.attr["shape"].shape.CopyFrom(tf.TensorShape(v.shape).as_proto())   # (as a signature gives it)
             feed_of[r] = ph.name
+        for node in variables:
+            copy = sub.node.add()
+            copy.CopyFrom(by_name[node.name])
+            copy.device, copy.attr["container"].s = "", b""
+            copy.attr["shared_name"].s = self._variable(copy, node).encode()
+        entries = [r for r in entries if r in feed_of]
+        exit_nodes = {_node_of(r) for r in exits}
+        feed_nodes = {_node_of(r) for r in feed_of}
+        frozen: set = set()   # the VarHandleOps made Consts (their ReadVariableOps: Identities)
+        members = sorted(members, key=lambda i: graph.nodes[i].op_type != "tf.VarHandleOp")
         for node in (graph.nodes[i] for i in members):
             nd = by_name.get(node.name)
             if nd is None:
@@ -139,7 +194,15 @@ class TfRuntime:
             copy = sub.node.add()
             copy.CopyFrom(nd)
             copy.device = ""
-            _as_frozen(copy, node, tf)
+            if copy.op == "VarHandleOp":
+                if node.name in exit_nodes:   # (its handle leaves the part: its value, as a frozen graph has it)
+                    _as_frozen(copy, node, tf)
+                    frozen.add(node.name)
+                else:
+                    copy.attr["container"].s = b""
+                    copy.attr["shared_name"].s = self._variable(copy, node).encode()
+            elif copy.op == "ReadVariableOp" and _node_of(nd.input[0]) in feed_nodes | frozen:
+                _read_as_identity(copy)
             del copy.input[:]
             for ref in nd.input:
                 if ref.startswith("^"):
