@@ -70,6 +70,10 @@ class CalibratedModel:
                 fused[c] += ops * launch
         return fused
 
+    @property
+    def native_call(self) -> float:
+        return self.cal.session_overhead or 0.0
+
     def whole_model(self, before, after, any_fallback):
         session = self.cal.session_overhead
         if session and before is not None:

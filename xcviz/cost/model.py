@@ -4,7 +4,8 @@ Two models implement it, chosen once per estimate from the Hardware profile (cos
   - roofline (cost.roofline): the profile's four numbers, T = max(FLOPs / peak, bytes / bandwidth) + launch;
   - calibrated (cost.calibrated): the per-op-class numbers `xcviz calibrate` measures, where the profile has them.
 A model answers three questions: how long each node takes natively, run op by op; how long XLA takes for one
-call of each cluster (its boundary bytes' time given); and what a whole-model call adds to either side.
+call of each cluster (its boundary bytes' time given); and what a whole-model call, or a native call of one
+cluster alone, adds to either side.
 Everything else (coverage, boundary bytes, kernels, hand-offs, constant clusters, the sums) is the same for
 both, and is compute_stats' own."""
 from __future__ import annotations
@@ -59,6 +60,11 @@ class CostModel(Protocol):
                     ) -> tuple[float | None, float | None]:
         """The model's time natively (`before`) and in the hybrid run (`after`), with what a call of the whole
         model adds to each."""
+
+    @property
+    def native_call(self) -> float:
+        """What one call of the native runtime costs over its ops (a session's run; 0 for op-by-op eager): a
+        cluster's own speedup compares one call each way, as validate measures it."""
 
 
 def per_node(key_times: list[float | None], key_of: np.ndarray) -> np.ndarray:

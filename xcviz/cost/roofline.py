@@ -32,3 +32,5 @@ class RooflineModel:
 
     def whole_model(self, before, after, any_fallback):
         return before, after
+
+    native_call = 0.0

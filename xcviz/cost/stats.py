@@ -206,7 +206,8 @@ class ClusterEstimate:
 def cluster_estimate(model: CostModel, costs: NodeCosts, work: ClusterWork, node_time: np.ndarray,
                      runs: tuple[np.ndarray, np.ndarray], handoffs: np.ndarray, constant: np.ndarray,
                      sync_overhead: float) -> ClusterEstimate:
-    """Each cluster's time natively and under XLA (the model's), with its hand-offs, and its speedup. Clusters
+    """Each cluster's time natively and under XLA (the model's), with its hand-offs, and its speedup (one call
+    of the cluster each way: the native runtime's call (CostModel.native_call) and XLA's count). Clusters
     whose values depend on no runtime input fold to constants, natively and under XLA alike: their members
     cost nothing on either side, and they claim no speedup (params.constant_clusters)."""
     members, sizes = runs
@@ -214,7 +215,9 @@ def cluster_estimate(model: CostModel, costs: NodeCosts, work: ClusterWork, node
     fused = model.fused_times(costs, work)
     total = fused + sync_overhead * handoffs.astype(np.float64)
     with np.errstate(all="ignore"):  # entries with an unknown part are not claimed (has_speedup)
-        speedup = unfused / total
+        # one call each way, as validate times a cluster alone: the native runtime's call (a session's run)
+        # beside its ops, XLA's call in `fused`
+        speedup = (unfused + model.native_call) / total
     has_speedup = work.known & ~np.isnan(unfused) & (total > 0) & ~constant
     known = work.known
     if constant.any():   # folded at compile time: no time in the hybrid run, none natively
