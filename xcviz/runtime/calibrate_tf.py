@@ -1,11 +1,11 @@
 """`calibrate --native tensorflow`: calibrate's op programs (runtime.calibrate_ops) as TensorFlow graphs.
 
-A TF GraphDef or SavedModel runs its own NodeDefs on TF's executor (runtime.tf_native: a pruned function per
+A TF GraphDef or SavedModel runs its own NodeDefs on TF's executor (runtime.tf_native: a wrapped function per
 part, Grappler off); calibrate's programs are xcviz graphs of a dozen ops, so each part is built here as a TF
 graph of the TF ops a model's op of the class makes (matmul to MatMul, conv2d to Conv2D or
-DepthwiseConv2dNative, ...) and run the same way: a Placeholder per activation, wrapped and pruned into a
-function (tf.compat.v1.wrap_function, as tf_native runs a model's part: the same call, whose cost is the
-session overhead the profile records), the activations converted per call, its weights constants of the
+DepthwiseConv2dNative, ...) and run the same way: an argument per activation, wrapped into a function
+(tf.compat.v1.wrap_function with the activations' specs, as tf_native runs a model's part: the same call,
+whose cost is the session overhead the profile records), the activations converted per call, its weights constants of the
 graph (as a frozen graph or a SavedModel's variables have them), Grappler off. Layout: calibrate's tensors are NCHW; a TF model (Keras) is
 channels-last, and TF's CPU kernels are not the same in the two layouts (a depthwise convolution in NCHW costs
 several times its NHWC self, and more at 16 channels than at 64), so each part runs channels-last: its 4-D
@@ -121,20 +121,14 @@ class TfOps:
         specs = [tf.TensorSpec(_nhwc(np.asarray(values[r])).shape, tf.as_dtype(np.asarray(values[r]).dtype))
                  for r in feeds]
 
-        held = {}
-
-        def body():   # the program as a TF graph: a Placeholder per activation, a Const per weight
+        def body(*args):   # the program as a TF graph: an argument per activation, a Const per weight
             local = {r: tf.constant(v) for r, v in consts.items()}
-            for k, (r, spec) in enumerate(zip(feeds, specs)):
-                local[r] = held[r] = tf.compat.v1.placeholder(spec.dtype, spec.shape, name=f"xcviz_feed_{k}")
+            local.update(zip(feeds, args))
             for name, fn, ins in steps:
                 local[name] = fn(*(local[r] for r in ins if r))
-            held.update({f"out:{r}": local[r] for r in exits})
-        try:   # run as tf_native runs a model's part (wrap_function, then prune): the same call and its cost
-            wrapped = tf.compat.v1.wrap_function(body, [])
-            g = wrapped.graph
-            fn = wrapped.prune([g.get_tensor_by_name(held[r].name) for r in feeds],
-                               [g.get_tensor_by_name(held[f"out:{r}"].name) for r in exits])
+            return [local[r] for r in exits]
+        try:   # run as tf_native runs a model's part (wrap_function of the fed values): the same call and its cost
+            fn = tf.compat.v1.wrap_function(body, specs)
         except Unmappable:
             raise
         except Exception as e:  # noqa: BLE001 - TF refusing a program is a fallback

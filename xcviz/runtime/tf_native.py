@@ -2,13 +2,14 @@
 
 A part becomes a GraphDef of the file's NodeDefs for its members (as they are: attributes, devices cleared),
 each value it reads fed through a Placeholder, control edges from outside it dropped; TF imports it
-(`tf.graph_util.import_graph_def` inside `tf.compat.v1.wrap_function`) and runs it as a pruned concrete
-function with Grappler off (`disable_meta_optimizer`: no fusion, no constant folding; each node its kernel,
+(`tf.graph_util.import_graph_def` inside `tf.compat.v1.wrap_function`, the fed values the function's arguments
+through `input_map`) and runs it as a concrete function with Grappler off (`disable_meta_optimizer`: no fusion, no constant folding; each node its kernel,
 the analogue of onnxruntime with its optimizations off), `threads` intra-op threads, one inter-op.
 A SavedModel directory is its signature's NodeDefs with the calls inlined, as xcviz loads it
-(loaders.tensorflow.signature_graph); its variables are what a frozen graph makes of them: a VarHandleOp in a
-part is a Const of the variable's value (read from the bundle at load), a ReadVariableOp an Identity, so the
-part runs on TF's kernels without a session's variable store. The file is read by a protobuf parser, nothing
+(loaders.tensorflow.signature_graph); its variables are resources of TF's resource manager, each assigned the
+value read from the bundle at load once (a call, a While or a Keras layer's function takes the handle
+itself); a variable whose handle leaves the part is a Const of its value, and a ReadVariableOp of a fed or
+constant variable an Identity. The file is read by a protobuf parser, nothing
 executed from it but its ops.
 """
 from __future__ import annotations
@@ -175,7 +176,6 @@ class TfRuntime:
                 raise Unmappable(f"{r!r} is not a plain tensor")
             ph = sub.node.add(name=f"xcviz_feed_{k}", op="Placeholder")
             ph.attr["dtype"].type = tf.as_dtype(v.dtype).as_datatype_enum
-            ph.attr["shape"].shape.CopyFrom(tf.TensorShape(v.shape).as_proto())   # (as a signature gives it)
             feed_of[r] = ph.name
         for node in variables:
             copy = sub.node.add()
@@ -213,13 +213,16 @@ class TfRuntime:
                 copy.input.append(f"{feed_of[key]}:0" if key in feed_of else ref)
         fetch = [r if ":" in r else f"{r}:0" for r in exits]   # (a TF node name has no ':')
 
-        def body():
-            tf.graph_util.import_graph_def(sub, name="")
+        # the fed values as the function's arguments (input_map), so a call binds its signature directly: a
+        # pruned function's call fails that binding first and formats every argument's values into the error
+        # it then drops (~1 ms a call for a few hundred floats, more than the part's ops)
+        specs = [tf.TensorSpec(None, tf.as_dtype(np.asarray(values[r]).dtype)) for r in entries]
+
+        def body(*args):
+            return tf.graph_util.import_graph_def(sub, input_map={f"{feed_of[r]}:0": a for r, a in zip(entries, args)},
+                                                  return_elements=fetch, name="")
         try:
-            wrapped = tf.compat.v1.wrap_function(body, [])
-            g = wrapped.graph
-            fn = wrapped.prune([g.get_tensor_by_name(f"{feed_of[r]}:0") for r in entries],
-                               [g.get_tensor_by_name(t) for t in fetch])
+            fn = tf.compat.v1.wrap_function(body, specs)
         except Exception as e:  # noqa: BLE001 - TF refusing a part is a fallback, not a crash
             raise Unmappable(f"TensorFlow refused it: {str(e).splitlines()[0][:200]}") from None
 
