@@ -3,9 +3,9 @@
 The corpus: the ONNX set (graphs/*.onnx, tests/data/exports/*.onnx) on onnxruntime, the torch corpus
 (tests/data/torch_corpus/*.pt2) on torch eager, and the Keras SavedModels and frozen graphs of the TF corpus
 (tests/data/tf_keras) on TensorFlow, run under the Python that has TensorFlow (--tf-python, /work/venv-tf).
-Per model: `xcviz stats --json` (the estimate a user reads first), then validate `--reruns` times (in one
-process, so TF and JAX load once, each run a fresh compile cache: the whole-model speedup, with the
-interleaved timing's runs and spread), and
+Per model: validate `--reruns` times (in one process, so TF and JAX load once, each run a fresh compile
+cache: the whole-model speedup, with the interleaved timing's runs and spread), `xcviz stats --json` with the
+same options (the inputs given, else `--dim` at the sizes validate bound its random inputs at), and
 the estimate of the runtime's own profile where one ships (`stats --hardware cpu_tf` for TF programs),
 with the load average before each. Reports: stats' estimate = validate's (issue 36: one estimate per
 program), the measured speedup's median and spread over the reruns, and the targets: estimate within 1.5x
@@ -84,7 +84,12 @@ def bench_one(entry: dict, reruns: int, threads: int) -> dict:
     row = {"model": rel, "format": entry["format"]}
     with tempfile.TemporaryDirectory() as tmp:
         given = _inputs(entry, tmp)
-        extra = ["--inputs", given] if given else []
+        runs, why = worker_runs(py, entry["model"], given, reruns, threads)
+        row["validate_error"] = why
+        # stats with the same options as validate: the inputs given, else the sizes validate bound its random
+        # inputs at (a symbolic batch N=1): `--dim`, as stats' own hint says
+        bound = next((r.get("dims") for r in runs if r.get("dims")), None) or {}
+        extra = ["--inputs", given] if given else [a for k, v in sorted(bound.items()) for a in ("--dim", f"{k}={v}")]
         stats, why = xcviz_json(py, ["stats", entry["model"], *extra])
         s = (stats or {}).get("stats") or {}
         row.update(est_stats=s.get("speedup_estimate"), stats_hardware=s.get("hardware"), stats_native=s.get("native"),
@@ -93,8 +98,6 @@ def bench_one(entry: dict, reruns: int, threads: int) -> dict:
         if prof:
             own, _ = xcviz_json(py, ["stats", entry["model"], *extra, "--hardware", prof])
             row[f"est_{prof}"] = ((own or {}).get("stats") or {}).get("speedup_estimate")
-        runs, why = worker_runs(py, entry["model"], given, reruns, threads)
-        row["validate_error"] = why
     sp = [r["speedup"] for r in runs if r["speedup"]]
     row.update(runs=runs, speedup=statistics.median(sp) if sp else None, speedup_min=min(sp) if sp else None,
                speedup_max=max(sp) if sp else None, est_validate=next((r["est"] for r in runs if r["est"]), None),
@@ -125,7 +128,7 @@ def worker(model: str, inputs: str, reruns: int, threads: int) -> None:
     apply_threads(threads)   # before JAX loads
     import numpy as np
 
-    import xcviz
+    from xcviz.pipeline import LoadOptions, load_graph
     from xcviz.runtime.validate import validate_graph
 
     given = dict(np.load(inputs)) if inputs != "-" else None
@@ -133,13 +136,16 @@ def worker(model: str, inputs: str, reruns: int, threads: int) -> None:
     for _ in range(reruns):
         load = os.getloadavg()[0]
         try:
-            r = validate_graph(xcviz.load(model), inputs=given, threads=threads)
+            # loaded as `validate --inputs F` loads it: the arrays bind the graph's symbolic dimensions
+            graph = load_graph(model, LoadOptions(inputs=None if inputs == "-" else inputs))
+            r = validate_graph(graph, inputs=given, threads=threads)
             m = r.model.to_json() if r.model is not None else {}
+            dims = {k: v for k, v in r.dims.items() if isinstance(v, int)}
             why = None
         except Exception as e:  # noqa: BLE001 - a failing run is a row
-            m, why = {}, f"{e.__class__.__name__}: {e}".splitlines()[0][:200]
+            m, dims, why = {}, {}, f"{e.__class__.__name__}: {e}".splitlines()[0][:200]
         t = m.get("timing") or {}
-        runs.append({"load_1m": round(load, 2), "speedup": m.get("speedup"), "est": m.get("est_speedup"),
+        runs.append({"load_1m": round(load, 2), "dims": dims, "speedup": m.get("speedup"), "est": m.get("est_speedup"),
                      "native_runtime": m.get("native_runtime"), "est_hardware": m.get("est_hardware"),
                      "est_native": m.get("est_native"), "native_ms": m.get("native_ms"),
                      "hybrid_ms": m.get("hybrid_ms"), "rounds": t.get("rounds"), "stable": t.get("stable"),

@@ -96,10 +96,11 @@ def test_a_whole_cnn_cluster_is_estimated_faster_than_unfused(hw):
     # (a single residual block, graphs/resnet_block.yaml, is not: 7 ops do not pay two hand-offs on a GPU)
     # except on the 2-core cpu against onnxruntime's kernels (the built-in cpu profile): there XLA about
     # breaks even with onnxruntime op by op, measured 0.74x and 1.02x in two quiet runs (benchmarks/README.md,
-    # "Issue 28"), and the estimate must stay within 1.5x of that
+    # "Issue 28"), and the estimate must stay within 1.5x of that; and against TensorFlow's oneDNN kernels op
+    # by op (cpu_tf), as fast as onnxruntime's on this CPU: the same band
     a = analyse(str(ROOT / "graphs/resnet_mini.onnx"), AnalysisOptions(device="gpu", hardware=hw, dims={"N": 1}))
     assert a.stats.clusters == 1 and a.stats.fallback_nodes == 0
-    if hw == "cpu":
+    if hw in ("cpu", "cpu_tf"):
         assert 0.74 / 1.5 < a.stats.speedup_estimate < 1.02 * 1.5, (hw, a.stats.time_before, a.stats.time_after)
     else:
         assert a.stats.speedup_estimate > 1.0, (hw, a.stats.time_before, a.stats.time_after)

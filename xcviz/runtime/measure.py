@@ -4,6 +4,7 @@ from __future__ import annotations
 import os
 import statistics
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -121,6 +122,19 @@ def interleaved(fns: dict, repeats: int | None = None, budget_s: float = 0.5) ->
             out.stable = k >= MIN_ROUNDS and all(_settled(out[n].samples) for n in names)
             break
     return out
+
+
+def warm_call(fn: Callable[[], object], repeats: int, loop: int = 50) -> float:
+    """The median seconds of one call of `fn` made back to back (`loop` calls a sample, as validate times a
+    fast model in loops): what the call costs run after run, not after another program evicted its caches."""
+    fn()
+    samples = []
+    for _ in range(max(5, repeats // 10)):
+        t0 = clock()
+        for _ in range(loop):
+            fn()
+        samples.append((clock() - t0) / loop)
+    return statistics.median(samples)
 
 
 def _settled(xs: list) -> bool:
