@@ -47,7 +47,8 @@ STEPS = len(PROGRAMS) + 2  # progress steps: one per class (compiling), timing, 
 # costs inside a compiled cluster (its kernel and its work). The call is the time of a cluster of one trivial
 # kernel (`tiny`, 4 floats), called back to back as a model's run calls it (warm_call): the chains' chain-of-one
 # less their increment, timed among the other programs, read 3-4x that (~40 us against ~14 us on this
-# project's machine), which made every small model's XLA side 2-3x too dear. Each step reads the previous one's result; weights are graph inputs.
+# project's machine), which made every small model's XLA side 2-3x too dear. Each step reads the previous
+# one's result; weights are graph inputs.
 CHAIN = 8
 CHAINS = {
     "dot": ("%w: f32[64,64]", "{y}: f32[16,64] = matmul({x}, %w)", "f32[16,64]"),

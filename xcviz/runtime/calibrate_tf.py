@@ -5,10 +5,11 @@ part, Grappler off); calibrate's programs are xcviz graphs of a dozen ops, so ea
 graph of the TF ops a model's op of the class makes (matmul to MatMul, conv2d to Conv2D or
 DepthwiseConv2dNative, ...) and run the same way: an argument per activation, wrapped into a function
 (tf.compat.v1.wrap_function with the activations' specs, as tf_native runs a model's part: the same call,
-whose cost is the session overhead the profile records), the activations converted per call, its weights constants of the
-graph (as a frozen graph or a SavedModel's variables have them), Grappler off. Layout: calibrate's tensors are NCHW; a TF model (Keras) is
-channels-last, and TF's CPU kernels are not the same in the two layouts (a depthwise convolution in NCHW costs
-several times its NHWC self, and more at 16 channels than at 64), so each part runs channels-last: its 4-D
+whose cost is the session overhead the profile records), the activations converted per call, its weights
+constants of the graph (as a frozen graph or a SavedModel's variables have them), Grappler off. Layout:
+calibrate's tensors are NCHW; a TF model (Keras) is channels-last, and TF's CPU kernels are not the same in
+the two layouts (a depthwise convolution in NCHW costs several times its NHWC self, and more at 16 channels
+than at 64), so each part runs channels-last: its 4-D
 activations are fed as NHWC (the transpose is the feed's copy, paid once per call whatever the part holds, so
 calibrate's slopes cancel it) and its 4-D results read back through a transposed view. Each part is checked
 against the NumPy reference before it is timed (native.prepare_or_numpy), so a mapping that computed

@@ -2,9 +2,10 @@
 
 A part becomes a GraphDef of the file's NodeDefs for its members (as they are: attributes, devices cleared),
 each value it reads fed through a Placeholder, control edges from outside it dropped; TF imports it
-(`tf.graph_util.import_graph_def` inside `tf.compat.v1.wrap_function`, the fed values the function's arguments
-through `input_map`) and runs it as a concrete function with Grappler off (`disable_meta_optimizer`: no fusion, no constant folding; each node its kernel,
-the analogue of onnxruntime with its optimizations off), `threads` intra-op threads, one inter-op.
+(`tf.graph_util.import_graph_def` inside `tf.compat.v1.wrap_function`, the fed values the function's
+arguments through `input_map`) and runs it as a concrete function with Grappler off (`disable_meta_optimizer`:
+no fusion, no constant folding; each node its kernel, the analogue of onnxruntime with its optimizations off),
+`threads` intra-op threads, one inter-op.
 A SavedModel directory is its signature's NodeDefs with the calls inlined, as xcviz loads it
 (loaders.tensorflow.signature_graph); its variables are resources of TF's resource manager, each assigned the
 value read from the bundle at load once (a call, a While or a Keras layer's function takes the handle
@@ -186,6 +187,7 @@ class TfRuntime:
         exit_nodes = {_node_of(r) for r in exits}
         feed_nodes = {_node_of(r) for r in feed_of}
         frozen: set = set()   # the VarHandleOps made Consts (their ReadVariableOps: Identities)
+        # the variables first, so a read knows whether its variable became a Const (TF imports in any order)
         members = sorted(members, key=lambda i: graph.nodes[i].op_type != "tf.VarHandleOp")
         for node in (graph.nodes[i] for i in members):
             nd = by_name.get(node.name)
