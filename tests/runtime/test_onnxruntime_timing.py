@@ -230,13 +230,9 @@ def test_api_calibrate_returns_a_profile_against_onnxruntime(tmp_path):
     assert s.native == "onnxruntime" and s.speedup_estimate is not None
 
 
-def test_tf_graph_without_onnx_form_is_timed_on_numpy_and_says_so(monkeypatch):
+def test_tf_graph_without_onnx_form_is_timed_on_numpy_and_says_so(without_tensorflow):
     # a TF GraphDef (no TensorFlow needed to read it): its ops have no ONNX form, its inputs are placeholders;
     # TensorFlow as if not installed (where it is, it is the native runtime: test_torch_tf_timing)
-    from xcviz.runtime import native
-
-    real = native._available
-    monkeypatch.setattr(native, "_available", lambda m: False if m == "tensorflow" else real(m))
     path = os.path.join(ROOT, "tests", "data", "tf_suite", "conv_bn", "grappler_off-min1",
                         "mark_for_compilation_annotated.pbtxt")
     g = xcviz.load(path)

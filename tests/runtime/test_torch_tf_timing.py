@@ -227,11 +227,9 @@ def test_a_savedmodels_hybrid_segments_read_their_variables_on_tensorflow():
         assert set(m["fallback_segments_on"]) == {"tensorflow"}, (name, m["fallback_segments_on"])
 
 
-def test_without_tensorflow_a_tf_program_says_what_stood_in(monkeypatch):
+def test_without_tensorflow_a_tf_program_says_what_stood_in(without_tensorflow):
     from xcviz.runtime import native
 
-    real = native._available
-    monkeypatch.setattr(native, "_available", lambda m: False if m == "tensorflow" else real(m))
     rt = native.resolve(None, xcviz.load(os.path.join(TF_KERAS, "conv1d_savedmodel")), 1)
     assert rt.name == "onnxruntime" and "TensorFlow is not installed" in rt.note and "pip install tensorflow-cpu" in rt.note
     assert native.resolve(None, xcviz.load(os.path.join(ROOT, "graphs", "resnet_mini.onnx")), 1).note is None

@@ -133,6 +133,11 @@ class TfRuntime:
                         else _graph_def(self.source))
         return self._gd
 
+    def _as_resource(self, copy, node) -> None:
+        """A VarHandleOp NodeDef `copy` made the handle of the variable in TF's resource manager (_variable)."""
+        copy.device, copy.attr["container"].s = "", b""
+        copy.attr["shared_name"].s = self._variable(copy, node).encode()
+
     def _variable(self, copy, node) -> str:
         """The shared name of a SavedModel variable in TF's resource manager, its value assigned on first use: a
         part keeps its variables as resources where a call, a loop or a gather takes the handle itself."""
@@ -181,14 +186,13 @@ class TfRuntime:
         for node in variables:
             copy = sub.node.add()
             copy.CopyFrom(by_name[node.name])
-            copy.device, copy.attr["container"].s = "", b""
-            copy.attr["shared_name"].s = self._variable(copy, node).encode()
+            self._as_resource(copy, node)
         entries = [r for r in entries if r in feed_of]
-        exit_nodes = {_node_of(r) for r in exits}
         feed_nodes = {_node_of(r) for r in feed_of}
-        frozen: set = set()   # the VarHandleOps made Consts (their ReadVariableOps: Identities)
-        # the variables first, so a read knows whether its variable became a Const (TF imports in any order)
-        members = sorted(members, key=lambda i: graph.nodes[i].op_type != "tf.VarHandleOp")
+        exit_nodes = {_node_of(r) for r in exits}
+        # the variables whose handle leaves the part: Consts of their values (their ReadVariableOps: Identities)
+        frozen = {graph.nodes[i].name for i in members
+                  if graph.nodes[i].op_type == "tf.VarHandleOp" and graph.nodes[i].name in exit_nodes}
         for node in (graph.nodes[i] for i in members):
             nd = by_name.get(node.name)
             if nd is None:
@@ -197,12 +201,10 @@ class TfRuntime:
             copy.CopyFrom(nd)
             copy.device = ""
             if copy.op == "VarHandleOp":
-                if node.name in exit_nodes:   # (its handle leaves the part: its value, as a frozen graph has it)
+                if node.name in frozen:   # (its value, as a frozen graph has it)
                     _as_frozen(copy, node, tf)
-                    frozen.add(node.name)
                 else:
-                    copy.attr["container"].s = b""
-                    copy.attr["shared_name"].s = self._variable(copy, node).encode()
+                    self._as_resource(copy, node)
             elif copy.op == "ReadVariableOp" and _node_of(nd.input[0]) in feed_nodes | frozen:
                 _read_as_identity(copy)
             del copy.input[:]
