@@ -13,13 +13,24 @@ from xcviz.runtime import measure
 from xcviz.runtime.measure import Interleaved, Timing, interleaved, machine_load, timing_note
 
 
-def test_runs_are_interleaved_and_reversed_every_other_round():
+def test_runs_are_interleaved_and_reversed_every_other_round(monkeypatch):
     seen: list[str] = []
+    real = measure.clock
+
+    def clock():   # marks each timed sample's start and end
+        seen.append("|")
+        return real()
+    monkeypatch.setattr(measure, "clock", clock)
     out = interleaved({"a": lambda: seen.append("a"), "b": lambda: seen.append("b")}, repeats=4)
     assert out.rounds == 4 and [len(t.samples) for t in out.values()] == [4, 4]
-    # two warm-up calls each, then rounds a b | b a | a b | b a
-    assert seen[4:] == ["a", "b", "b", "a", "a", "b", "b", "a"]
     assert out["a"].loops == 1   # (--repeats: one call per sample, as asked)
+    # two warm-up calls each, then rounds a b | b a | a b | b a: each sample one timed call between its marks,
+    # after untimed calls of the same callable (REWARM_S: its steady state, not the other's caches)
+    assert seen[:4] == ["a", "a", "b", "b"]
+    samples = "".join(seen[4:]).split("|")[1::2]   # what ran between each start and end mark
+    assert samples == ["a", "b", "b", "a", "a", "b", "b", "a"]
+    before = "".join(seen[4:]).split("|")[0::2][:-1]   # what ran before each sample, since the last one
+    assert all(len(w) >= 1 and set(w) == {name} for w, name in zip(before, samples))
 
 
 def test_fast_calls_are_timed_in_loops_and_a_budget_ends_unsettled_runs(monkeypatch):

@@ -98,12 +98,23 @@ class Boundary:
         """Activation hand-offs between the runtimes: per cluster, the distinct tensors it takes in plus those
         it gives out; and in all, the distinct (tensor, from, to) crossings. Parameters stay resident, and a
         tensor read by several nodes of one cluster (or of the fallback) crosses once."""
-        act = ~self.param
-        src, port = self.src_pos[act], self.port[act]
-        cs, cd = self.src_cluster[act], self.dst_cluster[act]
-        per = np.zeros(nc, np.int64)
+        into, out, pairs = self._crossings(~self.param, nc)
+        return into + out, pairs
+
+    def arguments(self, nc: int) -> tuple[np.ndarray, np.ndarray]:
+        """Per cluster, the distinct tensors its compiled call is handed (activations and parameters alike)
+        and those it gives back."""
+        into, out, _ = self._crossings(np.ones(len(self.param), bool), nc)
+        return into, out
+
+    def _crossings(self, sel: np.ndarray, nc: int) -> tuple[np.ndarray, np.ndarray, int]:
+        """Over the boundary edges `sel`: per cluster, the distinct tensors it takes in and those it gives out;
+        and the distinct (tensor, to) pairs in all."""
+        src, port = self.src_pos[sel], self.port[sel]
+        cs, cd = self.src_cluster[sel], self.dst_cluster[sel]
+        into, out = np.zeros(nc, np.int64), np.zeros(nc, np.int64)
         if not len(src):
-            return per, 0
+            return into, out, 0
         # each tensor as one number (producer then output; graph inputs first), joined with the consumer's
         # cluster: the producer's is the tensor's own, so distinct (tensor, to) pairs are the crossings
         lo, ports = int(src.min()), int(port.max()) + 1
@@ -113,10 +124,10 @@ class Boundary:
         v *= ports
         v += port
         if span * (nc + 1) >= _KEY_LIMIT:  # (too many for one int64: rows of keys)
-            for side in (cd, cs):
-                into = side >= 0
-                per += np.bincount(side[into][_first(v[into], side[into])], minlength=nc)
-            return per, int(_first(v, cs, cd).sum())
+            for side, per in ((cd, into), (cs, out)):
+                inside = side >= 0
+                per += np.bincount(side[inside][_first(v[inside], side[inside])], minlength=nc)
+            return into, out, int(_first(v, cs, cd).sum())
         v *= nc + 1
         v += cd
         v += 1
@@ -124,13 +135,13 @@ class Boundary:
         pairs = v[np.concatenate(([True], v[1:] != v[:-1]))]
         del v, src
         to = pairs % (nc + 1) - 1
-        per += np.bincount(to[to >= 0], minlength=nc)   # the tensors each cluster takes in
+        into += np.bincount(to[to >= 0], minlength=nc)   # the tensors each cluster takes in
         tensor = pairs // (nc + 1)
         first = np.concatenate(([True], tensor[1:] != tensor[:-1]))   # (pairs are sorted by tensor)
         producer = tensor[first] // ports + lo
-        out = np.where(producer >= 0, self.cluster_of[np.maximum(producer, 0)], -1)
-        per += np.bincount(out[out >= 0], minlength=nc)   # and those it gives out
-        return per, len(pairs)
+        from_ = np.where(producer >= 0, self.cluster_of[np.maximum(producer, 0)], -1)
+        out += np.bincount(from_[from_ >= 0], minlength=nc)   # and those it gives out
+        return into, out, len(pairs)
 
     def _lists(self) -> tuple[list, ...]:
         """Per boundary edge: tensor (ref text), producer, consumer, type id and the two clusters, as lists

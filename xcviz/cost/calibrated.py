@@ -3,7 +3,7 @@
 
 Natively, op by op: each op's class costs a fixed overhead, a FLOP rate and the native bandwidth
 (classes.native_time); a constant costs nothing (the runtime holds it from the start); a loop's body ops are
-each dispatched every iteration. Under XLA, per cluster: the call, a launch per kernel (a library call's
+each dispatched every iteration. Under XLA, per cluster: the call and the buffers it is handed and gives back, a launch per kernel (a library call's
 layout copies as loop kernels), each member's FLOPs at its class's XLA rate, its bytes at the bandwidth, the
 page faults of large fresh buffers, and a loop body's kernels launched every time round. A runtime with
 sessions (onnxruntime) adds one call per model natively, and one in the hybrid run when anything falls back."""
@@ -60,6 +60,7 @@ class CalibratedModel:
         fused = np.full(nc, np.nan)
         fused[known] = xla_compute(cal, self.xla_keys(costs.key_costs), costs.key_of, work.kernels_per_node,
                                    work.cluster_of, nc)[known] + work.bytes_time
+        fused += cal.argument_overhead * work.arguments + cal.output_overhead * work.results   # (the call's buffers)
         if cal.page_fault_bandwidth:
             fresh = _union(work.written, work.exits, len(work.cluster_of))
             fused[known] += page_faults(cal, work.written_bytes, fresh, work.cluster_of, nc)[known]
@@ -94,7 +95,7 @@ def node_xla_scale(graph: Graph, node) -> float:
     if not node.known:
         return 1.0
     shapes = None
-    if node.op == "resize" and node.inputs and node.inputs[0]:
+    if (node.op == "resize" or node.op in CONVS) and node.inputs and node.inputs[0]:
         shapes = (graph.tensor_type(node.inputs[0]).shape, graph.tensor_type(node.name).shape)
     return xla_scale(node.op, node.attrs, _weight(graph, node), shapes)
 

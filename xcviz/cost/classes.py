@@ -18,16 +18,18 @@ benchmarks/README.md. A profile measured by `xcviz calibrate` carries, per class
     xla_flops        FLOP/s inside XLA's kernels
 
 plus `native_bandwidth` (bytes/s an op moves natively), `call_overhead` (seconds per compiled cluster
-run) and, optionally, `page_fault_bandwidth`: a buffer over FRESH_BYTES (glibc's largest mmap threshold) is
+run), optionally `xla_argument_overhead` and `xla_output_overhead` (seconds per buffer a cluster's call is
+handed, weights included, and per buffer it gives back: jax's dispatch of each), and, optionally, `page_fault_bandwidth`: a buffer over FRESH_BYTES (glibc's largest mmap threshold) is
 mapped fresh by the allocator on every call, so writing it costs its page faults on top of its bandwidth
 (XLA materialises a broadcast weight that a dot or convolution reads, AlexNet's 151 MB FC weight, per call).
 Then T_op = native_overhead + FLOPs / native_flops + bytes / native_bandwidth, and
-T_fused(C) = call_overhead + sum of its kernels' xla_launch + sum FLOPs · xla_scale / xla_flops
-             + bytes / memory_bandwidth (the bytes as the roofline counts them)
+T_fused(C) = call_overhead + its arguments' and outputs' overheads + sum of its kernels' xla_launch
+             + sum FLOPs · xla_scale / xla_flops + bytes / memory_bandwidth (the bytes as the roofline counts them)
              + the bytes of each value over FRESH_BYTES that XLA writes / page_fault_bandwidth;
 hand-offs cost sync_overhead each, as before."""
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 
 from ..ops import REGISTRY
@@ -40,9 +42,18 @@ LIBRARY_CLASSES = frozenset({"dot", "conv", "narrow_conv", "pointwise_conv", "dw
 # for every convolution with more than 16 input or output channels (any size, kernel, stride or grouping,
 # 1..64 channels tried), none at 16 or fewer
 NARROW = 16
+# XLA:CPU's depthwise convolution (jaxlib 0.10.2) is no GEMM: YNNPACK's kernel (more than NARROW channels)
+# runs at ~0.6 GFLOP/s and pays, per channel and image, as much as DW_CHANNEL_FLOPS of its work (a 1x1 image of
+# 256 channels takes ~80 us, where its FLOPs say 8); Eigen's, which XLA uses for NARROW channels or fewer and
+# for an image smaller than the filter, does EIGEN_DW times the work. Measured on 112 NHWC 3x3 depthwise
+# convolutions (batch 1-2, 1-16 pixels a side, 4-256 channels, strides 1-2) by benchmarks/dwconv_xla.py, which
+# fits the two constants: t = FLOPs x dw_scale / 0.58 GFLOP/s is within 1.5x on 97 of them (FLOPs alone, with
+# a launch: 64); the misses are the tiniest (under 12 us) and 2x2 images of many channels (up to 2x dearer)
+DW_CHANNEL_FLOPS = 80
+EIGEN_DW = 2.5
 FRESH_BYTES = 32 * 2**20   # glibc's DEFAULT_MMAP_THRESHOLD_MAX: larger buffers are mmapped on each allocation
 
-CONVS = REGISTRY.names(cost_class="conv")
+CONVS = REGISTRY.names(cost_class="conv") | REGISTRY.names(cost_class="dwconv")   # ops with a filter
 
 
 def op_class(op: str, attrs: dict | None = None, weight_shape: tuple | None = None) -> str:
@@ -105,16 +116,40 @@ def resize_scale(attrs: dict | None, in_shape: tuple | None, out_shape: tuple | 
 def xla_scale(op: str, attrs: dict | None = None, weight_shape: tuple | None = None,
               shapes: tuple | None = None) -> float:
     """What XLA's kernel of an op works per FLOP the op states: NARROW / output channels for a narrow
-    convolution with fewer (Eigen computes NARROW of them); a linear or cubic resize's interpolation matmuls
-    (resize_scale; `shapes`: its input and output shapes); else 1."""
+    convolution with fewer (Eigen computes NARROW of them); a depthwise convolution's per-channel cost and
+    Eigen's rate (dw_scale); a linear or cubic resize's interpolation matmuls (resize_scale); `shapes`: the
+    op's input and output shapes (resize, depthwise); else 1."""
     if op == "resize" and shapes is not None:
         return resize_scale(attrs, *shapes)
-    if op_class(op, attrs, weight_shape) != "narrow_conv" or weight_shape is None:
+    cls = op_class(op, attrs, weight_shape)
+    if cls == "dwconv":
+        return dw_scale(weight_shape, shapes, (attrs or {}).get("group"))
+    if cls != "narrow_conv" or weight_shape is None:
         return 1.0
     group = (attrs or {}).get("group")
     out = weight_shape[1] * (group if isinstance(group, int) and group > 0 else 1) if op == "conv_transpose" \
         else weight_shape[0]
     return NARROW / out if isinstance(out, int) and 0 < out < NARROW else 1.0
+
+
+def dw_scale(weight_shape: tuple | None, shapes: tuple | None, group=None) -> float:
+    """XLA's work per stated FLOP of a depthwise convolution: its per-channel cost, DW_CHANNEL_FLOPS per channel
+    and image over the 2 kh kw FLOPs of each output pixel of a channel, times Eigen's EIGEN_DW where XLA leaves it
+    to Eigen: NARROW channels or fewer, or an image of fewer pixels than the filter has taps (smaller than the
+    filter: jaxlib 0.10.2 hands a 1x1 or 2x2 image under a 3x3 filter to no YNNPACK kernel, a 3x3 one it does).
+    `weight_shape` in ONNX's order ([C*M, 1, kh, kw]; TensorFlow's [H, W, C, M] as [C, M, kh, kw]), `shapes`:
+    (input, output), either layout, batch first; `group`: ONNX's (the input channels)."""
+    ins, out = shapes if shapes else (None, None)
+    dims = (*(weight_shape or ()), *(ins or ())[1:], *(out or ())[1:])   # (the batch may be symbolic)
+    if not weight_shape or not ins or not out or len(weight_shape) < 3 or \
+            not all(isinstance(d, int) and d > 0 for d in dims):
+        return 1.0
+    channels = weight_shape[0] * weight_shape[1]   # output channels, in either order
+    inputs = group if isinstance(group, int) and group > 1 else weight_shape[0]
+    taps = math.prod(weight_shape[2:])
+    pixels = max(math.prod(out[1:]) // channels, 1)   # output pixels per channel and image
+    eigen = channels <= NARROW or math.prod(ins[1:]) // inputs < taps
+    return (1.0 + DW_CHANNEL_FLOPS / (2 * taps * pixels)) * (EIGEN_DW if eigen else 1.0)
 
 
 @dataclass(frozen=True)
@@ -135,6 +170,8 @@ class Calibrated:
     page_fault_bandwidth: float | None = None   # bytes/s of a fresh buffer's page faults (None: not measured)
     session_overhead: float = 0.0   # seconds per call into a native runtime's session (onnxruntime): once per
     #                                 model natively, once per fallback segment in a hybrid run
+    argument_overhead: float = 0.0  # seconds per argument of a compiled cluster's call (a weight or a value
+    output_overhead: float = 0.0    # handed in), and per output it gives back (0: not measured)
 
 
 def native_time(c: ClassCosts, cal: Calibrated, flops: float, nbytes: float) -> float:
@@ -164,10 +201,13 @@ def parse_calibrated(data: dict, fail) -> Calibrated | None:
     classes = {c: parsed.get(c, parsed.get(near.get(c, ""), parsed["elementwise"])) for c in CLASSES}
     faults = data.get("page_fault_bandwidth")
     session = data.get("native_session_overhead")
+    per_arg, per_out = data.get("xla_argument_overhead"), data.get("xla_output_overhead")
     return Calibrated(classes, _number(data.get("native_bandwidth"), "native_bandwidth", True, fail),
                       _number(data.get("call_overhead"), "call_overhead", False, fail),
                       None if faults is None else _number(faults, "page_fault_bandwidth", True, fail),
-                      0.0 if session is None else _number(session, "native_session_overhead", False, fail))
+                      0.0 if session is None else _number(session, "native_session_overhead", False, fail),
+                      0.0 if per_arg is None else _number(per_arg, "xla_argument_overhead", False, fail),
+                      0.0 if per_out is None else _number(per_out, "xla_output_overhead", False, fail))
 
 
 def _number(v, key: str, positive: bool, fail) -> float:

@@ -169,8 +169,8 @@ def cpu_node_kernels(flat: CostView, cluster_of: np.ndarray, exits: np.ndarray, 
     any_conv, any_window = bool(is_conv.any()), bool(is_window.any())
     if any_window:
         kind = np.where(is_window, K_LOOP, kind)
-    lib = kind == K_LIB
-    per_node = lib.astype(np.int32)
+    lib = kind == K_LIB   # a library call: one kernel, or those XLA lowers it to (OpDef.cpu_kernels: sdpa's)
+    per_node = np.where(lib, weights[flat.op.astype(np.int64)], 0).astype(np.int32)
 
     # reductions and multi-pass roots: their kernels before the output fusion
     out_loop = (kind == K_LOOP) & clustered

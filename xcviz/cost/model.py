@@ -37,6 +37,8 @@ class ClusterWork:
     written: np.ndarray         # positions of the members whose value one kernel writes for another
     exits: np.ndarray           # positions of the members whose value leaves their cluster
     written_bytes: np.ndarray   # per node, the bytes of its outputs (0 where unknown)
+    arguments: np.ndarray       # per cluster, the distinct tensors its call is handed (weights included)
+    results: np.ndarray         # per cluster, the distinct tensors it gives back
 
     @property
     def count(self) -> int:

@@ -189,7 +189,9 @@ def xla_work(graph: Graph, flat: CostView, edges: Boundary, io: ClusterIO, costs
     inner_bytes = seg_total(2 * wbytes[written], cluster_of[written], nc)
     known = io.known_in & io.known_out   # the clusters whose boundary bytes are known (the others: NaN)
     bytes_time = (io.bytes_in + io.bytes_out + inner_bytes)[known].astype(np.float64) / hw.memory_bandwidth
-    return ClusterWork(cluster_of, known, cluster_flops, bytes_time, kernels, per_node, written, exits, wbytes)
+    arguments, results = edges.arguments(nc)
+    return ClusterWork(cluster_of, known, cluster_flops, bytes_time, kernels, per_node, written, exits, wbytes,
+                       arguments, results)
 
 
 @dataclass(frozen=True)

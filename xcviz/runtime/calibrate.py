@@ -72,7 +72,10 @@ class Calibration:
                       f"native_bandwidth: {_yaml_float(m['native_bandwidth'])}  # bytes/s an op moves natively",
                       *([f"page_fault_bandwidth: {_yaml_float(m['page_fault_bandwidth'])}  # bytes/s, a buffer "
                          "over 32 MiB mapped fresh per call"] if m.get("page_fault_bandwidth") else []),
-                      f"call_overhead: {_yaml_float(m['call_overhead'])}     # seconds per compiled cluster call", "classes:"]
+                      f"call_overhead: {_yaml_float(m['call_overhead'])}     # seconds per compiled cluster call",
+                      *([f"xla_argument_overhead: {_yaml_float(m['argument_overhead'])}  # seconds per argument of a "
+                         "cluster's call", f"xla_output_overhead: {_yaml_float(m['output_overhead'])}  # seconds per "
+                         "output of a cluster's call"] if "argument_overhead" in m else []), "classes:"]
             notes = calibrate_ops.sources()
             lines += [f"  {c}: {{" + ", ".join(f"{k}: {_yaml_float(v)}" for k, v in sorted(row.items())) + "}"
                       + (f"  # {notes[c]}" if c in notes else "") for c, row in m["classes"].items()]

@@ -13,6 +13,8 @@ from collections.abc import Callable
 
 import numpy as np
 
+from .calibrate_call import buffer_overheads, call_programs
+
 # class -> (small program, mid-sized program), each a one-node graph in the text form, of the sizes real
 # models have: XLA runs a convolution or a dot of a few thousand elements on its thread pool, so a tiny one
 # (2x2) would miss what each costs. The two points give the fixed cost and the rate. A convolution of 16
@@ -28,7 +30,7 @@ PROGRAMS = {
                     "%y: f32[1,16,32,32] = conv2d(%a: f32[1,16,32,32], %b: f32[16,16,3,3], %c: f32[16]) {pads=[1,1,1,1]}"),
     "pointwise_conv": ("%y: f32[1,32,8,8] = conv2d(%a: f32[1,32,8,8], %b: f32[32,32,1,1], %c: f32[32])",
                        "%y: f32[1,64,56,56] = conv2d(%a: f32[1,256,56,56], %b: f32[64,256,1,1], %c: f32[64])"),
-    "dwconv": ("%y: f32[1,16,16,16] = conv2d(%a: f32[1,16,16,16], %b: f32[16,1,3,3]) {pads=[1,1,1,1], group=16}",
+    "dwconv": ("%y: f32[1,32,8,8] = conv2d(%a: f32[1,32,8,8], %b: f32[32,1,3,3]) {pads=[1,1,1,1], group=32}",
                "%y: f32[1,64,32,32] = conv2d(%a: f32[1,64,32,32], %b: f32[64,1,3,3]) {pads=[1,1,1,1], group=64}"),
     "elementwise": ("%y: f32[16,64] = add(%a: f32[16,64], %b: f32[16,64])",
                     "%y: f32[262144] = tanh(%a: f32[262144])"),
@@ -57,8 +59,9 @@ CHAINS = {
     "narrow_conv": ("%w: f32[8,8,3,3], %c: f32[8]", "{y}: f32[1,8,16,16] = conv2d({x}, %w, %c) {{pads=[1,1,1,1]}}",
                     "f32[1,8,16,16]"),
     "pointwise_conv": ("%w: f32[32,32,1,1], %c: f32[32]", "{y}: f32[1,32,8,8] = conv2d({x}, %w, %c)", "f32[1,32,8,8]"),
-    "dwconv": ("%w: f32[16,1,3,3]", "{y}: f32[1,16,16,16] = conv2d({x}, %w) {{pads=[1,1,1,1], group=16}}",
-               "f32[1,16,16,16]"),
+    # (more than NARROW channels: YNNPACK's kernel, as the mid-sized one; cost.classes.dw_scale says Eigen's)
+    "dwconv": ("%w: f32[32,1,3,3]", "{y}: f32[1,32,8,8] = conv2d({x}, %w) {{pads=[1,1,1,1], group=32}}",
+               "f32[1,32,8,8]"),
     "elementwise": ("", "{y}: f32[16,64] = tanh({x})", "f32[16,64]"),
     # a reduction and the loop that reads it: two kernels per step
     "reduce": ("", "{y}_r: f32[16,1] = reduce_mean({x}) {{axes=[1], keepdims=1}}\n  {y}: f32[16,64] = sub({x}, {y}_r)",
@@ -297,16 +300,20 @@ def measure_classes(repeats: int, xla_bandwidth: float, step: Callable[[str], No
         t.native(("stream", "mid", COPIES), program(STREAM, COPIES))
     t.xla("tiny", tiny)
     t.xla("tiny handed in", tiny, resident=False)
+    for key, graph in call_programs().items():   # XLA's call per buffer (calibrate_call)
+        t.xla(key, graph)
     step("timing, interleaved")
     m = t.run()
     from .measure import warm_call
 
-    for k in ("tiny", "tiny handed in"):   # the call as a model's run calls a cluster, again and again: warm
+    for k in ("tiny", "tiny handed in", *call_programs()):   # the call as a model's run calls a cluster,
+        # again and again: warm
         m[k] = warm_call(t.calls[k], t.repeats)
     step("fitting")
     if session:
         m, call, per_op = session_slopes(m, graphs)
     out = fit(m, graphs, xla_bandwidth)
+    out.update(buffer_overheads(m, t.kernels, out["classes"]["elementwise"]["xla_launch"]))
     if session:
         out["native_session_overhead"] = call
         for row in out["classes"].values():   # every op pays the runtime's dispatch: one more op of a chain

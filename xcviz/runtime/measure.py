@@ -25,7 +25,12 @@ def median_ms(fn, repeats: int | None, budget_s: float = 0.2) -> float:
 MIN_ROUNDS, MAX_ROUNDS = 7, 400
 FEW_ROUNDS = 3          # the fewest rounds of callables too slow for MIN_ROUNDS within twice the budget
 SLOW_S = 0.1            # a warm-up call this long is not repeated
-MIN_SAMPLE_S = 2e-4     # a call faster than this is timed in loops (timeit's autorange), so the clock's grain is small
+MIN_SAMPLE_S = 1e-3     # a call faster than this is timed in loops (timeit's autorange), so the clock's grain is small
+# before each sample of a call under SLOW_S, untimed calls for this long (one at least): the first calls of one
+# runtime after another's run slow, on the other's instruction and branch caches (TensorFlow's whole-model call
+# of shape_chain: 0.40 ms right after an XLA call, 0.26 ms after one more, 0.14 ms back to back; XLA's after
+# TensorFlow's 2.3x its own), and a program called again and again, as a served model is, runs warm
+REWARM_S = 5e-4
 STABLE = 0.02           # the median moved by less than this over the last quarter of the rounds: stable
 WIDE = 0.10             # an interquartile range over 10 % of the median is a wide spread
 
@@ -35,6 +40,7 @@ class Timing:
     """The per-call times (seconds) of one callable, each a mean over `loops` calls."""
     samples: list = field(default_factory=list)
     loops: int = 1
+    rewarm: bool = True   # untimed calls before each sample (calls under SLOW_S: REWARM_S)
 
     @property
     def median_ms(self) -> float:
@@ -83,8 +89,9 @@ class Interleaved(dict):
 
 def interleaved(fns: dict, repeats: int | None = None, budget_s: float = 0.5) -> Interleaved:
     """Time the callables of `fns` interleaved, so a change in the machine's load falls on each alike: a warm-up
-    (two calls each, one for a call over SLOW_S), then rounds of one sample each, a fast callable timed in loops
-    of calls; `repeats` rounds, or (None) at least MIN_ROUNDS and until every median moved by under STABLE over
+    (two calls each, one for a call over a quarter of the budget), then rounds of one sample each, a fast callable timed in loops
+    of calls after untimed ones (REWARM_S: each callable in its steady state, as a program called again and
+    again runs, not paying for the caches the other callable's sample left); `repeats` rounds, or (None) at least MIN_ROUNDS and until every median moved by under STABLE over
     the last quarter of the rounds, or budget_s ended (then stable is False; FEW_ROUNDS at least, MIN_ROUNDS
     where they fit in twice the budget), in the manner of pyperf and timeit's autorange."""
     names = list(fns)
@@ -93,16 +100,24 @@ def interleaved(fns: dict, repeats: int | None = None, budget_s: float = 0.5) ->
         t0 = time.perf_counter()
         fns[n]()
         dt = time.perf_counter() - t0
-        if dt < SLOW_S:   # (a second warm-up call, unless one call is a good part of the budget already)
+        # a second warm-up call, unless one call is a good part of the budget already (a first call may be a
+        # cold start: TensorFlow instantiates a function's graph on its first call, ~0.1 s for a small model)
+        if dt < max(SLOW_S, (budget_s or 0.0) / 4):
             t0 = time.perf_counter()
             fns[n]()
             dt = time.perf_counter() - t0
         out[n].loops = 1 if repeats or dt >= MIN_SAMPLE_S else min(100, int(MIN_SAMPLE_S / max(dt, 1e-7)) + 1)
+        out[n].rewarm = dt < SLOW_S
     start = time.perf_counter()
     while True:
         order = names if out.rounds % 2 == 0 else names[::-1]
         for n in order:
             fn, loops = fns[n], out[n].loops
+            if out[n].rewarm:   # (REWARM_S)
+                t0 = time.perf_counter()
+                fn()
+                while time.perf_counter() - t0 < REWARM_S:
+                    fn()
             t0 = clock()
             for _ in range(loops):
                 fn()

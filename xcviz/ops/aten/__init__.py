@@ -143,6 +143,7 @@ def linear(xp, a, x, w, b=None):
 
 
 op("torch_linear", infer=infer_linear, flops=linear_flops, min_inputs=2, max_inputs=3, impl=linear,
+   cost_class="dot", fusion="library",
    doc="x @ w.T + b over any leading dims (torch.nn.functional.linear; torch-xla: dot + add)")
 
 
@@ -183,7 +184,7 @@ def sdpa(xp, a, q, k, v, mask=None):
 
 
 op("sdpa", "scaled_dot_product_attention", infer=infer_sdpa, flops=sdpa_flops, min_inputs=3, max_inputs=4,
-   attrs={"is_causal": 0, "scale": None, "enable_gqa": 0}, impl=sdpa,
+   attrs={"is_causal": 0, "scale": None, "enable_gqa": 0}, impl=sdpa, cost_class="dot", fusion="library", cpu_kernels=7,
    doc="softmax(q @ k^T * scale + mask) @ v, optional causal mask (torch SDPA in inference; torch-xla: "
        "dot, softmax, dot)")
 

@@ -230,7 +230,7 @@ op("tf.DepthwiseConv2dNative", devices=xla_devices("DepthwiseConv2dNative"), inf
    flops=_depthwise_flops, min_inputs=2, max_inputs=2,
    attrs={"strides": None, "padding": "VALID", "explicit_paddings": None, "dilations": None, "data_format": "NHWC"},
    impl=_depthwise, jax_impl=lambda xp, a, x, w: _depthwise(xp, a, x, w, onnx_conv.conv_jax),
-   cost_class="dwconv", fusion="library",
+   cost_class="dwconv", fusion="library", filter_axes=(2, 3, 0, 1),
    doc="TF DepthwiseConv2dNative(input, filter; strides, padding, dilations, data_format), filter [H, W, C, M] "
        "-> C*M channels, channel c*M+m from input channel c")
 
