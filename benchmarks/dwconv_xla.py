@@ -4,13 +4,14 @@
 
 Each convolution (NHWC, 3x3, SAME, one filter per channel, as TensorFlow's DepthwiseConv2dNative and a
 grouped ONNX Conv lower) is jitted alone at 1 thread and timed in bursts of 8 back-to-back calls, every
-convolution once per round, 30 rounds (the median round), less a trivial jitted call timed the same way: what the convolution's kernel adds to a
-cluster. The model fitted to them, by least squares on relative error, is the cost model's form:
-`t = launch + FLOPs * dw_scale / rate`, where dw_scale counts DW_CHANNEL_FLOPS per channel and image and
-Eigen's rate (EIGEN_DW) for NARROW channels or fewer, or an image smaller than the filter. The table says, per convolution, the measured time, the
-model's, and their ratio; the summary how many are within 1.5x, and the fit of FLOPs alone (no per-channel
-cost, no Eigen factor: what calibrate's two-point fit assumed before) for comparison, and the constants
-that would fit best (a grid: DW_CHANNEL_FLOPS 0-400 by 20, EIGEN_DW 1-3 by 0.5).
+convolution once per round, 30 rounds (the median round), less a trivial jitted call timed the same way:
+what the convolution's kernel adds to a cluster. The model fitted to them, by least squares on relative
+error, is the cost model's form: `t = launch + FLOPs * dw_scale / rate`, where dw_scale counts
+DW_CHANNEL_FLOPS per channel and image and Eigen's rate (EIGEN_DW) for NARROW channels or fewer, or an image
+smaller than the filter. The table says, per convolution, the measured time, the model's, and their ratio;
+the summary how many are within 1.5x, the fit of FLOPs alone (no per-channel cost, no Eigen factor: what
+calibrate's two-point fit assumed before) for comparison, and the constants that would fit best (a grid:
+DW_CHANNEL_FLOPS 0-400 by 20, EIGEN_DW 1-3 by 0.5).
 """
 from __future__ import annotations
 
@@ -104,7 +105,8 @@ def main() -> None:
     def within(key):
         return sum(max(r[key] / r["us"], r["us"] / r[key]) <= 1.5 for r in rows if r[key] > 0 and r["us"] > 0)
 
-    result = {"machine": platform.processor() or platform.machine(), "jax": jax.__version__, "base_call_us": round(base, 2),
+    result = {"machine": platform.processor() or platform.machine(), "jax": jax.__version__,
+              "base_call_us": round(base, 2),
               "DW_CHANNEL_FLOPS": DW_CHANNEL_FLOPS, "EIGEN_DW": EIGEN_DW, "NARROW": NARROW,
               "fit": {"launch_us": round(launch, 2), "gflops": round(rate / 1e3, 3), "within_1.5x": within("model_us")},
               "best_constants": {"DW_CHANNEL_FLOPS": -best_k, "EIGEN_DW": -best_e, "within_1.5x": int(best_ok)},

@@ -3,10 +3,11 @@
 
 Natively, op by op: each op's class costs a fixed overhead, a FLOP rate and the native bandwidth
 (classes.native_time); a constant costs nothing (the runtime holds it from the start); a loop's body ops are
-each dispatched every iteration. Under XLA, per cluster: the call and the buffers it is handed and gives back, a launch per kernel (a library call's
-layout copies as loop kernels), each member's FLOPs at its class's XLA rate, its bytes at the bandwidth, the
-page faults of large fresh buffers, and a loop body's kernels launched every time round. A runtime with
-sessions (onnxruntime) adds one call per model natively, and one in the hybrid run when anything falls back."""
+each dispatched every iteration. Under XLA, per cluster: the call and the buffers it is handed and gives
+back, a launch per kernel (a library call's layout copies as loop kernels), each member's FLOPs at its class's
+XLA rate, its bytes at the bandwidth, the page faults of large fresh buffers, and a loop body's kernels
+launched every time round. A runtime with sessions (onnxruntime) adds one call per model natively, and one
+in the hybrid run when anything falls back."""
 from __future__ import annotations
 
 import numpy as np

@@ -19,9 +19,10 @@ benchmarks/README.md. A profile measured by `xcviz calibrate` carries, per class
 
 plus `native_bandwidth` (bytes/s an op moves natively), `call_overhead` (seconds per compiled cluster
 run), optionally `xla_argument_overhead` and `xla_output_overhead` (seconds per buffer a cluster's call is
-handed, weights included, and per buffer it gives back: jax's dispatch of each), and, optionally, `page_fault_bandwidth`: a buffer over FRESH_BYTES (glibc's largest mmap threshold) is
-mapped fresh by the allocator on every call, so writing it costs its page faults on top of its bandwidth
-(XLA materialises a broadcast weight that a dot or convolution reads, AlexNet's 151 MB FC weight, per call).
+handed, weights included, and per buffer it gives back: jax's dispatch of each), and, optionally,
+`page_fault_bandwidth`: a buffer over FRESH_BYTES (glibc's largest mmap threshold) is mapped fresh by the
+allocator on every call, so writing it costs its page faults on top of its bandwidth (XLA materialises a
+broadcast weight that a dot or convolution reads, AlexNet's 151 MB FC weight, per call).
 Then T_op = native_overhead + FLOPs / native_flops + bytes / native_bandwidth, and
 T_fused(C) = call_overhead + its arguments' and outputs' overheads + sum of its kernels' xla_launch
              + sum FLOPs · xla_scale / xla_flops + bytes / memory_bandwidth (the bytes as the roofline counts them)
