@@ -300,14 +300,15 @@ def measure_classes(repeats: int, xla_bandwidth: float, step: Callable[[str], No
         t.native(("stream", "mid", COPIES), program(STREAM, COPIES))
     t.xla("tiny", tiny)
     t.xla("tiny handed in", tiny, resident=False)
-    for key, graph in call_programs().items():   # XLA's call per buffer (calibrate_call)
+    calls = call_programs()   # XLA's call per buffer (calibrate_call)
+    for key, graph in calls.items():
         t.xla(key, graph)
     step("timing, interleaved")
     m = t.run()
     from .measure import warm_call
 
-    for k in ("tiny", "tiny handed in", *call_programs()):   # the call as a model's run calls a cluster,
-        # again and again: warm
+    for k in ("tiny", "tiny handed in", *calls):   # the call as a model's run calls a cluster, again and
+        # again: warm
         m[k] = warm_call(t.calls[k], t.repeats)
     step("fitting")
     if session:

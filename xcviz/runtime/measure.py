@@ -89,11 +89,12 @@ class Interleaved(dict):
 
 def interleaved(fns: dict, repeats: int | None = None, budget_s: float = 0.5) -> Interleaved:
     """Time the callables of `fns` interleaved, so a change in the machine's load falls on each alike: a warm-up
-    (two calls each, one for a call over a quarter of the budget), then rounds of one sample each, a fast callable timed in loops
-    of calls after untimed ones (REWARM_S: each callable in its steady state, as a program called again and
-    again runs, not paying for the caches the other callable's sample left); `repeats` rounds, or (None) at least MIN_ROUNDS and until every median moved by under STABLE over
-    the last quarter of the rounds, or budget_s ended (then stable is False; FEW_ROUNDS at least, MIN_ROUNDS
-    where they fit in twice the budget), in the manner of pyperf and timeit's autorange."""
+    (two calls each, one for a call over a quarter of the budget), then rounds of one sample each, a fast
+    callable timed in loops of calls after untimed ones (REWARM_S: each callable in its steady state, as a
+    program called again and again runs, not paying for the caches the other callable's sample left);
+    `repeats` rounds, or (None) at least MIN_ROUNDS and until every median moved by under STABLE over the last
+    quarter of the rounds, or budget_s ended (then stable is False; FEW_ROUNDS at least, MIN_ROUNDS where they
+    fit in twice the budget), in the manner of pyperf and timeit's autorange."""
     names = list(fns)
     out = Interleaved({n: Timing() for n in names}, budget_s=None if repeats else budget_s)
     for n in names:  # warm-up: compile, caches, first allocations; its time sizes the loops
