@@ -2,9 +2,10 @@
 
 A body is costed as a graph of its own, with its inputs typed from the node's (and its outer-scope reads from
 the values they name), each of its nodes by the same rules as any node (nested control flow included):
-- Loop: the body times the trip count M when M is a constant; a body whose condition can end the loop
-  earlier makes this the cost of M iterations, an upper bound. M absent, computed, or INT32_MAX and more
-  (a while loop as exporters write it): unknown.
+- Loop: the body times its iterations: the trip count M when M is a constant, or the bound its condition
+  sets on a counter (cost.trips: `i < limit`, the counter stepping by a constant), whichever is smaller. A
+  condition that can end the loop earlier makes this an upper bound. M absent, computed, or INT32_MAX and
+  more (a while loop as exporters write it), with no such counter: unknown.
 - Scan: the body times the scan length (the scanned axis of the first scan input).
 - If: the branch the condition takes when it is a constant, else the dearer branch (FLOPs and bytes each).
 Beside FLOPs and bytes, the runs: (iterations, dispatches), the loop iterations (nested ones included) and the
@@ -18,16 +19,22 @@ import numpy as np
 
 from ..ir import Body, Graph, TensorType
 from ..ops import BODY_CONTROL, REGISTRY
+from .tf_control import TF_CONTROL, tf_control_cost
+from .trips import onnx_loop_trips
 
-CONTROL = REGISTRY.names(BODY_CONTROL)
+BODIES = REGISTRY.names(BODY_CONTROL)    # ONNX's Loop, If, Scan
+CONTROL = BODIES | TF_CONTROL             # and TF's functional ops (cost.tf_control)
 # exporters write a while loop as a Loop whose trip count is INT64_MAX (torch.onnx) or INT32_MAX
 WHILE_TRIPS = 2**31 - 1
 
 
 def control_cost(graph: Graph, node, graph_cost) -> tuple:
-    """(FLOPs, bytes read and written, why unknown, runs) of a Loop, If or Scan node of `graph` (runs:
+    """(FLOPs, bytes read and written, why unknown, runs) of a Loop, If or Scan node of `graph`, or of a TF
+    While, If, Case or call (cost.tf_control) (runs:
     (iterations, dispatches), None where unknown); `graph_cost(g)` gives a body graph's (FLOPs, bytes, why
     unknown, runs) (cost.keys.graph_cost: passed in, as keys calls this)."""
+    if node.op in TF_CONTROL:
+        return tf_control_cost(graph, node, graph_cost)
     dims = graph.dims
     types = [graph.tensor_type(r).bind(dims) if r else None for r in node.inputs]
     a = node.attrs
@@ -37,18 +44,29 @@ def control_cost(graph: Graph, node, graph_cost) -> tuple:
         if node.op == "if":
             return _if(graph, node, outer, graph_cost)
         if node.op == "loop":
-            if not node.inputs or not node.inputs[0]:
-                return None, None, "no trip count: its condition ends it (a while loop)", None
-            trips = _constant(graph, node.inputs[0])
-            if trips is None or np.asarray(trips).size != 1:
-                return None, None, "its trip count is not a constant", None
-            if int(np.asarray(trips).reshape(-1)[0]) >= WHILE_TRIPS:
-                return None, None, "no trip count: its condition ends it (a while loop)", None
+            trips, why = loop_trips(graph, node)
+            if trips is None:
+                return None, None, why, None
             body = [TensorType((), "int64"), TensorType((), "bool"), *types[2:own]]
-            return _times(_body(a.get("body"), body, outer, dims, graph_cost), int(np.asarray(trips).reshape(-1)[0]))
+            return _times(_body(a.get("body"), body, outer, dims, graph_cost), trips)
         return _scan(node, types[:own], outer, dims, graph_cost)
     except Exception as e:  # noqa: BLE001 - a body that cannot be costed is an unknown cost, with the reason
         return None, None, f"its body cannot be costed: {str(e).splitlines()[0][:120]}", None
+
+
+def loop_trips(graph: Graph, node) -> tuple[int | None, str | None]:
+    """(iterations, why unknown) of an ONNX Loop: its trip count M when a constant, or at most the bound its
+    condition's induction variable sets (cost.trips), whichever is smaller."""
+    m = _constant(graph, node.inputs[0]) if node.inputs and node.inputs[0] else None
+    if m is not None and np.asarray(m).size != 1:
+        m = None
+    m = None if m is None or int(np.asarray(m).reshape(-1)[0]) >= WHILE_TRIPS else int(np.asarray(m).reshape(-1)[0])
+    bound = onnx_loop_trips(graph, node)
+    if m is None and bound is None:
+        computed = node.inputs and node.inputs[0] and _constant(graph, node.inputs[0]) is None
+        return None, ("its trip count is not a constant, and its condition has no counter against a constant limit"
+                      if computed else "no trip count: its condition ends it, on no counter against a constant limit")
+    return min(t for t in (m, bound) if t is not None), None
 
 
 def _if(graph: Graph, node, outer: dict, graph_cost):

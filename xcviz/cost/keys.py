@@ -9,13 +9,14 @@ import numpy as np
 
 from ..ir import Graph
 from ..ir.attrs import attrs_key
-from ..ops import REGISTRY
+from ..ops import LISTS, REGISTRY
 from ..ops.rules import Ctx
 from .control import CONTROL, control_cost
 from .params import CONSTANT_OPS
 from .view import CostView
 
 
+LIST_OPS = REGISTRY.names(LISTS)   # TensorList ops: their handles (a variant, no dtype) move no bytes
 SLOTS = 8               # nodes with more inputs or outputs get a cost key of their own (rare; keeps keys small)
 
 
@@ -169,12 +170,14 @@ def costs_per_key(graph: Graph, flat: CostView, reps: list[int], runs: dict | No
         start = int(starts[j])
         types = [flat.types[t].bind(dims) for t in flat.tid_of[start:start + int(flat.arity[j])].tolist()]
         outs = [t.bind(dims) for t in cols.results[cols.rid[j]]]
+        opdef = ops.get(op) if known else None
+        # a list's handle (a variant: no dtype) is a reference, its op moves the item; an Identity of one moves nothing
+        handles = opdef is not None and (op in LIST_OPS or (op == "tf.Identity" and types and types[0].dtype is None))
         total: int | None = 0
         for t in (*types, *outs):
-            b = t.nbytes()
+            b = 0 if handles and t.dtype is None else t.nbytes()
             total = None if b is None or total is None else total + b
         written = sum(t.nbytes() or 0 for t in outs)
-        opdef = ops.get(op) if known else None
         flops = None
         if opdef is not None and op in CONTROL:  # the body's cost times its trips (cost.control)
             flops, body_bytes, _, key_runs = control_node_cost(graph, graph.nodes[j])  # (rare: one node object each)

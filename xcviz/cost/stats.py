@@ -21,7 +21,7 @@ from ..memory import BIG_GRAPH_NODES, keep_freed_memory
 from ..ops import NOOP, REGISTRY, VARIABLE
 from .boundary import Boundary, Details
 from .calibrated import CalibratedModel
-from .control import CONTROL
+from .control import BODIES, CONTROL
 from .coverage import flops_coverage
 from .fusion import predict_kernels
 from .hardware import Hardware
@@ -119,14 +119,15 @@ def _compute_stats(graph: Graph, clustering, hw: Hardware) -> Stats:
 
 
 def node_costs(graph: Graph, flat: CostView) -> tuple[NodeCosts, bool]:
-    """Each node's costs, once per distinct key; and whether a Loop/If/Scan's cost is unknown (a while loop:
-    its trips depend on the data). Such a loop may take any share of the model's time, natively and in the
-    hybrid run alike: no whole-model estimate then."""
+    """Each node's costs, once per distinct key; and whether an ONNX Loop/If/Scan's cost is unknown (a while
+    loop: its trips depend on the data). Such a loop may take any share of the model's time, natively and in
+    the hybrid run alike: no whole-model estimate then. (A TF While with no trip count keeps the estimate it
+    had before its functions were costed: its FLOPs unknown, its own bytes known; cost.tf_control.)"""
     nodes = flat.nodes
     key_of, reps = cost_keys(graph, flat)
     key_runs: dict[int, tuple] = {}   # Loop/If/Scan keys: (iterations, body ops dispatched); LSTM/GRU/RNN: (steps, XLA kernels, native calls)
     key_costs = costs_per_key(graph, flat, reps, key_runs)
-    runs_unknown = any(key_costs[k][0] is None and nodes[j].known and nodes[j].op in CONTROL
+    runs_unknown = any(key_costs[k][0] is None and nodes[j].known and nodes[j].op in BODIES
                        for k, j in enumerate(reps))
     at = np.flatnonzero(np.isin(key_of, list(key_runs))) if key_runs else np.zeros(0, np.int64)
     loops = {j: key_runs[k] for j, k in zip(at.tolist(), key_of[at].tolist())}

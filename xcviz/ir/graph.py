@@ -234,3 +234,22 @@ def topo_order(n: int, preds: Sequence[Sequence[int]]) -> list[int] | None:
             if indeg[v] == 0:
                 heapq.heappush(ready, v)
     return order if len(order) == n else None
+
+
+def unit_order(graph: "Graph", cluster_of, n_clusters: int) -> list[tuple[str, int]] | None:
+    """The order a clustering runs in: its clusters contracted to one unit each, the other nodes one each,
+    topologically (file order where free): [('cluster', k) | ('node', i)]; None if the clusters form a cycle."""
+    unit_of = [c if c >= 0 else n_clusters + i for i, c in enumerate(cluster_of)]
+    present = sorted(set(unit_of))
+    pos = {u: p for p, u in enumerate(present)}
+    preds: list[set[int]] = [set() for _ in present]
+    idx, n = graph.index, len(graph.nodes)
+    for j, node in enumerate(graph.nodes):
+        srcs = [s for s in graph.input_sources(j) if 0 <= s < n]  # (the data inputs' producers, parsed once)
+        for i in (*srcs, *map(idx.get, node.control_inputs)):
+            if i is not None and unit_of[i] != unit_of[j]:
+                preds[pos[unit_of[j]]].add(pos[unit_of[i]])
+    order = topo_order(len(present), [sorted(p) for p in preds])
+    if order is None:
+        return None
+    return [("cluster", present[p]) if present[p] < n_clusters else ("node", present[p] - n_clusters) for p in order]

@@ -117,7 +117,7 @@ op("is_nan", "IsNaN", "IsNan", groups=E, infer=lambda ctx: [TensorType(ctx.shape
 op("is_inf", "IsInf", groups=E, infer=lambda ctx: [TensorType(ctx.shape(0), "bool")], min_inputs=1,
    max_inputs=1, attrs={"detect_negative": 1, "detect_positive": 1}, flops=r.output_flops(1),
    impl=lambda xp, a, x: (xp.isposinf(x) & bool(a["detect_positive"])) | (xp.isneginf(x) & bool(a["detect_negative"])))
-op("not", "Not", "LogicalNot", **plus_groups(unary, VALUE_RULE), flops=r.output_flops(1),
+op("not", "Not", "LogicalNot", loop_role="!", **plus_groups(unary, VALUE_RULE), flops=r.output_flops(1),
    impl=lambda xp, a, x: xp.logical_not(x))
 
 
@@ -174,7 +174,7 @@ def cast(xp, a, x):
     return x.astype(dt)
 
 
-op("cast", "Cast", groups=(E, VALUE_RULE), infer=infer_cast, min_inputs=1, max_inputs=1, flops=r.zero_flops, impl=cast,
+op("cast", "Cast", loop_role="=", groups=(E, VALUE_RULE), infer=infer_cast, min_inputs=1, max_inputs=1, flops=r.zero_flops, impl=cast,
    sym_value=symv.cast)
 
 
@@ -226,8 +226,8 @@ def bias_add(xp, a, x, b):
 
 binary = dict(groups=E, infer=broadcast_all, min_inputs=2, max_inputs=2, flops=r.output_flops(1))
 many = dict(groups=E, infer=broadcast_all, min_inputs=1, flops=r.output_flops(1))
-op("add", "Add", "AddV2", **plus_groups(binary, VALUE_RULE), impl=lambda xp, a, x, y: x + y)
-op("sub", "Sub", **plus_groups(binary, VALUE_RULE), impl=lambda xp, a, x, y: x - y)
+op("add", "Add", "AddV2", loop_role="+", **plus_groups(binary, VALUE_RULE), impl=lambda xp, a, x, y: x + y)
+op("sub", "Sub", loop_role="-", **plus_groups(binary, VALUE_RULE), impl=lambda xp, a, x, y: x - y)
 op("mul", "Mul", **plus_groups(binary, VALUE_RULE), impl=lambda xp, a, x, y: x * y)
 op("div", "Div", "RealDiv", **plus_groups(binary, EXPENSIVE, VALUE_RULE), impl=div, sym_value=symv.div)
 op("pow", "Pow", **plus_groups(binary, EXPENSIVE), impl=power)
@@ -263,15 +263,15 @@ def infer_where(ctx: r.Ctx) -> list[TensorType]:
 cmp = dict(groups=E, infer=compare, min_inputs=2, max_inputs=2, flops=r.output_flops(1))
 op("equal", "Equal", **plus_groups(cmp, VALUE_RULE), impl=lambda xp, a, x, y: _no_strings(xp, x) or xp.equal(x, y),
    sym_value=symv.equal)
-op("less", "Less", **plus_groups(cmp, VALUE_RULE), impl=lambda xp, a, x, y: xp.less(x, y), sym_value=symv.less)
-op("greater", "Greater", **plus_groups(cmp, VALUE_RULE), impl=lambda xp, a, x, y: xp.greater(x, y),
+op("less", "Less", loop_role="<", **plus_groups(cmp, VALUE_RULE), impl=lambda xp, a, x, y: xp.less(x, y), sym_value=symv.less)
+op("greater", "Greater", loop_role=">", **plus_groups(cmp, VALUE_RULE), impl=lambda xp, a, x, y: xp.greater(x, y),
    sym_value=symv.greater)
-op("less_equal", "LessOrEqual", "LessEqual", **cmp, impl=lambda xp, a, x, y: xp.less_equal(x, y))
-op("greater_equal", "GreaterOrEqual", "GreaterEqual", **cmp, impl=lambda xp, a, x, y: xp.greater_equal(x, y))
+op("less_equal", "LessOrEqual", "LessEqual", loop_role="<=", **cmp, impl=lambda xp, a, x, y: xp.less_equal(x, y))
+op("greater_equal", "GreaterOrEqual", "GreaterEqual", loop_role=">=", **cmp, impl=lambda xp, a, x, y: xp.greater_equal(x, y))
 op("xor", "Xor", **cmp, doc="(tf2xla: LogicalAnd, LogicalOr, LogicalNot; tf.math.logical_xor composes them)",
    impl=lambda xp, a, x, y: xp.logical_xor(x, y))
-op("and", "And", "LogicalAnd", **plus_groups(cmp, VALUE_RULE), impl=lambda xp, a, x, y: xp.logical_and(x, y))
-op("or", "Or", "LogicalOr", **plus_groups(cmp, VALUE_RULE), impl=lambda xp, a, x, y: xp.logical_or(x, y))
+op("and", "And", "LogicalAnd", loop_role="&", **plus_groups(cmp, VALUE_RULE), impl=lambda xp, a, x, y: xp.logical_and(x, y))
+op("or", "Or", "LogicalOr", loop_role="|", **plus_groups(cmp, VALUE_RULE), impl=lambda xp, a, x, y: xp.logical_or(x, y))
 op("where", "Where", "Select", "SelectV2", groups=(E, VALUE_RULE), infer=infer_where, min_inputs=3, max_inputs=3,
    flops=r.output_flops(1), doc="select(cond, x, y) with broadcasting",
    impl=lambda xp, a, c, x, y: xp.where(c.astype(bool), x, y))

@@ -237,7 +237,7 @@ op("expand", "Expand", "BroadcastTo", **plus_groups(layout, VALUE_RULE), infer=i
 op("tile", "Tile", **plus_groups(layout, VALUE_RULE), infer=infer_tile, sym_infer=sym.tile, min_inputs=2, max_inputs=2,
    static_inputs=(1,),
    impl=lambda xp, a, x, reps: xp.tile(x, tuple(ints(reps, "Tile repeats"))), cost_class="movement")
-op("identity", "Identity", "Snapshot", "StopGradient", groups=(LAYOUT, ZERO_SIZE, VALUE_RULE), infer=r.same,
+op("identity", "Identity", "Snapshot", "StopGradient", loop_role="=", groups=(LAYOUT, ZERO_SIZE, VALUE_RULE), infer=r.same,
    flops=r.zero_flops,
    min_inputs=1, max_inputs=1, doc="counts 0 toward a cluster's effective size, as in TF", impl=lambda xp, a, x: x,
    cost_class="free", fusion="free")

@@ -111,6 +111,9 @@ class OpDef:
                                                 # where its own differ (TF's HWIO: (3, 2, 0, 1))
     steps: Callable | None = None          # a recurrence (LSTM, GRU, RNN): (ctx, outputs) -> (steps, XLA kernels,
     #                                        native calls) run in all, each paid per step (rnn.recurrence_steps)
+    loop_role: str | None = None           # what it computes in a while loop's condition, as cost.trips reads
+    #                                        one: "<" "<=" ">" ">=", "&" "|" "!", "+" "-", "=" (the identity, a
+    #                                        cast of a boolean too), "const"
 
     @property
     def native(self) -> Callable | None:

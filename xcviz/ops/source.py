@@ -45,7 +45,7 @@ def const(xp, a):
     raise Unsupported("Constant without a value")
 
 
-op("const", "Constant", "Const", groups=(SOURCE, ZERO_SIZE, PARAMETER_SOURCE), infer=infer_constant, flops=zero,
+op("const", "Constant", "Const", loop_role="const", groups=(SOURCE, ZERO_SIZE, PARAMETER_SOURCE), infer=infer_constant, flops=zero,
    max_inputs=0,
    attrs={"value": None, "dtype": None}, folds=True, impl=const,
    doc="a constant tensor; counts 0 toward effective cluster size", cost_class="free", fusion="free")

@@ -15,7 +15,7 @@ import msgspec
 import numpy as np
 
 from ..errors import XcvizError
-from ..ir import Graph, format_ref, topo_order
+from ..ir import Graph, format_ref, unit_order
 from .identity import Same
 from .inputs import bind_inputs
 from .jit import CompileCache, Compiled, baked_entries, cluster_specs
@@ -41,27 +41,11 @@ class RunResult:
 
 
 def units(graph: Graph, cluster_of: list[int], n_clusters: int) -> list[tuple[str, int]]:
-    """Topological order of clusters (contracted) and lone nodes: [('cluster', k) | ('node', i)]."""
-    ids = []
-    unit_of = []
-    for i, c in enumerate(cluster_of):
-        unit_of.append(c if c >= 0 else n_clusters + i)
-    present = sorted(set(unit_of))
-    pos = {u: p for p, u in enumerate(present)}
-    preds: list[set[int]] = [set() for _ in present]
-    idx, n = graph.index, len(graph.nodes)
-    for j, node in enumerate(graph.nodes):
-        srcs = [s for s in graph.input_sources(j) if 0 <= s < n]  # (the data inputs' producers, parsed once)
-        for i in (*srcs, *map(idx.get, node.control_inputs)):
-            if i is not None and unit_of[i] != unit_of[j]:
-                preds[pos[unit_of[j]]].add(pos[unit_of[i]])
-    order = topo_order(len(present), [sorted(p) for p in preds])
+    """Topological order of clusters (contracted) and lone nodes: [('cluster', k) | ('node', i)] (ir.unit_order)."""
+    order = unit_order(graph, cluster_of, n_clusters)
     if order is None:
         raise XcvizError("clusters form a cycle; this clustering cannot execute", hint="this is a bug in the clustering pass")
-    for p in order:
-        u = present[p]
-        ids.append(("cluster", u) if u < n_clusters else ("node", u - n_clusters))
-    return ids
+    return order
 
 
 def jit_clustering(graph: Graph):

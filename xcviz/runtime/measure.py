@@ -196,6 +196,8 @@ def compare(got: np.ndarray, ref: np.ndarray, undefined: np.ndarray | None = Non
         out = compare(got[~undefined], ref[~undefined])
         return {**out, "undefined": int(undefined.sum()), "note": f"{int(undefined.sum())} element(s): {WHY}"}
     if ref.dtype.kind not in "fc":
+        if ref.dtype == object or got.dtype == object:   # text: TF gives bytes, the reference str
+            got, ref = _as_bytes(got), _as_bytes(ref)
         same = bool(np.array_equal(got, ref))
         return {"max_abs": 0.0 if same else float("inf"), "max_rel": 0.0 if same else float("inf"), "ok": same,
                 "why": None if same else "values differ"}
@@ -212,6 +214,13 @@ def compare(got: np.ndarray, ref: np.ndarray, undefined: np.ndarray | None = Non
     rtol = {"float64": 1e-9, "float32": 1e-4, "float16": 1e-2, "bfloat16": 2e-2}.get(str(ref.dtype), 1e-4)
     ok = bool(max_abs <= 1e-6 if scale == 0 else rel <= rtol)
     return {"max_abs": max_abs, "max_rel": rel, "ok": ok, "why": None if ok else f"relative error {rel:.2e} > {rtol:g}"}
+
+
+def _as_bytes(a: np.ndarray) -> np.ndarray:
+    """An array of text with every str element as its UTF-8 bytes (TensorFlow's strings are bytes)."""
+    if a.dtype.kind == "U" or (a.dtype == object and any(isinstance(x, str) for x in a.flat)):
+        return np.array([x.encode("utf-8") if isinstance(x, str) else x for x in a.flat], object).reshape(a.shape)
+    return a
 
 
 def resident(graph, spec, values: dict) -> dict:

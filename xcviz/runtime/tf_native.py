@@ -15,6 +15,7 @@ executed from it but its ops.
 """
 from __future__ import annotations
 
+import hashlib
 import itertools
 import os
 
@@ -104,6 +105,35 @@ def _graph_def(path: str):
     return gd
 
 
+def _own_function_names(gd):
+    """`gd` with its library's functions renamed after a digest of the library: TF keeps one definition per
+    function name in the process, and two files (a model frozen and saved, say) may name different bodies
+    alike (`cond_false_181`); the same library gets the same names."""
+    if not gd.library.function:
+        return gd
+    tag = hashlib.sha1(gd.library.SerializeToString(deterministic=True)).hexdigest()[:10]
+    names = {f.signature.name: f"{f.signature.name}_xcviz_{tag}" for f in gd.library.function}
+
+    def rename(nodes) -> None:
+        for nd in nodes:
+            for value in nd.attr.values():
+                if value.HasField("func") and value.func.name in names:
+                    value.func.name = names[value.func.name]
+                for f in value.list.func:
+                    f.name = names.get(f.name, f.name)
+            if nd.op in names:   # (a function called as an op by its name)
+                nd.op = names[nd.op]
+
+    rename(gd.node)
+    for f in gd.library.function:
+        f.signature.name = names[f.signature.name]
+        rename(f.node_def)
+    for grad in gd.library.gradient:
+        grad.function_name = names.get(grad.function_name, grad.function_name)
+        grad.gradient_func = names.get(grad.gradient_func, grad.gradient_func)
+    return gd
+
+
 class TfRuntime:
     """TensorFlow's executor on the file's own NodeDefs, a pruned function per part, Grappler off."""
 
@@ -129,8 +159,8 @@ class TfRuntime:
 
     def node_defs(self):
         if self._gd is None:
-            self._gd = (_saved_model_graph_def(self.source, self.signature) if os.path.isdir(self.source)
-                        else _graph_def(self.source))
+            self._gd = _own_function_names(_saved_model_graph_def(self.source, self.signature)
+                                           if os.path.isdir(self.source) else _graph_def(self.source))
         return self._gd
 
     def _as_resource(self, copy, node) -> None:

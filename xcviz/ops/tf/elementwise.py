@@ -88,12 +88,12 @@ op("tf.TruncateDiv", **binary, **dev("TruncateDiv"), impl=_truncate_div, doc="TF
 op("tf.TruncateMod", **binary, **dev("TruncateMod"), impl=_trunc_mod, doc="TF TruncateMod(x, y): the dividend's sign")
 op("tf.DivNoNan", **binary, **dev("DivNoNan"), impl=_div_no_nan, doc="TF DivNoNan(x, y): 0 where y == 0")
 op("tf.Atan2", **binary, **dev("Atan2"), impl=lambda xp, a, y, x: xp.arctan2(y, x), doc="TF Atan2(y, x)")
-op("tf.LogicalOr", **compare, **dev("LogicalOr"), impl=lambda xp, a, x, y: xp.logical_or(x, y),
+op("tf.LogicalOr", loop_role="|", **compare, **dev("LogicalOr"), impl=lambda xp, a, x, y: xp.logical_or(x, y),
    doc="TF LogicalOr(x, y)")
 op("tf.Equal", **plus_groups(compare, VALUE_RULE), **dev("Equal"), impl=lambda xp, a, x, y: x == y, sym_value=symv.equal,
    doc="TF Equal(x, y) -> bool")
 op("tf.NotEqual", **compare, **dev("NotEqual"), impl=lambda xp, a, x, y: x != y, doc="TF NotEqual(x, y) -> bool")
-op("tf.LessEqual", **compare, **dev("LessEqual"), impl=lambda xp, a, x, y: x <= y, doc="TF LessEqual(x, y) -> bool")
+op("tf.LessEqual", loop_role="<=", **compare, **dev("LessEqual"), impl=lambda xp, a, x, y: x <= y, doc="TF LessEqual(x, y) -> bool")
 
 
 def _softplus(xp, a, x):
@@ -150,7 +150,7 @@ op("tf.LeakyRelu", **unary, **dev("LeakyRelu"), **cost(2), attrs={"alpha": 0.2},
 op("tf.IsNan", **test, **dev("IsNan"), impl=lambda xp, a, x: xp.isnan(x), doc="TF IsNan(x) -> bool")
 op("tf.IsInf", **test, **dev("IsInf"), impl=lambda xp, a, x: xp.isinf(x), doc="TF IsInf(x) -> bool")
 op("tf.IsFinite", **test, **dev("IsFinite"), impl=lambda xp, a, x: xp.isfinite(x), doc="TF IsFinite(x) -> bool")
-op("tf.LogicalNot", **test, **dev("LogicalNot"), impl=lambda xp, a, x: xp.logical_not(x), doc="TF LogicalNot(x)")
+op("tf.LogicalNot", loop_role="!", **test, **dev("LogicalNot"), impl=lambda xp, a, x: xp.logical_not(x), doc="TF LogicalNot(x)")
 
 
 def _clip_type(ctx):

@@ -150,8 +150,8 @@ def _known_shape(ctx, slot: int) -> tuple | None:
 def _typed(kind: str):
     """The tensors a list op returns, from its element_shape input and element_dtype (the list handles stay
     the file's: a variant): GetItem's item, PopBack's item (output 1), Gather's [len(indices), ...], Stack's
-    [num_elements, ...] (num_elements given), Length's int32 scalar; the element_dtype where the file gives
-    a shape alone (a SavedModel's _output_shapes)."""
+    [num_elements, ...] (num_elements given), Length's int32 scalar, ElementShape's shape of dtype
+    shape_type; the element_dtype where the file gives a shape alone (a SavedModel's _output_shapes)."""
     def infer(ctx) -> list[TensorType]:
         out = list(r.from_file(ctx))
         out += [TensorType()] * (max(ctx.num_outputs, 1) - len(out))
@@ -159,6 +159,8 @@ def _typed(kind: str):
         k, shape = 0, None
         if kind == "length":
             shape, dt = (), "int32"
+        elif kind == "element_shape":   # (its rank is the list's: the file's shape)
+            dt = ctx.attrs.get("shape_type") or "int32"
         elif kind == "get":
             shape = _known_shape(ctx, 2)
         elif kind == "pop":
@@ -193,7 +195,7 @@ op("tf.TensorListSetItem", groups=LISTS, infer=r.from_file, flops=zero, devices=
 op("tf.TensorListStack", groups=LISTS, infer=_typed("stack"), flops=zero, devices=xla_devices("TensorListStack"), min_inputs=2,
    max_inputs=2, attrs={"element_dtype": None, "num_elements": -1}, impl=_stack,
    doc="TF TensorListStack(input_handle, element_shape; element_dtype, num_elements)")
-op("tf.TensorListElementShape", groups=LISTS, infer=r.from_file, flops=zero, devices=xla_devices("TensorListElementShape"),
+op("tf.TensorListElementShape", groups=LISTS, infer=_typed("element_shape"), flops=zero, devices=xla_devices("TensorListElementShape"),
    min_inputs=1, max_inputs=1, attrs={"shape_type": "int32"}, impl=_element_shape,
    doc="TF TensorListElementShape(input_handle; shape_type)")
 op("tf.TensorListLength", groups=LISTS, infer=_typed("length"), flops=zero, devices=xla_devices("TensorListLength"), min_inputs=1,

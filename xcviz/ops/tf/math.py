@@ -35,8 +35,8 @@ def dev(name: str) -> dict:
     return {"devices": xla_devices(name)}
 
 
-op("tf.AddV2", **plus_groups(binary, VALUE_RULE), **dev("AddV2"), impl=lambda xp, a, x, y: x + y, doc="TF AddV2(x, y), broadcasting")
-op("tf.Sub", **plus_groups(binary, VALUE_RULE), **dev("Sub"), impl=lambda xp, a, x, y: x - y, doc="TF Sub(x, y)")
+op("tf.AddV2", loop_role="+", **plus_groups(binary, VALUE_RULE), **dev("AddV2"), impl=lambda xp, a, x, y: x + y, doc="TF AddV2(x, y), broadcasting")
+op("tf.Sub", loop_role="-", **plus_groups(binary, VALUE_RULE), **dev("Sub"), impl=lambda xp, a, x, y: x - y, doc="TF Sub(x, y)")
 op("tf.Mul", **plus_groups(binary, VALUE_RULE), **dev("Mul"), impl=lambda xp, a, x, y: x * y, doc="TF Mul(x, y)")
 op("tf.RealDiv", **binary, **dev("RealDiv"), impl=lambda xp, a, x, y: x / y, doc="TF RealDiv(x, y)")
 op("tf.Maximum", **plus_groups(binary, VALUE_RULE), **dev("Maximum"), impl=lambda xp, a, x, y: xp.maximum(x, y),
@@ -46,12 +46,12 @@ op("tf.Minimum", **plus_groups(binary, VALUE_RULE), **dev("Minimum"), impl=lambd
 op("tf.Pow", **binary, **dev("Pow"), impl=lambda xp, a, x, y: xp.power(x, y), doc="TF Pow(x, y)")
 op("tf.SquaredDifference", **binary, **dev("SquaredDifference"), impl=lambda xp, a, x, y: (x - y) * (x - y),
    doc="TF SquaredDifference(x, y) = (x - y)^2")
-op("tf.Less", **plus_groups(compare, VALUE_RULE), **dev("Less"), impl=lambda xp, a, x, y: x < y, sym_value=symv.less,
+op("tf.Less", loop_role="<", **plus_groups(compare, VALUE_RULE), **dev("Less"), impl=lambda xp, a, x, y: x < y, sym_value=symv.less,
    doc="TF Less(x, y) -> bool")
-op("tf.Greater", **plus_groups(compare, VALUE_RULE), **dev("Greater"), impl=lambda xp, a, x, y: x > y, sym_value=symv.greater,
+op("tf.Greater", loop_role=">", **plus_groups(compare, VALUE_RULE), **dev("Greater"), impl=lambda xp, a, x, y: x > y, sym_value=symv.greater,
    doc="TF Greater(x, y) -> bool")
-op("tf.GreaterEqual", **compare, **dev("GreaterEqual"), impl=lambda xp, a, x, y: x >= y, doc="TF GreaterEqual(x, y)")
-op("tf.LogicalAnd", **compare, **dev("LogicalAnd"), impl=lambda xp, a, x, y: xp.logical_and(x, y),
+op("tf.GreaterEqual", loop_role=">=", **compare, **dev("GreaterEqual"), impl=lambda xp, a, x, y: x >= y, doc="TF GreaterEqual(x, y)")
+op("tf.LogicalAnd", loop_role="&", **compare, **dev("LogicalAnd"), impl=lambda xp, a, x, y: xp.logical_and(x, y),
    doc="TF LogicalAnd(x, y)")
 
 op("tf.Relu", **unary, **dev("Relu"), flops=r.output_flops(1), impl=lambda xp, a, x: xp.maximum(x, lit(x, 0)),
@@ -91,7 +91,7 @@ def _cast_type(ctx: Ctx) -> list[TensorType]:
     return [TensorType(ctx.shape(0), ctx.attrs.get("DstT"))]
 
 
-op("tf.Cast", groups=(ELEMENTWISE, VALUE_RULE), **dev("Cast"), infer=_cast_type, flops=r.zero_flops, min_inputs=1, max_inputs=1,
+op("tf.Cast", loop_role="=", groups=(ELEMENTWISE, VALUE_RULE), **dev("Cast"), infer=_cast_type, flops=r.zero_flops, min_inputs=1, max_inputs=1,
    attrs={"DstT": None}, impl=lambda xp, a, x: x.astype(np_dtype(a["DstT"])), sym_value=symv.cast, doc="TF Cast(x; DstT)")
 
 

@@ -36,10 +36,10 @@ def _infer_const(ctx: Ctx) -> list[TensorType]:
     return [TensorType(tuple(arr.shape), "string" if arr.dtype == object else str(arr.dtype))]
 
 
-op("tf.Const", groups=(SOURCE, ZERO_SIZE), devices=xla_devices("Const"), infer=_infer_const, flops=zero,
+op("tf.Const", loop_role="const", groups=(SOURCE, ZERO_SIZE), devices=xla_devices("Const"), infer=_infer_const, flops=zero,
    max_inputs=0, attrs={"value": None, "dtype": None}, folds=True, impl=_const,
    doc="TF Const: its `value` tensor; counts 0 toward a cluster's effective size")
-op("tf.Identity", groups=(ZERO_SIZE, VALUE_RULE), devices=xla_devices("Identity"), infer=r.same, flops=zero, min_inputs=1,
+op("tf.Identity", loop_role="=", groups=(ZERO_SIZE, VALUE_RULE), devices=xla_devices("Identity"), infer=r.same, flops=zero, min_inputs=1,
    max_inputs=1, impl=lambda xp, a, x: x, doc="TF Identity: removed when clustered, so it counts 0 toward the size")
 
 
