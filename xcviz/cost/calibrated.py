@@ -6,8 +6,8 @@ Natively, op by op: each op's class costs a fixed overhead, a FLOP rate and the 
 each dispatched every iteration. Under XLA, per cluster: the call and the buffers it is handed and gives
 back, a launch per kernel (a library call's layout copies as loop kernels), each member's FLOPs at its class's
 XLA rate, its bytes at the bandwidth, the page faults of large fresh buffers, and a loop body's kernels
-launched every time round. A runtime with sessions (onnxruntime) adds one call per model natively, and one
-in the hybrid run when anything falls back."""
+launched every time round. A runtime with sessions (onnxruntime, a TF function) adds one call per model
+natively, and one per fallback segment that runs in the hybrid run (cost.segments)."""
 from __future__ import annotations
 
 import numpy as np
@@ -76,13 +76,12 @@ class CalibratedModel:
     def native_call(self) -> float:
         return self.cal.session_overhead or 0.0
 
-    def whole_model(self, before, after, any_fallback):
+    def whole_model(self, before, after, native_calls):
         session = self.cal.session_overhead
         if session and before is not None:
-            # one call for the whole model natively, one per fallback segment in the hybrid run (counted as
-            # one: the segments are not known here)
+            # one call for the whole model natively, one per fallback segment in the hybrid run
             before += session
-            after = None if after is None else after + session * any_fallback
+            after = None if after is None else after + session * native_calls()
         return before, after
 
 

@@ -11,7 +11,7 @@ both, and is compute_stats' own."""
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Protocol
+from typing import Callable, Protocol
 
 import numpy as np
 
@@ -58,10 +58,11 @@ class CostModel(Protocol):
     def fused_times(self, costs: NodeCosts, work: ClusterWork) -> np.ndarray:
         """Per cluster, XLA's time for one call (NaN for the clusters that are not `work.known`)."""
 
-    def whole_model(self, before: float | None, after: float | None, any_fallback: bool
+    def whole_model(self, before: float | None, after: float | None, native_calls: Callable[[], int]
                     ) -> tuple[float | None, float | None]:
-        """The model's time natively (`before`) and in the hybrid run (`after`), with what a call of the whole
-        model adds to each."""
+        """The model's time natively (`before`) and in the hybrid run (`after`), with what the native runtime's
+        calls add to each: one natively, `native_calls()` in the hybrid run (its fallback segments, counted on
+        request: cost.segments)."""
 
     @property
     def native_call(self) -> float:

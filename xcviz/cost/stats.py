@@ -27,8 +27,9 @@ from .fusion import predict_kernels
 from .hardware import Hardware
 from .keys import control_node_cost, cost_keys, costs_per_key
 from .model import ClusterWork, CostModel, NodeCosts
-from .params import constant_clusters
+from .params import VOLATILE_OPS, constant_clusters
 from .results import LazyList, Stats
+from .segments import native_calls
 from .roofline import RooflineModel
 from .sums import exact_ints, run_totals, seg_total, seq_sums, seq_total
 from .view import CostView
@@ -95,7 +96,8 @@ def _compute_stats(graph: Graph, clustering, hw: Hardware) -> Stats:
     # a fallback node that needs no native call per run (a parameter, a variable's handle or read, a NoOp)
     # leaves the hybrid run without a native session
     runs_native = ~in_cluster & ~edges.p_node & ~flat.known_mask(RESIDENT_OPS)
-    before, after = model.whole_model(before, after, bool(runs_native.any()))
+    before, after = model.whole_model(before, after, lambda: native_calls(
+        graph, cluster_of, nc, flat.known_mask(VOLATILE_OPS)) if runs_native.any() else 0)
     # 8. the totals, and the Stats (each cluster's details made when read)
     clustered = int(in_cluster.sum())
     fallback = n - clustered

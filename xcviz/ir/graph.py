@@ -238,18 +238,44 @@ def topo_order(n: int, preds: Sequence[Sequence[int]]) -> list[int] | None:
 
 def unit_order(graph: "Graph", cluster_of, n_clusters: int) -> list[tuple[str, int]] | None:
     """The order a clustering runs in: its clusters contracted to one unit each, the other nodes one each,
-    topologically (file order where free): [('cluster', k) | ('node', i)]; None if the clusters form a cycle."""
-    unit_of = [c if c >= 0 else n_clusters + i for i, c in enumerate(cluster_of)]
-    present = sorted(set(unit_of))
-    pos = {u: p for p, u in enumerate(present)}
-    preds: list[set[int]] = [set() for _ in present]
-    idx, n = graph.index, len(graph.nodes)
-    for j, node in enumerate(graph.nodes):
-        srcs = [s for s in graph.input_sources(j) if 0 <= s < n]  # (the data inputs' producers, parsed once)
-        for i in (*srcs, *map(idx.get, node.control_inputs)):
-            if i is not None and unit_of[i] != unit_of[j]:
-                preds[pos[unit_of[j]]].add(pos[unit_of[i]])
-    order = topo_order(len(present), [sorted(p) for p in preds])
-    if order is None:
+    topologically (file order where free): [('cluster', k) | ('node', i)]; None if the clusters form a cycle.
+    Read from the columns (no node object made), the edges between units found as arrays."""
+    import heapq
+
+    import numpy as np
+
+    n = len(graph.nodes)
+    c = np.asarray(cluster_of, np.int64).reshape(-1)
+    unit_of = np.where(c >= 0, c, n_clusters + np.arange(n, dtype=np.int64))
+    present = np.unique(unit_of)
+    pos = np.searchsorted(present, unit_of)          # per node, its unit's position
+    cols = graph.columns
+    src = np.asarray(cols.src, np.int64)
+    dst = np.repeat(np.arange(n, dtype=np.int64), np.asarray(cols.lens, np.int64))
+    data = (src >= 0) & (src < n)                      # (a graph input or an absent input: no edge)
+    pairs = [np.stack((pos[src[data]], pos[dst[data]]))]
+    control = cols.column("control_inputs")
+    idx = graph.index
+    extra = [(idx[r], j) for j in range(n) if control[j] for r in control[j] if r in idx]
+    if extra:
+        pairs.append(pos[np.array(extra, np.int64)].T)
+    edges = np.concatenate(pairs, axis=1)
+    m = len(present)
+    key = np.unique((edges[0] * m + edges[1])[edges[0] != edges[1]])   # one per (predecessor, unit), by predecessor
+    succ, cuts = (key % m).tolist(), np.searchsorted(key // m, np.arange(m + 1)).tolist()
+    indeg = np.bincount(key % m, minlength=m).tolist()
+    # Kahn's algorithm as topo_order's (the smallest ready unit first), over the successors as flat lists
+    ready = [v for v in range(m) if indeg[v] == 0]
+    heapq.heapify(ready)
+    order = []
+    while ready:
+        u = heapq.heappop(ready)
+        order.append(u)
+        for v in succ[cuts[u]:cuts[u + 1]]:
+            indeg[v] -= 1
+            if indeg[v] == 0:
+                heapq.heappush(ready, v)
+    if len(order) != m:
         return None
-    return [("cluster", present[p]) if present[p] < n_clusters else ("node", present[p] - n_clusters) for p in order]
+    units = present.tolist()
+    return [("cluster", units[p]) if units[p] < n_clusters else ("node", units[p] - n_clusters) for p in order]
