@@ -24,7 +24,7 @@ import numpy as np
 from ..ir import Graph, parse_ref
 from ..ops import REGISTRY
 
-# per comparison (OpDef.loop_role), as `a OP b`: (b is the smaller side, equality holds)
+# per comparison (OpDef.loop_role), as `a OP b`: (whether b is the smaller side, whether equality holds)
 _ORDER = {"<": (False, False), "<=": (False, True), ">": (True, False), ">=": (True, True)}
 _NEGATED = {"<": ">=", "<=": ">", ">": "<=", ">=": "<"}
 MAX_TRIPS = 1 << 40   # a bound this large says nothing a cost can use
@@ -66,13 +66,15 @@ class Scope:
             return self.fixed[ref]
         nd = self.node(ref)
         if nd is not None:
-            if _op(nd) == "=" and nd.inputs:
-                return self.const(nd.inputs[0])
-            if _op(nd) != "const" or parse_ref(ref).index:
+            role = _op(nd)
+            if role not in ("=", "const") or parse_ref(ref).index or (role == "=" and not nd.inputs):
+                return None
+            inner = [self.const(nd.inputs[0])] if role == "=" else []   # (an identity or a cast of a constant)
+            if inner and inner[0] is None:
                 return None
             opdef = REGISTRY.ops[nd.op]
             try:
-                return np.asarray(opdef.impl(np, {**opdef.attrs, **nd.attrs}))
+                return np.asarray(opdef.impl(np, {**opdef.attrs, **nd.attrs}, *inner))
             except Exception:  # noqa: BLE001 - a constant xcviz cannot read is no constant here
                 return None
         v = self.inputs.get(ref)
