@@ -215,33 +215,37 @@ def relabel(graph: Graph, **labels) -> Graph:
 
 def topo_order(n: int, preds: Sequence[Sequence[int]]) -> list[int] | None:
     """Kahn's algorithm, stable (prefers file order); None if there is a cycle."""
-    import heapq
-
     indeg = [0] * n
     succ: list[list[int]] = [[] for _ in range(n)]
     for v in range(n):
         for u in preds[v]:
             succ[u].append(v)
             indeg[v] += 1
-    ready = [v for v in range(n) if indeg[v] == 0]
+    return _kahn(indeg, succ.__getitem__)
+
+
+def _kahn(indeg: list[int], successors) -> list[int] | None:
+    """Kahn's algorithm over vertices 0..n-1 with these in-degrees (consumed), the smallest ready vertex first;
+    `successors(u)`: u's successors. None if there is a cycle."""
+    import heapq
+
+    ready = [v for v in range(len(indeg)) if indeg[v] == 0]
     heapq.heapify(ready)
     order = []
     while ready:
         u = heapq.heappop(ready)
         order.append(u)
-        for v in succ[u]:
+        for v in successors(u):
             indeg[v] -= 1
             if indeg[v] == 0:
                 heapq.heappush(ready, v)
-    return order if len(order) == n else None
+    return order if len(order) == len(indeg) else None
 
 
 def unit_order(graph: "Graph", cluster_of, n_clusters: int) -> list[tuple[str, int]] | None:
     """The order a clustering runs in: its clusters contracted to one unit each, the other nodes one each,
     topologically (file order where free): [('cluster', k) | ('node', i)]; None if the clusters form a cycle.
     Read from the columns (no node object made), the edges between units found as arrays."""
-    import heapq
-
     import numpy as np
 
     n = len(graph.nodes)
@@ -263,19 +267,8 @@ def unit_order(graph: "Graph", cluster_of, n_clusters: int) -> list[tuple[str, i
     m = len(present)
     key = np.unique((edges[0] * m + edges[1])[edges[0] != edges[1]])   # one per (predecessor, unit), by predecessor
     succ, cuts = (key % m).tolist(), np.searchsorted(key // m, np.arange(m + 1)).tolist()
-    indeg = np.bincount(key % m, minlength=m).tolist()
-    # Kahn's algorithm as topo_order's (the smallest ready unit first), over the successors as flat lists
-    ready = [v for v in range(m) if indeg[v] == 0]
-    heapq.heapify(ready)
-    order = []
-    while ready:
-        u = heapq.heappop(ready)
-        order.append(u)
-        for v in succ[cuts[u]:cuts[u + 1]]:
-            indeg[v] -= 1
-            if indeg[v] == 0:
-                heapq.heappush(ready, v)
-    if len(order) != m:
+    order = _kahn(np.bincount(key % m, minlength=m).tolist(), lambda u: succ[cuts[u]:cuts[u + 1]])
+    if order is None:
         return None
     units = present.tolist()
     return [("cluster", units[p]) if units[p] < n_clusters else ("node", units[p] - n_clusters) for p in order]
