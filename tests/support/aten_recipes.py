@@ -7,6 +7,11 @@ import torch
 A = torch.ops.aten
 
 
+def _finite(t):
+    """`t` where it is finite, else 0 (abs(NaN or inf) < 1e30 is false)."""
+    return A.where.self(A.lt.Scalar(A.abs(t), 1e30), t, A.zeros_like(t))
+
+
 class Fn(torch.nn.Module):
     """A module whose forward is `fn`: what torch.export traces for a recipe or a hand-written case."""
 
@@ -110,8 +115,9 @@ RECIPES = {
     "div.Scalar_mode": (lambda x: A.div.Scalar_mode(x, 3, rounding_mode="trunc"), (ints(20, 3, 4) - 10,)),
     "elu.default": (lambda x: A.elu(x, 1.5), (X,)),
     "embedding.default": (lambda w, i: A.embedding(w, i), (r(10, 3), ints(10, 2, 5))),
-    "empty.memory_format": (lambda x: x + A.empty.memory_format([3, 4]) * 0, (X,)),
-    "empty_strided.default": (lambda x: x + A.empty_strided([3, 4], [4, 1]) * 0, (X,)),
+    # (uninitialized memory may hold NaN or inf, which * 0 keeps: only its finite values are read)
+    "empty.memory_format": (lambda x: x + _finite(A.empty.memory_format([3, 4])) * 0, (X,)),
+    "empty_strided.default": (lambda x: x + _finite(A.empty_strided([3, 4], [4, 1])) * 0, (X,)),
     "eq.Tensor": (lambda x, y: A.eq.Tensor(x, y), (ints(3, 3, 4), ints(3, 3, 4))),
     "eq.Scalar": (lambda x: A.eq.Scalar(x, 1), (ints(3, 3, 4),)),
     "erf.default": (lambda x: A.erf(x), (X,)),
