@@ -234,6 +234,21 @@ def test_a_savedmodels_hybrid_segments_read_their_variables_on_tensorflow():
         assert set(m["fallback_segments_on"]) == {"tensorflow"}, (name, m["fallback_segments_on"])
 
 
+def test_a_v1_control_flow_graph_with_no_cluster_is_timed_whole_on_tensorflow():
+    """switch_case frozen with TF's lowering (Switch/Merge): no cluster, so the hybrid run is the graph itself,
+    run on TensorFlow like the all-native one (not both in xcviz's frame executor on NumPy)."""
+    pytest.importorskip("tensorflow", reason="TensorFlow is optional: the TF native runtime needs it")
+    from xcviz.runtime.validate import validate_graph
+
+    z = np.load(os.path.join(TF_KERAS, "switch_case_io.npz"))
+    g = xcviz.load(os.path.join(TF_KERAS, "switch_case_frozen.pb"))
+    r = validate_graph(g, inputs={k[3:]: z[k] for k in z.files if k.startswith("in_")}, threads=1, repeats=3)
+    m = r.model.to_json()
+    assert xcviz.cluster(g).clusters == []
+    assert (m["native_runtime"], m["note"], m["fallback_segments_on"]) == ("tensorflow", None, {"tensorflow": 1})
+    assert m["native_ms"] > 0 and m["hybrid_ms"] > 0
+
+
 def test_without_tensorflow_a_tf_program_says_what_stood_in(without_tensorflow):
     from xcviz.runtime import native
 

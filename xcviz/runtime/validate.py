@@ -288,7 +288,10 @@ def model_times(graph, clustering, rt, run: PartialRun, cache, repeats, est, con
     from .frames import has_v1_flow
     from .wholemodel import ModelTimes, time_model
 
-    if has_v1_flow(graph) and not run.failed:  # frames: the frame executor's runs (runtime/frames_timing.py)
+    # frames: the frame executor's runs (runtime/frames_timing.py); with no cluster, the hybrid run is the
+    # whole graph on TensorFlow, which runs v1 control flow itself, as all-native is
+    whole_on_tf = rt.name == "tensorflow" and not len(clustering.clusters)
+    if has_v1_flow(graph) and not whole_on_tf and not run.failed:
         from .frames_timing import frames_model_times
 
         return frames_model_times(graph, clustering, {v.name: run.env[v.name] for v in graph.inputs
