@@ -227,6 +227,9 @@ class TfRuntime:
             nd = by_name.get(node.name)
             if nd is None:
                 raise Unmappable(f"node {node.name!r} is not a NodeDef of {os.path.basename(self.source)}")
+            if nd.op in ("_Arg", "_Retval"):   # (a function's own argument: TF aborts the process on one outside it)
+                raise Unmappable(f"node {node.name!r} is a function's {nd.op} (a TF dump's), which TF runs only "
+                                 "inside its function")
             copy = sub.node.add()
             copy.CopyFrom(nd)
             copy.device = ""
