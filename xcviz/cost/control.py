@@ -20,7 +20,7 @@ import numpy as np
 from ..ir import Body, Graph, TensorType
 from ..ops import BODY_CONTROL, REGISTRY
 from .tf_control import TF_CONTROL, tf_control_cost
-from .trips import onnx_loop_trips
+from .trips import Scope, onnx_loop_trips
 
 BODIES = REGISTRY.names(BODY_CONTROL)    # ONNX's Loop, If, Scan
 CONTROL = BODIES | TF_CONTROL             # and TF's functional ops (cost.tf_control)
@@ -57,23 +57,23 @@ def control_cost(graph: Graph, node, graph_cost) -> tuple:
 def loop_trips(graph: Graph, node) -> tuple[int | None, str | None]:
     """(iterations, why unknown) of an ONNX Loop: its trip count M when a constant, or at most the bound its
     condition's induction variable sets (cost.trips), whichever is smaller."""
-    m = _constant(graph, node.inputs[0]) if node.inputs and node.inputs[0] else None
-    if m is not None and np.asarray(m).size != 1:
-        m = None
-    m = None if m is None or int(np.asarray(m).reshape(-1)[0]) >= WHILE_TRIPS else int(np.asarray(m).reshape(-1)[0])
+    given = bool(node.inputs and node.inputs[0])
+    value = Scope(graph).const(node.inputs[0]) if given else None
+    m = int(value.reshape(-1)[0]) if value is not None and value.size == 1 else None
+    m = m if m is not None and m < WHILE_TRIPS else None
     bound = onnx_loop_trips(graph, node)
     if m is None and bound is None:
-        computed = node.inputs and node.inputs[0] and _constant(graph, node.inputs[0]) is None
+        computed = given and value is None
         return None, ("its trip count is not a constant, and its condition has no counter against a constant limit"
                       if computed else "no trip count: its condition ends it, on no counter against a constant limit")
     return min(t for t in (m, bound) if t is not None), None
 
 
 def _if(graph: Graph, node, outer: dict, graph_cost):
-    cond = _constant(graph, node.inputs[0]) if node.inputs and node.inputs[0] else None
+    cond = Scope(graph).const(node.inputs[0]) if node.inputs and node.inputs[0] else None
     branches = ("then_branch", "else_branch")
-    if cond is not None and np.asarray(cond).size == 1:
-        branches = (branches[0] if bool(np.asarray(cond).reshape(-1)[0]) else branches[1],)
+    if cond is not None and cond.size == 1:
+        branches = (branches[0] if bool(cond.reshape(-1)[0]) else branches[1],)
     costs = [_body(node.attrs.get(b), [], outer, graph.dims, graph_cost) for b in branches]
     why = next((c[2] for c in costs if c[2]), None)
     if why:
@@ -150,23 +150,3 @@ def _expressible(t: TensorType | None) -> bool:
 def _plain(t: TensorType) -> TensorType:
     """The type as an ONNX declaration reads back: a tensor (not a sequence), unknown dimensions as '?'."""
     return TensorType(tuple("?" if d is None else d for d in t.shape), t.dtype)
-
-
-def _constant(graph: Graph, ref: str):
-    """The value `ref` carries when it is a constant: a graph input with data, or a Const node's output."""
-    for v in graph.inputs:
-        if v.name == ref:
-            return v.data
-    from ..ir import parse_ref
-    from ..ops import REGISTRY
-
-    name, k = parse_ref(ref)
-    j = graph.index.get(name)
-    nd = graph.nodes[j] if j is not None else None
-    if nd is None or nd.op != "const" or k:
-        return None
-    opdef = REGISTRY.ops["const"]
-    try:
-        return opdef.impl(np, {**opdef.attrs, **nd.attrs})
-    except Exception:  # noqa: BLE001 - a constant xcviz cannot read is no constant here
-        return None

@@ -31,9 +31,7 @@ def native_calls(graph: Graph, cluster_of: np.ndarray, nc: int, volatile: np.nda
         else:
             open_segment = False
     called = np.zeros(count + 1, bool)   # (the last entry: no segment)
-    cols = graph.columns
-    src = np.asarray(cols.src, np.int64)
-    dst = np.repeat(np.arange(n, dtype=np.int64), np.asarray(cols.lens, np.int64))
+    src, dst = np.asarray(graph.columns.src, np.int64), graph.input_readers   # (the data edges: ir.Graph)
     # a member that reads a graph input, or a value made outside its segment
     outside = (src >= n) | ((src >= 0) & (src < n) & (segment[np.clip(src, 0, n - 1)] != segment[dst]))
     called[segment[dst[outside]]] = True

@@ -52,8 +52,9 @@ class TFFunction:
 
     @functools.cached_property
     def run_state(self) -> dict:
-        """What the runtime keeps for this function between runs (runtime.tf_functions: its Graph, built on
-        its first call, as Graph.run_state keeps a graph's compiled runs); not part of the value."""
+        """What is built from this function once and kept (runtime.tf_functions: its Graph, built on its first
+        call, as Graph.run_state keeps a graph's compiled runs; cost.tf_control: its graph typed per caller's
+        input types); not part of the value."""
         return {}
 
     def __str__(self) -> str:

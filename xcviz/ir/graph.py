@@ -125,6 +125,12 @@ class Graph:
                      for s, k in zip(cols.src[lo:hi].tolist(), cols.port[lo:hi].tolist()))
 
     @functools.cached_property
+    def input_readers(self) -> np.ndarray:
+        """Per entry of columns.src (every data input of every node, in node order), the node that reads it:
+        with columns.src, the graph's data edges as two arrays (made once, 8 bytes a reference)."""
+        return np.repeat(np.arange(len(self.nodes), dtype=np.int64), np.asarray(self.columns.lens, np.int64))
+
+    @functools.cached_property
     def _input_offsets(self):
         """Node j's references are columns.src[off[j]:off[j + 1]] (made from the columns' lens, once: an
         int64 array, 8 bytes a node)."""
@@ -246,16 +252,13 @@ def unit_order(graph: "Graph", cluster_of, n_clusters: int) -> list[tuple[str, i
     """The order a clustering runs in: its clusters contracted to one unit each, the other nodes one each,
     topologically (file order where free): [('cluster', k) | ('node', i)]; None if the clusters form a cycle.
     Read from the columns (no node object made), the edges between units found as arrays."""
-    import numpy as np
-
     n = len(graph.nodes)
     c = np.asarray(cluster_of, np.int64).reshape(-1)
     unit_of = np.where(c >= 0, c, n_clusters + np.arange(n, dtype=np.int64))
     present = np.unique(unit_of)
     pos = np.searchsorted(present, unit_of)          # per node, its unit's position
     cols = graph.columns
-    src = np.asarray(cols.src, np.int64)
-    dst = np.repeat(np.arange(n, dtype=np.int64), np.asarray(cols.lens, np.int64))
+    src, dst = np.asarray(cols.src, np.int64), graph.input_readers
     data = (src >= 0) & (src < n)                      # (a graph input or an absent input: no edge)
     pairs = [np.stack((pos[src[data]], pos[dst[data]]))]
     control = cols.column("control_inputs")
