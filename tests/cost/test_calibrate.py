@@ -36,6 +36,8 @@ def test_calibrate_writes_a_profile_that_loads(run_cli, tmp_path):
     data = yaml.safe_load(out.read_text())
     assert data["native"] == "onnxruntime" and "onnxruntime" in hw.source and data["native_session_overhead"] >= 0
     assert cal.session_overhead == data["native_session_overhead"]
+    # and what a native call between two compiled ones costs more (calibrate_call.switch_overhead)
+    assert data["hybrid_switch_overhead"] >= 0 and cal.switch_overhead == data["hybrid_switch_overhead"]
     # and the cost model runs on it
     code, out_text, _ = run_cli("stats", str(ROOT / "graphs/resnet_block.yaml"), "--hardware", str(out))
     assert code == 0 and "(mine, vs onnxruntime)" in out_text   # the estimate says which runtime it is against
@@ -82,3 +84,24 @@ def test_validate_times_xla_with_parameters_resident():
     host = sorted(r for r, v in fed.items() if isinstance(v, np.ndarray))
     params = {v.name for v in g.inputs if v.is_param}
     assert host == ["x"] and set(fed) - {"x"} <= params and len(fed) > 40
+
+
+def test_the_switch_is_what_calls_in_turn_cost_over_calls_back_to_back(monkeypatch):
+    """calibrate_call.switch_overhead on a clock the programs advance: a native call costs 30 (units) back to
+    back and 30 + 7 right after an XLA call, which costs 5 back to back and 5 + 2 right after a native one."""
+    from xcviz.runtime import measure
+    from xcviz.runtime.calibrate_call import switch_overhead
+
+    now, last = [0.0], [None]
+    monkeypatch.setattr(measure, "clock", lambda: now[0])
+
+    def call(me, cost, after_other):
+        def fn():
+            now[0] += cost + (after_other if last[0] not in (None, me) else 0.0)
+            last[0] = me
+        return fn
+    native, xla = call("native", 30.0, 7.0), call("xla", 5.0, 2.0)
+    # (each sample's first call follows the other program: its loop of 20 is 1/20 a switch dearer)
+    assert switch_overhead(native, xla, repeats=10) == pytest.approx(9.0 - (7.0 + 2.0) / 20, rel=1e-9)
+    same = call("same", 1.0, 0.0)
+    assert switch_overhead(same, same, repeats=10) == 0.0

@@ -1,6 +1,7 @@
 """The hybrid run's native calls the cost model counts (cost.segments) are the fallback segments the hybrid
 program itself makes and calls (runtime.wholemodel.Hybrid), on models cut into many clusters by --deny; and
-each costs the runtime's session overhead in the estimate."""
+each costs the runtime's session overhead in the estimate, and the switch between runtimes where the run calls a
+compiled cluster too."""
 import numpy as np
 import pytest
 
@@ -47,3 +48,27 @@ def test_each_native_call_of_the_hybrid_run_costs_a_session():
     # one more session natively, eight more in the hybrid run
     assert more.time_before - base.time_before == pytest.approx(session, rel=1e-9)
     assert more.time_after - base.time_after == pytest.approx(8 * session, rel=1e-9)
+
+
+def _with(hw, **cal):
+    return hw.__class__(**{**hw.__dict__, "calibrated": hw.calibrated.__class__(**{**hw.calibrated.__dict__, **cal})})
+
+
+def test_each_native_call_between_compiled_clusters_costs_a_switch():
+    g = load_file("graphs/transformer_block.yaml")
+    c = run_clustering(g, ClusterOptions(deny=frozenset({"MatMul"}), min_cluster_size=1))
+    hw = _with(load_hardware("cpu"), switch_overhead=0.0)
+    base = compute_stats(g, c, hw)
+    more = compute_stats(g, c, _with(hw, switch_overhead=1e-4))
+    # none natively (no cluster runs), one per native call in the hybrid run: its eight fallback segments
+    assert more.time_before == base.time_before
+    assert more.time_after - base.time_after == pytest.approx(8e-4, rel=1e-9)
+
+
+def test_a_run_with_no_compiled_cluster_switches_nothing():
+    g = load_file("graphs/transformer_block.yaml")
+    c = run_clustering(g, ClusterOptions(deny=frozenset(n.op for n in g.nodes)))   # every op falls back
+    assert not c.clusters
+    hw = _with(load_hardware("cpu"), switch_overhead=0.0)
+    base, more = compute_stats(g, c, hw), compute_stats(g, c, _with(hw, switch_overhead=1e-4))
+    assert (more.time_before, more.time_after) == (base.time_before, base.time_after)

@@ -76,12 +76,13 @@ class CalibratedModel:
     def native_call(self) -> float:
         return self.cal.session_overhead or 0.0
 
-    def whole_model(self, before, after, native_calls):
-        session = self.cal.session_overhead
-        if session and before is not None:
-            # one call for the whole model natively, one per fallback segment in the hybrid run
+    def whole_model(self, before, after, native_calls, compiled):
+        session, switch = self.cal.session_overhead, self.cal.switch_overhead if compiled else 0.0
+        if (session or switch) and before is not None:
+            # one call for the whole model natively, one per fallback segment in the hybrid run, each handed
+            # control by a compiled cluster's call and handing it back to the next (switch_overhead)
             before += session
-            after = None if after is None else after + session * native_calls()
+            after = None if after is None else after + (session + switch) * native_calls()
         return before, after
 
 

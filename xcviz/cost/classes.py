@@ -173,6 +173,8 @@ class Calibrated:
     #                                 model natively, once per fallback segment in a hybrid run
     argument_overhead: float = 0.0  # seconds per argument of a compiled cluster's call (a weight or a value
     output_overhead: float = 0.0    # handed in), and per output it gives back (0: not measured)
+    switch_overhead: float = 0.0    # seconds a native call between compiled cluster calls costs over one back to
+    #                                 back (runtime.calibrate_call.switch_overhead; 0: not measured)
 
 
 def native_time(c: ClassCosts, cal: Calibrated, flops: float, nbytes: float) -> float:
@@ -203,12 +205,14 @@ def parse_calibrated(data: dict, fail) -> Calibrated | None:
     faults = data.get("page_fault_bandwidth")
     session = data.get("native_session_overhead")
     per_arg, per_out = data.get("xla_argument_overhead"), data.get("xla_output_overhead")
+    switch = data.get("hybrid_switch_overhead")
     return Calibrated(classes, _number(data.get("native_bandwidth"), "native_bandwidth", True, fail),
                       _number(data.get("call_overhead"), "call_overhead", False, fail),
                       None if faults is None else _number(faults, "page_fault_bandwidth", True, fail),
                       0.0 if session is None else _number(session, "native_session_overhead", False, fail),
                       0.0 if per_arg is None else _number(per_arg, "xla_argument_overhead", False, fail),
-                      0.0 if per_out is None else _number(per_out, "xla_output_overhead", False, fail))
+                      0.0 if per_out is None else _number(per_out, "xla_output_overhead", False, fail),
+                      0.0 if switch is None else _number(switch, "hybrid_switch_overhead", False, fail))
 
 
 def _number(v, key: str, positive: bool, fail) -> float:

@@ -97,7 +97,7 @@ def _compute_stats(graph: Graph, clustering, hw: Hardware) -> Stats:
     # leaves the hybrid run without a native session
     runs_native = ~in_cluster & ~edges.p_node & ~flat.known_mask(RESIDENT_OPS)
     before, after = model.whole_model(before, after, lambda: native_calls(
-        graph, cluster_of, nc, flat.known_mask(VOLATILE_OPS)) if runs_native.any() else 0)
+        graph, cluster_of, nc, flat.known_mask(VOLATILE_OPS)) if runs_native.any() else 0, not constant.all())
     # 8. the totals, and the Stats (each cluster's details made when read)
     clustered = int(in_cluster.sum())
     fallback = n - clustered

@@ -66,6 +66,9 @@ class Calibration:
             lines += [f"# per op class (cost.classes): native = {words}; xla = compiled clusters",
                       *([f"native_session_overhead: {_yaml_float(m['native_session_overhead'])}  # seconds per "
                          "native session call (once per model, not per op)"] if m.get("native_session_overhead") else []),
+                      *([f"hybrid_switch_overhead: {_yaml_float(m['hybrid_switch_overhead'])}  # seconds per native "
+                         "call made between compiled cluster calls, over one back to back"]
+                        if "hybrid_switch_overhead" in m else []),
                       *([f"# on the NumPy reference, {nat['runtime']} could not take them: "
                          + "; ".join(f"{k}: {v}" for k, v in sorted(map(lambda kv: (str(kv[0]), kv[1]), m['fell_back'].items())))]
                         if m.get("fell_back") else []),

@@ -1,7 +1,12 @@
 """What a compiled cluster's call costs per buffer it is handed (weights included) and gives back: jax's
 dispatch of each argument and output (~0.6 us and ~2.5 us in a bare jax.jit on this project's machine, more
 through a cluster's call). calibrate times these programs warm, as it times the call (`tiny`, two arguments),
-and buffer_overheads reads the profile's xla_argument_overhead and xla_output_overhead off them."""
+and buffer_overheads reads the profile's xla_argument_overhead and xla_output_overhead off them.
+
+A hybrid run hands control from XLA to the native runtime and back at every fallback segment, and each side then
+finds the other's work in the caches and its own threads asleep: a TensorFlow call made between two XLA calls
+costs ~55 us more than the same call back to back on this project's machine (its executor's thread pool wakes),
+onnxruntime's and torch's ~5 us. switch_overhead measures it as the hybrid run meets it."""
 from __future__ import annotations
 
 WIDE, WIDE_OUT = 32, 8   # arguments of the wide program beyond one; outputs of the wide chain
@@ -24,6 +29,41 @@ def wide_program(args: int = 0, outs: int = 0):
 def call_programs() -> dict:
     """The programs, by the keys calibrate times them under."""
     return {"wide in": wide_program(args=WIDE), "out 1": wide_program(outs=1), "wide out": wide_program(outs=WIDE_OUT)}
+
+
+def warm_calls(t, keys, native_key=None) -> dict:
+    """The warm medians (measure.warm_call: back to back, as a model's run calls a cluster again and again) of
+    the Timer `t`'s programs `keys`, and with a native program `native_key` the switch (switch_overhead)."""
+    from .measure import warm_call
+
+    m = {k: warm_call(t.calls[k], t.repeats) for k in keys}
+    if native_key is not None:
+        m["switch"] = switch_overhead(t.calls[native_key], t.calls["tiny"], t.repeats)
+    return m
+
+
+def switch_overhead(native, xla, repeats: int, loop: int = 20) -> float:
+    """Seconds a native call and an XLA call made in turn cost over the two made back to back each: what one
+    fallback segment's call between compiled clusters adds to a hybrid run (the profile's
+    hybrid_switch_overhead). The three are timed in turn, `loop` calls a sample, and the median of the rounds'
+    differences kept: a TensorFlow call's time drifts by 2x over seconds, which apart medians would read as
+    a switch."""
+    import statistics
+
+    from . import measure
+
+    def both() -> None:
+        native()
+        xla()
+
+    def sample(fn) -> float:
+        t0 = measure.clock()
+        for _ in range(loop):
+            fn()
+        return (measure.clock() - t0) / loop
+    both()
+    return max(statistics.median(sample(both) - sample(native) - sample(xla)
+                                 for _ in range(max(5, repeats // 5))), 0.0)
 
 
 def buffer_overheads(m: dict, kernels: dict, loop_launch: float) -> dict:

@@ -13,7 +13,7 @@ from collections.abc import Callable
 
 import numpy as np
 
-from .calibrate_call import buffer_overheads, call_programs
+from .calibrate_call import buffer_overheads, call_programs, warm_calls
 
 # class -> (small program, mid-sized program), each a one-node graph in the text form, of the sizes real
 # models have: XLA runs a convolution or a dot of a few thousand elements on its thread pool, so a tiny one
@@ -305,18 +305,14 @@ def measure_classes(repeats: int, xla_bandwidth: float, step: Callable[[str], No
         t.xla(key, graph)
     step("timing, interleaved")
     m = t.run()
-    from .measure import warm_call
-
-    for k in ("tiny", "tiny handed in", *calls):   # the call as a model's run calls a cluster, again and
-        # again: warm
-        m[k] = warm_call(t.calls[k], t.repeats)
+    m.update(warm_calls(t, ("tiny", "tiny handed in", *calls), SESSION_1 if session else None))
     step("fitting")
     if session:
         m, call, per_op = session_slopes(m, graphs)
     out = fit(m, graphs, xla_bandwidth)
     out.update(buffer_overheads(m, t.kernels, out["classes"]["elementwise"]["xla_launch"]))
     if session:
-        out["native_session_overhead"] = call
+        out["native_session_overhead"], out["hybrid_switch_overhead"] = call, m["switch"]
         for row in out["classes"].values():   # every op pays the runtime's dispatch: one more op of a chain
             row["native_overhead"] = max(row["native_overhead"], per_op)
     out["fell_back"] = t.fell_back
