@@ -17,6 +17,7 @@ from ..ops import REGISTRY
 from .classes import CONVS, FRESH_BYTES, LIBRARY_CLASSES, Calibrated, native_time, op_class, xla_class, xla_scale
 from .model import ClusterWork, NodeCosts, per_node
 from .params import CONSTANT_OPS
+from .tf_control import TF_CONTROL, call_graph
 
 _BLOCK = 1 << 16       # nodes at a time (xla_compute)
 
@@ -30,12 +31,16 @@ class CalibratedModel:
         # a constant is a tensor the native runtime holds from the start (onnxruntime makes it an
         # initializer), not an op it runs
         self.held = [nodes[j].known and nodes[j].op in CONSTANT_OPS for j in representatives]
+        # a TF call's function, its ops each by its class (a grouped convolution in a call is no elementwise op)
+        self.calls = {k: t for k, j in enumerate(representatives) if nodes[j].known and nodes[j].op in TF_CONTROL
+                      and (t := call_times(cal, graph, nodes[j])) is not None}
 
     def key_times(self, key_costs: list[tuple]) -> list[float | None]:
         """Per key, one op's native time by its class: its fixed cost, its rate, the bytes it moves (None: bytes
-        unknown). A constant too: node_times, not this, says the runtime holds it."""
-        cal, key_class = self.cal, self.key_class
-        return [None if b is None else native_time(key_class[k], cal, f or 0, b)
+        unknown); a TF call's, its function's ops' (call_times). A constant too: node_times, not this, says the
+        runtime holds it."""
+        cal, key_class, calls = self.cal, self.key_class, self.calls
+        return [calls[k][0] if k in calls else None if b is None else native_time(key_class[k], cal, f or 0, b)
                 for k, (f, b, _) in enumerate(key_costs)]
 
     def node_times(self, costs: NodeCosts) -> np.ndarray:
@@ -53,8 +58,10 @@ class CalibratedModel:
         names = [node_xla_class(self.graph, self.nodes[j]) for j in self.representatives]  # (a linear resize: a dot)
         scale = [node_xla_scale(self.graph, self.nodes[j]) for j in self.representatives]
         classes = [self.cal.classes[c] for c in names]
+        calls = self.calls
         return ([c.xla_launch for c in classes], [c in LIBRARY_CLASSES for c in names],
-                [(f or 0) * k / c.xla_flops for c, (f, _, _), k in zip(classes, key_costs, scale)])
+                [calls[i][1] if i in calls else (f or 0) * k / c.xla_flops
+                 for i, (c, (f, _, _), k) in enumerate(zip(classes, key_costs, scale))])
 
     def fused_times(self, costs: NodeCosts, work: ClusterWork) -> np.ndarray:
         cal, known, nc = self.cal, work.known, work.count
@@ -86,9 +93,36 @@ class CalibratedModel:
         return before, after
 
 
+def call_times(cal: Calibrated, graph: Graph, node) -> tuple[float, float] | None:
+    """(native seconds, XLA's compute seconds) of a TF call (cost.tf_control.call_graph): its function's ops each
+    costed by its class, as this model costs a graph's. A `jit_compile` function (`_XlaMustCompile`) TF runs
+    through XLA itself, natively too: its XLA time and a compiled call. None where the function cannot be built
+    or an op of it has an unknown cost."""
+    from .keys import cost_keys, costs_per_key
+    from .view import CostView
+
+    body = call_graph(graph, node)
+    if body is None:
+        return None
+    flat = CostView(body)
+    sig, reps = cost_keys(body, flat)
+    key_costs = costs_per_key(body, flat, reps)
+    inner = CalibratedModel(cal, body, body.nodes, reps)
+    native, (_, _, compute) = inner.key_times(key_costs), inner.xla_keys(key_costs)
+    if any(native[k] is None for k in set(sig.tolist())):
+        return None
+    xla = float(sum(compute[k] for k in sig.tolist()))
+    if node.attrs.get("_XlaMustCompile"):
+        return xla + cal.call_overhead, xla
+    return float(sum(0.0 if inner.held[k] else native[k] for k in sig.tolist())), xla
+
+
 def node_class(graph: Graph, node) -> str:
     """The op class (cost.classes) a node is costed with."""
-    return op_class(node.op, node.attrs, _weight(graph, node)) if node.known else "elementwise"
+    if not node.known:
+        return "elementwise"
+    w = _weight(graph, node)
+    return op_class(node.op, _attrs(graph, node, w), w)
 
 
 def node_xla_scale(graph: Graph, node) -> float:
@@ -98,12 +132,25 @@ def node_xla_scale(graph: Graph, node) -> float:
     shapes = None
     if (node.op == "resize" or node.op in CONVS) and node.inputs and node.inputs[0]:
         shapes = (graph.tensor_type(node.inputs[0]).shape, graph.tensor_type(node.name).shape)
-    return xla_scale(node.op, node.attrs, _weight(graph, node), shapes)
+    w = _weight(graph, node)
+    return xla_scale(node.op, _attrs(graph, node, w), w, shapes)
 
 
 def node_xla_class(graph: Graph, node) -> str:
     """The op class of a node's XLA numbers (cost.classes.xla_class)."""
-    return xla_class(node.op, node.attrs, _weight(graph, node)) if node.known else "elementwise"
+    if not node.known:
+        return "elementwise"
+    w = _weight(graph, node)
+    return xla_class(node.op, _attrs(graph, node, w), w)
+
+
+def _attrs(graph: Graph, node, weight: tuple | None) -> dict:
+    """A node's attributes, with a convolution's `group` where its shapes imply it (OpDef.group_count: TF's Conv2D)."""
+    rule = REGISTRY.ops[node.op].group_count if node.op in CONVS else None
+    if rule is None or "group" in node.attrs or not node.inputs or not node.inputs[0]:
+        return node.attrs
+    group = rule(node.attrs, graph.tensor_type(node.inputs[0]).shape, weight)
+    return node.attrs if group is None else {**node.attrs, "group": group}
 
 
 def _weight(graph: Graph, node) -> tuple | None:

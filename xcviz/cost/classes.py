@@ -90,7 +90,32 @@ def xla_class(op: str, attrs: dict | None = None, weight_shape: tuple | None = N
     output element (a bilinear UNet's upsampling took 3.8 ns per output element in XLA, 2.9 natively)."""
     if op == "resize" and str((attrs or {}).get("mode", "nearest")) in INTERPOLATING:
         return "dot"
+    if narrow_groups(op, attrs, weight_shape):
+        return "narrow_conv"
     return op_class(op, attrs, weight_shape)
+
+
+def narrow_groups(op: str, attrs: dict | None, weight_shape: tuple | None) -> tuple[int, int] | None:
+    """(input, output) channels per group of a grouped convolution whose groups are narrow (1 < groups, not
+    depthwise, fewer than NARROW input or output channels per group), else None. `weight_shape` in ONNX's order."""
+    group = (attrs or {}).get("group")
+    if op == "conv_transpose" or not isinstance(group, int) or group <= 1 or not weight_shape or len(weight_shape) < 2:
+        return None
+    out, per_in = weight_shape[0], weight_shape[1]
+    if not isinstance(out, int) or not isinstance(per_in, int) or per_in <= 1 or out % group:
+        return None
+    per_out = out // group
+    return (per_in, per_out) if min(per_in, per_out) < NARROW else None
+
+
+def group_scale(weight_shape: tuple | None, attrs: dict | None, op: str = "conv") -> float:
+    """XLA's work per stated FLOP of a grouped convolution of narrow groups: XLA:CPU (jaxlib 0.10.2) runs one
+    (with its own loop code at 16 channels or fewer in all, else YNNPACK's grouped kernel) as if every group had
+    NARROW input and NARROW output channels, at the narrow class's rate: 3 groups of 5 -> 2 channels on a 16x16
+    image take ~245 us where their FLOPs at that rate say ~8 (benchmarks/grouped_conv_xla.py fits it); 1 for
+    any other convolution."""
+    per = narrow_groups(op, attrs, weight_shape)
+    return 1.0 if per is None else max(NARROW / per[0], 1.0) * max(NARROW / per[1], 1.0)
 
 
 def resize_scale(attrs: dict | None, in_shape: tuple | None, out_shape: tuple | None) -> float:
@@ -119,9 +144,12 @@ def xla_scale(op: str, attrs: dict | None = None, weight_shape: tuple | None = N
     """What XLA's kernel of an op works per FLOP the op states: NARROW / output channels for a narrow
     convolution with fewer (Eigen computes NARROW of them); a depthwise convolution's per-channel cost and
     Eigen's rate (dw_scale); a linear or cubic resize's interpolation matmuls (resize_scale); `shapes`: the
-    op's input and output shapes (resize, depthwise); else 1."""
+    op's input and output shapes (resize, depthwise); a grouped convolution of narrow groups' padding of each
+    group (group_scale); else 1."""
     if op == "resize" and shapes is not None:
         return resize_scale(attrs, *shapes)
+    if narrow_groups(op, attrs, weight_shape):
+        return group_scale(weight_shape, attrs, op)
     cls = op_class(op, attrs, weight_shape)
     if cls == "dwconv":
         return dw_scale(weight_shape, shapes, (attrs or {}).get("group"))

@@ -52,6 +52,18 @@ def tf_control_cost(graph: Graph, node, graph_cost) -> tuple:
         return None, None, f"its function cannot be costed: {str(e).splitlines()[0][:120]}", None
 
 
+def call_graph(graph: Graph, node) -> Graph | None:
+    """A call's function (PartitionedCall, StatefulPartitionedCall) as a graph typed by the caller's inputs, for
+    costing its ops each by its class; None for any other node, or a function that cannot be built."""
+    if node.op not in TF_CONTROL or "f" not in node.attrs:
+        return None
+    types = [graph.tensor_type(r).bind(graph.dims) if r else None for r in node.inputs]
+    try:
+        return _graph(node.attrs.get("f"), types)
+    except Exception:  # noqa: BLE001 - (its FLOPs then stand for it, as tf_control_cost's do)
+        return None
+
+
 def _graph(fn, types: list) -> Graph:
     """The function as a graph whose arguments have the caller's types (built once per types)."""
     if not isinstance(fn, TFFunction) or not fn.kept:

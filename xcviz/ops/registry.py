@@ -109,6 +109,9 @@ class OpDef:
                                                     # (short rows, rows tree-split, YNNPACK reductions)
     filter_axes: tuple[int, ...] | None = None  # a convolution's filter axes in ONNX's order (out, in, spatial...)
                                                 # where its own differ (TF's HWIO: (3, 2, 0, 1))
+    group_count: Callable | None = None    # a convolution's group count where its shapes imply it, not an
+    #                                        attribute: fn(attrs, input shape, filter shape in ONNX's order)
+    #                                        (TF's Conv2D: its input's channels over the filter's)
     steps: Callable | None = None          # a recurrence (LSTM, GRU, RNN): (ctx, outputs) -> (steps, XLA kernels,
     #                                        native calls) run in all, each paid per step (rnn.recurrence_steps)
     loop_role: str | None = None           # what it computes in a while loop's condition, as cost.trips reads

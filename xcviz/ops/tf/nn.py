@@ -181,6 +181,14 @@ def _grouped(a: dict, x, w) -> dict:
     return {**onnx_conv_attrs(a), "group": max(int(c) // int(w.shape[2]), 1)}
 
 
+def _groups(a: dict, x_shape, w_onnx) -> int | None:
+    """_grouped's group count from the shapes alone (the cost model's: `w_onnx` in ONNX's order, out, in, ...)."""
+    if not x_shape or len(x_shape) != 4 or not w_onnx or len(w_onnx) < 2:
+        return None
+    c, k = x_shape[3] if layout_of(a) == "NHWC" else x_shape[1], w_onnx[1]
+    return c // k if isinstance(c, int) and isinstance(k, int) and k > 0 and c % k == 0 else None
+
+
 def _conv2d(xp, a, x, w):
     fmt = layout_of(a)
     wt = xp.transpose(w, (3, 2, 0, 1))  # HWIO -> OIHW
@@ -195,7 +203,7 @@ def _conv2d_jax(xp, a, x, w):
 
 op("tf.Conv2D", devices=xla_devices("Conv2D"), infer=_conv_type, flops=_conv_flops, min_inputs=2, max_inputs=2,
    attrs={"strides": None, "padding": "VALID", "explicit_paddings": None, "dilations": None, "data_format": "NHWC"},
-   impl=_conv2d, jax_impl=_conv2d_jax, cost_class="conv", fusion="library", filter_axes=(3, 2, 0, 1),
+   impl=_conv2d, jax_impl=_conv2d_jax, cost_class="conv", fusion="library", filter_axes=(3, 2, 0, 1), group_count=_groups,
    doc="TF Conv2D(input, filter; strides, padding SAME|VALID|EXPLICIT, dilations, data_format), HWIO filter")
 
 
