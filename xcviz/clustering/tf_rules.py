@@ -116,7 +116,7 @@ def tf_candidates(graph, opts: ClusterOptions) -> Candidates:
     res = _resource_nodes(graph, ops)
     c.tf = TFInfo(extra, edges, preds, [describe(p) for p in preds], res,
                   set(_unsafe_resource_pairs(graph.nodes, ops, in_nodes)),
-                  [n.compile is True or bool(n.attrs.get("_XlaMustCompile")) or op in _KEEP
+                  [n.must_compile or op in _KEEP
                    for n, op in zip(graph.nodes, ops)],
                   [_scalar_int_assign(graph, n, op) for n, op in zip(graph.nodes, ops)])
     return c

@@ -3,11 +3,13 @@
 
 Natively, op by op: each op's class costs a fixed overhead, a FLOP rate and the native bandwidth
 (classes.native_time); a constant costs nothing (the runtime holds it from the start); a loop's body ops are
-each dispatched every iteration. Under XLA, per cluster: the call and the buffers it is handed and gives
+each dispatched every iteration; a TF call costs its function's ops, each by its class (call_times), on both
+sides. Under XLA, per cluster: the call and the buffers it is handed and gives
 back, a launch per kernel (a library call's layout copies as loop kernels), each member's FLOPs at its class's
 XLA rate, its bytes at the bandwidth, the page faults of large fresh buffers, and a loop body's kernels
 launched every time round. A runtime with sessions (onnxruntime, a TF function) adds one call per model
-natively, and one per fallback segment that runs in the hybrid run (cost.segments)."""
+natively, and one per fallback segment that runs in the hybrid run (cost.segments), each of those also paying
+the switch between runtimes where the run calls a compiled cluster (hybrid_switch_overhead)."""
 from __future__ import annotations
 
 import numpy as np
@@ -112,7 +114,7 @@ def call_times(cal: Calibrated, graph: Graph, node) -> tuple[float, float] | Non
     if any(native[k] is None for k in set(sig.tolist())):
         return None
     xla = float(sum(compute[k] for k in sig.tolist()))
-    if node.attrs.get("_XlaMustCompile"):
+    if node.must_compile:
         return xla + cal.call_overhead, xla
     return float(sum(0.0 if inner.held[k] else native[k] for k in sig.tolist())), xla
 

@@ -280,6 +280,12 @@ class Node(msgspec.Struct, frozen=True, gc=False):
     def out(self, k: int = 0) -> TensorType:
         return self.outputs[k] if k < len(self.outputs) else TensorType()
 
+    @property
+    def must_compile(self) -> bool:
+        """XLA must compile it: marked so (`compile`), or a TF call of a `jit_compile` function
+        (`_XlaMustCompile`), which TensorFlow itself runs through XLA."""
+        return self.compile is True or bool(self.attrs.get("_XlaMustCompile"))
+
 
 def short(value, limit: int = 80) -> str:
     """repr() for messages, cut to `limit` characters: a 100,000-character name must not flood the terminal."""
