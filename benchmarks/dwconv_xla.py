@@ -58,6 +58,49 @@ def fit(rows: list[dict], key: str) -> tuple[float, float]:
     return float(launch), float(1 / inv)
 
 
+def fit_models(rows: list[dict]) -> tuple[tuple[float, float], tuple[float, float]]:
+    """((launch, rate) of the model, of FLOPs alone), each fitted to the rows (`scaled_flops`: the model's
+    FLOPs); each row gets `model_us` and `flops_only_us`, and loses `scaled_flops`."""
+    launch, rate = fit(rows, "scaled_flops")
+    launch0, rate0 = fit(rows, "flops")
+    for r in rows:
+        r["model_us"] = round(launch + r["scaled_flops"] / rate, 2)
+        r["flops_only_us"] = round(launch0 + r["flops"] / rate0, 2)
+        del r["scaled_flops"]
+    return (launch, rate), (launch0, rate0)
+
+
+def fit_keys(rows: list[dict], model: tuple[float, float], flops_only: tuple[float, float]) -> dict:
+    """The results' `fit` and `fit_flops_only`: launch (us), rate (GFLOP/s) and how many within 1.5x."""
+    return {name: {"launch_us": round(launch, 2), "gflops": round(rate / 1e3, 3), "within_1.5x": within_15(rows, key)}
+            for name, (launch, rate), key in (("fit", model, "model_us"), ("fit_flops_only", flops_only, "flops_only_us"))}
+
+
+def save(stem: str, result: dict, lines: list[str]) -> None:
+    """benchmarks/STEM.json (sorted keys) and STEM.md (the lines)."""
+    with open(os.path.join(HERE, stem + ".json"), "w") as fh:
+        json.dump(result, fh, indent=1, sort_keys=True)
+        fh.write("\n")
+    with open(os.path.join(HERE, stem + ".md"), "w") as fh:
+        fh.write("\n".join(lines) + "\n")
+
+
+def head_lines(title: str, result: dict, scale: str, rows: list[dict]) -> tuple[list[str], str]:
+    """(the page's opening lines up to the model's fit, the line of FLOPs alone's fit) from the `result`."""
+    fit_, only = result["fit"], result["fit_flops_only"]
+    return ([f"# {title}", "", f"jax {result['jax']}, 1 thread; trivial call {result['base_call_us']:.1f} us "
+             f"subtracted; load after {result['load_after']}.", "",
+             f"- model (launch + FLOPs x {scale} / rate): launch {fit_['launch_us']:.1f} us, {fit_['gflops']:.3f} "
+             f"GFLOP/s, within 1.5x on {fit_['within_1.5x']}/{len(rows)}"],
+            f"- FLOPs alone (launch + FLOPs / rate): launch {only['launch_us']:.1f} us, {only['gflops']:.3f} GFLOP/s, "
+            f"within 1.5x on {only['within_1.5x']}/{len(rows)}")
+
+
+def within_15(rows: list[dict], key: str) -> int:
+    """How many rows' `key` time is within 1.5x of the measured `us`."""
+    return sum(max(r[key] / r["us"], r["us"] / r[key]) <= 1.5 for r in rows if r[key] > 0 and r["us"] > 0)
+
+
 def main() -> None:
     from xcviz.runtime.native import apply_threads
     apply_threads(1)
@@ -95,43 +138,23 @@ def main() -> None:
     for r in rows:
         del r["trial"]
     best_ok, best_k, best_e = max(grid)
-    launch, rate = fit(rows, "scaled_flops")
-    launch0, rate0 = fit(rows, "flops")
-    for r in rows:
-        r["model_us"] = round(launch + r["scaled_flops"] / rate, 2)
-        r["flops_only_us"] = round(launch0 + r["flops"] / rate0, 2)
-        del r["scaled_flops"]
-
-    def within(key):
-        return sum(max(r[key] / r["us"], r["us"] / r[key]) <= 1.5 for r in rows if r[key] > 0 and r["us"] > 0)
+    fitted = fit_models(rows)
 
     result = {"machine": platform.processor() or platform.machine(), "jax": jax.__version__,
               "base_call_us": round(base, 2),
-              "DW_CHANNEL_FLOPS": DW_CHANNEL_FLOPS, "EIGEN_DW": EIGEN_DW, "NARROW": NARROW,
-              "fit": {"launch_us": round(launch, 2), "gflops": round(rate / 1e3, 3), "within_1.5x": within("model_us")},
+              "DW_CHANNEL_FLOPS": DW_CHANNEL_FLOPS, "EIGEN_DW": EIGEN_DW, "NARROW": NARROW, **fit_keys(rows, *fitted),
               "best_constants": {"DW_CHANNEL_FLOPS": -best_k, "EIGEN_DW": -best_e, "within_1.5x": int(best_ok)},
-              "fit_flops_only": {"launch_us": round(launch0, 2), "gflops": round(rate0 / 1e3, 3),
-                                 "within_1.5x": within("flops_only_us")},
               "load_after": round(os.getloadavg()[0], 2), "rows": rows}
-    with open(os.path.join(HERE, "dwconv_xla_results.json"), "w") as fh:
-        json.dump(result, fh, indent=1, sort_keys=True)
-        fh.write("\n")
-    lines = ["# XLA:CPU depthwise convolutions against the cost model", "",
-             f"jax {jax.__version__}, 1 thread; trivial call {base:.1f} us subtracted; load after "
-             f"{result['load_after']}.", "",
-             f"- model (launch + FLOPs x dw_scale / rate): launch {launch:.1f} us, {rate / 1e3:.3f} GFLOP/s, "
-             f"within 1.5x on {within('model_us')}/{len(rows)}",
+    head, flops_only = head_lines("XLA:CPU depthwise convolutions against the cost model", result, "dw_scale", rows)
+    lines = [*head,
              f"- the constants that fit best here: DW_CHANNEL_FLOPS {-best_k}, EIGEN_DW {-best_e} "
-             f"(within 1.5x on {best_ok}/{len(rows)}); in xcviz: {DW_CHANNEL_FLOPS}, {EIGEN_DW}",
-             f"- FLOPs alone (launch + FLOPs / rate): launch {launch0:.1f} us, {rate0 / 1e3:.3f} GFLOP/s, "
-             f"within 1.5x on {within('flops_only_us')}/{len(rows)}", "",
+             f"(within 1.5x on {best_ok}/{len(rows)}); in xcviz: {DW_CHANNEL_FLOPS}, {EIGEN_DW}", flops_only, "",
              "| batch | side | channels | stride | FLOPs | measured us | model us | ratio | FLOPs-only us |",
              "| ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |"]
     for r in rows:
         lines.append(f"| {r['batch']} | {r['side']} | {r['channels']} | {r['stride']} | {r['flops']} | {r['us']:.1f} "
                      f"| {r['model_us']:.1f} | {r['model_us'] / r['us']:.2f} | {r['flops_only_us']:.1f} |")
-    with open(os.path.join(HERE, "dwconv_xla_results.md"), "w") as fh:
-        fh.write("\n".join(lines) + "\n")
+    save("dwconv_xla_results", result, lines)
     print("\n".join(lines[:6]))
 
 

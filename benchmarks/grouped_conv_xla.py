@@ -16,7 +16,6 @@ table says per convolution the measured time, the model's and their ratio, besid
 """
 from __future__ import annotations
 
-import json
 import os
 import platform
 import sys
@@ -27,7 +26,7 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.dirname(HERE))
 sys.path.insert(0, HERE)
 
-from dwconv_xla import fit, interleaved_us  # noqa: E402
+from dwconv_xla import fit_keys, fit_models, head_lines, interleaved_us, save, within_15  # noqa: E402
 
 # (groups, input channels per group, output channels per group, kernel, stride); one input channel per group is
 # a depthwise convolution (dwconv_xla.py)
@@ -61,15 +60,7 @@ def main() -> None:
     base, *times = interleaved_us(calls)
     for r, us in zip(rows, times):
         r["us"] = round(us - base, 2)
-    launch, rate = fit(rows, "scaled_flops")
-    launch0, rate0 = fit(rows, "flops")
-    for r in rows:
-        r["model_us"] = round(launch + r["scaled_flops"] / rate, 2)
-        r["flops_only_us"] = round(launch0 + r["flops"] / rate0, 2)
-        del r["scaled_flops"]
-
-    def within(key):
-        return sum(max(r[key] / r["us"], r["us"] / r[key]) <= 1.5 for r in rows if r[key] > 0 and r["us"] > 0)
+    fitted = fit_models(rows)
 
     # the rate the cost model prices them at: each built-in profile's narrow class (its launch too)
     from xcviz.cost import load_hardware
@@ -81,24 +72,14 @@ def main() -> None:
             r[f"{name}_us"] = round(narrow.xla_launch * 1e6 + r["flops"] * group_scale(
                 (r["out_per_group"] * r["groups"], r["in_per_group"], r["kernel"], r["kernel"]),
                 {"group": r["groups"]}) / narrow.xla_flops * 1e6, 2)
-        profiles[name] = {"gflops": round(narrow.xla_flops / 1e9, 3), "within_1.5x": within(f"{name}_us")}
+        profiles[name] = {"gflops": round(narrow.xla_flops / 1e9, 3), "within_1.5x": within_15(rows, f"{name}_us")}
 
     result = {"machine": platform.processor() or platform.machine(), "jax": jax.__version__,
-              "base_call_us": round(base, 2), "NARROW": NARROW,
-              "fit": {"launch_us": round(launch, 2), "gflops": round(rate / 1e3, 3), "within_1.5x": within("model_us")},
-              "fit_flops_only": {"launch_us": round(launch0, 2), "gflops": round(rate0 / 1e3, 3),
-                                 "within_1.5x": within("flops_only_us")}, "profiles": profiles,
+              "base_call_us": round(base, 2), "NARROW": NARROW, **fit_keys(rows, *fitted), "profiles": profiles,
               "load_after": round(os.getloadavg()[0], 2), "rows": rows}
-    with open(os.path.join(HERE, "grouped_conv_xla_results.json"), "w") as fh:
-        json.dump(result, fh, indent=1, sort_keys=True)
-        fh.write("\n")
-    lines = ["# XLA:CPU grouped convolutions of narrow groups against the cost model", "",
-             f"jax {jax.__version__}, 1 thread; trivial call {base:.1f} us subtracted; load after "
-             f"{result['load_after']}.", "",
-             f"- model (launch + FLOPs x group_scale / rate): launch {launch:.1f} us, {rate / 1e3:.3f} GFLOP/s, "
-             f"within 1.5x on {within('model_us')}/{len(rows)}",
-             f"- FLOPs alone (launch + FLOPs / rate): launch {launch0:.1f} us, {rate0 / 1e3:.3f} GFLOP/s, "
-             f"within 1.5x on {within('flops_only_us')}/{len(rows)}",
+    head, flops_only = head_lines("XLA:CPU grouped convolutions of narrow groups against the cost model", result,
+                                  "group_scale", rows)
+    lines = [*head, flops_only,
              *(f"- at the {k} profile's narrow_conv rate ({v['gflops']} GFLOP/s) and launch: within 1.5x on "
                f"{v['within_1.5x']}/{len(rows)}" for k, v in profiles.items()), "",
              "| batch | side | groups | in/group | out/group | kernel | stride | FLOPs | measured us | model us | ratio "
@@ -108,8 +89,7 @@ def main() -> None:
         lines.append(f"| {r['batch']} | {r['side']} | {r['groups']} | {r['in_per_group']} | {r['out_per_group']} "
                      f"| {r['kernel']} | {r['stride']} | {r['flops']} | {r['us']:.1f} | {r['model_us']:.1f} "
                      f"| {r['model_us'] / r['us']:.2f} | {r['flops_only_us']:.1f} |")
-    with open(os.path.join(HERE, "grouped_conv_xla_results.md"), "w") as fh:
-        fh.write("\n".join(lines) + "\n")
+    save("grouped_conv_xla_results", result, lines)
     print("\n".join(lines[:9]))
 
 
