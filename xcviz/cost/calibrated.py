@@ -121,10 +121,7 @@ def call_times(cal: Calibrated, graph: Graph, node) -> tuple[float, float] | Non
 
 def node_class(graph: Graph, node) -> str:
     """The op class (cost.classes) a node is costed with."""
-    if not node.known:
-        return "elementwise"
-    w = _weight(graph, node)
-    return op_class(node.op, _attrs(graph, node, w), w)
+    return op_class(node.op, *_conv_facts(graph, node)) if node.known else "elementwise"
 
 
 def node_xla_scale(graph: Graph, node) -> float:
@@ -134,25 +131,23 @@ def node_xla_scale(graph: Graph, node) -> float:
     shapes = None
     if (node.op == "resize" or node.op in CONVS) and node.inputs and node.inputs[0]:
         shapes = (graph.tensor_type(node.inputs[0]).shape, graph.tensor_type(node.name).shape)
-    w = _weight(graph, node)
-    return xla_scale(node.op, _attrs(graph, node, w), w, shapes)
+    return xla_scale(node.op, *_conv_facts(graph, node), shapes)
 
 
 def node_xla_class(graph: Graph, node) -> str:
     """The op class of a node's XLA numbers (cost.classes.xla_class)."""
-    if not node.known:
-        return "elementwise"
-    w = _weight(graph, node)
-    return xla_class(node.op, _attrs(graph, node, w), w)
+    return xla_class(node.op, *_conv_facts(graph, node)) if node.known else "elementwise"
 
 
-def _attrs(graph: Graph, node, weight: tuple | None) -> dict:
-    """A node's attributes, with a convolution's `group` where its shapes imply it (OpDef.group_count: TF's Conv2D)."""
+def _conv_facts(graph: Graph, node) -> tuple[dict, tuple | None]:
+    """(a node's attributes, its filter shape in ONNX's order) as the class rules read them: a convolution's
+    `group` added where its shapes imply it (OpDef.group_count: TF's Conv2D)."""
+    weight = _weight(graph, node)
     rule = REGISTRY.ops[node.op].group_count if node.op in CONVS else None
     if rule is None or "group" in node.attrs or not node.inputs or not node.inputs[0]:
-        return node.attrs
+        return node.attrs, weight
     group = rule(node.attrs, graph.tensor_type(node.inputs[0]).shape, weight)
-    return node.attrs if group is None else {**node.attrs, "group": group}
+    return (node.attrs if group is None else {**node.attrs, "group": group}), weight
 
 
 def _weight(graph: Graph, node) -> tuple | None:

@@ -5,8 +5,9 @@ and buffer_overheads reads the profile's xla_argument_overhead and xla_output_ov
 
 A hybrid run hands control from XLA to the native runtime and back at every fallback segment, and each side then
 finds the other's work in the caches and its own threads asleep: a TensorFlow call made between two XLA calls
-costs ~55 us more than the same call back to back on this project's machine (its executor's thread pool wakes),
-onnxruntime's and torch's ~5 us. switch_overhead measures it as the hybrid run meets it."""
+costs ~25-100 us more than the same call back to back on this project's machine (its executor's thread pool
+wakes; the VM's state moves it), onnxruntime's and torch's ~2-6 us. switch_overhead measures it as the hybrid
+run meets it."""
 from __future__ import annotations
 
 WIDE, WIDE_OUT = 32, 8   # arguments of the wide program beyond one; outputs of the wide chain
@@ -50,19 +51,13 @@ def switch_overhead(native, xla, repeats: int, loop: int = 20) -> float:
     a switch."""
     import statistics
 
-    from . import measure
+    from .measure import burst
 
     def both() -> None:
         native()
         xla()
-
-    def sample(fn) -> float:
-        t0 = measure.clock()
-        for _ in range(loop):
-            fn()
-        return (measure.clock() - t0) / loop
     both()
-    return max(statistics.median(sample(both) - sample(native) - sample(xla)
+    return max(statistics.median(burst(both, loop) - burst(native, loop) - burst(xla, loop)
                                  for _ in range(max(5, repeats // 5))), 0.0)
 
 

@@ -144,13 +144,15 @@ def warm_call(fn: Callable[[], object], repeats: int, loop: int = 50) -> float:
     """The median seconds of one call of `fn` made back to back (`loop` calls a sample, as validate times a
     fast model in loops): what the call costs run after run, not after another program evicted its caches."""
     fn()
-    samples = []
-    for _ in range(max(5, repeats // 10)):
-        t0 = clock()
-        for _ in range(loop):
-            fn()
-        samples.append((clock() - t0) / loop)
-    return statistics.median(samples)
+    return statistics.median(burst(fn, loop) for _ in range(max(5, repeats // 10)))
+
+
+def burst(fn: Callable[[], object], loop: int) -> float:
+    """Seconds per call of `loop` calls of `fn` made back to back."""
+    t0 = clock()
+    for _ in range(loop):
+        fn()
+    return (clock() - t0) / loop
 
 
 def _settled(xs: list) -> bool:

@@ -177,16 +177,16 @@ def _conv_flops(ctx: Ctx, out: list[TensorType]) -> int | None:
 def _grouped(a: dict, x, w) -> dict:
     """TF's Conv2D is grouped when the filter has fewer input channels than the input (Keras Conv2D(groups=...),
     ConvNeXt's depthwise 7x7): groups = in_channels / filter_in_channels."""
-    c = x.shape[3] if layout_of(a) == "NHWC" else x.shape[1]
-    return {**onnx_conv_attrs(a), "group": max(int(c) // int(w.shape[2]), 1)}
+    return {**onnx_conv_attrs(a), "group": _groups(a, tuple(x.shape), (w.shape[3], w.shape[2])) or 1}
 
 
 def _groups(a: dict, x_shape, w_onnx) -> int | None:
-    """_grouped's group count from the shapes alone (the cost model's: `w_onnx` in ONNX's order, out, in, ...)."""
+    """The group count from the shapes alone (OpDef.group_count; `w_onnx` in ONNX's order, out, in, ...): None
+    where a shape is unknown or the channels do not divide."""
     if not x_shape or len(x_shape) != 4 or not w_onnx or len(w_onnx) < 2:
         return None
     c, k = x_shape[3] if layout_of(a) == "NHWC" else x_shape[1], w_onnx[1]
-    return c // k if isinstance(c, int) and isinstance(k, int) and k > 0 and c % k == 0 else None
+    return int(c) // int(k) if isinstance(c, int) and isinstance(k, int) and k > 0 and c % k == 0 else None
 
 
 def _conv2d(xp, a, x, w):
