@@ -22,7 +22,7 @@ def median_ms(fn, repeats: int | None, budget_s: float = 0.2) -> float:
     return interleaved({"fn": fn}, repeats, budget_s)["fn"].median_ms
 
 
-MIN_ROUNDS, MAX_ROUNDS = 7, 400
+MIN_ROUNDS, MAX_ROUNDS = 7, 2000
 FEW_ROUNDS = 3          # the fewest rounds of callables too slow for MIN_ROUNDS within twice the budget
 SLOW_S = 0.1            # a warm-up call this long is not repeated
 MIN_SAMPLE_S = 1e-3     # a call faster than this is timed in loops (timeit's autorange), so the clock's grain is small
@@ -32,6 +32,12 @@ MIN_SAMPLE_S = 1e-3     # a call faster than this is timed in loops (timeit's au
 # TensorFlow's 2.3x its own), and a program called again and again, as a served model is, runs warm
 REWARM_S = 5e-4
 STABLE = 0.02           # the median moved by less than this over the last quarter of the rounds: stable
+# the rounds go on for at least this share of the budget before a settled median may end them: the machine's
+# speed moves in phases of 0.1-0.3 s (a NumPy matmul loop here: 0.09 ms a call in one, 0.13 ms in the next),
+# and 7 rounds of fast calls take 0.02-0.04 s, all inside one phase, where the median settles on that phase's
+# time (switch_case's whole-model speedup over six such measurements in one process: 6.2-12.7x; sampled for
+# 1 s each: 6.6-8.0x). A third of the budget spans several phases.
+MIN_SHARE = 1 / 3
 WIDE = 0.10             # an interquartile range over 10 % of the median is a wide spread
 
 
@@ -72,7 +78,7 @@ class Interleaved(dict):
 
     def __init__(self, timings: dict, budget_s: float | None) -> None:
         super().__init__(timings)
-        self.stable, self.rounds, self.budget_s = True, 0, budget_s
+        self.stable, self.rounds, self.budget_s, self.sampled_s = True, 0, budget_s, 0.0
 
     def ratio(self, num: str, den: str) -> dict:
         """{median, p25, p75} of the per-round ratios num/den (a speedup's spread), and its median of medians."""
@@ -82,9 +88,9 @@ class Interleaved(dict):
         return {"p25": q[0], "median": q[1], "p75": q[2]}
 
     def to_json(self) -> dict:
-        """{name: Timing.to_json, ..., rounds, stable, budget_s, interleaved}."""
+        """{name: Timing.to_json, ..., rounds, stable, budget_s, sampled_s, interleaved}."""
         return {**{n: t.to_json() for n, t in self.items()}, "rounds": self.rounds, "stable": self.stable,
-                "budget_s": self.budget_s, "interleaved": len(self) > 1}
+                "budget_s": self.budget_s, "sampled_s": round(self.sampled_s, 3), "interleaved": len(self) > 1}
 
 
 def interleaved(fns: dict, repeats: int | None = None, budget_s: float = 0.5) -> Interleaved:
@@ -92,8 +98,8 @@ def interleaved(fns: dict, repeats: int | None = None, budget_s: float = 0.5) ->
     (two calls each, one for a call over a quarter of the budget), then rounds of one sample each, a fast
     callable timed in loops of calls after untimed ones (REWARM_S: each callable in its steady state, as a
     program called again and again runs, not paying for the caches the other callable's sample left);
-    `repeats` rounds, or (None) at least MIN_ROUNDS and until every median moved by under STABLE over the last
-    quarter of the rounds, or budget_s ended (then stable is False; FEW_ROUNDS at least, MIN_ROUNDS where they
+    `repeats` rounds, or (None) at least MIN_ROUNDS and MIN_SHARE of budget_s, and until every median moved by
+    under STABLE over the last quarter of the rounds, or budget_s ended (then stable is False; FEW_ROUNDS at least, MIN_ROUNDS where they
     fit in twice the budget), in the manner of pyperf and timeit's autorange."""
     names = list(fns)
     out = Interleaved({n: Timing() for n in names}, budget_s=None if repeats else budget_s)
@@ -124,17 +130,17 @@ def interleaved(fns: dict, repeats: int | None = None, budget_s: float = 0.5) ->
                 fn()
             out[n].samples.append((clock() - t0) / loops)
         out.rounds += 1
-        k = out.rounds
+        k, elapsed = out.rounds, time.perf_counter() - start
+        out.sampled_s = elapsed
         if repeats is not None:
             if k >= repeats:
                 break
             continue
-        if k >= MIN_ROUNDS and all(_settled(out[n].samples) for n in names):
+        if k >= MIN_ROUNDS and elapsed >= MIN_SHARE * budget_s and all(_settled(out[n].samples) for n in names):
             break
         # the budget ends it, but never before FEW_ROUNDS (slow calls) or MIN_ROUNDS when they fit in twice it
-        over = time.perf_counter() - start > budget_s
-        if k >= MAX_ROUNDS or (over and (k >= MIN_ROUNDS or (k >= FEW_ROUNDS and
-                                                             (time.perf_counter() - start) / k * MIN_ROUNDS > 2 * budget_s))):
+        if k >= MAX_ROUNDS or (elapsed > budget_s and (k >= MIN_ROUNDS or (k >= FEW_ROUNDS and
+                                                                          elapsed / k * MIN_ROUNDS > 2 * budget_s))):
             out.stable = k >= MIN_ROUNDS and all(_settled(out[n].samples) for n in names)
             break
     return out
