@@ -89,4 +89,6 @@ def main(folder: str) -> None:
 
 
 if __name__ == "__main__":
+    if len(sys.argv) != 2 or sys.argv[1].startswith("-"):
+        sys.exit("usage: python tools/cost_dump.py OUT_DIR")
     main(sys.argv[1])

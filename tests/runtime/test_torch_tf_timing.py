@@ -285,6 +285,9 @@ def test_calibrate_against_torch_times_every_class_on_torch(tmp_path):
     path.write_text(text)
     hw = load_hardware(str(path))
     assert hw.native == "torch" and hw.calibrated is not None and hw.calibrated.classes["conv"].native_flops > 0
+    # and the least a convolution torch sends to oneDNN costs (cost.classes.torch_onednn), read back
+    assert data["native_onednn_conv_overhead"] > 0
+    assert hw.calibrated.onednn_overhead == data["native_onednn_conv_overhead"]
 
 
 @pytest.mark.slow

@@ -16,7 +16,8 @@ import numpy as np
 
 from ..ir import Graph
 from ..ops import REGISTRY
-from .classes import CONVS, FRESH_BYTES, LIBRARY_CLASSES, Calibrated, native_time, op_class, xla_class, xla_scale
+from .classes import (CONVS, FRESH_BYTES, LIBRARY_CLASSES, Calibrated, native_time, op_class, torch_onednn, xla_class,
+                      xla_scale)
 from .model import ClusterWork, NodeCosts, per_node
 from .params import CONSTANT_OPS
 from .tf_control import TF_CONTROL, call_graph
@@ -36,13 +37,17 @@ class CalibratedModel:
         # a TF call's function, its ops each by its class (a grouped convolution in a call is no elementwise op)
         self.calls = {k: t for k, j in enumerate(representatives) if nodes[j].known and nodes[j].op in TF_CONTROL
                       and (t := call_times(cal, graph, nodes[j])) is not None}
+        # a convolution torch eager sends to oneDNN costs at least oneDNN's fixed cost (cost.classes.torch_onednn)
+        self.floor = {k: cal.onednn_overhead for k, j in enumerate(representatives)
+                      if cal.onednn_overhead and _onednn(graph, nodes[j])}
 
     def key_times(self, key_costs: list[tuple]) -> list[float | None]:
         """Per key, one op's native time by its class: its fixed cost, its rate, the bytes it moves (None: bytes
         unknown); a TF call's, its function's ops' (call_times). A constant too: node_times, not this, says the
         runtime holds it."""
-        cal, key_class, calls = self.cal, self.key_class, self.calls
-        return [calls[k][0] if k in calls else None if b is None else native_time(key_class[k], cal, f or 0, b)
+        cal, key_class, calls, floor = self.cal, self.key_class, self.calls, self.floor
+        return [calls[k][0] if k in calls else None if b is None else
+                native_time(key_class[k], cal, f or 0, b) + max(floor.get(k, 0.0) - key_class[k].native_overhead, 0.0)
                 for k, (f, b, _) in enumerate(key_costs)]
 
     def node_times(self, costs: NodeCosts) -> np.ndarray:
@@ -148,6 +153,15 @@ def _conv_facts(graph: Graph, node) -> tuple[dict, tuple | None]:
         return node.attrs, weight
     group = rule(node.attrs, graph.tensor_type(node.inputs[0]).shape, weight)
     return (node.attrs if group is None else {**node.attrs, "group": group}), weight
+
+
+def _onednn(graph: Graph, node) -> bool:
+    """A float32 convolution torch eager would run on oneDNN (cost.classes.torch_onednn)."""
+    if not node.known or node.op not in ("conv2d", "conv_transpose") or not node.inputs or not node.inputs[0]:
+        return False
+    t = graph.tensor_type(node.inputs[0])
+    attrs, weight = _conv_facts(graph, node)
+    return t.dtype == "float32" and torch_onednn(attrs, weight, t.shape)
 
 
 def _weight(graph: Graph, node) -> tuple | None:

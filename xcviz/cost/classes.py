@@ -108,6 +108,35 @@ def narrow_groups(op: str, attrs: dict | None, weight_shape: tuple | None) -> tu
     return (per_in, per_out) if min(per_in, per_out) < NARROW else None
 
 
+# PyTorch's ConvParams::use_mkldnn (ATen's Convolution.cpp) for a float32 CPU convolution: below this input
+# size, at batch 1, one group and kernels of 3 or less, ATen's own im2col + GEMM (slow_conv2d) runs it
+ONEDNN_NUMEL = 20480
+
+
+def torch_onednn(attrs: dict | None, weight_shape: tuple | None, input_shape: tuple | None, threads: int = 1) -> bool:
+    """Whether torch eager sends this float32 convolution (ONNX's attributes and filter order; a 1-D one as
+    ATen views it, [N, C, 1, L]) to oneDNN, as ConvParams::use_mkldnn decides: a strided, dilated, batch-16 or
+    non-1x1 one (or any, multithreaded), that also has groups, kernels over 3 both ways, a batch over 1 or an
+    input over ONEDNN_NUMEL elements. Such a call pays oneDNN's fixed cost (its primitive, the weights'
+    reorder): 40-80 us here for an 8-channel one that ATen's own path runs in 13-20 us."""
+    if not weight_shape or not input_shape or len(input_shape) < 3 or len(weight_shape) != len(input_shape):
+        return False
+    dims = [d if isinstance(d, int) else None for d in input_shape]
+    kernel = [k if isinstance(k, int) else None for k in weight_shape[2:]]
+    if None in dims or None in kernel:
+        return False
+    if len(dims) == 3:   # conv1d: unsqueezed to [N, C, 1, L], its filter to [O, I, 1, K]
+        dims, kernel = [dims[0], dims[1], 1, dims[2]], [1, kernel[0]]
+    a = attrs or {}
+    strided = any(s != 1 for s in a.get("strides") or ())
+    dilated = any(d != 1 for d in a.get("dilations") or ())
+    group = a.get("group") if isinstance(a.get("group"), int) else 1
+    kh, kw = kernel[-2], kernel[-1]
+    if not (strided or dilated or dims[0] >= 16 or kw != 1 or kh != 1 or threads > 1):
+        return False
+    return group > 1 or (kw > 3 and kh > 3) or dims[0] > 1 or dims[0] * dims[1] * dims[2] * dims[3] > ONEDNN_NUMEL
+
+
 def group_scale(weight_shape: tuple | None, attrs: dict | None, op: str = "conv") -> float:
     """XLA's work per stated FLOP of a grouped convolution of narrow groups: XLA:CPU (jaxlib 0.10.2) runs one
     (with its own loop code at 16 channels or fewer in all, else YNNPACK's grouped kernel) as if every group had
@@ -203,6 +232,8 @@ class Calibrated:
     output_overhead: float = 0.0    # handed in), and per output it gives back (0: not measured)
     switch_overhead: float = 0.0    # seconds a native call between compiled cluster calls costs over one back to
     #                                 back (runtime.calibrate_call.switch_overhead; 0: not measured)
+    onednn_overhead: float = 0.0    # seconds a torch eager convolution costs at least when ATen sends it to
+    #                                 oneDNN (torch_onednn; runtime.calibrate_torch; 0: not measured)
 
 
 def native_time(c: ClassCosts, cal: Calibrated, flops: float, nbytes: float) -> float:
@@ -234,13 +265,15 @@ def parse_calibrated(data: dict, fail) -> Calibrated | None:
     session = data.get("native_session_overhead")
     per_arg, per_out = data.get("xla_argument_overhead"), data.get("xla_output_overhead")
     switch = data.get("hybrid_switch_overhead")
+    onednn = data.get("native_onednn_conv_overhead")
     return Calibrated(classes, _number(data.get("native_bandwidth"), "native_bandwidth", True, fail),
                       _number(data.get("call_overhead"), "call_overhead", False, fail),
                       None if faults is None else _number(faults, "page_fault_bandwidth", True, fail),
                       0.0 if session is None else _number(session, "native_session_overhead", False, fail),
                       0.0 if per_arg is None else _number(per_arg, "xla_argument_overhead", False, fail),
                       0.0 if per_out is None else _number(per_out, "xla_output_overhead", False, fail),
-                      0.0 if switch is None else _number(switch, "hybrid_switch_overhead", False, fail))
+                      0.0 if switch is None else _number(switch, "hybrid_switch_overhead", False, fail),
+                      0.0 if onednn is None else _number(onednn, "native_onednn_conv_overhead", False, fail))
 
 
 def _number(v, key: str, positive: bool, fail) -> float:

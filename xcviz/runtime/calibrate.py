@@ -69,6 +69,8 @@ class Calibration:
                       *([f"hybrid_switch_overhead: {_yaml_float(m['hybrid_switch_overhead'])}  # seconds per native "
                          "call made between compiled cluster calls, over one back to back"]
                         if "hybrid_switch_overhead" in m else []),
+                      *([f"native_onednn_conv_overhead: {_yaml_float(m['native_onednn_conv_overhead'])}  # seconds "
+                         "a convolution torch runs on oneDNN costs at least"] if m.get("native_onednn_conv_overhead") else []),
                       *([f"# on the NumPy reference, {nat['runtime']} could not take them: "
                          + "; ".join(f"{k}: {v}" for k, v in sorted(map(lambda kv: (str(kv[0]), kv[1]), m['fell_back'].items())))]
                         if m.get("fell_back") else []),
@@ -166,6 +168,8 @@ def calibrate(matmul_n: int | None = None, stream_elements: int | None = None, r
     measured = calibrate_ops.measure_classes(r, bandwidth, step, rt) if classes else None
     if measured:
         sync = measured.pop("sync_overhead")
+        if hasattr(rt, "onednn_overhead"):   # (torch eager: its oneDNN convolutions' floor)
+            measured["native_onednn_conv_overhead"] = rt.onednn_overhead(r)
         measured["page_fault_bandwidth"] = faults  # as validate hands activations in: numpy arrays, per tensor
     del jn
     kind = getattr(dev, "device_kind", "") or platform.machine()

@@ -65,3 +65,19 @@ class TorchOps:
                     local[name] = fn(*(local[r] for r in ins if r))
             return [local[r].numpy() for r in exits]
         return run
+
+    def onednn_overhead(self, repeats: int) -> float:
+        """Seconds of the smallest float32 convolution ATen sends to oneDNN: [2, 8, 8, 8] by an 8-channel 3x3
+        filter (batch 2: cost.classes.torch_onednn), whose FLOPs are ~2 us of it. What a convolution torch
+        runs on oneDNN costs at least (the profile's native_onednn_conv_overhead): 40-80 us on this project's
+        machine, where ATen's own path runs the same at batch 1 in 13-20 us and the conv class's fit, made of
+        batch-1 programs, says so."""
+        import torch
+
+        from ..cost.classes import torch_onednn
+        from .measure import median_ms
+
+        x, w = torch.randn(2, 8, 8, 8), torch.randn(8, 8, 3, 3)
+        assert torch_onednn({"pads": [1, 1, 1, 1]}, tuple(w.shape), tuple(x.shape), self.threads)
+        with torch.inference_mode():
+            return median_ms(lambda: torch.nn.functional.conv2d(x, w, None, 1, 1), None, 1.0) / 1e3
