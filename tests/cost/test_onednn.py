@@ -67,6 +67,7 @@ def _native(path: str, profile: str, **change) -> dict:
 
 
 def test_a_convolution_on_onednn_costs_at_least_its_floor_on_torch():
+    pytest.importorskip("torch", reason="reading a .pt2 needs the torch extra: pip install -e '.[torch]'")
     cal = load_hardware("cpu_torch").calibrated
     assert cal.onednn_overhead > 0
     # timm_gn_weightnorm: batch 2, and 2 groups: both on oneDNN (torch: 50-70 us each here, not ~20)
