@@ -36,7 +36,7 @@ STABLE = 0.02           # the median moved by less than this over the last quart
 # speed moves in phases of 0.1-0.3 s (a NumPy matmul loop here: 0.09 ms a call in one, 0.13 ms in the next),
 # and 7 rounds of fast calls take 0.02-0.04 s, all inside one phase, where the median settles on that phase's
 # time (switch_case's whole-model speedup over six such measurements in one process: 6.2-12.7x; sampled for
-# 1 s each: 6.6-8.0x). A third of the budget spans several phases.
+# 1 s each: 6.4-6.6x). A third of the budget spans several phases.
 MIN_SHARE = 1 / 3
 WIDE = 0.10             # an interquartile range over 10 % of the median is a wide spread
 
@@ -99,8 +99,8 @@ def interleaved(fns: dict, repeats: int | None = None, budget_s: float = 0.5) ->
     callable timed in loops of calls after untimed ones (REWARM_S: each callable in its steady state, as a
     program called again and again runs, not paying for the caches the other callable's sample left);
     `repeats` rounds, or (None) at least MIN_ROUNDS and MIN_SHARE of budget_s, and until every median moved by
-    under STABLE over the last quarter of the rounds, or budget_s ended (then stable is False; FEW_ROUNDS at least, MIN_ROUNDS where they
-    fit in twice the budget), in the manner of pyperf and timeit's autorange."""
+    under STABLE over the last quarter of the rounds, or budget_s ended (then stable is False; FEW_ROUNDS at
+    least, MIN_ROUNDS where they fit in twice the budget), in the manner of pyperf and timeit's autorange."""
     names = list(fns)
     out = Interleaved({n: Timing() for n in names}, budget_s=None if repeats else budget_s)
     for n in names:  # warm-up: compile, caches, first allocations; its time sizes the loops
