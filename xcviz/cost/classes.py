@@ -262,18 +262,15 @@ def parse_calibrated(data: dict, fail) -> Calibrated | None:
     near = {"dwconv": "conv", "narrow_conv": "conv", "pointwise_conv": "conv"}
     classes = {c: parsed.get(c, parsed.get(near.get(c, ""), parsed["elementwise"])) for c in CLASSES}
     faults = data.get("page_fault_bandwidth")
-    session = data.get("native_session_overhead")
-    per_arg, per_out = data.get("xla_argument_overhead"), data.get("xla_output_overhead")
-    switch = data.get("hybrid_switch_overhead")
-    onednn = data.get("native_onednn_conv_overhead")
+
+    def optional(key: str) -> float:   # (a key a profile measured before calibrate learned it lacks: 0)
+        return 0.0 if data.get(key) is None else _number(data[key], key, False, fail)
     return Calibrated(classes, _number(data.get("native_bandwidth"), "native_bandwidth", True, fail),
                       _number(data.get("call_overhead"), "call_overhead", False, fail),
                       None if faults is None else _number(faults, "page_fault_bandwidth", True, fail),
-                      0.0 if session is None else _number(session, "native_session_overhead", False, fail),
-                      0.0 if per_arg is None else _number(per_arg, "xla_argument_overhead", False, fail),
-                      0.0 if per_out is None else _number(per_out, "xla_output_overhead", False, fail),
-                      0.0 if switch is None else _number(switch, "hybrid_switch_overhead", False, fail),
-                      0.0 if onednn is None else _number(onednn, "native_onednn_conv_overhead", False, fail))
+                      optional("native_session_overhead"), optional("xla_argument_overhead"),
+                      optional("xla_output_overhead"), optional("hybrid_switch_overhead"),
+                      optional("native_onednn_conv_overhead"))
 
 
 def _number(v, key: str, positive: bool, fail) -> float:

@@ -125,10 +125,7 @@ def interleaved(fns: dict, repeats: int | None = None, budget_s: float = 0.5) ->
                 fn()
                 while time.perf_counter() - t0 < REWARM_S:
                     fn()
-            t0 = clock()
-            for _ in range(loops):
-                fn()
-            out[n].samples.append((clock() - t0) / loops)
+            out[n].samples.append(burst(fn, loops))
         out.rounds += 1
         k, elapsed = out.rounds, time.perf_counter() - start
         out.sampled_s = elapsed
