@@ -105,3 +105,30 @@ def test_the_switch_is_what_calls_in_turn_cost_over_calls_back_to_back(monkeypat
     assert switch_overhead(native, xla, repeats=10) == pytest.approx(9.0 - (7.0 + 2.0) / 20, rel=1e-9)
     same = call("same", 1.0, 0.0)
     assert switch_overhead(same, same, repeats=10) == 0.0
+
+
+
+def test_the_native_dispatch_floor_is_read_off_an_op_of_negligible_work():
+    """On a session runtime every op costs at least one more op of the session chain (calibrate_ops.session_slopes):
+    an op of negligible work whose output is allocated, as any op's is. A tanh of 1,024 floats made
+    onnxruntime's floor 0.63 us where an add of 4 floats costs 0.38; a reshape, which TensorFlow runs without
+    allocating, would make TF's 0.21 us where an add costs 0.5."""
+    from xcviz.runtime.calibrate_ops import (COPIES, DISPATCH, LONG, NATIVE_CHAINS, PROGRAMS, SESSION_1, SESSION_CHAIN,
+                                             chain_program, cost_of, session_slopes)
+
+    step = chain_program("dispatch", 1, {"dispatch": DISPATCH})
+    flops, nbytes = cost_of(step)
+    assert [n.op for n in step.nodes] == ["add"] and flops <= 4 and nbytes <= 48
+    # the floor is the chain's slope, and the session's call what one op of it leaves over
+    m = {SESSION_1: 10e-6, SESSION_CHAIN: 10e-6 + (LONG - 1) * 0.3e-6, "stream": 1e-4,
+         ("stream", "mid", COPIES): 1e-4 + (COPIES - 1) * 5e-5}
+    graphs = {(c, "native step"): chain_program(c, 1, NATIVE_CHAINS) for c in NATIVE_CHAINS}
+    for c in list(NATIVE_CHAINS) + ["reduce"]:
+        m[c, "small", 1], m[c, "small", LONG] = 1e-5, 1e-5 + (LONG - 1) * 1e-6
+    for c, (_, mid) in PROGRAMS.items():
+        if mid is not None:
+            m[c, "mid"], m[c, "mid", COPIES] = 1e-4, 1e-4 + (COPIES - 1) * 5e-5
+    m["elementwise", "small"] = 1e-6
+    out, call, per_op = session_slopes(m, graphs)
+    assert per_op == pytest.approx(0.3e-6) and call == pytest.approx(10e-6 - 0.3e-6)
+    assert out["conv", "small"] == pytest.approx(1e-6) and out["conv", "mid"] == pytest.approx(5e-5)

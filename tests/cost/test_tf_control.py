@@ -15,7 +15,7 @@ pytest.importorskip("google.protobuf", reason="TF GraphDefs: pip install protobu
 
 from xcviz.cost import compute_stats, load_hardware  # noqa: E402
 from xcviz.cost.keys import control_node_cost  # noqa: E402
-from xcviz.pipeline import analyse, load_file  # noqa: E402
+from xcviz.pipeline import AnalysisOptions, analyse, load_file  # noqa: E402
 from tests.support.paths import TESTS  # noqa: E402
 
 KERAS = os.path.join(TESTS, "data", "tf_keras")
@@ -73,3 +73,23 @@ def test_the_estimate_counts_the_loops_dispatches_natively():
     base, more = compute_stats(a.graph, a.clustering, hw), compute_stats(a.graph, a.clustering, bumped)
     loops = 11 * 9 + 10 * 13
     assert (more.time_before - base.time_before) / 1e-3 >= loops
+
+
+def test_each_native_loop_iteration_costs_the_profiles_iteration_overhead(tmp_path):
+    """`native_iteration_overhead` (calibrate --native tensorflow: a While's frame, every time round) adds its
+    seconds once per iteration to the loop's native time: while_cond's 10 trips, nothing to XLA's side."""
+    from importlib import resources
+
+    text = resources.files("xcviz.hardware").joinpath("cpu_tf.yaml").read_text("utf-8")
+    path = os.path.join(KERAS, "while_cond_frozen.pb")
+    stats = {}
+    for extra in (0.0, 1e-5):
+        p = tmp_path / f"tf_{extra}.yaml"
+        p.write_text(text.replace("name: cpu_tf", f"name: tf_{extra}") + f"native_iteration_overhead: {extra:.3e}\n")
+        hw = load_hardware(str(p))
+        assert hw.calibrated.iteration_overhead == extra
+        stats[extra] = analyse(path, AnalysisOptions(hardware=str(p))).stats
+    base, more = stats[0.0], stats[1e-5]
+    assert more.time_before - base.time_before == pytest.approx(10 * 1e-5, rel=1e-6)
+    # the loop is a fallback op here or a clustered one: either way the native side pays it, XLA's does not
+    assert more.time_after - base.time_after in (pytest.approx(0.0, abs=1e-12), pytest.approx(10 * 1e-5, rel=1e-6))

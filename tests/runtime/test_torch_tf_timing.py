@@ -266,6 +266,13 @@ def test_calibrate_against_tensorflow_times_every_class_on_tensorflow(tmp_path):
 
     cal = calibrate(64, 4096, 2, native="tensorflow", threads=1)
     assert cal.native["runtime"] == "tensorflow" and not cal.measured.get("fell_back"), cal.measured.get("fell_back")
+    # and what a while loop's iteration costs TF's executor beyond its ops, written and read back
+    assert cal.measured["native_iteration_overhead"] >= 0
+    from xcviz.cost import load_hardware
+
+    path = tmp_path / "tf.yaml"
+    path.write_text(cal.profile_yaml("tf"))
+    assert load_hardware(str(path)).calibrated.iteration_overhead == pytest.approx(cal.measured["native_iteration_overhead"], rel=1e-3)
 
 
 @pytest.mark.slow

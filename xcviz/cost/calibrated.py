@@ -18,6 +18,7 @@ from ..ir import Graph
 from ..ops import REGISTRY
 from .classes import (CONVS, FRESH_BYTES, LIBRARY_CLASSES, Calibrated, native_time, op_class, torch_onednn, xla_class,
                       xla_scale)
+from .control import CONTROL
 from .model import ClusterWork, NodeCosts, per_node
 from .params import CONSTANT_OPS
 from .tf_control import TF_CONTROL, call_graph
@@ -53,9 +54,11 @@ class CalibratedModel:
     def node_times(self, costs: NodeCosts) -> np.ndarray:
         times = [0.0 if t is not None and held else t for t, held in zip(self.key_times(costs.key_costs), self.held)]
         time = per_node(times, costs.key_of)
-        dispatch = self.cal.classes["free"].native_overhead
+        dispatch, iteration = self.cal.classes["free"].native_overhead, self.cal.iteration_overhead
         for j, runs in costs.loops.items():   # the body ops a loop runs, every iteration (cost.control); a
             time[j] += runs[-1] * dispatch   # recurrence says its native calls apart (its entry's `steps` fact)
+            if iteration and self.nodes[j].op in CONTROL:   # and each iteration of a loop, its own (not an RNN's steps)
+                time[j] += runs[0] * iteration
         return time
 
     def xla_keys(self, key_costs: list[tuple]) -> tuple[list[float], list[bool], list[float]]:

@@ -234,6 +234,8 @@ class Calibrated:
     #                                 back (runtime.calibrate_call.switch_overhead; 0: not measured)
     onednn_overhead: float = 0.0    # seconds a torch eager convolution costs at least when ATen sends it to
     #                                 oneDNN (torch_onednn; runtime.calibrate_torch; 0: not measured)
+    iteration_overhead: float = 0.0  # seconds a native loop iteration costs beyond its ops' dispatch (TF's
+    #                                  executor: a frame's Merge/Switch/NextIteration; 0: not measured)
 
 
 def native_time(c: ClassCosts, cal: Calibrated, flops: float, nbytes: float) -> float:
@@ -270,7 +272,7 @@ def parse_calibrated(data: dict, fail) -> Calibrated | None:
                       None if faults is None else _number(faults, "page_fault_bandwidth", True, fail),
                       optional("native_session_overhead"), optional("xla_argument_overhead"),
                       optional("xla_output_overhead"), optional("hybrid_switch_overhead"),
-                      optional("native_onednn_conv_overhead"))
+                      optional("native_onednn_conv_overhead"), optional("native_iteration_overhead"))
 
 
 def _number(v, key: str, positive: bool, fail) -> float:

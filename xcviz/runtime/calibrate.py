@@ -71,6 +71,8 @@ class Calibration:
                         if "hybrid_switch_overhead" in m else []),
                       *([f"native_onednn_conv_overhead: {_yaml_float(m['native_onednn_conv_overhead'])}  # seconds "
                          "a convolution torch runs on oneDNN costs at least"] if m.get("native_onednn_conv_overhead") else []),
+                      *([f"native_iteration_overhead: {_yaml_float(m['native_iteration_overhead'])}  # seconds a "
+                         "native loop iteration costs beyond its ops"] if "native_iteration_overhead" in m else []),
                       *([f"# on the NumPy reference, {nat['runtime']} could not take them: "
                          + "; ".join(f"{k}: {v}" for k, v in sorted(map(lambda kv: (str(kv[0]), kv[1]), m['fell_back'].items())))]
                         if m.get("fell_back") else []),
@@ -170,6 +172,9 @@ def calibrate(matmul_n: int | None = None, stream_elements: int | None = None, r
         sync = measured.pop("sync_overhead")
         if hasattr(rt, "onednn_overhead"):   # (torch eager: its oneDNN convolutions' floor)
             measured["native_onednn_conv_overhead"] = rt.onednn_overhead(r)
+        if hasattr(rt, "iteration_overhead"):   # (TensorFlow: a while loop's frame, every iteration)
+            floor = measured["classes"]["free"]["native_overhead"]
+            measured["native_iteration_overhead"] = rt.iteration_overhead(r, floor)
         measured["page_fault_bandwidth"] = faults  # as validate hands activations in: numpy arrays, per tensor
     del jn
     kind = getattr(dev, "device_kind", "") or platform.machine()

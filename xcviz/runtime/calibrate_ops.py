@@ -86,6 +86,10 @@ MID_CHAINS = {
                     "f32[1,16,32,32]"),
 }
 SESSION_1, SESSION_CHAIN = ("session", "small"), ("session chain", "small")   # a native runtime's call, timed with the small ops
+# The dispatch every op pays: one more op of negligible work in a chain (an add of 4 floats, its output allocated),
+# not a tanh of [16,64] (onnxruntime: 0.6-0.7 us, an add 0.4-0.5; as a floor it made small ONNX models' native side
+# 1.5x too dear), nor a reshape (TensorFlow's allocates nothing: 0.21 us, an add 0.5).
+DISPATCH = ("", "{y}: f32[4] = add({x}, {x})", "f32[4]")
 # On a session runtime every native number is a slope: what one more op costs inside one session. A session
 # call is tens of microseconds (onnxruntime) to ~0.4 ms (TensorFlow's function call) and varies by more than
 # a small op costs, so no number is a session's time less an estimate of its call. Small ops: a chain of LONG
@@ -286,8 +290,8 @@ def measure_classes(repeats: int, xla_bandwidth: float, step: Callable[[str], No
     tiny = program("%y: f32[4] = add(%a: f32[4], %b: f32[4])")
     session = rt is not None and rt.name != "numpy"
     if session:   # slopes (LONG, COPIES): the small ones among the small programs, interleaved with them
-        t.native(SESSION_1, chain_program("elementwise", 1))
-        t.native(SESSION_CHAIN, chain_program("elementwise", LONG))
+        t.native(SESSION_1, chain_program("dispatch", 1, {"dispatch": DISPATCH}))
+        t.native(SESSION_CHAIN, chain_program("dispatch", LONG, {"dispatch": DISPATCH}))
         for c in NATIVE_CHAINS:
             graphs[c, "native step"] = chain_program(c, 1, NATIVE_CHAINS)
             t.native((c, "small", 1), graphs[c, "native step"])

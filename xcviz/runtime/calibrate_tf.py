@@ -140,6 +140,29 @@ class TfOps:
             return [_nchw(o.numpy()) for o in (outs if isinstance(outs, (list, tuple)) else [outs])]
         return run
 
+    def iteration_overhead(self, repeats: int, dispatch: float) -> float:
+        """Seconds one iteration of a while loop costs TF's executor beyond its ops' dispatch (`dispatch` per op:
+        the profile's floor): a loop of LOOP_TRIPS iterations against one, in a concrete function, Grappler off,
+        less the condition's and the body's LOOP_OPS ops. TF lowers a While to a frame whose Merge, Switch,
+        Identity and NextIteration run every time round (7-14 us an iteration on this project's machine, where
+        an op in a straight chain costs 0.2-0.9 us)."""
+        import tensorflow as tf
+
+        from .measure import interleaved
+
+        def loop(n: int):
+            def f(x):
+                return tf.while_loop(lambda i, v: i < n, lambda i, v: (i + 1, v + 1.0), (tf.constant(0), x))[1]
+            return tf.function(f).get_concrete_function(tf.TensorSpec([4], tf.float32))
+        x = tf.ones([4])
+        one, many = loop(1), loop(LOOP_TRIPS)
+        t = interleaved({"one": lambda: one(x), "many": lambda: many(x)}, None, 1.0)
+        slope = (t["many"].median_ms - t["one"].median_ms) / 1e3 / (LOOP_TRIPS - 1)
+        return max(slope - LOOP_OPS * dispatch, 0.0)
+
+
+LOOP_TRIPS, LOOP_OPS = 65, 3   # (TfOps.iteration_overhead: i < n; i + 1 and v + 1 each time round)
+
 
 def _nhwc(x: np.ndarray) -> np.ndarray:
     return np.transpose(x, (0, 2, 3, 1)) if x.ndim == 4 else x
