@@ -36,6 +36,10 @@ def test_calibrate_writes_a_profile_that_loads(run_cli, tmp_path):
     data = yaml.safe_load(out.read_text())
     assert data["native"] == "onnxruntime" and "onnxruntime" in hw.source and data["native_session_overhead"] >= 0
     assert cal.session_overhead == data["native_session_overhead"]
+    # and what a native call costs per value it is handed and gives back (calibrate_call.native_buffers)
+    assert data["native_argument_overhead"] >= 0 and data["native_output_overhead"] >= 0
+    assert (cal.native_argument_overhead, cal.native_output_overhead) == (data["native_argument_overhead"],
+                                                                         data["native_output_overhead"])
     # and what a native call between two compiled ones costs more (calibrate_call.switch_overhead)
     assert data["hybrid_switch_overhead"] >= 0 and cal.switch_overhead == data["hybrid_switch_overhead"]
     # and the cost model runs on it

@@ -32,8 +32,14 @@ def test_the_native_calls_counted_are_the_hybrid_programs_segments(path, deny, c
     env = execute_tolerant(g, bind_inputs(g, None, 0), c).env
     hybrid = Hybrid(g, c, resolve("onnxruntime", g, 1), env, CompileCache())
     volatile = CostView(g).known_mask(VOLATILE_OPS)
-    assert native_calls(g, np.array(c.cluster_of), len(c.clusters), volatile) == sum(hybrid.segments_on.values()) \
-        == calls
+    counted, entries, exits = native_calls(g, np.array(c.cluster_of), len(c.clusters), volatile)
+    assert counted == sum(hybrid.segments_on.values()) == calls
+    # and what those calls are handed and give back: the hybrid program's segments' own entries (its weights
+    # aside: onnxruntime holds them) and exits
+    segments = [spec for kind, spec, _ in hybrid.steps if kind == "segment"]
+    params = {v.name for v in g.inputs if v.is_param}
+    assert (entries, exits) == (sum(len([r for r in s.entries if r not in params]) for s in segments),
+                                sum(len(s.exits) for s in segments))
 
 
 def test_each_native_call_of_the_hybrid_run_costs_a_session():
@@ -72,3 +78,32 @@ def test_a_run_with_no_compiled_cluster_switches_nothing():
     hw = _with(load_hardware("cpu"), switch_overhead=0.0)
     base, more = compute_stats(g, c, hw), compute_stats(g, c, _with(hw, switch_overhead=1e-4))
     assert (more.time_before, more.time_after) == (base.time_before, base.time_after)
+
+
+@pytest.mark.parametrize("path, deny", [("graphs/transformer_block.yaml", "MatMul"), ("graphs/unet_mini.onnx", "Concat")])
+def test_each_native_call_pays_for_the_values_it_is_handed_and_gives_back(path, deny):
+    """A profile's native_argument_overhead and native_output_overhead (TensorFlow converts every input of a
+    call to a tensor: ~19 us an input here): natively once per model input and output, in the hybrid run once
+    per entry and exit of each called segment, as the hybrid program's own segments have them (above)."""
+    g = load_file(path, dims={"N": 1}) if path.endswith(".onnx") else load_file(path)
+    c = run_clustering(g, ClusterOptions(deny=frozenset({deny}), min_cluster_size=1))
+    hw = _with(load_hardware("cpu"), native_argument_overhead=0.0, native_output_overhead=0.0)
+    base = compute_stats(g, c, hw)
+    more = compute_stats(g, c, _with(hw, native_argument_overhead=1e-5, native_output_overhead=1e-3))
+    calls, entries, exits = native_calls(g, np.array(c.cluster_of), len(c.clusters), CostView(g).known_mask(VOLATILE_OPS))
+    fed = sum(not v.is_param for v in g.inputs)
+    assert calls and entries and exits and fed
+    assert more.time_before - base.time_before == pytest.approx(1e-5 * fed + 1e-3 * len(g.outputs), rel=1e-9)
+    assert more.time_after - base.time_after == pytest.approx(1e-5 * entries + 1e-3 * exits, rel=1e-9)
+
+
+def test_the_native_call_buffers_are_read_off_the_wide_programs():
+    """calibrate_call.native_buffers: one more input (of the wide program) less the op it adds; one more output
+    (of the wide chain) likewise; the session call less its one input and one output."""
+    from xcviz.runtime.calibrate_call import WIDE, WIDE_OUT, native_buffers
+
+    per_op, arg, out = 0.5e-6, 19e-6, 3e-6
+    m = {("native tiny", "small"): 100e-6, ("native wide in", "small"): 100e-6 + (WIDE - 1) * (arg + per_op),
+         ("native out 1", "small"): 100e-6, ("native wide out", "small"): 100e-6 + (WIDE_OUT - 1) * (out + per_op)}
+    got = native_buffers(m, per_op, 120e-6)
+    assert got == pytest.approx((arg, out, 120e-6 - arg - out))

@@ -104,3 +104,26 @@ def test_a_slow_call_gets_one_warm_up_and_a_few_rounds():
         time.sleep(0.12)
     out = interleaved({"slow": slow}, budget_s=0.2)
     assert out.rounds == measure.FEW_ROUNDS and calls["n"] == 1 + measure.FEW_ROUNDS and out.stable is False
+
+
+def test_calibrate_groups_take_turns_until_each_spans_its_share(monkeypatch):
+    """calibrate's Timer times its three groups (small native programs, larger ones, compiled ones) in turns of
+    SLICE_S, each until it has `repeats` rounds and SHARE_S x repeats seconds: a group timed in one go sat in
+    one of the machine's speed phases (the dispatch read 0.49 us in one calibration, 0.75 in the next). The
+    clock is virtual: 1 ms a reading."""
+    from xcviz.runtime import calibrate_ops
+
+    ticks = iter(range(10**9))
+    monkeypatch.setattr(measure, "clock", lambda: next(ticks) * 1e-3)
+    seen = []
+    t = calibrate_ops.Timer.__new__(calibrate_ops.Timer)
+    t.repeats, t.kernels = 4, {"x": 1}
+    t.calls = {("a", "small"): lambda: seen.append(0), "mid": lambda: seen.append(1), "x": lambda: seen.append(2)}
+    m = t.run()
+    assert set(m) == set(t.calls) and all(v > 0 for v in m.values())
+    turns = [g for i, g in enumerate(seen) if i == 0 or seen[i - 1] != g]
+    assert turns[:3] == [0, 1, 2] and len(turns) > 3            # the groups alternate, not one after another
+    share = calibrate_ops.SHARE_S * t.repeats
+    # each group sampled at least its share of (virtual) time: a round of one program reads the clock three
+    # times (the sample's two, the slice's check), 3 ms; far more rounds than `repeats`
+    assert all(seen.count(g) >= share / 3e-3 > 10 * t.repeats for g in (0, 1, 2))

@@ -93,13 +93,18 @@ class CalibratedModel:
     def native_call(self) -> float:
         return self.cal.session_overhead or 0.0
 
-    def whole_model(self, before, after, native_calls, compiled):
-        session, switch = self.cal.session_overhead, self.cal.switch_overhead if compiled else 0.0
-        if (session or switch) and before is not None:
+    def whole_model(self, before, after, native_calls, compiled, io=(0, 0)):
+        cal = self.cal
+        session, switch = cal.session_overhead, cal.switch_overhead if compiled else 0.0
+        arg, out = cal.native_argument_overhead, cal.native_output_overhead
+        if (session or switch or arg or out) and before is not None:
             # one call for the whole model natively, one per fallback segment in the hybrid run, each handed
-            # control by a compiled cluster's call and handing it back to the next (switch_overhead)
-            before += session
-            after = None if after is None else after + (session + switch) * native_calls()
+            # control by a compiled cluster's call and handing it back to the next (switch_overhead); each
+            # call also pays for the values it is handed and gives back (TensorFlow: ~19 us an input)
+            before += session + arg * io[0] + out * io[1]
+            if after is not None:
+                calls, entries, exits = native_calls()
+                after += (session + switch) * calls + arg * entries + out * exits
         return before, after
 
 

@@ -236,6 +236,8 @@ class Calibrated:
     #                                 oneDNN (torch_onednn; runtime.calibrate_torch; 0: not measured)
     iteration_overhead: float = 0.0  # seconds a native loop iteration costs beyond its ops' dispatch (TF's
     #                                  executor: a frame's Merge/Switch/NextIteration; 0: not measured)
+    native_argument_overhead: float = 0.0   # seconds a native call costs per value it is handed, and per value
+    native_output_overhead: float = 0.0     # it gives back (session_overhead is then the bare call; 0: not measured)
 
 
 def native_time(c: ClassCosts, cal: Calibrated, flops: float, nbytes: float) -> float:
@@ -272,7 +274,8 @@ def parse_calibrated(data: dict, fail) -> Calibrated | None:
                       None if faults is None else _number(faults, "page_fault_bandwidth", True, fail),
                       optional("native_session_overhead"), optional("xla_argument_overhead"),
                       optional("xla_output_overhead"), optional("hybrid_switch_overhead"),
-                      optional("native_onednn_conv_overhead"), optional("native_iteration_overhead"))
+                      optional("native_onednn_conv_overhead"), optional("native_iteration_overhead"),
+                      optional("native_argument_overhead"), optional("native_output_overhead"))
 
 
 def _number(v, key: str, positive: bool, fail) -> float:

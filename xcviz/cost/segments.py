@@ -12,12 +12,14 @@ import numpy as np
 from ..ir import Graph, unit_order
 
 
-def native_calls(graph: Graph, cluster_of: np.ndarray, nc: int, volatile: np.ndarray) -> int:
-    """How many calls of the native runtime one hybrid run of `graph` makes (from the columns, as arrays);
-    `volatile` per node: a volatile op (VOLATILE_OPS: CostView.known_mask)."""
+def native_calls(graph: Graph, cluster_of: np.ndarray, nc: int, volatile: np.ndarray) -> tuple[int, int, int]:
+    """(calls, entries, exits): how many calls of the native runtime one hybrid run of `graph` makes, and the
+    values those calls are handed and give back (each segment's distinct inputs from outside it, a parameter
+    graph input aside, and its distinct values read outside it or returned by the graph), from the columns, as
+    arrays; `volatile` per node: a volatile op (VOLATILE_OPS: CostView.known_mask)."""
     order = unit_order(graph, cluster_of, nc)
     if order is None:   # (a clustering that cannot run: validate says so; one call, as before this was counted)
-        return 1
+        return 1, 0, 0
     n = len(graph.nodes)
     ops = graph.columns.column("op")   # (no node object made)
     segment = np.full(n, -1, np.int64)   # per fallback node, its segment
@@ -36,4 +38,18 @@ def native_calls(graph: Graph, cluster_of: np.ndarray, nc: int, volatile: np.nda
     outside = (src >= n) | ((src >= 0) & (src < n) & (segment[np.clip(src, 0, n - 1)] != segment[dst]))
     called[segment[dst[outside]]] = True
     called[segment[volatile]] = True
-    return int(called[:-1].sum())
+    port = np.asarray(graph.columns.port, np.int64)
+    ports = max(int(port.max(initial=0)), *(k for _, k in graph.output_refs), 0) + 1
+    params = np.array([v.is_param for v in graph.inputs] + [False], bool)
+    # a called segment's entries: the distinct values it reads from outside itself, a weight aside (one int64
+    # key per (segment, value): no Python object per edge)
+    into = outside & called[segment[dst]] & (segment[dst] >= 0) & ~((src >= n) & params[np.clip(src - n, 0, len(params) - 1)])
+    value = src * ports + port
+    entries = len(np.unique(segment[dst[into]] * ((n + len(params)) * ports) + value[into]))
+    # its exits: the distinct values made in it that something outside it reads, or that the graph returns
+    at = segment[np.clip(src, 0, n - 1)]
+    leaving = (src >= 0) & (src < n) & (at >= 0) & called[at] & (at != segment[dst])
+    returned = [i * ports + k for i, k in ((graph.position(name), k) for name, k in graph.output_refs)
+                if i is not None and segment[i] >= 0 and called[segment[i]]]
+    exits = len(np.unique(np.concatenate((value[leaving], np.array(returned, np.int64)))))
+    return int(called[:-1].sum()), entries, exits

@@ -47,6 +47,13 @@ def compute_stats(graph: Graph, clustering, hw: Hardware) -> Stats:
         return _compute_stats(graph, clustering, hw)
 
 
+def model_io(graph: Graph, flat: CostView) -> tuple[int, int]:
+    """(the values a whole-model native call is handed, and gives back): the graph's inputs, a weight aside, and
+    its placeholders (TF graphs feed those); its outputs."""
+    fed = sum(not v.is_param for v in graph.inputs) + int(flat.known_mask(("placeholder",)).sum())
+    return fed, len(graph.outputs)
+
+
 def cost_model(hw: Hardware, graph: Graph, nodes, representatives: list[int]) -> CostModel:
     """The profile's model: calibrated where `xcviz calibrate` measured its op classes, else the roofline."""
     return CalibratedModel(hw.calibrated, graph, nodes, representatives) if hw.calibrated else RooflineModel(hw)
@@ -97,7 +104,8 @@ def _compute_stats(graph: Graph, clustering, hw: Hardware) -> Stats:
     # leaves the hybrid run without a native session
     runs_native = ~in_cluster & ~edges.p_node & ~flat.known_mask(RESIDENT_OPS)
     before, after = model.whole_model(before, after, lambda: native_calls(
-        graph, cluster_of, nc, flat.known_mask(VOLATILE_OPS)) if runs_native.any() else 0, not constant.all())
+        graph, cluster_of, nc, flat.known_mask(VOLATILE_OPS)) if runs_native.any() else (0, 0, 0), not constant.all(),
+        model_io(graph, flat))
     # 8. the totals, and the Stats (each cluster's details made when read)
     clustered = int(in_cluster.sum())
     fallback = n - clustered

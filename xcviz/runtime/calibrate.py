@@ -26,6 +26,7 @@ import numpy as np
 
 from ..errors import XcvizError
 from . import calibrate_ops
+from .calibrate_ops import CHAIN, CHAINS, COPIES, LONG, MID_CHAINS, NATIVE_CHAINS, PROGRAMS, REDUCE_STEP
 
 SIZES = {"matmul_n": 2048, "stream_elements": 1 << 25, "repeats": 20}   # ~34 GFLOP, 128 MiB per array
 TINY = {"matmul_n": 64, "stream_elements": 1 << 12, "repeats": 3}        # for tests: seconds, not minutes
@@ -73,6 +74,9 @@ class Calibration:
                          "a convolution torch runs on oneDNN costs at least"] if m.get("native_onednn_conv_overhead") else []),
                       *([f"native_iteration_overhead: {_yaml_float(m['native_iteration_overhead'])}  # seconds a "
                          "native loop iteration costs beyond its ops"] if "native_iteration_overhead" in m else []),
+                      *([f"native_argument_overhead: {_yaml_float(m['native_argument_overhead'])}  # seconds per value "
+                         "a native call is handed", f"native_output_overhead: {_yaml_float(m['native_output_overhead'])}"
+                         "  # seconds per value it gives back"] if "native_argument_overhead" in m else []),
                       *([f"# on the NumPy reference, {nat['runtime']} could not take them: "
                          + "; ".join(f"{k}: {v}" for k, v in sorted(map(lambda kv: (str(kv[0]), kv[1]), m['fell_back'].items())))]
                         if m.get("fell_back") else []),
@@ -83,7 +87,7 @@ class Calibration:
                       *([f"xla_argument_overhead: {_yaml_float(m['argument_overhead'])}  # seconds per argument of a "
                          "cluster's call", f"xla_output_overhead: {_yaml_float(m['output_overhead'])}  # seconds per "
                          "output of a cluster's call"] if "argument_overhead" in m else []), "classes:"]
-            notes = calibrate_ops.sources()
+            notes = sources()
             lines += [f"  {c}: {{" + ", ".join(f"{k}: {_yaml_float(v)}" for k, v in sorted(row.items())) + "}"
                       + (f"  # {notes[c]}" if c in notes else "") for c, row in m["classes"].items()]
         return "\n".join(lines) + "\n"
@@ -208,3 +212,25 @@ def _cpu_model() -> str | None:
     except OSError:
         return None
     return None
+
+
+def sources() -> dict[str, str]:
+    """Per class, what calibrate measures it with (written beside its numbers in the profile)."""
+    def shape(line: str) -> str:
+        head, rest = line.strip().split(" = ", 1)
+        return f"{rest.split('(', 1)[0]} {head.split(': ', 1)[1]}"
+
+    out = {}
+    for c, (small, mid) in PROGRAMS.items():
+        text = "native " + " and ".join(shape(p) for p in (small, mid) if p)
+        if c in NATIVE_CHAINS or c == "reduce":
+            step_ = shape(REDUCE_STEP if c == "reduce" else NATIVE_CHAINS[c][1].format(x='%a', y='%y'))
+            text += f" (on a session runtime: one more {step_} of a chain of {LONG}" + \
+                    (f", one more of {COPIES} copies of the larger" if mid is not None else "") + ")"
+        if mid is not None:
+            text += "; XLA " + " and ".join(
+                f"{CHAIN} x {shape(chains[c][1].splitlines()[0].format(x='%a', y='%y'))} chained"
+                for chains in (CHAINS, MID_CHAINS) if c in chains)
+            text += "" if c in MID_CHAINS else (" and " if c in CHAINS else "") + shape(mid)
+        out[c] = text
+    return out

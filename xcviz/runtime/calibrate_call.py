@@ -11,6 +11,8 @@ run meets it."""
 from __future__ import annotations
 
 WIDE, WIDE_OUT = 32, 8   # arguments of the wide program beyond one; outputs of the wide chain
+NATIVE = {("native tiny", "small"): {"args": 1}, ("native wide in", "small"): {"args": WIDE},
+          ("native out 1", "small"): {"outs": 1}, ("native wide out", "small"): {"outs": WIDE_OUT}}
 
 
 def wide_program(args: int = 0, outs: int = 0):
@@ -68,3 +70,20 @@ def buffer_overheads(m: dict, kernels: dict, loop_launch: float) -> dict:
     extra = kernels["wide out"] - kernels["out 1"]
     return {"argument_overhead": max(m["wide in"] - m["tiny"], 0.0) / (WIDE - 1),
             "output_overhead": max((m["wide out"] - m["out 1"] - extra * loop_launch) / (WIDE_OUT - 1), 0.0)}
+
+
+def native_call_programs(t) -> None:
+    """The wide programs on the Timer `t`'s native runtime, among its small programs (native_buffers reads them)."""
+    for key, kw in NATIVE.items():
+        t.native(key, wide_program(**kw))
+
+
+def native_buffers(m: dict, per_op: float, call: float) -> tuple[float, float, float]:
+    """(seconds per value a native call is handed, per value it gives back, the bare call) from the medians `m`
+    (session slopes taken) and the runtime's dispatch per op: the wide program against the add of two inputs,
+    and the chain of WIDE_OUT outputs against a chain of one, each step also one more op; the session call
+    `call` (the dispatch chain's: one input, one output) less one of each. TensorFlow converts each input to
+    a tensor of its own: ~19 us an input on this project's machine, ~1-3 us an output; onnxruntime ~1.4 and ~0.8."""
+    arg = max((m["native wide in", "small"] - m["native tiny", "small"]) / (WIDE - 1) - per_op, 0.0)
+    out = max((m["native wide out", "small"] - m["native out 1", "small"]) / (WIDE_OUT - 1) - per_op, 0.0)
+    return arg, out, max(call - arg - out, 0.0)

@@ -13,7 +13,7 @@ from collections.abc import Callable
 
 import numpy as np
 
-from .calibrate_call import buffer_overheads, call_programs, warm_calls
+from .calibrate_call import buffer_overheads, call_programs, native_buffers, native_call_programs, warm_calls
 
 # class -> (small program, mid-sized program), each a one-node graph in the text form, of the sizes real
 # models have: XLA runs a convolution or a dot of a few thousand elements on its thread pool, so a tiny one
@@ -103,28 +103,6 @@ WEIGHTED = ("dot", "conv", "narrow_conv", "pointwise_conv", "dwconv")   # classe
 REDUCE_STEP = "%y: f32[16,1] = reduce_mean(%a: f32[16,64]) {axes=[1], keepdims=1}"
 # native bandwidth: a large add (reads two arrays, writes one)
 STREAM = "%y: f32[1048576] = add(%a: f32[1048576], %b: f32[1048576])"
-
-
-def sources() -> dict[str, str]:
-    """Per class, what calibrate measures it with (written beside its numbers in the profile)."""
-    def shape(line: str) -> str:
-        head, rest = line.strip().split(" = ", 1)
-        return f"{rest.split('(', 1)[0]} {head.split(': ', 1)[1]}"
-
-    out = {}
-    for c, (small, mid) in PROGRAMS.items():
-        text = "native " + " and ".join(shape(p) for p in (small, mid) if p)
-        if c in NATIVE_CHAINS or c == "reduce":
-            step_ = shape(REDUCE_STEP) if c == "reduce" else shape(NATIVE_CHAINS[c][1].format(x='%a', y='%y'))
-            text += f" (on a session runtime: one more {step_} of a chain of {LONG}" + \
-                    (f", one more of {COPIES} copies of the larger" if mid is not None else "") + ")"
-        if mid is not None:
-            text += "; XLA " + " and ".join(
-                f"{CHAIN} x {shape(chains[c][1].splitlines()[0].format(x='%a', y='%y'))} chained"
-                for chains in (CHAINS, MID_CHAINS) if c in chains)
-            text += "" if c in MID_CHAINS else (" and " if c in CHAINS else "") + shape(mid)
-        out[c] = text
-    return out
 
 
 def program(line: str, copies: int = 1, own_weights: bool = False):
@@ -243,23 +221,37 @@ class Timer:
         """Medians, by group: the small native programs interleaved among themselves (as a model's ops run
         one after another), the large ones, then the compiled ones (apart, as validate times them: XLA's
         runtime threads keep running briefly after a call, and the process's CPU time, which a benchmark may
-        read, would charge that to the next native op; and a large array evicts what a small op reuses)."""
+        read, would charge that to the next native op; and a large array evicts what a small op reuses). The
+        groups take turns, SLICE_S of rounds each after an untimed one, until each has `repeats` rounds and
+        SHARE_S x repeats seconds: this machine's speed moves in phases of 0.1-0.3 s, and a group timed in one
+        go (the small programs' 20 rounds took ~30 ms) read the dispatch 1.6x another run's."""
         from . import measure
 
-        out = {}
         native = [k for k in self.calls if k not in self.kernels]
         small = [k for k in native if isinstance(k, tuple) and k[1] == "small"]
-        for group in (small, [k for k in native if k not in small], [k for k in self.calls if k in self.kernels]):
-            for k in group:  # warm-up
-                self.calls[k]()
-            times: dict = {k: [] for k in group}
-            for _ in range(self.repeats):
-                for k in group:
-                    t0 = measure.clock()
+        groups = [g for g in (small, [k for k in native if k not in small], [k for k in self.calls if k in self.kernels]) if g]
+        times: dict = {k: [] for g in groups for k in g}
+        spent, rounds = [0.0] * len(groups), [0] * len(groups)
+        while any(r < self.repeats or s < SHARE_S * self.repeats for r, s in zip(rounds, spent)):
+            for i, group in enumerate(groups):
+                for k in group:   # (warm again: the other groups ran since)
                     self.calls[k]()
-                    times[k].append(measure.clock() - t0)
-            out.update((k, statistics.median(v)) for k, v in times.items())
-        return out
+                start = measure.clock()
+                while True:
+                    for k in group:
+                        t0 = measure.clock()
+                        self.calls[k]()
+                        times[k].append(measure.clock() - t0)
+                    rounds[i] += 1
+                    if measure.clock() - start >= SLICE_S or rounds[i] >= MAX_ROUNDS:
+                        break
+                spent[i] += measure.clock() - start
+            if min(rounds) >= MAX_ROUNDS:
+                break
+        return {k: statistics.median(v) for k, v in times.items()}
+
+
+SLICE_S, SHARE_S, MAX_ROUNDS = 0.04, 0.05, 20000   # (Timer.run: 1 s of each group at the default 20 repeats)
 
 
 def measure_classes(repeats: int, xla_bandwidth: float, step: Callable[[str], None], rt=None) -> dict:
@@ -292,6 +284,7 @@ def measure_classes(repeats: int, xla_bandwidth: float, step: Callable[[str], No
     if session:   # slopes (LONG, COPIES): the small ones among the small programs, interleaved with them
         t.native(SESSION_1, chain_program("dispatch", 1, {"dispatch": DISPATCH}))
         t.native(SESSION_CHAIN, chain_program("dispatch", LONG, {"dispatch": DISPATCH}))
+        native_call_programs(t)
         for c in NATIVE_CHAINS:
             graphs[c, "native step"] = chain_program(c, 1, NATIVE_CHAINS)
             t.native((c, "small", 1), graphs[c, "native step"])
@@ -313,10 +306,12 @@ def measure_classes(repeats: int, xla_bandwidth: float, step: Callable[[str], No
     step("fitting")
     if session:
         m, call, per_op = session_slopes(m, graphs)
+        arg, out_arg, call = native_buffers(m, per_op, call)   # (the call less its input's and output's)
     out = fit(m, graphs, xla_bandwidth)
     out.update(buffer_overheads(m, t.kernels, out["classes"]["elementwise"]["xla_launch"]))
     if session:
-        out["native_session_overhead"], out["hybrid_switch_overhead"] = call, m["switch"]
+        out.update(native_session_overhead=call, hybrid_switch_overhead=m["switch"], native_argument_overhead=arg,
+                   native_output_overhead=out_arg)
         for row in out["classes"].values():   # every op pays the runtime's dispatch: one more op of a chain
             row["native_overhead"] = max(row["native_overhead"], per_op)
     out["fell_back"] = t.fell_back

@@ -145,9 +145,17 @@ def interleaved(fns: dict, repeats: int | None = None, budget_s: float = 0.5) ->
 
 def warm_call(fn: Callable[[], object], repeats: int, loop: int = 50) -> float:
     """The median seconds of one call of `fn` made back to back (`loop` calls a sample, as validate times a
-    fast model in loops): what the call costs run after run, not after another program evicted its caches."""
+    fast model in loops): what the call costs run after run, not after another program evicted its caches.
+    max(5, repeats // 10) samples, and more until they span WARM_SHARE_S x repeats seconds (the machine's
+    speed moves in phases of 0.1-0.3 s: five samples of a 10 us call took ~3 ms, inside one)."""
     fn()
-    return statistics.median(burst(fn, loop) for _ in range(max(5, repeats // 10)))
+    samples, start = [], clock()
+    while len(samples) < max(5, repeats // 10) or (clock() - start < WARM_SHARE_S * repeats and len(samples) < 10000):
+        samples.append(burst(fn, loop))
+    return statistics.median(samples)
+
+
+WARM_SHARE_S = 0.01   # (warm_call: 0.2 s at calibrate's 20 repeats)
 
 
 def burst(fn: Callable[[], object], loop: int) -> float:
