@@ -93,7 +93,7 @@ class CalibratedModel:
     def native_call(self) -> float:
         return self.cal.session_overhead or 0.0
 
-    def whole_model(self, before, after, native_calls, compiled, io=(0, 0)):
+    def whole_model(self, before, after, native_calls, compiled, io):
         cal = self.cal
         session, switch = cal.session_overhead, cal.switch_overhead if compiled else 0.0
         arg, out = cal.native_argument_overhead, cal.native_output_overhead

@@ -59,7 +59,7 @@ class CostModel(Protocol):
         """Per cluster, XLA's time for one call (NaN for the clusters that are not `work.known`)."""
 
     def whole_model(self, before: float | None, after: float | None, native_calls: Callable[[], tuple[int, int, int]],
-                    compiled: bool, io: tuple[int, int] = (0, 0)) -> tuple[float | None, float | None]:
+                    compiled: bool, io: tuple[int, int]) -> tuple[float | None, float | None]:
         """The model's time natively (`before`) and in the hybrid run (`after`), with what the native runtime's
         calls add to each: one natively, handed `io` (the model's inputs, outputs), and in the hybrid run
         `native_calls()` = (calls, the values they are handed, the values they give back) (its fallback

@@ -30,7 +30,7 @@ class RooflineModel:
                                   ) + hw.launch_overhead * work.kernels[known]
         return fused
 
-    def whole_model(self, before, after, native_calls, compiled, io=(0, 0)):
+    def whole_model(self, before, after, native_calls, compiled, io):
         return before, after
 
     native_call = 0.0
